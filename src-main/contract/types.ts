@@ -1,0 +1,116 @@
+// Result and event types of the contract. Types only: the renderer imports them with `import type`.
+import type { Capability, DocumentSummary, Entry, Finding, RsLn, RsMd } from '../engine/documents/model.ts';
+
+export type { Capability, DocumentSummary, Entry, Finding, RsLn, RsMd };
+
+export interface AppInfo {
+  name: string;
+  version: string;
+  adapter: 'electron' | 'http';
+  platform: string;
+}
+
+export interface SavedSource {
+  id: number;
+  /** Host name of the Source, or what the person typed. */
+  name: string;
+  /** The URL the person pasted. */
+  startUrl: string;
+  sourceDescriptionUrl: string | null;
+  capabilityListUrls: string[];
+  addedAt: string;
+}
+
+export const DISCOVERY_ROUTES = [
+  'document',
+  'well-known',
+  'link-header',
+  'html-link',
+  'robots',
+  'up',
+  'index',
+] as const;
+export type DiscoveryRoute = (typeof DISCOVERY_ROUTES)[number];
+
+/** One route tried during discovery and what it found. */
+export interface DiscoveryStep {
+  route: DiscoveryRoute;
+  /** The URL this route fetched or followed. */
+  url: string;
+  found: boolean;
+  /** Capability of the ResourceSync document found there, if any. */
+  capability?: Capability;
+  /** Human-readable outcome: "Source Description", "404 Not Found", "not XML", ... */
+  message: string;
+}
+
+export interface DiscoveredCapability {
+  capability: string;
+  url: string;
+  /** WebSub hub of a change-notification channel. */
+  hub?: string;
+}
+
+export interface DiscoveryResult {
+  start: string;
+  routes: DiscoveryStep[];
+  sourceDescription: string | null;
+  capabilityLists: { url: string; capabilities: DiscoveredCapability[] }[];
+  findings: Finding[];
+}
+
+/** A child named by a Source Description, Capability List or index: what the tree shows below a node. */
+export interface ChildRef {
+  url: string;
+  capability?: string;
+  hub?: string;
+  md: RsMd;
+  links: RsLn[];
+}
+
+/** A fetched and checked document, as the tree and the detail pane show it. */
+export interface DocumentView extends DocumentSummary {
+  fetchedAt: string;
+  /** For change documents: true when `until` is absent (the document is still growing). */
+  open: boolean | null;
+  children: ChildRef[];
+  /** Size of the raw document in bytes. */
+  bytes: number;
+}
+
+export const ENTRY_SORT_KEYS = ['index', 'loc', 'lastmod', 'datetime', 'length'] as const;
+export type EntrySortKey = (typeof ENTRY_SORT_KEYS)[number];
+
+export interface EntryPage {
+  /** Entries in the document. */
+  total: number;
+  /** Entries matching the filter. */
+  matched: number;
+  offset: number;
+  rows: Entry[];
+}
+
+export interface RawDocument {
+  text: string;
+  truncated: boolean;
+  bytes: number;
+}
+
+export interface Settings {
+  /** Sent as `Authorization: Bearer ...` on every request to Sources. */
+  bearerToken: string | null;
+  /** Per-request timeout in milliseconds. */
+  timeoutMs: number;
+}
+
+export interface Events {
+  'discovery.step': { runId: string; step: DiscoveryStep };
+  'sources.changed': { sources: SavedSource[] };
+  'document.progress': { url: string; entries: number; bytes: number };
+}
+
+/** Errors cross the boundary as plain objects. */
+export interface CommandError {
+  code: 'invalid-arguments' | 'unknown-command' | 'not-found' | 'document' | 'network' | 'internal';
+  message: string;
+}

@@ -1,0 +1,94 @@
+// The ResourceSync document model, shared by the engine, the contract and the renderer.
+// Pure types and constants: no Node or DOM imports, so every process can import it.
+
+export const RS_NAMESPACE = 'http://www.openarchives.org/rs/terms/';
+export const SITEMAP_NAMESPACE = 'http://www.sitemaps.org/schemas/sitemap/0.9';
+
+/** Values of `rs:md capability` known to the core spec and the Change Notification spec. */
+export const CAPABILITIES = [
+  'description',
+  'capabilitylist',
+  'resourcelist',
+  'resourcedump',
+  'resourcedump-manifest',
+  'changelist',
+  'changedump',
+  'changedump-manifest',
+  'change-notification',
+] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+export type RootElement = 'urlset' | 'sitemapindex';
+
+export const CHANGE_TYPES = ['created', 'updated', 'deleted'] as const;
+export type ChangeType = (typeof CHANGE_TYPES)[number];
+
+/** Every `rs:md` attribute, as written in the document (raw strings; parsing is the reader's job). */
+export interface RsMd {
+  capability?: string;
+  at?: string;
+  completed?: string;
+  from?: string;
+  until?: string;
+  change?: string;
+  datetime?: string;
+  encoding?: string;
+  hash?: string;
+  length?: string;
+  path?: string;
+  type?: string;
+}
+
+/** Every `rs:ln` attribute, as written in the document. */
+export interface RsLn {
+  rel: string;
+  href: string;
+  hash?: string;
+  length?: string;
+  modified?: string;
+  path?: string;
+  pri?: string;
+  type?: string;
+  encoding?: string;
+}
+
+/** One `<url>` (in a `urlset`) or `<sitemap>` (in a `sitemapindex`). */
+export interface Entry {
+  /** 0-based position in the document. */
+  index: number;
+  loc: string;
+  lastmod?: string;
+  changefreq?: string;
+  md: RsMd;
+  links: RsLn[];
+  /** 1-based line of the entry's opening tag. */
+  line: number;
+}
+
+export type Severity = 'error' | 'warning';
+
+export interface Finding {
+  /** `error`: the document is unusable; `warning`: the spec is violated but processing can go on. */
+  severity: Severity;
+  /** Stable machine-readable code, e.g. `missing-at`, `change-order`. */
+  code: string;
+  message: string;
+  line?: number;
+}
+
+/** What a whole read of one document yields, apart from the entries (which are streamed). */
+export interface DocumentSummary {
+  url: string;
+  root: RootElement;
+  capability: Capability;
+  /** True for a `sitemapindex` root (a ... List Index, Resource Dump Index, ...). */
+  isIndex: boolean;
+  md: RsMd;
+  links: RsLn[];
+  entries: number;
+  findings: Finding[];
+}
+
+/** Algorithms accepted in `hash` attributes: space-separated `alg:hexdigest` tokens. */
+export const HASH_ALGORITHMS = { md5: 32, 'sha-1': 40, 'sha-256': 64 } as const;
+export type HashAlgorithm = keyof typeof HASH_ALGORITHMS;
