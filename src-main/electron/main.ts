@@ -1,0 +1,132 @@
+// Electron main process: one hardened window, the IPC adapter of the contract, and nothing of the engine
+// beyond wiring (the engine itself never imports electron).
+import { join } from 'node:path';
+import { app, BrowserWindow, ipcMain, session, shell, type WebContents } from 'electron';
+import { IPC_EVENT, IPC_INVOKE } from '../contract/names.ts';
+import { createService } from '../app/service.ts';
+import { openStore } from '../store/store.ts';
+
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+  "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
+
+const devServerUrl = process.env.ELECTRON_RENDERER_URL;
+const rendererIndex = join(__dirname, '../renderer/index.html');
+
+function isAppUrl(url: string): boolean {
+  if (devServerUrl) return url.startsWith(devServerUrl);
+  try {
+    const u = new URL(url);
+    return u.protocol === 'file:' && decodeURIComponent(u.pathname).endsWith('/renderer/index.html');
+  } catch {
+    return false;
+  }
+}
+
+function openExternalSafely(url: string): void {
+  try {
+    const { protocol } = new URL(url);
+    if (protocol === 'http:' || protocol === 'https:' || protocol === 'mailto:') void shell.openExternal(url);
+  } catch {
+    // Not a URL: nothing to open.
+  }
+}
+
+function harden(contents: WebContents): void {
+  // Links outside the app open in the system browser; the window itself never navigates away.
+  contents.setWindowOpenHandler(({ url }) => {
+    openExternalSafely(url);
+    return { action: 'deny' };
+  });
+  contents.on('will-navigate', (event, url) => {
+    if (isAppUrl(url)) return;
+    event.preventDefault();
+    openExternalSafely(url);
+  });
+  contents.on('will-attach-webview', (event) => event.preventDefault());
+}
+
+function createWindow(): BrowserWindow {
+  const win = new BrowserWindow({
+    width: 1400,
+    height: 900,
+    minWidth: 900,
+    minHeight: 560,
+    show: false,
+    title: 'ResourceSync Desktop',
+    webPreferences: {
+      preload: join(__dirname, '../preload/index.js'),
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      webSecurity: true,
+      spellcheck: false,
+    },
+  });
+  win.once('ready-to-show', () => win.show());
+  if (devServerUrl) void win.loadURL(devServerUrl);
+  else void win.loadFile(rendererIndex);
+  return win;
+}
+
+async function start(): Promise<void> {
+  await app.whenReady();
+  const { installMenu } = await import('./menu.ts');
+  installMenu();
+
+  session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
+    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CSP] } });
+  });
+  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+  app.on('web-contents-created', (_event, contents) => harden(contents));
+
+  const store = openStore(join(app.getPath('userData'), 'rsdesk.sqlite'));
+  const service = createService({
+    store,
+    adapter: 'electron',
+    version: app.getVersion(),
+    openExternal: (url) => shell.openExternal(url),
+  });
+
+  ipcMain.handle(IPC_INVOKE, (event, command: unknown, args: unknown) => {
+    // Only our own renderer may call the engine, never a frame that navigated elsewhere.
+    const frameUrl = event.senderFrame?.url ?? '';
+    if (!isAppUrl(frameUrl)) {
+      return { ok: false, error: { code: 'unknown-command', message: 'Caller is not the application window' } };
+    }
+    return service.dispatch(command, args);
+  });
+
+  let win = createWindow();
+  const unsubscribe = service.events.subscribe((name, payload) => {
+    for (const w of BrowserWindow.getAllWindows()) w.webContents.send(IPC_EVENT, name, payload);
+  });
+
+  app.on('second-instance', () => {
+    if (win.isDestroyed()) win = createWindow();
+    if (win.isMinimized()) win.restore();
+    win.focus();
+  });
+  app.on('activate', () => {
+    if (BrowserWindow.getAllWindows().length === 0) win = createWindow();
+  });
+  app.on('window-all-closed', () => {
+    if (process.platform !== 'darwin') app.quit();
+  });
+  app.on('will-quit', () => {
+    unsubscribe();
+    void service.close();
+  });
+}
+
+// Tests and portable setups point the app at their own data folder.
+if (process.env.RSDESK_USER_DATA) app.setPath('userData', process.env.RSDESK_USER_DATA);
+
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  start().catch((error) => {
+    console.error('[main] failed to start', error);
+    app.exit(1);
+  });
+}
