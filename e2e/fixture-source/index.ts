@@ -1,0 +1,9 @@
+// The project's own ResourceSync Source for tests, benchmarks and manual runs (see cli.ts).
+export { startFixtureSource } from './server.ts';
+export type { Failure, FixtureSource, FixtureSourceOptions, HubRequest, LoggedRequest } from './server.ts';
+export type { Routes } from './site.ts';
+export { PATHS } from './paths.ts';
+export { BASE_TIME, SourceState, iso } from './state.ts';
+export type { ChangeKind, ChangeName, ChangeRecord, ResourceState } from './state.ts';
+export { generateBody, represent } from './bodies.ts';
+export type { Representation } from './bodies.ts';

@@ -1,0 +1,370 @@
+// The fixture Source's HTTP server: 127.0.0.1 only, every request logged, documents generated per request from
+// the current state.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { brokenDocuments } from './broken.ts';
+import * as d1 from './dataset1.ts';
+import * as d2 from './dataset2.ts';
+import { EXTENSIONS } from './bodies.ts';
+import { PATHS } from './paths.ts';
+import * as site from './site.ts';
+import { SourceState, type ChangeKind, type ChangeRecord } from './state.ts';
+
+export interface FixtureSourceOptions {
+  /** 0 (default) = a free port. */
+  port?: number;
+  /** Resources of dataset1 at start. Default 100. */
+  resources?: number;
+  /** Parts of the dataset2 Resource List Index. Default 3. */
+  bigListParts?: number;
+  /** Entries per part. Default 20,000 (3 × 20,000 = 60,000 > 50,000). */
+  bigListEntries?: number;
+  /** Changes per dataset1 Change List before it closes. Default 40. */
+  changeListSize?: number;
+  seed?: number;
+  /** Discovery routes to offer; all on by default. */
+  routes?: Partial<site.Routes>;
+  /** How long `/slow` and `/slow-body` stall. Default 60000. */
+  slowMs?: number;
+}
+
+/** What a path does instead of its normal answer (see `setBroken`). */
+export type Failure = { status: number; body?: string } | 'hang' | 'reset';
+
+export interface LoggedRequest {
+  method: string;
+  /** Path and query. */
+  path: string;
+  headers: Record<string, string>;
+}
+
+export interface HubRequest extends LoggedRequest {
+  body: string;
+}
+
+export interface FixtureSource {
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** Where the Capability Lists' `up` links point (the well-known URI, or /source-description.xml without it). */
+  sourceDescriptionUrl: string;
+  routes: site.Routes;
+  paths: typeof PATHS;
+  /** dataset1's resources and change log. */
+  state: SourceState;
+  /** Create, update or delete dataset1 resources; each change advances the logical clock by one second. */
+  change(kind: ChangeKind, count?: number): ChangeRecord[];
+  /** Change-notification payloads, one per `change()` call, newest last (also served at the topic URL). */
+  notifications: string[];
+  requests: LoggedRequest[];
+  /** POSTs received by the stub hub. */
+  hubRequests: HubRequest[];
+  /** Make a path (without query) fail; null restores it. */
+  setBroken(path: string, failure: Failure | null): void;
+  close(): Promise<void>;
+}
+
+const XML = 'application/xml';
+const HTML = 'text/html; charset=utf-8';
+
+export async function startFixtureSource(options: FixtureSourceOptions = {}): Promise<FixtureSource> {
+  const routes: site.Routes = { wellKnown: true, htmlLink: true, linkHeader: true, robots: true, ...options.routes };
+  const slowMs = options.slowMs ?? 60_000;
+  const requests: LoggedRequest[] = [];
+  const hubRequests: HubRequest[] = [];
+  const notifications: string[] = [];
+  const failures = new Map<string, Failure>();
+  const timers = new Set<NodeJS.Timeout>();
+  let handle: (req: IncomingMessage, res: ServerResponse, path: string) => void | Promise<void> = () => {};
+
+  const server = createServer((req, res) => {
+    const path = req.url ?? '/';
+    requests.push({ method: req.method ?? 'GET', path, headers: flatten(req.headers) });
+    const failure = failures.get(path.split('?')[0]);
+    if (failure === 'hang') return;
+    if (failure === 'reset') return void req.socket.destroy();
+    if (failure) return void send(res, failure.status, 'text/plain', failure.body ?? `Failure ${failure.status}`);
+    Promise.resolve(handle(req, res, path)).catch((err: unknown) => {
+      if (!res.headersSent) send(res, 500, 'text/plain', `Fixture error: ${String(err)}`);
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const sourceDescriptionUrl = base + (routes.wellKnown ? PATHS.wellKnown : PATHS.sourceDescription);
+  const seed = options.seed ?? 1;
+  const state = new SourceState({ seed, resources: options.resources ?? 100, changeListSize: options.changeListSize ?? 40, base });
+  const ctx1: d1.Dataset1Context = { base, state, sourceDescriptionUrl };
+  const ctx2: d2.Dataset2Context = {
+    base,
+    seed,
+    parts: options.bigListParts ?? 3,
+    entriesPerPart: options.bigListEntries ?? 20_000,
+    sourceDescriptionUrl,
+  };
+  state.onChange((records) => notifications.push(d1.notificationPayload(ctx1, records)));
+
+  const stall = (ms: number, then: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      then();
+    }, ms);
+    timers.add(timer);
+  };
+
+  const exact: Record<string, (req: IncomingMessage, res: ServerResponse) => void | Promise<void>> = {
+    [PATHS.home]: (_req, res) => send(res, 200, HTML, site.homePage(routes)),
+    [PATHS.linkHeaderPage]: (_req, res) =>
+      send(res, 200, HTML, site.linkHeaderPage(), routes.linkHeader ? { link: site.linkHeaderValue() } : {}),
+    [PATHS.robots]: (_req, res) =>
+      routes.robots ? send(res, 200, 'text/plain; charset=utf-8', site.robotsTxt(base)) : notFound(res),
+    [PATHS.plainSitemap]: (_req, res) => send(res, 200, XML, site.plainSitemap(base)),
+    [PATHS.wellKnown]: (_req, res) => (routes.wellKnown ? send(res, 200, XML, site.sourceDescription(base)) : notFound(res)),
+    [PATHS.sourceDescription]: (_req, res) => send(res, 200, XML, site.sourceDescription(base)),
+    [PATHS.about]: (_req, res) => send(res, 200, HTML, site.aboutPage('About the fixture Source')),
+    [PATHS.dataset1.about]: (_req, res) => send(res, 200, HTML, site.aboutPage('About dataset1')),
+    [PATHS.dataset2.about]: (_req, res) => send(res, 200, HTML, site.aboutPage('About dataset2')),
+    '/style.css': (_req, res) => send(res, 200, 'text/css', 'body { font-family: sans-serif; }\n'),
+    [PATHS.slow]: (_req, res) => stall(slowMs, () => send(res, 200, 'text/plain', 'finally\n')),
+    [PATHS.slowBody]: (_req, res) => {
+      res.writeHead(200, { 'content-type': XML });
+      res.write('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"');
+      stall(slowMs, () => res.end('/>\n'));
+    },
+    [PATHS.redirectLoop]: (_req, res) => redirect(res, 302, '/redirect-loop/b'),
+    '/redirect-loop/b': (_req, res) => redirect(res, 302, PATHS.redirectLoop),
+    [PATHS.moved]: (_req, res) => redirect(res, 301, PATHS.dataset1.capabilityList),
+    [PATHS.redirectChain]: (_req, res) => redirect(res, 302, PATHS.moved),
+    [PATHS.hub]: (req, res) => {
+      if (req.method !== 'POST') return send(res, 405, 'text/plain', 'POST only\n', { allow: 'POST' });
+      return readBody(req).then((body) => {
+        hubRequests.push({ method: 'POST', path: req.url ?? '', headers: flatten(req.headers), body });
+        send(res, 202, 'text/plain', 'Accepted\n');
+      });
+    },
+    [PATHS.dataset1.capabilityList]: (_req, res) => send(res, 200, XML, d1.capabilityList(ctx1)),
+    [PATHS.dataset1.resourceList]: (_req, res) => send(res, 200, XML, d1.resourceList(ctx1)),
+    [PATHS.dataset1.resourceListGzip]: (_req, res) => sendBody(res, 'application/gzip', gzipSync(d1.resourceList(ctx1))),
+    [PATHS.dataset1.resourceDump]: async (_req, res) => send(res, 200, XML, await d1.resourceDump(ctx1)),
+    [PATHS.dataset1.changeListIndex]: (_req, res) => send(res, 200, XML, d1.changeListIndex(ctx1)),
+    [PATHS.dataset1.changeDump]: async (_req, res) => send(res, 200, XML, await d1.changeDump(ctx1)),
+    [PATHS.dataset1.notifications]: (_req, res) =>
+      send(res, 200, XML, notifications.at(-1) ?? '', {
+        link: `<${base}${PATHS.dataset1.notifications}>; rel="self", <${base}${PATHS.hub}>; rel="hub"`,
+      }),
+    [PATHS.dataset2.capabilityList]: (_req, res) => send(res, 200, XML, d2.capabilityList(ctx2)),
+    [PATHS.dataset2.resourceListIndex]: (_req, res) => send(res, 200, XML, d2.resourceListIndex(ctx2)),
+  };
+
+  const resource = (id: number) => state.resources.get(id);
+  const patterns: [RegExp, (m: RegExpMatchArray, req: IncomingMessage, res: ServerResponse) => void | Promise<void>][] = [
+    [
+      /^\/(?:dataset1|mirror\/dataset1|upstream\/dataset1)\/res\/(\d+)(?:\.(\w+))?$/,
+      (m, _req, res) => {
+        const r = resource(Number(m[1]));
+        if (!r || (m[2] !== undefined && m[2] !== EXTENSIONS[r.type])) return notFound(res);
+        if (r.deleted) return send(res, 410, 'text/plain', 'Gone\n');
+        const rep = state.representation(r.id, r.version);
+        sendBody(res, rep.type, rep.body, { 'last-modified': new Date(r.lastmod).toUTCString(), etag: `"${rep.sha256.slice(0, 16)}"` });
+      },
+    ],
+    [
+      /^\/dataset1\/alt\/(\d+)\.txt$/,
+      (m, _req, res) => {
+        const r = resource(Number(m[1]));
+        if (!r || r.deleted) return notFound(res);
+        sendBody(res, 'text/plain', d1.alternateText(ctx1, r.id, r.version));
+      },
+    ],
+    [
+      /^\/dataset1\/meta\/(\d+)\.xml$/,
+      (m, _req, res) => {
+        const r = resource(Number(m[1]));
+        return r && !r.deleted ? send(res, 200, XML, d1.metadataRecord(ctx1, r)) : notFound(res);
+      },
+    ],
+    [
+      /^\/dataset1\/mementos\/(\d+)\/v(\d+)$/,
+      (m, _req, res) => {
+        const r = resource(Number(m[1]));
+        const version = Number(m[2]);
+        if (!r || version < 1 || version > r.version) return notFound(res);
+        const rep = state.representation(r.id, version);
+        sendBody(res, rep.type, rep.body, { memento: 'true' });
+      },
+    ],
+    [
+      /^\/dataset1\/timegate\/(\d+)$/,
+      (m, _req, res) => {
+        const r = resource(Number(m[1]));
+        if (!r) return notFound(res);
+        res.setHeader('vary', 'accept-datetime');
+        redirect(res, 302, `/dataset1/mementos/${r.id}/v${r.version}`);
+      },
+    ],
+    [
+      /^\/dataset1\/timemap\/(\d+)$/,
+      (m, _req, res) => {
+        const r = resource(Number(m[1]));
+        return r ? send(res, 200, 'application/link-format', d1.timemap(ctx1, r)) : notFound(res);
+      },
+    ],
+    [/^\/dataset1\/collections\/(\d+)$/, (m, _req, res) => send(res, 200, HTML, site.aboutPage(`Collection ${m[1]}`))],
+    [
+      /^\/dataset1\/patches\/(\d+)\/v(\d+)\.json-patch$/,
+      (m, _req, res) => {
+        const r = resource(Number(m[1]));
+        const version = Number(m[2]);
+        if (!r || version < 2 || version > r.version) return notFound(res);
+        const value = JSON.parse(state.representation(r.id, version).body.toString('utf8'));
+        send(res, 200, 'application/json-patch+json', JSON.stringify([{ op: 'replace', path: '', value }]) + '\n');
+      },
+    ],
+    [
+      /^\/dataset1\/changelists\/(\d+)\.xml$/,
+      (m, _req, res) => {
+        const doc = d1.changeList(ctx1, Number(m[1]));
+        return doc === null ? notFound(res) : send(res, 200, XML, doc);
+      },
+    ],
+    [
+      /^\/dataset1\/changedump\/(\d+)(\.zip|-manifest\.xml)$/,
+      async (m, _req, res) => {
+        const built = d1.changeDumpPackage(ctx1, Number(m[1]));
+        if (!built) return notFound(res);
+        const { zip, manifest } = await built;
+        return m[2] === '.zip' ? sendBody(res, 'application/zip', zip) : send(res, 200, XML, manifest);
+      },
+    ],
+    [
+      /^\/dataset1\/resourcedump\/part(\d+)(\.zip|-manifest\.xml)$/,
+      async (m, _req, res) => {
+        const built = d1.resourceDumpPackage(ctx1, Number(m[1]));
+        if (!built) return notFound(res);
+        const { zip, manifest } = await built;
+        return m[2] === '.zip' ? sendBody(res, 'application/zip', zip) : send(res, 200, XML, manifest);
+      },
+    ],
+    [
+      /^\/dataset2\/resourcelist-(\d+)\.xml$/,
+      (m, req, res) => {
+        const part = Number(m[1]);
+        if (part < 1 || part > ctx2.parts) return notFound(res);
+        return stream(req, res, XML, d2.resourceListPart(ctx2, part));
+      },
+    ],
+    [
+      /^\/dataset2\/res\/(\d+)$/,
+      (m, _req, res) => {
+        const rep = d2.representation(ctx2, Number(m[1]));
+        if (!rep) return notFound(res);
+        sendBody(res, rep.type, rep.body, { 'last-modified': new Date(d2.lastmodOf(Number(m[1]))).toUTCString() });
+      },
+    ],
+  ];
+
+  const broken = brokenDocuments(base, d1.capabilityList(ctx1));
+
+  handle = (req, res, rawPath) => {
+    const path = rawPath.split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD' && path !== PATHS.hub) {
+      return send(res, 405, 'text/plain', 'Method not allowed\n', { allow: 'GET, HEAD' });
+    }
+    const handler = exact[path];
+    if (handler) return handler(req, res);
+    const doc = broken[path];
+    if (doc) return send(res, 200, doc.contentType, doc.body);
+    for (const [pattern, fn] of patterns) {
+      const match = path.match(pattern);
+      if (match) return fn(match, req, res);
+    }
+    return notFound(res);
+  };
+
+  return {
+    url: base,
+    sourceDescriptionUrl,
+    routes,
+    paths: PATHS,
+    state,
+    change: (kind, count) => state.change(kind, count),
+    notifications,
+    requests,
+    hubRequests,
+    setBroken(path, failure) {
+      if (failure === null) failures.delete(path);
+      else failures.set(path, failure);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function flatten(headers: IncomingMessage['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  return out;
+}
+
+function send(res: ServerResponse, status: number, contentType: string | null, body: string, headers: Record<string, string> = {}): void {
+  const buffer = Buffer.from(body, 'utf8');
+  res.writeHead(status, { ...(contentType ? { 'content-type': contentType } : {}), 'content-length': buffer.length, ...headers });
+  res.end(buffer);
+}
+
+function sendBody(res: ServerResponse, contentType: string, body: Buffer, headers: Record<string, string> = {}): void {
+  res.writeHead(200, { 'content-type': contentType, 'content-length': body.length, ...headers });
+  res.end(body);
+}
+
+function notFound(res: ServerResponse): void {
+  send(res, 404, 'text/plain', 'Not Found\n');
+}
+
+function redirect(res: ServerResponse, status: number, location: string): void {
+  res.writeHead(status, { location, 'content-length': 0 });
+  res.end();
+}
+
+/** Writes generated chunks with backpressure, so a slow client holds back generation. */
+async function stream(req: IncomingMessage, res: ServerResponse, contentType: string, chunks: Iterable<string>): Promise<void> {
+  res.writeHead(200, { 'content-type': contentType });
+  if (req.method === 'HEAD') return void res.end();
+  for (const chunk of chunks) {
+    if (res.destroyed) return;
+    if (!res.write(chunk)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    }
+  }
+  res.end();
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      // The stub hub only needs to see notifications, not to be fed without limit.
+      if (size <= 1024 * 1024) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,315 @@
+// The user interface in Chromium against the real app server (`rsdesk serve`) and the project's fixture Source:
+// what an archivist does, from pasting a URL to reading one entry of a 20,000-entry Resource List.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, type Locator, type Page } from '@playwright/test';
+import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
+import { startAppServer, type AppServer } from './app-server.ts';
+
+let fixture: FixtureSource;
+/** A second Source that offers no discovery route: only what is pasted is found. */
+let bare: FixtureSource;
+let app: AppServer;
+let dataDir: string;
+/** The project folder; Playwright compiles specs to CommonJS here, so no import.meta. */
+let root: string;
+let screenshots: string;
+
+test.describe.configure({ mode: 'serial' });
+
+test.beforeAll(async ({}, testInfo) => {
+  root = join(testInfo.project.testDir, '..');
+  screenshots = join(root, 'resources', 'screenshots');
+  mkdirSync(screenshots, { recursive: true });
+  dataDir = mkdtempSync(join(tmpdir(), 'rsdesk-ui-'));
+  fixture = await startFixtureSource();
+  bare = await startFixtureSource({ routes: { wellKnown: false, htmlLink: false, linkHeader: false, robots: false } });
+  app = await startAppServer(root, dataDir);
+});
+
+test.afterAll(async () => {
+  await app?.stop();
+  await fixture?.close();
+  await bare?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** The tree item whose own row (not a descendant's) shows `text`, e.g. its path. */
+function treeItem(page: Page, text: string | RegExp): Locator {
+  return page.locator('[role=treeitem]').filter({ has: page.locator(':scope > .tree-row', { hasText: text }) });
+}
+
+async function expand(item: Locator): Promise<void> {
+  await item.locator(':scope > .tree-row .twisty').click();
+  await expect(item).toHaveAttribute('aria-expanded', 'true');
+}
+
+function entriesTable(page: Page): Locator {
+  return page.getByRole('table', { name: 'Entries' });
+}
+
+function dataRows(page: Page): Locator {
+  return entriesTable(page).locator('.tr:not(.th-row)');
+}
+
+function detail(page: Page): Locator {
+  return page.getByRole('region', { name: 'Detail' });
+}
+
+async function addSource(page: Page, url: string): Promise<void> {
+  await page.getByLabel('Source URL').fill(url);
+  await page.getByRole('button', { name: 'Add Source' }).click();
+}
+
+async function openBigList(page: Page): Promise<void> {
+  const sd = treeItem(page, PATHS.wellKnown);
+  await expect(sd).toContainText('Source Description');
+  if ((await sd.getAttribute('aria-expanded')) !== 'true') await expand(sd);
+  const cl2 = treeItem(page, PATHS.dataset2.capabilityList);
+  await expand(cl2);
+  const index = treeItem(page, PATHS.dataset2.resourceListIndex);
+  await expect(index).toContainText('Resource List Index');
+  await expand(index);
+  const part = treeItem(page, PATHS.dataset2.resourceListPart(1));
+  await expect(part).toContainText('20,000');
+  await part.locator(':scope > .tree-row').click();
+  await expect(part).toHaveAttribute('aria-selected', 'true');
+  await expect(page.getByTestId('entry-count')).toHaveText('20,000 of 20,000 entries');
+}
+
+test('adds a Source by URL, shows discovery live, and browses a 20,000-entry Resource List', async ({ page }) => {
+  await page.goto(app.url);
+  // The token moves from the address bar into the session.
+  await expect(page).not.toHaveURL(/token=/);
+  await addSource(page, `${fixture.url}/`);
+
+  const steps = page.getByRole('list', { name: 'Discovery steps' });
+  await expect(steps.locator('.step-found').first()).toBeVisible();
+  await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible();
+  // After a success the steps fold into one line; they are still there to read.
+  const summary = page.getByRole('button', { name: /Added 127\.0\.0\.1/ });
+  if ((await summary.getAttribute('aria-expanded')) !== 'true') await summary.click();
+  await expect(steps.locator('[data-route=well-known]')).toContainText('Source Description');
+  await expect(steps.locator('[data-route=well-known]')).toContainText(`${fixture.url}${PATHS.wellKnown}`);
+  await expect(steps.locator('[data-route=well-known] .step-mark')).toHaveText('✓');
+  await expect(page.getByRole('list', { name: 'Saved Sources' })).toContainText('127.0.0.1');
+
+  // The tree: Source Description → Capability Lists → capabilities (a channel with its hub, not fetched).
+  const sd = treeItem(page, PATHS.wellKnown);
+  await expect(sd).toHaveAttribute('aria-level', '1');
+  await expand(sd);
+  const cl1 = treeItem(page, PATHS.dataset1.capabilityList);
+  await expect(cl1).toContainText('Capability List');
+  await expand(cl1);
+  await expect(treeItem(page, PATHS.dataset1.resourceList)).toContainText('Resource List');
+  await expect(treeItem(page, PATHS.dataset1.changeListIndex)).toContainText('Change List Index');
+  const channel = page.locator('[role=treeitem]').filter({ hasText: 'Change Notification channel' });
+  await expect(channel).toContainText(`hub 127.0.0.1:${new URL(fixture.url).port}`);
+  await expect(channel).toContainText('not fetched');
+  expect(fixture.requests.some((r) => r.path === PATHS.dataset1.notifications)).toBe(false);
+
+  await openBigList(page);
+  const table = entriesTable(page);
+  await expect(dataRows(page).first()).toContainText(`${fixture.url}/dataset2/res/1`);
+  // Virtualized: a viewport of rows exists, not 20,000.
+  expect(await dataRows(page).count()).toBeLessThan(80);
+  await page.screenshot({ path: join(screenshots, 'tree.png') });
+
+  // Scrolling far fetches only the pages the viewport needs.
+  await table.evaluate((el) => (el.scrollTop = el.scrollHeight));
+  await expect(dataRows(page).filter({ hasText: /\/dataset2\/res\/20000$/ })).toBeVisible();
+  await table.evaluate((el) => (el.scrollTop = el.scrollHeight / 2));
+  await expect(dataRows(page).filter({ hasText: /\/dataset2\/res\/10001$/ })).toBeVisible();
+  expect(await dataRows(page).count()).toBeLessThan(80);
+
+  // Filter by a URI substring: ids 1234 and 12340–12349.
+  await page.getByLabel('Filter by URI').fill('res/1234');
+  await expect(page.getByTestId('entry-count')).toHaveText('11 of 20,000 entries');
+  await expect(dataRows(page)).toHaveCount(11);
+  for (const loc of await dataRows(page).locator('.c-loc').allTextContents()) expect(loc).toContain('/dataset2/res/1234');
+
+  // Sort by length, both ways, and say so to assistive technology.
+  const lengthHeader = table.getByRole('columnheader', { name: 'length' });
+  const lengths = async () =>
+    (await dataRows(page).locator('[role=cell]:nth-child(6)').allTextContents()).map((s) => Number(s.replace(/,/g, '')));
+  await lengthHeader.getByRole('button').click();
+  await expect(lengthHeader).toHaveAttribute('aria-sort', 'ascending');
+  await expect.poll(async () => { const l = await lengths(); return l.length === 11 && l.every((v, i) => i === 0 || l[i - 1] <= v); }).toBe(true);
+  await lengthHeader.getByRole('button').click();
+  await expect(lengthHeader).toHaveAttribute('aria-sort', 'descending');
+  await expect.poll(async () => { const l = await lengths(); return l.length === 11 && l.every((v, i) => i === 0 || l[i - 1] >= v); }).toBe(true);
+  const before = await lengths();
+  expect(new Set(before).size).toBeGreaterThan(1);
+
+  // An entry's detail: its rs:md, every attribute.
+  const first = dataRows(page).first();
+  const firstLoc = (await first.locator('.c-loc').textContent())!;
+  await first.click();
+  await expect(first).toHaveAttribute('aria-selected', 'true');
+  await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('Entry');
+  await expect(detail(page)).toContainText(firstLoc);
+  const md = detail(page).getByRole('region', { name: 'rs:md' });
+  await expect(md.getByRole('row', { name: /length/ })).toContainText(String(before[0]));
+  await expect(md.getByRole('row', { name: /hash/ })).toContainText('md5:');
+  await expect(md.getByRole('row', { name: /type/ })).toContainText('text/plain');
+  await page.screenshot({ path: join(screenshots, 'entries.png') });
+
+  // Back to the document; its `up` link opens the parent inside the app, and Back returns.
+  await detail(page).getByRole('button', { name: /Resource List ›/ }).click();
+  await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('Document');
+  const upLink = detail(page).getByRole('region', { name: 'rs:ln' }).getByRole('link', { name: new RegExp(PATHS.dataset2.capabilityList) });
+  await expect(upLink).toHaveAttribute('data-follow', 'inside');
+  await upLink.click();
+  await expect(treeItem(page, PATHS.dataset2.capabilityList)).toHaveAttribute('aria-selected', 'true');
+  await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('Capability List');
+  await detail(page).getByRole('button', { name: /Back/ }).click();
+  await expect(treeItem(page, PATHS.dataset2.resourceListPart(1))).toHaveAttribute('aria-selected', 'true');
+});
+
+test('a broken Source shows a clear error, with the routes discovery tried', async ({ page }) => {
+  await page.goto(app.url);
+  await addSource(page, `${bare.url}${PATHS.broken.notXml}`);
+  const alert = page.getByRole('alert').filter({ hasText: 'Could not add' });
+  await expect(alert).toBeVisible();
+  await expect(alert).toContainText(`${bare.url}${PATHS.broken.notXml}`);
+  await expect(alert).toContainText(/No ResourceSync Source found/i);
+  const steps = page.getByRole('list', { name: 'Discovery steps' });
+  await expect(steps.locator('.step')).not.toHaveCount(0);
+  await expect(steps.locator('.step-found')).toHaveCount(0);
+  await expect(steps.locator('[data-route=document]')).toContainText(PATHS.broken.notXml);
+  // Nothing was saved.
+  await expect(page.getByRole('list', { name: 'Saved Sources' })).not.toContainText(`127.0.0.1:${new URL(bare.url).port}`);
+});
+
+test('a document with findings: badge, findings list, raw XML at the line, and links of an entry', async ({ page }) => {
+  await page.goto(app.url);
+  // Without a Source Description the tree starts at the Capability List.
+  await addSource(page, `${bare.url}${PATHS.broken.capabilityListWithoutUp}`);
+  await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible();
+  const root = treeItem(page, PATHS.broken.capabilityListWithoutUp);
+  await expect(root).toHaveAttribute('aria-level', '1');
+  await expect(root).toContainText('Capability List');
+  await expect(root.locator(':scope > .tree-row .badge-warning')).toContainText('1');
+
+  await root.locator(':scope > .tree-row').click();
+  await detail(page).getByRole('tab', { name: /Findings/ }).click();
+  const finding = detail(page).getByRole('table', { name: 'Findings' }).getByRole('row').filter({ hasText: 'missing-up' });
+  await expect(finding).toContainText(/rel="up"/);
+  await expect(finding.getByRole('img', { name: 'warning' })).toBeVisible();
+  const line = (await finding.getByRole('button').textContent())!;
+  await page.screenshot({ path: join(screenshots, 'findings.png') });
+  await finding.getByRole('button').click();
+  await expect(detail(page).getByRole('tab', { name: 'Raw XML' })).toHaveAttribute('aria-selected', 'true');
+  const raw = detail(page).getByRole('region', { name: 'Raw XML' });
+  await expect(raw.locator(`.raw-line.raw-target[data-line="${line}"]`)).toBeVisible();
+  await expect(raw).toContainText('<rs:md capability="capabilitylist"/>');
+  await expect(raw.locator('.hljs-name').first()).toBeVisible();
+
+  // An entry with every kind of link: documents open inside, other targets in the browser.
+  await expand(root);
+  await treeItem(page, PATHS.dataset1.resourceList).locator(':scope > .tree-row').click();
+  await page.getByLabel('Filter by URI').fill('res/28.');
+  await expect(page.getByTestId('entry-count')).toHaveText(/^1 of \d+ entries$/);
+  await dataRows(page).first().click();
+  const links = detail(page).getByRole('region', { name: 'rs:ln' });
+  for (const rel of ['memento', 'timegate', 'timemap', 'describedby']) {
+    await expect(links.getByRole('row').filter({ hasText: rel }).first()).toBeVisible();
+  }
+  const memento = links.getByRole('row').filter({ hasText: 'memento' });
+  await expect(memento).toContainText('hash=');
+  await expect(memento).toContainText('modified=');
+  await expect(memento.getByRole('link')).toHaveAttribute('data-follow', 'external');
+  await page.screenshot({ path: join(screenshots, 'detail.png') });
+
+  const popup = page.context().waitForEvent('page');
+  await memento.getByRole('link').click();
+  expect((await popup).url()).toContain('/dataset1/mementos/28/');
+
+  const describedby = links.getByRole('row').filter({ hasText: 'describedby' }).getByRole('link');
+  await expect(describedby).toHaveAttribute('data-follow', 'inside');
+  await describedby.click();
+  await expect(detail(page)).toContainText('/dataset1/meta/28.xml');
+  await detail(page).getByRole('button', { name: /Back/ }).click();
+  await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('Entry');
+});
+
+test('the tree works from the keyboard (WAI-ARIA tree)', async ({ page }) => {
+  await page.goto(app.url);
+  const tree = page.getByRole('tree');
+  const sd = treeItem(page, PATHS.wellKnown);
+  await expect(sd).toBeVisible();
+  await expect(sd).toHaveAttribute('tabindex', '0');
+  await sd.focus();
+  const focused = page.locator('[role=treeitem]:focus');
+
+  await page.keyboard.press('ArrowRight');
+  await expect(sd).toHaveAttribute('aria-expanded', 'true');
+  await page.keyboard.press('ArrowRight');
+  await expect(focused).toHaveAttribute('aria-level', '2');
+  await expect(focused).toContainText(PATHS.dataset1.capabilityList);
+  await page.keyboard.press('ArrowDown');
+  await expect(focused).toContainText(PATHS.dataset2.capabilityList);
+  await page.keyboard.press('ArrowRight');
+  await expect(treeItem(page, PATHS.dataset2.capabilityList)).toHaveAttribute('aria-expanded', 'true');
+  await page.keyboard.press('ArrowDown');
+  await expect(focused).toContainText(PATHS.dataset2.resourceListIndex);
+  await expect(focused).toHaveAttribute('aria-level', '3');
+  await page.keyboard.press('Home');
+  await expect(focused).toContainText(PATHS.wellKnown);
+  await page.keyboard.press('End');
+  await expect(focused).toContainText(PATHS.dataset2.resourceListIndex);
+  await page.keyboard.press('ArrowLeft');
+  await expect(focused).toContainText(PATHS.dataset2.capabilityList);
+  await page.keyboard.press('ArrowLeft');
+  await expect(treeItem(page, PATHS.dataset2.capabilityList)).toHaveAttribute('aria-expanded', 'false');
+  await page.keyboard.press('ArrowUp');
+  await expect(focused).toContainText(PATHS.dataset1.capabilityList);
+  // Exactly one tab stop, on the focused item.
+  await expect(tree.locator('[role=treeitem][tabindex="0"]')).toHaveCount(1);
+  await expect(focused).toHaveAttribute('tabindex', '0');
+
+  await page.keyboard.press('Enter');
+  await expect(treeItem(page, PATHS.dataset1.capabilityList)).toHaveAttribute('aria-selected', 'true');
+  await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('Capability List');
+  await expect(page.getByTestId('entry-count')).toHaveText('5 of 5 entries');
+});
+
+test('saved Sources survive a reload and a restart of the app, and can be removed', async ({ page }) => {
+  await page.goto(app.url);
+  const saved = page.getByRole('list', { name: 'Saved Sources' });
+  await expect(saved.getByRole('listitem')).toHaveCount(2);
+  await page.reload();
+  await expect(saved.getByRole('listitem')).toHaveCount(2);
+  await expect(treeItem(page, PATHS.wellKnown)).toBeVisible();
+
+  await app.stop();
+  app = await startAppServer(root, dataDir);
+  await page.goto(app.url);
+  await expect(saved.getByRole('listitem')).toHaveCount(2);
+  await expect(saved).toContainText(`${fixture.url}/`);
+  await expect(saved).toContainText(`${bare.url}${PATHS.broken.capabilityListWithoutUp}`);
+
+  const bareName = `127.0.0.1:${new URL(bare.url).port}`;
+  await saved.getByRole('button', { name: `Remove Source ${bareName}` }).click();
+  await expect(saved.getByRole('listitem')).toHaveCount(1);
+  await page.reload();
+  await expect(saved.getByRole('listitem')).toHaveCount(1);
+  await expect(saved).not.toContainText(bareName);
+});
+
+test('dark theme follows the OS', async ({ browser }) => {
+  const context = await browser.newContext({ colorScheme: 'dark', viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  try {
+    await page.goto(app.url);
+    const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(background).not.toBe('rgb(255, 255, 255)');
+    await openBigList(page);
+    await dataRows(page).nth(2).click();
+    await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('Entry');
+    await page.screenshot({ path: join(screenshots, 'dark.png') });
+  } finally {
+    await context.close();
+  }
+});

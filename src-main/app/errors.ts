@@ -1,0 +1,17 @@
+// Errors the service throws on purpose; dispatch maps them (and engine errors) to CommandError codes.
+
+/** An id, URL or position the person asked for does not exist (or discovery found no Source). */
+export class NotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotFoundError';
+  }
+}
+
+/** Arguments that passed the schema but still cannot be used (e.g. a start URL that is no URL at all). */
+export class InvalidArgumentsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidArgumentsError';
+  }
+}

@@ -1,0 +1,147 @@
+// The service behind every adapter: one handler per contract command. Adapters only call `dispatch`, which
+// validates arguments before a handler runs, and forward `events`.
+import type { DiscoveryResult } from '../contract/types.ts';
+import { discover } from '../engine/discovery/discover.ts';
+import type { Store } from '../store/store.ts';
+import { createDispatch, type Dispatch, type ErrorLogger, type Handlers } from './dispatch.ts';
+import { DocumentService } from './documents.ts';
+import { InvalidArgumentsError, NotFoundError } from './errors.ts';
+import { normalizeStartUrl } from './start-url.ts';
+import { EventHub } from './events.ts';
+import { HttpHolder } from './http-holder.ts';
+
+export interface ServiceDeps {
+  /** Owned by the service from now on: `close()` closes it. */
+  store: Store;
+  adapter: 'electron' | 'http';
+  openExternal?: (url: string) => Promise<void> | void;
+  version: string;
+  log?: ErrorLogger;
+}
+
+export interface Service {
+  dispatch: Dispatch;
+  events: EventHub;
+  /** Cancels running work, closes the HTTP client and the store. */
+  close(): Promise<void>;
+}
+
+/** Why discovery found nothing, in one sentence built from what it tried. */
+function nothingFound(result: DiscoveryResult): string {
+  const errors = result.findings.filter((f) => f.severity === 'error').map((f) => f.message);
+  const tried = result.routes.map((step) => `${step.route} ${step.url}: ${step.message}`);
+  const detail = errors.length > 0 ? errors.join(' ') : tried.length > 0 ? `Tried ${tried.join('; ')}.` : '';
+  return `No ResourceSync Source found at ${result.start}.${detail ? ` ${detail}` : ''}`;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+export function createService(deps: ServiceDeps): Service {
+  const { store } = deps;
+  const events = new EventHub();
+  const http = new HttpHolder(store.settings.get(), `ResourceSync-Desktop/${deps.version}`);
+  const documents = new DocumentService({ store, http, events });
+  const abort = new AbortController();
+  const running = new Set<Promise<unknown>>();
+
+  // Discovery runs are tracked so close() can wait for them to let go of the HTTP client.
+  const track = <T>(work: Promise<T>): Promise<T> => {
+    running.add(work);
+    void work.finally(() => running.delete(work)).catch(() => undefined);
+    return work;
+  };
+
+  const runDiscovery = (url: string, runId: string): Promise<DiscoveryResult> =>
+    track(
+      http.use((client) =>
+        discover(normalizeStartUrl(url), {
+          http: client,
+          signal: abort.signal,
+          onStep: (step) => events.emit('discovery.step', { runId, step }),
+        }),
+      ),
+    );
+
+  const handlers: Handlers = {
+    'app.info': () => ({
+      name: 'ResourceSync Desktop',
+      version: deps.version,
+      adapter: deps.adapter,
+      platform: process.platform,
+    }),
+
+    'sources.list': () => store.sources.list(),
+
+    'sources.add': async ({ url, runId }) => {
+      const startUrl = normalizeStartUrl(url);
+      const discovery = await runDiscovery(startUrl, runId);
+      if (discovery.sourceDescription === null && discovery.capabilityLists.length === 0) {
+        throw new NotFoundError(nothingFound(discovery));
+      }
+      const { source, created } = store.sources.add({
+        name: hostOf(startUrl),
+        startUrl,
+        sourceDescriptionUrl: discovery.sourceDescription,
+        capabilityListUrls: discovery.capabilityLists.map((list) => list.url),
+      });
+      if (created) events.emit('sources.changed', { sources: store.sources.list() });
+      return { source, discovery };
+    },
+
+    'sources.remove': ({ id }) => {
+      if (!store.sources.remove(id)) throw new NotFoundError(`No saved Source with id ${id}`);
+      const sources = store.sources.list();
+      events.emit('sources.changed', { sources });
+      return sources;
+    },
+
+    'discovery.run': ({ url, runId }) => runDiscovery(url, runId),
+
+    'documents.summary': ({ url, refresh }) => documents.summary(url, refresh ?? false),
+
+    'documents.entries': ({ url, offset, limit, uri, change, sort, descending }) =>
+      documents.entries(url, { offset, limit, uri, change, sort, descending }),
+
+    'documents.entry': ({ url, index }) => documents.entry(url, index),
+
+    'documents.raw': ({ url, limit }) => documents.raw(url, limit),
+
+    'settings.get': () => store.settings.get(),
+
+    'settings.set': (patch) => {
+      const settings = store.settings.set(patch);
+      http.rebuild(settings);
+      return settings;
+    },
+
+    'shell.openExternal': async ({ url }) => {
+      const { protocol } = new URL(url);
+      if (protocol !== 'http:' && protocol !== 'https:') throw new InvalidArgumentsError('Only http(s) links open');
+      // In a browser (http adapter) the page opens the link itself.
+      if (deps.adapter === 'http' || !deps.openExternal) return { opened: false };
+      await deps.openExternal(url);
+      return { opened: true };
+    },
+  };
+
+  let closing: Promise<void> | null = null;
+  return {
+    dispatch: createDispatch(handlers, { log: deps.log }),
+    events,
+    close() {
+      closing ??= (async () => {
+        abort.abort();
+        await Promise.allSettled([documents.close(), ...running]);
+        await http.close();
+        store.close();
+      })();
+      return closing;
+    },
+  };
+}

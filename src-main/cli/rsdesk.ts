@@ -1,0 +1,92 @@
+// rsdesk: the command line. `main` returns the exit code; bin/rsdesk.mjs sets it.
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { processIo, type Io } from './io.ts';
+import { defaultDataDir, packageVersion, rendererDir } from './paths.ts';
+import { HELP, parsePort, parseTimeout, UsageError } from './usage.ts';
+
+const COMMANDS = ['discover', 'inspect', 'serve'] as const;
+type Command = (typeof COMMANDS)[number];
+
+const NETWORK_OPTIONS = {
+  json: { type: 'boolean' },
+  token: { type: 'string' },
+  timeout: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const SERVE_OPTIONS = {
+  port: { type: 'string' },
+  'data-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parse<O extends typeof NETWORK_OPTIONS | typeof SERVE_OPTIONS>(args: string[], options: O) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    // parseArgs reports unknown options and missing values as TypeErrors with an ERR_PARSE_ARGS_* code.
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function onePositional(positionals: string[], what: string): string {
+  if (positionals.length === 0) throw new UsageError(`missing ${what}`);
+  if (positionals.length > 1) throw new UsageError(`expected one ${what}, got ${positionals.length} arguments`);
+  return positionals[0]!;
+}
+
+async function run(command: Command, args: string[], io: Io, version: string): Promise<number> {
+  const userAgent = `ResourceSync-Desktop/${version} (rsdesk)`;
+  if (command === 'serve') {
+    const { values, positionals } = parse(args, SERVE_OPTIONS);
+    if (values.help) {
+      io.out(HELP.serve);
+      return 0;
+    }
+    if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${JSON.stringify(positionals[0])}`);
+    const dataDir = values['data-dir'] !== undefined ? resolve(values['data-dir']) : defaultDataDir();
+    const { serveCommand } = await import('./serve-command.ts');
+    return serveCommand({ port: parsePort(values.port), dataDir, rendererDir: rendererDir(), version }, io);
+  }
+  const { values, positionals } = parse(args, NETWORK_OPTIONS);
+  if (values.help) {
+    io.out(HELP[command]);
+    return 0;
+  }
+  const common = { json: values.json ?? false, token: values.token, timeoutMs: parseTimeout(values.timeout), userAgent };
+  // Commands are loaded on use: --help and usage errors answer without loading the engine.
+  if (command === 'discover') {
+    const url = onePositional(positionals, 'URL');
+    const { discoverCommand } = await import('./discover-command.ts');
+    return discoverCommand({ url, ...common }, io);
+  }
+  const target = onePositional(positionals, 'URL or file');
+  const { inspectCommand } = await import('./inspect-command.ts');
+  return inspectCommand({ target, ...common }, io);
+}
+
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  const version = packageVersion();
+  const [first, ...rest] = argv;
+  try {
+    if (first === undefined) throw new UsageError('missing command');
+    if (first === '--help' || first === '-h' || first === 'help') {
+      io.out(HELP.main);
+      return 0;
+    }
+    if (first === '--version' || first === '-v') {
+      io.out(`${version}\n`);
+      return 0;
+    }
+    if (!(COMMANDS as readonly string[]).includes(first)) throw new UsageError(`unknown command ${JSON.stringify(first)}`);
+    return await run(first as Command, rest, io, version);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`rsdesk: ${error.message}\n\n${first && (COMMANDS as readonly string[]).includes(first) ? HELP[first as Command] : HELP.main}`);
+      return 2;
+    }
+    io.err(`rsdesk: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

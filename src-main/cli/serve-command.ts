@@ -1,0 +1,58 @@
+// rsdesk serve: the app in a browser, served on 127.0.0.1 with a per-start token.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createService } from '../app/service.ts';
+import { startHttpAdapter } from '../server/http-adapter.ts';
+import { openStore } from '../store/store.ts';
+import type { Io } from './io.ts';
+
+export interface ServeOptions {
+  port?: number;
+  dataDir: string;
+  rendererDir: string;
+  version: string;
+  /** Resolves when the server should stop; default: SIGINT or SIGTERM. */
+  stopped?: Promise<unknown>;
+}
+
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(signal);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+export async function serveCommand(options: ServeOptions, io: Io): Promise<number> {
+  if (!existsSync(join(options.rendererDir, 'index.html'))) {
+    io.err(`rsdesk: the user interface is not built (${join(options.rendererDir, 'index.html')} is missing): run npm run build first\n`);
+    return 1;
+  }
+  mkdirSync(options.dataDir, { recursive: true });
+  const store = openStore(join(options.dataDir, 'rsdesk.sqlite'));
+  const service = createService({ store, adapter: 'http', version: options.version });
+  let adapter;
+  try {
+    adapter = await startHttpAdapter({
+      dispatch: service.dispatch,
+      events: service.events,
+      rendererDir: options.rendererDir,
+      port: options.port,
+    });
+  } catch (error) {
+    await service.close();
+    const reason = error instanceof Error ? error.message : String(error);
+    io.err(`rsdesk: cannot listen on 127.0.0.1${options.port ? `:${options.port}` : ''}: ${reason}\n`);
+    return 1;
+  }
+  const stopped = options.stopped ?? untilSignal();
+  io.out(`ResourceSync Desktop at ${adapter.url}\n`);
+  await stopped;
+  await adapter.close();
+  await service.close();
+  return 0;
+}

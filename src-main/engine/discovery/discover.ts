@@ -1,0 +1,468 @@
+// Discovery (core spec 6.2–6.3): from whatever URL a person pastes, find the Source Description and the
+// Capability Lists, reporting every route tried. The search for a Source Description stops as soon as one is
+// found; routes are tried in this order:
+//   document → link-header → html-link → well-known → robots → up / index links from what was found.
+// Then the Source Description is read and each Capability List it names, collecting the capabilities.
+import type {
+  DiscoveredCapability,
+  DiscoveryResult,
+  DiscoveryRoute,
+  DiscoveryStep,
+} from '../../contract/types.ts';
+import type { DocumentSummary, Finding, RsLn } from '../documents/model.ts';
+import type { Http } from '../http/client.ts';
+import { NetworkError } from '../http/errors.ts';
+import { documentName, probe, type Probe } from './probe.ts';
+import { sitemapsInRobots } from './robots.ts';
+
+export interface DiscoverOptions {
+  http: Http;
+  onStep?: (step: DiscoveryStep) => void;
+  signal?: AbortSignal;
+  /** Most documents fetched in one run (every GET counts). Default 50. */
+  maxDocuments?: number;
+}
+
+export const MAX_DOCUMENTS = 50;
+/** resourcesync links followed per Link header or HTML page. */
+const MAX_LINK_TARGETS = 5;
+const MAX_SITEMAPS = 10;
+const ROBOTS_MAX_BYTES = 512 * 1024;
+const MAX_FINDINGS_PER_DOCUMENT = 20;
+export const WELL_KNOWN_PATH = '/.well-known/resourcesync';
+
+/** A bare host ("example.org", "127.0.0.1:8080/x") gets http://; other schemes are refused. */
+export function normalizeStartUrl(input: string): string {
+  const text = input.trim();
+  const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) || /^[a-z][a-z0-9+.-]*:(?!\d)/i.test(text);
+  const candidate = hasScheme ? text : `http://${text}`;
+  let url: URL;
+  try {
+    url = new URL(candidate);
+  } catch {
+    throw new NetworkError('bad-url', `Not a URL or host name: ${text}`, text);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+    throw new NetworkError('bad-url', `Only http and https URLs can be discovered, not ${text}`, text);
+  }
+  return url.href;
+}
+
+export async function discover(startUrl: string, options: DiscoverOptions): Promise<DiscoveryResult> {
+  const run = new DiscoveryRun(normalizeStartUrl(startUrl), options);
+  return run.run();
+}
+
+class DiscoveryRun {
+  readonly start: string;
+  readonly routes: DiscoveryStep[] = [];
+  readonly findings: Finding[] = [];
+  #http: Http;
+  #onStep?: (step: DiscoveryStep) => void;
+  #signal?: AbortSignal;
+  #maxDocuments: number;
+  #fetches = 0;
+  #limitReported = false;
+  #probes = new Map<string, Probe>();
+  #sourceDescription: Probe | null = null;
+  /** ResourceSync documents found on the way (not the Source Description), to climb from. */
+  #candidates: Probe[] = [];
+  #capabilityLists = new Map<string, Probe>();
+  #climbed = new Set<string>();
+  #notedMissingUp = new Set<string>();
+  /** Well-known URIs tried that served no Source Description. */
+  #wellKnownMisses: string[] = [];
+
+  constructor(start: string, options: DiscoverOptions) {
+    this.start = start;
+    this.#http = options.http;
+    this.#onStep = options.onStep;
+    this.#signal = options.signal;
+    this.#maxDocuments = options.maxDocuments ?? MAX_DOCUMENTS;
+  }
+
+  async run(): Promise<DiscoveryResult> {
+    await this.#search();
+    const capabilityLists = await this.#collect();
+    if (this.#sourceDescription === null && capabilityLists.length === 0) {
+      const tried = [...new Set(this.routes.map((step) => step.route))].join(', ') || 'nothing';
+      const found = this.#candidates[0]?.document;
+      const detail = found
+        ? `. Found a ${documentName(found.summary)} at ${this.#candidates[0].url}, but no Capability List or Source Description above it`
+        : '';
+      this.#finding('error', 'nothing-found', `No ResourceSync Source found at ${this.start}; tried: ${tried}${detail}`);
+    } else if (this.#sourceDescription === null) {
+      this.#finding(
+        'warning',
+        'no-source-description',
+        `No Source Description found from ${this.start}; showing the Capability List${capabilityLists.length > 1 ? 's' : ''} found`,
+      );
+    }
+    return {
+      start: this.start,
+      routes: this.routes,
+      sourceDescription: this.#sourceDescription?.url ?? null,
+      capabilityLists,
+      findings: this.findings,
+    };
+  }
+
+  // ---- the search --------------------------------------------------------------------------------------------
+
+  async #search(): Promise<void> {
+    const first = await this.#fetch(this.start);
+    if (!first) return;
+    this.#report('document', first);
+    if (this.#consider(first)) return;
+
+    // link-header and html-link read the start URL's own response, so they need one.
+    if (first.status !== undefined && first.status >= 200 && first.status <= 299) {
+      if (await this.#linkRoute('link-header', first, first.linkHeaderTargets)) return;
+      if (!first.html) {
+        this.#step({ route: 'html-link', url: first.finalUrl, found: false, message: 'not an HTML page' });
+      } else if (await this.#linkRoute('html-link', first, first.html.links)) return;
+    }
+
+    const origins = [...new Set([origin(this.start), origin(first.finalUrl)])];
+    for (const o of origins) if (await this.#wellKnown(o)) return;
+    for (const o of origins) if (await this.#robots(o)) return;
+
+    for (let i = 0; i < this.#candidates.length && !this.#sourceDescription; i++) {
+      await this.#climb(this.#candidates[i]);
+    }
+  }
+
+  /** Follows resourcesync links (from a Link header or an HTML page). True once a Source Description is found. */
+  async #linkRoute(route: 'link-header' | 'html-link', page: Probe, targets: string[]): Promise<boolean> {
+    if (targets.length === 0) {
+      const message =
+        route === 'link-header'
+          ? page.headers.link
+            ? 'Link header without rel="resourcesync"'
+            : 'no Link header with rel="resourcesync"'
+          : 'HTML page without <link rel="resourcesync">';
+      this.#step({ route, url: page.finalUrl, found: false, message });
+      return false;
+    }
+    for (const target of targets.slice(0, MAX_LINK_TARGETS)) {
+      const found = await this.#fetch(target);
+      if (!found) return false;
+      this.#report(route, found);
+      const summary = found.document?.summary;
+      // Core spec 6.3.3: the link's target is a Capability List (a Source Description is accepted too).
+      if (summary && summary.capability !== 'capabilitylist' && summary.capability !== 'description') {
+        this.#finding(
+          'warning',
+          'resourcesync-link-target',
+          `${page.finalUrl}: the resourcesync link (${route}) points to a ${documentName(summary)} at ${target}; ` +
+            'it should point to a Capability List (core spec 6.3.3)',
+        );
+      }
+      if (this.#consider(found)) return true;
+    }
+    return false;
+  }
+
+  async #wellKnown(o: string): Promise<boolean> {
+    const url = o + WELL_KNOWN_PATH;
+    const found = await this.#fetch(url);
+    if (!found) return false;
+    this.#report('well-known', found);
+    const summary = found.document?.summary;
+    if (summary && summary.capability !== 'description') {
+      this.#finding(
+        'warning',
+        'well-known-not-description',
+        `${url}: the well-known URI serves a ${documentName(summary)}, not a Source Description (core spec 6.3.2)`,
+      );
+    }
+    if (!summary) this.#wellKnownMisses.push(url);
+    return this.#consider(found);
+  }
+
+  async #robots(o: string): Promise<boolean> {
+    const robotsUrl = `${o}/robots.txt`;
+    if (!this.#budget()) return false;
+    let text: string;
+    try {
+      const response = await this.#http.get(robotsUrl, { signal: this.#signal, accept: 'text/plain, */*;q=0.5', maxBytes: ROBOTS_MAX_BYTES });
+      if (response.status < 200 || response.status > 299) {
+        await response.discard();
+        this.#step({ route: 'robots', url: robotsUrl, found: false, message: `${response.status} ${response.statusText}`.trim() });
+        return false;
+      }
+      text = await response.text();
+    } catch (err) {
+      this.#rethrowIfAborted(err);
+      this.#step({ route: 'robots', url: robotsUrl, found: false, message: (err as Error).message });
+      return false;
+    }
+    const sitemaps = sitemapsInRobots(text, robotsUrl);
+    if (sitemaps.length === 0) {
+      this.#step({ route: 'robots', url: robotsUrl, found: false, message: 'robots.txt has no Sitemap: lines' });
+      return false;
+    }
+    for (const sitemap of sitemaps.slice(0, MAX_SITEMAPS)) {
+      const found = await this.#fetch(sitemap);
+      if (!found) return false;
+      this.#report('robots', found);
+      if (this.#consider(found)) return true;
+    }
+    return false;
+  }
+
+  /** Up links (then index links) from a document found, until a Source Description or a dead end. */
+  async #climb(from: Probe): Promise<void> {
+    let current = from;
+    const chain = new Set([from.url]);
+    while (!this.#sourceDescription && !this.#climbed.has(current.url)) {
+      this.#climbed.add(current.url);
+      const summary = current.document!.summary;
+      const expected = summary.capability === 'capabilitylist' ? 'description' : 'capabilitylist';
+      const up = linkHref(summary.links, 'up', current.finalUrl);
+      const index = summary.isIndex ? undefined : linkHref(summary.links, 'index', current.finalUrl);
+      if (up === undefined) this.#noteMissingUp(current);
+      let next: Probe | null = null;
+      if (up !== undefined && chain.has(up)) {
+        this.#finding('warning', 'up-loop', `${current.url}: its up link leads back to ${up} (a loop)`);
+      } else if (up !== undefined) {
+        const found = await this.#fetch(up);
+        if (!found) return;
+        this.#report('up', found);
+        if (found.document) {
+          next = found;
+          if (found.document.summary.capability !== expected) {
+            this.#finding(
+              'warning',
+              'up-target',
+              `${current.url}: its up link points to a ${documentName(found.document.summary)} at ${up}; ` +
+                `expected a ${expected === 'description' ? 'Source Description' : 'Capability List'} (core spec 6.2)`,
+            );
+          }
+        }
+      }
+      if (next === null && index !== undefined && !chain.has(index)) {
+        const found = await this.#fetch(index);
+        if (!found) return;
+        this.#report('index', found);
+        if (found.document) {
+          next = found;
+          if (!found.document.summary.isIndex) {
+            this.#finding('warning', 'index-target', `${current.url}: its index link points to ${index}, which is not an index`);
+          }
+        }
+      }
+      if (next === null) return;
+      chain.add(next.url);
+      this.#note(next);
+      current = next;
+    }
+  }
+
+  // ---- reading what was found ---------------------------------------------------------------------------------
+
+  async #collect(): Promise<DiscoveryResult['capabilityLists']> {
+    const sd = this.#sourceDescription;
+    if (sd === null) {
+      return [...this.#capabilityLists.values()].map((list) => ({ url: list.url, capabilities: this.#capabilitiesOf(list) }));
+    }
+    for (const miss of this.#wellKnownMisses) {
+      if (origin(miss) === origin(sd.url)) {
+        this.#finding(
+          'warning',
+          'well-known-missing',
+          `${miss} does not serve the Source Description (core spec 6.3.2 says it should); it was found at ${sd.url}`,
+        );
+      }
+    }
+    const listed: string[] = [];
+    const { entries, entriesTruncated } = sd.document!;
+    for (const entry of entries) {
+      const capability = entry.md.capability;
+      if (capability !== undefined && capability !== 'capabilitylist') {
+        this.#finding(
+          'warning',
+          'description-entry',
+          `${sd.url}: entry ${entry.loc} has capability "${capability}"; a Source Description lists Capability Lists (core spec §8)`,
+          entry.line,
+        );
+        continue;
+      }
+      const url = resolveUrl(entry.loc, sd.finalUrl);
+      if (url !== undefined && !listed.includes(url)) listed.push(url);
+    }
+    if (entriesTruncated) {
+      this.#finding('warning', 'too-many-entries', `${sd.url}: only the first ${entries.length} Capability Lists were read`);
+    }
+    if (listed.length === 0) this.#finding('warning', 'no-capability-lists', `${sd.url}: the Source Description lists no Capability Lists`);
+
+    const result: DiscoveryResult['capabilityLists'] = [];
+    for (const url of listed) {
+      const list = await this.#fetch(url);
+      if (!list) break;
+      const summary = list.document?.summary;
+      if (summary?.capability === 'capabilitylist') {
+        if (linkHref(summary.links, 'up', list.finalUrl) === undefined) this.#noteMissingUp(list);
+        result.push({ url, capabilities: this.#capabilitiesOf(list) });
+      } else {
+        this.#finding(
+          'error',
+          'not-a-capability-list',
+          `${url}: listed in the Source Description as a Capability List, but it is ${summary ? `a ${documentName(summary)}` : list.message}`,
+        );
+        result.push({ url, capabilities: [] });
+      }
+    }
+    for (const url of this.#capabilityLists.keys()) {
+      if (!listed.includes(url)) {
+        this.#finding('warning', 'unlisted-capability-list', `${url}: this Capability List is not listed in the Source Description ${sd.url}`);
+      }
+    }
+    return result;
+  }
+
+  #capabilitiesOf(list: Probe): DiscoveredCapability[] {
+    const capabilities: DiscoveredCapability[] = [];
+    for (const entry of list.document!.entries) {
+      const capability = entry.md.capability;
+      if (capability === undefined) {
+        this.#finding('warning', 'capability-missing', `${list.url}: entry ${entry.loc} has no capability`, entry.line);
+        continue;
+      }
+      const found: DiscoveredCapability = { capability, url: resolveUrl(entry.loc, list.finalUrl) ?? entry.loc };
+      const hub = linkHref(entry.links, 'hub', list.finalUrl);
+      if (hub !== undefined) found.hub = hub;
+      else if (capability === 'change-notification') {
+        this.#finding('warning', 'hub-missing', `${list.url}: the change-notification channel ${entry.loc} names no hub (rs:ln rel="hub")`, entry.line);
+      }
+      capabilities.push(found);
+    }
+    if (list.document!.entriesTruncated) {
+      this.#finding('warning', 'too-many-entries', `${list.url}: only the first ${list.document!.entries.length} capabilities were read`);
+    }
+    return capabilities;
+  }
+
+  // ---- bookkeeping --------------------------------------------------------------------------------------------
+
+  /** Records a ResourceSync document found by a search route. True when it is the Source Description. */
+  #consider(found: Probe): boolean {
+    if (!found.document) return false;
+    this.#note(found);
+    if (this.#sourceDescription) return true;
+    if (!this.#candidates.includes(found)) this.#candidates.push(found);
+    return false;
+  }
+
+  #note(found: Probe): void {
+    const capability = found.document!.summary.capability;
+    if (capability === 'description') this.#sourceDescription ??= found;
+    else if (capability === 'capabilitylist' && !this.#capabilityLists.has(found.url)) this.#capabilityLists.set(found.url, found);
+  }
+
+  #noteMissingUp(found: Probe): void {
+    if (this.#notedMissingUp.has(found.url)) return;
+    this.#notedMissingUp.add(found.url);
+    const summary = found.document!.summary;
+    // The reader already said so among the document's findings.
+    if (summary.findings.some((f) => f.code === 'missing-up')) return;
+    if (summary.capability === 'capabilitylist') {
+      this.#finding('warning', 'missing-up', `${found.url}: this Capability List has no up link to its Source Description (core spec §9)`);
+    } else if (summary.capability !== 'description') {
+      this.#finding('warning', 'missing-up', `${found.url}: this ${documentName(summary)} has no up link to its Capability List`);
+    }
+  }
+
+  #budget(): boolean {
+    this.#checkAborted();
+    if (this.#fetches < this.#maxDocuments) {
+      this.#fetches++;
+      return true;
+    }
+    if (!this.#limitReported) {
+      this.#limitReported = true;
+      this.#finding('warning', 'document-limit', `Discovery stopped after fetching ${this.#maxDocuments} documents`);
+    }
+    return false;
+  }
+
+  /** GET once per URL per run; null when the document budget is spent. */
+  async #fetch(url: string): Promise<Probe | null> {
+    const known = this.#probes.get(url);
+    if (known) return known;
+    if (!this.#budget()) return null;
+    let found: Probe;
+    try {
+      found = await probe(this.#http, url, this.#signal);
+    } catch (err) {
+      this.#rethrowIfAborted(err);
+      throw err;
+    }
+    this.#checkAborted();
+    this.#probes.set(url, found);
+    if (found.document) this.#documentFindings(found.url, found.document.summary);
+    return found;
+  }
+
+  #documentFindings(url: string, summary: DocumentSummary): void {
+    const shown = summary.findings.slice(0, MAX_FINDINGS_PER_DOCUMENT);
+    for (const f of shown) {
+      const finding: Finding = { severity: f.severity, code: f.code, message: `${url}: ${f.message}` };
+      if (f.line !== undefined) finding.line = f.line;
+      this.findings.push(finding);
+    }
+    const rest = summary.findings.length - shown.length;
+    if (rest > 0) this.#finding('warning', 'more-findings', `${url}: ${rest} more findings not shown here`);
+  }
+
+  #report(route: DiscoveryRoute, found: Probe): void {
+    const summary = found.document?.summary;
+    let message = summary ? documentName(summary) : found.message;
+    if (summary && found.finalUrl !== found.url) message += ` (redirected to ${found.finalUrl})`;
+    const step: DiscoveryStep = { route, url: found.url, found: summary !== undefined, message };
+    if (summary) step.capability = summary.capability;
+    this.#step(step);
+  }
+
+  #step(step: DiscoveryStep): void {
+    this.routes.push(step);
+    this.#onStep?.(step);
+  }
+
+  #finding(severity: Finding['severity'], code: string, message: string, line?: number): void {
+    const finding: Finding = { severity, code, message };
+    if (line !== undefined) finding.line = line;
+    this.findings.push(finding);
+  }
+
+  #checkAborted(): void {
+    if (this.#signal?.aborted) throw new NetworkError('aborted', `Discovery cancelled: ${this.start}`, this.start);
+  }
+
+  #rethrowIfAborted(err: unknown): void {
+    if (this.#signal?.aborted) throw new NetworkError('aborted', `Discovery cancelled: ${this.start}`, this.start, { cause: err });
+  }
+}
+
+function origin(url: string): string {
+  return new URL(url).origin;
+}
+
+function resolveUrl(href: string, base: string): string | undefined {
+  try {
+    return new URL(href, base).href;
+  } catch {
+    return undefined;
+  }
+}
+
+/** First link with this rel (rel values may hold several space-separated types), resolved. */
+function linkHref(links: RsLn[], rel: string, base: string): string | undefined {
+  for (const link of links) {
+    if (link.rel.toLowerCase().split(/\s+/).includes(rel)) {
+      const url = resolveUrl(link.href, base);
+      if (url !== undefined) return url;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,146 @@
+// One GET during discovery, classified: a ResourceSync document (with its summary and first entries), an HTML
+// page (with its resourcesync links), or something else, with a short human-readable outcome. Content-Type is a
+// hint only: the first bytes decide whether the body is HTML or goes to the document reader.
+import { DocumentError } from '../documents/errors.ts';
+import type { DocumentSummary, Entry } from '../documents/model.ts';
+import type { Http } from '../http/client.ts';
+import { NetworkError } from '../http/errors.ts';
+import { linksWithRel, parseLinkHeader } from '../http/link-header.ts';
+import { peek } from '../http/peek.ts';
+import { readResponse } from '../load.ts';
+import { findHtmlLinks } from './html-links.ts';
+
+export interface Probe {
+  url: string;
+  finalUrl: string;
+  /** Absent when no response arrived. */
+  status?: number;
+  headers: Record<string, string>;
+  /** Targets of `Link: <…>; rel="resourcesync"` on a 2xx response. */
+  linkHeaderTargets: string[];
+  document?: { summary: DocumentSummary; entries: Entry[]; entriesTruncated: boolean };
+  html?: { links: string[] };
+  /** "Capability List", "404 Not Found", "HTML page", "not XML", a network error, ... */
+  message: string;
+}
+
+export const PROBE_ACCEPT = 'application/xml, text/xml;q=0.9, text/html;q=0.8, */*;q=0.5';
+/** Entries kept per document: Source Descriptions and Capability Lists are small; big lists are only counted. */
+export const KEPT_ENTRIES = 1000;
+const SNIFF_BYTES = 4096;
+
+const CAPABILITY_NAMES: Record<string, string> = {
+  description: 'Source Description',
+  capabilitylist: 'Capability List',
+  resourcelist: 'Resource List',
+  resourcedump: 'Resource Dump',
+  'resourcedump-manifest': 'Resource Dump Manifest',
+  changelist: 'Change List',
+  changedump: 'Change Dump',
+  'changedump-manifest': 'Change Dump Manifest',
+  'change-notification': 'Change Notification',
+};
+
+export function documentName(summary: Pick<DocumentSummary, 'capability' | 'isIndex'>): string {
+  const name = CAPABILITY_NAMES[summary.capability] ?? summary.capability;
+  return summary.isIndex ? `${name} Index` : name;
+}
+
+const REFUSALS: Partial<Record<DocumentError['code'], string>> = {
+  empty: 'empty response',
+  'not-xml': 'not XML',
+  html: 'an HTML page, not a ResourceSync document',
+  malformed: 'malformed XML',
+  truncated: 'truncated XML',
+  doctype: 'XML with a DOCTYPE (refused)',
+  'wrong-root': 'XML, but not a sitemap',
+  'wrong-namespace': 'XML in a namespace other than the sitemap/ResourceSync ones',
+  'missing-md': 'a plain Sitemap, not a ResourceSync document (no rs:md)',
+  'missing-capability': 'a ResourceSync document without a capability',
+};
+
+export async function probe(http: Http, url: string, signal?: AbortSignal): Promise<Probe> {
+  const result: Probe = { url, finalUrl: url, headers: {}, linkHeaderTargets: [], message: '' };
+  let response;
+  try {
+    response = await http.get(url, { signal, accept: PROBE_ACCEPT });
+  } catch (err) {
+    if (!(err instanceof NetworkError) || err.code === 'aborted') throw err;
+    result.message = err.message;
+    return result;
+  }
+  result.finalUrl = response.url;
+  result.status = response.status;
+  result.headers = response.headers;
+  if (response.status < 200 || response.status > 299) {
+    await response.discard();
+    result.message = `${response.status} ${response.statusText}`.trim();
+    return result;
+  }
+  if (response.headers.link) {
+    result.linkHeaderTargets = linksWithRel(parseLinkHeader(response.headers.link, response.url), 'resourcesync', response.url);
+  }
+  try {
+    const { head, stream } = await peek(response.body, SNIFF_BYTES);
+    if (looksLikeHtml(head, response.headers['content-type'])) {
+      const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(response.headers['content-type'] ?? '')?.[1];
+      const { links } = await findHtmlLinks(stream, response.url, 'resourcesync', { charset });
+      await response.discard();
+      result.html = { links };
+      result.message = 'HTML page';
+      return result;
+    }
+    const entries: Entry[] = [];
+    let entriesTruncated = false;
+    const loaded = await readResponse(
+      response,
+      url,
+      {
+        signal,
+        onEntry: (entry) => {
+          if (entries.length < KEPT_ENTRIES) entries.push(entry);
+          else entriesTruncated = true;
+        },
+      },
+      stream,
+    );
+    result.document = { summary: loaded.summary, entries, entriesTruncated };
+    result.message = documentName(loaded.summary);
+  } catch (err) {
+    await response.discard().catch(() => undefined);
+    if (err instanceof DocumentError) {
+      if (err.code === 'aborted') throw err;
+      result.message = REFUSALS[err.code] ?? err.message;
+    } else if (err instanceof NetworkError) {
+      if (err.code === 'aborted') throw err;
+      result.message = err.message;
+    } else throw err;
+  }
+  return result;
+}
+
+/**
+ * HTML when the markup starts like HTML, whatever the Content-Type says; when the bytes say nothing (no markup
+ * at all) the Content-Type decides. An XML sitemap served as text/html is still read as XML.
+ */
+export function looksLikeHtml(head: Uint8Array, contentType: string | undefined): boolean {
+  let text = Buffer.from(head).toString('latin1');
+  if (text.startsWith('\xef\xbb\xbf')) text = text.slice(3);
+  // Skip the XML declaration, processing instructions, comments and whitespace before the first real markup.
+  for (;;) {
+    const trimmed = text.trimStart();
+    if (trimmed.startsWith('<?')) {
+      const end = trimmed.indexOf('?>');
+      text = end < 0 ? '' : trimmed.slice(end + 2);
+    } else if (trimmed.startsWith('<!--')) {
+      const end = trimmed.indexOf('-->');
+      text = end < 0 ? '' : trimmed.slice(end + 3);
+    } else {
+      text = trimmed;
+      break;
+    }
+  }
+  if (/^<!doctype\s+html/i.test(text) || /^<html[\s>]/i.test(text) || /^<head[\s>]/i.test(text)) return true;
+  if (text.startsWith('<')) return false;
+  return /\bhtml\b/i.test(contentType ?? '');
+}

@@ -1,0 +1,396 @@
+// The conformance report: which rules of the core spec (ANSI/NISO Z39.99-2017, "§") and of the Change
+// Notification spec ("CN §") a document breaks. `error`: the document (or the entry) cannot be used as what it
+// claims to be; `warning`: the spec is violated but processing can go on.
+import { parseW3cDatetime } from './datetime.ts';
+import type { FindingList } from './findings.ts';
+import { parseHashes } from './hash.ts';
+import { CHANGE_TYPES, type Capability, type DocumentSummary, type Entry, type Finding, type RsLn, type RsMd } from './model.ts';
+
+/** The community limit on entries per document (§7, from the Sitemap protocol). */
+export const MAX_ENTRIES = 50_000;
+
+type TimeFamily = 'at' | 'from';
+
+interface Profile {
+  /** The document-level time attributes (Appendix A, table 4); null: the spec names none for this document. */
+  time: TimeFamily | null;
+  /** Time attributes an entry's rs:md may carry (Appendix A); null: none; 'unchecked': the spec says nothing. */
+  entryTime: TimeFamily | null | 'unchecked';
+  /** A mandatory `rs:ln rel="up"` to the parent document. */
+  upRequired: boolean;
+  /** Entries are resource changes: rs:md with `change` is mandatory. */
+  changes: boolean;
+  /** Entries are bitstreams in a package: rs:md `path` is mandatory (except for deletions in a change manifest). */
+  manifest: boolean;
+  /** Entries must be in forward chronological order, by this attribute (falling back to lastmod). */
+  order: 'datetime' | 'from' | null;
+}
+
+function profileOf(capability: Capability, isIndex: boolean): Profile {
+  switch (capability) {
+    case 'description': // §8
+      return { time: null, entryTime: 'unchecked', upRequired: false, changes: false, manifest: false, order: null };
+    case 'capabilitylist': // §9: "関係タイプ up を持つ<urlset>の必須<rs:ln>子要素"
+      return { time: null, entryTime: 'unchecked', upRequired: true, changes: false, manifest: false, order: null };
+    case 'resourcelist': // §10.1, §10.2: at mandatory; index children may carry at
+      return { time: 'at', entryTime: isIndex ? 'at' : null, upRequired: true, changes: false, manifest: false, order: null };
+    case 'resourcedump': // §11.1: packages may carry at/completed
+      return { time: 'at', entryTime: 'at', upRequired: true, changes: false, manifest: false, order: null };
+    case 'resourcedump-manifest': // §11.2
+      return { time: 'at', entryTime: null, upRequired: true, changes: false, manifest: true, order: null };
+    case 'changelist': // §12.1 (entries: changes, forward chronological), §12.2 (index: change lists in order)
+      return isIndex
+        ? { time: 'from', entryTime: 'from', upRequired: true, changes: false, manifest: false, order: 'from' }
+        : { time: 'from', entryTime: null, upRequired: true, changes: true, manifest: false, order: 'datetime' };
+    case 'changedump': // §13.1: packages carry from/until and are listed oldest first
+      return { time: 'from', entryTime: 'from', upRequired: true, changes: false, manifest: false, order: 'from' };
+    case 'changedump-manifest': // §13.2
+      return { time: 'from', entryTime: null, upRequired: true, changes: true, manifest: true, order: 'datetime' };
+    case 'change-notification': // CN §3: from and until mandatory, up optional, forward chronological
+      return { time: 'from', entryTime: null, upRequired: false, changes: true, manifest: false, order: 'datetime' };
+  }
+}
+
+const CHANGEFREQ = new Set(['always', 'hourly', 'daily', 'weekly', 'monthly', 'yearly', 'never']);
+const CHANGE_SET: ReadonlySet<string> = new Set(CHANGE_TYPES);
+const LENGTH = /^\d+$/;
+/** The common case, one well-formed digest, checked without building parseHashes' result. */
+const SINGLE_HASH = /^(?:md5:[0-9a-fA-F]{32}|sha-1:[0-9a-fA-F]{40}|sha-256:[0-9a-fA-F]{64})$/;
+const PRI = /^\d{1,6}$/;
+/** An absolute URI has a scheme (RFC 3986 §3.1); relative references are resolved by nobody in ResourceSync. */
+const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+
+const MD_DATETIMES = ['at', 'completed', 'from', 'until', 'datetime'] as const;
+
+function ms(value: string | undefined): number | null {
+  return value === undefined ? null : parseW3cDatetime(value);
+}
+
+function quote(value: string): string {
+  return JSON.stringify(value.length > 100 ? `${value.slice(0, 97)}...` : value);
+}
+
+/** Checks one document as it streams: the document-level rs:md first, then each entry, then the whole. */
+export class DocumentChecker {
+  private readonly findings: FindingList;
+  private readonly capability: Capability;
+  private readonly isIndex: boolean;
+  private readonly profile: Profile;
+  private readonly fromMs: number | null;
+  private readonly untilMs: number | null;
+  private lastOrderMs = Number.NEGATIVE_INFINITY;
+  private readonly capabilitiesListed = new Map<string, number>();
+
+  constructor(findings: FindingList, capability: Capability, isIndex: boolean, md: RsMd, mdLine: number) {
+    this.findings = findings;
+    this.capability = capability;
+    this.isIndex = isIndex;
+    this.profile = profileOf(capability, isIndex);
+    this.fromMs = ms(md.from);
+    this.untilMs = ms(md.until);
+    this.checkDocumentMd(md, mdLine);
+  }
+
+  private warn(code: string, message: string, line?: number): void {
+    this.findings.add('warning', code, message, line);
+  }
+
+  private error(code: string, message: string, line?: number): void {
+    this.findings.add('error', code, message, line);
+  }
+
+  private checkDocumentMd(md: RsMd, line: number): void {
+    const { capability, isIndex, profile } = this;
+    if (isIndex) {
+      if (capability === 'capabilitylist') {
+        // §9: a handful of capabilities never needs an index; "ソースは、そのような構造を生成すべきではありません"
+        this.warn('index-not-expected', 'A Capability List should not be a <sitemapindex> (§9)', line);
+      } else if (capability === 'change-notification' || capability === 'resourcedump-manifest' || capability === 'changedump-manifest') {
+        // CN §3: notifications never use <sitemapindex>; §11.2/§13.2: a manifest is one <urlset> inside its package.
+        this.error('index-not-allowed', `A ${capability} document must be a <urlset>, not a <sitemapindex>`, line);
+      }
+    }
+    this.checkMdValues(md, line);
+    if (profile.time === 'at') {
+      // §10.1, §10.2, §11.1, §11.2, Appendix A: at is mandatory; from/until belong to change documents (§7).
+      if (md.at === undefined) this.warn('missing-at', `The <rs:md> of a ${capability} document must have an "at" attribute (Appendix A)`, line);
+      this.notApplicable(md, ['from', 'until'], 'a resource document (§7)', line);
+    } else if (profile.time === 'from') {
+      // §12.1, §12.2, §13.1, §13.2, CN §3, Appendix A: from is mandatory; at/completed belong to resource documents.
+      if (md.from === undefined) this.warn('missing-from', `The <rs:md> of a ${capability} document must have a "from" attribute (Appendix A)`, line);
+      if (capability === 'change-notification' && md.until === undefined) {
+        this.warn('missing-until', 'A change notification must have an "until" attribute (CN §3)', line);
+      }
+      this.notApplicable(md, ['at', 'completed'], 'a change document (§7)', line);
+    }
+    this.checkIntervals(md, line);
+  }
+
+  private notApplicable(md: RsMd, names: readonly (keyof RsMd)[], where: string, line: number): void {
+    for (const name of names) {
+      if (md[name] !== undefined) this.warn('attribute-not-applicable', `"${name}" is not used in ${where}`, line);
+    }
+  }
+
+  /** completed before at, until before from (§7: both pairs bound an interval). */
+  private checkIntervals(md: RsMd, line: number): void {
+    const at = ms(md.at);
+    const completed = ms(md.completed);
+    if (at !== null && completed !== null && completed < at) {
+      this.warn('completed-before-at', `"completed" (${md.completed}) is before "at" (${md.at})`, line);
+    }
+    const from = ms(md.from);
+    const until = ms(md.until);
+    if (from !== null && until !== null && until < from) {
+      this.warn('until-before-from', `"until" (${md.until}) is before "from" (${md.from})`, line);
+    }
+  }
+
+  /** Well-formedness of the values of one rs:md: datetimes (§7, W3C Datetime), length, hash. */
+  private checkMdValues(md: RsMd, line: number): void {
+    for (const name of MD_DATETIMES) {
+      const value = md[name];
+      if (value !== undefined && parseW3cDatetime(value) === null) {
+        this.warn('invalid-datetime', `rs:md "${name}" is not a W3C datetime: ${quote(value)}`, line);
+      }
+    }
+    this.checkLength(md.length, 'rs:md', line);
+    this.checkHash(md.hash, 'rs:md', line);
+  }
+
+  private checkLength(value: string | undefined, where: string, line: number): void {
+    // §7: the value of Content-Length, i.e. a non-negative decimal integer.
+    if (value !== undefined && !LENGTH.test(value.trim())) {
+      this.warn('invalid-length', `${where} "length" is not a non-negative integer: ${quote(value)}`, line);
+    }
+  }
+
+  private checkHash(value: string | undefined, where: string, line: number): void {
+    if (value === undefined || SINGLE_HASH.test(value)) return;
+    const { problems } = parseHashes(value);
+    if (problems.length > 0) this.warn('invalid-hash', `${where} "hash": ${problems.join('; ')}`, line);
+  }
+
+  /** One rs:ln, document-level or in an entry (§7). */
+  checkLink(ln: RsLn, line: number): void {
+    if (ln.rel === '' || ln.href === '') {
+      this.warn('invalid-link', `<rs:ln> without ${ln.rel === '' ? '"rel"' : '"href"'} (both are mandatory, §7)`, line);
+    }
+    if (ln.modified !== undefined && parseW3cDatetime(ln.modified) === null) {
+      this.warn('invalid-datetime', `rs:ln "modified" is not a W3C datetime: ${quote(ln.modified)}`, line);
+    }
+    this.checkLength(ln.length, 'rs:ln', line);
+    this.checkHash(ln.hash, 'rs:ln', line);
+    if (ln.pri !== undefined) {
+      // §7: pri is an integer from 1 to 999,999
+      const pri = ln.pri.trim();
+      if (!PRI.test(pri) || Number(pri) < 1) this.warn('invalid-pri', `rs:ln "pri" is not an integer from 1 to 999999: ${quote(ln.pri)}`, line);
+    }
+  }
+
+  /**
+   * One <url> / <sitemap>. `mdLine`: line of its rs:md, 0 if it has none; `linkLines`: line of each rs:ln.
+   * Findings about the rs:md (rs:ln) are reported on its own line, the others on the entry's.
+   */
+  checkEntry(entry: Entry, mdLine: number, linkLines: readonly number[] | null): void {
+    const { capability, isIndex, profile } = this;
+    const { md } = entry;
+    const hasMd = mdLine !== 0;
+    const line = hasMd ? mdLine : entry.line;
+    const entryLine = entry.line;
+    if (entry.index === MAX_ENTRIES) {
+      this.warn('too-many-entries', `More than ${MAX_ENTRIES.toLocaleString('en')} entries in one document (§7)`, entryLine);
+    }
+    if (entry.loc === '') this.error('missing-loc', 'Entry without <loc> (mandatory, §7)', entryLine);
+    else if (!ABSOLUTE_URI.test(entry.loc)) this.error('relative-loc', `<loc> is not an absolute URI: ${quote(entry.loc)}`, entryLine);
+    if (entry.lastmod !== undefined && parseW3cDatetime(entry.lastmod) === null) {
+      this.warn('invalid-datetime', `<lastmod> is not a W3C datetime: ${quote(entry.lastmod)}`, entryLine);
+    }
+    if (entry.changefreq !== undefined && !CHANGEFREQ.has(entry.changefreq)) {
+      this.warn('invalid-changefreq', `<changefreq> is not one of ${[...CHANGEFREQ].join(', ')}: ${quote(entry.changefreq)}`, entryLine);
+    }
+    if (hasMd) {
+      this.checkMdValues(md, line);
+      this.checkIntervals(md, line);
+    }
+    const links = entry.links;
+    for (let i = 0; i < links.length; i++) this.checkLink(links[i], linkLines?.[i] ?? entryLine);
+
+    if (isIndex) this.checkIndexEntry(md, line);
+    else if (capability === 'description') this.checkDescriptionEntry(entry, hasMd, line);
+    else if (capability === 'capabilitylist') this.checkCapabilityListEntry(entry, line);
+
+    if (hasMd && profile.entryTime !== 'unchecked') {
+      if (profile.entryTime !== 'at' && (md.at !== undefined || md.completed !== undefined)) {
+        this.notApplicable(md, ['at', 'completed'], `the entries of a ${this.kind()} (Appendix A)`, line);
+      }
+      if (profile.entryTime !== 'from' && (md.from !== undefined || md.until !== undefined)) {
+        this.notApplicable(md, ['from', 'until'], `the entries of a ${this.kind()} (Appendix A)`, line);
+      }
+    }
+    if (profile.changes) this.checkChange(entry, hasMd, line);
+    else if (md.change !== undefined && capability !== 'description' && capability !== 'capabilitylist') {
+      // §7: change is used in Change Lists and Change Dump Manifests (and CN §3 notifications) only.
+      this.warn('attribute-not-applicable', `"change" is not used in the entries of a ${this.kind()} (§7)`, line);
+    }
+    if (profile.manifest) this.checkPath(entry, line);
+    else if (md.path !== undefined) {
+      this.warn('attribute-not-applicable', `rs:md "path" is only used in manifests (§7), not in a ${this.kind()}`, line);
+    }
+    if (profile.order !== null) this.checkOrder(entry);
+  }
+
+  private kind(): string {
+    return this.isIndex ? `${this.capability} index` : this.capability;
+  }
+
+  private checkIndexEntry(md: RsMd, line: number): void {
+    // §6.1: the documents of one capability (an index and its children) carry the same capability value.
+    if (md.capability !== undefined && md.capability !== this.capability) {
+      this.warn('index-child-capability', `Index entry declares capability "${md.capability}", the index is "${this.capability}" (§6.1)`, line);
+    }
+  }
+
+  private checkDescriptionEntry(entry: Entry, hasMd: boolean, line: number): void {
+    // §8: a Source Description lists Capability Lists; its optional rs:md must say capability="capabilitylist".
+    if (hasMd && entry.md.capability !== 'capabilitylist') {
+      const what = entry.md.capability === undefined ? 'an rs:md without capability' : `capability "${entry.md.capability}"`;
+      this.warn('description-entry', `A Source Description lists Capability Lists only; this entry has ${what} (§8)`, line);
+    }
+    this.noLastmod(entry, 'Source Description (§8)');
+  }
+
+  private checkCapabilityListEntry(entry: Entry, line: number): void {
+    const { md } = entry;
+    this.noLastmod(entry, 'Capability List (§9)');
+    if (md.capability === undefined) {
+      // §9: "必須の<rs:md>子要素には、それぞれの機能のタイプを伝える capability 属性がなければなりません"
+      this.error('missing-entry-capability', 'Capability List entry without rs:md capability (mandatory, §9)', line);
+      return;
+    }
+    if (md.capability === 'description' || md.capability === 'capabilitylist') {
+      this.warn('capabilitylist-entry', `A Capability List lists capabilities of its resource set, not a "${md.capability}" (§9)`, line);
+    }
+    // §9: "機能ごとに 1 つのエントリのみが含まれなければなりません"
+    const first = this.capabilitiesListed.get(md.capability);
+    if (first === undefined) this.capabilitiesListed.set(md.capability, line);
+    else this.warn('duplicate-capability', `Capability "${md.capability}" is listed again (first on line ${first}); one entry per capability (§9)`, line);
+    if (md.capability === 'change-notification' && !entry.links.some((l) => l.rel === 'hub')) {
+      // CN §5: the channel's entry "must have" an rs:ln rel="hub" with the hub URI.
+      this.warn('missing-hub-link', 'A change-notification entry must have an rs:ln rel="hub" (CN §5)', line);
+    }
+  }
+
+  private noLastmod(entry: Entry, where: string): void {
+    // §8, §9: lastmod must be omitted unless the document is updated with every child; a reader cannot tell.
+    if (entry.lastmod !== undefined) this.warn('lastmod-not-expected', `<lastmod> should be omitted in a ${where}`, entry.line);
+  }
+
+  private checkChange(entry: Entry, hasMd: boolean, line: number): void {
+    const { md } = entry;
+    // §12.1, §13.2, CN §3: mandatory rs:md with change = created | updated | deleted.
+    if (!hasMd || md.change === undefined) {
+      this.error('missing-change', `Entry without rs:md "change" (mandatory in a ${this.capability})`, line);
+    } else if (!CHANGE_SET.has(md.change)) {
+      this.error('invalid-change', `"change" must be created, updated or deleted, not ${quote(md.change)}`, line);
+    }
+    // §7 (datetime): "from 日時と同じまたはそれ以降、および、指定されている場合には、until 日時より前または同じ"
+    const datetime = ms(md.datetime);
+    if (datetime !== null) {
+      if (this.fromMs !== null && datetime < this.fromMs) {
+        this.warn('datetime-out-of-range', `"datetime" ${md.datetime} is before the document's "from"`, line);
+      } else if (this.untilMs !== null && datetime > this.untilMs) {
+        this.warn('datetime-out-of-range', `"datetime" ${md.datetime} is after the document's "until"`, line);
+      }
+    }
+  }
+
+  private checkPath(entry: Entry, line: number): void {
+    const { md } = entry;
+    if (md.path === undefined) {
+      // §11.2: path mandatory; §13.2: mandatory unless change="deleted".
+      if (!(this.capability === 'changedump-manifest' && md.change === 'deleted')) {
+        this.error('missing-path', `Manifest entry without rs:md "path" (mandatory, ${this.capability === 'changedump-manifest' ? '§13.2' : '§11.2'})`, line);
+      }
+    } else if (!md.path.startsWith('/')) {
+      this.warn('invalid-path', `"path" must start with "/" (relative to the package root, §11.2/§13.2): ${quote(md.path)}`, line);
+    }
+  }
+
+  private checkOrder(entry: Entry): void {
+    const { md } = entry;
+    const key = (this.profile.order === 'datetime' ? md.datetime : md.from) ?? entry.lastmod;
+    const time = ms(key);
+    if (time === null) return;
+    if (time < this.lastOrderMs) {
+      // §12.1 (must), §12.2 (must), §13.1, §13.2, CN §3 (must): forward chronological order.
+      this.warn('change-order', `Entry (${key}) is earlier than an entry before it: entries must be in forward chronological order`, entry.line);
+    } else {
+      this.lastOrderMs = time;
+    }
+  }
+
+  /** Rules on the whole document, once all of it was read. */
+  finish(links: RsLn[], line: number): void {
+    if (this.profile.upRequired && !links.some((l) => l.rel === 'up')) {
+      const parent = this.capability === 'capabilitylist' ? 'Source Description' : 'Capability List';
+      this.warn('missing-up', `No <rs:ln rel="up"> to the ${parent} (mandatory for a ${this.kind()})`, line);
+    }
+  }
+}
+
+/** The absolute form of a (possibly relative) reference, or the reference itself if it does not parse. */
+function absolute(href: string, base: string): string {
+  try {
+    return new URL(href, base).href;
+  } catch {
+    return href;
+  }
+}
+
+/** Capabilities whose documents should link to their index "if one exists" (§10.1, §11.1, §12.1, §13.1). */
+const INDEX_LINK_RECOMMENDED: ReadonlySet<Capability> = new Set(['resourcelist', 'resourcedump', 'changelist', 'changedump']);
+
+/** Cross-document rules between an index (<sitemapindex>) and one of the documents it lists. */
+export function checkIndexChild(index: DocumentSummary, child: DocumentSummary): Finding[] {
+  const findings: Finding[] = [];
+  if (!index.isIndex) return findings;
+  if (child.capability !== index.capability) {
+    // §6.1: an index and the documents it groups carry the same capability.
+    findings.push({
+      severity: 'error',
+      code: 'index-child-capability',
+      message: `${child.url} is a ${child.capability} document, listed by a ${index.capability} index ${index.url} (§6.1)`,
+    });
+  }
+  if (child.isIndex) {
+    // Sitemap protocol: a sitemap index lists sitemaps (<urlset>), not other indexes.
+    findings.push({ severity: 'error', code: 'nested-index', message: `${child.url} is itself an index, listed by the index ${index.url}` });
+  }
+  const indexLinks = child.links.filter((l) => l.rel === 'index');
+  if (indexLinks.length === 0) {
+    if (INDEX_LINK_RECOMMENDED.has(child.capability)) {
+      findings.push({
+        severity: 'warning',
+        code: 'missing-index-link',
+        message: `${child.url} is part of the index ${index.url} but has no <rs:ln rel="index"> to it (recommended, §10.1/§11.1/§12.1/§13.1)`,
+      });
+    }
+  } else if (!indexLinks.some((l) => absolute(l.href, child.url) === absolute(index.url, index.url))) {
+    findings.push({
+      severity: 'warning',
+      code: 'index-link-mismatch',
+      message: `${child.url} links rel="index" to ${indexLinks[0].href}, but it is listed by ${index.url}`,
+    });
+  }
+  const indexUp = index.links.find((l) => l.rel === 'up');
+  const childUp = child.links.find((l) => l.rel === 'up');
+  if (indexUp !== undefined && childUp !== undefined && absolute(childUp.href, child.url) !== absolute(indexUp.href, index.url)) {
+    findings.push({
+      severity: 'warning',
+      code: 'up-link-mismatch',
+      message: `${child.url} links rel="up" to ${childUp.href}, its index ${index.url} to ${indexUp.href}: both belong to one Capability List (§6.2)`,
+    });
+  }
+  return findings;
+}

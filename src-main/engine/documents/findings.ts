@@ -1,0 +1,36 @@
+// Collects Findings with a cap per code: a hostile 50,000-entry document with the same fault on every entry
+// must not become 50,000 findings in memory (or in the UI).
+import type { Finding, Severity } from './model.ts';
+
+/** Findings kept per code; further ones are only counted. */
+export const MAX_FINDINGS_PER_CODE = 100;
+
+export class FindingList {
+  private readonly list: Finding[] = [];
+  private readonly counts = new Map<string, { count: number; severity: Severity }>();
+
+  add(severity: Severity, code: string, message: string, line?: number): void {
+    const seen = this.counts.get(code);
+    if (seen === undefined) this.counts.set(code, { count: 1, severity });
+    else {
+      seen.count++;
+      if (seen.count > MAX_FINDINGS_PER_CODE) return;
+    }
+    this.list.push(line === undefined ? { severity, code, message } : { severity, code, message, line });
+  }
+
+  /** The findings, with one closing finding per code that went over the cap saying how many were left out. */
+  finish(): Finding[] {
+    const out = this.list.slice();
+    for (const [code, { count, severity }] of this.counts) {
+      if (count > MAX_FINDINGS_PER_CODE) {
+        out.push({
+          severity,
+          code,
+          message: `${count - MAX_FINDINGS_PER_CODE} more "${code}" findings not listed (${count} in all)`,
+        });
+      }
+    }
+    return out;
+  }
+}

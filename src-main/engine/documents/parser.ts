@@ -1,0 +1,462 @@
+// The synchronous half of the reader: XML text in (through saxes), entries out into a queue that the
+// asynchronous half drains. Builds the document-level rs:md / rs:ln, refuses what is not a ResourceSync document,
+// and keeps every buffer bounded (depth, token size, value size, links per entry, entries awaiting an rs:md).
+import { SaxesParser, type SaxesAttributeNS, type SaxesTagNS } from 'saxes';
+import { DocumentChecker } from './conformance.ts';
+import { DocumentError } from './errors.ts';
+import { FindingList } from './findings.ts';
+import {
+  CAPABILITIES,
+  RS_NAMESPACE,
+  SITEMAP_NAMESPACE,
+  type Capability,
+  type DocumentSummary,
+  type Entry,
+  type RootElement,
+  type RsLn,
+  type RsMd,
+} from './model.ts';
+import { scanProlog } from './prolog.ts';
+
+export const LIMITS = {
+  /** ResourceSync needs 3 levels (root, entry, loc); extensions a few more. */
+  maxDepth: 32,
+  /** Characters the XML parser may hold for one token: a text node, a tag with its attributes, a comment. */
+  maxTokenChars: 1 << 20,
+  /** Characters of one <loc>, <lastmod> or <changefreq> value. */
+  maxValueChars: 64 * 1024,
+  /** rs:ln elements kept per entry or per document. */
+  maxLinks: 1000,
+  /** Entries held while no document-level rs:md has been seen yet (rs:md after the first entry is only a warning). */
+  maxEntriesBeforeMd: 1000,
+} as const;
+
+const KNOWN_CAPABILITIES: ReadonlySet<string> = new Set(CAPABILITIES);
+const MD_ATTRIBUTES: ReadonlySet<string> = new Set([
+  'capability', 'at', 'completed', 'from', 'until', 'change', 'datetime', 'encoding', 'hash', 'length', 'path', 'type',
+]);
+const LN_ATTRIBUTES: ReadonlySet<string> = new Set(['rel', 'href', 'hash', 'length', 'modified', 'path', 'pri', 'type', 'encoding']);
+
+// What each open element is, by depth.
+const ROLE_OTHER = 0;
+const ROLE_ROOT = 1;
+const ROLE_ENTRY = 2;
+const ROLE_LOC = 3;
+const ROLE_LASTMOD = 4;
+const ROLE_CHANGEFREQ = 5;
+
+const SAXES_POSITION_PREFIX = /^(?:[^:]*:)?\d+:\d+: /;
+
+/**
+ * saxes' `on()` stores a handler with `this[name] = handler`. Keyed stores that add properties turn the parser
+ * object into a dictionary-mode object in V8 after a few of them, and every state of the parser then runs about
+ * four times slower. Creating the handler slots first with named stores keeps its properties fast; if a future
+ * saxes renames them this only costs speed, since the handlers themselves are still set through `on()`.
+ */
+function createHandlerSlots(sax: object): void {
+  const slots = sax as Record<string, unknown>;
+  slots.xmldeclHandler = undefined;
+  slots.textHandler = undefined;
+  slots.piHandler = undefined;
+  slots.doctypeHandler = undefined;
+  slots.commentHandler = undefined;
+  slots.openTagStartHandler = undefined;
+  slots.attributeHandler = undefined;
+  slots.openTagHandler = undefined;
+  slots.closeTagHandler = undefined;
+  slots.cdataHandler = undefined;
+  slots.errorHandler = undefined;
+  slots.endHandler = undefined;
+  slots.readyHandler = undefined;
+}
+
+export class DocumentParser {
+  private readonly url: string;
+  private readonly sax: SaxesParser<{ xmlns: true; position: true }>;
+  private readonly findings = new FindingList();
+
+  private prolog: string | null = '';
+  private fed = 0;
+  private lastEventAt = 0;
+  private closing = false;
+  private sawXmlDecl = false;
+
+  private depth = 0;
+  private readonly roles: number[] = [];
+  private tagLine = 1;
+
+  private root: RootElement | null = null;
+  private rootLine = 1;
+  private entryName = '';
+  private rootClosed = false;
+
+  private md: RsMd | null = null;
+  private mdLine = 0;
+  private capability: Capability | null = null;
+  private readonly links: RsLn[] = [];
+  private readonly linkLines: number[] = [];
+  checker: DocumentChecker | null = null;
+
+  private entry: Entry | null = null;
+  /** Line of the current entry's rs:md (0: none yet), and of each of its rs:ln. */
+  private entryMdLine = 0;
+  private entryLinkLines: number[] | null = null;
+  private entryCount = 0;
+  private capturing = false;
+  private readonly onText: (text: string) => void;
+  private captured = '';
+  /** Completed entries not yet handed out, with the lines of their rs:md (0: none) and rs:ln elements. */
+  private queue: Entry[] = [];
+  private queueMdLines: number[] = [];
+  private queueLinkLines: (number[] | null)[] = [];
+
+  constructor(url: string) {
+    this.url = url;
+    const sax = new SaxesParser({ xmlns: true, position: true });
+    createHandlerSlots(sax);
+    this.sax = sax;
+    sax.on('xmldecl', () => {
+      this.sawXmlDecl = true;
+      this.lastEventAt = sax.position;
+    });
+    sax.on('doctype', () => {
+      // The prolog scan refuses any DOCTYPE first; this catches one the scan could not see (e.g. after the root).
+      throw new DocumentError('doctype', `${this.url} has a DOCTYPE declaration: refused`, { line: sax.line });
+    });
+    sax.on('opentagstart', () => {
+      // The name may have been ended by a newline, already counted: column 0 means exactly that.
+      this.tagLine = sax.column === 0 ? sax.line - 1 : sax.line;
+    });
+    sax.on('opentag', (tag) => this.openTag(tag));
+    sax.on('closetag', () => this.closeTag());
+    // The text handler is only set while a value is captured (see startCapture): otherwise saxes skips copying
+    // out the whitespace between tags, most of a document's text.
+    this.onText = (text: string) => this.text(text);
+    sax.on('cdata', this.onText);
+    sax.on('comment', () => {
+      this.lastEventAt = sax.position;
+    });
+    sax.on('processinginstruction', () => {
+      this.lastEventAt = sax.position;
+    });
+    sax.on('error', (err) => {
+      throw this.syntaxError(err);
+    });
+  }
+
+  private syntaxError(err: Error): DocumentError {
+    const detail = err.message.replace(SAXES_POSITION_PREFIX, '');
+    const line = this.sax.line;
+    if (this.root === null) {
+      if (this.closing && this.sawXmlDecl && detail.includes('must contain a root element')) {
+        return new DocumentError('truncated', `${this.url} ends after the XML declaration, before any root element`, { line });
+      }
+      return new DocumentError('not-xml', `${this.url} is not an XML document (line ${line}: ${detail})`, { line, cause: err });
+    }
+    if (this.closing && !this.rootClosed) {
+      return new DocumentError('truncated', `${this.url} is truncated: it ends at line ${line} before </${this.root}>`, { line, cause: err });
+    }
+    return new DocumentError('malformed', `${this.url} is not well-formed XML (line ${line}: ${detail})`, { line, cause: err });
+  }
+
+  /** Feeds decoded text. Throws a DocumentError on a refusal. */
+  write(text: string): void {
+    if (this.prolog !== null) {
+      const prolog = this.prolog + text;
+      if (scanProlog(prolog, false, this.url) === 'more') {
+        if (prolog.length > LIMITS.maxTokenChars) {
+          throw new DocumentError('not-xml', `${this.url}: no root element in the first ${LIMITS.maxTokenChars} characters`);
+        }
+        this.prolog = prolog;
+        return;
+      }
+      this.prolog = null;
+      text = prolog;
+    }
+    if (text.length === 0) return;
+    this.fed += text.length;
+    this.sax.write(text);
+    if (this.fed - this.lastEventAt > LIMITS.maxTokenChars) {
+      throw new DocumentError(
+        'token-too-large',
+        `${this.url}: a single text node, tag or comment near line ${this.sax.line} exceeds ${LIMITS.maxTokenChars} characters`,
+        { line: this.sax.line },
+      );
+    }
+  }
+
+  /** Ends the input. Throws a DocumentError on a refusal. */
+  close(): void {
+    if (this.prolog !== null) {
+      const prolog = this.prolog;
+      this.prolog = null;
+      if (prolog.trim() === '' || prolog === '\ufeff') throw new DocumentError('empty', `${this.url} is empty`);
+      scanProlog(prolog, true, this.url);
+      this.fed += prolog.length;
+      this.sax.write(prolog);
+    }
+    this.closing = true;
+    this.sax.close();
+    if (this.md === null) throw this.missingMd();
+  }
+
+  private missingMd(): DocumentError {
+    return new DocumentError(
+      'missing-md',
+      `${this.url} has no document-level <rs:md> (mandatory, §7): a ${this.root === 'sitemapindex' ? 'sitemap index' : 'sitemap'} but not a ResourceSync document`,
+      { line: this.rootLine },
+    );
+  }
+
+  private openTag(tag: SaxesTagNS): void {
+    const sax = this.sax;
+    this.lastEventAt = sax.position;
+    const depth = this.depth;
+    const line = this.tagLine;
+    let role = ROLE_OTHER;
+    if (depth === 0) {
+      this.openRoot(tag, line);
+      role = ROLE_ROOT;
+    } else if (depth === 1) {
+      role = this.openRootChild(tag, line);
+    } else if (depth === 2 && this.entry !== null) {
+      role = this.openEntryChild(tag, line);
+    } else if (depth >= LIMITS.maxDepth) {
+      throw new DocumentError('too-deep', `${this.url}: elements nested more than ${LIMITS.maxDepth} deep (line ${line})`, { line });
+    } else if (tag.prefix === 'rs' && tag.uri !== RS_NAMESPACE) {
+      throw this.wrongNamespace(tag, line);
+    }
+    this.roles[depth] = role;
+    this.depth = depth + 1;
+  }
+
+  private closeTag(): void {
+    this.lastEventAt = this.sax.position;
+    const depth = --this.depth;
+    const role = this.roles[depth];
+    if (role === ROLE_OTHER) return;
+    if (role >= ROLE_LOC) {
+      const entry = this.entry as Entry;
+      const value = this.captured.trim();
+      this.capturing = false;
+      this.captured = '';
+      this.sax.off('text');
+      if (role === ROLE_LOC) {
+        if (entry.loc !== '') this.findings.add('warning', 'duplicate-element', 'Entry has more than one <loc>', entry.line);
+        entry.loc = value;
+      } else if (role === ROLE_LASTMOD) entry.lastmod = value;
+      else entry.changefreq = value;
+      return;
+    }
+    if (role === ROLE_ENTRY) {
+      this.queue.push(this.entry as Entry);
+      this.queueMdLines.push(this.entryMdLine);
+      this.queueLinkLines.push(this.entryLinkLines);
+      this.entry = null;
+      if (this.md === null && this.queue.length > LIMITS.maxEntriesBeforeMd) throw this.missingMd();
+      return;
+    }
+    this.rootClosed = true;
+  }
+
+  private startCapture(): void {
+    this.capturing = true;
+    this.sax.on('text', this.onText);
+  }
+
+  private text(text: string): void {
+    this.lastEventAt = this.sax.position;
+    if (!this.capturing) return;
+    const captured = this.captured + text;
+    if (captured.length > LIMITS.maxValueChars) {
+      throw new DocumentError('token-too-large', `${this.url}: a value longer than ${LIMITS.maxValueChars} characters (line ${this.sax.line})`, {
+        line: this.sax.line,
+      });
+    }
+    this.captured = captured;
+  }
+
+  private wrongNamespace(tag: SaxesTagNS, line: number): DocumentError {
+    const expected = tag.local === 'urlset' || tag.local === 'sitemapindex' ? SITEMAP_NAMESPACE : RS_NAMESPACE;
+    return new DocumentError(
+      'wrong-namespace',
+      `${this.url}: <${tag.name}> is in the namespace ${tag.uri === '' ? '(none)' : `"${tag.uri}"`}, expected "${expected}"`,
+      { line },
+    );
+  }
+
+  private openRoot(tag: SaxesTagNS, line: number): void {
+    const local = tag.local;
+    this.rootLine = line;
+    if (local.toLowerCase() === 'html') {
+      throw new DocumentError('html', `${this.url} is an HTML page, not a ResourceSync document`, { line });
+    }
+    if (local !== 'urlset' && local !== 'sitemapindex') {
+      throw new DocumentError(
+        'wrong-root',
+        `${this.url}: the root element is <${tag.name}>${tag.uri === '' ? '' : ` (namespace "${tag.uri}")`}, expected <urlset> or <sitemapindex>`,
+        { line },
+      );
+    }
+    if (tag.uri !== SITEMAP_NAMESPACE) throw this.wrongNamespace(tag, line);
+    // Copies of the spec circulate with the rs namespace replaced: refuse them by the declaration itself.
+    const declared = tag.ns.rs;
+    if (declared !== undefined && declared !== RS_NAMESPACE) {
+      throw new DocumentError('wrong-namespace', `${this.url}: the rs prefix is bound to "${declared}", expected "${RS_NAMESPACE}"`, { line });
+    }
+    this.root = local;
+    this.entryName = local === 'urlset' ? 'url' : 'sitemap';
+  }
+
+  private openRootChild(tag: SaxesTagNS, line: number): number {
+    const { uri, local } = tag;
+    if (uri === RS_NAMESPACE) {
+      if (local === 'md') this.documentMd(tag, line);
+      else if (local === 'ln') {
+        if (this.entryCount > 0) {
+          this.findings.add('warning', 'ln-after-entry', '<rs:ln> of the document after the first entry (it precedes the entries, §7)', line);
+        }
+        if (this.links.length < LIMITS.maxLinks) {
+          this.links.push(this.readLn(tag, line));
+          this.linkLines.push(line);
+        }
+      } else this.findings.add('warning', 'unknown-element', `<${tag.name}> is not a ResourceSync element`, line);
+      return ROLE_OTHER;
+    }
+    if (local === 'md' || local === 'ln' || tag.prefix === 'rs') throw this.wrongNamespace(tag, line);
+    if (uri === SITEMAP_NAMESPACE) {
+      if (local === this.entryName) {
+        this.entry = { index: this.entryCount++, loc: '', md: {}, links: [], line };
+        this.entryMdLine = 0;
+        this.entryLinkLines = null;
+        return ROLE_ENTRY;
+      }
+      this.findings.add('error', 'unexpected-element', `<${tag.name}> does not belong in <${this.root}> (expected <${this.entryName}>)`, line);
+    }
+    return ROLE_OTHER;
+  }
+
+  private openEntryChild(tag: SaxesTagNS, line: number): number {
+    const { uri, local } = tag;
+    const entry = this.entry as Entry;
+    if (uri === SITEMAP_NAMESPACE) {
+      switch (local) {
+        case 'loc':
+          this.startCapture();
+          return ROLE_LOC;
+        case 'lastmod':
+          this.startCapture();
+          return ROLE_LASTMOD;
+        case 'changefreq':
+          this.startCapture();
+          return ROLE_CHANGEFREQ;
+        case 'priority':
+          return ROLE_OTHER;
+        default:
+          this.findings.add('warning', 'unknown-element', `<${tag.name}> is not a sitemap element`, line);
+          return ROLE_OTHER;
+      }
+    }
+    if (uri === RS_NAMESPACE) {
+      if (local === 'md') {
+        if (this.entryMdLine !== 0) {
+          this.findings.add('warning', 'duplicate-md', 'More than one <rs:md> in one entry (it is not repeatable, §7); the first is used', line);
+        } else {
+          entry.md = this.readMd(tag, line);
+          this.entryMdLine = line;
+        }
+      } else if (local === 'ln') {
+        if (entry.links.length < LIMITS.maxLinks) {
+          entry.links.push(this.readLn(tag, line));
+          (this.entryLinkLines ??= []).push(line);
+        }
+      } else {
+        this.findings.add('warning', 'unknown-element', `<${tag.name}> is not a ResourceSync element`, line);
+      }
+      return ROLE_OTHER;
+    }
+    if (local === 'md' || local === 'ln' || tag.prefix === 'rs') throw this.wrongNamespace(tag, line);
+    return ROLE_OTHER;
+  }
+
+  private documentMd(tag: SaxesTagNS, line: number): void {
+    if (this.md !== null) {
+      this.findings.add('warning', 'duplicate-md', 'More than one document-level <rs:md>; the first is used', line);
+      return;
+    }
+    if (this.entryCount > 0) {
+      this.findings.add('warning', 'md-after-entry', 'The document-level <rs:md> comes after the first entry (it precedes the entries, §7)', line);
+    }
+    const md = this.readMd(tag, line);
+    const capability = md.capability;
+    if (capability === undefined) {
+      throw new DocumentError('missing-capability', `${this.url}: the document-level <rs:md> has no "capability" (mandatory, §7)`, { line });
+    }
+    if (!KNOWN_CAPABILITIES.has(capability)) {
+      throw new DocumentError(
+        'unknown-capability',
+        `${this.url}: unknown capability "${capability.slice(0, 100)}" (known: ${CAPABILITIES.join(', ')})`,
+        { line },
+      );
+    }
+    this.md = md;
+    this.mdLine = line;
+    this.capability = capability as Capability;
+    this.checker = new DocumentChecker(this.findings, this.capability, this.root === 'sitemapindex', md, line);
+  }
+
+  private readMd(tag: SaxesTagNS, line: number): RsMd {
+    const md: RsMd = {};
+    const attributes = tag.attributes;
+    for (const name in attributes) {
+      const attribute = attributes[name];
+      if (attribute.prefix === '' && MD_ATTRIBUTES.has(name)) md[name as keyof RsMd] = attribute.value;
+      else this.unknownAttribute(tag, attribute, line);
+    }
+    return md;
+  }
+
+  private readLn(tag: SaxesTagNS, line: number): RsLn {
+    const ln: RsLn = { rel: '', href: '' };
+    const attributes = tag.attributes;
+    for (const name in attributes) {
+      const attribute = attributes[name];
+      if (attribute.prefix === '' && LN_ATTRIBUTES.has(name)) ln[name as keyof RsLn] = attribute.value;
+      else this.unknownAttribute(tag, attribute, line);
+    }
+    return ln;
+  }
+
+  private unknownAttribute(tag: SaxesTagNS, attribute: SaxesAttributeNS, line: number): void {
+    // §7: communities may add attributes, in their own namespace and with its prefix.
+    if (attribute.prefix === 'xmlns' || attribute.name === 'xmlns') return;
+    if (attribute.prefix !== '' && attribute.uri !== RS_NAMESPACE) return;
+    this.findings.add('warning', 'unknown-attribute', `<${tag.name}> attribute "${attribute.name}" is not defined by ResourceSync (§7)`, line);
+  }
+
+  /** Hands out the completed entries (only once the document's rs:md is known). */
+  take(): { entries: Entry[]; mdLines: number[]; linkLines: (number[] | null)[] } | null {
+    if (this.queue.length === 0 || this.checker === null) return null;
+    const taken = { entries: this.queue, mdLines: this.queueMdLines, linkLines: this.queueLinkLines };
+    this.queue = [];
+    this.queueMdLines = [];
+    this.queueLinkLines = [];
+    return taken;
+  }
+
+  summary(): DocumentSummary {
+    const checker = this.checker as DocumentChecker;
+    for (let i = 0; i < this.links.length; i++) checker.checkLink(this.links[i], this.linkLines[i]);
+    checker.finish(this.links, this.mdLine);
+    return {
+      url: this.url,
+      root: this.root as RootElement,
+      capability: this.capability as Capability,
+      isIndex: this.root === 'sitemapindex',
+      md: this.md as RsMd,
+      links: this.links,
+      entries: this.entryCount,
+      findings: this.findings.finish(),
+    };
+  }
+}

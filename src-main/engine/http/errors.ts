@@ -1,0 +1,126 @@
+// Every failure to get a usable response becomes a NetworkError with a stable code and a sentence a person can read.
+
+export type NetworkErrorCode =
+  | 'timeout'
+  | 'too-many-redirects'
+  | 'bad-redirect'
+  | 'refused'
+  | 'reset'
+  | 'dns'
+  | 'tls'
+  | 'too-large'
+  | 'bad-url'
+  | 'http-status'
+  | 'aborted'
+  | 'network';
+
+export class NetworkError extends Error {
+  code: NetworkErrorCode;
+  url: string;
+  constructor(code: NetworkErrorCode, message: string, url: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'NetworkError';
+    this.code = code;
+    this.url = url;
+  }
+}
+
+/** A response arrived but its status says the document is not there (non-2xx). */
+export class HttpStatusError extends NetworkError {
+  status: number;
+  statusText: string;
+  constructor(status: number, statusText: string, url: string) {
+    super('http-status', `HTTP ${status}${statusText ? ` ${statusText}` : ''} for ${url}`, url);
+    this.name = 'HttpStatusError';
+    this.status = status;
+    this.statusText = statusText;
+  }
+}
+
+export function formatSeconds(ms: number): string {
+  const s = ms / 1000;
+  return `${Number.isInteger(s) ? s : Number(s.toFixed(1))} s`;
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${Number((bytes / 1024).toFixed(1))} KiB`;
+  if (bytes < 1024 * 1024 * 1024) return `${Number((bytes / 1024 / 1024).toFixed(1))} MiB`;
+  return `${Number((bytes / 1024 / 1024 / 1024).toFixed(1))} GiB`;
+}
+
+const TLS_CODES = new Set([
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+]);
+
+function errorCode(err: unknown): string {
+  if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') return err.code;
+  return '';
+}
+
+/** Maps undici / socket / abort errors to a NetworkError. `phase` says what we were waiting for. */
+export function toNetworkError(
+  err: unknown,
+  url: string,
+  timeoutMs: number,
+  phase: 'response' | 'body' = 'response',
+): NetworkError {
+  if (err instanceof NetworkError) return err;
+  // undici wraps the real cause of a socket failure in `cause`.
+  const cause = err && typeof err === 'object' && 'cause' in err ? err.cause : undefined;
+  const code = errorCode(err) || errorCode(cause);
+  const name = err instanceof Error ? err.name : '';
+  const detail = err instanceof Error ? err.message : String(err);
+  const host = safeHost(url);
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'ETIMEDOUT':
+      return new NetworkError('timeout', `Timed out after ${formatSeconds(timeoutMs)} waiting for ${url}`, url, { cause: err });
+    case 'UND_ERR_BODY_TIMEOUT':
+      return new NetworkError(
+        'timeout',
+        `Timed out after ${formatSeconds(timeoutMs)} waiting for more data from ${url}`,
+        url,
+        { cause: err },
+      );
+    case 'ECONNREFUSED':
+      return new NetworkError('refused', `Connection refused by ${host} (${url})`, url, { cause: err });
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'UND_ERR_SOCKET':
+      return new NetworkError(
+        'reset',
+        phase === 'body' ? `Connection closed while reading ${url}` : `Connection closed by ${host} before it answered (${url})`,
+        url,
+        { cause: err },
+      );
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+      return new NetworkError('dns', `Host not found: ${host} (${url})`, url, { cause: err });
+    case 'UND_ERR_ABORTED':
+    case 'ABORT_ERR':
+      return new NetworkError('aborted', `Cancelled: ${url}`, url, { cause: err });
+  }
+  if (name === 'AbortError') return new NetworkError('aborted', `Cancelled: ${url}`, url, { cause: err });
+  if (TLS_CODES.has(code) || code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL')) {
+    return new NetworkError('tls', `Secure connection to ${host} failed: ${detail} (${url})`, url, { cause: err });
+  }
+  return new NetworkError('network', `Network error for ${url}: ${detail}`, url, { cause: err });
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}

@@ -1,0 +1,257 @@
+// The document cache: one row per fetched document and one row per entry, so that a 50,000-entry list is
+// filtered, sorted and paged by SQLite and never held in memory.
+import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
+import type { EntryPage, EntrySortKey } from '../contract/types.ts';
+import { parseW3cDatetime } from '../engine/documents/datetime.ts';
+import type { DocumentSummary, Entry } from '../engine/documents/model.ts';
+import { transaction } from './tx.ts';
+
+/** Entries are written in batches of this size, each in one transaction. */
+export const ENTRY_BATCH_SIZE = 2_000;
+
+export interface CachedDocument {
+  url: string;
+  fetchedAt: string;
+  summary: DocumentSummary;
+  bytes: number;
+  contentType: string | null;
+  /** The first bytes of the raw document, decoded (for the raw view). */
+  head: string;
+}
+
+export type DocumentMeta = Omit<CachedDocument, 'url'>;
+
+export interface EntryQuery {
+  offset: number;
+  limit: number;
+  /** Case-insensitive substring of `loc`. */
+  uri?: string;
+  change?: string;
+  sort?: EntrySortKey;
+  descending?: boolean;
+}
+
+/** Streams one document's entries into the cache; the previous cached copy stays visible until commit. */
+export interface DocumentWriter {
+  readonly url: string;
+  /** Entries added so far. */
+  readonly count: number;
+  add(entry: Entry): void;
+  /** Replaces the cached copy of the URL (and all its old entries) in one transaction. */
+  commit(meta: DocumentMeta): CachedDocument;
+  /** Drops everything written by this writer. Safe to call more than once, and after commit (no-op then). */
+  abort(): void;
+}
+
+interface DocumentRow {
+  id: number;
+  url: string;
+  fetched_at: string;
+  summary: string;
+  bytes: number;
+  content_type: string | null;
+  head: string;
+}
+
+function toCached(row: DocumentRow): CachedDocument {
+  return {
+    url: row.url,
+    fetchedAt: row.fetched_at,
+    summary: JSON.parse(row.summary) as DocumentSummary,
+    bytes: Number(row.bytes),
+    contentType: row.content_type,
+    head: row.head,
+  };
+}
+
+function parseLength(value: string | undefined): number | null {
+  if (value === undefined || !/^\s*\d{1,15}\s*$/.test(value)) return null;
+  return Number(value);
+}
+
+function toEntry(idx: number, json: string): Entry {
+  const entry = JSON.parse(json) as Entry;
+  entry.index = Number(idx);
+  return entry;
+}
+
+/** LIKE pattern for a substring, with LIKE's own wildcards escaped (ESCAPE '\'). */
+export function likeSubstring(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Sort column of each key; the nullable ones put entries without a value last, in both directions. */
+const SORT_COLUMN: Record<EntrySortKey, { column: string; nullable: boolean }> = {
+  index: { column: 'idx', nullable: false },
+  loc: { column: 'loc', nullable: false },
+  lastmod: { column: 'lastmod_ms', nullable: true },
+  datetime: { column: 'datetime_ms', nullable: true },
+  length: { column: 'length', nullable: true },
+};
+
+export class DocumentsTable {
+  #db: DatabaseSync;
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  /** Removes loads that never finished (the process died while streaming). */
+  dropUnfinished(): void {
+    this.#db.prepare('DELETE FROM documents WHERE url IS NULL').run();
+  }
+
+  get(url: string): CachedDocument | null {
+    const row = this.#db.prepare('SELECT * FROM documents WHERE url = ?').get(url) as unknown as
+      | DocumentRow
+      | undefined;
+    return row ? toCached(row) : null;
+  }
+
+  remove(url: string): boolean {
+    return Number(this.#db.prepare('DELETE FROM documents WHERE url = ?').run(url).changes) > 0;
+  }
+
+  begin(url: string): DocumentWriter {
+    const db = this.#db;
+    const docId = Number(db.prepare('INSERT INTO documents (loading_url) VALUES (?)').run(url).lastInsertRowid);
+    const insert = db.prepare(
+      `INSERT INTO entries (doc_id, idx, loc, lastmod_ms, datetime_ms, length, change, entry)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    let batch: Entry[] = [];
+    let count = 0;
+    let state: 'open' | 'committed' | 'aborted' = 'open';
+
+    const flush = () => {
+      if (batch.length === 0) return;
+      const rows = batch;
+      batch = [];
+      transaction(db, () => {
+        for (const entry of rows) {
+          const { index, ...rest } = entry;
+          insert.run(
+            docId,
+            index,
+            entry.loc,
+            entry.lastmod === undefined ? null : parseW3cDatetime(entry.lastmod),
+            entry.md.datetime === undefined ? null : parseW3cDatetime(entry.md.datetime),
+            parseLength(entry.md.length),
+            entry.md.change ?? null,
+            JSON.stringify(rest),
+          );
+        }
+      });
+    };
+
+    return {
+      url,
+      get count() {
+        return count;
+      },
+      add(entry) {
+        if (state !== 'open') throw new Error(`document writer for ${url} is ${state}`);
+        batch.push(entry);
+        count++;
+        if (batch.length >= ENTRY_BATCH_SIZE) flush();
+      },
+      commit(meta) {
+        if (state !== 'open') throw new Error(`document writer for ${url} is ${state}`);
+        flush();
+        transaction(db, () => {
+          db.prepare('DELETE FROM documents WHERE url = ?').run(url);
+          db.prepare(
+            `UPDATE documents SET url = ?, loading_url = NULL, fetched_at = ?, summary = ?, bytes = ?,
+               content_type = ?, head = ? WHERE id = ?`,
+          ).run(url, meta.fetchedAt, JSON.stringify(meta.summary), meta.bytes, meta.contentType, meta.head, docId);
+        });
+        state = 'committed';
+        return { url, ...meta };
+      },
+      abort() {
+        if (state !== 'open') return;
+        state = 'aborted';
+        batch = [];
+        db.prepare('DELETE FROM documents WHERE id = ? AND url IS NULL').run(docId);
+      },
+    };
+  }
+
+  #docId(url: string): number | null {
+    const row = this.#db.prepare('SELECT id FROM documents WHERE url = ?').get(url) as { id: number } | undefined;
+    return row ? Number(row.id) : null;
+  }
+
+  /** A page of entries, or null when the document is not cached. */
+  query(url: string, query: EntryQuery): EntryPage | null {
+    const docId = this.#docId(url);
+    if (docId === null) return null;
+    const where = ['doc_id = ?'];
+    const params: SQLInputValue[] = [docId];
+    if (query.uri !== undefined && query.uri !== '') {
+      where.push("loc LIKE ? ESCAPE '\\'");
+      params.push(likeSubstring(query.uri));
+    }
+    if (query.change !== undefined) {
+      where.push('change = ?');
+      params.push(query.change);
+    }
+    const total = this.#count(['doc_id = ?'], [docId]);
+    const matched = where.length === 1 ? total : this.#count(where, params);
+    const indexes = this.#pageIndexes(where, params, query);
+    const get = this.#db.prepare('SELECT entry FROM entries WHERE doc_id = ? AND idx = ?');
+    const rows = indexes.map((idx) => toEntry(idx, (get.get(docId, idx) as { entry: string }).entry));
+    return { total, matched, offset: query.offset, rows };
+  }
+
+  #count(where: string[], params: SQLInputValue[]): number {
+    const sql = `SELECT COUNT(*) AS n FROM entries WHERE ${where.join(' AND ')}`;
+    return Number((this.#db.prepare(sql).get(...params) as { n: number }).n);
+  }
+
+  // Two steps: the page's positions come from a walk of a covering sort index (cheap even at a deep offset),
+  // then only the page's rows are read.
+  #pageIndexes(where: string[], params: SQLInputValue[], query: EntryQuery): number[] {
+    const { column, nullable } = SORT_COLUMN[query.sort ?? 'index'];
+    const select = (clauses: string[], order: string, limit: number, offset: number): number[] =>
+      (
+        this.#db
+          .prepare(`SELECT idx FROM entries WHERE ${clauses.join(' AND ')} ORDER BY ${order} LIMIT ? OFFSET ?`)
+          .all(...params, limit, offset) as { idx: number }[]
+      ).map((row) => Number(row.idx));
+    const order = (direction: 'ASC' | 'DESC') =>
+      column === 'idx' ? `idx ${direction}` : `${column} ${direction}, idx ${direction}`;
+    // SQLite orders NULL lowest, so a descending walk already puts them last.
+    if (query.descending) return select(where, order('DESC'), query.limit, query.offset);
+    if (!nullable) return select(where, order('ASC'), query.limit, query.offset);
+    // Ascending with nulls last: the valued part of the index first, then the null part, as one sequence.
+    const valued = select([...where, `${column} IS NOT NULL`], order('ASC'), query.limit, query.offset);
+    if (valued.length === query.limit) return valued;
+    let nullOffset = 0;
+    if (valued.length === 0) {
+      nullOffset = Math.max(0, query.offset - this.#count([...where, `${column} IS NOT NULL`], params));
+    }
+    const nulls = select([...where, `${column} IS NULL`], 'idx ASC', query.limit - valued.length, nullOffset);
+    return [...valued, ...nulls];
+  }
+
+  /** One entry by position; undefined when the document is cached but has no such entry, null when not cached. */
+  entry(url: string, index: number): Entry | undefined | null {
+    const docId = this.#docId(url);
+    if (docId === null) return null;
+    const row = this.#db.prepare('SELECT idx, entry FROM entries WHERE doc_id = ? AND idx = ?').get(docId, index) as
+      | { idx: number; entry: string }
+      | undefined;
+    return row ? toEntry(row.idx, row.entry) : undefined;
+  }
+
+  /** Every entry in document order, read lazily. */
+  *iterate(url: string): Generator<Entry> {
+    const docId = this.#docId(url);
+    if (docId === null) return;
+    const statement = this.#db.prepare('SELECT idx, entry FROM entries WHERE doc_id = ? ORDER BY idx');
+    for (const row of statement.iterate(docId) as Iterable<{ idx: number; entry: string }>) {
+      yield toEntry(row.idx, row.entry);
+    }
+  }
+}

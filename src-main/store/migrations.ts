@@ -1,0 +1,99 @@
+// Versioned schema migrations. The schema version lives in SQLite's own `user_version` header field, which is
+// written inside the same transaction as the migration: a crash mid-migration leaves the old version and schema.
+import type { DatabaseSync } from 'node:sqlite';
+
+export type Migration = (db: DatabaseSync) => void;
+
+/** Ordered: migration i brings the schema from version i to version i + 1. Never edit one that has shipped. */
+export const MIGRATIONS: readonly Migration[] = [
+  (db) => {
+    db.exec(`
+      CREATE TABLE sources (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        start_url TEXT NOT NULL UNIQUE,
+        source_description_url TEXT UNIQUE,
+        capability_list_urls TEXT NOT NULL DEFAULT '[]',
+        added_at TEXT NOT NULL
+      );
+
+      CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+
+      -- url is NULL while a load is streaming its entries in; the finished load takes the url over in one
+      -- transaction, so readers see either the old cached document or the new one, never a mix.
+      CREATE TABLE documents (
+        id INTEGER PRIMARY KEY,
+        url TEXT UNIQUE,
+        loading_url TEXT,
+        fetched_at TEXT,
+        summary TEXT,
+        bytes INTEGER,
+        content_type TEXT,
+        head TEXT
+      );
+
+      CREATE TABLE entries (
+        doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        loc TEXT NOT NULL,
+        lastmod_ms REAL,
+        datetime_ms REAL,
+        length INTEGER,
+        change TEXT,
+        entry TEXT NOT NULL,
+        PRIMARY KEY (doc_id, idx)
+      ) WITHOUT ROWID;
+
+      -- Sort indexes: (doc_id, key, idx) walks in either direction; change rides along so that a change
+      -- filter is answered from the index alone.
+      CREATE INDEX entries_by_loc ON entries (doc_id, loc, idx, change);
+      CREATE INDEX entries_by_lastmod ON entries (doc_id, lastmod_ms, idx, change);
+      CREATE INDEX entries_by_datetime ON entries (doc_id, datetime_ms, idx, change);
+      CREATE INDEX entries_by_length ON entries (doc_id, length, idx, change);
+      CREATE INDEX entries_by_change ON entries (doc_id, change, idx);
+    `);
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+export class SchemaTooNewError extends Error {
+  constructor(path: string, found: number, known: number) {
+    super(
+      `The database ${path} has schema version ${found}, but this version of ResourceSync Desktop only knows ` +
+        `versions up to ${known}. It was written by a newer version; upgrade ResourceSync Desktop or use another data folder.`,
+    );
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+export function schemaVersion(db: DatabaseSync): number {
+  const row = db.prepare('PRAGMA user_version').get() as { user_version: number } | undefined;
+  return Number(row?.user_version ?? 0);
+}
+
+/** Applies every pending migration, each in its own transaction. Idempotent. */
+export function migrate(db: DatabaseSync, path: string, migrations: readonly Migration[] = MIGRATIONS): number {
+  const current = schemaVersion(db);
+  if (current > migrations.length) throw new SchemaTooNewError(path, current, migrations.length);
+  for (let version = current; version < migrations.length; version++) {
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      // Re-read under the write lock: another process may have migrated in the meantime.
+      if (schemaVersion(db) !== version) {
+        db.exec('ROLLBACK');
+        return migrate(db, path, migrations);
+      }
+      migrations[version]!(db);
+      db.exec(`PRAGMA user_version = ${version + 1}`);
+      db.exec('COMMIT');
+    } catch (error) {
+      if (db.isTransaction) db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+  return migrations.length;
+}

@@ -1,0 +1,296 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { EntrySortKey } from '../contract/types.ts';
+import { parseW3cDatetime } from '../engine/documents/datetime.ts';
+import type { DocumentSummary, Entry } from '../engine/documents/model.ts';
+import { ENTRY_BATCH_SIZE, likeSubstring } from './documents.ts';
+import { MIGRATIONS, migrate, SCHEMA_VERSION, SchemaTooNewError } from './migrations.ts';
+import { openStore, type Store } from './store.ts';
+
+let dir: string;
+let store: Store | undefined;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'rsdesk-store-'));
+});
+afterEach(() => {
+  store?.close();
+  store = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const URL_A = 'http://127.0.0.1:1/resourcelist.xml';
+
+function summary(url: string, entries: number): DocumentSummary {
+  return {
+    url,
+    root: 'urlset',
+    capability: 'resourcelist',
+    isIndex: false,
+    md: { capability: 'resourcelist', at: '2024-01-01T00:00:00Z' },
+    links: [],
+    entries,
+    findings: [],
+  };
+}
+
+const CHANGES = ['created', 'updated', 'deleted'] as const;
+
+/** Deterministic entries with gaps in every nullable sort key and duplicate values (to exercise ties). */
+function makeEntry(i: number): Entry {
+  const md: Entry['md'] = { change: CHANGES[i % 3] };
+  if (i % 7 !== 0) md.length = String((i * 37) % 1000);
+  if (i % 4 !== 0) md.datetime = `2024-02-${String(1 + ((i * 13) % 28)).padStart(2, '0')}T10:00:00Z`;
+  const entry: Entry = {
+    index: i,
+    loc: `http://127.0.0.1:1/res/${(i * 7919) % 10007}${i % 11 === 0 ? '_x%' : ''}.TXT`,
+    md,
+    links: i % 5 === 0 ? [{ rel: 'alternate', href: `http://127.0.0.1:1/alt/${i}` }] : [],
+    line: i + 3,
+  };
+  if (i % 6 !== 0) entry.lastmod = `2023-0${1 + (i % 9)}-15`;
+  return entry;
+}
+
+function fill(s: Store, url: string, n: number): void {
+  const writer = s.documents.begin(url);
+  for (let i = 0; i < n; i++) writer.add(makeEntry(i));
+  writer.commit({ fetchedAt: '2024-01-01T00:00:00.000Z', summary: summary(url, n), bytes: 123, contentType: 'application/xml', head: '<urlset/>' });
+}
+
+describe('migrations', () => {
+  it('creates the schema, uses WAL and foreign keys, and reopening is idempotent', () => {
+    const path = join(dir, 'a.sqlite');
+    store = openStore(path);
+    expect(store.schemaVersion).toBe(SCHEMA_VERSION);
+    store.close();
+    store = openStore(path);
+    expect(store.schemaVersion).toBe(SCHEMA_VERSION);
+    store.close();
+    store = undefined;
+    const db = new DatabaseSync(path);
+    expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
+    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
+    expect(migrate(db, path)).toBe(SCHEMA_VERSION);
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name);
+    expect(tables).toEqual(['documents', 'entries', 'settings', 'sources']);
+    db.close();
+  });
+
+  it('applies only pending migrations, in order, each in its own transaction', () => {
+    const db = new DatabaseSync(':memory:');
+    const applied: number[] = [];
+    const steps = [
+      (d: DatabaseSync) => {
+        applied.push(1);
+        d.exec('CREATE TABLE t (x INTEGER)');
+      },
+      (d: DatabaseSync) => {
+        applied.push(2);
+        d.exec('INSERT INTO t VALUES (1)');
+      },
+    ];
+    expect(migrate(db, ':memory:', steps.slice(0, 1))).toBe(1);
+    expect(migrate(db, ':memory:', steps)).toBe(2);
+    expect(migrate(db, ':memory:', steps)).toBe(2);
+    expect(applied).toEqual([1, 2]);
+    // A failing migration leaves neither its changes nor a bumped version behind.
+    const failing = [...steps, (d: DatabaseSync) => { d.exec('INSERT INTO t VALUES (2)'); throw new Error('boom'); }];
+    expect(() => migrate(db, ':memory:', failing)).toThrow('boom');
+    expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
+    expect(db.prepare('SELECT COUNT(*) AS n FROM t').get()).toEqual({ n: 1 });
+    db.close();
+  });
+
+  it('refuses a database written by a newer version, without touching it', () => {
+    const path = join(dir, 'new.sqlite');
+    const db = new DatabaseSync(path);
+    db.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
+    db.close();
+    expect(() => openStore(path)).toThrow(SchemaTooNewError);
+    expect(() => openStore(path)).toThrow(/newer version/);
+    const check = new DatabaseSync(path);
+    expect(check.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table'").get()).toEqual({ n: 0 });
+    check.close();
+  });
+});
+
+describe('sources', () => {
+  it('saves a Source once, by start URL or Source Description, and keeps it across reopening', () => {
+    const path = join(dir, 's.sqlite');
+    store = openStore(path);
+    const first = store.sources.add({
+      name: '127.0.0.1:1',
+      startUrl: 'http://127.0.0.1:1/',
+      sourceDescriptionUrl: 'http://127.0.0.1:1/.well-known/resourcesync',
+      capabilityListUrls: ['http://127.0.0.1:1/capabilitylist.xml'],
+    });
+    expect(first.created).toBe(true);
+    expect(first.source).toMatchObject({ id: 1, startUrl: 'http://127.0.0.1:1/', capabilityListUrls: ['http://127.0.0.1:1/capabilitylist.xml'] });
+    const sameStart = store.sources.add({ name: 'x', startUrl: 'http://127.0.0.1:1/', sourceDescriptionUrl: null, capabilityListUrls: [] });
+    expect(sameStart).toEqual({ source: first.source, created: false });
+    const sameSd = store.sources.add({
+      name: 'y',
+      startUrl: 'http://127.0.0.1:1/other',
+      sourceDescriptionUrl: 'http://127.0.0.1:1/.well-known/resourcesync',
+      capabilityListUrls: [],
+    });
+    expect(sameSd).toEqual({ source: first.source, created: false });
+    const clOnly = { name: 'z', startUrl: 'http://127.0.0.1:2/cl.xml', sourceDescriptionUrl: null, capabilityListUrls: ['http://127.0.0.1:2/cl.xml'] };
+    const second = store.sources.add(clOnly);
+    expect(second.created).toBe(true);
+    expect(store.sources.add({ ...clOnly, startUrl: 'http://127.0.0.1:2/' }).source.id).toBe(second.source.id);
+    store.close();
+
+    store = openStore(path);
+    expect(store.sources.list()).toEqual([first.source, second.source]);
+    expect(store.sources.remove(first.source.id)).toBe(true);
+    expect(store.sources.remove(first.source.id)).toBe(false);
+    expect(store.sources.list()).toEqual([second.source]);
+  });
+});
+
+describe('settings', () => {
+  it('has defaults, applies partial updates, clears the token with null', () => {
+    store = openStore(join(dir, 'set.sqlite'));
+    expect(store.settings.get()).toEqual({ bearerToken: null, timeoutMs: 30_000 });
+    expect(store.settings.set({ bearerToken: 'secret' })).toEqual({ bearerToken: 'secret', timeoutMs: 30_000 });
+    expect(store.settings.set({ timeoutMs: 5_000 })).toEqual({ bearerToken: 'secret', timeoutMs: 5_000 });
+    expect(store.settings.set({ bearerToken: null })).toEqual({ bearerToken: null, timeoutMs: 5_000 });
+  });
+});
+
+describe('document cache', () => {
+  it('streams entries in batches, so other readers see batches land while the old copy stays current', () => {
+    const path = join(dir, 'd.sqlite');
+    store = openStore(path);
+    fill(store, URL_A, 10);
+    const other = new DatabaseSync(path);
+    const count = () => Number((other.prepare('SELECT COUNT(*) AS n FROM entries').get() as { n: number }).n);
+    expect(count()).toBe(10);
+
+    const writer = store.documents.begin(URL_A);
+    for (let i = 0; i < ENTRY_BATCH_SIZE - 1; i++) writer.add(makeEntry(i));
+    expect(count()).toBe(10); // nothing written until a batch is full
+    writer.add(makeEntry(ENTRY_BATCH_SIZE - 1));
+    expect(count()).toBe(10 + ENTRY_BATCH_SIZE); // one batch committed
+    // Until commit, readers still get the old copy.
+    expect(store.documents.query(URL_A, { offset: 0, limit: 100 })?.total).toBe(10);
+    writer.add(makeEntry(ENTRY_BATCH_SIZE));
+    const committed = writer.commit({ fetchedAt: 'now', summary: summary(URL_A, ENTRY_BATCH_SIZE + 1), bytes: 9, contentType: null, head: 'h' });
+    expect(committed.summary.entries).toBe(ENTRY_BATCH_SIZE + 1);
+    expect(count()).toBe(ENTRY_BATCH_SIZE + 1); // the old entries went with the old copy
+    expect(store.documents.get(URL_A)).toMatchObject({ fetchedAt: 'now', bytes: 9, contentType: null, head: 'h' });
+    other.close();
+  });
+
+  it('abort drops a partial load and keeps the previous copy', () => {
+    store = openStore(join(dir, 'abort.sqlite'));
+    fill(store, URL_A, 5);
+    const writer = store.documents.begin(URL_A);
+    for (let i = 0; i < ENTRY_BATCH_SIZE + 10; i++) writer.add(makeEntry(i));
+    writer.abort();
+    writer.abort();
+    expect(() => writer.add(makeEntry(0))).toThrow(/aborted/);
+    expect(store.documents.query(URL_A, { offset: 0, limit: 10 })?.total).toBe(5);
+  });
+
+  it('drops loads left unfinished by a crash when the store is opened again', () => {
+    const path = join(dir, 'crash.sqlite');
+    store = openStore(path);
+    const writer = store.documents.begin(URL_A);
+    for (let i = 0; i < ENTRY_BATCH_SIZE; i++) writer.add(makeEntry(i));
+    store.close();
+    store = openStore(path);
+    const db = new DatabaseSync(path);
+    expect(db.prepare('SELECT COUNT(*) AS n FROM entries').get()).toEqual({ n: 0 });
+    expect(db.prepare('SELECT COUNT(*) AS n FROM documents').get()).toEqual({ n: 0 });
+    db.close();
+  });
+
+  it('returns null for a document that is not cached', () => {
+    store = openStore(':memory:');
+    expect(store.documents.get(URL_A)).toBeNull();
+    expect(store.documents.query(URL_A, { offset: 0, limit: 1 })).toBeNull();
+    expect(store.documents.entry(URL_A, 0)).toBeNull();
+  });
+
+  it('keeps entries exactly as streamed', () => {
+    store = openStore(':memory:');
+    fill(store, URL_A, 30);
+    for (const i of [0, 5, 11, 29]) expect(store.documents.entry(URL_A, i)).toEqual(makeEntry(i));
+    expect(store.documents.entry(URL_A, 30)).toBeUndefined();
+    expect([...store.documents.iterate(URL_A)]).toEqual(Array.from({ length: 30 }, (_, i) => makeEntry(i)));
+  });
+
+  it('escapes LIKE wildcards in the URI filter', () => {
+    expect(likeSubstring('a_b%c\\d')).toBe('%a\\_b\\%c\\\\d%');
+  });
+
+  describe('filter, sort and paging match a plain JavaScript reference', () => {
+    const N = 5_003;
+    const all = Array.from({ length: N }, (_, i) => makeEntry(i));
+
+    function keyOf(e: Entry, sort: EntrySortKey): number | string | null {
+      switch (sort) {
+        case 'index':
+          return e.index;
+        case 'loc':
+          return e.loc;
+        case 'lastmod':
+          return e.lastmod === undefined ? null : parseW3cDatetime(e.lastmod);
+        case 'datetime':
+          return e.md.datetime === undefined ? null : parseW3cDatetime(e.md.datetime);
+        case 'length':
+          return e.md.length === undefined ? null : Number(e.md.length);
+      }
+    }
+
+    function reference(q: { uri?: string; change?: string; sort: EntrySortKey; descending: boolean }): number[] {
+      const rows = all.filter(
+        (e) => (!q.uri || e.loc.toLowerCase().includes(q.uri.toLowerCase())) && (!q.change || e.md.change === q.change),
+      );
+      const valued = rows.filter((e) => keyOf(e, q.sort) !== null);
+      const nulls = rows.filter((e) => keyOf(e, q.sort) === null);
+      const dir = q.descending ? -1 : 1;
+      valued.sort((a, b) => {
+        const ka = keyOf(a, q.sort)!;
+        const kb = keyOf(b, q.sort)!;
+        if (ka < kb) return -dir;
+        if (ka > kb) return dir;
+        return (a.index - b.index) * dir;
+      });
+      nulls.sort((a, b) => (a.index - b.index) * dir);
+      return [...valued, ...nulls].map((e) => e.index);
+    }
+
+    const cases: { uri?: string; change?: string }[] = [{}, { uri: '_X%' }, { change: 'deleted' }, { uri: '12', change: 'created' }, { uri: 'nothing-matches' }];
+    for (const filter of cases) {
+      for (const sort of ['index', 'loc', 'lastmod', 'datetime', 'length'] as const) {
+        for (const descending of [false, true]) {
+          it(`${JSON.stringify(filter)} sort=${sort} descending=${descending}`, () => {
+            store = openStore(join(dir, 'q.sqlite'));
+            fill(store, URL_A, N);
+            const expected = reference({ ...filter, sort, descending });
+            // Pages that straddle the boundary between valued and null keys must join up exactly.
+            const pageSize = 977;
+            const got: number[] = [];
+            for (let offset = 0; offset < expected.length + pageSize; offset += pageSize) {
+              const page = store.documents.query(URL_A, { offset, limit: pageSize, ...filter, sort, descending })!;
+              expect(page.total).toBe(N);
+              expect(page.matched).toBe(expected.length);
+              expect(page.offset).toBe(offset);
+              got.push(...page.rows.map((r) => r.index));
+            }
+            expect(got).toEqual(expected);
+            const deep = store.documents.query(URL_A, { offset: Math.max(0, expected.length - 3), limit: 10, ...filter, sort, descending })!;
+            expect(deep.rows.map((r) => r.index)).toEqual(expected.slice(Math.max(0, expected.length - 3)));
+          });
+        }
+      }
+    }
+  });
+});

@@ -1,0 +1,47 @@
+import { useEffect } from 'react';
+import { useSources, useSourcesSync } from '../data/queries.ts';
+import { useUi } from '../state/ui.ts';
+import { MainPane } from './MainPane.tsx';
+import { Sidebar } from './Sidebar.tsx';
+import { Splitter } from './Splitter.tsx';
+
+export function App() {
+  useSourcesSync();
+  const sources = useSources().data;
+  const sourceId = useUi((s) => s.sourceId);
+  const sidebarWidth = useUi((s) => s.sidebarWidth);
+  const setSidebarWidth = useUi((s) => s.setSidebarWidth);
+
+  // Open the first saved Source on start, and drop a selection whose Source was removed.
+  useEffect(() => {
+    if (!sources) return;
+    const { selectSource } = useUi.getState();
+    if (sourceId === null && sources.length > 0) selectSource(sources[0].id);
+    else if (sourceId !== null && !sources.some((s) => s.id === sourceId)) selectSource(sources[0]?.id ?? null);
+  }, [sources, sourceId]);
+
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.altKey && event.key === 'ArrowLeft') {
+        event.preventDefault();
+        useUi.getState().back();
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  return (
+    <div className="app">
+      <Sidebar />
+      <Splitter
+        orientation="vertical"
+        value={sidebarWidth}
+        onChange={setSidebarWidth}
+        direction={1}
+        label="Resize the sidebar"
+      />
+      <MainPane />
+    </div>
+  );
+}

@@ -1,0 +1,68 @@
+import { useSummary } from '../data/queries.ts';
+import { useUi } from '../state/ui.ts';
+import { Spinner } from '../common/Spinner.tsx';
+import { ChannelDetail } from '../detail/ChannelDetail.tsx';
+import { DocumentDetail } from '../detail/DocumentDetail.tsx';
+import { EntryDetail } from '../detail/EntryDetail.tsx';
+import { EntriesTable } from '../entries/EntriesTable.tsx';
+import { Splitter } from './Splitter.tsx';
+
+/** The selected document: its entries on top (when it has any), the detail of it or of an entry below. */
+export function MainPane() {
+  const node = useUi((s) => s.node);
+  const entry = useUi((s) => s.entry);
+  const detailHeight = useUi((s) => s.detailHeight);
+  const setDetailHeight = useUi((s) => s.setDetailHeight);
+  const summary = useSummary(node && !node.channel ? node.url : null);
+
+  if (!node) {
+    return (
+      <main className="main main-empty">
+        <p className="empty">Select a document in the tree to see its entries and details.</p>
+      </main>
+    );
+  }
+  if (node.channel) {
+    return (
+      <main className="main">
+        <ChannelDetail node={node} />
+      </main>
+    );
+  }
+
+  const hasEntries = (summary.data?.entries ?? 0) > 0;
+  const detail =
+    entry && entry.url === node.url ? (
+      <EntryDetail key={`${entry.url}#${entry.index}`} url={entry.url} index={entry.index} />
+    ) : (
+      <DocumentDetail key={node.url} url={node.url} capability={node.capability} />
+    );
+
+  return (
+    <main className="main" aria-label="Document">
+      {summary.isPending && !summary.isError ? (
+        <div className="entries entries-loading">
+          <div className="empty"><Spinner /> Fetching {node.url}…</div>
+        </div>
+      ) : hasEntries ? (
+        <EntriesTable key={node.url} url={node.url} />
+      ) : null}
+      {(hasEntries || summary.isPending) && (
+        <Splitter
+          orientation="horizontal"
+          value={detailHeight}
+          onChange={setDetailHeight}
+          direction={-1}
+          label="Resize the detail pane"
+        />
+      )}
+      <section
+        className="detail-pane"
+        aria-label="Detail"
+        style={hasEntries || summary.isPending ? { height: detailHeight } : { flex: 1 }}
+      >
+        {detail}
+      </section>
+    </main>
+  );
+}

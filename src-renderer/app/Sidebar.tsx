@@ -1,0 +1,31 @@
+import { useAppInfo, useSources } from '../data/queries.ts';
+import { useUi } from '../state/ui.ts';
+import { AddSource } from '../sidebar/AddSource.tsx';
+import { SourceList } from '../sidebar/SourceList.tsx';
+import { SourceTree } from '../tree/SourceTree.tsx';
+
+export function Sidebar() {
+  const info = useAppInfo().data;
+  const sources = useSources().data;
+  const sourceId = useUi((s) => s.sourceId);
+  const width = useUi((s) => s.sidebarWidth);
+  const source = sources?.find((s) => s.id === sourceId) ?? null;
+
+  return (
+    <aside className="sidebar" style={{ width }} aria-label="Sources">
+      <header className="brand">
+        <span className="brand-name">ResourceSync Desktop</span>
+        {info && <span className="muted brand-version">v{info.version} · {info.adapter}</span>}
+      </header>
+      <AddSource />
+      <h2 className="pane-title">Sources</h2>
+      <div className="sources-box">
+        <SourceList />
+      </div>
+      <h2 className="pane-title">{source ? `Documents · ${source.name}` : 'Documents'}</h2>
+      <div className="tree-box">
+        {source ? <SourceTree key={source.id} source={source} /> : <p className="empty">Select or add a Source.</p>}
+      </div>
+    </aside>
+  );
+}

@@ -1,0 +1,27 @@
+import type { CommandError } from '../../src-main/contract/types.ts';
+
+/** Codes of the contract plus the two failures only a transport can have. */
+export type BridgeErrorCode = CommandError['code'] | 'unauthorized' | 'transport';
+
+/** A failed command, with the engine's code so the UI can tell "not found" from "network". */
+export class BridgeError extends Error {
+  readonly code: BridgeErrorCode;
+
+  constructor(code: BridgeErrorCode, message: string) {
+    super(message);
+    this.name = 'BridgeError';
+    this.code = code;
+  }
+}
+
+/** The code of a failed command, whichever adapter threw it (the preload's errors carry `code` too). */
+export function errorCode(error: unknown): string | null {
+  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') return error.code;
+  return null;
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'object' && error !== null && 'message' in error) return String(error.message);
+  return String(error);
+}

@@ -1,0 +1,128 @@
+// The Bridge over the HTTP + SSE adapter (`rsdesk serve`): used in a plain browser, where no preload exists.
+import type { Bridge } from '../../src-main/contract/bridge.ts';
+import { EVENT_NAMES } from '../../src-main/contract/names.ts';
+import type { EventName } from '../../src-main/contract/names.ts';
+import type { CommandError } from '../../src-main/contract/types.ts';
+import { BridgeError } from './errors.ts';
+
+const TOKEN_KEY = 'rsdesk.token';
+/** How long an invoke waits for a connecting event stream, so events of the command it starts are not missed. */
+const STREAM_WAIT_MS = 3000;
+
+/**
+ * The token arrives once in the fragment (`#token=…`, never sent to the server in a Referer); it is kept in
+ * sessionStorage so a reload still works, and removed from the address bar so it is not bookmarked or shared.
+ */
+export function takeToken(): string | null {
+  const match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (match) {
+    const token = decodeURIComponent(match[1]);
+    try {
+      sessionStorage.setItem(TOKEN_KEY, token);
+    } catch {
+      // Storage may be disabled; the token then lives as long as this page.
+    }
+    history.replaceState(history.state, '', location.pathname + location.search);
+    return token;
+  }
+  try {
+    return sessionStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+type Envelope = { ok: true; result: unknown } | { ok: false; error: CommandError };
+type AnyListener = (payload: unknown) => void;
+
+export function createHttpBridge(token: string | null, base = ''): Bridge {
+  const listeners = new Map<EventName, Set<AnyListener>>();
+  let source: EventSource | null = null;
+  let opened: Promise<void> | null = null;
+
+  function listenerCount(): number {
+    let n = 0;
+    for (const set of listeners.values()) n += set.size;
+    return n;
+  }
+
+  function openStream(): void {
+    if (source) return;
+    const es = new EventSource(`${base}/api/events?token=${encodeURIComponent(token ?? '')}`);
+    source = es;
+    opened = new Promise<void>((resolve) => {
+      const done = () => {
+        es.removeEventListener('open', done);
+        es.removeEventListener('error', done);
+        resolve();
+      };
+      es.addEventListener('open', done);
+      es.addEventListener('error', done);
+    });
+    for (const name of EVENT_NAMES) {
+      es.addEventListener(name, (message: MessageEvent<string>) => {
+        let payload: unknown;
+        try {
+          payload = JSON.parse(message.data);
+        } catch {
+          return;
+        }
+        for (const listener of [...(listeners.get(name) ?? [])]) listener(payload);
+      });
+    }
+  }
+
+  function closeStream(): void {
+    source?.close();
+    source = null;
+    opened = null;
+  }
+
+  async function streamReady(): Promise<void> {
+    if (!source || source.readyState !== EventSource.CONNECTING || !opened) return;
+    await Promise.race([opened, new Promise((resolve) => setTimeout(resolve, STREAM_WAIT_MS))]);
+  }
+
+  return {
+    async invoke(command, args) {
+      await streamReady();
+      let response: Response;
+      try {
+        response = await fetch(`${base}/api/invoke`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token ?? ''}` },
+          body: JSON.stringify({ command, args }),
+        });
+      } catch (error) {
+        throw new BridgeError('transport', `The app server cannot be reached (${String(error)})`);
+      }
+      if (response.status === 401) {
+        throw new BridgeError('unauthorized', 'This page has no valid session token: open the URL that rsdesk serve printed');
+      }
+      let envelope: Envelope;
+      try {
+        envelope = (await response.json()) as Envelope;
+      } catch {
+        throw new BridgeError('transport', `The app server answered ${response.status} without a JSON envelope`);
+      }
+      if (!envelope.ok) throw new BridgeError(envelope.error.code, envelope.error.message);
+      return envelope.result as never;
+    },
+
+    on(event, listener) {
+      let set = listeners.get(event);
+      if (!set) listeners.set(event, (set = new Set()));
+      // Wrap so the same function subscribed twice gets two independent subscriptions.
+      const wrapped: AnyListener = (payload) => listener(payload as never);
+      set.add(wrapped);
+      openStream();
+      let active = true;
+      return () => {
+        if (!active) return;
+        active = false;
+        set.delete(wrapped);
+        if (listenerCount() === 0) closeStream();
+      };
+    },
+  };
+}

@@ -1,0 +1,12 @@
+import type { Bridge } from '../../src-main/contract/bridge.ts';
+import { createHttpBridge, takeToken } from './http.ts';
+
+let bridge: Bridge | null = null;
+
+/** The Electron preload's bridge when present, else the HTTP + SSE one of `rsdesk serve`. */
+export function getBridge(): Bridge {
+  bridge ??= window.rs ?? createHttpBridge(takeToken());
+  return bridge;
+}
+
+export { BridgeError, errorCode, errorMessage } from './errors.ts';

@@ -1,0 +1,80 @@
+import { errorMessage } from '../bridge/index.ts';
+import { useEntry, useSummary } from '../data/queries.ts';
+import { capabilityLabel } from '../lib/capabilities.ts';
+import { useUi } from '../state/ui.ts';
+import { Spinner } from '../common/Spinner.tsx';
+import { DetailHeader } from './DetailHeader.tsx';
+import { LinkTarget } from './LinkTarget.tsx';
+import { LinksTable, MdTable } from './MdTable.tsx';
+import { RawXml } from './RawXml.tsx';
+import { Tabs } from './Tabs.tsx';
+
+export function EntryDetail({ url, index }: { url: string; index: number }) {
+  const entry = useEntry(url, index);
+  const doc = useSummary(url).data;
+  const selectEntry = useUi((s) => s.selectEntry);
+  const rawTarget = useUi((s) => (s.rawTarget?.url === url ? s.rawTarget : null));
+  const showRawLine = useUi((s) => s.showRawLine);
+  const docLabel = capabilityLabel(doc?.capability, doc?.isIndex ?? false);
+  const data = entry.data;
+  // Entries of a Source Description, Capability List or index name documents, with their capability.
+  const childCapability = data?.md.capability ?? (doc?.isIndex ? doc.capability : undefined);
+
+  return (
+    <div className="detail">
+      <DetailHeader
+        kind="Entry"
+        title={`#${index + 1}`}
+        url={data?.loc ?? url}
+        crumb={
+          <button type="button" className="crumb" onClick={() => selectEntry(null)} title="Show the document">
+            {docLabel} ›
+          </button>
+        }
+      />
+      {!data ? (
+        entry.isError ? (
+          <div className="alert alert-error" role="alert">Could not read entry {index + 1}: {errorMessage(entry.error)}</div>
+        ) : (
+          <div className="empty"><Spinner /> Loading the entry…</div>
+        )
+      ) : (
+        <Tabs
+          tabs={[
+            { id: 'meta', label: 'Metadata' },
+            { id: 'raw', label: 'Raw XML' },
+          ]}
+        >
+          {(tab) =>
+            tab === 'raw' ? (
+              <RawXml url={url} target={rawTarget ?? { line: data.line, seq: 0 }} />
+            ) : (
+              <div className="detail-scroll">
+                <section className="detail-section" aria-label="Entry">
+                  <h3>Entry</h3>
+                  <table className="kv">
+                    <tbody>
+                      <tr><th scope="row">loc</th><td className="wrap"><LinkTarget href={data.loc} capability={childCapability} /></td></tr>
+                      {data.lastmod !== undefined && <tr><th scope="row">lastmod</th><td className="mono">{data.lastmod}</td></tr>}
+                      {data.changefreq !== undefined && <tr><th scope="row">changefreq</th><td className="mono">{data.changefreq}</td></tr>}
+                      <tr>
+                        <th scope="row">line</th>
+                        <td>
+                          <button type="button" className="line-link" onClick={() => showRawLine(url, data.line)} title="Show in raw XML">
+                            {data.line}
+                          </button>
+                        </td>
+                      </tr>
+                    </tbody>
+                  </table>
+                </section>
+                <MdTable md={data.md} />
+                <LinksTable links={data.links} />
+              </div>
+            )
+          }
+        </Tabs>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,157 @@
+// UI state only (what is selected, expanded, filtered, how big the panes are). Engine data lives in react-query.
+import { create } from 'zustand';
+import type { EntrySortKey } from '../../src-main/contract/types.ts';
+import type { ChangeType } from '../../src-main/engine/documents/model.ts';
+
+/** A node of the tree (or a document opened by following a link, which may not be in the tree). */
+export interface NodeRef {
+  /** Path of child positions from the Source ("3/0/2"), or "link:<url>" for a followed document. */
+  id: string;
+  url: string;
+  /** Capability as the parent named it, before the document itself is fetched. */
+  capability?: string;
+  /** A change-notification channel: a WebSub topic, never fetched. */
+  channel?: boolean;
+  hub?: string;
+}
+
+export interface EntryRef {
+  url: string;
+  /** 0-based position of the entry in the document. */
+  index: number;
+  /** Row in the current (filtered, sorted) table view. */
+  row: number;
+}
+
+export type DetailTab = 'meta' | 'findings' | 'raw';
+
+interface Place {
+  node: NodeRef | null;
+  entry: EntryRef | null;
+}
+
+export interface EntryView {
+  uri: string;
+  change: ChangeType | '';
+  sort: EntrySortKey;
+  descending: boolean;
+}
+
+export const DEFAULT_VIEW: EntryView = { uri: '', change: '', sort: 'index', descending: false };
+
+interface UiState {
+  sourceId: number | null;
+  node: NodeRef | null;
+  entry: EntryRef | null;
+  expanded: Record<string, boolean>;
+  focusedId: string | null;
+  view: EntryView;
+  detailTab: DetailTab;
+  /** A line the raw view should scroll to; `seq` makes repeated clicks on the same line count. */
+  rawTarget: { url: string; line: number; seq: number } | null;
+  history: Place[];
+  sidebarWidth: number;
+  detailHeight: number;
+
+  selectSource(id: number | null): void;
+  selectNode(node: NodeRef | null): void;
+  selectEntry(entry: EntryRef | null): void;
+  /** Opens a place and remembers the current one, so "Back" can return to it. */
+  follow(node: NodeRef, expand?: string[]): void;
+  back(): void;
+  setExpanded(id: string, expanded: boolean): void;
+  setFocused(id: string | null): void;
+  setView(patch: Partial<EntryView>): void;
+  toggleSort(key: EntrySortKey): void;
+  setDetailTab(tab: DetailTab): void;
+  showRawLine(url: string, line: number): void;
+  setSidebarWidth(px: number): void;
+  setDetailHeight(px: number): void;
+}
+
+const HISTORY_LIMIT = 50;
+
+export const useUi = create<UiState>()((set, get) => ({
+  sourceId: null,
+  node: null,
+  entry: null,
+  expanded: {},
+  focusedId: null,
+  view: DEFAULT_VIEW,
+  detailTab: 'meta',
+  rawTarget: null,
+  history: [],
+  sidebarWidth: 370,
+  detailHeight: 360,
+
+  selectSource(id) {
+    if (get().sourceId === id) return;
+    set({ sourceId: id, node: null, entry: null, focusedId: null, history: [], view: DEFAULT_VIEW });
+  },
+  selectNode(node) {
+    const current = get().node;
+    if (current?.id === node?.id && current?.url === node?.url) {
+      set({ entry: null });
+      return;
+    }
+    set({ node, entry: null, view: DEFAULT_VIEW, detailTab: 'meta', rawTarget: null });
+  },
+  selectEntry(entry) {
+    set((s) => ({ entry, detailTab: s.detailTab === 'findings' ? 'meta' : s.detailTab }));
+  },
+  follow(node, expand = []) {
+    const { node: current, entry, history, expanded } = get();
+    const next = { ...expanded };
+    for (const id of expand) next[id] = true;
+    set({
+      history: [...history, { node: current, entry }].slice(-HISTORY_LIMIT),
+      node,
+      entry: null,
+      expanded: next,
+      focusedId: node.id.startsWith('link:') ? get().focusedId : node.id,
+      view: DEFAULT_VIEW,
+      detailTab: 'meta',
+      rawTarget: null,
+    });
+  },
+  back() {
+    const history = get().history;
+    const place = history.at(-1);
+    if (!place) return;
+    set({ history: history.slice(0, -1), node: place.node, entry: place.entry, view: DEFAULT_VIEW, rawTarget: null });
+  },
+  setExpanded(id, value) {
+    set((s) => {
+      const expanded = { ...s.expanded };
+      if (value) expanded[id] = true;
+      else delete expanded[id];
+      // Focus must not stay on a node that collapsing just hid.
+      const focusedId = !value && s.focusedId?.startsWith(`${id}/`) ? id : s.focusedId;
+      return { expanded, focusedId };
+    });
+  },
+  setFocused(id) {
+    if (get().focusedId !== id) set({ focusedId: id });
+  },
+  setView(patch) {
+    set((s) => ({ view: { ...s.view, ...patch }, entry: null }));
+  },
+  toggleSort(key) {
+    set((s) => ({
+      view: { ...s.view, sort: key, descending: s.view.sort === key ? !s.view.descending : false },
+      entry: null,
+    }));
+  },
+  setDetailTab(tab) {
+    set({ detailTab: tab });
+  },
+  showRawLine(url, line) {
+    set((s) => ({ detailTab: 'raw', rawTarget: { url, line, seq: (s.rawTarget?.seq ?? 0) + 1 } }));
+  },
+  setSidebarWidth(px) {
+    set({ sidebarWidth: Math.round(Math.min(Math.max(px, 260), 720)) });
+  },
+  setDetailHeight(px) {
+    set({ detailHeight: Math.round(Math.min(Math.max(px, 120), 2000)) });
+  },
+}));

@@ -1,0 +1,50 @@
+import { useLayoutEffect, useRef } from 'react';
+import type { KeyboardEvent } from 'react';
+import type { SavedSource } from '../../src-main/contract/types.ts';
+import { useUi } from '../state/ui.ts';
+import { sourceRoots } from './nodes.ts';
+import { TreeNode } from './TreeNode.tsx';
+
+/** Up/Down/Home/End move between visible items in document order; Left/Right/Enter are handled per node. */
+function onTreeKeyDown(event: KeyboardEvent<HTMLUListElement>) {
+  const keys = ['ArrowDown', 'ArrowUp', 'Home', 'End'];
+  if (!keys.includes(event.key)) return;
+  const items = Array.from(event.currentTarget.querySelectorAll<HTMLElement>('[role=treeitem]'));
+  if (items.length === 0) return;
+  const current = (event.target as HTMLElement).closest<HTMLElement>('[role=treeitem]');
+  const at = current ? items.indexOf(current) : -1;
+  let next: HTMLElement | undefined;
+  if (event.key === 'ArrowDown') next = items[Math.min(at + 1, items.length - 1)];
+  else if (event.key === 'ArrowUp') next = items[Math.max(at - 1, 0)];
+  else if (event.key === 'Home') next = items[0];
+  else next = items[items.length - 1];
+  event.preventDefault();
+  next?.focus();
+}
+
+export function SourceTree({ source }: { source: SavedSource }) {
+  const treeRef = useRef<HTMLUListElement>(null);
+  const roots = sourceRoots(source);
+  const focusedId = useUi((s) => s.focusedId);
+  const selectedId = useUi((s) => s.node?.id ?? null);
+  const tabStopId = focusedId ?? selectedId ?? roots[0]?.id ?? null;
+
+  // The roving tab stop may name a node that is no longer shown; keep the tree reachable by Tab anyway.
+  useLayoutEffect(() => {
+    const tree = treeRef.current;
+    if (tree && !tree.querySelector('[role=treeitem][tabindex="0"]')) {
+      tree.querySelector('[role=treeitem]')?.setAttribute('tabindex', '0');
+    }
+  });
+
+  if (roots.length === 0) {
+    return <p className="empty">Discovery found no Source Description or Capability List for this Source.</p>;
+  }
+  return (
+    <ul ref={treeRef} role="tree" aria-label={`Documents of ${source.name}`} className="tree" onKeyDown={onTreeKeyDown}>
+      {roots.map((node, i) => (
+        <TreeNode key={node.id} node={node} posinset={i + 1} setsize={roots.length} tabStopId={tabStopId} />
+      ))}
+    </ul>
+  );
+}

@@ -1,0 +1,199 @@
+import { useEffect, useRef, useState } from 'react';
+import type { KeyboardEvent, MouseEvent } from 'react';
+import { useBridgeEvent, useSummary } from '../data/queries.ts';
+import { errorMessage } from '../bridge/index.ts';
+import { capabilityLabel, isChangeCapability } from '../lib/capabilities.ts';
+import { formatCount, hostOf, urlPath } from '../lib/format.ts';
+import { useSeen } from '../lib/hooks.ts';
+import { useUi } from '../state/ui.ts';
+import type { NodeRef } from '../state/ui.ts';
+import { FindingsBadge } from '../common/FindingsBadge.tsx';
+import { Spinner } from '../common/Spinner.tsx';
+import { timeSpan } from '../common/timeSpan.ts';
+import { childNodes, hasTreeChildren, levelOf } from './nodes.ts';
+
+/** Indexes may name thousands of parts; the tree shows them in slices. */
+const CHILD_SLICE = 500;
+
+interface Props {
+  node: NodeRef;
+  posinset: number;
+  setsize: number;
+  tabStopId: string | null;
+}
+
+export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
+  const itemRef = useRef<HTMLLIElement>(null);
+  const rowRef = useRef<HTMLDivElement>(null);
+  const seen = useSeen(rowRef);
+  const expanded = useUi((s) => s.expanded[node.id] === true);
+  const selected = useUi((s) => s.node?.id === node.id);
+  const { setExpanded, setFocused, selectNode } = useUi.getState();
+  const summary = useSummary(node.channel ? null : node.url, seen || expanded || selected);
+  const [progress, setProgress] = useState<number | null>(null);
+  const [shown, setShown] = useState(CHILD_SLICE);
+
+  useBridgeEvent(
+    'document.progress',
+    (p) => {
+      if (p.url === node.url) setProgress(p.entries);
+    },
+    summary.isFetching,
+  );
+
+  useEffect(() => {
+    if (selected) rowRef.current?.scrollIntoView({ block: 'nearest' });
+  }, [selected]);
+
+  const view = summary.data;
+  const expandable = node.channel ? false : view ? hasTreeChildren(view) : node.capability === 'description' || node.capability === 'capabilitylist';
+  const level = levelOf(node.id);
+  const labelId = `tn-${node.id.replaceAll('/', '-')}`;
+  const label = node.channel
+    ? 'Change Notification channel'
+    : capabilityLabel(view?.capability ?? node.capability, view?.isIndex ?? false);
+
+  function select() {
+    selectNode(node);
+    setFocused(node.id);
+    itemRef.current?.focus();
+  }
+
+  function toggle(event: MouseEvent) {
+    event.stopPropagation();
+    setExpanded(node.id, !expanded);
+    setFocused(node.id);
+    itemRef.current?.focus();
+  }
+
+  function onKeyDown(event: KeyboardEvent<HTMLLIElement>) {
+    if (event.target !== event.currentTarget) return;
+    const item = event.currentTarget;
+    switch (event.key) {
+      case 'Enter':
+      case ' ':
+        selectNode(node);
+        break;
+      case 'ArrowRight':
+        if (!expandable) break;
+        if (!expanded) setExpanded(node.id, true);
+        else item.querySelector<HTMLElement>(':scope > [role=group] > [role=treeitem]')?.focus();
+        break;
+      case 'ArrowLeft':
+        if (expandable && expanded) setExpanded(node.id, false);
+        else item.parentElement?.closest<HTMLElement>('[role=treeitem]')?.focus();
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+    event.stopPropagation();
+  }
+
+  const children = view && expanded ? childNodes(node, view) : [];
+  const span = view ? timeSpan(view) : null;
+
+  return (
+    <li
+      ref={itemRef}
+      role="treeitem"
+      aria-level={level}
+      aria-posinset={posinset}
+      aria-setsize={setsize}
+      aria-selected={selected}
+      aria-expanded={expandable ? expanded : undefined}
+      aria-labelledby={labelId}
+      aria-describedby={`${labelId}-meta`}
+      aria-busy={summary.isFetching || undefined}
+      tabIndex={tabStopId === node.id ? 0 : -1}
+      data-node-id={node.id}
+      className="tree-item"
+      onFocus={(e) => {
+        if (e.target === e.currentTarget) setFocused(node.id);
+      }}
+      onKeyDown={onKeyDown}
+    >
+      <div
+        ref={rowRef}
+        className={`tree-row${selected ? ' selected' : ''}`}
+        style={{ paddingLeft: 6 + (level - 1) * 16 }}
+        onClick={select}
+        onDoubleClick={(e) => expandable && toggle(e)}
+      >
+        <span className="twisty" aria-hidden="true" onClick={expandable ? toggle : undefined}>
+          {expandable ? (expanded ? '▾' : '▸') : ''}
+        </span>
+        <span className="tree-main">
+          <span className="tree-line1">
+            <span className={`cap-dot cap-${node.channel ? 'channel' : (view?.capability ?? node.capability ?? 'unknown')}`} aria-hidden="true" />
+            <span id={labelId} className="tree-label">{label}</span>
+            {view && <FindingsBadge findings={view.findings} />}
+            {view && view.open !== null && isChangeCapability(view.capability) && (
+              <span className={`pill ${view.open ? 'pill-open' : 'pill-closed'}`}>{view.open ? 'open' : 'closed'}</span>
+            )}
+            <span className="tree-count">
+              {summary.isFetching && !view ? (
+                <>
+                  <Spinner />
+                  {progress !== null && <span className="muted"> {formatCount(progress)}</span>}
+                </>
+              ) : view ? (
+                <span title={`${formatCount(view.entries)} entries`}>{formatCount(view.entries)}</span>
+              ) : null}
+            </span>
+          </span>
+          <span id={`${labelId}-meta`} className="tree-line2" title={span?.title ? `${node.url}\n${span.title}` : node.url}>
+            {node.channel ? (
+              <>hub {node.hub ? hostOf(node.hub) : 'missing'} · not fetched</>
+            ) : summary.isError ? (
+              <span className="error-text">✗ {errorMessage(summary.error)}</span>
+            ) : (
+              <>
+                <span className="tree-url">{urlPath(node.url)}</span>
+                {span?.text ? <span className="muted"> · {span.text}</span> : null}
+              </>
+            )}
+          </span>
+        </span>
+        {summary.isError && (
+          <button
+            type="button"
+            className="btn-small"
+            onClick={(e) => {
+              e.stopPropagation();
+              void summary.refetch();
+            }}
+          >
+            Retry
+          </button>
+        )}
+      </div>
+      {expandable && expanded && (
+        <ul role="group">
+          {!view ? (
+            <li role="none" className="tree-note" style={{ paddingLeft: 22 + level * 16 }}>
+              {summary.isError ? 'Could not load this document' : 'Loading…'}
+            </li>
+          ) : children.length === 0 ? (
+            <li role="none" className="tree-note" style={{ paddingLeft: 22 + level * 16 }}>
+              No documents listed
+            </li>
+          ) : (
+            <>
+              {children.slice(0, shown).map((child, i) => (
+                <TreeNode key={child.id} node={child} posinset={i + 1} setsize={children.length} tabStopId={tabStopId} />
+              ))}
+              {children.length > shown && (
+                <li role="none" className="tree-note" style={{ paddingLeft: 22 + level * 16 }}>
+                  <button type="button" className="btn-small" onClick={() => setShown((n) => n + CHILD_SLICE)}>
+                    Show {formatCount(Math.min(CHILD_SLICE, children.length - shown))} more of {formatCount(children.length - shown)}
+                  </button>
+                </li>
+              )}
+            </>
+          )}
+        </ul>
+      )}
+    </li>
+  );
+}
