@@ -93,6 +93,8 @@ test('adds a Source by URL, shows discovery live, and browses a 20,000-entry Res
   await expect(steps.locator('[data-route=well-known]')).toContainText('Source Description');
   await expect(steps.locator('[data-route=well-known]')).toContainText(`${fixture.url}${PATHS.wellKnown}`);
   await expect(steps.locator('[data-route=well-known] .step-mark')).toHaveText('✓');
+  await summary.click();
+  await expect(steps).toBeHidden();
   await expect(page.getByRole('list', { name: 'Saved Sources' })).toContainText('127.0.0.1');
 
   // The tree: Source Description → Capability Lists → capabilities (a channel with its hub, not fetched).
@@ -104,7 +106,7 @@ test('adds a Source by URL, shows discovery live, and browses a 20,000-entry Res
   await expand(cl1);
   await expect(treeItem(page, PATHS.dataset1.resourceList)).toContainText('Resource List');
   await expect(treeItem(page, PATHS.dataset1.changeListIndex)).toContainText('Change List Index');
-  const channel = page.locator('[role=treeitem]').filter({ hasText: 'Change Notification channel' });
+  const channel = page.getByRole('treeitem', { name: 'Change Notification channel' });
   await expect(channel).toContainText(`hub 127.0.0.1:${new URL(fixture.url).port}`);
   await expect(channel).toContainText('not fetched');
   expect(fixture.requests.some((r) => r.path === PATHS.dataset1.notifications)).toBe(false);
@@ -118,9 +120,9 @@ test('adds a Source by URL, shows discovery live, and browses a 20,000-entry Res
 
   // Scrolling far fetches only the pages the viewport needs.
   await table.evaluate((el) => (el.scrollTop = el.scrollHeight));
-  await expect(dataRows(page).filter({ hasText: /\/dataset2\/res\/20000$/ })).toBeVisible();
+  await expect(table.locator('.c-loc', { hasText: /\/dataset2\/res\/20000$/ })).toBeVisible();
   await table.evaluate((el) => (el.scrollTop = el.scrollHeight / 2));
-  await expect(dataRows(page).filter({ hasText: /\/dataset2\/res\/10001$/ })).toBeVisible();
+  await expect(table.locator('.c-loc', { hasText: /\/dataset2\/res\/10001$/ })).toBeVisible();
   expect(await dataRows(page).count()).toBeLessThan(80);
 
   // Filter by a URI substring: ids 1234 and 12340–12349.

@@ -32,7 +32,7 @@ async function call<C extends CommandName>(command: C, args: CommandArgs<C>): Pr
   return envelope.result as CommandResult<C>;
 }
 
-async function fail(command: string, args: unknown): Promise<CommandError> {
+async function fail(command: unknown, args: unknown): Promise<CommandError> {
   const envelope = await service.dispatch(command, args);
   if (envelope.ok) throw new Error(`${command} unexpectedly succeeded`);
   return envelope.error;
@@ -101,12 +101,17 @@ describe('sources', () => {
   });
 
   it('saves a Source known only by a Capability List', async () => {
-    const url = fixture.url + fixture.paths.broken.capabilityListWithoutUp;
-    const { source, discovery } = await call('sources.add', { url, runId: 'cl' });
-    expect(discovery.sourceDescription).toBeNull();
-    expect(discovery.capabilityLists.length).toBeGreaterThan(0);
-    expect(source.sourceDescriptionUrl).toBeNull();
-    expect(source.capabilityListUrls).toEqual(discovery.capabilityLists.map((l) => l.url));
+    const quiet = await startFixtureSource({ routes: { wellKnown: false, htmlLink: false, linkHeader: false, robots: false }, bigListEntries: 10 });
+    try {
+      const url = quiet.url + quiet.paths.broken.capabilityListWithoutUp;
+      const { source, discovery } = await call('sources.add', { url, runId: 'cl' });
+      expect(discovery.sourceDescription).toBeNull();
+      expect(discovery.capabilityLists.map((l) => l.url)).toEqual([url]);
+      expect(source).toMatchObject({ startUrl: url, sourceDescriptionUrl: null, capabilityListUrls: [url] });
+      expect(eventsNamed('sources.changed')).toEqual([{ sources: [source] }]);
+    } finally {
+      await quiet.close();
+    }
   });
 
   it('rejects with not-found when there is no Source, after emitting the steps; nothing is saved', async () => {

@@ -26,12 +26,12 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** Why discovery found nothing, in one sentence built from what it tried. */
+/** Why discovery found nothing: its own error findings say it best; else what it tried. */
 function nothingFound(result: DiscoveryResult): string {
   const errors = result.findings.filter((f) => f.severity === 'error').map((f) => f.message);
+  if (errors.length > 0) return errors.join(' ');
   const tried = result.routes.map((step) => `${step.route} ${step.url}: ${step.message}`);
-  const detail = errors.length > 0 ? errors.join(' ') : tried.length > 0 ? `Tried ${tried.join('; ')}.` : '';
-  return `No ResourceSync Source found at ${result.start}.${detail ? ` ${detail}` : ''}`;
+  return `No ResourceSync Source found at ${result.start}.${tried.length > 0 ? ` Tried ${tried.join('; ')}.` : ''}`;
 }
 
 function hostOf(url: string): string {

@@ -21,9 +21,10 @@ Exit codes: 0 success, 1 problems found (or the document was refused), 2 usage e
 `,
   discover: `Usage: rsdesk discover <url> [--json] [--token T] [--timeout S]
 
-Finds the ResourceSync Source behind <url>: the URL itself, /.well-known/resourcesync, Link headers,
-HTML <link> elements, robots.txt Sitemap lines, "up" and "index" links. Prints the routes tried, the
-Source Description, its Capability Lists and their capabilities, and the findings.
+Finds the ResourceSync Source behind <url>, trying in turn: the document at <url> itself, its Link
+header, <link rel="resourcesync"> in an HTML page, /.well-known/resourcesync, robots.txt Sitemap
+lines, then "up" and "index" links. Prints the routes tried, the Source Description, its Capability
+Lists and their capabilities, and the findings. A bare host name gets http://.
 
 Options:
   --json         print the discovery result as JSON

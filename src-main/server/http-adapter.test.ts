@@ -30,6 +30,7 @@ function request(options: {
       {
         host: '127.0.0.1',
         port: adapter.port,
+        agent: false,
         method: options.method ?? 'GET',
         path: options.path,
         headers: { host: options.host ?? `127.0.0.1:${adapter.port}`, ...options.headers },

@@ -59,7 +59,7 @@ export function MainPane() {
       <section
         className="detail-pane"
         aria-label="Detail"
-        style={hasEntries || summary.isPending ? { height: detailHeight } : { flex: 1 }}
+        style={hasEntries || summary.isPending ? { height: detailHeight } : { flex: '1 1 0' }}
       >
         {detail}
       </section>

@@ -88,7 +88,7 @@ export function DocumentDetail({ url, capability }: { url: string; capability?: 
       >
         {(tab) =>
           tab === 'meta' ? (
-            <div className="detail-scroll">
+            <div className="detail-scroll meta-grid">
               <MdTable md={view.md} />
               <LinksTable links={view.links} />
             </div>

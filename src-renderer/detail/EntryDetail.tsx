@@ -1,3 +1,4 @@
+import type { Entry } from '../../src-main/engine/documents/model.ts';
 import { errorMessage } from '../bridge/index.ts';
 import { useEntry, useSummary } from '../data/queries.ts';
 import { capabilityLabel } from '../lib/capabilities.ts';
@@ -49,26 +50,11 @@ export function EntryDetail({ url, index }: { url: string; index: number }) {
             tab === 'raw' ? (
               <RawXml url={url} target={rawTarget ?? { line: data.line, seq: 0 }} />
             ) : (
-              <div className="detail-scroll">
-                <section className="detail-section" aria-label="Entry">
-                  <h3>Entry</h3>
-                  <table className="kv">
-                    <tbody>
-                      <tr><th scope="row">loc</th><td className="wrap"><LinkTarget href={data.loc} capability={childCapability} /></td></tr>
-                      {data.lastmod !== undefined && <tr><th scope="row">lastmod</th><td className="mono">{data.lastmod}</td></tr>}
-                      {data.changefreq !== undefined && <tr><th scope="row">changefreq</th><td className="mono">{data.changefreq}</td></tr>}
-                      <tr>
-                        <th scope="row">line</th>
-                        <td>
-                          <button type="button" className="line-link" onClick={() => showRawLine(url, data.line)} title="Show in raw XML">
-                            {data.line}
-                          </button>
-                        </td>
-                      </tr>
-                    </tbody>
-                  </table>
-                </section>
-                <MdTable md={data.md} />
+              <div className="detail-scroll meta-grid">
+                <div>
+                  <EntryFacts entry={data} url={url} capability={childCapability} onLine={showRawLine} />
+                  <MdTable md={data.md} />
+                </div>
                 <LinksTable links={data.links} />
               </div>
             )
@@ -76,5 +62,42 @@ export function EntryDetail({ url, index }: { url: string; index: number }) {
         </Tabs>
       )}
     </div>
+  );
+}
+
+interface FactsProps {
+  entry: Entry;
+  url: string;
+  capability: string | undefined;
+  onLine(url: string, line: number): void;
+}
+
+function EntryFacts({ entry, url, capability, onLine }: FactsProps) {
+  return (
+    <section className="detail-section" aria-label="Entry">
+      <h3>Entry</h3>
+      <table className="kv">
+        <tbody>
+          <tr>
+            <th scope="row">loc</th>
+            <td className="wrap"><LinkTarget href={entry.loc} capability={capability} /></td>
+          </tr>
+          {entry.lastmod !== undefined && (
+            <tr><th scope="row">lastmod</th><td className="mono">{entry.lastmod}</td></tr>
+          )}
+          {entry.changefreq !== undefined && (
+            <tr><th scope="row">changefreq</th><td className="mono">{entry.changefreq}</td></tr>
+          )}
+          <tr>
+            <th scope="row">line</th>
+            <td>
+              <button type="button" className="line-link" onClick={() => onLine(url, entry.line)} title="Show in raw XML">
+                {entry.line}
+              </button>
+            </td>
+          </tr>
+        </tbody>
+      </table>
+    </section>
   );
 }

@@ -1,6 +1,18 @@
 import type { RsLn, RsMd } from '../../src-main/engine/documents/model.ts';
 import { LinkTarget } from './LinkTarget.tsx';
 
+/** A hash attribute may hold several space-separated `alg:digest` tokens: one per line. */
+function HashTokens({ value }: { value: string }) {
+  const tokens = value.split(/\s+/).filter(Boolean);
+  return (
+    <>
+      {tokens.map((token, i) => (
+        <span key={i} className="hash-token">{token}</span>
+      ))}
+    </>
+  );
+}
+
 /** Every rs:md attribute, as written. */
 export function MdTable({ md, caption = 'rs:md' }: { md: RsMd; caption?: string }) {
   const rows = Object.entries(md).filter(([, v]) => v !== undefined);
@@ -15,7 +27,9 @@ export function MdTable({ md, caption = 'rs:md' }: { md: RsMd; caption?: string 
             {rows.map(([name, value]) => (
               <tr key={name}>
                 <th scope="row">{name}</th>
-                <td className="mono">{String(value)}</td>
+                <td className="mono wrap">
+                  {name === 'hash' ? <HashTokens value={String(value)} /> : String(value)}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -34,6 +48,11 @@ export function LinksTable({ links, caption = 'rs:ln' }: { links: RsLn[]; captio
         <p className="empty">No rs:ln links.</p>
       ) : (
         <table className="grid-table links">
+          <colgroup>
+            <col className="col-rel" />
+            <col className="col-href" />
+            <col />
+          </colgroup>
           <thead>
             <tr>
               <th scope="col">rel</th>

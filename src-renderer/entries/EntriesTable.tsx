@@ -5,7 +5,8 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import type { EntrySortKey } from '../../src-main/contract/types.ts';
 import type { Entry } from '../../src-main/engine/documents/model.ts';
 import { errorMessage } from '../bridge/index.ts';
-import { entryPageQuery, PAGE_SIZE } from '../data/queries.ts';
+import { entryPageQuery, PAGE_SIZE, useSummary } from '../data/queries.ts';
+import { isChangeCapability } from '../lib/capabilities.ts';
 import { formatCount, formatLength } from '../lib/format.ts';
 import { useDebounced } from '../lib/hooks.ts';
 import { useUi } from '../state/ui.ts';
@@ -13,6 +14,10 @@ import { EntriesToolbar } from './EntriesToolbar.tsx';
 
 const ROW_HEIGHT = 26;
 const HEADER_HEIGHT = 28;
+const TOOLBAR_HEIGHT = 41;
+/** Snapshot lists leave change and datetime empty; their width goes to loc there. */
+const COLUMNS_CHANGE = '58px minmax(240px, 1fr) 162px 72px 162px 78px 118px 128px';
+const COLUMNS_SNAPSHOT = '58px minmax(240px, 1fr) 162px 72px 98px 78px 118px 128px';
 
 interface Column {
   id: string;
@@ -54,6 +59,8 @@ export function EntriesTable({ url }: { url: string }) {
   const view = useUi((s) => s.view);
   const selected = useUi((s) => (s.entry?.url === url ? s.entry : null));
   const { selectEntry, toggleSort } = useUi.getState();
+  const capability = useSummary(url).data?.capability;
+  const columns = isChangeCapability(capability) ? COLUMNS_CHANGE : COLUMNS_SNAPSHOT;
 
   // Page 0 gives the counts; keeping the previous answer while a new filter loads avoids a jumping layout.
   const head = useQuery({ ...entryPageQuery(url, view, 0), placeholderData: keepPreviousData });
@@ -117,8 +124,10 @@ export function EntriesTable({ url }: { url: string }) {
   }
 
   const empty = head.isSuccess && !head.isPlaceholderData && matched === 0;
+  // A short list takes only the room its rows need; the detail pane gets the rest.
+  const maxHeight = head.data ? Math.max(180, TOOLBAR_HEIGHT + HEADER_HEIGHT + matched * ROW_HEIGHT + 2) : undefined;
   return (
-    <div className="entries">
+    <div className="entries" style={{ maxHeight }}>
       <EntriesToolbar
         matched={head.data ? head.data.matched : null}
         total={head.data ? head.data.total : null}
@@ -136,7 +145,7 @@ export function EntriesTable({ url }: { url: string }) {
           tabIndex={0}
           onKeyDown={onKeyDown}
         >
-          <div className="table-inner" style={{ height: virtualizer.getTotalSize() }}>
+          <div className="table-inner" style={{ height: virtualizer.getTotalSize(), ['--columns' as string]: columns }}>
             <div role="rowgroup" className="thead">
               <div role="row" aria-rowindex={1} className="tr th-row">
                 {COLUMNS.map((col) => {
@@ -151,8 +160,8 @@ export function EntriesTable({ url }: { url: string }) {
                       {col.sort ? (
                         <button type="button" className="th-button" onClick={() => toggleSort(col.sort!)}>
                           {col.title}
-                          <span className="sort-mark" aria-hidden="true">
-                            {sorted ? (view.descending ? '▼' : '▲') : ''}
+                          <span className={`sort-mark${sorted ? '' : ' unsorted'}`} aria-hidden="true">
+                            {sorted && view.descending ? '▼' : '▲'}
                           </span>
                         </button>
                       ) : (

@@ -95,7 +95,7 @@ export function AddSource() {
                 <span className="discovery-ok">✓ Added {run.added?.name ?? ''}</span>
               )}
               <span className="discovery-stats">
-                {run.steps.length} route{run.steps.length === 1 ? '' : 's'} tried, {run.steps.filter((s) => s.found).length} found
+                {run.steps.filter((s) => s.found).length}/{run.steps.length} routes found
               </span>
             </button>
             {!run.running && (

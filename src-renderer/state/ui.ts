@@ -82,7 +82,8 @@ export const useUi = create<UiState>()((set, get) => ({
   rawTarget: null,
   history: [],
   sidebarWidth: 370,
-  detailHeight: 360,
+  // About half the window: with an entry selected, its detail is what the person reads.
+  detailHeight: typeof window === 'undefined' ? 400 : Math.round(window.innerHeight * 0.47),
 
   selectSource(id) {
     if (get().sourceId === id) return;

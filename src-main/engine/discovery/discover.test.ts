@@ -342,7 +342,7 @@ describe('discover: spec checks against a hand-made Source', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  it('reports a well-known URI that is not a Source Description, listed documents that are not Capability Lists, a channel without hub', async () => {
+  it('reports a well-known URI that is not a Source Description and listed documents that are not Capability Lists', async () => {
     const result = await discover(base, { http: client() });
     expect(routesOf(result, base)).toEqual([
       'document - /',
@@ -362,8 +362,8 @@ describe('discover: spec checks against a hand-made Source', () => {
       },
       { url: `${base}/gone.xml`, capabilities: [] },
     ]);
-    console.log(result.findings);
-    expect(codes(result)).toEqual(['warning well-known-not-description', 'warning hub-missing', 'error not-a-capability-list']);
+    expect(codes(result)).toEqual(['warning missing-hub-link', 'warning well-known-not-description', 'error not-a-capability-list']);
+    expect(result.findings[0].message.startsWith(`${base}/.well-known/resourcesync: `)).toBe(true);
     expect(result.findings[2].message).toBe(
       `${base}/gone.xml: listed in the Source Description as a Capability List, but it is 404 Not Found`,
     );
@@ -402,6 +402,6 @@ describe('normalizeStartUrl', () => {
     expect(normalizeStartUrl('localhost:3000')).toBe('http://localhost:3000/');
     expect(normalizeStartUrl('https://example.org/rs')).toBe('https://example.org/rs');
     expect(() => normalizeStartUrl('ftp://example.org/')).toThrow(NetworkError);
-    expect(() => normalizeStartUrl('mailto:a@example.org')).toThrow(/Only http and https/);
+    expect(() => normalizeStartUrl('mailto:a@example.org')).toThrow('Not an http(s) URL or host name: mailto:a@example.org');
   });
 });

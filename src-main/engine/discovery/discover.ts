@@ -40,10 +40,10 @@ export function normalizeStartUrl(input: string): string {
   try {
     url = new URL(candidate);
   } catch {
-    throw new NetworkError('bad-url', `Not a URL or host name: ${text}`, text);
+    throw new NetworkError('bad-url', `Not an http(s) URL or host name: ${text.slice(0, 200)}`, text);
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
-    throw new NetworkError('bad-url', `Only http and https URLs can be discovered, not ${text}`, text);
+    throw new NetworkError('bad-url', `Not an http(s) URL or host name: ${text.slice(0, 200)}`, text);
   }
   return url.href;
 }
@@ -331,10 +331,8 @@ class DiscoveryRun {
       }
       const found: DiscoveredCapability = { capability, url: resolveUrl(entry.loc, list.finalUrl) ?? entry.loc };
       const hub = linkHref(entry.links, 'hub', list.finalUrl);
+      // (A channel without a hub is among the reader's findings.)
       if (hub !== undefined) found.hub = hub;
-      else if (capability === 'change-notification') {
-        this.#finding('warning', 'hub-missing', `${list.url}: the change-notification channel ${entry.loc} names no hub (rs:ln rel="hub")`, entry.line);
-      }
       capabilities.push(found);
     }
     if (list.document!.entriesTruncated) {
