@@ -21,7 +21,10 @@ import { scanProlog } from './prolog.ts';
 export const LIMITS = {
   /** ResourceSync needs 3 levels (root, entry, loc); extensions a few more. */
   maxDepth: 32,
-  /** Characters the XML parser may hold for one token: a text node, a tag with its attributes, a comment. */
+  /**
+   * Characters the XML parser may hold for one token (a text node, a tag with its attributes, a comment). Checked
+   * after each slice of text fed, so what is held stays below this plus one slice.
+   */
   maxTokenChars: 1 << 20,
   /** Characters of one <loc>, <lastmod> or <changefreq> value. */
   maxValueChars: 64 * 1024,
