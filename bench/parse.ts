@@ -4,12 +4,13 @@
 //    beside a whole-document parse of the same file with xml-js (xml2js), the reference.
 // 2. A Resource List Index of 20 x 50,000 entries, walked child after child (targets 15 s, 400 MB peak RSS).
 // Data is generated once into .bench-data/ (git-ignored) and reused.
-import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { SaxesParser } from 'saxes';
 import xmljs from 'xml-js';
 import { checkIndexChild } from '../src-main/engine/documents/conformance.ts';
 import type { DocumentSummary } from '../src-main/engine/documents/model.ts';
@@ -37,6 +38,8 @@ export interface ParseBenchResult {
   /** Best and median of the following warm runs. */
   readerBest: Measure;
   readerMedian: Measure;
+  /** saxes alone on the same file, without any handler: the floor under the reader (best of the warm runs). */
+  saxesAlone: Measure;
   xmljs: Measure;
   index: Measure & { documents: number; entries: number; findings: number };
   targetsMet: { listTime: boolean; listRss: boolean; indexTime: boolean; indexRss: boolean };
@@ -158,6 +161,12 @@ async function readList(path: string, sample: () => void): Promise<DocumentSumma
   });
 }
 
+async function saxesOnly(path: string): Promise<void> {
+  const parser = new SaxesParser({ position: true });
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) parser.write((chunk as Buffer).toString('utf8'));
+  parser.close();
+}
+
 function median(values: Measure[], key: keyof Measure): Measure {
   const sorted = [...values].sort((a, b) => a[key] - b[key]);
   return sorted[Math.floor(sorted.length / 2)];
@@ -165,7 +174,7 @@ function median(values: Measure[], key: keyof Measure): Measure {
 
 export async function runParseBench(): Promise<ParseBenchResult> {
   const { list, index, children } = await ensureData();
-  const bytes = (await readFile(list)).byteLength;
+  const { size: bytes } = await stat(list);
 
   const runs: Measure[] = [];
   let entries = 0;
@@ -179,6 +188,10 @@ export async function runParseBench(): Promise<ParseBenchResult> {
   }
   const warm = runs.slice(1);
   const readerBest = warm.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+
+  const saxesRuns: Measure[] = [];
+  for (let i = 0; i < RUNS; i++) saxesRuns.push((await measure(() => saxesOnly(list))).measure);
+  const saxesAlone = saxesRuns.slice(1).reduce((a, b) => (b.seconds < a.seconds ? b : a));
 
   // The walk: the index, then each child in turn, counting entries and checking each child against the index.
   const { result: walked, measure: walk } = await measure(async (sample) => {
@@ -207,6 +220,7 @@ export async function runParseBench(): Promise<ParseBenchResult> {
     readerCold: runs[0],
     readerBest,
     readerMedian: median(warm, 'seconds'),
+    saxesAlone,
     xmljs: reference,
     index: indexWalk,
     targetsMet: {
@@ -236,6 +250,7 @@ function printResult(r: ParseBenchResult): void {
   console.log(row('readDocumentFile, first run', r.readerCold));
   console.log(row(`readDocumentFile, best of ${RUNS - 1} more`, r.readerBest, `<= ${TARGETS.listSeconds} s: ${ok(r.targetsMet.listTime)}`));
   console.log(row(`readDocumentFile, median of ${RUNS - 1}`, r.readerMedian, `<= ${TARGETS.listRssMb} MB growth: ${ok(r.targetsMet.listRss)}`));
+  console.log(row(`saxes alone, no handlers, best of ${RUNS - 1}`, r.saxesAlone, 'floor'));
   console.log(row('xml-js xml2js (whole document)', r.xmljs, 'reference'));
   console.log(
     row(`index walk (1 + ${CHILDREN} documents)`, r.index, `<= ${TARGETS.indexSeconds} s: ${ok(r.targetsMet.indexTime)}, <= ${TARGETS.indexPeakRssMb} MB peak: ${ok(r.targetsMet.indexRss)}`),

@@ -20,7 +20,6 @@ export async function startAppServer(root: string, dataDir: string, timeoutMs = 
   const child = spawn(process.execPath, [join(root, 'bin/rsdesk.mjs'), 'serve', '--port', '0', '--data-dir', dataDir], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1' },
   });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -82,13 +82,27 @@ test('adds a Source by URL, shows discovery live, and browses a 20,000-entry Res
   await page.goto(app.url);
   // The token moves from the address bar into the session.
   await expect(page).not.toHaveURL(/token=/);
+  // Record each discovery step as it appears, and whether discovery was still running at that moment.
+  await page.evaluate(() => {
+    const seen: { route: string; running: boolean }[] = [];
+    (window as unknown as { steps: typeof seen }).steps = seen;
+    new MutationObserver((records) => {
+      const running = document.querySelector('.add-form button')?.textContent === 'Discovering…';
+      for (const record of records) {
+        for (const node of record.addedNodes) {
+          if (node instanceof HTMLElement && node.matches('.step[data-route]')) seen.push({ route: node.dataset.route!, running });
+        }
+      }
+    }).observe(document.body, { childList: true, subtree: true });
+  });
   await addSource(page, `${fixture.url}/`);
+  const summary = page.getByRole('button', { name: /Added 127\.0\.0\.1/ });
+  await expect(summary).toBeVisible();
+  const live = await page.evaluate(() => (window as unknown as { steps: { route: string; running: boolean }[] }).steps);
+  expect(live.filter((s) => s.running).map((s) => s.route)).toContain('document');
 
   const steps = page.getByRole('list', { name: 'Discovery steps' });
-  await expect(steps.locator('.step-found').first()).toBeVisible();
-  await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible();
   // After a success the steps fold into one line; they are still there to read.
-  const summary = page.getByRole('button', { name: /Added 127\.0\.0\.1/ });
   if ((await summary.getAttribute('aria-expanded')) !== 'true') await summary.click();
   await expect(steps.locator('[data-route=well-known]')).toContainText('Source Description');
   await expect(steps.locator('[data-route=well-known]')).toContainText(`${fixture.url}${PATHS.wellKnown}`);
@@ -156,6 +170,17 @@ test('adds a Source by URL, shows discovery live, and browses a 20,000-entry Res
   await expect(md.getByRole('row', { name: /hash/ })).toContainText('md5:');
   await expect(md.getByRole('row', { name: /type/ })).toContainText('text/plain');
   await page.screenshot({ path: join(screenshots, 'entries.png') });
+
+  // Deep in a 5 MB document the entry's line is past the head the engine keeps: the raw view says so and shows
+  // the entry as parsed.
+  const entryLine = (await detail(page).getByRole('region', { name: 'Entry' }).getByRole('button').textContent())!;
+  expect(Number(entryLine)).toBeGreaterThan(10_000);
+  await detail(page).getByRole('tab', { name: 'Raw XML' }).click();
+  await expect(detail(page).getByRole('note').filter({ hasText: /^Showing first \d+ KiB of 5\.\d MiB/ })).toBeVisible();
+  await expect(detail(page).getByText(`Line ${Number(entryLine).toLocaleString('en-US')} is past the part`)).toBeVisible();
+  await expect(detail(page).getByLabel('Entry as parsed')).toContainText(`<loc>${firstLoc}</loc>`);
+  await expect(detail(page).getByLabel('Entry as parsed')).toContainText(`length="${before[0]}"`);
+  await detail(page).getByRole('tab', { name: 'Metadata' }).click();
 
   // Back to the document; its `up` link opens the parent inside the app, and Back returns.
   await detail(page).getByRole('button', { name: /Resource List ›/ }).click();
@@ -234,6 +259,14 @@ test('a document with findings: badge, findings list, raw XML at the line, and l
   await expect(detail(page)).toContainText('/dataset1/meta/28.xml');
   await detail(page).getByRole('button', { name: /Back/ }).click();
   await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('Entry');
+
+  // The entry's own place in the raw XML, marked.
+  const entryLine = (await detail(page).getByRole('region', { name: 'Entry' }).getByRole('button').textContent())!;
+  await detail(page).getByRole('tab', { name: 'Raw XML' }).click();
+  const target = detail(page).locator(`.raw-line.raw-target[data-line="${entryLine}"]`);
+  await expect(target).toBeVisible();
+  await expect(target).toContainText('<url>');
+  await expect(detail(page).locator(`.raw-line[data-line="${Number(entryLine) + 1}"]`)).toContainText('/dataset1/res/28.json');
 });
 
 test('the tree works from the keyboard (WAI-ARIA tree)', async ({ page }) => {

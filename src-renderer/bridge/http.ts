@@ -5,37 +5,23 @@ import type { EventName } from '../../src-main/contract/names.ts';
 import type { CommandError } from '../../src-main/contract/types.ts';
 import { BridgeError } from './errors.ts';
 
-const TOKEN_KEY = 'rsdesk.token';
 /** How long an invoke waits for a connecting event stream, so events of the command it starts are not missed. */
 const STREAM_WAIT_MS = 3000;
-
-/**
- * The token arrives once in the fragment (`#token=…`, never sent to the server in a Referer); it is kept in
- * sessionStorage so a reload still works, and removed from the address bar so it is not bookmarked or shared.
- */
-export function takeToken(): string | null {
-  const match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  if (match) {
-    const token = decodeURIComponent(match[1]);
-    try {
-      sessionStorage.setItem(TOKEN_KEY, token);
-    } catch {
-      // Storage may be disabled; the token then lives as long as this page.
-    }
-    history.replaceState(history.state, '', location.pathname + location.search);
-    return token;
-  }
-  try {
-    return sessionStorage.getItem(TOKEN_KEY);
-  } catch {
-    return null;
-  }
-}
 
 type Envelope = { ok: true; result: unknown } | { ok: false; error: CommandError };
 type AnyListener = (payload: unknown) => void;
 
-export function createHttpBridge(token: string | null, base = ''): Bridge {
+export interface HttpBridgeOptions {
+  /** Origin of the app server; '' (the default) is the page's own. */
+  base?: string;
+  fetch?: typeof fetch;
+  EventSource?: typeof EventSource;
+}
+
+export function createHttpBridge(token: string | null, options: HttpBridgeOptions = {}): Bridge {
+  const base = options.base ?? '';
+  const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const Source = options.EventSource ?? EventSource;
   const listeners = new Map<EventName, Set<AnyListener>>();
   let source: EventSource | null = null;
   let opened: Promise<void> | null = null;
@@ -48,7 +34,7 @@ export function createHttpBridge(token: string | null, base = ''): Bridge {
 
   function openStream(): void {
     if (source) return;
-    const es = new EventSource(`${base}/api/events?token=${encodeURIComponent(token ?? '')}`);
+    const es = new Source(`${base}/api/events?token=${encodeURIComponent(token ?? '')}`);
     source = es;
     opened = new Promise<void>((resolve) => {
       const done = () => {
@@ -79,7 +65,7 @@ export function createHttpBridge(token: string | null, base = ''): Bridge {
   }
 
   async function streamReady(): Promise<void> {
-    if (!source || source.readyState !== EventSource.CONNECTING || !opened) return;
+    if (!source || source.readyState !== Source.CONNECTING || !opened) return;
     await Promise.race([opened, new Promise((resolve) => setTimeout(resolve, STREAM_WAIT_MS))]);
   }
 
@@ -88,7 +74,7 @@ export function createHttpBridge(token: string | null, base = ''): Bridge {
       await streamReady();
       let response: Response;
       try {
-        response = await fetch(`${base}/api/invoke`, {
+        response = await doFetch(`${base}/api/invoke`, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token ?? ''}` },
           body: JSON.stringify({ command, args }),

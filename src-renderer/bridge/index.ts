@@ -1,5 +1,6 @@
 import type { Bridge } from '../../src-main/contract/bridge.ts';
-import { createHttpBridge, takeToken } from './http.ts';
+import { createHttpBridge } from './http.ts';
+import { takeToken } from './token.ts';
 
 let bridge: Bridge | null = null;
 

@@ -7,7 +7,8 @@ import { Spinner } from '../common/Spinner.tsx';
 import { DetailHeader } from './DetailHeader.tsx';
 import { LinkTarget } from './LinkTarget.tsx';
 import { LinksTable, MdTable } from './MdTable.tsx';
-import { RawXml } from './RawXml.tsx';
+import { RawXml, XmlSnippet } from './RawXml.tsx';
+import { entryXml } from '../lib/entryXml.ts';
 import { Tabs } from './Tabs.tsx';
 
 export function EntryDetail({ url, index }: { url: string; index: number }) {
@@ -48,7 +49,16 @@ export function EntryDetail({ url, index }: { url: string; index: number }) {
         >
           {(tab) =>
             tab === 'raw' ? (
-              <RawXml url={url} target={rawTarget ?? { line: data.line, seq: 0 }} />
+              <RawXml
+                url={url}
+                target={rawTarget ?? { line: data.line, seq: 0 }}
+                beyond={
+                  <XmlSnippet
+                    label="Entry as parsed"
+                    xml={`<!-- entry ${index + 1}, line ${data.line}, as parsed -->\n${entryXml(data, doc?.root === 'sitemapindex' ? 'sitemap' : 'url')}`}
+                  />
+                }
+              />
             ) : (
               <div className="detail-scroll meta-grid">
                 <div>

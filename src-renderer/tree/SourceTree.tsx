@@ -8,7 +8,7 @@ import { TreeNode } from './TreeNode.tsx';
 /** Up/Down/Home/End move between visible items in document order; Left/Right/Enter are handled per node. */
 function onTreeKeyDown(event: KeyboardEvent<HTMLUListElement>) {
   const keys = ['ArrowDown', 'ArrowUp', 'Home', 'End'];
-  if (!keys.includes(event.key)) return;
+  if (!keys.includes(event.key) || event.altKey) return;
   const items = Array.from(event.currentTarget.querySelectorAll<HTMLElement>('[role=treeitem]'));
   if (items.length === 0) return;
   const current = (event.target as HTMLElement).closest<HTMLElement>('[role=treeitem]');

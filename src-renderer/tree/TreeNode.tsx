@@ -67,7 +67,8 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
   }
 
   function onKeyDown(event: KeyboardEvent<HTMLLIElement>) {
-    if (event.target !== event.currentTarget) return;
+    // Alt+Left is "Back" (app-wide), not a tree move.
+    if (event.target !== event.currentTarget || event.altKey) return;
     const item = event.currentTarget;
     switch (event.key) {
       case 'Enter':

@@ -19,9 +19,12 @@ export class FindingList {
     this.list.push(line === undefined ? { severity, code, message } : { severity, code, message, line });
   }
 
-  /** The findings, with one closing finding per code that went over the cap saying how many were left out. */
+  /**
+   * The findings in line order (whatever order the checks ran in), then one finding per code that went over the
+   * cap saying how many were left out.
+   */
   finish(): Finding[] {
-    const out = this.list.slice();
+    const out = this.list.slice().sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
     for (const [code, { count, severity }] of this.counts) {
       if (count > MAX_FINDINGS_PER_CODE) {
         out.push({

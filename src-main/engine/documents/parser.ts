@@ -16,7 +16,7 @@ import {
   type RsLn,
   type RsMd,
 } from './model.ts';
-import { scanProlog } from './prolog.ts';
+import { PrologScanner } from './prolog.ts';
 
 export const LIMITS = {
   /** ResourceSync needs 3 levels (root, entry, loc); extensions a few more. */
@@ -48,6 +48,14 @@ const ROLE_LOC = 3;
 const ROLE_LASTMOD = 4;
 const ROLE_CHANGEFREQ = 5;
 
+/**
+ * A hash value lists its digests separated by whitespace, often across lines (XML has already turned those
+ * newlines into spaces): one space between tokens, none around them.
+ */
+function normaliseSpace(value: string): string {
+  return value.indexOf(' ') < 0 ? value : value.trim().replace(/ +/g, ' ');
+}
+
 const SAXES_POSITION_PREFIX = /^(?:[^:]*:)?\d+:\d+: /;
 
 /**
@@ -78,10 +86,13 @@ export class DocumentParser {
   private readonly sax: SaxesParser<{ xmlns: false; position: true }>;
   private readonly findings = new FindingList();
 
-  private prolog: string | null = '';
+  /** Until the root element begins; null after. */
+  private prolog: PrologScanner | null;
   private fed = 0;
   private lastEventAt = 0;
   private closing = false;
+  /** An element has begun: from then on a syntax error is "malformed", before it "not XML". */
+  private started = false;
   private sawXmlDecl = false;
 
   private depth = 0;
@@ -127,6 +138,7 @@ export class DocumentParser {
   private capturing = false;
   private readonly onText: (text: string) => void;
   private captured = '';
+  private capturedLine = 0;
   /** Completed entries not yet handed out, with the lines of their rs:md (0: none) and rs:ln elements. */
   private queue: Entry[] = [];
   private queueMdLines: number[] = [];
@@ -134,6 +146,7 @@ export class DocumentParser {
 
   constructor(url: string) {
     this.url = url;
+    this.prolog = new PrologScanner(url);
     const sax = new SaxesParser({ xmlns: false, position: true });
     createHandlerSlots(sax);
     this.sax = sax;
@@ -149,6 +162,7 @@ export class DocumentParser {
       // The name may have been ended by a newline, already counted: column 0 means exactly that.
       this.tagLine = sax.column === 0 ? sax.line - 1 : sax.line;
       this.attrCount = 0;
+      this.started = true;
     });
     sax.on('attribute', (attribute) => {
       this.attrNames[this.attrCount] = attribute.name;
@@ -174,7 +188,7 @@ export class DocumentParser {
   private syntaxError(err: Error): DocumentError {
     const detail = err.message.replace(SAXES_POSITION_PREFIX, '');
     const line = this.sax.line;
-    if (this.root === null) {
+    if (!this.started) {
       if (this.closing && this.sawXmlDecl && detail.includes('must contain a root element')) {
         return new DocumentError('truncated', `${this.url} ends after the XML declaration, before any root element`, { line });
       }
@@ -189,16 +203,9 @@ export class DocumentParser {
   /** Feeds decoded text. Throws a DocumentError on a refusal. */
   write(text: string): void {
     if (this.prolog !== null) {
-      const prolog = this.prolog + text;
-      if (scanProlog(prolog, false, this.url) === 'more') {
-        if (prolog.length > LIMITS.maxTokenChars) {
-          throw new DocumentError('not-xml', `${this.url}: no root element in the first ${LIMITS.maxTokenChars} characters`);
-        }
-        this.prolog = prolog;
-        return;
-      }
-      this.prolog = null;
-      text = prolog;
+      const { verdict, safe } = this.prolog.push(text, false);
+      if (verdict === 'parse') this.prolog = null;
+      text = safe;
     }
     if (text.length === 0) return;
     this.fed += text.length;
@@ -216,11 +223,10 @@ export class DocumentParser {
   close(): void {
     if (this.prolog !== null) {
       const prolog = this.prolog;
+      const { safe } = prolog.push('', true);
       this.prolog = null;
-      if (prolog.trim() === '' || prolog === '\ufeff') throw new DocumentError('empty', `${this.url} is empty`);
-      scanProlog(prolog, true, this.url);
-      this.fed += prolog.length;
-      this.sax.write(prolog);
+      if (!prolog.sawContent) throw new DocumentError('empty', `${this.url} is empty`);
+      this.write(safe);
     }
     this.closing = true;
     this.sax.close();
@@ -235,12 +241,12 @@ export class DocumentParser {
     );
   }
 
-  /** Resolves a qualified name against the scope in effect; '' for no namespace. */
-  private resolve(prefix: string, what: string, line: number): string {
+  /** The namespace of a prefix (of `qname`) in the scope in effect; '' for no namespace. */
+  private resolve(prefix: string, qname: string, line: number): string {
     const uri = this.scope[prefix];
     if (uri !== undefined) return uri;
     if (prefix === '') return '';
-    throw new DocumentError('malformed', `${this.url}: namespace prefix "${prefix}" of ${what} is not declared (line ${line})`, { line });
+    throw new DocumentError('malformed', `${this.url}: namespace prefix "${prefix}" of "${qname}" is not declared (line ${line})`, { line });
   }
 
   private openTag(tag: SaxesTagPlain): void {
@@ -270,7 +276,7 @@ export class DocumentParser {
       this.prefix = name.slice(0, colon);
       this.local = name.slice(colon + 1);
     }
-    this.uri = this.resolve(this.prefix, `<${name}>`, line);
+    this.uri = this.resolve(this.prefix, name, line);
     let role = ROLE_OTHER;
     if (depth === 0) {
       this.openRoot(line);
@@ -304,7 +310,7 @@ export class DocumentParser {
       this.captured = '';
       this.sax.off('text');
       if (role === ROLE_LOC) {
-        if (entry.loc !== '') this.findings.add('warning', 'duplicate-element', 'Entry has more than one <loc>', entry.line);
+        if (entry.loc !== '') this.findings.add('warning', 'duplicate-element', 'Entry has more than one <loc>; the last is used', this.capturedLine);
         entry.loc = value;
       } else if (role === ROLE_LASTMOD) entry.lastmod = value;
       else entry.changefreq = value;
@@ -323,6 +329,7 @@ export class DocumentParser {
 
   private startCapture(): void {
     this.capturing = true;
+    this.capturedLine = this.tagLine;
     this.sax.on('text', this.onText);
   }
 
@@ -381,7 +388,7 @@ export class DocumentParser {
         if (this.links.length < LIMITS.maxLinks) {
           this.links.push(this.readLn(line));
           this.linkLines.push(line);
-        }
+        } else this.tooManyLinks(line);
       } else this.findings.add('warning', 'unknown-element', `<${this.name}> is not a ResourceSync element`, line);
       return ROLE_OTHER;
     }
@@ -432,7 +439,7 @@ export class DocumentParser {
         if (entry.links.length < LIMITS.maxLinks) {
           entry.links.push(this.readLn(line));
           (this.entryLinkLines ??= []).push(line);
-        }
+        } else this.tooManyLinks(line);
       } else {
         this.findings.add('warning', 'unknown-element', `<${this.name}> is not a ResourceSync element`, line);
       }
@@ -440,6 +447,10 @@ export class DocumentParser {
     }
     if (local === 'md' || local === 'ln' || this.prefix === 'rs') throw this.wrongNamespace(line);
     return ROLE_OTHER;
+  }
+
+  private tooManyLinks(line: number): void {
+    this.findings.add('warning', 'too-many-links', `More than ${LIMITS.maxLinks} <rs:ln> in one element; the rest are ignored`, line);
   }
 
   private documentMd(line: number): void {
@@ -473,7 +484,7 @@ export class DocumentParser {
     const { attrNames, attrValues, attrCount } = this;
     for (let i = 0; i < attrCount; i++) {
       const name = attrNames[i];
-      if (MD_ATTRIBUTES.has(name)) md[name as keyof RsMd] = attrValues[i];
+      if (MD_ATTRIBUTES.has(name)) md[name as keyof RsMd] = name === 'hash' ? normaliseSpace(attrValues[i]) : attrValues[i];
       else this.unknownAttribute(name, line);
     }
     return md;
@@ -484,7 +495,7 @@ export class DocumentParser {
     const { attrNames, attrValues, attrCount } = this;
     for (let i = 0; i < attrCount; i++) {
       const name = attrNames[i];
-      if (LN_ATTRIBUTES.has(name)) ln[name as keyof RsLn] = attrValues[i];
+      if (LN_ATTRIBUTES.has(name)) ln[name as keyof RsLn] = name === 'hash' ? normaliseSpace(attrValues[i]) : attrValues[i];
       else this.unknownAttribute(name, line);
     }
     return ln;
@@ -494,7 +505,7 @@ export class DocumentParser {
     const colon = name.indexOf(':');
     if (name === 'xmlns' || (colon === 5 && name.startsWith('xmlns'))) return;
     // §7: communities may add attributes, in their own namespace and with its prefix.
-    if (colon >= 0 && this.resolve(name.slice(0, colon), `attribute "${name}"`, line) !== RS_NAMESPACE) return;
+    if (colon >= 0 && this.resolve(name.slice(0, colon), name, line) !== RS_NAMESPACE) return;
     this.findings.add('warning', 'unknown-attribute', `<${this.name}> attribute "${name}" is not defined by ResourceSync (§7)`, line);
   }
 

@@ -5,12 +5,17 @@ import { Socket } from 'node:net';
 import dns from 'node:dns';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DocumentError } from './errors.ts';
 import type { Entry } from './model.ts';
 import { LIMITS } from './parser.ts';
 import { DEFAULT_MAX_BYTES, readDocument, readDocumentFile } from './reader.ts';
 import { NS, UP_CAPABILITY_LIST, byteChunks, lineOf, read, refusal, url, urlset } from './test-support.ts';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 const RL_MD = '<rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>';
 const GOOD = urlset(RL_MD, [url('http://example.com/res1'), url('http://example.com/res2')], [UP_CAPABILITY_LIST]);
@@ -73,10 +78,10 @@ describe('readDocument: reading', () => {
     expect(entry.line).toBe(lineOf(xml, '<url>'));
   });
 
-  it('normalises newlines in attribute values to spaces (hash values spanning lines)', async () => {
+  it('normalises the whitespace of hash values spanning lines to single spaces', async () => {
     const xml = urlset(RL_MD, ['<url><loc>http://example.com/r</loc><rs:md hash="md5:1e0d5cb8ef6ba40c99b14c0237be735e', '   sha-1:a94a8fe5ccb19ba61c4c0873d391e987982fbbd3"/></url>'], [UP_CAPABILITY_LIST]);
     const { summary, entries } = await read(xml);
-    expect(entries[0].md.hash).toBe('md5:1e0d5cb8ef6ba40c99b14c0237be735e    sha-1:a94a8fe5ccb19ba61c4c0873d391e987982fbbd3');
+    expect(entries[0].md.hash).toBe('md5:1e0d5cb8ef6ba40c99b14c0237be735e sha-1:a94a8fe5ccb19ba61c4c0873d391e987982fbbd3');
     expect(summary.findings).toEqual([]);
   });
 
@@ -274,6 +279,18 @@ describe('readDocument: refusals', () => {
     }
   });
 
+  it('finds a DOCTYPE after a long prolog fed one character at a time, in linear time, with its line', async () => {
+    const prolog = `<?xml version="1.0"?>\n<!-- ${'licence text\n'.repeat(20_000)} -->\n<?pi data?>\n`;
+    const lines = prolog.split('\n').length;
+    const t0 = performance.now();
+    const err = await refusal(`${prolog}<!DOCTYPE urlset [<!ENTITY a "b">]>\n<urlset/>`, { chunkSize: 1 });
+    expect(err.code).toBe('doctype');
+    expect(err.line).toBe(lines);
+    expect(performance.now() - t0).toBeLessThan(5000);
+    const split = await refusal('<?xml version="1.0"?><!DOC' + 'TYPE html><html></html>', { chunkSize: 25 });
+    expect(split.code).toBe('html');
+  });
+
   it('refuses billion laughs at the DOCTYPE, in bounded time and memory', async () => {
     const lol = [
       '<?xml version="1.0"?>',
@@ -420,15 +437,22 @@ describe('readDocument: streaming', () => {
     }
     let expected = 0;
     let outOfOrder = 0;
+    const heapAt: number[] = [];
     const summary = await readDocument(list(), {
       url: 'u',
       onEntry: (entry) => {
         if (entry.index !== expected || entry.loc !== `http://example.com/res/${expected}` || entry.md.length !== String(expected)) outOfOrder++;
         expected++;
+        if (entry.index === 5_000 || entry.index === 45_000) {
+          gc();
+          heapAt.push(process.memoryUsage().heapUsed);
+        }
       },
     });
     expect(expected).toBe(50_000);
     expect(outOfOrder).toBe(0);
+    // 40,000 entries held would be tens of MB.
+    expect(heapAt[1] - heapAt[0]).toBeLessThan(4 * 1024 * 1024);
     expect(summary.entries).toBe(50_000);
     expect(summary.findings).toEqual([]);
   });

@@ -35,7 +35,7 @@ export async function read(text: string, options: Partial<ReadOptions> & { chunk
 }
 
 /** The DocumentError a read of `text` is refused with; fails if the read succeeds or fails otherwise. */
-export async function refusal(text: string, options: Partial<ReadOptions> = {}): Promise<DocumentError> {
+export async function refusal(text: string, options: Partial<ReadOptions> & { chunkSize?: number } = {}): Promise<DocumentError> {
   try {
     await read(text, options);
   } catch (err) {
