@@ -11,6 +11,9 @@ const chromiumArgs = [
   '--no-first-run',
 ];
 
+// CI asks for a JSON report beside the console output to print its `N passed, N failed` line.
+const reportDir = process.env.RSDESK_REPORT_DIR;
+
 export default defineConfig({
   testDir: 'e2e',
   outputDir: 'test-results',
@@ -19,7 +22,7 @@ export default defineConfig({
   fullyParallel: false,
   timeout: 120_000,
   expect: { timeout: 20_000 },
-  reporter: [['list']],
+  reporter: reportDir ? [['list'], ['json', { outputFile: `${reportDir}/playwright.json` }]] : [['list']],
   use: {
     trace: 'retain-on-failure',
     screenshot: 'only-on-failure',

@@ -1,18 +1,25 @@
 // Launches the real Electron app. Where no Electron binary exists (the npm package downloads it on first use,
 // which fails on machines without outside network) the test skips itself and says why.
-import { existsSync, mkdtempSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { _electron as electron, expect, test } from '@playwright/test';
 
+// Looks for the binary the way the electron package does, without requiring it: `require('electron')` tries to
+// download a missing binary from outside, and tests talk to 127.0.0.1 only.
 function electronBinary(): string | null {
-  try {
-    const path = createRequire(import.meta.url)('electron') as unknown;
-    return typeof path === 'string' && existsSync(path) ? path : null;
-  } catch {
-    return null;
-  }
+  if (process.env.ELECTRON_EXEC_PATH) return existsSync(process.env.ELECTRON_EXEC_PATH) ? process.env.ELECTRON_EXEC_PATH : null;
+  const pkg = join(process.cwd(), 'node_modules', 'electron');
+  const pathFile = join(pkg, 'path.txt');
+  const relative = existsSync(pathFile) ? readFileSync(pathFile, 'utf8').trim() : platformDefault();
+  const dist = process.env.ELECTRON_OVERRIDE_DIST_PATH ?? join(pkg, 'dist');
+  const full = join(dist, relative);
+  return existsSync(full) ? full : null;
+}
+
+function platformDefault(): string {
+  if (process.platform === 'darwin') return 'Electron.app/Contents/MacOS/Electron';
+  return process.platform === 'win32' ? 'electron.exe' : 'electron';
 }
 
 const binary = electronBinary();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkIndexChild, MAX_ENTRIES } from './conformance.ts';
 import { MAX_FINDINGS_PER_CODE } from './findings.ts';
+import { LIMITS } from './parser.ts';
 import type { DocumentSummary, Finding, Severity } from './model.ts';
 import { readDocument } from './reader.ts';
 import { NS, UP_CAPABILITY_LIST, UP_SOURCE_DESCRIPTION, lineOf, read, sitemapindex, url, urlset } from './test-support.ts';
@@ -294,6 +295,17 @@ describe('entry rules', () => {
     expect(summary.findings.map((f) => [f.code, f.severity, f.line])).toEqual([
       ['duplicate-element', 'warning', 6],
       ['duplicate-md', 'warning', 8],
+    ]);
+  });
+
+  it('keeps at most LIMITS.maxLinks rs:ln per element and says so', async () => {
+    const links = Array.from({ length: LIMITS.maxLinks + 2 }, (_, i) => `<rs:ln rel="duplicate" href="http://m${i}.example.com/a"/>`).join('');
+    const xml = urlset(RL, [url('http://example.com/a', links)], [UP_CAPABILITY_LIST]);
+    const { summary, entries } = await read(xml);
+    expect(entries[0].links).toHaveLength(LIMITS.maxLinks);
+    expect(summary.findings.map((f) => [f.code, f.line])).toEqual([
+      ['too-many-links', 5],
+      ['too-many-links', 5],
     ]);
   });
 
