@@ -243,7 +243,7 @@ function row(label: string, m: Measure, target = ''): string {
   ].join(' ');
 }
 
-function printResult(r: ParseBenchResult): void {
+export function printResult(r: ParseBenchResult): void {
   const ok = (met: boolean) => (met ? 'met' : 'MISSED');
   console.log(`Resource List: ${r.file.entries.toLocaleString('en')} entries, ${(r.file.bytes / MB).toFixed(1)} MB (${r.file.path})`);
   console.log(`${'measure'.padEnd(34)} ${'wall'.padStart(10)} ${'cpu'.padStart(10)} ${'RSS growth'.padStart(11)} ${'peak RSS'.padStart(11)}   target`);

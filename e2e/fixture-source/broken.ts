@@ -62,6 +62,12 @@ export function brokenDocuments(base: string, capabilityList: string): Record<st
         [{ loc: `${base}${PATHS.dataset2.resource(1)}`, md: { type: 'text/plain' } }],
       ),
     },
+    [B.mixedIndex]: {
+      contentType: 'application/xml',
+      body: document('sitemapindex', { capability: 'resourcelist', at: iso(BASE_TIME) }, [up], [
+        { loc: base + B.changeListOutOfOrder },
+      ]),
+    },
     [B.notXml]: { contentType: 'text/plain', body: 'This is not a ResourceSync document.\n' },
     [B.empty]: { contentType: 'application/xml', body: '' },
   };

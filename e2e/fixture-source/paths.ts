@@ -55,6 +55,8 @@ export const PATHS = {
     capabilityListWithoutUp: '/broken/capabilitylist-no-up.xml',
     /** A Resource List part with an `index` link but no `up` link. */
     orphanPart: '/broken/orphan-part.xml',
+    /** A Resource List Index whose one part is a Change List. */
+    mixedIndex: '/broken/mixed-index.xml',
     notXml: '/broken/not-xml.txt',
     empty: '/broken/empty.xml',
   },

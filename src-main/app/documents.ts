@@ -1,7 +1,8 @@
 // Documents as the UI sees them: fetched once into the cache (entries streamed straight into SQLite), then
 // summaries, pages of entries, single entries and the raw head are all answered from the cache.
 import type { ChildRef, DocumentView, EntryPage, RawDocument } from '../contract/types.ts';
-import type { Entry } from '../engine/documents/model.ts';
+import { checkIndexChild } from '../engine/documents/conformance.ts';
+import type { Entry, Finding } from '../engine/documents/model.ts';
 import { HEAD_BYTES, loadDocument } from '../engine/load.ts';
 import type { CachedDocument, EntryQuery, Store } from '../store/store.ts';
 import { NotFoundError } from './errors.ts';
@@ -87,6 +88,9 @@ export class DocumentService {
         contentType: loaded.contentType,
         head: loaded.head,
       });
+      if (loaded.summary.isIndex) {
+        this.#store.documents.setIndexParts(url, childrenOf(cached, this.#store.documents.iterate(url)).map((c) => c.url));
+      }
       this.#events.emit('document.progress', { url, bytes: loaded.bytes, entries: loaded.summary.entries });
       return cached;
     } catch (error) {
@@ -102,7 +106,19 @@ export class DocumentService {
 
   async summary(url: string, refresh: boolean): Promise<DocumentView> {
     const cached = refresh ? await this.load(url) : await this.ensure(url);
-    return viewOf(cached, this.#store.documents.iterate(url));
+    const view = viewOf(cached, this.#store.documents.iterate(url));
+    const crossFindings = this.#indexFindings(cached);
+    return crossFindings.length === 0 ? view : { ...view, findings: [...view.findings, ...crossFindings] };
+  }
+
+  /** Rules between a document and each cached index that lists it (only known once both were fetched). */
+  #indexFindings(cached: CachedDocument): Finding[] {
+    const findings: Finding[] = [];
+    for (const indexUrl of this.#store.documents.indexesOf(cached.url)) {
+      const index = this.#store.documents.get(indexUrl);
+      if (index) findings.push(...checkIndexChild(index.summary, { ...cached.summary, url: cached.url }));
+    }
+    return findings;
   }
 
   async entries(url: string, query: EntryQuery): Promise<EntryPage> {

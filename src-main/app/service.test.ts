@@ -281,6 +281,20 @@ describe('documents', () => {
     expect(cl.children.filter((c) => c.hub !== undefined)).toHaveLength(1);
   });
 
+  it('checks a document reached through an index against that index, whichever was fetched first', async () => {
+    const index = fixture.url + fixture.paths.broken.mixedIndex;
+    const part = fixture.url + fixture.paths.broken.changeListOutOfOrder;
+    const before = await call('documents.summary', { url: part });
+    expect(before.findings.map((f) => f.code)).not.toContain('index-child-capability');
+    await call('documents.summary', { url: index });
+    const after = await call('documents.summary', { url: part });
+    expect(after.findings).toContainEqual(expect.objectContaining({ severity: 'error', code: 'index-child-capability' }));
+    // A part of a consistent index gets no cross-document finding.
+    await call('documents.summary', { url: indexPath() });
+    const good = await call('documents.summary', { url: fixture.url + fixture.paths.dataset2.resourceListPart(1) });
+    expect(good.findings.filter((f) => f.code.startsWith('index-') || f.code === 'up-link-mismatch')).toEqual([]);
+  });
+
   it('maps a refused document to "document" and an HTTP failure to "network"; nothing is cached', async () => {
     const notXml = fixture.url + fixture.paths.broken.notXml;
     expect(await fail('documents.summary', { url: notXml })).toMatchObject({ code: 'document' });

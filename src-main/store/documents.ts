@@ -177,6 +177,21 @@ export class DocumentsTable {
     };
   }
 
+  /** Records the documents an index lists (replacing what an earlier copy of the index listed). */
+  setIndexParts(indexUrl: string, partUrls: Iterable<string>): void {
+    transaction(this.#db, () => {
+      this.#db.prepare('DELETE FROM index_parts WHERE index_url = ?').run(indexUrl);
+      const insert = this.#db.prepare('INSERT OR IGNORE INTO index_parts (part_url, index_url) VALUES (?, ?)');
+      for (const part of partUrls) insert.run(part, indexUrl);
+    });
+  }
+
+  /** URLs of the indexes known to list partUrl. */
+  indexesOf(partUrl: string): string[] {
+    const rows = this.#db.prepare('SELECT index_url FROM index_parts WHERE part_url = ? ORDER BY index_url').all(partUrl);
+    return rows.map((row) => String((row as { index_url: string }).index_url));
+  }
+
   #docId(url: string): number | null {
     const row = this.#db.prepare('SELECT id FROM documents WHERE url = ?').get(url) as { id: number } | undefined;
     return row ? Number(row.id) : null;

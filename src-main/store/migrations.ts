@@ -56,6 +56,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX entries_by_change ON entries (doc_id, change, idx);
     `);
   },
+  (db) => {
+    // Which index lists which document, so a document reached through an index is checked against it
+    // (capability, index and up links) whichever of the two was fetched first.
+    db.exec(`
+      CREATE TABLE index_parts (
+        part_url TEXT NOT NULL,
+        index_url TEXT NOT NULL,
+        PRIMARY KEY (part_url, index_url)
+      ) WITHOUT ROWID;
+      CREATE INDEX index_parts_by_index ON index_parts (index_url);
+    `);
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
