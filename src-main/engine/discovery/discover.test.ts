@@ -396,8 +396,11 @@ describe('discover: spec checks against a hand-made Source', () => {
 });
 
 describe('normalizeStartUrl', () => {
-  it('adds http:// to bare hosts and refuses other schemes', () => {
-    expect(normalizeStartUrl('example.org')).toBe('http://example.org/');
+  it('adds https:// to bare hosts (http:// to loopback ones) and refuses other schemes', () => {
+    expect(normalizeStartUrl('example.org')).toBe('https://example.org/');
+    expect(normalizeStartUrl('127.0.0.1')).toBe('http://127.0.0.1/');
+    expect(normalizeStartUrl('[::1]:8080')).toBe('http://[::1]:8080/');
+    expect(normalizeStartUrl('localhost.example.org')).toBe('https://localhost.example.org/');
     expect(normalizeStartUrl(' 127.0.0.1:8080/x ')).toBe('http://127.0.0.1:8080/x');
     expect(normalizeStartUrl('localhost:3000')).toBe('http://localhost:3000/');
     expect(normalizeStartUrl('https://example.org/rs')).toBe('https://example.org/rs');

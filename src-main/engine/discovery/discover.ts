@@ -35,7 +35,9 @@ export const WELL_KNOWN_PATH = '/.well-known/resourcesync';
 export function normalizeStartUrl(input: string): string {
   const text = input.trim();
   const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) || /^[a-z][a-z0-9+.-]*:(?!\d)/i.test(text);
-  const candidate = hasScheme ? text : `http://${text}`;
+  // A bare host gets https (a bearer token must not travel in clear), except a loopback host, which rarely has TLS.
+  const loopback = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?(\/|$)/i.test(text);
+  const candidate = hasScheme ? text : `${loopback ? 'http' : 'https'}://${text}`;
   let url: URL;
   try {
     url = new URL(candidate);
