@@ -6,11 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedDir } from '../engine/documents/shared-dir.ts';
 import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'bin', 'rsdesk.mjs');
-const CORPUS = '/work/shared/corpus';
+const CORPUS = sharedDir('corpus');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 interface Run {

@@ -2,12 +2,13 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sharedDir } from './shared-dir.ts';
 import { DocumentError } from './errors.ts';
 import type { DocumentSummary, Entry } from './model.ts';
 import { readDocument, readDocumentFile } from './reader.ts';
 import { byteChunks } from './test-support.ts';
 
-const CORPUS = '/work/shared/corpus';
+const CORPUS = sharedDir('corpus');
 
 function xmlFiles(dir: string): string[] {
   return readdirSync(dir)

@@ -1,12 +1,13 @@
 // Every example of the core spec and of the Change Notification spec, extracted from the markdown at test time.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { sharedDir } from './shared-dir.ts';
 import { DocumentError } from './errors.ts';
 import type { DocumentSummary } from './model.ts';
 import { readDocument } from './reader.ts';
 import { extractExamples, type SpecExample } from './spec-examples.ts';
 
-const SPECS = '/work/shared/specs';
+const SPECS = sharedDir('specs');
 
 type Outcome = { summary: DocumentSummary } | { error: DocumentError };
 
