@@ -1,23 +1,8 @@
 // Human-readable output of the CLI (the --json output is the engine's own result objects).
 import type { DiscoveryResult } from '../contract/types.ts';
-import type { DocumentSummary, Finding, RsLn, RsMd } from '../engine/documents/model.ts';
+import { capabilityName, type DocumentSummary, type Finding, type RsLn, type RsMd } from '../engine/documents/model.ts';
 
-const CAPABILITY_NAMES: Record<string, string> = {
-  description: 'Source Description',
-  capabilitylist: 'Capability List',
-  resourcelist: 'Resource List',
-  resourcedump: 'Resource Dump',
-  'resourcedump-manifest': 'Resource Dump Manifest',
-  changelist: 'Change List',
-  changedump: 'Change Dump',
-  'changedump-manifest': 'Change Dump Manifest',
-  'change-notification': 'Change Notification channel',
-};
 
-export function capabilityName(capability: string, isIndex = false): string {
-  const name = CAPABILITY_NAMES[capability] ?? capability;
-  return isIndex ? `${name} Index` : name;
-}
 
 export function formatFindings(findings: Finding[]): string[] {
   if (findings.length === 0) return ['Findings: none'];

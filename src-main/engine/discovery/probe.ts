@@ -2,7 +2,7 @@
 // page (with its resourcesync links), or something else, with a short human-readable outcome. Content-Type is a
 // hint only: the first bytes decide whether the body is HTML or goes to the document reader.
 import { DocumentError } from '../documents/errors.ts';
-import type { DocumentSummary, Entry } from '../documents/model.ts';
+import { capabilityName, type DocumentSummary, type Entry } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
 import { NetworkError } from '../http/errors.ts';
 import { linksWithRel, parseLinkHeader } from '../http/link-header.ts';
@@ -29,21 +29,9 @@ export const PROBE_ACCEPT = 'application/xml, text/xml;q=0.9, text/html;q=0.8, *
 export const KEPT_ENTRIES = 1000;
 const SNIFF_BYTES = 4096;
 
-const CAPABILITY_NAMES: Record<string, string> = {
-  description: 'Source Description',
-  capabilitylist: 'Capability List',
-  resourcelist: 'Resource List',
-  resourcedump: 'Resource Dump',
-  'resourcedump-manifest': 'Resource Dump Manifest',
-  changelist: 'Change List',
-  changedump: 'Change Dump',
-  'changedump-manifest': 'Change Dump Manifest',
-  'change-notification': 'Change Notification',
-};
 
 export function documentName(summary: Pick<DocumentSummary, 'capability' | 'isIndex'>): string {
-  const name = CAPABILITY_NAMES[summary.capability] ?? summary.capability;
-  return summary.isIndex ? `${name} Index` : name;
+  return capabilityName(summary.capability, summary.isIndex);
 }
 
 const REFUSALS: Partial<Record<DocumentError['code'], string>> = {

@@ -1,5 +1,5 @@
 // The ResourceSync document model, shared by the engine, the contract and the renderer.
-// Pure types and constants: no Node or DOM imports, so every process can import it.
+// Pure types, constants and tiny helpers: no Node or DOM imports, so every process can import it.
 
 export const RS_NAMESPACE = 'http://www.openarchives.org/rs/terms/';
 export const SITEMAP_NAMESPACE = 'http://www.sitemaps.org/schemas/sitemap/0.9';
@@ -17,6 +17,25 @@ export const CAPABILITIES = [
   'change-notification',
 ] as const;
 export type Capability = (typeof CAPABILITIES)[number];
+
+/** The names the spec gives each capability, for people to read. */
+export const CAPABILITY_NAMES: Readonly<Record<Capability, string>> = {
+  description: 'Source Description',
+  capabilitylist: 'Capability List',
+  resourcelist: 'Resource List',
+  resourcedump: 'Resource Dump',
+  'resourcedump-manifest': 'Resource Dump Manifest',
+  changelist: 'Change List',
+  changedump: 'Change Dump',
+  'changedump-manifest': 'Change Dump Manifest',
+  'change-notification': 'Change Notification',
+};
+
+/** "Resource List", "Resource List Index", …; an unknown value is shown as written. */
+export function capabilityName(capability: string, isIndex = false): string {
+  const name = (CAPABILITY_NAMES as Record<string, string>)[capability] ?? capability;
+  return isIndex ? `${name} Index` : name;
+}
 
 export type RootElement = 'urlset' | 'sitemapindex';
 
