@@ -23,6 +23,8 @@ export default defineConfig({
     root: resolve(__dirname, 'src-renderer'),
     plugins: [react()],
     build: {
+      // electron-vite leaves the renderer unminified; `rsdesk serve` sends it over HTTP, so it is minified.
+      minify: true,
       outDir: resolve(__dirname, 'out/renderer'),
       rollupOptions: { input: { index: resolve(__dirname, 'src-renderer/index.html') } },
     },

@@ -5,6 +5,7 @@ import { app, BrowserWindow, ipcMain, session, shell, type WebContents } from 'e
 import { IPC_EVENT, IPC_INVOKE } from '../contract/names.ts';
 import { createService } from '../app/service.ts';
 import { openStore } from '../store/store.ts';
+import { installMenu } from './menu.ts';
 
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
@@ -71,7 +72,6 @@ function createWindow(): BrowserWindow {
 
 async function start(): Promise<void> {
   await app.whenReady();
-  const { installMenu } = await import('./menu.ts');
   installMenu();
 
   session.defaultSession.webRequest.onHeadersReceived((details, callback) => {

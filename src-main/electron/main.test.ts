@@ -1,0 +1,189 @@
+// The built Electron main bundle (out/main/index.js), run under plain Node with a stand-in for the `electron`
+// module: no Electron binary can be had on CI machines, yet the window's hardening, the IPC adapter's argument
+// validation and the single-instance lock must not go untested. The real window is tested by e2e/electron.spec.ts
+// where Electron exists.
+import { existsSync, mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import Module from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { IPC_INVOKE } from '../contract/names.ts';
+
+const BUNDLE = resolve(import.meta.dirname, '../../out/main/index.js');
+const require = createRequire(import.meta.url);
+
+type Listener = (...args: unknown[]) => unknown;
+
+function fakeElectron(options: { lock: boolean }) {
+  const appListeners = new Map<string, Listener[]>();
+  const windows: FakeWindow[] = [];
+  const opened: string[] = [];
+  const handlers = new Map<string, Listener>();
+  const calls = { quit: 0, exit: [] as number[], setPath: [] as [string, string][] };
+  let headersHandler: Listener | undefined;
+  let permissionHandler: Listener | undefined;
+
+  class FakeWindow {
+    options: { webPreferences: Record<string, unknown> };
+    loaded: string | undefined;
+    webContents = { send() {}, on() {}, setWindowOpenHandler() {} };
+    constructor(options: FakeWindow['options']) {
+      this.options = options;
+      windows.push(this);
+    }
+    static getAllWindows = () => windows;
+    loadFile(path: string) {
+      this.loaded = path;
+      return Promise.resolve();
+    }
+    loadURL(url: string) {
+      this.loaded = url;
+      return Promise.resolve();
+    }
+    once() {}
+    isDestroyed = () => false;
+  }
+
+  const electron = {
+    app: {
+      whenReady: () => Promise.resolve(),
+      requestSingleInstanceLock: () => options.lock,
+      quit: () => void calls.quit++,
+      exit: (code: number) => void calls.exit.push(code),
+      on: (event: string, listener: Listener) => appListeners.set(event, [...(appListeners.get(event) ?? []), listener]),
+      getPath: () => tmpdir(),
+      setPath: (name: string, path: string) => void calls.setPath.push([name, path]),
+      getVersion: () => '0.0.0-test',
+      getName: () => 'ResourceSync Desktop',
+    },
+    BrowserWindow: FakeWindow,
+    ipcMain: { handle: (channel: string, handler: Listener) => handlers.set(channel, handler) },
+    session: {
+      defaultSession: {
+        webRequest: { onHeadersReceived: (handler: Listener) => (headersHandler = handler) },
+        setPermissionRequestHandler: (handler: Listener) => (permissionHandler = handler),
+      },
+    },
+    shell: { openExternal: (url: string) => void opened.push(url) },
+    Menu: { buildFromTemplate: (template: unknown) => template, setApplicationMenu() {} },
+  };
+  return {
+    electron,
+    windows,
+    opened,
+    handlers,
+    calls,
+    appListeners,
+    headers: () => headersHandler,
+    permissions: () => permissionHandler,
+  };
+}
+
+type Fake = ReturnType<typeof fakeElectron>;
+const loadHook = Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
+const originalLoad = loadHook._load;
+
+async function startMain(options: { lock: boolean }): Promise<Fake> {
+  const fake = fakeElectron(options);
+  for (const key of Object.keys(require.cache)) if (key.includes(`${join('out', 'main')}`)) delete require.cache[key];
+  loadHook._load = function (request: string, ...rest: unknown[]) {
+    return request === 'electron' ? fake.electron : originalLoad.call(this, request, ...rest);
+  };
+  process.env.RSDESK_USER_DATA = mkdtempSync(join(tmpdir(), 'rsdesk-main-'));
+  require(BUNDLE);
+  // Startup runs after app.whenReady(); wait until it has wired the IPC handler (or decided not to start).
+  for (let i = 0; i < 100 && options.lock && !fake.handlers.has(IPC_INVOKE); i++) await new Promise((r) => setTimeout(r, 10));
+  return fake;
+}
+
+afterEach(async () => {
+  loadHook._load = originalLoad;
+  delete process.env.RSDESK_USER_DATA;
+});
+
+function quit(fake: Fake) {
+  for (const listener of fake.appListeners.get('will-quit') ?? []) listener();
+}
+
+const appFrame = { senderFrame: { url: `file://${resolve(import.meta.dirname, '../../out/renderer/index.html')}` } };
+
+describe('Electron main process (built bundle)', () => {
+  it('is built', () => {
+    expect(existsSync(BUNDLE), `${BUNDLE} is missing: npm test builds it first`).toBe(true);
+  });
+
+  it('opens one hardened window loading the built renderer with the preload bridge', async () => {
+    const fake = await startMain({ lock: true });
+    try {
+      expect(fake.windows).toHaveLength(1);
+      const prefs = fake.windows[0]!.options.webPreferences;
+      expect(prefs).toMatchObject({ contextIsolation: true, sandbox: true, nodeIntegration: false, webSecurity: true });
+      expect(existsSync(prefs.preload as string)).toBe(true);
+      expect(fake.windows[0]!.loaded).toMatch(/out[\\/]renderer[\\/]index\.html$/);
+      expect(fake.calls.setPath).toEqual([['userData', process.env.RSDESK_USER_DATA]]);
+
+      let headers: Record<string, string[]> = {};
+      fake.headers()!({ responseHeaders: { 'X-Other': ['1'] } }, (r: { responseHeaders: typeof headers }) => (headers = r.responseHeaders));
+      expect(headers['Content-Security-Policy']![0]).toMatch(/default-src 'self'.*script-src 'self'/);
+      expect(headers['X-Other']).toEqual(['1']);
+      let granted: boolean | undefined;
+      fake.permissions()!({}, 'geolocation', (ok: boolean) => (granted = ok));
+      expect(granted).toBe(false);
+    } finally {
+      quit(fake);
+    }
+  });
+
+  it('validates every IPC call and answers only the app window', async () => {
+    const fake = await startMain({ lock: true });
+    try {
+      const invoke = fake.handlers.get(IPC_INVOKE)!;
+      expect(await invoke(appFrame, 'app.info', {})).toMatchObject({ ok: true, result: { adapter: 'electron', version: '0.0.0-test' } });
+      expect(await invoke(appFrame, 'documents.summary', { url: 'file:///etc/passwd' })).toMatchObject({
+        ok: false,
+        error: { code: 'invalid-arguments' },
+      });
+      expect(await invoke(appFrame, 'fs.read', {})).toMatchObject({ ok: false, error: { code: 'unknown-command' } });
+      expect(await invoke({ senderFrame: { url: 'https://elsewhere.example/' } }, 'app.info', {})).toMatchObject({ ok: false });
+    } finally {
+      quit(fake);
+    }
+  });
+
+  it('keeps every web contents in the app: new windows denied, outside links to the system browser', async () => {
+    const fake = await startMain({ lock: true });
+    try {
+      const contentsListeners = new Map<string, Listener>();
+      let openHandler: Listener | undefined;
+      const contents = {
+        setWindowOpenHandler: (h: Listener) => (openHandler = h),
+        on: (event: string, h: Listener) => contentsListeners.set(event, h),
+      };
+      for (const listener of fake.appListeners.get('web-contents-created') ?? []) listener({}, contents);
+      expect(openHandler!({ url: 'https://www.openarchives.org/rs/' })).toEqual({ action: 'deny' });
+      expect(openHandler!({ url: 'file:///etc/passwd' })).toEqual({ action: 'deny' });
+      expect(openHandler!({ url: 'javascript:alert(1)' })).toEqual({ action: 'deny' });
+      expect(fake.opened).toEqual(['https://www.openarchives.org/rs/']);
+
+      let prevented = 0;
+      const event = { preventDefault: () => void prevented++ };
+      contentsListeners.get('will-navigate')!(event, 'https://example.org/');
+      expect(prevented).toBe(1);
+      contentsListeners.get('will-navigate')!(event, appFrame.senderFrame.url);
+      expect(prevented).toBe(1);
+      contentsListeners.get('will-attach-webview')!(event);
+      expect(prevented).toBe(2);
+    } finally {
+      quit(fake);
+    }
+  });
+
+  it('quits at once when another instance holds the lock', async () => {
+    const fake = await startMain({ lock: false });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fake.calls.quit).toBe(1);
+    expect(fake.windows).toHaveLength(0);
+    expect(fake.handlers.size).toBe(0);
+  });
+});
