@@ -348,3 +348,87 @@ test('dark theme follows the OS', async ({ browser }) => {
     await context.close();
   }
 });
+
+test('Settings: a bearer token goes to the Source on discovery, persists, and can be cleared', async ({ page }) => {
+  const token = 'archive-s3cret-7f2c';
+  const settingsButton = page.getByRole('button', { name: 'Settings' });
+  const dialog = page.getByRole('dialog', { name: 'Settings' });
+  const tokenField = dialog.getByLabel('Bearer token');
+  const timeoutField = dialog.getByLabel('Timeout (seconds)');
+  const saved = dialog.getByRole('status');
+  await page.goto(app.url);
+
+  // A modal dialog: focus moves in, Tab stays in, Escape closes and hands focus back.
+  await settingsButton.click();
+  await expect(dialog).toBeVisible();
+  await expect(dialog).toHaveAttribute('aria-modal', 'true');
+  await expect(tokenField).toBeFocused();
+  await expect(tokenField).toHaveAttribute('type', 'password');
+  await expect(tokenField).toHaveValue('');
+  await expect(timeoutField).toHaveValue('30');
+  // Five tab stops (token, Show, timeout, Cancel, Save): six presses either way wrap around.
+  for (const key of [...Array(6).fill('Tab'), ...Array(6).fill('Shift+Tab')] as string[]) {
+    await page.keyboard.press(key);
+    expect(await dialog.evaluate((el) => el.contains(document.activeElement) && el !== document.activeElement)).toBe(true);
+  }
+  await expect(tokenField).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(settingsButton).toBeFocused();
+
+  // The engine judges the range and its message is shown; nothing is saved.
+  await settingsButton.click();
+  await timeoutField.fill('0');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  const error = dialog.getByRole('alert');
+  await expect(error).toContainText('Not saved');
+  await expect(error).toContainText('timeoutMs');
+  await expect(timeoutField).toHaveAttribute('aria-invalid', 'true');
+  await timeoutField.fill('45');
+  await expect(error).toBeHidden();
+
+  await tokenField.fill(token);
+  await dialog.getByRole('button', { name: 'Show token' }).click();
+  await expect(tokenField).toHaveAttribute('type', 'text');
+  await dialog.getByRole('button', { name: 'Hide token' }).click();
+  await expect(tokenField).toHaveAttribute('type', 'password');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await expect(saved).toContainText('Saved');
+  // Saving keeps focus in the dialog, so Escape and Tab still work.
+  await expect(dialog.getByRole('button', { name: 'Save' })).toBeFocused();
+  await page.screenshot({ path: join(screenshots, 'settings.png') });
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await expect(dialog).toBeHidden();
+
+  // Discovery of the fixture Source: every request carries the token.
+  let mark = fixture.requests.length;
+  await addSource(page, `${fixture.url}/`);
+  await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible();
+  const withToken = fixture.requests.slice(mark);
+  expect(withToken.map((r) => r.path)).toContain(PATHS.wellKnown);
+  for (const request of withToken) expect(request.headers.authorization).toBe(`Bearer ${token}`);
+
+  // Kept by the engine, not by the page.
+  await page.reload();
+  await settingsButton.click();
+  await expect(tokenField).toHaveValue(token);
+  await expect(timeoutField).toHaveValue('45');
+
+  // Cleared: later requests carry no Authorization header at all.
+  await tokenField.fill('');
+  await timeoutField.fill('30');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await expect(saved).toContainText('Saved');
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  mark = fixture.requests.length;
+  await addSource(page, `${fixture.url}/`);
+  await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible();
+  const withoutToken = fixture.requests.slice(mark);
+  expect(withoutToken.map((r) => r.path)).toContain(PATHS.wellKnown);
+  for (const request of withoutToken) expect(request.headers).not.toHaveProperty('authorization');
+
+  await settingsButton.click();
+  await expect(tokenField).toHaveValue('');
+  await expect(timeoutField).toHaveValue('30');
+});

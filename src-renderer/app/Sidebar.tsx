@@ -2,6 +2,7 @@ import { useAppInfo, useSources } from '../data/queries.ts';
 import { useUi } from '../state/ui.ts';
 import { AddSource } from '../sidebar/AddSource.tsx';
 import { SourceList } from '../sidebar/SourceList.tsx';
+import { SettingsButton } from '../settings/SettingsButton.tsx';
 import { SourceTree } from '../tree/SourceTree.tsx';
 
 export function Sidebar() {
@@ -16,6 +17,7 @@ export function Sidebar() {
       <header className="brand">
         <span className="brand-name">ResourceSync Desktop</span>
         {info && <span className="muted brand-version">v{info.version} · {info.adapter}</span>}
+        <SettingsButton />
       </header>
       <AddSource />
       <h2 className="pane-title">Sources</h2>

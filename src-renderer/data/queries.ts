@@ -3,7 +3,7 @@ import { useEffect, useRef } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { QueryClient } from '@tanstack/react-query';
 import type { EventName } from '../../src-main/contract/names.ts';
-import type { DocumentView, EntryPage, Events, SavedSource } from '../../src-main/contract/types.ts';
+import type { DocumentView, EntryPage, Events, SavedSource, Settings } from '../../src-main/contract/types.ts';
 import type { Entry } from '../../src-main/engine/documents/model.ts';
 import { getBridge } from '../bridge/index.ts';
 import type { EntryView } from '../state/ui.ts';
@@ -21,6 +21,7 @@ export const keys = {
     ['entries', url, view.uri, view.change, view.sort, view.descending, page] as const,
   entry: (url: string, index: number) => ['entry', url, index] as const,
   raw: (url: string, limit: number) => ['raw', url, limit] as const,
+  settings: ['settings'] as const,
 };
 
 export function useAppInfo() {
@@ -44,6 +45,20 @@ export function useRemoveSource() {
   return useMutation({
     mutationFn: (id: number) => getBridge().invoke('sources.remove', { id }),
     onSuccess: (sources) => client.setQueryData(keys.sources, sources),
+  });
+}
+
+/** Read afresh each time the Settings panel opens: the engine is the one place they live. */
+export function useSettings() {
+  return useQuery({ queryKey: keys.settings, queryFn: () => getBridge().invoke('settings.get', {}), staleTime: 0 });
+}
+
+/** `bearerToken: null` clears the token; an absent key leaves it as it is. */
+export function useSaveSettings() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (patch: Partial<Settings>) => getBridge().invoke('settings.set', patch),
+    onSuccess: (settings) => client.setQueryData(keys.settings, settings),
   });
 }
 

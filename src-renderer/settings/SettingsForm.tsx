@@ -1,0 +1,111 @@
+import { useId, useState } from 'react';
+import type { FormEvent } from 'react';
+import type { Settings } from '../../src-main/contract/types.ts';
+import { errorCode, errorMessage } from '../bridge/index.ts';
+import { useSaveSettings } from '../data/queries.ts';
+import { TokenField } from './TokenField.tsx';
+import { fieldOfMessage, toPatch, toValues, unchanged } from './values.ts';
+import type { Field, FormValues } from './values.ts';
+
+interface Props {
+  /** What the engine holds now; the form starts from it and compares against it. */
+  stored: Settings;
+  onClose(): void;
+}
+
+export function SettingsForm({ stored, onClose }: Props) {
+  const ids = useId();
+  const save = useSaveSettings();
+  const [values, setValues] = useState<FormValues>(() => toValues(stored));
+  const [local, setLocal] = useState<{ field: Field; message: string } | null>(null);
+  const dirty = !unchanged(values, stored);
+  const savedNow = save.isSuccess && !dirty;
+
+  const engineError = save.isError ? { code: errorCode(save.error), message: errorMessage(save.error) } : null;
+  const invalidField =
+    local?.field ?? (engineError?.code === 'invalid-arguments' ? fieldOfMessage(engineError.message) : null);
+
+  function edit(patch: Partial<FormValues>) {
+    setValues((v) => ({ ...v, ...patch }));
+    setLocal(null);
+    // An old error or confirmation no longer describes what the form holds.
+    if (!save.isPending) save.reset();
+  }
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (save.isPending) return;
+    const result = toPatch(values);
+    if ('field' in result) {
+      setLocal(result);
+      document.getElementById(`${ids}-${result.field}`)?.focus();
+      return;
+    }
+    save.mutate(result.patch, { onSuccess: (settings) => setValues(toValues(settings)) });
+  }
+
+  return (
+    <form onSubmit={submit} noValidate>
+      <div className="dialog-body">
+        <div className="field">
+          <label htmlFor={`${ids}-token`}>Bearer token</label>
+          <TokenField
+            id={`${ids}-token`}
+            value={values.token}
+            onChange={(token) => edit({ token })}
+            invalid={invalidField === 'token'}
+            describedBy={`${ids}-token-note`}
+            // The form appears once the settings are read, after the dialog took focus: it moves here.
+            autoFocus
+          />
+          <p id={`${ids}-token-note`} className="field-hint">
+            Sent as <code>Authorization: Bearer …</code> with every request to every Source, discovery included, so
+            set it only for Sources you trust. Never sent across origins when a Source redirects. Leave empty for
+            none. Stored unencrypted in the app’s data folder.
+          </p>
+        </div>
+        <div className="field">
+          <label htmlFor={`${ids}-timeout`}>Timeout (seconds)</label>
+          <input
+            id={`${ids}-timeout`}
+            type="number"
+            inputMode="numeric"
+            min={1}
+            max={600}
+            step={1}
+            value={values.seconds}
+            onChange={(e) => edit({ seconds: e.target.value })}
+            aria-invalid={invalidField === 'timeout' || undefined}
+            aria-describedby={`${ids}-timeout-note`}
+            className="input-number"
+          />
+          <p id={`${ids}-timeout-note`} className={`field-hint${invalidField === 'timeout' ? ' error-text' : ''}`}>
+            {local?.field === 'timeout'
+              ? local.message
+              : invalidField === 'timeout'
+                ? 'Must be from 1 to 600 seconds.'
+                : 'How long to wait for each request to a Source: 1 to 600.'}
+          </p>
+        </div>
+        {engineError && (
+          <div className="alert alert-error dialog-alert" role="alert">
+            <strong>Not saved</strong>
+            <span>{engineError.message}</span>
+          </div>
+        )}
+      </div>
+      <div className="dialog-foot">
+        <span className="dialog-foot-status ok-text" role="status">
+          {savedNow ? '✓ Saved. Used from the next request on.' : ''}
+        </span>
+        <button type="button" className="btn-secondary" onClick={onClose}>
+          {savedNow ? 'Close' : 'Cancel'}
+        </button>
+        {/* aria-disabled, not disabled: a disabled button would drop the focus out of the dialog. */}
+        <button type="submit" className="btn-primary" aria-disabled={save.isPending || undefined}>
+          {save.isPending ? 'Saving…' : 'Save'}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,42 @@
+import { useState } from 'react';
+
+interface Props {
+  id: string;
+  value: string;
+  onChange(value: string): void;
+  invalid: boolean;
+  describedBy: string;
+  autoFocus?: boolean;
+}
+
+/** A secret field with a show/hide toggle, so a pasted token can be checked before it is saved. */
+export function TokenField({ id, value, onChange, invalid, describedBy, autoFocus = false }: Props) {
+  const [shown, setShown] = useState(false);
+  return (
+    <div className="secret">
+      <input
+        id={id}
+        type={shown ? 'text' : 'password'}
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        placeholder="None"
+        autoFocus={autoFocus}
+        autoComplete="off"
+        autoCapitalize="off"
+        spellCheck={false}
+        aria-invalid={invalid || undefined}
+        aria-describedby={describedBy}
+        className={shown ? 'mono' : undefined}
+      />
+      <button
+        type="button"
+        className="btn-secondary"
+        aria-controls={id}
+        aria-label={shown ? 'Hide token' : 'Show token'}
+        onClick={() => setShown(!shown)}
+      >
+        {shown ? 'Hide' : 'Show'}
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,44 @@
+// Between what the form shows (a token string, seconds as typed) and what the engine stores (Settings).
+import type { Settings } from '../../src-main/contract/types.ts';
+
+export interface FormValues {
+  token: string;
+  /** As typed in the number field; the engine checks the range. */
+  seconds: string;
+}
+
+export type Field = 'token' | 'timeout';
+
+export function toValues(settings: Settings): FormValues {
+  return { token: settings.bearerToken ?? '', seconds: String(settings.timeoutMs / 1000) };
+}
+
+/** A bearer token has no spaces (RFC 6750 b64token), so surrounding whitespace is a paste accident. */
+function tokenOf(values: FormValues): string | null {
+  const token = values.token.trim();
+  return token === '' ? null : token;
+}
+
+/**
+ * The patch for `settings.set`, or why there is none. Only a field that is not a number at all is caught here;
+ * the range (1–600 s) and the token's length are the engine's to judge, and its message is shown.
+ */
+export function toPatch(values: FormValues): { patch: Settings } | { field: Field; message: string } {
+  const text = values.seconds.trim();
+  const seconds = Number(text);
+  if (text === '' || !Number.isFinite(seconds)) {
+    return { field: 'timeout', message: 'Enter the timeout as a number of seconds, from 1 to 600.' };
+  }
+  return { patch: { bearerToken: tokenOf(values), timeoutMs: Math.round(seconds * 1000) } };
+}
+
+export function unchanged(values: FormValues, settings: Settings): boolean {
+  return tokenOf(values) === settings.bearerToken && Number(values.seconds.trim()) * 1000 === settings.timeoutMs;
+}
+
+/** Which field an engine message is about ("settings.set: Invalid arguments: timeoutMs: Too big: …"). */
+export function fieldOfMessage(message: string): Field | null {
+  if (/\btimeoutMs\b/.test(message)) return 'timeout';
+  if (/\bbearerToken\b/.test(message)) return 'token';
+  return null;
+}
