@@ -1,6 +1,6 @@
 // Bytes to text for an XML document: the encoding comes from the byte order mark, else from the XML declaration
 // (XML 1.0 Appendix F), else UTF-8. Decoding is streaming and strict: invalid bytes refuse the document.
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { TextDecoder } from 'node:util';
 import { DocumentError } from './errors.ts';
 
@@ -57,6 +57,9 @@ class Utf8Decoder {
       if (end < bytes.length) this.pending = bytes.slice(end);
     }
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, end);
+    // Pure ASCII (most documents) is valid UTF-8 and reads the same as Latin-1, which is a plain copy into a
+    // one-byte string: about twice as fast as validating and decoding UTF-8.
+    if (isAscii(buffer)) return buffer.toString('latin1');
     if (!isUtf8(buffer)) throw new TypeError('invalid UTF-8');
     // A BOM is skipped by the XML parser itself.
     return buffer.toString('utf8');

@@ -1,10 +1,11 @@
 // The synchronous half of the reader: XML text in (through saxes), entries out into a queue that the
 // asynchronous half drains. Builds the document-level rs:md / rs:ln, refuses what is not a ResourceSync document,
 // and keeps every buffer bounded (depth, token size, value size, links per entry, entries awaiting an rs:md).
-import { SaxesParser, type SaxesTagPlain } from 'saxes';
+import type { SaxesTagPlain } from 'saxes';
 import { DocumentChecker } from './conformance.ts';
 import { DocumentError } from './errors.ts';
 import { FindingList } from './findings.ts';
+import { createSaxesParser, type PlainSaxesParser } from './lean-saxes.ts';
 import {
   CAPABILITIES,
   RS_NAMESPACE,
@@ -35,10 +36,6 @@ export const LIMITS = {
 } as const;
 
 const KNOWN_CAPABILITIES: ReadonlySet<string> = new Set(CAPABILITIES);
-const MD_ATTRIBUTES: ReadonlySet<string> = new Set([
-  'capability', 'at', 'completed', 'from', 'until', 'change', 'datetime', 'encoding', 'hash', 'length', 'path', 'type',
-]);
-const LN_ATTRIBUTES: ReadonlySet<string> = new Set(['rel', 'href', 'hash', 'length', 'modified', 'path', 'pri', 'type', 'encoding']);
 
 // What each open element is, by depth.
 const ROLE_OTHER = 0;
@@ -54,6 +51,18 @@ const ROLE_CHANGEFREQ = 5;
  */
 function normaliseSpace(value: string): string {
   return value.indexOf(' ') < 0 ? value : value.trim().replace(/ +/g, ' ');
+}
+
+/**
+ * A declared namespace name, as the module's own constant when it is one of the two ResourceSync uses. Every
+ * element's namespace is compared with these: with the very same string that is an identity check, with a copy
+ * sliced out of the document a compare of 40-odd characters (openEntryChild took half as long with the constants).
+ */
+function canonicalNamespace(value: string): string {
+  const uri = value.trim();
+  if (uri === SITEMAP_NAMESPACE) return SITEMAP_NAMESPACE;
+  if (uri === RS_NAMESPACE) return RS_NAMESPACE;
+  return uri;
 }
 
 const SAXES_POSITION_PREFIX = /^(?:[^:]*:)?\d+:\d+: /;
@@ -81,9 +90,20 @@ function createHandlerSlots(sax: object): void {
   slots.readyHandler = undefined;
 }
 
+/**
+ * The last parser that read a whole document, kept for V8's sake only. Optimised code depends on the hidden
+ * classes ("maps") of the objects it was optimised for (this parser, saxes' parser, the checker, ...) but holds
+ * them weakly: when no such object is alive, a garbage collection between two reads drops those maps and, with
+ * them, the optimised code of the whole parse (`node --trace-deopt` says "weak objects"), so each read started
+ * partly cold again: the bench's 50,000-entry list, read after a collection, took 20-30 % longer. A finished
+ * parser is small: saxes clears its text when closed, and the parser lets go of what it read (summary()) but for
+ * its findings (at most 100 per code), until the next read finishes.
+ */
+const kept: { lastFinished: DocumentParser | null } = { lastFinished: null };
+
 export class DocumentParser {
   private readonly url: string;
-  private readonly sax: SaxesParser<{ xmlns: false; position: true }>;
+  private readonly sax: PlainSaxesParser;
   private readonly findings = new FindingList();
 
   /** Until the root element begins; null after. */
@@ -126,7 +146,7 @@ export class DocumentParser {
   private md: RsMd | null = null;
   private mdLine = 0;
   private capability: Capability | null = null;
-  private readonly links: RsLn[] = [];
+  private links: RsLn[] = [];
   private readonly linkLines: number[] = [];
   checker: DocumentChecker | null = null;
 
@@ -137,6 +157,8 @@ export class DocumentParser {
   private entryCount = 0;
   private capturing = false;
   private readonly onText: (text: string) => void;
+  /** Whether saxes keeps its text handler in `textHandler`, so that it can be swapped with a named store. */
+  private readonly textSlot: boolean;
   private captured = '';
   private capturedLine = 0;
   /** Completed entries not yet handed out, with the lines of their rs:md (0: none) and rs:ln elements. */
@@ -147,7 +169,7 @@ export class DocumentParser {
   constructor(url: string) {
     this.url = url;
     this.prolog = new PrologScanner(url);
-    const sax = new SaxesParser({ xmlns: false, position: true });
+    const sax = createSaxesParser();
     createHandlerSlots(sax);
     this.sax = sax;
     sax.on('xmldecl', () => {
@@ -173,6 +195,11 @@ export class DocumentParser {
     // The text handler is only set while a value is captured (see startCapture): otherwise saxes skips copying
     // out the whitespace between tags, most of a document's text.
     this.onText = (text: string) => this.text(text);
+    // The text handler is swapped twice per value (150,000 times in a 50,000-entry list), and `on()` does it with
+    // a keyed store. Use the slot directly only once seen to be the one `on()` sets.
+    sax.on('text', this.onText);
+    this.textSlot = (sax as unknown as { textHandler: unknown }).textHandler === this.onText;
+    sax.off('text');
     sax.on('cdata', this.onText);
     sax.on('comment', () => {
       this.lastEventAt = sax.position;
@@ -263,7 +290,7 @@ export class DocumentParser {
           this.scopeDepths.push(depth);
           this.scope = Object.create(this.scope) as Record<string, string>;
         }
-        this.scope[attribute.length === 5 ? '' : attribute.slice(6)] = this.attrValues[i].trim();
+        this.scope[attribute.length === 5 ? '' : attribute.slice(6)] = canonicalNamespace(this.attrValues[i]);
       }
     }
     const name = tag.name;
@@ -308,7 +335,7 @@ export class DocumentParser {
       const value = this.captured.trim();
       this.capturing = false;
       this.captured = '';
-      this.sax.off('text');
+      this.setTextHandler(undefined);
       if (role === ROLE_LOC) {
         if (entry.loc !== '') this.findings.add('warning', 'duplicate-element', 'Entry has more than one <loc>; the last is used', this.capturedLine);
         entry.loc = value;
@@ -327,10 +354,16 @@ export class DocumentParser {
     this.rootClosed = true;
   }
 
+  private setTextHandler(handler: ((text: string) => void) | undefined): void {
+    if (this.textSlot) (this.sax as unknown as { textHandler: typeof handler }).textHandler = handler;
+    else if (handler === undefined) this.sax.off('text');
+    else this.sax.on('text', handler);
+  }
+
   private startCapture(): void {
     this.capturing = true;
     this.capturedLine = this.tagLine;
-    this.sax.on('text', this.onText);
+    this.setTextHandler(this.onText);
   }
 
   private text(text: string): void {
@@ -479,13 +512,29 @@ export class DocumentParser {
     this.checker = new DocumentChecker(this.findings, this.capability, this.root === 'sitemapindex', md, line);
   }
 
+  // Named stores in a switch rather than `md[name] = value`: a keyed store whose key keeps changing takes V8's
+  // generic (megamorphic) path, and this runs for every attribute of a 50,000-entry list (in profiles of such a
+  // read, readMd went from about 10 ms to 2 ms).
   private readMd(line: number): RsMd {
     const md: RsMd = {};
     const { attrNames, attrValues, attrCount } = this;
     for (let i = 0; i < attrCount; i++) {
-      const name = attrNames[i];
-      if (MD_ATTRIBUTES.has(name)) md[name as keyof RsMd] = name === 'hash' ? normaliseSpace(attrValues[i]) : attrValues[i];
-      else this.unknownAttribute(name, line);
+      const value = attrValues[i];
+      switch (attrNames[i]) {
+        case 'capability': md.capability = value; break;
+        case 'at': md.at = value; break;
+        case 'completed': md.completed = value; break;
+        case 'from': md.from = value; break;
+        case 'until': md.until = value; break;
+        case 'change': md.change = value; break;
+        case 'datetime': md.datetime = value; break;
+        case 'encoding': md.encoding = value; break;
+        case 'hash': md.hash = normaliseSpace(value); break;
+        case 'length': md.length = value; break;
+        case 'path': md.path = value; break;
+        case 'type': md.type = value; break;
+        default: this.unknownAttribute(attrNames[i], line);
+      }
     }
     return md;
   }
@@ -494,9 +543,19 @@ export class DocumentParser {
     const ln: RsLn = { rel: '', href: '' };
     const { attrNames, attrValues, attrCount } = this;
     for (let i = 0; i < attrCount; i++) {
-      const name = attrNames[i];
-      if (LN_ATTRIBUTES.has(name)) ln[name as keyof RsLn] = name === 'hash' ? normaliseSpace(attrValues[i]) : attrValues[i];
-      else this.unknownAttribute(name, line);
+      const value = attrValues[i];
+      switch (attrNames[i]) {
+        case 'rel': ln.rel = value; break;
+        case 'href': ln.href = value; break;
+        case 'hash': ln.hash = normaliseSpace(value); break;
+        case 'length': ln.length = value; break;
+        case 'modified': ln.modified = value; break;
+        case 'path': ln.path = value; break;
+        case 'pri': ln.pri = value; break;
+        case 'type': ln.type = value; break;
+        case 'encoding': ln.encoding = value; break;
+        default: this.unknownAttribute(attrNames[i], line);
+      }
     }
     return ln;
   }
@@ -519,11 +578,12 @@ export class DocumentParser {
     return taken;
   }
 
+  /** The summary, once the document was read to its end (once: the parser lets go of what it read). */
   summary(): DocumentSummary {
     const checker = this.checker as DocumentChecker;
     for (let i = 0; i < this.links.length; i++) checker.checkLink(this.links[i], this.linkLines[i]);
     checker.finish(this.links, this.mdLine);
-    return {
+    const summary: DocumentSummary = {
       url: this.url,
       root: this.root as RootElement,
       capability: this.capability as Capability,
@@ -533,5 +593,14 @@ export class DocumentParser {
       entries: this.entryCount,
       findings: this.findings.finish(),
     };
+    // What it read may be slices of the document's text: let go of it (the summary has its own references)
+    // before this parser is kept.
+    this.attrNames.length = 0;
+    this.attrValues.length = 0;
+    this.name = this.prefix = this.local = this.uri = '';
+    this.md = null;
+    this.links = [];
+    kept.lastFinished = this;
+    return summary;
   }
 }
