@@ -8,6 +8,9 @@
 // recognised by a hash of the source of its whole parser class, and by the states the copied code switches to):
 // any other saxes gets the plain parser, which reads the same documents the same way, only slower.
 // lean-saxes.test.ts fails when that happens, to have this file looked at again.
+//
+// The two methods below are adapted from saxes 6.0.0 (https://github.com/lddubeau/saxes), ISC License,
+// Copyright Louis-Dominique Dubeau and the authors of sax.
 import { createHash } from 'node:crypto';
 import { SaxesParser } from 'saxes';
 
