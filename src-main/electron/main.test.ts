@@ -2,11 +2,12 @@
 // module: no Electron binary can be had on CI machines, yet the window's hardening, the IPC adapter's argument
 // validation and the single-instance lock must not go untested. The real window is tested by e2e/electron.spec.ts
 // where Electron exists.
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import Module from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IPC_INVOKE } from '../contract/names.ts';
 
@@ -52,7 +53,7 @@ function fakeElectron(options: { lock: boolean }) {
       quit: () => void calls.quit++,
       exit: (code: number) => void calls.exit.push(code),
       on: (event: string, listener: Listener) => appListeners.set(event, [...(appListeners.get(event) ?? []), listener]),
-      getPath: () => tmpdir(),
+      getPath: (name: string) => calls.setPath.findLast(([n]) => n === name)?.[1] ?? join(tmpdir(), 'rsdesk-unset'),
       setPath: (name: string, path: string) => void calls.setPath.push([name, path]),
       getVersion: () => '0.0.0-test',
       getName: () => 'ResourceSync Desktop',
@@ -67,6 +68,12 @@ function fakeElectron(options: { lock: boolean }) {
     },
     shell: { openExternal: (url: string) => void opened.push(url) },
     Menu: { buildFromTemplate: (template: unknown) => template, setApplicationMenu() {} },
+    // A reversible stand-in for the OS keychain.
+    safeStorage: {
+      isEncryptionAvailable: () => true,
+      encryptString: (plain: string) => Buffer.from(plain, 'utf8').reverse(),
+      decryptString: (sealed: Buffer) => Buffer.from(sealed).reverse().toString('utf8'),
+    },
   };
   return {
     electron,
@@ -99,7 +106,9 @@ async function startMain(options: { lock: boolean }): Promise<Fake> {
 
 afterEach(async () => {
   loadHook._load = originalLoad;
+  const dir = process.env.RSDESK_USER_DATA;
   delete process.env.RSDESK_USER_DATA;
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 function quit(fake: Fake) {
@@ -146,6 +155,25 @@ describe('Electron main process (built bundle)', () => {
       });
       expect(await invoke(appFrame, 'fs.read', {})).toMatchObject({ ok: false, error: { code: 'unknown-command' } });
       expect(await invoke({ senderFrame: { url: 'https://elsewhere.example/' } }, 'app.info', {})).toMatchObject({ ok: false });
+    } finally {
+      quit(fake);
+    }
+  });
+
+  it('seals the bearer token with the OS keychain before it reaches the database', async () => {
+    const fake = await startMain({ lock: true });
+    const invoke = fake.handlers.get(IPC_INVOKE)!;
+    try {
+      expect(await invoke(appFrame, 'settings.set', { bearerToken: 'secret-token-42' })).toMatchObject({
+        ok: true,
+        result: { bearerToken: 'secret-token-42' },
+      });
+      expect(await invoke(appFrame, 'settings.get', {})).toMatchObject({ result: { bearerToken: 'secret-token-42' } });
+      const db = new DatabaseSync(join(process.env.RSDESK_USER_DATA!, 'rsdesk.sqlite'));
+      const rows = db.prepare('SELECT value FROM settings').all() as { value: string }[];
+      db.close();
+      expect(rows.length).toBeGreaterThan(0);
+      for (const row of rows) expect(String(row.value)).not.toContain('secret-token-42');
     } finally {
       quit(fake);
     }

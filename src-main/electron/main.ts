@@ -1,10 +1,10 @@
 // Electron main process: one hardened window, the IPC adapter of the contract, and nothing of the engine
 // beyond wiring (the engine itself never imports electron).
 import { join } from 'node:path';
-import { app, BrowserWindow, ipcMain, session, shell, type WebContents } from 'electron';
+import { app, BrowserWindow, ipcMain, safeStorage, session, shell, type WebContents } from 'electron';
 import { IPC_EVENT, IPC_INVOKE } from '../contract/names.ts';
 import { createService } from '../app/service.ts';
-import { openStore } from '../store/store.ts';
+import { openStore, type SecretBox } from '../store/store.ts';
 import { installMenu } from './menu.ts';
 
 const CSP =
@@ -47,6 +47,15 @@ function harden(contents: WebContents): void {
   contents.on('will-attach-webview', (event) => event.preventDefault());
 }
 
+/** The bearer token is sealed with the OS keychain (Keychain, DPAPI, libsecret) where one is available. */
+function keychainBox(): SecretBox | undefined {
+  if (!safeStorage.isEncryptionAvailable()) return undefined;
+  return {
+    seal: (plain) => safeStorage.encryptString(plain).toString('base64'),
+    open: (sealed) => safeStorage.decryptString(Buffer.from(sealed, 'base64')),
+  };
+}
+
 function createWindow(): BrowserWindow {
   const win = new BrowserWindow({
     width: 1400,
@@ -80,7 +89,7 @@ async function start(): Promise<void> {
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
   app.on('web-contents-created', (_event, contents) => harden(contents));
 
-  const store = openStore(join(app.getPath('userData'), 'rsdesk.sqlite'));
+  const store = openStore(join(app.getPath('userData'), 'rsdesk.sqlite'), { secrets: keychainBox() });
   const service = createService({
     store,
     adapter: 'electron',

@@ -1,15 +1,40 @@
 // Settings as key/value rows holding JSON values, so new settings need no migration.
 import type { DatabaseSync } from 'node:sqlite';
 import type { Settings } from '../contract/types.ts';
+import type { SecretBox } from './secrets.ts';
 import { transaction } from './tx.ts';
 
 export const DEFAULT_SETTINGS: Settings = { bearerToken: null, timeoutMs: 30_000 };
 
+/** How a sealed token is kept: distinguishable from a plain (string) one written without a SecretBox. */
+interface SealedValue {
+  sealed: string;
+}
+
 export class SettingsTable {
   #db: DatabaseSync;
+  #box: SecretBox | undefined;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, box?: SecretBox) {
     this.#db = db;
+    this.#box = box;
+  }
+
+  #readToken(parsed: unknown): string | null {
+    if (parsed === null || typeof parsed === 'string') return parsed;
+    const sealed = (parsed as Partial<SealedValue> | undefined)?.sealed;
+    if (typeof sealed !== 'string' || !this.#box) return null;
+    try {
+      return this.#box.open(sealed);
+    } catch {
+      // Sealed by another machine or user: as good as no token; the person sets it again.
+      return null;
+    }
+  }
+
+  #writeToken(token: string | null): string {
+    if (token === null || !this.#box) return JSON.stringify(token);
+    return JSON.stringify({ sealed: this.#box.seal(token) } satisfies SealedValue);
   }
 
   get(): Settings {
@@ -22,7 +47,7 @@ export class SettingsTable {
       } catch {
         continue;
       }
-      if (key === 'bearerToken' && (parsed === null || typeof parsed === 'string')) settings.bearerToken = parsed;
+      if (key === 'bearerToken') settings.bearerToken = this.#readToken(parsed);
       if (key === 'timeoutMs' && typeof parsed === 'number' && Number.isFinite(parsed) && parsed > 0) {
         settings.timeoutMs = parsed;
       }
@@ -38,7 +63,7 @@ export class SettingsTable {
     transaction(this.#db, () => {
       if (patch.bearerToken !== undefined) {
         const token = patch.bearerToken === '' ? null : patch.bearerToken;
-        upsert.run('bearerToken', JSON.stringify(token));
+        upsert.run('bearerToken', this.#writeToken(token));
       }
       if (patch.timeoutMs !== undefined) upsert.run('timeoutMs', JSON.stringify(patch.timeoutMs));
     });

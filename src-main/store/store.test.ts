@@ -161,6 +161,38 @@ describe('settings', () => {
     expect(store.settings.set({ timeoutMs: 5_000 })).toEqual({ bearerToken: 'secret', timeoutMs: 5_000 });
     expect(store.settings.set({ bearerToken: null })).toEqual({ bearerToken: null, timeoutMs: 5_000 });
   });
+
+  it('keeps the token sealed at rest when given a SecretBox, and survives a box that cannot open it', () => {
+    const path = join(dir, 'sealed.sqlite');
+    const box = {
+      seal: (plain: string) => Buffer.from(`box1:${plain}`).toString('base64'),
+      open: (sealed: string) => {
+        const text = Buffer.from(sealed, 'base64').toString();
+        if (!text.startsWith('box1:')) throw new Error('not mine');
+        return text.slice(5);
+      },
+    };
+    store = openStore(path, { secrets: box });
+    expect(store.settings.set({ bearerToken: 'tok-123' }).bearerToken).toBe('tok-123');
+    const raw = new DatabaseSync(path);
+    const stored = String((raw.prepare("SELECT value FROM settings WHERE key = 'bearerToken'").get() as { value: string }).value);
+    raw.close();
+    expect(stored).not.toContain('tok-123');
+    store.close();
+    expect(openStore(path, { secrets: box }).settings.get().bearerToken).toBe('tok-123');
+    // Without the box (rsdesk serve) or with another one, the sealed token reads as none: no crash, no garbage.
+    expect(openStore(path).settings.get().bearerToken).toBeNull();
+    const other = { seal: box.seal, open: () => { throw new Error('wrong keychain'); } };
+    store = openStore(path, { secrets: other });
+    expect(store.settings.get()).toEqual({ bearerToken: null, timeoutMs: 30_000 });
+  });
+
+  it('reads a token stored in clear before a SecretBox was used', () => {
+    const path = join(dir, 'legacy.sqlite');
+    openStore(path).settings.set({ bearerToken: 'plain' });
+    store = openStore(path, { secrets: { seal: (p) => p, open: () => { throw new Error('never called'); } } });
+    expect(store.settings.get().bearerToken).toBe('plain');
+  });
 });
 
 describe('document cache', () => {

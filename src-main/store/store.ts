@@ -2,11 +2,13 @@
 import { DatabaseSync } from 'node:sqlite';
 import { DocumentsTable } from './documents.ts';
 import { migrate } from './migrations.ts';
+import type { SecretBox } from './secrets.ts';
 import { SettingsTable } from './settings.ts';
 import { SourcesTable } from './sources.ts';
 
 export type { CachedDocument, DocumentMeta, DocumentWriter, EntryQuery } from './documents.ts';
 export type { NewSource } from './sources.ts';
+export type { SecretBox } from './secrets.ts';
 export { SCHEMA_VERSION, SchemaTooNewError } from './migrations.ts';
 
 export interface Store {
@@ -20,7 +22,7 @@ export interface Store {
 }
 
 /** Opens (creating and migrating as needed) the database at path; ':memory:' gives a private in-memory one. */
-export function openStore(path: string): Store {
+export function openStore(path: string, options: { secrets?: SecretBox } = {}): Store {
   const db = new DatabaseSync(path, { enableForeignKeyConstraints: true, timeout: 5_000 });
   try {
     db.exec('PRAGMA journal_mode = WAL');
@@ -33,7 +35,7 @@ export function openStore(path: string): Store {
       path,
       schemaVersion,
       sources: new SourcesTable(db),
-      settings: new SettingsTable(db),
+      settings: new SettingsTable(db, options.secrets),
       documents,
       close() {
         if (db.isOpen) db.close();

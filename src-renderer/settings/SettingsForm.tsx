@@ -2,7 +2,7 @@ import { useId, useState } from 'react';
 import type { FormEvent } from 'react';
 import type { Settings } from '../../src-main/contract/types.ts';
 import { errorCode, errorMessage } from '../bridge/index.ts';
-import { useSaveSettings } from '../data/queries.ts';
+import { useAppInfo, useSaveSettings } from '../data/queries.ts';
 import { TokenField } from './TokenField.tsx';
 import { fieldOfMessage, toPatch, toValues, unchanged } from './values.ts';
 import type { Field, FormValues } from './values.ts';
@@ -16,6 +16,7 @@ interface Props {
 export function SettingsForm({ stored, onClose }: Props) {
   const ids = useId();
   const save = useSaveSettings();
+  const adapter = useAppInfo().data?.adapter;
   const [values, setValues] = useState<FormValues>(() => toValues(stored));
   const [local, setLocal] = useState<{ field: Field; message: string } | null>(null);
   const dirty = !unchanged(values, stored);
@@ -61,7 +62,10 @@ export function SettingsForm({ stored, onClose }: Props) {
           <p id={`${ids}-token-note`} className="field-hint">
             Sent as <code>Authorization: Bearer …</code> with every request to every Source, discovery included, so
             set it only for Sources you trust. Never sent across origins when a Source redirects. Leave empty for
-            none. Stored unencrypted in the app’s data folder.
+            none.{' '}
+            {adapter === 'electron'
+              ? 'Kept sealed with the system keychain where one is available.'
+              : 'Stored unencrypted in the data folder of rsdesk serve.'}
           </p>
         </div>
         <div className="field">
