@@ -1,5 +1,18 @@
 // `npm run bench`: every benchmark, each printing its measure beside the reference it is judged against.
 import { printResult, runParseBench } from './parse.ts';
+import { runResyncReference } from './resync.ts';
 
 console.log(`ResourceSync Desktop benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
-printResult(await runParseBench());
+const result = await runParseBench();
+printResult(result);
+
+const resync = runResyncReference(result.file.path);
+if ('unavailable' in resync) {
+  console.log(`resync (Python reference client): not run — ${resync.unavailable}`);
+} else {
+  const label = 'resync ResourceList.read (Python)'.padEnd(34);
+  console.log(
+    `${label} ${`${resync.seconds.toFixed(3)} s`.padStart(10)} ${''.padStart(10)} ${`${resync.rssGrowthMb.toFixed(1)} MB`.padStart(11)} ${`${resync.peakRssMb.toFixed(1)} MB`.padStart(11)}   reference client, ${resync.entries.toLocaleString('en')} entries`,
+  );
+  console.log(`reader vs resync on the same file: ${(resync.seconds / result.readerCold.seconds).toFixed(1)}× faster on a first run, ${(resync.seconds / result.readerBest.seconds).toFixed(1)}× warm`);
+}
