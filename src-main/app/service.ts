@@ -57,10 +57,11 @@ export function createService(deps: ServiceDeps): Service {
     return work;
   };
 
+  /** url: already through normalizeStartUrl, so bad input was refused as invalid-arguments before any request. */
   const runDiscovery = (url: string, runId: string): Promise<DiscoveryResult> =>
     track(
       http.use((client) =>
-        discover(normalizeStartUrl(url), {
+        discover(url, {
           http: client,
           signal: abort.signal,
           onStep: (step) => events.emit('discovery.step', { runId, step }),
@@ -101,7 +102,7 @@ export function createService(deps: ServiceDeps): Service {
       return sources;
     },
 
-    'discovery.run': ({ url, runId }) => runDiscovery(url, runId),
+    'discovery.run': ({ url, runId }) => runDiscovery(normalizeStartUrl(url), runId),
 
     'documents.summary': ({ url, refresh }) => documents.summary(url, refresh ?? false),
 

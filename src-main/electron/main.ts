@@ -4,12 +4,9 @@ import { join } from 'node:path';
 import { app, BrowserWindow, ipcMain, safeStorage, session, shell, type WebContents } from 'electron';
 import { IPC_EVENT, IPC_INVOKE } from '../contract/names.ts';
 import { createService } from '../app/service.ts';
+import { CSP } from '../server/csp.ts';
 import { openStore, type SecretBox } from '../store/store.ts';
 import { installMenu } from './menu.ts';
-
-const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
-  "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
 
 const devServerUrl = process.env.ELECTRON_RENDERER_URL;
 const rendererIndex = join(__dirname, '../renderer/index.html');

@@ -5,11 +5,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Dispatch } from '../app/dispatch.ts';
 import type { EventHub } from '../app/events.ts';
+import { CSP } from './csp.ts';
 import { lookupStatic, sendFile } from './static-files.ts';
 
-export const CSP =
-  "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +
-  "script-src 'self'; frame-ancestors 'none'; object-src 'none'; base-uri 'none'; form-action 'none'";
+export { CSP };
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const PING_INTERVAL_MS = 15_000;
