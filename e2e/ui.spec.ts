@@ -3,9 +3,10 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
 import { startAppServer, type AppServer } from './app-server.ts';
+import { addSource, dataRows, detail, entriesTable, expand, treeItem } from './ui-helpers.ts';
 
 let fixture: FixtureSource;
 /** A second Source that offers no discovery route: only what is pasted is found. */
@@ -34,33 +35,6 @@ test.afterAll(async () => {
   await bare?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-/** The tree item whose own row (not a descendant's) shows `text`, e.g. its path. */
-function treeItem(page: Page, text: string | RegExp): Locator {
-  return page.locator('[role=treeitem]').filter({ has: page.locator(':scope > .tree-row', { hasText: text }) });
-}
-
-async function expand(item: Locator): Promise<void> {
-  await item.locator(':scope > .tree-row .twisty').click();
-  await expect(item).toHaveAttribute('aria-expanded', 'true');
-}
-
-function entriesTable(page: Page): Locator {
-  return page.getByRole('table', { name: 'Entries' });
-}
-
-function dataRows(page: Page): Locator {
-  return entriesTable(page).locator('.tr:not(.th-row)');
-}
-
-function detail(page: Page): Locator {
-  return page.getByRole('region', { name: 'Detail' });
-}
-
-async function addSource(page: Page, url: string): Promise<void> {
-  await page.getByLabel('Source URL').fill(url);
-  await page.getByRole('button', { name: 'Add Source' }).click();
-}
 
 async function openBigList(page: Page): Promise<void> {
   const sd = treeItem(page, PATHS.wellKnown);

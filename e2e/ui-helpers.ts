@@ -1,0 +1,43 @@
+// Helpers shared by the Playwright specs (`*ui.spec.ts`): locators for the app's main parts, and axe.
+import AxeBuilder from '@axe-core/playwright';
+import { expect, type Locator, type Page } from '@playwright/test';
+
+/** The tree item whose own row (not a descendant's) shows `text`, e.g. its path. */
+export function treeItem(page: Page, text: string | RegExp): Locator {
+  return page.locator('[role=treeitem]').filter({ has: page.locator(':scope > .tree-row', { hasText: text }) });
+}
+
+export async function expand(item: Locator): Promise<void> {
+  await item.locator(':scope > .tree-row .twisty').click();
+  await expect(item).toHaveAttribute('aria-expanded', 'true');
+}
+
+export function entriesTable(page: Page): Locator {
+  return page.getByRole('table', { name: 'Entries' });
+}
+
+export function dataRows(page: Page): Locator {
+  return entriesTable(page).locator('.tr:not(.th-row)');
+}
+
+export function detail(page: Page): Locator {
+  return page.getByRole('region', { name: 'Detail' });
+}
+
+export async function addSource(page: Page, url: string): Promise<void> {
+  await page.getByLabel('Source URL').fill(url);
+  await page.getByRole('button', { name: 'Add Source' }).click();
+}
+
+/**
+ * Runs axe-core on the page as it is now and fails on any serious or critical violation, naming each rule and the
+ * elements it hit. `view` names what is on screen, for the failure message.
+ */
+export async function expectAccessible(page: Page, view: string): Promise<void> {
+  const results = await new AxeBuilder({ page }).analyze();
+  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  const report = bad.map(
+    (v) => `${v.id} (${v.impact}): ${v.help}\n${v.nodes.slice(0, 5).map((n) => `    ${n.target.join(' ')}: ${n.failureSummary ?? ''}`).join('\n')}`,
+  );
+  expect(report, `axe on ${view}`).toEqual([]);
+}
