@@ -6,7 +6,7 @@
 // Data is generated once into .bench-data/ (git-ignored) and reused.
 import { createReadStream, createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -246,7 +246,7 @@ function row(label: string, m: Measure, target = ''): string {
 
 export function printResult(r: ParseBenchResult): void {
   const ok = (met: boolean) => (met ? 'met' : 'MISSED');
-  console.log(`Resource List: ${r.file.entries.toLocaleString('en')} entries, ${(r.file.bytes / MB).toFixed(1)} MB (${r.file.path})`);
+  console.log(`Resource List: ${r.file.entries.toLocaleString('en')} entries, ${(r.file.bytes / MB).toFixed(1)} MB (${relative(process.cwd(), r.file.path)})`);
   console.log(`${'measure'.padEnd(34)} ${'wall'.padStart(10)} ${'cpu'.padStart(10)} ${'RSS growth'.padStart(11)} ${'peak RSS'.padStart(11)}   target`);
   console.log(row('readDocumentFile, first run', r.readerCold));
   console.log(row(`readDocumentFile, best of ${RUNS - 1} more`, r.readerBest, `<= ${TARGETS.listSeconds} s: ${ok(r.targetsMet.listTime)}`));
