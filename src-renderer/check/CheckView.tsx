@@ -6,7 +6,7 @@ import { Spinner } from '../common/Spinner.tsx';
 import { useCheck, type CheckRunRef } from '../state/check.ts';
 import { CheckTable } from './CheckTable.tsx';
 import { download, reportFileName } from './download.ts';
-import { cancelCheck, useCheckProgress, useCheckRun } from './queries.ts';
+import { cancelCheck, useCheckProgress, useCheckRun, useStartCheck } from './queries.ts';
 
 function count(n: number, one: string, many = `${one}s`): string {
   return `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
@@ -16,7 +16,7 @@ function count(n: number, one: string, many = `${one}s`): string {
 export function CheckView({ run }: { run: CheckRunRef }) {
   const report = useCheckRun(run.runId, run.url);
   const progress = useCheckProgress(run.runId);
-  const start = useCheck((s) => s.start);
+  const start = useStartCheck();
   const hide = useCheck((s) => s.hide);
 
   return (

@@ -3,6 +3,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { CheckProgress } from '../../src-main/contract/types.ts';
 import { getBridge } from '../bridge/index.ts';
 import { useBridgeEvent } from '../data/queries.ts';
+import { useCheck } from '../state/check.ts';
 
 export const checkKeys = {
   run: (runId: string) => ['check', runId] as const,
@@ -29,6 +30,16 @@ export function useCheckProgress(runId: string): CheckProgress | undefined {
     if (id === runId) client.setQueryData(checkKeys.progress(runId), progress);
   });
   return useQuery({ queryKey: checkKeys.progress(runId), queryFn: () => null as unknown as CheckProgress, enabled: false }).data;
+}
+
+/** Starts a new check; one still running for the previous report is cancelled (only one report is shown). */
+export function useStartCheck(): (url: string, name: string) => void {
+  const client = useQueryClient();
+  return (url, name) => {
+    const { run, start } = useCheck.getState();
+    if (run !== null && client.getQueryState(checkKeys.run(run.runId))?.status === 'pending') void cancelCheck(run.runId);
+    start(url, name);
+  };
 }
 
 export function cancelCheck(runId: string): Promise<unknown> {
