@@ -7,3 +7,4 @@ export { BASE_TIME, SourceState, iso } from './state.ts';
 export type { ChangeKind, ChangeName, ChangeRecord, ResourceState } from './state.ts';
 export { generateBody, represent } from './bodies.ts';
 export type { Representation } from './bodies.ts';
+export { BROKEN_SOURCE } from './broken-source.ts';

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { brokenDocuments } from './broken.ts';
+import { brokenSourceDocuments } from './broken-source.ts';
 import * as d1 from './dataset1.ts';
 import * as d2 from './dataset2.ts';
 import { EXTENSIONS } from './bodies.ts';
@@ -266,7 +267,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     ],
   ];
 
-  const broken = brokenDocuments(base, d1.capabilityList(ctx1));
+  const broken = { ...brokenDocuments(base, d1.capabilityList(ctx1)), ...brokenSourceDocuments(base) };
 
   handle = (req, res, rawPath) => {
     const path = rawPath.split('?')[0];

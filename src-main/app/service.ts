@@ -9,6 +9,7 @@ import { InvalidArgumentsError, NotFoundError } from './errors.ts';
 import { normalizeStartUrl } from './start-url.ts';
 import { EventHub } from './events.ts';
 import { HttpHolder } from './http-holder.ts';
+import { CheckService } from './check.ts';
 
 export interface ServiceDeps {
   /** Owned by the service from now on: `close()` closes it. */
@@ -47,6 +48,7 @@ export function createService(deps: ServiceDeps): Service {
   const events = new EventHub();
   const http = new HttpHolder(store.settings.get(), `ResourceSync-Desktop/${deps.version}`);
   const documents = new DocumentService({ store, http, events });
+  const checks = new CheckService({ http, events });
   const abort = new AbortController();
   const running = new Set<Promise<unknown>>();
 
@@ -129,6 +131,9 @@ export function createService(deps: ServiceDeps): Service {
       await deps.openExternal(url);
       return { opened: true };
     },
+
+    'check.run': ({ url, runId, maxDocuments }) => checks.run(url, runId, maxDocuments),
+    'check.cancel': ({ runId }) => checks.cancel(runId),
   };
 
   let closing: Promise<void> | null = null;
@@ -138,7 +143,7 @@ export function createService(deps: ServiceDeps): Service {
     close() {
       closing ??= (async () => {
         abort.abort();
-        await Promise.allSettled([documents.close(), ...running]);
+        await Promise.allSettled([documents.close(), checks.close(), ...running]);
         await http.close();
         store.close();
       })();

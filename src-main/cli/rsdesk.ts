@@ -3,9 +3,9 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { processIo, type Io } from './io.ts';
 import { defaultDataDir, packageVersion, rendererDir } from './paths.ts';
-import { HELP, parsePort, parseTimeout, UsageError } from './usage.ts';
+import { HELP, parseMaxDocuments, parsePort, parseTimeout, UsageError } from './usage.ts';
 
-const COMMANDS = ['discover', 'inspect', 'serve'] as const;
+const COMMANDS = ['discover', 'inspect', 'check', 'serve'] as const;
 type Command = (typeof COMMANDS)[number];
 
 const NETWORK_OPTIONS = {
@@ -21,7 +21,9 @@ const SERVE_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function parse<O extends typeof NETWORK_OPTIONS | typeof SERVE_OPTIONS>(args: string[], options: O) {
+const CHECK_OPTIONS = { ...NETWORK_OPTIONS, 'max-documents': { type: 'string' } } as const;
+
+function parse<O extends typeof NETWORK_OPTIONS | typeof SERVE_OPTIONS | typeof CHECK_OPTIONS>(args: string[], options: O) {
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
@@ -48,6 +50,17 @@ async function run(command: Command, args: string[], io: Io, version: string): P
     const dataDir = values['data-dir'] !== undefined ? resolve(values['data-dir']) : defaultDataDir();
     const { serveCommand } = await import('./serve-command.ts');
     return serveCommand({ port: parsePort(values.port), dataDir, rendererDir: rendererDir(), version }, io);
+  }
+  if (command === 'check') {
+    const { values, positionals } = parse(args, CHECK_OPTIONS);
+    if (values.help) {
+      io.out(HELP.check);
+      return 0;
+    }
+    const url = onePositional(positionals, 'URL');
+    const options = { url, json: values.json ?? false, token: values.token, timeoutMs: parseTimeout(values.timeout), userAgent };
+    const { checkCommand } = await import('./check-command.ts');
+    return checkCommand({ ...options, maxDocuments: parseMaxDocuments(values['max-documents']) }, io);
   }
   const { values, positionals } = parse(args, NETWORK_OPTIONS);
   if (values.help) {

@@ -13,6 +13,7 @@ export const HELP = {
 Usage:
   rsdesk discover <url> [--json] [--token T] [--timeout S]
   rsdesk inspect <url-or-file> [--json] [--token T] [--timeout S]
+  rsdesk check <url> [--json] [--max-documents N] [--token T] [--timeout S]
   rsdesk serve [--port N] [--data-dir D]
   rsdesk <command> --help
   rsdesk --version
@@ -47,6 +48,23 @@ Options:
 
 Exit code 0 when no finding is an error, 1 otherwise or when the document is refused, 2 on usage errors.
 `,
+  check: `Usage: rsdesk check <url> [--json] [--max-documents N] [--token T] [--timeout S]
+
+Checks a whole ResourceSync Source: finds it from <url> as discover does, then reads every document
+it links from the Source Description down (Capability Lists, lists, indexes and their parts, dumps
+and their manifests), each once and streamed, and checks each against the specs and against the
+documents that list it. Resources, packages and notification channels are not fetched. Prints a
+summary, then the findings grouped by document.
+
+Options:
+  --json              print the report as JSON
+  --max-documents N   stop after N documents, and say so (default 1000)
+  --token T           send "Authorization: Bearer T" to the Source
+  --timeout S         per-request timeout in seconds (default 30)
+  -h, --help          this help
+
+Exit code 0 when no finding is an error, 1 otherwise, 2 on usage errors.
+`,
   serve: `Usage: rsdesk serve [--port N] [--data-dir D]
 
 Runs ResourceSync Desktop in your browser: serves the built UI on 127.0.0.1 only and prints its
@@ -72,6 +90,14 @@ export function parsePort(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) {
     throw new UsageError(`--port must be a port number (0-65535), not ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+export function parseMaxDocuments(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,7}$/.test(value) || Number(value) < 1) {
+    throw new UsageError(`--max-documents must be a whole number of at least 1, not ${JSON.stringify(value)}`);
   }
   return Number(value);
 }

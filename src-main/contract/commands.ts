@@ -4,6 +4,7 @@ import type { CommandName } from './names.ts';
 import { ENTRY_SORT_KEYS } from './types.ts';
 import type {
   AppInfo,
+  CheckReport,
   DiscoveryResult,
   DocumentView,
   Entry,
@@ -55,6 +56,11 @@ export const commandArgs = {
     })
     .strict(),
   'shell.openExternal': z.object({ url: httpUrl }).strict(),
+  // Checking a whole Source (from any URL of it, like discovery):
+  'check.run': z
+    .object({ url: z.string().min(1).max(8192), runId: z.string().min(1).max(100), maxDocuments: z.number().int().min(1).max(100_000).optional() })
+    .strict(),
+  'check.cancel': z.object({ runId: z.string().min(1).max(100) }).strict(),
 } satisfies Record<CommandName, z.ZodType>;
 
 export interface CommandResults {
@@ -70,6 +76,9 @@ export interface CommandResults {
   'settings.get': Settings;
   'settings.set': Settings;
   'shell.openExternal': { opened: boolean };
+  'check.run': CheckReport;
+  /** cancelled: false when no check with that runId was running. */
+  'check.cancel': { cancelled: boolean };
 }
 
 export type CommandArgs<C extends CommandName> = z.input<(typeof commandArgs)[C]>;

@@ -14,10 +14,19 @@ export const COMMAND_NAMES = [
   'settings.get',
   'settings.set',
   'shell.openExternal',
+  // Checking a whole Source:
+  'check.run',
+  'check.cancel',
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
-export const EVENT_NAMES = ['discovery.step', 'sources.changed', 'document.progress'] as const;
+export const EVENT_NAMES = [
+  'discovery.step',
+  'sources.changed',
+  'document.progress',
+  // Checking a whole Source:
+  'check.progress',
+] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
 export function isCommandName(name: unknown): name is CommandName {

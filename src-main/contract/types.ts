@@ -2,6 +2,7 @@
 import type { Capability, DocumentSummary, Entry, Finding, RsLn, RsMd } from '../engine/documents/model.ts';
 
 export type { Capability, DocumentSummary, Entry, Finding, RsLn, RsMd };
+export type { CheckedDocument, CheckFinding, CheckProgress, CheckReport, CheckSummary } from '../engine/check/model.ts';
 
 export interface AppInfo {
   name: string;
@@ -107,6 +108,8 @@ export interface Events {
   'discovery.step': { runId: string; step: DiscoveryStep };
   'sources.changed': { sources: SavedSource[] };
   'document.progress': { url: string; entries: number; bytes: number };
+  /** At most about 5 a second per run. */
+  'check.progress': { runId: string } & import('../engine/check/model.ts').CheckProgress;
 }
 
 /** Errors cross the boundary as plain objects. */

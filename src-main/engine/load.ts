@@ -21,6 +21,7 @@ export interface LoadedDocument {
 
 export interface LoadOptions {
   onEntry?: ReadOptions['onEntry'];
+  onStart?: ReadOptions['onStart'];
   signal?: AbortSignal;
   /** Largest document accepted. Default 50 MB (the community limit, core spec §7). */
   maxBytes?: number;
@@ -88,6 +89,7 @@ export async function readResponse(
     url,
     maxBytes,
     signal: options.signal,
+    onStart: options.onStart,
     onEntry: (entry) => {
       entries++;
       return onEntry?.(entry);

@@ -6,6 +6,8 @@ import { DocumentDetail } from '../detail/DocumentDetail.tsx';
 import { EntryDetail } from '../detail/EntryDetail.tsx';
 import { EntriesTable } from '../entries/EntriesTable.tsx';
 import { Splitter } from './Splitter.tsx';
+import { CheckView } from '../check/CheckView.tsx';
+import { useCheck } from '../state/check.ts';
 
 /** The selected document: its entries on top (when it has any), the detail of it or of an entry below. */
 export function MainPane() {
@@ -14,6 +16,15 @@ export function MainPane() {
   const detailHeight = useUi((s) => s.detailHeight);
   const setDetailHeight = useUi((s) => s.setDetailHeight);
   const summary = useSummary(node && !node.channel ? node.url : null);
+  const check = useCheck((s) => (s.visible ? s.run : null));
+
+  if (check) {
+    return (
+      <main className="main" aria-label="Check report">
+        <CheckView key={check.runId} run={check} />
+      </main>
+    );
+  }
 
   if (!node) {
     return (

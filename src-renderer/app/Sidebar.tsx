@@ -4,6 +4,7 @@ import { AddSource } from '../sidebar/AddSource.tsx';
 import { SourceList } from '../sidebar/SourceList.tsx';
 import { SettingsButton } from '../settings/SettingsButton.tsx';
 import { SourceTree } from '../tree/SourceTree.tsx';
+import { CheckButton } from '../check/CheckButton.tsx';
 
 export function Sidebar() {
   const info = useAppInfo().data;
@@ -25,6 +26,7 @@ export function Sidebar() {
         <SourceList />
       </div>
       <h2 className="pane-title">{source ? `Documents · ${source.name}` : 'Documents'}</h2>
+      {source && <CheckButton source={source} />}
       <div className="tree-box">
         {source ? <SourceTree key={source.id} source={source} /> : <p className="empty">Select or add a Source.</p>}
       </div>

@@ -108,6 +108,14 @@ export interface DocumentSummary {
   findings: Finding[];
 }
 
+/** What a document is, known once its rs:md was read, before its entries. */
+export interface DocumentHead {
+  root: RootElement;
+  capability: Capability;
+  isIndex: boolean;
+  md: RsMd;
+}
+
 /** Algorithms accepted in `hash` attributes: space-separated `alg:hexdigest` tokens. */
 export const HASH_ALGORITHMS = { md5: 32, 'sha-1': 40, 'sha-256': 64 } as const;
 export type HashAlgorithm = keyof typeof HASH_ALGORITHMS;

@@ -15,6 +15,7 @@ import {
   type Entry,
   type RootElement,
   type RsLn,
+  type DocumentHead,
   type RsMd,
 } from './model.ts';
 import { PrologScanner } from './prolog.ts';
@@ -566,6 +567,12 @@ export class DocumentParser {
     // §7: communities may add attributes, in their own namespace and with its prefix.
     if (colon >= 0 && this.resolve(name.slice(0, colon), name, line) !== RS_NAMESPACE) return;
     this.findings.add('warning', 'unknown-attribute', `<${this.name}> attribute "${name}" is not defined by ResourceSync (§7)`, line);
+  }
+
+  /** What the document is, once its rs:md was read (null before): lets a caller decide what to keep of its entries. */
+  head(): DocumentHead | null {
+    if (this.md === null || this.capability === null || this.root === null) return null;
+    return { root: this.root, capability: this.capability, isIndex: this.root === 'sitemapindex', md: this.md };
   }
 
   /** Hands out the completed entries (only once the document's rs:md is known). */

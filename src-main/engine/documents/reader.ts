@@ -6,7 +6,7 @@ import { stat } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { XmlDecoder } from './decode.ts';
 import { DocumentError } from './errors.ts';
-import type { DocumentSummary, Entry } from './model.ts';
+import type { DocumentHead, DocumentSummary, Entry } from './model.ts';
 import { DocumentParser } from './parser.ts';
 
 export interface ReadOptions {
@@ -16,6 +16,8 @@ export interface ReadOptions {
   maxBytes?: number;
   /** Called for each <url> / <sitemap> in document order; a returned promise is awaited before reading on. */
   onEntry?: (entry: Entry) => void | Promise<void>;
+  /** Called once, before the first entry, with what the document is (not called for a document without entries). */
+  onStart?: (head: DocumentHead) => void;
   signal?: AbortSignal;
 }
 
@@ -60,12 +62,13 @@ function nextOrAbort<T>(next: Promise<T>, signal: AbortSignal, url: string): Pro
  * when the document is refused; errors thrown by `input` or by `onEntry` are passed through unchanged.
  */
 export async function readDocument(input: AsyncIterable<Uint8Array | string>, options: ReadOptions): Promise<DocumentSummary> {
-  const { url, onEntry, signal } = options;
+  const { url, onEntry, onStart, signal } = options;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   if (signal?.aborted) throw aborted(url, signal);
   const parser = new DocumentParser(url);
   let decoder: XmlDecoder | null = null;
   let bytes = 0;
+  let started = false;
 
   const drain = async (): Promise<void> => {
     const taken = parser.take();
@@ -73,6 +76,10 @@ export async function readDocument(input: AsyncIterable<Uint8Array | string>, op
     const checker = parser.checker;
     if (checker === null) return;
     const { entries, mdLines, linkLines } = taken;
+    if (onStart !== undefined && !started) {
+      started = true;
+      onStart(parser.head() as DocumentHead);
+    }
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i];
       checker.checkEntry(entry, mdLines[i], linkLines[i]);

@@ -1,0 +1,94 @@
+// Rules across documents of one Source, each a plain function of what the walk kept: what a parent listed a
+// document as, where its `up` link points, who listed it, and why it could not be read. (Index parts are checked
+// against their index by conformance.ts's checkIndexChild.)
+import { DocumentError } from '../documents/errors.ts';
+import { capabilityName, type DocumentSummary, type Finding } from '../documents/model.ts';
+import { NetworkError } from '../http/errors.ts';
+
+/** The absolute form of a reference, or the reference itself if it does not parse. */
+export function absoluteUrl(href: string, base: string): string {
+  try {
+    return new URL(href, base).href;
+  } catch {
+    return href;
+  }
+}
+
+function name(capability: string, isIndex = false): string {
+  return capabilityName(capability, isIndex);
+}
+
+/** A parent (Source Description, Capability List, dump) said what the document is; the document says otherwise. */
+export function capabilityMismatch(child: DocumentSummary, listedAs: string, lister: string): Finding | null {
+  if (child.capability === listedAs) return null;
+  return {
+    severity: 'error',
+    code: 'capability-mismatch',
+    message: `Listed as a ${name(listedAs)} by ${lister}, but this document is a ${name(child.capability, child.isIndex)}`,
+  };
+}
+
+/**
+ * The `up` link must lead to the document one level up: the Source Description for a Capability List, the
+ * Capability List for every document of a capability (§6.2, §9–§13). `expected` holds the URLs that count as that
+ * document (as listed and after redirects). No finding without an `up` link: the document's own check says so.
+ */
+export function upElsewhere(child: DocumentSummary, finalUrl: string, expected: readonly string[], parentName: string): Finding | null {
+  const up = child.links.find((link) => link.rel === 'up');
+  if (up === undefined || expected.length === 0) return null;
+  const target = absoluteUrl(up.href, finalUrl);
+  if (expected.includes(target)) return null;
+  return {
+    severity: 'warning',
+    code: 'up-link-elsewhere',
+    message: `Its rs:ln rel="up" points to ${up.href}, but it was reached from the ${parentName} ${expected[0]}`,
+  };
+}
+
+export function unlistedCapabilityList(sourceDescription: string | null): Finding {
+  return {
+    severity: 'warning',
+    code: 'unlisted-capability-list',
+    message:
+      sourceDescription === null
+        ? 'No Source Description lists this Capability List (none was found; §8)'
+        : `The Source Description ${sourceDescription} does not list this Capability List (§8)`,
+  };
+}
+
+/** The lister names a document the walk already reached: it is not fetched again. */
+export function listedAgain(url: string, firstParent: string | null, loop: boolean, line: number | undefined): Finding {
+  const message = loop
+    ? `Lists ${url}, which is above this document in the Source: a loop; it is not checked again`
+    : `Lists ${url} again; it was already reached${firstParent === null ? ' where the check started' : ` from ${firstParent}`} and is checked once`;
+  const finding: Finding = { severity: 'warning', code: loop ? 'loop' : 'listed-again', message };
+  if (line !== undefined) finding.line = line;
+  return finding;
+}
+
+/** A document that could not be fetched or was refused by the reader: an error, in the engine's own words. */
+export function failedToLoad(error: unknown): Finding {
+  if (error instanceof DocumentError) {
+    const finding: Finding = { severity: 'error', code: error.code, message: `Refused: ${error.message}` };
+    if (error.line !== undefined) finding.line = error.line;
+    return finding;
+  }
+  if (error instanceof NetworkError) return { severity: 'error', code: error.code, message: `Could not be fetched: ${error.message}` };
+  throw error;
+}
+
+export function stoppedAt(limit: number, left: number): Finding {
+  return {
+    severity: 'warning',
+    code: 'document-limit',
+    message: `Stopped after ${limit.toLocaleString('en')} documents; ${left.toLocaleString('en')} more listed ${left === 1 ? 'document was' : 'documents were'} not checked (nor what they list)`,
+  };
+}
+
+export function cancelledAt(done: number, left: number): Finding {
+  return {
+    severity: 'warning',
+    code: 'cancelled',
+    message: `Check cancelled after ${done.toLocaleString('en')} documents; ${left.toLocaleString('en')} more known ${left === 1 ? 'document was' : 'documents were'} not checked`,
+  };
+}

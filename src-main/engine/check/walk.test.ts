@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BROKEN_SOURCE, PATHS, startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { Http } from '../http/index.ts';
+import type { CheckProgress, CheckReport } from './model.ts';
+import { checkSource } from './walk.ts';
+
+let fixture: FixtureSource;
+let http: Http;
+
+beforeAll(async () => {
+  fixture = await startFixtureSource({ bigListEntries: 300 });
+  http = new Http({ timeoutMs: 10_000 });
+});
+
+afterAll(async () => {
+  await http.close();
+  await fixture.close();
+});
+
+const B = BROKEN_SOURCE;
+const u = (path: string) => fixture.url + path;
+
+function codesOf(report: CheckReport, path: string): string[] {
+  return report.findings.filter((f) => f.document === u(path)).map((f) => f.code);
+}
+
+function requestsTo(pattern: RegExp, since: number): string[] {
+  return fixture.requests.slice(since).map((r) => r.path).filter((p) => pattern.test(p));
+}
+
+describe('checkSource on the fixture Source', () => {
+  it('walks every document from the Source Description down, each once, and no resource, package or channel', async () => {
+    const since = fixture.requests.length;
+    const report = await checkSource(fixture.url + '/', { http });
+    const urls = report.documents.map((d) => d.url);
+    expect(report.sourceDescription).toBe(u(PATHS.wellKnown));
+    expect(urls[0]).toBe(u(PATHS.wellKnown));
+    for (const path of [
+      PATHS.dataset1.capabilityList,
+      PATHS.dataset1.resourceList,
+      PATHS.dataset1.resourceDump,
+      PATHS.dataset1.resourceDumpManifest(1),
+      PATHS.dataset1.changeListIndex,
+      PATHS.dataset1.changeList(1),
+      PATHS.dataset1.changeDump,
+      PATHS.dataset1.changeDumpManifest(1),
+      PATHS.dataset2.capabilityList,
+      PATHS.dataset2.resourceListIndex,
+      PATHS.dataset2.resourceListPart(3),
+    ]) {
+      expect(urls).toContain(u(path));
+    }
+    expect(new Set(urls).size).toBe(urls.length);
+    expect(report.summary.errors).toBe(0);
+    expect(report.summary.entries).toBe(report.documents.reduce((sum, d) => sum + d.entries, 0));
+    expect(report.summary.entries).toBeGreaterThan(900);
+    expect(requestsTo(/\.zip$|\/notifications|\/res\/|\/hub/, since)).toEqual([]);
+    // Discovery reads the Source Description and its Capability Lists once; the walk once more, nothing else twice.
+    const walked = fixture.requests.slice(since).map((r) => r.path).filter((p) => /^\/dataset2\/resourcelist-\d+\.xml$/.test(p));
+    expect(walked.sort()).toEqual([1, 2, 3].map((n) => PATHS.dataset2.resourceListPart(n)));
+  });
+
+  it('reports every cross-document fault of the broken Source, and checks on past a refused part', async () => {
+    const since = fixture.requests.length;
+    const report = await checkSource(u(B.sourceDescription), { http });
+    expect(codesOf(report, B.missingCapabilityList)).toEqual(['http-status']);
+    expect(codesOf(report, B.notACapabilityList)).toContain('capability-mismatch');
+    expect(codesOf(report, B.changeList)).toEqual(['up-link-elsewhere']);
+    expect(codesOf(report, B.nestedCapabilityList)).toContain('unlisted-capability-list');
+    expect(codesOf(report, B.capabilityList)).not.toContain('unlisted-capability-list');
+    expect(codesOf(report, B.changeListPart)).toContain('index-child-capability');
+    expect(codesOf(report, B.refusedPart)).toEqual(['html']);
+    expect(report.findings.find((f) => f.code === 'html')?.message).toMatch(/^Refused: .*HTML page/);
+    expect(codesOf(report, B.resourceListPart(3))).toEqual(['http-status']);
+    // The parts after the refused one were read.
+    const part2 = report.documents.find((d) => d.url === u(B.resourceListPart(2)));
+    expect(part2).toMatchObject({ capability: 'resourcelist', entries: 1, findings: [], parent: u(B.resourceListIndex) });
+    // The manifest is reached through the dump's rs:ln rel="contents"; the package itself is not fetched.
+    expect(report.documents.find((d) => d.url === u(B.resourceDumpManifest))?.capability).toBe('resourcedump-manifest');
+    expect(requestsTo(/\.zip$|\/notifications$/, since)).toEqual([]);
+    // The index lists itself: one finding on the line of that entry, and the index is fetched once by the walk.
+    const loop = report.findings.find((f) => f.code === 'loop');
+    expect(loop).toMatchObject({ document: u(B.resourceListIndex), severity: 'warning' });
+    expect(loop?.line).toBeGreaterThan(1);
+    expect(requestsTo(/resourcelist-index\.xml$/, since)).toHaveLength(1);
+    expect(report.summary).toMatchObject({ documents: 14, truncated: false, cancelled: false });
+    expect(report.summary.errors).toBe(report.findings.filter((f) => f.severity === 'error').length);
+  });
+
+  it('flags a Capability List that no Source Description lists when none is found', async () => {
+    const alone = await startFixtureSource({ bigListEntries: 10, routes: { wellKnown: false, robots: false, htmlLink: false, linkHeader: false } });
+    try {
+      const report = await checkSource(alone.url + PATHS.broken.capabilityListWithoutUp, { http });
+      expect(report.sourceDescription).toBeNull();
+      const mine = report.findings.filter((f) => f.document === alone.url + PATHS.broken.capabilityListWithoutUp).map((f) => f.code);
+      expect(mine).toContain('unlisted-capability-list');
+      expect(mine).toContain('missing-up');
+      expect(report.findings.find((f) => f.code === 'unlisted-capability-list')?.message).toMatch(/none was found/);
+      // Its Resource List points up to another Capability List.
+      expect(report.findings.filter((f) => f.document === alone.url + PATHS.dataset1.resourceList).map((f) => f.code)).toEqual(['up-link-elsewhere']);
+
+      // Nothing found at all is an error finding on the start URL.
+      const nothing = await checkSource(alone.url + PATHS.about, { http });
+      expect(nothing.documents.map((d) => d.url)).toEqual([alone.url + PATHS.about]);
+      expect(nothing.findings.map((f) => [f.severity, f.code])).toEqual([['error', 'nothing-found']]);
+    } finally {
+      await alone.close();
+    }
+  });
+
+  it('stops at --max-documents and says how many were left', async () => {
+    const since = fixture.requests.length;
+    const report = await checkSource(u(B.sourceDescription), { http, maxDocuments: 3 });
+    expect(report.documents).toHaveLength(3);
+    expect(report.summary.truncated).toBe(true);
+    const limit = report.findings.find((f) => f.code === 'document-limit');
+    expect(limit?.document).toBe(u(B.sourceDescription));
+    // 3 checked: the Source Description and 2 of its 3 Capability Lists; the third and the capability list's 4 are left.
+    expect(limit?.message).toMatch(/^Stopped after 3 documents; \d+ more listed documents were not checked/);
+    const walkRequests = requestsTo(/^\/broken-source\//, since).length;
+    expect(walkRequests).toBeLessThanOrEqual(3 + 4); // the walk's 3 + discovery's own
+  });
+
+  it('cancels: stops at once, even with a document that never answers, and reports what it checked', async () => {
+    fixture.setBroken(PATHS.dataset2.resourceListIndex, 'hang');
+    try {
+      const abort = new AbortController();
+      const progress: CheckProgress[] = [];
+      const began = Date.now();
+      const pending = checkSource(fixture.url + '/', {
+        http,
+        signal: abort.signal,
+        progressIntervalMs: 0,
+        onProgress: (p) => {
+          progress.push(p);
+          if (p.done >= 6) abort.abort();
+        },
+      });
+      const report = await pending;
+      expect(Date.now() - began).toBeLessThan(5000);
+      expect(report.summary.cancelled).toBe(true);
+      expect(report.summary.truncated).toBe(true);
+      expect(report.documents.length).toBeGreaterThanOrEqual(6);
+      expect(report.findings.find((f) => f.code === 'cancelled')?.message).toMatch(/^Check cancelled after \d+ documents; \d+ more known/);
+      expect(report.documents.map((d) => d.url)).not.toContain(u(PATHS.dataset2.resourceListIndex));
+      expect(progress.every((p, i) => i === 0 || p.done >= progress[i - 1].done)).toBe(true);
+    } finally {
+      fixture.setBroken(PATHS.dataset2.resourceListIndex, null);
+    }
+  });
+
+  it('reports progress at most every 200 ms by default, with documents known and entries read', async () => {
+    const progress: { at: number; p: CheckProgress }[] = [];
+    const report = await checkSource(fixture.url + '/', { http, onProgress: (p) => progress.push({ at: Date.now(), p }) });
+    const last = progress.at(-1)!.p;
+    expect(last).toMatchObject({ done: report.documents.length, known: report.documents.length, current: null });
+    expect(last.entries).toBeGreaterThanOrEqual(report.summary.entries);
+    for (let i = 2; i < progress.length - 1; i++) expect(progress[i].at - progress[i - 1].at).toBeGreaterThanOrEqual(195);
+  });
+
+  it('fetches a few documents at once, never more than asked', async () => {
+    const slow = await startFixtureSource({ bigListParts: 6, bigListEntries: 10 });
+    let inFlight = 0;
+    let most = 0;
+    const counting = new Http({ timeoutMs: 10_000 });
+    const get = counting.get.bind(counting);
+    counting.get = async (url, init) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      try {
+        // A slow Source: each request takes a while to answer, so the walk's requests overlap as far as it allows.
+        await new Promise((r) => setTimeout(r, 50));
+        return await get(url, init);
+      } finally {
+        inFlight--;
+      }
+    };
+    try {
+      const report = await checkSource(slow.url + PATHS.dataset2.capabilityList, { http: counting, concurrency: 3 });
+      expect(report.documents.length).toBeGreaterThan(6);
+      expect(most).toBe(3);
+    } finally {
+      await counting.close();
+      await slow.close();
+    }
+  });
+});

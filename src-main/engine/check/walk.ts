@@ -1,0 +1,344 @@
+// Checks a whole Source: from any URL, discovery finds the Source Description (or Capability Lists); then every
+// document the Source links from there down is fetched once, a few at a time, streamed through the one reader,
+// and checked (the reader's conformance rules plus the rules across documents in rules.ts). Resources, packages
+// and notification channels are not fetched. Of each document only what the cross-document rules need is kept:
+// its md and links, and the URLs of the documents it lists.
+import { discover } from '../discovery/discover.ts';
+import { checkIndexChild } from '../documents/conformance.ts';
+import type { DocumentHead, DocumentSummary, Entry, Finding } from '../documents/model.ts';
+import type { Http } from '../http/client.ts';
+import { loadDocument } from '../load.ts';
+import type { CheckedDocument, CheckFinding, CheckProgress, CheckReport } from './model.ts';
+import {
+  absoluteUrl,
+  cancelledAt,
+  capabilityMismatch,
+  failedToLoad,
+  listedAgain,
+  stoppedAt,
+  unlistedCapabilityList,
+  upElsewhere,
+} from './rules.ts';
+
+export interface CheckOptions {
+  http: Http;
+  signal?: AbortSignal;
+  /** Most documents fetched by the walk (discovery's own requests not counted). Default 1,000. */
+  maxDocuments?: number;
+  /** Documents fetched at once. Default 4. */
+  concurrency?: number;
+  onProgress?: (progress: CheckProgress) => void;
+  /** Least time between two progress calls (one more comes at the end). Default 200 ms: at most 5 a second. */
+  progressIntervalMs?: number;
+}
+
+export const MAX_CHECK_DOCUMENTS = 1000;
+export const CHECK_CONCURRENCY = 4;
+
+/** A document that lists others, as its children need it. */
+interface Parent {
+  url: string;
+  finalUrl: string;
+  summary: DocumentSummary;
+  record: CheckedDocument;
+  parent: Parent | null;
+  /** URLs that count as the document one level up from this one's children, and its name. */
+  upTargets: string[];
+  upName: string;
+}
+
+interface Pending {
+  url: string;
+  seq: number;
+  parent: Parent | null;
+  /** What the parent listed it as (Capability List entry's capability, a dump's manifest, …). */
+  listedAs?: string;
+}
+
+interface ChildRef {
+  loc: string;
+  line: number;
+  listedAs?: string;
+}
+
+export async function checkSource(startUrl: string, options: CheckOptions): Promise<CheckReport> {
+  return new CheckRun(startUrl, options).run();
+}
+
+class CheckRun {
+  #start: string;
+  #http: Http;
+  #signal?: AbortSignal;
+  #max: number;
+  #concurrency: number;
+  #onProgress?: (progress: CheckProgress) => void;
+  #interval: number;
+  #lastProgress = 0;
+
+  #queue: Pending[] = [];
+  #next = 0;
+  #seq = 0;
+  #fetched = 0;
+  #inFlight = new Set<string>();
+  #entries = 0;
+  /** Every URL reached, with who reached it first and whether a Source Description lists it. */
+  #seen = new Map<string, { parent: string | null; bySourceDescription: boolean }>();
+  #records: { seq: number; record: CheckedDocument }[] = [];
+  #general: Finding[] = [];
+  #limitHit = false;
+  /** Documents whose read was cut off by a cancel. */
+  #abandoned = 0;
+  #cancelled = false;
+  #sourceDescription: string | null = null;
+
+  constructor(start: string, options: CheckOptions) {
+    this.#start = start;
+    this.#http = options.http;
+    this.#signal = options.signal;
+    this.#max = Math.max(1, options.maxDocuments ?? MAX_CHECK_DOCUMENTS);
+    this.#concurrency = Math.max(1, options.concurrency ?? CHECK_CONCURRENCY);
+    this.#onProgress = options.onProgress;
+    this.#interval = options.progressIntervalMs ?? 200;
+  }
+
+  async run(): Promise<CheckReport> {
+    this.#progress(true, this.#start);
+    let discovered;
+    try {
+      discovered = await discover(this.#start, { http: this.#http, signal: this.#signal });
+    } catch (error) {
+      if (!this.#signal?.aborted) throw error;
+      this.#cancelled = true;
+      return this.#report(this.#start);
+    }
+    const start = discovered.start;
+    this.#sourceDescription = discovered.sourceDescription;
+    if (discovered.sourceDescription === null && discovered.capabilityLists.length === 0) {
+      const reasons = discovered.findings.filter((f) => f.severity === 'error').map((f) => f.message);
+      this.#records.push({
+        seq: this.#seq++,
+        record: {
+          url: start,
+          capability: null,
+          isIndex: false,
+          parent: null,
+          entries: 0,
+          findings: [{ severity: 'error', code: 'nothing-found', message: reasons.join(' ') || `No ResourceSync Source found at ${start}` }],
+        },
+      });
+      return this.#report(start);
+    }
+
+    if (discovered.sourceDescription !== null) this.#reach(discovered.sourceDescription, null, 'description');
+    await this.#drain();
+    // Capability Lists found on the way that the Source Description does not lead to are checked too.
+    const more = [
+      ...discovered.capabilityLists.map((list) => list.url),
+      ...discovered.routes.filter((step) => step.found && step.capability === 'capabilitylist').map((step) => step.url),
+    ];
+    for (const url of more) if (!this.#seen.has(url)) this.#reach(url, null, 'capabilitylist');
+    await this.#drain();
+    return this.#report(start);
+  }
+
+  // ---- the walk ------------------------------------------------------------------------------------------------
+
+  #reach(url: string, parent: Parent | null, listedAs: string | undefined, line?: number): void {
+    const bySourceDescription = parent !== null && parent.summary.capability === 'description';
+    const seen = this.#seen.get(url);
+    if (seen !== undefined) {
+      if (bySourceDescription) seen.bySourceDescription = true;
+      if (parent !== null) parent.record.findings.push(listedAgain(url, seen.parent, isAbove(url, parent), line));
+      return;
+    }
+    this.#seen.set(url, { parent: parent?.url ?? null, bySourceDescription });
+    const pending: Pending = { url, seq: this.#seq++, parent };
+    if (listedAs !== undefined) pending.listedAs = listedAs;
+    this.#queue.push(pending);
+  }
+
+  async #drain(): Promise<void> {
+    const active = new Set<Promise<void>>();
+    for (;;) {
+      while (active.size < this.#concurrency && this.#next < this.#queue.length && !this.#stopped()) {
+        if (this.#fetched >= this.#max) {
+          this.#limitHit = true;
+          break;
+        }
+        const item = this.#queue[this.#next++];
+        this.#fetched++;
+        const work: Promise<void> = this.#checkOne(item).finally(() => active.delete(work));
+        active.add(work);
+      }
+      if (active.size === 0) return;
+      await Promise.race(active);
+    }
+  }
+
+  #stopped(): boolean {
+    if (this.#signal?.aborted) this.#cancelled = true;
+    return this.#cancelled || this.#limitHit;
+  }
+
+  async #checkOne(item: Pending): Promise<void> {
+    this.#inFlight.add(item.url);
+    this.#progress(false, item.url);
+    let head: DocumentHead | null = null;
+    const children: ChildRef[] = [];
+    const onEntry = (entry: Entry): void => {
+      this.#entries++;
+      if (head !== null) collectChildren(head, entry, children);
+    };
+    try {
+      const loaded = await loadDocument(this.#http, item.url, {
+        signal: this.#signal,
+        onStart: (h) => {
+          head = h;
+        },
+        onEntry,
+        onProgress: () => this.#progress(false, item.url),
+      });
+      this.#checked(item, loaded.summary, loaded.finalUrl, children);
+    } catch (error) {
+      if (this.#signal?.aborted) {
+        // Cancelled half way: not a finding about the document, which counts as not checked.
+        this.#cancelled = true;
+        this.#abandoned++;
+        return;
+      }
+      this.#records.push({
+        seq: item.seq,
+        record: { url: item.url, capability: null, isIndex: false, parent: item.parent?.url ?? null, entries: 0, findings: [failedToLoad(error)] },
+      });
+    } finally {
+      this.#inFlight.delete(item.url);
+      this.#progress(false, null);
+    }
+  }
+
+  #checked(item: Pending, summary: DocumentSummary, finalUrl: string, children: ChildRef[]): void {
+    const parent = item.parent;
+    const findings = [...summary.findings];
+    let upMismatchFromIndex = false;
+    if (parent !== null && parent.summary.isIndex) {
+      // checkIndexChild names the part in its messages; the table already shows which document it is about.
+      for (const f of checkIndexChild({ ...parent.summary, url: parent.url }, { ...summary, url: finalUrl })) {
+        findings.push(f);
+        if (f.code === 'up-link-mismatch') upMismatchFromIndex = true;
+      }
+    } else if (item.listedAs !== undefined) {
+      const mismatch = capabilityMismatch(summary, item.listedAs, parent?.url ?? 'discovery');
+      if (mismatch !== null) findings.push(mismatch);
+    }
+    if (parent !== null && !upMismatchFromIndex) {
+      const up = upElsewhere(summary, finalUrl, parent.upTargets, parent.upName);
+      if (up !== null) findings.push(up);
+    }
+    const record: CheckedDocument = {
+      url: item.url,
+      capability: summary.capability,
+      isIndex: summary.isIndex,
+      parent: parent?.url ?? null,
+      entries: summary.entries,
+      findings,
+    };
+    this.#records.push({ seq: item.seq, record });
+    if (finalUrl !== item.url && !this.#seen.has(finalUrl)) this.#seen.set(finalUrl, { parent: parent?.url ?? null, bySourceDescription: false });
+    if (children.length === 0) return;
+
+    // Entries are not kept: the summary (md, links, counts) is all the children's rules need.
+    const kept: DocumentSummary = { ...summary, findings: [] };
+    const ownLevel = summary.capability === 'description' || (summary.capability === 'capabilitylist' && !summary.isIndex);
+    const node: Parent = {
+      url: item.url,
+      finalUrl,
+      summary: kept,
+      record,
+      parent,
+      upTargets: ownLevel ? unique([item.url, finalUrl]) : (parent?.upTargets ?? []),
+      upName: summary.capability === 'description' ? 'Source Description' : ownLevel ? 'Capability List' : (parent?.upName ?? ''),
+    };
+    for (const child of children) this.#reach(absoluteUrl(child.loc, finalUrl), node, child.listedAs, child.line);
+  }
+
+  // ---- progress and the report ------------------------------------------------------------------------------------
+
+  #progress(force: boolean, current: string | null): void {
+    if (!this.#onProgress) return;
+    const now = Date.now();
+    if (!force && now - this.#lastProgress < this.#interval) return;
+    this.#lastProgress = now;
+    this.#onProgress({
+      done: this.#records.length,
+      known: Math.max(this.#queue.length, this.#records.length),
+      entries: this.#entries,
+      current: current ?? this.#inFlight.values().next().value ?? null,
+    });
+  }
+
+  #report(start: string): CheckReport {
+    this.#records.sort((a, b) => a.seq - b.seq);
+    const documents = this.#records.map((r) => r.record);
+    for (const doc of documents) {
+      if (doc.capability === 'capabilitylist' && !doc.isIndex && this.#seen.get(doc.url)?.bySourceDescription !== true) {
+        doc.findings.push(unlistedCapabilityList(this.#sourceDescription));
+      }
+    }
+    const left = this.#queue.length - this.#next + this.#abandoned;
+    if (this.#cancelled) this.#general.push(cancelledAt(documents.length, left));
+    else if (this.#limitHit && left > 0) this.#general.push(stoppedAt(this.#max, left));
+    // Findings about the walk itself go with the first document (where the check started), or stand alone.
+    if (documents.length > 0) documents[0].findings.push(...this.#general);
+    const findings: CheckFinding[] = [];
+    for (const doc of documents) for (const f of doc.findings) findings.push({ document: doc.url, ...f });
+    if (documents.length === 0) for (const f of this.#general) findings.push({ document: start, ...f });
+    const errors = findings.filter((f) => f.severity === 'error').length;
+    const report: CheckReport = {
+      start,
+      sourceDescription: this.#sourceDescription,
+      documents,
+      findings,
+      summary: {
+        documents: documents.length,
+        entries: documents.reduce((sum, doc) => sum + doc.entries, 0),
+        errors,
+        warnings: findings.length - errors,
+        truncated: this.#cancelled || (this.#limitHit && left > 0),
+        cancelled: this.#cancelled,
+      },
+    };
+    this.#progress(true, null);
+    return report;
+  }
+}
+
+/** What of an entry the walk follows: Capability Lists of a Source Description, capabilities of a Capability
+ * List (not notification channels), the parts of an index, and the manifests of a dump's packages. */
+function collectChildren(head: DocumentHead, entry: Entry, into: ChildRef[]): void {
+  const { capability, isIndex } = head;
+  if (isIndex) {
+    into.push({ loc: entry.loc, line: entry.line, listedAs: capability });
+  } else if (capability === 'description') {
+    const listed = entry.md.capability;
+    // Entries of another kind are the reader's finding (description-entry); they are not followed.
+    if (listed === undefined || listed === 'capabilitylist') into.push({ loc: entry.loc, line: entry.line, listedAs: 'capabilitylist' });
+  } else if (capability === 'capabilitylist') {
+    const listed = entry.md.capability;
+    if (listed !== undefined && listed !== 'change-notification' && listed !== 'description') {
+      into.push({ loc: entry.loc, line: entry.line, listedAs: listed });
+    }
+  } else if (capability === 'resourcedump' || capability === 'changedump') {
+    for (const link of entry.links) {
+      if (link.rel === 'contents' && link.href !== '') into.push({ loc: link.href, line: entry.line, listedAs: `${capability}-manifest` });
+    }
+  }
+}
+
+function isAbove(url: string, parent: Parent): boolean {
+  for (let p: Parent | null = parent; p !== null; p = p.parent) if (p.url === url || p.finalUrl === url) return true;
+  return false;
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
