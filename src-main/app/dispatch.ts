@@ -4,6 +4,7 @@ import { ZodError } from 'zod';
 import { commandArgs, type CommandArgs, type CommandResult } from '../contract/commands.ts';
 import { isCommandName, type CommandName } from '../contract/names.ts';
 import type { CommandError } from '../contract/types.ts';
+import { clipMessage } from '../engine/clip.ts';
 import { DocumentError } from '../engine/documents/errors.ts';
 import { NetworkError } from '../engine/http/index.ts';
 import { InvalidArgumentsError, NotFoundError } from './errors.ts';
@@ -51,13 +52,15 @@ export function createDispatch(handlers: Handlers, options: { log?: ErrorLogger 
     }
     const parsed = commandArgs[command].safeParse(args);
     if (!parsed.success) {
-      return { ok: false, error: { code: 'invalid-arguments', message: `${command}: ${describeZodError(parsed.error)}` } };
+      return { ok: false, error: { code: 'invalid-arguments', message: clipMessage(`${command}: ${describeZodError(parsed.error)}`) } };
     }
     try {
       const handler = handlers[command] as (a: unknown) => Promise<unknown> | unknown;
       return { ok: true, result: await handler(parsed.data) };
     } catch (error) {
-      return { ok: false, error: toCommandError(error, command, log) };
+      const { code, message } = toCommandError(error, command, log);
+      // Whatever an error quotes (a URL, a server's text), a reply stays a readable size.
+      return { ok: false, error: { code, message: clipMessage(message) } };
     }
   };
 }

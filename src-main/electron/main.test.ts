@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IPC_INVOKE } from '../contract/names.ts';
+import { CSP } from '../server/csp.ts';
 
 const BUNDLE = resolve(import.meta.dirname, '../../out/main/index.js');
 const require = createRequire(import.meta.url);
@@ -127,14 +128,20 @@ describe('Electron main process (built bundle)', () => {
     try {
       expect(fake.windows).toHaveLength(1);
       const prefs = fake.windows[0]!.options.webPreferences;
-      expect(prefs).toMatchObject({ contextIsolation: true, sandbox: true, nodeIntegration: false, webSecurity: true });
+      expect(prefs).toMatchObject({
+        contextIsolation: true,
+        sandbox: true,
+        nodeIntegration: false,
+        webSecurity: true,
+        disableBlinkFeatures: 'Auxclick',
+      });
       expect(existsSync(prefs.preload as string)).toBe(true);
       expect(fake.windows[0]!.loaded).toMatch(/out[\\/]renderer[\\/]index\.html$/);
       expect(fake.calls.setPath).toEqual([['userData', process.env.RSDESK_USER_DATA]]);
 
       let headers: Record<string, string[]> = {};
       fake.headers()!({ responseHeaders: { 'X-Other': ['1'] } }, (r: { responseHeaders: typeof headers }) => (headers = r.responseHeaders));
-      expect(headers['Content-Security-Policy']![0]).toMatch(/default-src 'self'.*script-src 'self'/);
+      expect(headers['Content-Security-Policy']).toEqual([CSP]);
       expect(headers['X-Other']).toEqual(['1']);
       let granted: boolean | undefined;
       fake.permissions()!({}, 'geolocation', (ok: boolean) => (granted = ok));

@@ -11,7 +11,8 @@ import type {
 } from '../../contract/types.ts';
 import type { DocumentSummary, Finding, RsLn } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
-import { NetworkError } from '../http/errors.ts';
+import { NetworkError, formatBytes, formatDuration } from '../http/errors.ts';
+import { HTML_SCAN_BYTES } from './html-links.ts';
 import { documentName, probe, type Probe } from './probe.ts';
 import { sitemapsInRobots } from './robots.ts';
 
@@ -21,12 +22,15 @@ export interface DiscoverOptions {
   signal?: AbortSignal;
   /** Most documents fetched in one run (every GET counts). Default 50. */
   maxDocuments?: number;
+  /** The longest the whole run may take. Default: the client's deadline for one fetch (5 min with a 30 s timeout). */
+  deadlineMs?: number;
 }
 
 export const MAX_DOCUMENTS = 50;
 /** resourcesync links followed per Link header or HTML page. */
-const MAX_LINK_TARGETS = 5;
-const MAX_SITEMAPS = 10;
+export const MAX_LINK_TARGETS = 5;
+/** robots.txt Sitemap: lines followed. */
+export const MAX_SITEMAPS = 10;
 const ROBOTS_MAX_BYTES = 512 * 1024;
 const MAX_FINDINGS_PER_DOCUMENT = 20;
 export const WELL_KNOWN_PATH = '/.well-known/resourcesync';
@@ -63,6 +67,9 @@ class DiscoveryRun {
   #onStep?: (step: DiscoveryStep) => void;
   #signal?: AbortSignal;
   #maxDocuments: number;
+  #deadlineMs: number;
+  #deadlineAt: number;
+  #outOfTime = false;
   #fetches = 0;
   #limitReported = false;
   #probes = new Map<string, Probe>();
@@ -81,6 +88,8 @@ class DiscoveryRun {
     this.#onStep = options.onStep;
     this.#signal = options.signal;
     this.#maxDocuments = options.maxDocuments ?? MAX_DOCUMENTS;
+    this.#deadlineMs = options.deadlineMs ?? options.http.deadlineMs;
+    this.#deadlineAt = Date.now() + this.#deadlineMs;
   }
 
   async run(): Promise<DiscoveryResult> {
@@ -146,6 +155,15 @@ class DiscoveryRun {
       this.#step({ route, url: page.finalUrl, found: false, message });
       return false;
     }
+    if (targets.length > MAX_LINK_TARGETS) {
+      const left = targets.length - MAX_LINK_TARGETS;
+      this.#finding(
+        'warning',
+        'link-limit',
+        `${page.finalUrl}: ${targets.length} resourcesync links (${route}); only the first ${MAX_LINK_TARGETS} were followed, ` +
+          `${left.toLocaleString('en')} not followed`,
+      );
+    }
     for (const target of targets.slice(0, MAX_LINK_TARGETS)) {
       const found = await this.#fetch(target);
       if (!found) return false;
@@ -184,10 +202,15 @@ class DiscoveryRun {
 
   async #robots(o: string): Promise<boolean> {
     const robotsUrl = `${o}/robots.txt`;
-    if (!this.#budget()) return false;
+    if (!this.#budget(robotsUrl)) return false;
     let text: string;
     try {
-      const response = await this.#http.get(robotsUrl, { signal: this.#signal, accept: 'text/plain, */*;q=0.5', maxBytes: ROBOTS_MAX_BYTES });
+      const response = await this.#http.get(robotsUrl, {
+        signal: this.#signal,
+        accept: 'text/plain, */*;q=0.5',
+        maxBytes: ROBOTS_MAX_BYTES,
+        deadlineAt: this.#deadlineAt,
+      });
       if (response.status < 200 || response.status > 299) {
         await response.discard();
         this.#step({ route: 'robots', url: robotsUrl, found: false, message: `${response.status} ${response.statusText}`.trim() });
@@ -197,12 +220,22 @@ class DiscoveryRun {
     } catch (err) {
       this.#rethrowIfAborted(err);
       this.#step({ route: 'robots', url: robotsUrl, found: false, message: (err as Error).message });
+      this.#noteOutOfTime(robotsUrl);
       return false;
     }
     const sitemaps = sitemapsInRobots(text, robotsUrl);
     if (sitemaps.length === 0) {
       this.#step({ route: 'robots', url: robotsUrl, found: false, message: 'robots.txt has no Sitemap: lines' });
       return false;
+    }
+    if (sitemaps.length > MAX_SITEMAPS) {
+      const left = sitemaps.length - MAX_SITEMAPS;
+      this.#finding(
+        'warning',
+        'sitemap-limit',
+        `${robotsUrl}: ${sitemaps.length.toLocaleString('en')} Sitemap: lines; only the first ${MAX_SITEMAPS} were followed, ` +
+          `${left.toLocaleString('en')} not followed`,
+      );
     }
     for (const sitemap of sitemaps.slice(0, MAX_SITEMAPS)) {
       const found = await this.#fetch(sitemap);
@@ -373,8 +406,14 @@ class DiscoveryRun {
     }
   }
 
-  #budget(): boolean {
+  /** Whether one more fetch (of url) may start: within the document limit and the run's time. */
+  #budget(url: string): boolean {
     this.#checkAborted();
+    if (this.#outOfTime) return false;
+    if (Date.now() >= this.#deadlineAt) {
+      this.#ranOutOfTime(url, 'before fetching');
+      return false;
+    }
     if (this.#fetches < this.#maxDocuments) {
       this.#fetches++;
       return true;
@@ -390,10 +429,10 @@ class DiscoveryRun {
   async #fetch(url: string): Promise<Probe | null> {
     const known = this.#probes.get(url);
     if (known) return known;
-    if (!this.#budget()) return null;
+    if (!this.#budget(url)) return null;
     let found: Probe;
     try {
-      found = await probe(this.#http, url, this.#signal);
+      found = await probe(this.#http, url, this.#signal, this.#deadlineAt);
     } catch (err) {
       this.#rethrowIfAborted(err);
       throw err;
@@ -401,7 +440,30 @@ class DiscoveryRun {
     this.#checkAborted();
     this.#probes.set(url, found);
     if (found.document) this.#documentFindings(found.url, found.document.summary);
+    if (found.htmlTruncated) {
+      this.#finding(
+        'warning',
+        'html-scan-limit',
+        `${found.finalUrl}: only the first ${formatBytes(HTML_SCAN_BYTES)} of this HTML page were searched for ` +
+          '<link rel="resourcesync">; its head goes on beyond that',
+      );
+    }
+    this.#noteOutOfTime(url);
     return found;
+  }
+
+  /** After a fetch failed: when the run's time is up, say so once, naming the URL it was fetching. */
+  #noteOutOfTime(url: string): void {
+    if (!this.#outOfTime && Date.now() >= this.#deadlineAt) this.#ranOutOfTime(url, 'while fetching');
+  }
+
+  #ranOutOfTime(url: string, when: 'before fetching' | 'while fetching'): void {
+    this.#outOfTime = true;
+    this.#finding(
+      'error',
+      'discovery-deadline',
+      `Discovery ran out of time (${formatDuration(this.#deadlineMs)}) ${when} ${url}; what was found until then is shown`,
+    );
   }
 
   #documentFindings(url: string, summary: DocumentSummary): void {

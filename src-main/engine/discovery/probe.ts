@@ -20,6 +20,8 @@ export interface Probe {
   linkHeaderTargets: string[];
   document?: { summary: DocumentSummary; entries: Entry[]; entriesTruncated: boolean };
   html?: { links: string[] };
+  /** The HTML page's head went on past the bytes searched for links. */
+  htmlTruncated?: boolean;
   /** "Capability List", "404 Not Found", "HTML page", "not XML", a network error, ... */
   message: string;
 }
@@ -47,11 +49,11 @@ const REFUSALS: Partial<Record<DocumentError['code'], string>> = {
   'missing-capability': 'a ResourceSync document without a capability',
 };
 
-export async function probe(http: Http, url: string, signal?: AbortSignal): Promise<Probe> {
+export async function probe(http: Http, url: string, signal?: AbortSignal, deadlineAt?: number): Promise<Probe> {
   const result: Probe = { url, finalUrl: url, headers: {}, linkHeaderTargets: [], message: '' };
   let response;
   try {
-    response = await http.get(url, { signal, accept: PROBE_ACCEPT });
+    response = await http.get(url, { signal, accept: PROBE_ACCEPT, deadlineAt });
   } catch (err) {
     if (!(err instanceof NetworkError) || err.code === 'aborted') throw err;
     result.message = err.message;
@@ -72,9 +74,10 @@ export async function probe(http: Http, url: string, signal?: AbortSignal): Prom
     const { head, stream } = await peek(response.body, SNIFF_BYTES);
     if (looksLikeHtml(head, response.headers['content-type'])) {
       const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(response.headers['content-type'] ?? '')?.[1];
-      const { links } = await findHtmlLinks(stream, response.url, 'resourcesync', { charset });
+      const { links, truncated } = await findHtmlLinks(stream, response.url, 'resourcesync', { charset });
       await response.discard();
       result.html = { links };
+      if (truncated) result.htmlTruncated = true;
       result.message = 'HTML page';
       return result;
     }

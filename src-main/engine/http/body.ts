@@ -9,6 +9,10 @@ export interface BodyOptions {
   contentEncoding: string | undefined;
   maxBytes: number | undefined;
   timeoutMs: number;
+  /** The deadline's error when it ended the body (given the bytes received so far); null otherwise. */
+  expired?: (bytes: number) => NetworkError | null;
+  /** Called once the body is finished with, whichever way. */
+  done?: () => void;
 }
 
 function decoderFor(encoding: string | undefined): Transform | null {
@@ -48,6 +52,8 @@ export async function* streamBody(raw: Readable, options: BodyOptions): AsyncGen
     }
   } catch (err) {
     if (err instanceof NetworkError) throw err;
+    const late = options.expired?.(bytes);
+    if (late) throw late;
     if (decoder && errorCodeOf(err).startsWith('Z_')) {
       throw new NetworkError('network', `Could not decode the ${options.contentEncoding} body of ${options.url}`, options.url, {
         cause: err,
@@ -55,6 +61,7 @@ export async function* streamBody(raw: Readable, options: BodyOptions): AsyncGen
     }
     throw toNetworkError(err, options.url, options.timeoutMs, 'body');
   } finally {
+    options.done?.();
     if (!raw.destroyed) raw.destroy();
     if (decoder && !decoder.destroyed) decoder.destroy();
   }

@@ -1,15 +1,22 @@
 // The one HTTP client of the engine: undici's Agent (connection pools per origin), GET only, redirects followed by
-// hand so each hop is recorded and checked, timeouts on connect/headers and on an idle body, a byte limit.
+// hand so each hop is recorded and checked, timeouts on connect/headers and on an idle body, an overall deadline
+// per fetch (a server trickling a byte a second never trips an idle timeout), a byte limit.
 import { Agent } from 'undici';
 import type { Readable } from 'node:stream';
+import { clip } from '../clip.ts';
 import { charsetOf, readText, streamBody, tooLarge } from './body.ts';
-import { NetworkError, toNetworkError } from './errors.ts';
+import { MAX_HEADER_BYTES, NetworkError, formatBytes, formatDuration, toNetworkError } from './errors.ts';
 
 export interface HttpOptions {
   /** Sent as `Authorization: Bearer …` on every request (and dropped on a redirect to another origin). */
   bearerToken?: string | null;
   /** Connect + response headers, and the longest pause allowed while reading a body. Default 30000. */
   timeoutMs?: number;
+  /**
+   * The longest a whole fetch may take, redirects and body included. Default: 10 × timeoutMs, at most 10 minutes
+   * (50 MB at 100 KB/s takes about 8 minutes).
+   */
+  deadlineMs?: number;
   /** Default 5. */
   maxRedirects?: number;
   userAgent?: string;
@@ -20,6 +27,8 @@ export interface GetInit {
   accept?: string;
   /** Largest body accepted, counted while streaming (decoded bytes). */
   maxBytes?: number;
+  /** A shorter deadline for this fetch (epoch ms), e.g. what is left of a discovery's time. */
+  deadlineAt?: number;
 }
 
 export interface HttpResponse {
@@ -41,6 +50,12 @@ export interface HttpResponse {
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_REDIRECTS = 5;
+export const MAX_DEADLINE_MS = 10 * 60_000;
+
+/** The default overall deadline of one fetch for an idle timeout. */
+export function deadlineFor(timeoutMs: number): number {
+  return Math.min(10 * timeoutMs, MAX_DEADLINE_MS);
+}
 export const DEFAULT_USER_AGENT = 'ResourceSync-Desktop/0.1';
 const DEFAULT_TEXT_LIMIT = 16 * 1024 * 1024;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -51,16 +66,17 @@ export function parseHttpUrl(url: string): URL {
   try {
     parsed = new URL(url);
   } catch {
-    throw new NetworkError('bad-url', `Not a valid URL: ${url}`, url);
+    throw new NetworkError('bad-url', `Not a valid URL: ${clip(url)}`, url);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new NetworkError('bad-url', `Only http and https URLs can be fetched, not ${parsed.protocol} (${url})`, url);
+    throw new NetworkError('bad-url', `Only http and https URLs can be fetched, not ${clip(parsed.protocol, 40)} (${clip(url)})`, url);
   }
   return parsed;
 }
 
 export class Http {
   readonly timeoutMs: number;
+  readonly deadlineMs: number;
   readonly maxRedirects: number;
   readonly userAgent: string;
   #bearerToken: string | null;
@@ -68,6 +84,7 @@ export class Http {
 
   constructor(options: HttpOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.deadlineMs = options.deadlineMs ?? deadlineFor(this.timeoutMs);
     this.maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
     this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
     this.#bearerToken = options.bearerToken ? options.bearerToken : null;
@@ -76,11 +93,24 @@ export class Http {
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
       connections: 16,
+      // Node's own default (16 KiB), stated: the message for a server over it names the number.
+      maxHeaderSize: MAX_HEADER_BYTES,
     });
   }
 
   async get(url: string, init: GetInit = {}): Promise<HttpResponse> {
     const start = parseHttpUrl(url);
+    if (init.signal?.aborted) throw new NetworkError('aborted', `Cancelled: ${start.href}`, start.href);
+    const deadline = new Deadline(start.href, this.deadlineMs, init.deadlineAt, init.signal);
+    try {
+      return await this.#get(start, init, deadline);
+    } catch (err) {
+      deadline.clear();
+      throw deadline.expired() ?? err;
+    }
+  }
+
+  async #get(start: URL, init: GetInit, deadline: Deadline): Promise<HttpResponse> {
     const redirects: string[] = [];
     let current = start;
     for (;;) {
@@ -99,10 +129,10 @@ export class Http {
           path: current.pathname + current.search,
           method: 'GET',
           headers,
-          signal: init.signal,
+          signal: deadline.signal,
         });
       } catch (err) {
-        throw toNetworkError(err, href, this.timeoutMs);
+        throw deadline.expired() ?? toNetworkError(err, href, this.timeoutMs);
       }
       const responseHeaders = flattenHeaders(data.headers);
       const location = responseHeaders.location;
@@ -119,16 +149,16 @@ export class Http {
         }
         const next = resolveOrNull(location, current);
         if (next === null) {
-          throw new NetworkError('bad-redirect', `${href} redirects to an invalid URL: ${location}`, href);
+          throw new NetworkError('bad-redirect', `${href} redirects to an invalid URL: ${clip(location)}`, href);
         }
         const nextUrl = new URL(next);
         if (nextUrl.protocol !== 'http:' && nextUrl.protocol !== 'https:') {
-          throw new NetworkError('bad-redirect', `${href} redirects to a ${nextUrl.protocol} URL, which is not followed`, href);
+          throw new NetworkError('bad-redirect', `${href} redirects to a ${clip(nextUrl.protocol, 40)} URL, which is not followed`, href);
         }
         current = nextUrl;
         continue;
       }
-      return this.#response(href, data.statusCode, data.statusText, responseHeaders, redirects, data.body, init);
+      return this.#response(href, data.statusCode, data.statusText, responseHeaders, redirects, data.body, init, deadline);
     }
   }
 
@@ -140,6 +170,7 @@ export class Http {
     redirects: string[],
     raw: Readable,
     init: GetInit,
+    deadline: Deadline,
   ): HttpResponse {
     const maxBytes = init.maxBytes;
     const declared = headers['content-length'] === undefined ? NaN : Number(headers['content-length']);
@@ -149,7 +180,14 @@ export class Http {
       raw.destroy();
       throw tooLarge(url, maxBytes);
     }
-    const body = streamBody(raw, { url, contentEncoding: headers['content-encoding'], maxBytes, timeoutMs: this.timeoutMs });
+    const body = streamBody(raw, {
+      url,
+      contentEncoding: headers['content-encoding'],
+      maxBytes,
+      timeoutMs: this.timeoutMs,
+      expired: (bytes) => deadline.expired(bytes),
+      done: () => deadline.clear(),
+    });
     const charset = charsetOf(headers['content-type']);
     return {
       url,
@@ -162,6 +200,7 @@ export class Http {
       discard: async () => {
         await body.return(undefined);
         await dump(raw);
+        deadline.clear();
       },
     };
   }
@@ -196,5 +235,54 @@ async function dump(raw: Readable): Promise<void> {
     else raw.destroy();
   } catch {
     raw.destroy();
+  }
+}
+
+/**
+ * The overall deadline of one fetch: aborts the request (and, once headers arrived, its body) when the time is up.
+ * Combined with the caller's signal; an abort by the caller stays a cancellation, not a timeout.
+ */
+class Deadline {
+  readonly signal: AbortSignal;
+  #url: string;
+  #ms: number;
+  #timer: ReturnType<typeof setTimeout> | null;
+  #fired = false;
+  /** The caller's own deadline was the shorter one. */
+  #callerDeadline: boolean;
+  #controller = new AbortController();
+
+  constructor(url: string, ms: number, deadlineAt: number | undefined, callerSignal: AbortSignal | undefined) {
+    this.#url = url;
+    const own = Date.now() + ms;
+    this.#callerDeadline = deadlineAt !== undefined && deadlineAt < own;
+    const at = this.#callerDeadline ? (deadlineAt as number) : own;
+    this.#ms = ms;
+    this.#timer = setTimeout(() => {
+      this.#fired = true;
+      this.#controller.abort();
+    }, Math.max(0, at - Date.now()));
+    // A response nobody reads to the end must not keep a process alive for minutes.
+    this.#timer.unref?.();
+    this.signal = callerSignal ? AbortSignal.any([callerSignal, this.#controller.signal]) : this.#controller.signal;
+  }
+
+  /** The error to report when the deadline (not the caller) ended the fetch; null otherwise. */
+  expired(bytes?: number): NetworkError | null {
+    if (!this.#fired) return null;
+    const got = bytes === undefined ? '' : ` (${formatBytes(bytes)} had arrived)`;
+    if (this.#callerDeadline) {
+      return new NetworkError('deadline', `Ran out of time while fetching ${this.#url}${got}`, this.#url);
+    }
+    return new NetworkError(
+      'deadline',
+      `${this.#url} did not finish within ${formatDuration(this.#ms)}${got}; the server sends too slowly or never ends`,
+      this.#url,
+    );
+  }
+
+  clear(): void {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
   }
 }

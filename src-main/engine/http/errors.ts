@@ -1,7 +1,17 @@
 // Every failure to get a usable response becomes a NetworkError with a stable code and a sentence a person can read.
+import { clip } from '../clip.ts';
+
+/** Largest response headers read (Node's own default), shared with the client. */
+export const MAX_HEADER_BYTES = 16 * 1024;
 
 export type NetworkErrorCode =
   | 'timeout'
+  /** The whole fetch took longer than its overall deadline (a trickling or endless body). */
+  | 'deadline'
+  /** The response's headers are larger than the client accepts. */
+  | 'headers-too-large'
+  /** What came back is not HTTP. */
+  | 'protocol'
   | 'too-many-redirects'
   | 'bad-redirect'
   | 'refused'
@@ -40,6 +50,14 @@ export class HttpStatusError extends NetworkError {
 export function formatSeconds(ms: number): string {
   const s = ms / 1000;
   return `${Number.isInteger(s) ? s : Number(s.toFixed(1))} s`;
+}
+
+/** "45 s", "5 min", "1 min 30 s". */
+export function formatDuration(ms: number): string {
+  if (ms < 60_000) return formatSeconds(ms);
+  const minutes = Math.floor(ms / 60_000);
+  const seconds = Math.round((ms % 60_000) / 1000);
+  return seconds === 0 ? `${minutes} min` : `${minutes} min ${seconds} s`;
 }
 
 export function formatBytes(bytes: number): string {
@@ -106,15 +124,25 @@ export function toNetworkError(
     case 'EAI_AGAIN':
     case 'EAI_NONAME':
       return new NetworkError('dns', `Host not found: ${host} (${url})`, url, { cause: err });
+    case 'UND_ERR_HEADERS_OVERFLOW':
+      return new NetworkError(
+        'headers-too-large',
+        `${host} answered with response headers larger than ${formatBytes(MAX_HEADER_BYTES)}; not read (${url})`,
+        url,
+        { cause: err },
+      );
     case 'UND_ERR_ABORTED':
     case 'ABORT_ERR':
       return new NetworkError('aborted', `Cancelled: ${url}`, url, { cause: err });
+  }
+  if (name === 'HTTPParserError' || code.startsWith('HPE_')) {
+    return new NetworkError('protocol', `${host} did not answer with valid HTTP (${url})`, url, { cause: err });
   }
   if (name === 'AbortError') return new NetworkError('aborted', `Cancelled: ${url}`, url, { cause: err });
   if (TLS_CODES.has(code) || code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL')) {
     return new NetworkError('tls', `Secure connection to ${host} failed: ${detail} (${url})`, url, { cause: err });
   }
-  return new NetworkError('network', `Network error for ${url}: ${detail}`, url, { cause: err });
+  return new NetworkError('network', `Network error for ${url}: ${clip(detail, 200)}`, url, { cause: err });
 }
 
 function safeHost(url: string): string {

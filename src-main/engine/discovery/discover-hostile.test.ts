@@ -1,0 +1,132 @@
+// Discovery against hostile Sources on 127.0.0.1: it ends in bounded time, and every limit it hits is a finding.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Http } from '../http/client.ts';
+import { hostileServer, trickle, type HostileServer } from '../http/hostile-servers.ts';
+import { discover, MAX_LINK_TARGETS, MAX_SITEMAPS } from './discover.ts';
+import { HTML_SCAN_BYTES } from './html-links.ts';
+
+type Handler = (req: IncomingMessage, res: ServerResponse, base: string) => void;
+const servers: { close(): Promise<void> }[] = [];
+const clients: Http[] = [];
+
+async function site(routes: Record<string, Handler>): Promise<string> {
+  let base = '';
+  const server: Server = createServer((req, res) => {
+    const handler = routes[new URL(req.url ?? '/', 'http://x').pathname];
+    if (handler) handler(req, res, base);
+    else {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  servers.push({
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  });
+  return base;
+}
+
+async function hostile(behaviour: Parameters<typeof hostileServer>[0]): Promise<HostileServer> {
+  const s = await hostileServer(behaviour);
+  servers.push(s);
+  return s;
+}
+
+function client(options: ConstructorParameters<typeof Http>[0] = {}): Http {
+  const http = new Http({ timeoutMs: 2_000, ...options });
+  clients.push(http);
+  return http;
+}
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+const PLAIN_SITEMAP = '<?xml version="1.0"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://127.0.0.1/a</loc></url></urlset>';
+
+function send(body: string, type: string): Handler {
+  return (_req, res) => {
+    res.writeHead(200, { 'content-type': type });
+    res.end(body);
+  };
+}
+
+describe('discovery limits that used to be silent', () => {
+  it('robots.txt with 10,000 Sitemap: lines: the first 10 are followed and the rest is a finding', async () => {
+    const base = await site({
+      '/robots.txt': (_req, res, b) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end(Array.from({ length: 10_000 }, (_, i) => `Sitemap: ${b}/sitemap-${i}.xml`).join('\n'));
+      },
+      ...Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`/sitemap-${i}.xml`, send(PLAIN_SITEMAP, 'application/xml')])),
+    });
+    const result = await discover(base, { http: client() });
+    expect(result.routes.filter((r) => r.route === 'robots' && r.url.includes('sitemap-'))).toHaveLength(MAX_SITEMAPS);
+    const limit = result.findings.find((f) => f.code === 'sitemap-limit');
+    expect(limit?.message).toBe(`${base}/robots.txt: 10,000 Sitemap: lines; only the first 10 were followed, 9,990 not followed`);
+    expect(limit?.severity).toBe('warning');
+  });
+
+  it('an HTML page with more resourcesync links than are followed says how many were left', async () => {
+    const links = Array.from({ length: 8 }, (_, i) => `<link rel="resourcesync" href="/cl-${i}.xml">`).join('');
+    const base = await site({
+      '/': send(`<!doctype html><html><head>${links}</head><body></body></html>`, 'text/html'),
+    });
+    const result = await discover(base, { http: client() });
+    expect(result.routes.filter((r) => r.route === 'html-link')).toHaveLength(MAX_LINK_TARGETS);
+    expect(result.findings.find((f) => f.code === 'link-limit')?.message).toBe(
+      `${base}/: 8 resourcesync links (html-link); only the first 5 were followed, 3 not followed`,
+    );
+  });
+
+  it('an HTML head longer than the bytes searched is a finding', async () => {
+    const filler = `<meta name="x" content="${'y'.repeat(1000)}">`.repeat(Math.ceil((HTML_SCAN_BYTES * 1.5) / 1000));
+    const base = await site({
+      '/': send(`<!doctype html><html><head>${filler}<link rel="resourcesync" href="/cl.xml"></head></html>`, 'text/html'),
+    });
+    const result = await discover(base, { http: client() });
+    expect(result.findings.find((f) => f.code === 'html-scan-limit')?.message).toBe(
+      `${base}/: only the first 2 MiB of this HTML page were searched for <link rel="resourcesync">; its head goes on beyond that`,
+    );
+  });
+});
+
+describe('discovery in bounded time', () => {
+  it('a Source that trickles every response: discovery ends at its deadline and names the URL it was fetching', async () => {
+    const s = await hostile(trickle(30));
+    const started = Date.now();
+    // The idle timeout never fires (a byte every 30 ms); without deadlines this ran forever.
+    const result = await discover(s.url, { http: client({ timeoutMs: 1_000, deadlineMs: 60_000 }), deadlineMs: 900 });
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(850);
+    expect(took).toBeLessThan(4_000);
+    const deadline = result.findings.find((f) => f.code === 'discovery-deadline');
+    expect(deadline?.severity).toBe('error');
+    expect(deadline?.message).toBe(`Discovery ran out of time (0.9 s) while fetching ${s.url}/; what was found until then is shown`);
+    expect(result.routes[0]).toMatchObject({ route: 'document', url: `${s.url}/`, found: false });
+    expect(result.routes[0].message).toMatch(new RegExp(`^Ran out of time while fetching ${s.url}/`));
+    // Nothing is fetched after the time is up.
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('each fetch has its own deadline within the run: a slow start URL, then the rest goes on', async () => {
+    const s = await hostile(trickle(30));
+    const started = Date.now();
+    const result = await discover(s.url, { http: client({ timeoutMs: 1_000, deadlineMs: 300 }), deadlineMs: 30_000 });
+    // document, well-known, robots: each fetch cut at 0.3 s.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const fetched = result.routes.filter((r) => ['document', 'well-known', 'robots'].includes(r.route));
+    expect(fetched.map((r) => r.route)).toEqual(['document', 'well-known', 'robots']);
+    for (const route of fetched) expect(route.message).toMatch(/did not finish within 0\.3 s/);
+    expect(s.requests).toHaveLength(3);
+    expect(result.findings.map((f) => f.code)).toEqual(['nothing-found']);
+  });
+});
