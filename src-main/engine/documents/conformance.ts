@@ -1,6 +1,7 @@
 // The conformance report: which rules of the core spec (ANSI/NISO Z39.99-2017, "§") and of the Change
 // Notification spec ("CN §") a document breaks. `error`: the document (or the entry) cannot be used as what it
 // claims to be; `warning`: the spec is violated but processing can go on.
+import { clip } from '../clip.ts';
 import { parseW3cDatetime } from './datetime.ts';
 import type { FindingList } from './findings.ts';
 import { parseHashes } from './hash.ts';
@@ -65,7 +66,7 @@ function ms(value: string | undefined): number | null {
 }
 
 function quote(value: string): string {
-  return JSON.stringify(value.length > 100 ? `${value.slice(0, 97)}...` : value);
+  return JSON.stringify(clip(value, 100));
 }
 
 /** Checks one document as it streams: the document-level rs:md first, then each entry, then the whole. */
@@ -249,14 +250,14 @@ export class DocumentChecker {
   private checkIndexEntry(md: RsMd, line: number): void {
     // §6.1: the documents of one capability (an index and its children) carry the same capability value.
     if (md.capability !== undefined && md.capability !== this.capability) {
-      this.warn('index-entry-capability', `Index entry declares capability "${md.capability}", the index is "${this.capability}" (§6.1)`, line);
+      this.warn('index-entry-capability', `Index entry declares capability ${quote(md.capability)}, the index is "${this.capability}" (§6.1)`, line);
     }
   }
 
   private checkDescriptionEntry(entry: Entry, hasMd: boolean, line: number): void {
     // §8: a Source Description lists Capability Lists; its optional rs:md must say capability="capabilitylist".
     if (hasMd && entry.md.capability !== 'capabilitylist') {
-      const what = entry.md.capability === undefined ? 'an rs:md without capability' : `capability "${entry.md.capability}"`;
+      const what = entry.md.capability === undefined ? 'an rs:md without capability' : `capability ${quote(entry.md.capability)}`;
       this.warn('description-entry', `A Source Description lists Capability Lists only; this entry has ${what} (§8)`, line);
     }
     this.noLastmod(entry, 'Source Description (§8)');
@@ -271,12 +272,12 @@ export class DocumentChecker {
       return;
     }
     if (md.capability === 'description' || md.capability === 'capabilitylist') {
-      this.warn('capabilitylist-entry', `A Capability List lists capabilities of its resource set, not a "${md.capability}" (§9)`, line);
+      this.warn('capabilitylist-entry', `A Capability List lists capabilities of its resource set, not a ${quote(md.capability)} (§9)`, line);
     }
     // §9: "機能ごとに 1 つのエントリのみが含まれなければなりません"
     const first = this.capabilitiesListed.get(md.capability);
     if (first === undefined) this.capabilitiesListed.set(md.capability, line);
-    else this.warn('duplicate-capability', `Capability "${md.capability}" is listed again (first on line ${first}); one entry per capability (§9)`, line);
+    else this.warn('duplicate-capability', `Capability ${quote(md.capability)} is listed again (first on line ${first}); one entry per capability (§9)`, line);
     if (md.capability === 'change-notification' && !entry.links.some((l) => l.rel === 'hub')) {
       // CN §5: the channel's entry "must have" an rs:ln rel="hub" with the hub URI.
       this.warn('missing-hub-link', 'A change-notification entry must have an rs:ln rel="hub" (CN §5)', line);
@@ -382,7 +383,7 @@ export function checkIndexChild(index: DocumentSummary, child: DocumentSummary):
     findings.push({
       severity: 'warning',
       code: 'index-link-mismatch',
-      message: `${child.url} links rel="index" to ${indexLinks[0].href}, but it is listed by ${index.url}`,
+      message: `${child.url} links rel="index" to ${clip(indexLinks[0].href)}, but it is listed by ${index.url}`,
     });
   }
   const indexUp = index.links.find((l) => l.rel === 'up');
@@ -391,7 +392,7 @@ export function checkIndexChild(index: DocumentSummary, child: DocumentSummary):
     findings.push({
       severity: 'warning',
       code: 'up-link-mismatch',
-      message: `${child.url} links rel="up" to ${childUp.href}, its index ${index.url} to ${indexUp.href}: both belong to one Capability List (§6.2)`,
+      message: `${child.url} links rel="up" to ${clip(childUp.href)}, its index ${index.url} to ${clip(indexUp.href)}: both belong to one Capability List (§6.2)`,
     });
   }
   return findings;

@@ -2,6 +2,7 @@
 // asynchronous half drains. Builds the document-level rs:md / rs:ln, refuses what is not a ResourceSync document,
 // and keeps every buffer bounded (depth, token size, value size, links per entry, entries awaiting an rs:md).
 import type { SaxesTagPlain } from 'saxes';
+import { clip } from '../clip.ts';
 import { DocumentChecker } from './conformance.ts';
 import { DocumentError } from './errors.ts';
 import { FindingList } from './findings.ts';
@@ -28,7 +29,7 @@ export const LIMITS = {
    * after each slice of text fed, so what is held stays below this plus one slice.
    */
   maxTokenChars: 1 << 20,
-  /** Characters of one <loc>, <lastmod> or <changefreq> value. */
+  /** Characters of one <loc>, <lastmod> or <changefreq> value, and of one attribute value. */
   maxValueChars: 64 * 1024,
   /** rs:ln elements kept per entry or per document. */
   maxLinks: 1000,
@@ -64,6 +65,10 @@ function canonicalNamespace(value: string): string {
   if (uri === SITEMAP_NAMESPACE) return SITEMAP_NAMESPACE;
   if (uri === RS_NAMESPACE) return RS_NAMESPACE;
   return uri;
+}
+
+function quoteNamespace(uri: string): string {
+  return uri === '' ? '(none)' : `"${clip(uri)}"`;
 }
 
 const SAXES_POSITION_PREFIX = /^(?:[^:]*:)?\d+:\d+: /;
@@ -140,6 +145,8 @@ export class DocumentParser {
   private attrCount = 0;
 
   private root: RootElement | null = null;
+  /** The first md element seen in a namespace other than rs. */
+  private foreignMd: { name: string; uri: string; line: number } | null = null;
   private rootLine = 1;
   private entryName = '';
   private rootClosed = false;
@@ -188,6 +195,7 @@ export class DocumentParser {
       this.started = true;
     });
     sax.on('attribute', (attribute) => {
+      if (attribute.value.length > LIMITS.maxValueChars) throw this.valueTooLong(`the value of attribute "${clip(attribute.name, 60)}"`);
       this.attrNames[this.attrCount] = attribute.name;
       this.attrValues[this.attrCount++] = attribute.value;
     });
@@ -262,6 +270,16 @@ export class DocumentParser {
   }
 
   private missingMd(): DocumentError {
+    // An <md> in another namespace is what a copy of the spec with its namespace retyped looks like: name both.
+    const foreign = this.foreignMd;
+    if (foreign !== null) {
+      return new DocumentError(
+        'wrong-namespace',
+        `${this.url}: <${foreign.name}> is in the namespace ${quoteNamespace(foreign.uri)}, expected "${RS_NAMESPACE}"; ` +
+          'the document has no ResourceSync <md>',
+        { line: foreign.line },
+      );
+    }
     return new DocumentError(
       'missing-md',
       `${this.url} has no document-level <rs:md> (mandatory, §7): a ${this.root === 'sitemapindex' ? 'sitemap index' : 'sitemap'} but not a ResourceSync document`,
@@ -274,7 +292,7 @@ export class DocumentParser {
     const uri = this.scope[prefix];
     if (uri !== undefined) return uri;
     if (prefix === '') return '';
-    throw new DocumentError('malformed', `${this.url}: namespace prefix "${prefix}" of "${qname}" is not declared (line ${line})`, { line });
+    throw new DocumentError('malformed', `${this.url}: namespace prefix "${clip(prefix, 60)}" of "${clip(qname, 60)}" is not declared (line ${line})`, { line });
   }
 
   private openTag(tag: SaxesTagPlain): void {
@@ -315,8 +333,6 @@ export class DocumentParser {
       role = this.openEntryChild(line);
     } else if (depth >= LIMITS.maxDepth) {
       throw new DocumentError('too-deep', `${this.url}: elements nested more than ${LIMITS.maxDepth} deep (line ${line})`, { line });
-    } else if (this.prefix === 'rs' && this.uri !== RS_NAMESPACE) {
-      throw this.wrongNamespace(line);
     }
     this.roles[depth] = role;
     this.depth = depth + 1;
@@ -371,19 +387,24 @@ export class DocumentParser {
     this.lastEventAt = this.sax.position;
     if (!this.capturing) return;
     const captured = this.captured + text;
-    if (captured.length > LIMITS.maxValueChars) {
-      throw new DocumentError('token-too-large', `${this.url}: a value longer than ${LIMITS.maxValueChars} characters (line ${this.sax.line})`, {
-        line: this.sax.line,
-      });
-    }
+    if (captured.length > LIMITS.maxValueChars) throw this.valueTooLong('a value');
     this.captured = captured;
+  }
+
+  private valueTooLong(what: string): DocumentError {
+    const line = this.sax.line;
+    return new DocumentError(
+      'token-too-large',
+      `${this.url}: ${what} is longer than ${LIMITS.maxValueChars.toLocaleString('en')} characters (line ${line})`,
+      { line },
+    );
   }
 
   private wrongNamespace(line: number): DocumentError {
     const expected = this.local === 'urlset' || this.local === 'sitemapindex' ? SITEMAP_NAMESPACE : RS_NAMESPACE;
     return new DocumentError(
       'wrong-namespace',
-      `${this.url}: <${this.name}> is in the namespace ${this.uri === '' ? '(none)' : `"${this.uri}"`}, expected "${expected}"`,
+      `${this.url}: <${clip(this.name, 60)}> is in the namespace ${quoteNamespace(this.uri)}, expected "${expected}"`,
       { line },
     );
   }
@@ -397,16 +418,13 @@ export class DocumentParser {
     if (local !== 'urlset' && local !== 'sitemapindex') {
       throw new DocumentError(
         'wrong-root',
-        `${this.url}: the root element is <${this.name}>${this.uri === '' ? '' : ` (namespace "${this.uri}")`}, expected <urlset> or <sitemapindex>`,
+        `${this.url}: the root element is <${clip(this.name, 60)}>${this.uri === '' ? '' : ` (namespace "${clip(this.uri)}")`}, expected <urlset> or <sitemapindex>`,
         { line },
       );
     }
     if (this.uri !== SITEMAP_NAMESPACE) throw this.wrongNamespace(line);
-    // Copies of the spec circulate with the rs namespace replaced: refuse them by the declaration itself.
-    const declared = this.scope.rs;
-    if (declared !== undefined && declared !== RS_NAMESPACE) {
-      throw new DocumentError('wrong-namespace', `${this.url}: the rs prefix is bound to "${declared}", expected "${RS_NAMESPACE}"`, { line });
-    }
+    // Namespaces go by URI, never by prefix: `x:md` bound to the rs namespace is ResourceSync's md, `rs:md` bound
+    // to anything else is not (a retyped copy of the spec is refused when its md is missing, see missingMd).
     this.root = local;
     this.entryName = local === 'urlset' ? 'url' : 'sitemap';
   }
@@ -423,10 +441,13 @@ export class DocumentParser {
           this.links.push(this.readLn(line));
           this.linkLines.push(line);
         } else this.tooManyLinks(line);
-      } else this.findings.add('warning', 'unknown-element', `<${this.name}> is not a ResourceSync element`, line);
+      } else this.findings.add('warning', 'unknown-element', `<${clip(this.name, 60)}> is not a ResourceSync element`, line);
       return ROLE_OTHER;
     }
-    if (local === 'md' || local === 'ln' || this.prefix === 'rs') throw this.wrongNamespace(line);
+    if (local === 'md' || local === 'ln') {
+      this.foreignRsElement(line, true);
+      return ROLE_OTHER;
+    }
     if (uri === SITEMAP_NAMESPACE) {
       if (local === this.entryName) {
         // Every field from the start, so that all entries share one shape.
@@ -435,9 +456,29 @@ export class DocumentParser {
         this.entryLinkLines = null;
         return ROLE_ENTRY;
       }
-      this.findings.add('error', 'unexpected-element', `<${this.name}> does not belong in <${this.root}> (expected <${this.entryName}>)`, line);
+      this.findings.add('error', 'unexpected-element', `<${clip(this.name, 60)}> does not belong in <${this.root}> (expected <${this.entryName}>)`, line);
+    } else if (local === this.entryName) {
+      // Read as an extension element, it would vanish without a word: most likely a namespace mistake.
+      this.findings.add(
+        'warning',
+        'foreign-entry',
+        `<${clip(this.name, 60)}> is in the namespace ${quoteNamespace(uri)}, not the sitemap namespace "${SITEMAP_NAMESPACE}": ` +
+          'it is not an entry and was skipped',
+        line,
+      );
     }
     return ROLE_OTHER;
+  }
+
+  /** An md or ln element outside the rs namespace: ignored, said so, and remembered for a missing-md refusal. */
+  private foreignRsElement(line: number, documentLevel: boolean): void {
+    if (documentLevel && this.local === 'md' && this.foreignMd === null) this.foreignMd = { name: clip(this.name, 60), uri: clip(this.uri), line };
+    this.findings.add(
+      'warning',
+      'foreign-element',
+      `<${clip(this.name, 60)}> is in the namespace ${quoteNamespace(this.uri)}, not ResourceSync's "${RS_NAMESPACE}": ignored`,
+      line,
+    );
   }
 
   private openEntryChild(line: number): number {
@@ -457,7 +498,7 @@ export class DocumentParser {
         case 'priority':
           return ROLE_OTHER;
         default:
-          this.findings.add('warning', 'unknown-element', `<${this.name}> is not a sitemap element`, line);
+          this.findings.add('warning', 'unknown-element', `<${clip(this.name, 60)}> is not a sitemap element`, line);
           return ROLE_OTHER;
       }
     }
@@ -475,11 +516,19 @@ export class DocumentParser {
           (this.entryLinkLines ??= []).push(line);
         } else this.tooManyLinks(line);
       } else {
-        this.findings.add('warning', 'unknown-element', `<${this.name}> is not a ResourceSync element`, line);
+        this.findings.add('warning', 'unknown-element', `<${clip(this.name, 60)}> is not a ResourceSync element`, line);
       }
       return ROLE_OTHER;
     }
-    if (local === 'md' || local === 'ln' || this.prefix === 'rs') throw this.wrongNamespace(line);
+    if (local === 'md' || local === 'ln') this.foreignRsElement(line, false);
+    else if (local === 'loc' || local === 'lastmod' || local === 'changefreq') {
+      this.findings.add(
+        'warning',
+        'foreign-element',
+        `<${clip(this.name, 60)}> is in the namespace ${quoteNamespace(uri)}, not the sitemap namespace "${SITEMAP_NAMESPACE}": ignored`,
+        line,
+      );
+    }
     return ROLE_OTHER;
   }
 
@@ -566,7 +615,7 @@ export class DocumentParser {
     if (name === 'xmlns' || (colon === 5 && name.startsWith('xmlns'))) return;
     // §7: communities may add attributes, in their own namespace and with its prefix.
     if (colon >= 0 && this.resolve(name.slice(0, colon), name, line) !== RS_NAMESPACE) return;
-    this.findings.add('warning', 'unknown-attribute', `<${this.name}> attribute "${name}" is not defined by ResourceSync (§7)`, line);
+    this.findings.add('warning', 'unknown-attribute', `<${clip(this.name, 60)}> attribute "${clip(name, 60)}" is not defined by ResourceSync (§7)`, line);
   }
 
   /** What the document is, once its rs:md was read (null before): lets a caller decide what to keep of its entries. */
