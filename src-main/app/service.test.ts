@@ -295,13 +295,20 @@ describe('documents', () => {
     expect(good.findings.filter((f) => f.code.startsWith('index-') || f.code === 'up-link-mismatch')).toEqual([]);
   });
 
-  it('maps a refused document to "document" and an HTTP failure to "network"; nothing is cached', async () => {
+  it('maps a refused document to "document" and an HTTP failure to "network"; nothing is cached, the refusal is remembered', async () => {
     const notXml = fixture.url + fixture.paths.broken.notXml;
     expect(await fail('documents.summary', { url: notXml })).toMatchObject({ code: 'document' });
     expect(await fail('documents.summary', { url: fixture.url + '/no/such/document.xml' })).toMatchObject({ code: 'network' });
     const before = requestsFor(fixture.paths.broken.notXml);
-    await fail('documents.summary', { url: notXml });
-    expect(requestsFor(fixture.paths.broken.notXml)).toBe(before + 1);
+    // A retry within ten minutes answers the remembered refusal without fetching the document again.
+    const again = await fail('documents.summary', { url: notXml });
+    expect(again).toMatchObject({ code: 'document' });
+    expect(again.message).toMatch(/\(refused less than a minute ago and not fetched again; it can be retried in 10 min\)$/);
+    expect(requestsFor(fixture.paths.broken.notXml)).toBe(before);
+    // An HTTP failure is not a refusal of the document: it is fetched again.
+    const missing = requestsFor('/no/such/document.xml');
+    await fail('documents.summary', { url: fixture.url + '/no/such/document.xml' });
+    expect(requestsFor('/no/such/document.xml')).toBe(missing + 1);
     expect(logged).toEqual([]);
   });
 });

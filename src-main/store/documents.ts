@@ -4,6 +4,7 @@ import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import type { EntryPage, EntrySortKey } from '../contract/types.ts';
 import { parseW3cDatetime } from '../engine/documents/datetime.ts';
 import type { DocumentSummary, Entry } from '../engine/documents/model.ts';
+import type { Purger } from './purge.ts';
 import { transaction } from './tx.ts';
 
 /** Entries are written in batches of this size, each in one transaction. */
@@ -91,14 +92,27 @@ const SORT_COLUMN: Record<EntrySortKey, { column: string; nullable: boolean }> =
 
 export class DocumentsTable {
   #db: DatabaseSync;
+  #purger: Purger;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, purger: Purger) {
     this.#db = db;
+    this.#purger = purger;
   }
 
-  /** Removes loads that never finished (the process died while streaming). */
+  /** Purges, in the background, loads that never finished (the process died while streaming) and left-overs. */
   dropUnfinished(): void {
-    this.#db.prepare('DELETE FROM documents WHERE url IS NULL').run();
+    const rows = this.#db.prepare('SELECT id FROM documents WHERE url IS NULL').all() as { id: number }[];
+    for (const row of rows) this.#purger.enqueue(Number(row.id));
+  }
+
+  /** Hides the cached copy of url at once (one small update) and deletes its rows in the background. */
+  #detach(url: string): boolean {
+    const row = this.#db.prepare('UPDATE documents SET url = NULL, loading_url = NULL WHERE url = ? RETURNING id').get(url) as
+      | { id: number }
+      | undefined;
+    if (row === undefined) return false;
+    this.#purger.enqueue(Number(row.id));
+    return true;
   }
 
   get(url: string): CachedDocument | null {
@@ -109,7 +123,7 @@ export class DocumentsTable {
   }
 
   remove(url: string): boolean {
-    return Number(this.#db.prepare('DELETE FROM documents WHERE url = ?').run(url).changes) > 0;
+    return this.#detach(url);
   }
 
   begin(url: string): DocumentWriter {
@@ -155,11 +169,12 @@ export class DocumentsTable {
         count++;
         if (batch.length >= ENTRY_BATCH_SIZE) flush();
       },
-      commit(meta) {
+      commit: (meta) => {
         if (state !== 'open') throw new Error(`document writer for ${url} is ${state}`);
         flush();
+        // The old copy's entries (up to a whole list) are deleted afterwards, in the background.
         transaction(db, () => {
-          db.prepare('DELETE FROM documents WHERE url = ?').run(url);
+          this.#detach(url);
           db.prepare(
             `UPDATE documents SET url = ?, loading_url = NULL, fetched_at = ?, summary = ?, bytes = ?,
                content_type = ?, head = ? WHERE id = ?`,
@@ -168,11 +183,12 @@ export class DocumentsTable {
         state = 'committed';
         return { url, ...meta };
       },
-      abort() {
+      abort: () => {
         if (state !== 'open') return;
         state = 'aborted';
         batch = [];
-        db.prepare('DELETE FROM documents WHERE id = ? AND url IS NULL').run(docId);
+        // A refused 50 MB document leaves some 250,000 rows: deleted in small steps, never in one long stall.
+        this.#purger.enqueue(docId);
       },
     };
   }

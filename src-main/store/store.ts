@@ -2,6 +2,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import { DocumentsTable } from './documents.ts';
 import { migrate } from './migrations.ts';
+import { Purger } from './purge.ts';
 import type { SecretBox } from './secrets.ts';
 import { SettingsTable } from './settings.ts';
 import { SourcesTable } from './sources.ts';
@@ -18,6 +19,9 @@ export interface Store {
   readonly documents: DocumentsTable;
   /** The schema version the database is at (after migrating). */
   readonly schemaVersion: number;
+  /** Resolves when the background deletion of dropped documents is done (tests, diagnostics). */
+  purged(): Promise<void>;
+  /** Stops background work (before its next step) and closes the database. */
   close(): void;
 }
 
@@ -25,11 +29,13 @@ export interface Store {
 export function openStore(path: string, options: { secrets?: SecretBox } = {}): Store {
   const db = new DatabaseSync(path, { enableForeignKeyConstraints: true, timeout: 5_000 });
   try {
+    useIncrementalVacuum(db);
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA foreign_keys = ON');
     const schemaVersion = migrate(db, path);
-    const documents = new DocumentsTable(db);
+    const purger = new Purger(db);
+    const documents = new DocumentsTable(db, purger);
     documents.dropUnfinished();
     return {
       path,
@@ -37,7 +43,9 @@ export function openStore(path: string, options: { secrets?: SecretBox } = {}): 
       sources: new SourcesTable(db),
       settings: new SettingsTable(db, options.secrets),
       documents,
+      purged: () => purger.idle(),
       close() {
+        purger.stop();
         if (db.isOpen) db.close();
       },
     };
@@ -45,4 +53,18 @@ export function openStore(path: string, options: { secrets?: SecretBox } = {}): 
     db.close();
     throw error;
   }
+}
+
+/**
+ * Freed pages go back to the file system only in auto_vacuum mode; INCREMENTAL lets the purge do it a step at a
+ * time. A new database takes the mode before its first table; an older one is converted once by a VACUUM (which
+ * cannot run inside a migration's transaction, hence here).
+ */
+function useIncrementalVacuum(db: DatabaseSync): void {
+  const INCREMENTAL = 2;
+  const mode = Number((db.prepare('PRAGMA auto_vacuum').get() as { auto_vacuum: number }).auto_vacuum);
+  if (mode === INCREMENTAL) return;
+  db.exec('PRAGMA auto_vacuum = INCREMENTAL');
+  const tables = Number((db.prepare("SELECT COUNT(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }).n);
+  if (tables > 0) db.exec('VACUUM');
 }
