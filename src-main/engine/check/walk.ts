@@ -73,7 +73,10 @@ class CheckRun {
   #concurrency: number;
   #onProgress?: (progress: CheckProgress) => void;
   #interval: number;
+  #finished = false;
   #lastProgress = 0;
+  /** A progress call held back by the interval, sent when it is over (so the last state is never left unsaid). */
+  #trailing: ReturnType<typeof setTimeout> | null = null;
 
   #queue: Pending[] = [];
   #next = 0;
@@ -266,7 +269,19 @@ class CheckRun {
   #progress(force: boolean, current: string | null): void {
     if (!this.#onProgress) return;
     const now = Date.now();
-    if (!force && now - this.#lastProgress < this.#interval) return;
+    if (!force && now - this.#lastProgress < this.#interval) {
+      // Held back; but a walk that then waits (a slow document) must still show where it is.
+      if (this.#trailing === null && !this.#finished) {
+        this.#trailing = setTimeout(() => {
+          this.#trailing = null;
+          if (!this.#finished) this.#progress(true, current);
+        }, this.#interval - (now - this.#lastProgress));
+        this.#trailing.unref?.();
+      }
+      return;
+    }
+    if (this.#trailing !== null) clearTimeout(this.#trailing);
+    this.#trailing = null;
     this.#lastProgress = now;
     this.#onProgress({
       done: this.#records.length,
@@ -308,6 +323,7 @@ class CheckRun {
       },
     };
     this.#progress(true, null);
+    this.#finished = true;
     return report;
   }
 }
