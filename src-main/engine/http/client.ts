@@ -29,6 +29,8 @@ export interface GetInit {
   maxBytes?: number;
   /** A shorter deadline for this fetch (epoch ms), e.g. what is left of a discovery's time. */
   deadlineAt?: number;
+  /** Extra request headers (e.g. `range`, `if-range`), lower-case names; they cannot replace authorization. */
+  headers?: Record<string, string>;
 }
 
 export interface HttpResponse {
@@ -116,9 +118,11 @@ export class Http {
     for (;;) {
       const href = current.href;
       const headers: Record<string, string> = {
+        ...init.headers,
         'user-agent': this.userAgent,
         accept: init.accept ?? '*/*',
       };
+      delete headers.authorization;
       // A token for one Source must not leak to whatever host a redirect names.
       if (this.#bearerToken && current.origin === start.origin) headers.authorization = `Bearer ${this.#bearerToken}`;
       if (init.signal?.aborted) throw new NetworkError('aborted', `Cancelled: ${href}`, href);

@@ -1,0 +1,199 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Http } from '../../http/index.ts';
+import { downloadPackage, parseContentRange } from './download.ts';
+import { md5, sha256 } from './test-zips.ts';
+
+/** What the test server does; each test sets it. */
+interface Behaviour {
+  body: Buffer;
+  etag?: string;
+  lastModified?: string;
+  /** Ignore Range and answer 200 with the whole body. */
+  ignoreRange?: boolean;
+  /** Cut the connection after this many bytes of the first response(s). */
+  cutAfter?: number;
+  cuts?: number;
+  /** Content-Length announced instead of the true one (sent chunked when null). */
+  announce?: number | null;
+  /** Content-Range total announced on 206. */
+  rangeTotal?: number;
+}
+
+let server: Server;
+let base: string;
+let behaviour: Behaviour;
+let requests: { range?: string; ifRange?: string }[];
+let dir: string;
+const http = new Http({ timeoutMs: 5000 });
+
+function handle(req: IncomingMessage, res: ServerResponse): void {
+  const b = behaviour;
+  requests.push({ range: req.headers.range, ifRange: req.headers['if-range'] as string | undefined });
+  const headers: Record<string, string> = { 'content-type': 'application/zip' };
+  if (b.etag) headers.etag = b.etag;
+  if (b.lastModified) headers['last-modified'] = b.lastModified;
+  let start = 0;
+  let status = 200;
+  const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+  const ifRange = req.headers['if-range'];
+  const validatorOk = ifRange === undefined || ifRange === b.etag || ifRange === b.lastModified;
+  if (range && !b.ignoreRange && validatorOk) {
+    start = Number(range[1]);
+    if (start >= b.body.length) {
+      res.writeHead(416, { 'content-range': `bytes */${b.body.length}` }).end();
+      return;
+    }
+    status = 206;
+    headers['content-range'] = `bytes ${start}-${b.body.length - 1}/${b.rangeTotal ?? b.body.length}`;
+  }
+  const slice = b.body.subarray(start);
+  if (b.announce !== null) headers['content-length'] = String(b.announce ?? slice.length);
+  res.writeHead(status, headers);
+  if (b.cutAfter !== undefined && (b.cuts ?? 1) > 0) {
+    b.cuts = (b.cuts ?? 1) - 1;
+    res.write(slice.subarray(0, b.cutAfter), () => setTimeout(() => res.destroy(), 20));
+    return;
+  }
+  res.end(slice);
+}
+
+beforeAll(async () => {
+  server = createServer(handle);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await http.close();
+  await new Promise((r) => server.close(r));
+});
+beforeEach(async () => {
+  requests = [];
+  dir = await mkdtemp(join(tmpdir(), 'rsdesk-dl-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const BODY = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7919) % 251));
+
+function options(extra: Partial<Parameters<typeof downloadPackage>[0]> = {}) {
+  return {
+    http,
+    url: `${base}/package.zip`,
+    dest: join(dir, 'package.zip'),
+    length: String(BODY.length),
+    hash: `md5:${md5(BODY)} sha-256:${sha256(BODY)}`,
+    ...extra,
+  };
+}
+
+describe('downloadPackage', () => {
+  it('downloads a package and checks it against the Dump entry\'s length and hashes', async () => {
+    behaviour = { body: BODY, etag: '"v1"' };
+    const result = await downloadPackage(options());
+    expect(result).toMatchObject({ bytes: BODY.length, resumedFrom: 0, resumes: 0, restarts: 0, reused: false, problems: [] });
+    expect(result.digests).toEqual({ md5: md5(BODY), 'sha-256': sha256(BODY) });
+    expect(await readFile(result.path)).toEqual(BODY);
+    expect(await readdir(dir)).toEqual(['package.zip']);
+    // Already there and verified: not fetched again.
+    const again = await downloadPackage(options());
+    expect(again.reused).toBe(true);
+    expect(requests).toHaveLength(1);
+  });
+
+  it('resumes a transfer that broke off with Range and If-Range (strong ETag)', async () => {
+    behaviour = { body: BODY, etag: '"v1"', cutAfter: 100_000 };
+    const result = await downloadPackage(options());
+    expect(result).toMatchObject({ bytes: BODY.length, resumes: 1, restarts: 0 });
+    expect(requests).toEqual([{}, { range: 'bytes=100000-', ifRange: '"v1"' }]);
+    expect(await readFile(result.path)).toEqual(BODY);
+  });
+
+  it('resumes a download an earlier run left behind, with Last-Modified when the ETag is weak', async () => {
+    behaviour = { body: BODY, etag: 'W/"weak"', lastModified: 'Tue, 02 Jan 2024 03:04:05 GMT', cutAfter: 50_000 };
+    // The first run gives up at once (no resumption allowed) and leaves its part behind.
+    await expect(downloadPackage(options({ maxResumes: 0 }))).rejects.toMatchObject({ name: 'NetworkError' });
+    expect((await readdir(dir)).sort()).toEqual(['package.zip.part', 'package.zip.part.json']);
+    const result = await downloadPackage(options());
+    expect(result).toMatchObject({ resumedFrom: 50_000, resumes: 0, restarts: 0 });
+    expect(requests[1]).toEqual({ range: 'bytes=50000-', ifRange: 'Tue, 02 Jan 2024 03:04:05 GMT' });
+    expect(await readFile(result.path)).toEqual(BODY);
+  });
+
+  it('restarts cleanly when the server ignores Range or the package changed (200)', async () => {
+    behaviour = { body: BODY, etag: '"v1"', cutAfter: 100_000, ignoreRange: true };
+    const result = await downloadPackage(options());
+    expect(result).toMatchObject({ resumes: 1, restarts: 1 });
+    expect(await readFile(result.path)).toEqual(BODY);
+
+    // The package changed between two runs: If-Range no longer matches, the server sends it whole.
+    await rm(result.path);
+    const changed = Buffer.from(BODY).reverse();
+    behaviour = { body: changed, etag: '"v1"', cutAfter: 10_000 };
+    await expect(downloadPackage(options({ maxResumes: 0, length: String(changed.length), hash: `md5:${md5(changed)}` }))).rejects.toThrow();
+    behaviour = { body: changed, etag: '"v2"' };
+    requests = [];
+    const second = await downloadPackage(options({ length: String(changed.length), hash: `md5:${md5(changed)}` }));
+    expect(requests).toEqual([{ range: 'bytes=10000-', ifRange: '"v1"' }]);
+    expect(second).toMatchObject({ restarts: 1, resumedFrom: 10_000 });
+    expect(await readFile(second.path)).toEqual(changed);
+  });
+
+  it('refuses a package whose length disagrees with the Dump, before or while writing', async () => {
+    behaviour = { body: BODY, etag: '"v1"' };
+    await expect(downloadPackage(options({ length: String(BODY.length - 1) }))).rejects.toMatchObject({
+      name: 'PackageDownloadError',
+      code: 'length-mismatch',
+      message: expect.stringMatching(/as 300,000 bytes, the Dump says 299,999; refused/),
+    });
+    // Sent without Content-Length: counted while streaming.
+    behaviour = { body: BODY, announce: null };
+    await expect(downloadPackage(options({ length: String(BODY.length - 1) }))).rejects.toThrow(/longer than the 299,999 bytes/);
+    await expect(downloadPackage(options({ length: String(BODY.length + 1) }))).rejects.toThrow(/ended after 300,000 bytes/);
+    // A resumption whose Content-Range names another total.
+    behaviour = { body: BODY, etag: '"v1"', cutAfter: 1000, rangeTotal: BODY.length + 5 };
+    await expect(downloadPackage(options())).rejects.toThrow(/the server says the package .* is 300,005 bytes, the Dump says 300,000/i);
+    expect(await readdir(dir)).toEqual([]);
+    await expect(downloadPackage(options({ length: '12kB' }))).rejects.toMatchObject({ code: 'bad-length' });
+  });
+
+  it('refuses and throws away a package whose hash does not match', async () => {
+    behaviour = { body: BODY, etag: '"v1"' };
+    await expect(downloadPackage(options({ hash: `md5:${md5('other')}` }))).rejects.toMatchObject({
+      code: 'hash-mismatch',
+      message: expect.stringMatching(/md5 of the package .* the download was thrown away/),
+    });
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('reports a malformed hash and checks by length only', async () => {
+    behaviour = { body: BODY };
+    const result = await downloadPackage(options({ hash: 'md5:nothex' }));
+    expect(result.problems).toEqual(['"md5:nothex": md5 digest is not hexadecimal']);
+    expect(result.bytes).toBe(BODY.length);
+  });
+
+  it('does not resume without a validator or a hash to catch a changed package', async () => {
+    behaviour = { body: BODY, cutAfter: 20_000 };
+    await writeFile(join(dir, 'package.zip.part'), BODY.subarray(0, 20_000));
+    await writeFile(join(dir, 'package.zip.part.json'), JSON.stringify({ url: `${base}/package.zip`, validator: null }));
+    behaviour = { body: BODY };
+    const result = await downloadPackage(options({ hash: undefined }));
+    expect(requests).toEqual([{}]);
+    expect(result.resumedFrom).toBe(0);
+  });
+});
+
+describe('parseContentRange', () => {
+  it('reads start, end and total', () => {
+    expect(parseContentRange('bytes 10-99/100')).toEqual({ start: 10, end: 99, total: 100 });
+    expect(parseContentRange('bytes 10-99/*')).toEqual({ start: 10, end: 99, total: null });
+    expect(parseContentRange('bytes 99-10/100')).toBeNull();
+    expect(parseContentRange('items 1-2/3')).toBeNull();
+  });
+});

@@ -1,0 +1,269 @@
+// Downloads one package of a Resource Dump or Change Dump to disk, resumable: bytes go to `<dest>.part`, what is
+// needed to resume (the URL and the validator) to `<dest>.part.json`; an interrupted download continues with
+// `Range` + `If-Range`, so a package that changed meanwhile comes back whole (200) and is restarted cleanly. The
+// Dump entry's rs:md `length` and `hash` are the package's fixity: a server that announces another length is
+// refused before a byte is written, and the finished file is renamed into place only when both match.
+import { createHash, type Hash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { clip } from '../../clip.ts';
+import { parseHashes, type HashAlgorithm } from '../../documents/index.ts';
+import { HttpStatusError, NetworkError, type Http } from '../../http/index.ts';
+
+export interface DownloadOptions {
+  http: Http;
+  url: string;
+  /** Final path of the package; `<dest>.part` and `<dest>.part.json` live beside it while it downloads. */
+  dest: string;
+  /** The Dump entry's rs:md `length` and `hash`, as written. */
+  length?: string;
+  hash?: string;
+  signal?: AbortSignal;
+  /** Epoch ms by which the whole download, resumptions included, must be done. */
+  deadlineAt?: number;
+  /** Resumptions within this call after a transfer broke off; each must have brought new bytes. Default 5. */
+  maxResumes?: number;
+  onProgress?: (bytes: number, total: number | null) => void;
+}
+
+export interface DownloadResult {
+  path: string;
+  bytes: number;
+  /** Digests of the whole package for every algorithm the Dump gave. */
+  digests: Partial<Record<HashAlgorithm, string>>;
+  /** Bytes that were already on disk from an earlier, interrupted download and were not fetched again. */
+  resumedFrom: number;
+  /** Resumptions with Range in this call. */
+  resumes: number;
+  /** Times the download started over (the server ignored Range, or the package changed). */
+  restarts: number;
+  /** The file was already complete and verified; nothing was fetched. */
+  reused: boolean;
+  /** Hash tokens of the Dump that could not be used: the package is then checked by length only. */
+  problems: string[];
+}
+
+export type DownloadErrorCode = 'length-mismatch' | 'hash-mismatch' | 'bad-length' | 'bad-content-range' | 'io';
+
+export class PackageDownloadError extends Error {
+  code: DownloadErrorCode;
+  url: string;
+  constructor(code: DownloadErrorCode, message: string, url: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PackageDownloadError';
+    this.code = code;
+    this.url = url;
+  }
+}
+
+interface PartMeta {
+  url: string;
+  /** A strong ETag or a Last-Modified date: what If-Range is sent with. */
+  validator: string | null;
+}
+
+const NODE_ALGORITHM: Record<HashAlgorithm, string> = { md5: 'md5', 'sha-1': 'sha1', 'sha-256': 'sha256' };
+
+async function sizeOf(path: string): Promise<number | null> {
+  try {
+    const s = await stat(path);
+    return s.isFile() ? s.size : null;
+  } catch {
+    return null;
+  }
+}
+
+async function readMeta(path: string): Promise<PartMeta | null> {
+  try {
+    const meta = JSON.parse(await readFile(path, 'utf8')) as PartMeta;
+    return typeof meta.url === 'string' ? meta : null;
+  } catch {
+    return null;
+  }
+}
+
+function hashers(algorithms: HashAlgorithm[]): [HashAlgorithm, Hash][] {
+  return algorithms.map((a) => [a, createHash(NODE_ALGORITHM[a])]);
+}
+
+/** Feeds the first `bytes` of a file to the hashers (the part already downloaded, before appending to it). */
+async function hashFile(path: string, hs: [HashAlgorithm, Hash][]): Promise<void> {
+  if (hs.length === 0) return;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    for (const [, h] of hs) h.update(chunk as Buffer);
+  }
+}
+
+/** `bytes START-END/TOTAL` → numbers (TOTAL null for `*`), or null when malformed. */
+export function parseContentRange(value: string): { start: number; end: number; total: number | null } | null {
+  const m = /^\s*bytes\s+(\d+)-(\d+)\/(\d+|\*)\s*$/i.exec(value);
+  if (!m) return null;
+  const start = Number(m[1]);
+  const end = Number(m[2]);
+  if (end < start) return null;
+  return { start, end, total: m[3] === '*' ? null : Number(m[3]) };
+}
+
+/** A validator usable in If-Range: a strong ETag, else Last-Modified (RFC 9110 §13.1.5); weak ETags cannot be. */
+function validatorOf(headers: Record<string, string>): string | null {
+  const etag = headers.etag;
+  if (etag !== undefined && !etag.startsWith('W/')) return etag;
+  return headers['last-modified'] ?? null;
+}
+
+function digestsOf(hs: [HashAlgorithm, Hash][]): Partial<Record<HashAlgorithm, string>> {
+  const out: Partial<Record<HashAlgorithm, string>> = {};
+  for (const [a, h] of hs) out[a] = h.digest('hex');
+  return out;
+}
+
+export async function downloadPackage(options: DownloadOptions): Promise<DownloadResult> {
+  const { http, url, dest, signal } = options;
+  const part = `${dest}.part`;
+  const metaPath = `${dest}.part.json`;
+  let expectedLength: number | null = null;
+  if (options.length !== undefined) {
+    if (!/^\s*\d+\s*$/.test(options.length)) {
+      throw new PackageDownloadError('bad-length', `The Dump gives the package ${clip(url)} a length that is not a number: ${clip(JSON.stringify(options.length))}`, url);
+    }
+    expectedLength = Number(options.length);
+  }
+  const { hashes: expectedHashes, problems } = options.hash === undefined ? { hashes: {}, problems: [] } : parseHashes(options.hash);
+  const algorithms = Object.keys(expectedHashes) as HashAlgorithm[];
+
+  const verify = (digests: Partial<Record<HashAlgorithm, string>>): string | null => {
+    for (const a of algorithms) {
+      if (digests[a] !== expectedHashes[a]) return `${a} of the package ${clip(url)} is ${digests[a]}, the Dump says ${expectedHashes[a]}`;
+    }
+    return null;
+  };
+
+  // A package completed by an earlier run: verified again, not fetched again.
+  const finalSize = await sizeOf(dest);
+  if (finalSize !== null && (expectedLength === null || finalSize === expectedLength) && algorithms.length > 0) {
+    const hs = hashers(algorithms);
+    await hashFile(dest, hs);
+    const digests = digestsOf(hs);
+    if (verify(digests) === null) {
+      return { path: dest, bytes: finalSize, digests, resumedFrom: finalSize, resumes: 0, restarts: 0, reused: true, problems };
+    }
+  }
+  if (finalSize !== null) await rm(dest, { force: true });
+
+  let meta = await readMeta(metaPath);
+  let offset = meta?.url === url ? ((await sizeOf(part)) ?? 0) : 0;
+  // Resuming without a validator is only safe when the hash will catch a package that changed meanwhile.
+  if (offset > 0 && meta?.validator == null && algorithms.length === 0) offset = 0;
+  if (expectedLength !== null && offset > expectedLength) offset = 0;
+  if (offset === 0) {
+    await rm(part, { force: true });
+    meta = null;
+  }
+  const resumedFrom = offset;
+  let resumes = 0;
+  let restarts = 0;
+  const maxResumes = options.maxResumes ?? 5;
+
+  for (;;) {
+    const headers: Record<string, string> = {};
+    if (offset > 0) {
+      headers.range = `bytes=${offset}-`;
+      if (meta?.validator) headers['if-range'] = meta.validator;
+    }
+    const before = offset;
+    try {
+      const response = await http.get(url, { signal, headers, deadlineAt: options.deadlineAt, accept: 'application/zip, */*' });
+      let append = false;
+      if (response.status === 206 && offset > 0) {
+        const range = parseContentRange(response.headers['content-range'] ?? '');
+        if (range === null || range.start !== offset || (expectedLength !== null && range.total !== null && range.total !== expectedLength)) {
+          await response.discard();
+          if (range !== null && range.total !== null && expectedLength !== null && range.total !== expectedLength) {
+            throw new PackageDownloadError(
+              'length-mismatch',
+              `The server says the package ${clip(url)} is ${range.total.toLocaleString('en')} bytes, the Dump says ${expectedLength.toLocaleString('en')}; refused`,
+              url,
+            );
+          }
+          throw new PackageDownloadError('bad-content-range', `The server answered a resumption of ${clip(url)} with an unusable Content-Range ${clip(JSON.stringify(response.headers['content-range'] ?? ''))}`, url);
+        }
+        append = true;
+      } else if (response.status === 416 && offset > 0) {
+        // The part no longer fits what the server has: start over.
+        await response.discard();
+        await rm(part, { force: true });
+        offset = 0;
+        meta = null;
+        restarts++;
+        continue;
+      } else if (response.status === 200) {
+        if (offset > 0) restarts++;
+        offset = 0;
+      } else {
+        await response.discard();
+        throw new HttpStatusError(response.status, response.statusText, response.url);
+      }
+      if (!append) {
+        const declared = response.headers['content-length'];
+        if (expectedLength !== null && declared !== undefined && !response.headers['content-encoding'] && Number(declared) !== expectedLength) {
+          await response.discard();
+          throw new PackageDownloadError(
+            'length-mismatch',
+            `The server sends the package ${clip(url)} as ${Number(declared).toLocaleString('en')} bytes, the Dump says ${expectedLength.toLocaleString('en')}; refused`,
+            url,
+          );
+        }
+        meta = { url, validator: validatorOf(response.headers) };
+        await writeFile(metaPath, JSON.stringify(meta));
+      }
+      const hs = hashers(algorithms);
+      if (append) await hashFile(part, hs);
+      let written = offset;
+      const limit = expectedLength;
+      await pipeline(
+        async function* () {
+          for await (const chunk of response.body) {
+            written += chunk.byteLength;
+            if (limit !== null && written > limit) {
+              throw new PackageDownloadError('length-mismatch', `The package ${clip(url)} is longer than the ${limit.toLocaleString('en')} bytes the Dump gives; refused`, url);
+            }
+            for (const [, h] of hs) h.update(chunk);
+            options.onProgress?.(written, limit);
+            yield chunk;
+          }
+        },
+        createWriteStream(part, { flags: append ? 'a' : 'w' }),
+      );
+      offset = written;
+      if (limit !== null && written !== limit) {
+        throw new PackageDownloadError('length-mismatch', `The package ${clip(url)} ended after ${written.toLocaleString('en')} bytes, the Dump gives ${limit.toLocaleString('en')}; refused`, url);
+      }
+      const digests = digestsOf(hs);
+      const mismatch = verify(digests);
+      if (mismatch !== null) {
+        await rm(part, { force: true });
+        await rm(metaPath, { force: true });
+        throw new PackageDownloadError('hash-mismatch', `${mismatch}; the download was thrown away`, url);
+      }
+      await rename(part, dest);
+      await rm(metaPath, { force: true });
+      return { path: dest, bytes: written, digests, resumedFrom, resumes, restarts, reused: false, problems };
+    } catch (err) {
+      // A transfer that broke off after bringing bytes is resumed; anything else is final.
+      const size = (await sizeOf(part)) ?? 0;
+      const broken = err instanceof NetworkError && err.code !== 'http-status' && err.code !== 'aborted' && err.code !== 'bad-url';
+      const pastDeadline = options.deadlineAt !== undefined && Date.now() >= options.deadlineAt;
+      if (broken && size > before && resumes < maxResumes && !pastDeadline && !signal?.aborted && meta !== null && (meta.validator !== null || algorithms.length > 0)) {
+        resumes++;
+        offset = size;
+        continue;
+      }
+      if (err instanceof PackageDownloadError && err.code === 'length-mismatch') {
+        await rm(part, { force: true });
+        await rm(metaPath, { force: true });
+      }
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,394 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readPackage, type ReadPackageOptions } from './extract.ts';
+import { PackageError, type EntryOutcome, type ManifestEntry } from './model.ts';
+import { tempFileSink, type TempFile } from './sinks.ts';
+import { buildZip, manifestXml, md5, patch, renameEntry, sha256, type ManifestItem, type ZipFileSpec } from './test-zips.ts';
+
+let dir: string;
+let out: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rsdesk-pkg-'));
+  out = join(dir, 'out');
+  await import('node:fs/promises').then((fs) => fs.mkdir(out));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const R1 = 'Resource one, deflated. '.repeat(200);
+const R2 = 'Resource two, stored as is.';
+const R3 = Buffer.from([0, 1, 2, 3, 255, 254, 253]);
+
+function good(): { files: ZipFileSpec[]; items: ManifestItem[] } {
+  return {
+    files: [
+      { name: 'resources/res1', body: R1 },
+      { name: 'resources/res2', body: R2, compress: false },
+      { name: 'resources/sub/res3.bin', body: R3 },
+    ],
+    items: [
+      { loc: 'http://example.com/res1', path: '/resources/res1', hash: `md5:${md5(R1)}`, length: R1.length },
+      { loc: 'http://example.com/res2', path: '/resources/res2', hash: `md5:${md5(R2)} sha-256:${sha256(R2)}`, length: R2.length },
+      { loc: 'http://example.com/res3', path: '/resources/sub/res3.bin', hash: `sha-256:${sha256(R3)}` },
+    ],
+  };
+}
+
+async function write(files: ZipFileSpec[], manifest: string | null, zip64 = false): Promise<string> {
+  const all = manifest === null ? files : [{ name: 'manifest.xml', body: manifest }, ...files];
+  return save(await buildZip(all, { zip64 }));
+}
+
+async function save(zip: Buffer): Promise<string> {
+  const path = join(dir, `package-${Math.random().toString(36).slice(2)}.zip`);
+  await writeFile(path, zip);
+  return path;
+}
+
+async function read(path: string, extra: Partial<ReadPackageOptions> = {}) {
+  const deleted: ManifestEntry[] = [];
+  const report = await readPackage(path, {
+    kind: 'resourcedump',
+    url: 'http://example.com/package.zip',
+    sink: tempFileSink(out),
+    onDeleted: (e) => {
+      deleted.push(e);
+    },
+    ...extra,
+  });
+  return { report, deleted };
+}
+
+function byLoc(outcomes: EntryOutcome[], loc: string): EntryOutcome {
+  const found = outcomes.find((o) => o.entry.loc === loc);
+  if (!found) throw new Error(`no outcome for ${loc}`);
+  return found;
+}
+
+async function contentOf(outcome: EntryOutcome): Promise<Buffer> {
+  if (outcome.status !== 'verified' && outcome.status !== 'unverifiable') throw new Error(`${outcome.entry.loc} is ${outcome.status}`);
+  return readFile((outcome.sinkResult as TempFile).path);
+}
+
+describe('readPackage: a good Resource Dump package', () => {
+  it('streams every bitstream to the sink, verified against the manifest', async () => {
+    const { files, items } = good();
+    const { report } = await read(await write(files, manifestXml('resourcedump-manifest', items)));
+    expect(report.counts).toEqual({ verified: 3, unverifiable: 0, deleted: 0, failed: 0, bytes: R1.length + R2.length + R3.length });
+    expect(report.outcomes.map((o) => o.entry.loc)).toEqual(items.map((i) => i.loc));
+    expect((await contentOf(report.outcomes[0])).toString()).toBe(R1);
+    expect((await contentOf(report.outcomes[1])).toString()).toBe(R2);
+    expect(await contentOf(report.outcomes[2])).toEqual(R3);
+    const o2 = report.outcomes[1];
+    expect(o2.status === 'verified' && o2.digests).toEqual({ md5: md5(R2), 'sha-256': sha256(R2) });
+    expect(report.manifest.capability).toBe('resourcedump-manifest');
+    expect(report.refusedZipEntries).toEqual([]);
+    expect(report.unlisted).toEqual([]);
+  });
+
+  it('reads a ZIP64 package', async () => {
+    const { files, items } = good();
+    const path = await write(files, manifestXml('resourcedump-manifest', items), true);
+    const zip = await readFile(path);
+    // yazl marks ZIP64 with the end-of-central-directory locator signature.
+    expect(zip.includes(Buffer.from([0x50, 0x4b, 0x06, 0x07]))).toBe(true);
+    const { report } = await read(path);
+    expect(report.counts.verified).toBe(3);
+    expect((await contentOf(report.outcomes[0])).toString()).toBe(R1);
+  });
+
+  it('computes md5 for an entry the manifest gives no hash for, and reports files it does not list', async () => {
+    const body = 'no hash given';
+    const path = await write(
+      [
+        { name: 'a.txt', body },
+        { name: 'extra.txt', body: 'not in the manifest' },
+      ],
+      manifestXml('resourcedump-manifest', [{ loc: 'http://example.com/a', path: '/a.txt' }]),
+    );
+    const { report } = await read(path);
+    const o = report.outcomes[0];
+    expect(o.status).toBe('verified');
+    expect(o.status === 'verified' && o.digests).toEqual({ md5: md5(body) });
+    expect(report.unlisted).toEqual(['extra.txt']);
+  });
+
+  it('checks the manifest against the Dump\'s rel="contents" copy', async () => {
+    const { files, items } = good();
+    const manifest = manifestXml('resourcedump-manifest', items);
+    const path = await write(files, manifest);
+    const same = await read(path, { contentsCopy: { url: 'http://example.com/m.xml', body: Readable.from([Buffer.from(manifest)]) } });
+    expect(same.report.contentsMismatch).toEqual([]);
+    const other = manifestXml('resourcedump-manifest', [items[0], { ...items[1], hash: `md5:${md5('other')}` }]);
+    const differs = await read(path, { contentsCopy: { url: 'http://example.com/m.xml', body: Readable.from([Buffer.from(other)]) } });
+    expect(differs.report.contentsMismatch.join('\n')).toMatch(/res2 .*not the same in the linked copy/);
+    expect(differs.report.contentsMismatch.join('\n')).toMatch(/res3 .*not the same in the linked copy/);
+    // The package's own manifest is what is applied.
+    expect(differs.report.counts.verified).toBe(3);
+    const broken = await read(path, { contentsCopy: { url: 'http://example.com/m.xml', body: Readable.from([Buffer.from('<html>')]) } });
+    expect(broken.report.contentsMismatch[0]).toMatch(/could not be read/);
+  });
+});
+
+describe('readPackage: entries that fail alone', () => {
+  it('a hash or length that does not match fails that entry; the sink sees its stream error', async () => {
+    const { files, items } = good();
+    items[0].hash = `md5:${md5('something else')}`;
+    items[1].length = R2.length + 1;
+    const sunk: string[] = [];
+    const sink = tempFileSink(out);
+    const { report } = await read(await write(files, manifestXml('resourcedump-manifest', items)), {
+      sink: async (entry, stream) => {
+        sunk.push(entry.loc);
+        return sink(entry, stream);
+      },
+    });
+    const o1 = byLoc(report.outcomes, 'http://example.com/res1');
+    expect(o1).toMatchObject({ status: 'failed', code: 'hash-mismatch' });
+    expect(o1.status === 'failed' && o1.reason).toMatch(/md5 is [0-9a-f]{32}, the manifest says/);
+    // A length disagreement is known before reading: the sink never sees it.
+    expect(byLoc(report.outcomes, 'http://example.com/res2')).toMatchObject({ status: 'failed', code: 'length-mismatch' });
+    expect(sunk).toEqual(['http://example.com/res1', 'http://example.com/res3']);
+    expect(report.counts).toMatchObject({ verified: 1, failed: 2 });
+    // The bad bitstream's temporary file was removed by the sink.
+    expect(await readdir(out)).toHaveLength(1);
+  });
+
+  it('a malformed or unknown hash makes the entry unverifiable, not failed', async () => {
+    const { files, items } = good();
+    items[0].hash = 'md5:xyz';
+    items[1].hash = `crc32:1234abcd sha-256:${sha256(R2)}`;
+    const { report } = await read(await write(files, manifestXml('resourcedump-manifest', items)));
+    const o1 = report.outcomes[0];
+    expect(o1.status).toBe('unverifiable');
+    expect(o1.status === 'unverifiable' && o1.problems.join()).toMatch(/not hexadecimal/);
+    expect(report.outcomes[1].status).toBe('unverifiable');
+    expect(report.outcomes[2].status).toBe('verified');
+    expect(report.counts).toMatchObject({ verified: 1, unverifiable: 2 });
+  });
+
+  it('refuses names that escape the package, whether in the ZIP or in the manifest', async () => {
+    const body = 'evil';
+    let zip = await buildZip([
+      { name: 'manifest.xml', body: manifestXml('resourcedump-manifest', [
+        { loc: 'http://example.com/dotdot', path: '/xx/evil1' },
+        { loc: 'http://example.com/abs', path: '/xetc/evil' },
+        { loc: 'http://example.com/drive', path: '/C_/evil3' },
+        { loc: 'http://example.com/backslash', path: '/a_b/evil4' },
+        { loc: 'http://example.com/manifest-dotdot', path: '/../../etc/passwd' },
+        { loc: 'http://example.com/ok', path: '/ok.txt', hash: `md5:${md5(body)}` },
+      ]) },
+      { name: 'xx/evil1', body },
+      { name: 'xetc/evil', body },
+      { name: 'C_/evil3', body },
+      { name: 'a_b/evil4', body },
+      { name: 'ok.txt', body },
+    ]);
+    // Names yazl will not write, put in by hand (the manifest keeps the harmless spelling).
+    zip = renameEntry(zip, 'xx/evil1', '../evil1');
+    zip = renameEntry(zip, 'xetc/evil', '/etc/evil');
+    zip = renameEntry(zip, 'C_/evil3', 'C:/evil3');
+    zip = renameEntry(zip, 'a_b/evil4', 'a\\b/evil4');
+    const { report } = await read(await save(zip));
+    const codes = Object.fromEntries(report.refusedZipEntries.map((r) => [r.name, r.code]));
+    expect(codes).toEqual({ '../evil1': 'path-escapes', '/etc/evil': 'path-escapes', 'C:/evil3': 'path-escapes', 'a\\b/evil4': 'path-escapes' });
+    expect(report.refusedZipEntries.find((r) => r.name === 'a\\b/evil4')?.reason).toMatch(/backslash/);
+    expect(byLoc(report.outcomes, 'http://example.com/manifest-dotdot')).toMatchObject({ status: 'failed', code: 'path-escapes' });
+    // The manifest's harmless names now name nothing.
+    expect(byLoc(report.outcomes, 'http://example.com/dotdot')).toMatchObject({ status: 'failed', code: 'not-in-package' });
+    expect(byLoc(report.outcomes, 'http://example.com/ok').status).toBe('verified');
+  });
+
+  it('a manifest entry naming a refused ZIP entry fails with the refusal', async () => {
+    let zip = await buildZip([
+      { name: 'manifest.xml', body: manifestXml('resourcedump-manifest', [{ loc: 'http://example.com/x', path: '/a/../b' }, { loc: 'http://example.com/y', path: '/a/xx/b' }]) },
+      { name: 'a/xx/b', body: 'x' },
+    ]);
+    zip = renameEntry(zip, 'a/xx/b', 'a/../b');
+    const { report } = await read(await save(zip));
+    expect(report.outcomes.map((o) => o.status === 'failed' && o.code)).toEqual(['path-escapes', 'not-in-package']);
+  });
+
+  it('refuses symbolic links', async () => {
+    const path = await write(
+      [{ name: 'link', body: '/etc/passwd', mode: 0o120777 }, { name: 'file', body: 'f' }],
+      manifestXml('resourcedump-manifest', [{ loc: 'http://example.com/link', path: '/link' }, { loc: 'http://example.com/file', path: '/file' }]),
+    );
+    const { report } = await read(path);
+    expect(report.outcomes.map((o) => o.status === 'failed' ? o.code : o.status)).toEqual(['symlink', 'verified']);
+    expect(report.refusedZipEntries).toEqual([{ name: 'link', code: 'symlink', reason: expect.stringMatching(/symbolic link/) }]);
+  });
+
+  it('refuses an entry whose local header and central directory disagree on its size, name or CRC', async () => {
+    const body = 'local header disagrees '.repeat(50);
+    const files = [{ name: 'a.txt', body }, { name: 'b.txt', body }, { name: 'c.txt', body }, { name: 'd.txt', body, compress: false }, { name: 'ok.txt', body }];
+    const manifest = manifestXml('resourcedump-manifest', files.map((f) => ({ loc: `http://example.com/${f.name}`, path: `/${f.name}` })));
+    let zip = await buildZip([{ name: 'manifest.xml', body: manifest }, ...files]);
+    zip = patch(zip, 'a.txt', 'local', 'uncompressed', body.length + 10);
+    zip = patch(zip, 'b.txt', 'local', 'crc', 0x12345678);
+    // The central directory claims more bytes than there are: the stream comes up short.
+    zip = patch(zip, 'c.txt', 'central', 'uncompressed', body.length + 5);
+    zip = patch(zip, 'c.txt', 'local', 'uncompressed', body.length + 5);
+    // Both headers agree on a CRC the bytes do not have.
+    zip = patch(zip, 'd.txt', 'central', 'crc', 0xdeadbeef);
+    zip = patch(zip, 'd.txt', 'local', 'crc', 0xdeadbeef);
+    const { report } = await read(await save(zip));
+    expect(report.outcomes.map((o) => (o.status === 'failed' ? o.code : o.status))).toEqual([
+      'size-mismatch',
+      'header-mismatch',
+      'length-mismatch',
+      'crc-mismatch',
+      'verified',
+    ]);
+    expect(report.outcomes[0].status === 'failed' && report.outcomes[0].reason).toMatch(/by its local header but .* by the central directory/);
+    expect(await readdir(out)).toHaveLength(1);
+  });
+
+  it('refuses a compression bomb and stops at the total size limit', async () => {
+    const zeros = Buffer.alloc(20 * 1024 * 1024);
+    const small = 'small '.repeat(1000);
+    const path = await write(
+      [{ name: 'bomb', body: zeros }, { name: 's1', body: small }, { name: 's2', body: small }],
+      manifestXml('resourcedump-manifest', [
+        { loc: 'http://example.com/bomb', path: '/bomb' },
+        { loc: 'http://example.com/s1', path: '/s1' },
+        { loc: 'http://example.com/s2', path: '/s2' },
+      ]),
+    );
+    const { report } = await read(path, { limits: { maxTotalBytes: small.length + 100 } });
+    expect(report.outcomes.map((o) => (o.status === 'failed' ? o.code : o.status))).toEqual(['bomb', 'verified', 'total-limit']);
+    expect(report.outcomes[0].status === 'failed' && report.outcomes[0].reason).toMatch(/would expand [\d,]+:1/);
+    expect(report.outcomes[2].status === 'failed' && report.outcomes[2].reason).toMatch(/limit of [\d,]+ bytes/);
+  });
+
+  it('a manifest entry missing from the package, a duplicated name, an encrypted entry, a missing path each fail alone', async () => {
+    const body = 'body';
+    const manifest = manifestXml('resourcedump-manifest', [
+      { loc: 'http://example.com/missing', path: '/missing.txt' },
+      { loc: 'http://example.com/dup', path: '/dup.txt' },
+      { loc: 'http://example.com/secret', path: '/secret.txt' },
+      { loc: 'http://example.com/nopath' },
+      { loc: 'http://example.com/ok', path: '/ok.txt', hash: `md5:${md5(body)}`, length: body.length },
+    ]);
+    let zip = await buildZip([
+      { name: 'manifest.xml', body: manifest },
+      { name: 'dup.txt', body: 'first' },
+      { name: 'dup.txt', body: 'second' },
+      { name: 'secret.txt', body: 'sssh', compress: false },
+      { name: 'ok.txt', body },
+    ]);
+    zip = patch(zip, 'secret.txt', 'central', 'flags', 0x0801, 2);
+    zip = patch(zip, 'secret.txt', 'local', 'flags', 0x0801, 2);
+    const { report } = await read(await save(zip));
+    expect(report.outcomes.map((o) => (o.status === 'failed' ? o.code : o.status))).toEqual([
+      'not-in-package',
+      'duplicate-name',
+      'encrypted',
+      'missing-path',
+      'verified',
+    ]);
+    expect(report.refusedZipEntries.map((r) => [r.name, r.code])).toEqual([
+      ['dup.txt', 'duplicate-name'],
+      ['secret.txt', 'encrypted'],
+    ]);
+  });
+
+  it('a sink that fails or stops early fails that entry only', async () => {
+    const { files, items } = good();
+    const { report } = await read(await write(files, manifestXml('resourcedump-manifest', items)), {
+      sink: async (entry, stream) => {
+        if (entry.loc.endsWith('res1')) throw new Error('disk full');
+        if (entry.loc.endsWith('res2')) return 'ignored the stream';
+        for await (const _ of stream);
+        return 'read it all';
+      },
+    });
+    expect(report.outcomes.map((o) => (o.status === 'failed' ? o.code : o.status))).toEqual(['sink-failed', 'sink-incomplete', 'verified']);
+    expect(report.outcomes[0].status === 'failed' && report.outcomes[0].reason).toMatch(/disk full/);
+  });
+});
+
+describe('readPackage: packages refused whole', () => {
+  it('not a ZIP, no manifest, a manifest of the wrong kind or refused by the reader', async () => {
+    const notZip = join(dir, 'not.zip');
+    await writeFile(notZip, '<html>not a zip</html>');
+    await expect(read(notZip)).rejects.toMatchObject({ name: 'PackageError', code: 'not-zip' });
+    await expect(read(await write([{ name: 'a', body: 'a' }], null))).rejects.toMatchObject({ code: 'no-manifest' });
+    const wrong = await write([], manifestXml('changedump-manifest', []));
+    await expect(read(wrong)).rejects.toThrow(/changedump-manifest, not the resourcedump-manifest/);
+    const doctype = await write([], '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]><urlset/>');
+    const err = await read(doctype).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PackageError);
+    expect(err).toMatchObject({ code: 'manifest-refused' });
+  });
+});
+
+describe('readPackage: Change Dump packages', () => {
+  it('applies several bitstreams of one URI in datetime order; deletions carry no path', async () => {
+    const v1 = 'res7 as created';
+    const v2 = 'res7 as updated';
+    const r9 = 'res9 updated';
+    const items: ManifestItem[] = [
+      // Listed out of order on purpose: the reader applies them by datetime.
+      { loc: 'http://example.com/res7.html', change: 'updated', datetime: '2024-01-02T20:00:00Z', path: '/changes/res7-2.html', hash: `md5:${md5(v2)}` },
+      { loc: 'http://example.com/res7.html', change: 'created', datetime: '2024-01-02T12:00:00Z', path: '/changes/res7.html', hash: `md5:${md5(v1)}` },
+      { loc: 'http://example.com/res5.tiff', change: 'deleted', datetime: '2024-01-02T19:00:00Z' },
+      { loc: 'http://example.com/res9.pdf', change: 'updated', datetime: '2024-01-02T13:00:00Z', path: '/changes/res9.pdf', hash: `md5:${md5(r9)}` },
+      { loc: 'http://example.com/bad', change: 'moved', datetime: '2024-01-02T14:00:00Z', path: '/changes/res9.pdf' },
+      { loc: 'http://example.com/nopath', change: 'created', datetime: '2024-01-02T15:00:00Z' },
+    ];
+    const path = await write(
+      [
+        { name: 'changes/res7.html', body: v1 },
+        { name: 'changes/res7-2.html', body: v2 },
+        { name: 'changes/res9.pdf', body: r9 },
+      ],
+      manifestXml('changedump-manifest', items),
+    );
+    const order: string[] = [];
+    const sink = tempFileSink(out);
+    const deleted: ManifestEntry[] = [];
+    const { report } = await read(path, {
+      kind: 'changedump',
+      sink: async (entry, stream) => {
+        order.push(`${entry.change} ${entry.loc}`);
+        return sink(entry, stream);
+      },
+      onDeleted: (entry) => {
+        deleted.push(entry);
+        order.push(`deleted ${entry.loc}`);
+      },
+    });
+    expect(report.outcomes.map((o) => `${o.entry.md.datetime} ${o.status === 'failed' ? o.code : o.status}`)).toEqual([
+      '2024-01-02T12:00:00Z verified',
+      '2024-01-02T13:00:00Z verified',
+      '2024-01-02T14:00:00Z bad-change',
+      '2024-01-02T15:00:00Z missing-path',
+      '2024-01-02T19:00:00Z deleted',
+      '2024-01-02T20:00:00Z verified',
+    ]);
+    expect(order).toEqual([
+      'created http://example.com/res7.html',
+      'updated http://example.com/res9.pdf',
+      'deleted http://example.com/res5.tiff',
+      'updated http://example.com/res7.html',
+    ]);
+    expect(deleted.map((e) => [e.loc, e.zipName])).toEqual([['http://example.com/res5.tiff', undefined]]);
+    expect((await contentOf(report.outcomes[5])).toString()).toBe(v2);
+    expect(report.counts).toMatchObject({ verified: 3, deleted: 1, failed: 2 });
+  });
+
+  it('keeps document order when some entry has no datetime', async () => {
+    const items: ManifestItem[] = [
+      { loc: 'http://example.com/b', change: 'updated', datetime: '2024-01-02T20:00:00Z', path: '/b' },
+      { loc: 'http://example.com/a', change: 'created', path: '/a' },
+    ];
+    const path = await write([{ name: 'a', body: 'a' }, { name: 'b', body: 'b' }], manifestXml('changedump-manifest', items));
+    const { report } = await read(path, { kind: 'changedump' });
+    expect(report.outcomes.map((o) => o.entry.loc)).toEqual(['http://example.com/b', 'http://example.com/a']);
+  });
+});

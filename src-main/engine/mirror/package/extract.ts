@@ -1,0 +1,244 @@
+// Reads one downloaded package: its central directory, its manifest.xml (checked against the Dump's rel="contents"
+// copy when there is one), then every manifest entry in application order, each bitstream streamed to the caller's
+// sink through a fixity check. Memory stays bounded whatever the package's size: file data only ever passes
+// through in 1 MiB slices, with backpressure from the sink. One bad entry fails alone; only a package that cannot
+// be read at all (not a ZIP, no usable manifest) rejects with a PackageError.
+import type { Readable } from 'node:stream';
+import { clip } from '../../clip.ts';
+import { DocumentError, type HashAlgorithm } from '../../documents/index.ts';
+import { applicationOrder, compareManifests, MANIFEST_CAPABILITY, readManifest, type Manifest } from './manifest.ts';
+import {
+  DEFAULT_LIMITS,
+  PackageError,
+  type DumpKind,
+  type EntryFailureCode,
+  type EntryOutcome,
+  type ManifestEntry,
+  type PackageLimits,
+  type PackageReport,
+} from './model.ts';
+import { unsafeName } from './names.ts';
+import { FixityError, VerifyStream } from './verify.ts';
+import { readZipDirectory, type ZipDirectory, type ZipItem } from './zip-directory.ts';
+
+/**
+ * Receives one bitstream. It must read `stream` to its end before resolving (e.g. `pipeline(stream, file)`); the
+ * stream ends only if the bytes are verified and errors otherwise, so whatever was written from an errored stream
+ * must be thrown away. What it resolves to is passed back in the outcome (`sinkResult`).
+ */
+export type BitstreamSink = (entry: ManifestEntry, stream: Readable) => Promise<unknown>;
+
+export interface ReadPackageOptions {
+  kind: DumpKind;
+  /** The package's URL, for messages. */
+  url: string;
+  sink: BitstreamSink;
+  /** Change Dumps: called, in order, for each `deleted` entry (they carry no bitstream). */
+  onDeleted?: (entry: ManifestEntry) => void | Promise<void>;
+  /** Called with each outcome as soon as it is known (progress). */
+  onOutcome?: (outcome: EntryOutcome) => void | Promise<void>;
+  /** The bytes of the Dump's rel="contents" copy of the manifest, when there is one. */
+  contentsCopy?: { url: string; body: AsyncIterable<Uint8Array> };
+  /** Digests to compute besides those the manifest gives (to record them); default md5 when the manifest gives none. */
+  alsoCompute?: HashAlgorithm[];
+  limits?: Partial<PackageLimits>;
+  signal?: AbortSignal;
+}
+
+const MANIFEST_NAME = 'manifest.xml';
+const UNLISTED_KEPT = 100;
+
+function failed(entry: ManifestEntry, code: EntryFailureCode, reason: string): EntryOutcome {
+  return { status: 'failed', entry, code, reason };
+}
+
+export async function readPackage(path: string, options: ReadPackageOptions): Promise<PackageReport> {
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const dir = await readZipDirectory(path, limits);
+  try {
+    return await readWithDirectory(dir, limits, options);
+  } finally {
+    await dir.close();
+  }
+}
+
+async function readWithDirectory(dir: ZipDirectory, limits: PackageLimits, options: ReadPackageOptions): Promise<PackageReport> {
+  const { kind, url, signal } = options;
+  const manifest = await readPackageManifest(dir, limits, options);
+  const expected = MANIFEST_CAPABILITY[kind];
+  if (manifest.summary.capability !== expected) {
+    throw new PackageError(
+      'wrong-manifest',
+      `The package's manifest.xml is a ${manifest.summary.capability}, not the ${expected} a ${kind === 'resourcedump' ? 'Resource Dump' : 'Change Dump'} package must contain`,
+    );
+  }
+
+  const contentsMismatch: string[] = [];
+  if (options.contentsCopy !== undefined) {
+    try {
+      const copy = await readManifest(options.contentsCopy.body, { url: options.contentsCopy.url, maxBytes: limits.maxManifestBytes, signal });
+      contentsMismatch.push(...compareManifests(manifest.entries, copy.entries));
+    } catch (err) {
+      contentsMismatch.push(`The linked copy of the manifest (${clip(options.contentsCopy.url)}) could not be read: ${(err as Error).message}`);
+    }
+  }
+
+  const maxTotal = limits.maxTotalBytes ?? Math.max(1024 ** 3, 100 * dir.fileSize);
+  const report: PackageReport = {
+    manifest: {
+      capability: manifest.summary.capability,
+      md: manifest.summary.md,
+      entries: manifest.summary.entries,
+      findings: manifest.summary.findings,
+    },
+    outcomes: [],
+    refusedZipEntries: dir.refused,
+    unlisted: [],
+    unlistedLeftOut: 0,
+    contentsMismatch,
+    counts: { verified: 0, unverifiable: 0, deleted: 0, failed: 0, bytes: 0 },
+  };
+
+  const named = new Set<string>([MANIFEST_NAME]);
+  let total = 0;
+  for (const entry of applicationOrder(kind, manifest.entries)) {
+    if (signal?.aborted) throw new PackageError('aborted', `Reading ${url} was cancelled`, { cause: signal.reason });
+    if (entry.zipName !== undefined && entry.change !== 'deleted') named.add(entry.zipName);
+    let outcome: EntryOutcome;
+    const plan = planEntry(kind, entry, dir, url);
+    if ('status' in plan) {
+      outcome = plan;
+      if (outcome.status === 'deleted') await options.onDeleted?.(entry);
+    } else if (total + plan.item.entry.uncompressedSize > maxTotal) {
+      outcome = failed(
+        entry,
+        'total-limit',
+        `Not extracted: the package's bitstreams would exceed the limit of ${maxTotal.toLocaleString('en')} bytes uncompressed`,
+      );
+    } else {
+      total += plan.item.entry.uncompressedSize;
+      outcome = await deliver(dir, plan.item, entry, options);
+    }
+    report.outcomes.push(outcome);
+    if (outcome.status === 'failed') report.counts.failed++;
+    else if (outcome.status === 'deleted') report.counts.deleted++;
+    else {
+      report.counts[outcome.status]++;
+      report.counts.bytes += outcome.length;
+    }
+    await options.onOutcome?.(outcome);
+  }
+
+  for (const [key, item] of dir.items) {
+    if (named.has(key)) continue;
+    if (report.unlisted.length < UNLISTED_KEPT) report.unlisted.push(item.name);
+    else report.unlistedLeftOut++;
+  }
+  return report;
+}
+
+async function readPackageManifest(dir: ZipDirectory, limits: PackageLimits, options: ReadPackageOptions): Promise<Manifest> {
+  const item = dir.items.get(MANIFEST_NAME);
+  if (item === undefined) {
+    throw new PackageError('no-manifest', `The package has no manifest.xml at its top level (§11.2/§13.2 require one)`);
+  }
+  if (item.refusal) throw new PackageError('manifest-refused', `The package's manifest.xml cannot be used. ${item.refusal.reason}`);
+  const manifestUrl = `${options.url}#manifest.xml`;
+  try {
+    const data = await dir.openData(item);
+    const verify = new VerifyStream({ length: item.entry.uncompressedSize, crc32: item.entry.crc32, hashes: {}, label: 'manifest.xml' });
+    data.on('error', (err) => verify.destroy(err));
+    return await readManifest(data.pipe(verify), { url: manifestUrl, maxBytes: limits.maxManifestBytes, signal: options.signal });
+  } catch (err) {
+    if (err instanceof DocumentError || err instanceof FixityError) {
+      throw new PackageError('manifest-refused', `The package's manifest.xml was refused: ${err.message}`, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/** An outcome decided without reading any bytes, or the ZIP entry to extract. */
+function planEntry(kind: DumpKind, entry: ManifestEntry, dir: ZipDirectory, url: string): EntryOutcome | { item: ZipItem } {
+  if (kind === 'changedump') {
+    if (entry.change === undefined) {
+      const what = entry.md.change === undefined ? 'has no "change" attribute' : `has an unknown change ${clip(JSON.stringify(entry.md.change))}`;
+      return failed(entry, 'bad-change', `Manifest entry for ${clip(entry.loc)} ${what} (§13.2: created, updated or deleted)`);
+    }
+    // Deletions carry no bitstream; a path given anyway is not followed.
+    if (entry.change === 'deleted') return { status: 'deleted', entry };
+  }
+  if (entry.zipName === undefined) {
+    return failed(entry, 'missing-path', `Manifest entry for ${clip(entry.loc)} has no "path", so its bitstream cannot be found`);
+  }
+  const unsafe = unsafeName(entry.zipName);
+  if (unsafe !== null) return failed(entry, 'path-escapes', `Refused: the manifest's path for ${clip(entry.loc)} has ${unsafe}`);
+  const item = dir.items.get(entry.zipName);
+  if (item === undefined) {
+    return failed(entry, 'not-in-package', `${clip(entry.md.path ?? '')} (for ${clip(entry.loc)}) is in the manifest but not in the package ${clip(url)}`);
+  }
+  if (item.refusal) return failed(entry, item.refusal.code, item.refusal.reason);
+  if (entry.length !== undefined && entry.length !== item.entry.uncompressedSize) {
+    return failed(
+      entry,
+      'length-mismatch',
+      `${clip(entry.md.path ?? '')}: the manifest says ${entry.length.toLocaleString('en')} bytes, the package holds ${item.entry.uncompressedSize.toLocaleString('en')}`,
+    );
+  }
+  return { item };
+}
+
+async function deliver(dir: ZipDirectory, item: ZipItem, entry: ManifestEntry, options: ReadPackageOptions): Promise<EntryOutcome> {
+  const problems = [...entry.hashProblems];
+  if (entry.md.length !== undefined && entry.length === undefined) problems.push(`"length" ${clip(JSON.stringify(entry.md.length))} is not a number`);
+  const hasHash = Object.keys(entry.hashes).length > 0;
+  const alsoCompute = options.alsoCompute ?? (hasHash ? [] : ['md5']);
+  let data: Readable;
+  try {
+    data = await dir.openData(item);
+  } catch (err) {
+    if (err instanceof FixityError) return failed(entry, err.code, err.message);
+    throw err;
+  }
+  const verify = new VerifyStream({
+    length: item.entry.uncompressedSize,
+    crc32: item.entry.crc32,
+    hashes: entry.hashes,
+    alsoCompute,
+    label: entry.md.path ?? item.name,
+  });
+  // Kept in an object: TypeScript does not see the assignment in the listener.
+  const seen: { error: Error | null } = { error: null };
+  verify.on('error', (err) => {
+    seen.error ??= err;
+  });
+  data.on('error', (err) => verify.destroy(err instanceof FixityError ? err : new FixityError('corrupt', `${item.name}: ${err.message}`)));
+  verify.on('close', () => data.destroy());
+  const onAbort = () => verify.destroy(new Error('cancelled'));
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  data.pipe(verify);
+  let sinkResult: unknown;
+  try {
+    sinkResult = await options.sink(entry, verify);
+  } catch (err) {
+    if (seen.error instanceof FixityError) return failed(entry, seen.error.code, seen.error.message);
+    return failed(entry, 'sink-failed', `${clip(entry.loc)} could not be stored: ${(err as Error).message}`);
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+  if (seen.error !== null) {
+    const err = seen.error;
+    return err instanceof FixityError ? failed(entry, err.code, err.message) : failed(entry, 'corrupt', err.message);
+  }
+  if (!verify.readableEnded || verify.digests === null) {
+    verify.destroy();
+    return failed(entry, 'sink-incomplete', `${clip(entry.loc)}: the sink stopped before the end of the bitstream; nothing was verified`);
+  }
+  return {
+    status: problems.length > 0 ? 'unverifiable' : 'verified',
+    entry,
+    length: verify.bytes,
+    digests: verify.digests,
+    problems,
+    sinkResult,
+  };
+}

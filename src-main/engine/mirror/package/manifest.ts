@@ -1,0 +1,92 @@
+// The package's manifest.xml (§11.2 Resource Dump Manifest, §13.2 Change Dump Manifest), read with the project's one
+// streaming reader. Its entries are kept (they are bounded by the 50 MB document limit) because bitstreams are
+// handed out in manifest order, Change Dump bitstreams by datetime.
+import { parseHashes, parseW3cDatetime, readDocument, type DocumentSummary, type Entry } from '../../documents/index.ts';
+import type { DumpKind, ManifestEntry } from './model.ts';
+import { zipNameOfPath } from './names.ts';
+
+export interface Manifest {
+  summary: DocumentSummary;
+  entries: ManifestEntry[];
+}
+
+export const MANIFEST_CAPABILITY: Record<DumpKind, string> = {
+  resourcedump: 'resourcedump-manifest',
+  changedump: 'changedump-manifest',
+};
+
+function toManifestEntry(entry: Entry): ManifestEntry {
+  const { hashes, problems } = entry.md.hash === undefined ? { hashes: {}, problems: [] } : parseHashes(entry.md.hash);
+  const out: ManifestEntry = { ...entry, hashes, hashProblems: problems };
+  if (entry.md.path !== undefined) out.zipName = zipNameOfPath(entry.md.path).name;
+  const change = entry.md.change;
+  if (change === 'created' || change === 'updated' || change === 'deleted') out.change = change;
+  if (entry.md.datetime !== undefined) {
+    const ms = parseW3cDatetime(entry.md.datetime);
+    if (ms !== null) out.datetimeMs = ms;
+  }
+  if (entry.md.length !== undefined && /^\s*\d+\s*$/.test(entry.md.length)) out.length = Number(entry.md.length);
+  return out;
+}
+
+export async function readManifest(
+  input: AsyncIterable<Uint8Array>,
+  options: { url: string; maxBytes: number; signal?: AbortSignal },
+): Promise<Manifest> {
+  const entries: ManifestEntry[] = [];
+  const summary = await readDocument(input, {
+    url: options.url,
+    maxBytes: options.maxBytes,
+    signal: options.signal,
+    onEntry: (entry) => {
+      entries.push(toManifestEntry(entry));
+    },
+  });
+  return { summary, entries };
+}
+
+/**
+ * The order bitstreams are applied in: a Resource Dump Manifest's document order; a Change Dump Manifest's by
+ * `datetime` (stable, so several changes of one URI at the same instant keep their order), or document order when
+ * some entry has no valid datetime (§13.2: entries should be in chronological order anyway).
+ */
+export function applicationOrder(kind: DumpKind, entries: ManifestEntry[]): ManifestEntry[] {
+  if (kind === 'resourcedump') return entries;
+  if (entries.some((e) => e.datetimeMs === undefined)) return entries;
+  return entries
+    .map((entry, position) => ({ entry, position }))
+    .sort((a, b) => a.entry.datetimeMs! - b.entry.datetimeMs! || a.position - b.position)
+    .map((x) => x.entry);
+}
+
+/** What identifies an entry when comparing the package's manifest with the Dump's `contents` copy. */
+function key(entry: Entry): string {
+  const md = entry.md;
+  return JSON.stringify([entry.loc, md.path ?? null, md.change ?? null, md.datetime ?? null, md.hash ?? null, md.length ?? null]);
+}
+
+/**
+ * Differences between the manifest inside the package and the copy the Dump links with rel="contents" (§11.1:
+ * the Source should make sure they correspond). Entries are compared as a multiset; at most `max` are described.
+ */
+export function compareManifests(inPackage: Entry[], copy: Entry[], max = 20): string[] {
+  const counts = new Map<string, number>();
+  for (const e of copy) counts.set(key(e), (counts.get(key(e)) ?? 0) + 1);
+  const differences: string[] = [];
+  let extra = 0;
+  for (const e of inPackage) {
+    const k = key(e);
+    const n = counts.get(k) ?? 0;
+    if (n > 0) counts.set(k, n - 1);
+    else if (differences.length < max) differences.push(`${e.loc} (path ${e.md.path ?? 'none'}) is in the package's manifest but not the same in the linked copy`);
+    else extra++;
+  }
+  for (const [k, n] of counts) {
+    for (let i = 0; i < n; i++) {
+      if (differences.length < max) differences.push(`${(JSON.parse(k) as string[])[0]} is in the linked copy of the manifest but not the same in the package's`);
+      else extra++;
+    }
+  }
+  if (extra > 0) differences.push(`…and ${extra.toLocaleString('en')} more differences`);
+  return differences;
+}

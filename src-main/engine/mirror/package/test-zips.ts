@@ -1,0 +1,117 @@
+// Test support: packages written with yazl, and byte-level surgery for the hostile ones yazl refuses to write
+// (escaping names, disagreeing headers, encryption flags). Not used by the engine.
+import { createHash } from 'node:crypto';
+import yazl from 'yazl';
+
+export interface ZipFileSpec {
+  name: string;
+  body: Buffer | string;
+  /** Deflate (default) or store. */
+  compress?: boolean;
+  /** Unix mode, e.g. 0o120777 for a symbolic link. */
+  mode?: number;
+  zip64?: boolean;
+}
+
+const DATE = new Date(Date.UTC(2024, 0, 2, 3, 4, 6));
+
+export function buildZip(files: ZipFileSpec[], options: { zip64?: boolean } = {}): Promise<Buffer> {
+  const zip = new yazl.ZipFile();
+  for (const f of files) {
+    const body = typeof f.body === 'string' ? Buffer.from(f.body) : f.body;
+    zip.addBuffer(body, f.name, { compress: f.compress ?? true, mtime: DATE, mode: f.mode, forceZip64Format: f.zip64 ?? options.zip64 });
+  }
+  zip.end({ forceZip64Format: options.zip64 });
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    zip.outputStream.on('data', (c: Buffer) => chunks.push(c));
+    zip.outputStream.on('end', () => resolve(Buffer.concat(chunks)));
+    zip.outputStream.on('error', reject);
+  });
+}
+
+/** Replaces every occurrence of a name's bytes (same length): renames an entry in its local header and central directory. */
+export function renameEntry(zip: Buffer, from: string, to: string): Buffer {
+  const a = Buffer.from(from, 'latin1');
+  const b = Buffer.from(to, 'latin1');
+  if (a.length !== b.length) throw new Error('names must have the same length');
+  const out = Buffer.from(zip);
+  let at = out.indexOf(a);
+  let n = 0;
+  while (at !== -1) {
+    b.copy(out, at);
+    n++;
+    at = out.indexOf(a, at + 1);
+  }
+  if (n === 0) throw new Error(`${from} not found`);
+  return out;
+}
+
+/** Offsets of the local header and the central directory record of the entry called `name`. */
+export function headersOf(zip: Buffer, name: string): { local: number; central: number } {
+  const nameBytes = Buffer.from(name);
+  let local = -1;
+  let central = -1;
+  for (let i = 0; i + 46 <= zip.length; i++) {
+    const sig = zip.readUInt32LE(i);
+    if (sig === 0x04034b50 && local === -1) {
+      const len = zip.readUInt16LE(i + 26);
+      if (zip.subarray(i + 30, i + 30 + len).equals(nameBytes)) local = i;
+    } else if (sig === 0x02014b50 && central === -1) {
+      const len = zip.readUInt16LE(i + 28);
+      if (zip.subarray(i + 46, i + 46 + len).equals(nameBytes)) central = i;
+    }
+  }
+  if (local === -1 || central === -1) throw new Error(`headers of ${name} not found`);
+  return { local, central };
+}
+
+/** Field offsets within each header. */
+export const LOCAL = { flags: 6, method: 8, crc: 14, compressed: 18, uncompressed: 22 } as const;
+export const CENTRAL = { flags: 8, method: 10, crc: 16, compressed: 20, uncompressed: 24 } as const;
+
+export function patch(zip: Buffer, name: string, where: 'local' | 'central', field: keyof typeof LOCAL, value: number, bytes: 2 | 4 = 4): Buffer {
+  const out = Buffer.from(zip);
+  const h = headersOf(out, name);
+  const at = where === 'local' ? h.local + LOCAL[field] : h.central + CENTRAL[field];
+  if (bytes === 2) out.writeUInt16LE(value, at);
+  else out.writeUInt32LE(value >>> 0, at);
+  return out;
+}
+
+export function md5(body: Buffer | string): string {
+  return createHash('md5').update(body).digest('hex');
+}
+
+export function sha256(body: Buffer | string): string {
+  return createHash('sha256').update(body).digest('hex');
+}
+
+export interface ManifestItem {
+  loc: string;
+  path?: string;
+  hash?: string;
+  length?: number | string;
+  change?: string;
+  datetime?: string;
+}
+
+export function manifestXml(capability: 'resourcedump-manifest' | 'changedump-manifest', items: ManifestItem[]): string {
+  const head =
+    capability === 'resourcedump-manifest'
+      ? '<rs:md capability="resourcedump-manifest" at="2024-01-02T03:04:05Z"/>'
+      : '<rs:md capability="changedump-manifest" from="2024-01-01T00:00:00Z" until="2024-01-03T00:00:00Z"/>';
+  const attr = (name: string, v: unknown) => (v === undefined ? '' : ` ${name}="${String(v)}"`);
+  const urls = items
+    .map(
+      (i) =>
+        `  <url><loc>${i.loc}</loc><rs:md${attr('change', i.change)}${attr('datetime', i.datetime)}${attr('hash', i.hash)}${attr('length', i.length)}${attr('path', i.path)}/></url>`,
+    )
+    .join('\n');
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?>\n' +
+    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">\n' +
+    '  <rs:ln rel="up" href="http://example.com/capabilitylist.xml"/>\n' +
+    `  ${head}\n${urls}\n</urlset>\n`
+  );
+}

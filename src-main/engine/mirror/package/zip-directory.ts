@@ -1,0 +1,236 @@
+// The package's central directory, read once with yauzl (which handles ZIP64 and never holds file data), each entry
+// checked on its own: a bad entry is refused and reported, the others stay usable. Names are decoded and validated
+// here rather than by yauzl, which would end the whole enumeration at the first bad name.
+import { open as openFile, type FileHandle } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { createInflateRaw } from 'node:zlib';
+import yauzl from 'yauzl';
+import { clip } from '../../clip.ts';
+import { PackageError, type EntryFailureCode, type ZipEntryRefusal } from './model.ts';
+import { decodeZipName, isSymlink, unsafeName } from './names.ts';
+import { FixityError } from './verify.ts';
+
+export interface ZipItem {
+  /** Decoded name as stored. */
+  name: string;
+  entry: yauzl.Entry;
+  /** Set when the entry must not be extracted; the reason says why. */
+  refusal?: { code: EntryFailureCode; reason: string };
+}
+
+export interface ZipDirectory {
+  /** By NFC name. A refused entry is kept (with its refusal) so a manifest entry naming it fails with that reason. */
+  items: Map<string, ZipItem>;
+  refused: ZipEntryRefusal[];
+  fileSize: number;
+  /** Opens the uncompressed bytes of an entry, after checking its local header against the central directory. */
+  openData(item: ZipItem): Promise<Readable>;
+  close(): Promise<void>;
+}
+
+export interface DirectoryOptions {
+  bombRatio: number;
+  bombMinBytes: number;
+  maxZipEntries: number;
+}
+
+const DATA_DESCRIPTOR = 0x08;
+const ENCRYPTED = 0x01;
+const READ_CHUNK = 1 << 20;
+
+function openZip(path: string): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(path, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: false }, (err, zip) => {
+      if (err) reject(err);
+      else resolve(zip);
+    });
+  });
+}
+
+/** Everything wrong with one central directory entry, whatever the manifest says about it. */
+function checkEntry(name: string, entry: yauzl.Entry, options: DirectoryOptions): ZipItem['refusal'] {
+  const unsafe = unsafeName(name);
+  if (unsafe !== null) return { code: 'path-escapes', reason: `Refused: ${unsafe}` };
+  if (isSymlink(entry)) return { code: 'symlink', reason: `Refused: ${clip(name)} is a symbolic link` };
+  if (entry.generalPurposeBitFlag & ENCRYPTED) return { code: 'encrypted', reason: `Refused: ${clip(name)} is encrypted` };
+  if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
+    return { code: 'unsupported-compression', reason: `Refused: ${clip(name)} uses compression method ${entry.compressionMethod} (only stored and deflate are read)` };
+  }
+  if (entry.compressionMethod === 0 && entry.compressedSize !== entry.uncompressedSize) {
+    return {
+      code: 'size-mismatch',
+      reason: `Refused: ${clip(name)} is stored uncompressed but its sizes differ (${entry.compressedSize} and ${entry.uncompressedSize} bytes)`,
+    };
+  }
+  const ratio = entry.uncompressedSize / Math.max(1, entry.compressedSize);
+  if (entry.uncompressedSize > options.bombMinBytes && ratio > options.bombRatio) {
+    return {
+      code: 'bomb',
+      reason:
+        `Refused: ${clip(name)} would expand ${Math.round(ratio).toLocaleString('en')}:1 ` +
+        `(${entry.compressedSize.toLocaleString('en')} → ${entry.uncompressedSize.toLocaleString('en')} bytes), ` +
+        `over the limit of ${options.bombRatio}:1 for entries over ${(options.bombMinBytes / 1048576).toFixed(0)} MiB`,
+    };
+  }
+  return undefined;
+}
+
+export async function readZipDirectory(path: string, options: DirectoryOptions): Promise<ZipDirectory> {
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await openZip(path);
+  } catch (err) {
+    throw new PackageError('not-zip', `The package is not a readable ZIP file: ${(err as Error).message}`, { cause: err });
+  }
+  if (zip.entryCount > options.maxZipEntries) {
+    zip.close();
+    throw new PackageError(
+      'too-many-entries',
+      `The package has ${zip.entryCount.toLocaleString('en')} entries, over the limit of ${options.maxZipEntries.toLocaleString('en')}; not read`,
+    );
+  }
+  const items = new Map<string, ZipItem>();
+  const refused: ZipEntryRefusal[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      zip.on('entry', (entry: yauzl.Entry) => {
+        const name = decodeZipName(entry);
+        // Folders carry no bitstream.
+        if (!name.endsWith('/') || entry.uncompressedSize !== 0) {
+          const key = name.normalize('NFC');
+          const refusal = checkEntry(name, entry, options);
+          if (refusal) refused.push({ name, ...refusal });
+          const earlier = items.get(key);
+          if (earlier !== undefined) {
+            const reason = `Refused: ${clip(name)} appears more than once in the package; which copy is meant is ambiguous`;
+            if (earlier.refusal?.code !== 'duplicate-name') refused.push({ name, code: 'duplicate-name', reason });
+            earlier.refusal = { code: 'duplicate-name', reason };
+          } else {
+            items.set(key, { name, entry, refusal });
+          }
+        }
+        zip.readEntry();
+      });
+      zip.once('end', () => resolve());
+      zip.once('error', reject);
+      zip.readEntry();
+    });
+  } catch (err) {
+    zip.close();
+    throw new PackageError('not-zip', `The package's central directory cannot be read: ${(err as Error).message}`, { cause: err });
+  }
+
+  let handle: FileHandle;
+  try {
+    handle = await openFile(path, 'r');
+  } catch (err) {
+    zip.close();
+    throw new PackageError('io', `Cannot read ${path}: ${(err as Error).message}`, { cause: err });
+  }
+
+  return {
+    items,
+    refused,
+    fileSize: zip.fileSize,
+    openData: (item) => openData(zip, handle, item),
+    close: async () => {
+      zip.close();
+      await handle.close();
+    },
+  };
+}
+
+function localHeader(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<yauzl.LocalFileHeader> {
+  return new Promise((resolve, reject) => {
+    zip.readLocalFileHeader(entry, (err, header) => (err ? reject(err) : resolve(header)));
+  });
+}
+
+/** Sizes in a local header, with a ZIP64 extra field read when the 32-bit ones are saturated. */
+function localSizes(header: yauzl.LocalFileHeader): { compressed: number; uncompressed: number } {
+  let compressed = header.compressedSize;
+  let uncompressed = header.uncompressedSize;
+  if (compressed === 0xffffffff || uncompressed === 0xffffffff) {
+    for (const field of yauzl.parseExtraFields(header.extraField)) {
+      if (field.id !== 0x0001) continue;
+      // In a local header the ZIP64 field holds both sizes, uncompressed first.
+      if (field.data.length >= 16) {
+        uncompressed = Number(field.data.readBigUInt64LE(0));
+        compressed = Number(field.data.readBigUInt64LE(8));
+      }
+    }
+  }
+  return { compressed, uncompressed };
+}
+
+async function openData(zip: yauzl.ZipFile, handle: FileHandle, item: ZipItem): Promise<Readable> {
+  const { entry, name } = item;
+  let header: yauzl.LocalFileHeader;
+  try {
+    header = await localHeader(zip, entry);
+  } catch (err) {
+    throw new FixityError('corrupt', `${clip(name)}: its local header cannot be read: ${(err as Error).message}`);
+  }
+  const stored = entry.fileName as unknown as Buffer;
+  if (!header.fileName.equals(stored)) {
+    throw new FixityError(
+      'header-mismatch',
+      `Refused: ${clip(name)} is named ${clip(JSON.stringify(header.fileName.toString('latin1')))} in its local header; the package is inconsistent`,
+    );
+  }
+  if (header.compressionMethod !== entry.compressionMethod || (header.generalPurposeBitFlag & ENCRYPTED) !== (entry.generalPurposeBitFlag & ENCRYPTED)) {
+    throw new FixityError('header-mismatch', `Refused: ${clip(name)}'s local header and central directory disagree on how it is stored`);
+  }
+  // With a data descriptor the local header holds zeros, and the real values follow the data.
+  if (!(header.generalPurposeBitFlag & DATA_DESCRIPTOR)) {
+    const local = localSizes(header);
+    if (local.compressed !== entry.compressedSize || local.uncompressed !== entry.uncompressedSize) {
+      throw new FixityError(
+        'size-mismatch',
+        `Refused: ${clip(name)} is ${local.uncompressed.toLocaleString('en')} bytes (${local.compressed.toLocaleString('en')} compressed) ` +
+          `by its local header but ${entry.uncompressedSize.toLocaleString('en')} (${entry.compressedSize.toLocaleString('en')}) by the central directory`,
+      );
+    }
+    if (header.crc32 >>> 0 !== entry.crc32 >>> 0) {
+      throw new FixityError('header-mismatch', `Refused: ${clip(name)}'s local header and central directory give different CRC-32s`);
+    }
+  }
+  const start = header.fileDataStart;
+  const end = start + entry.compressedSize;
+  if (end > zip.fileSize) {
+    throw new FixityError('corrupt', `${clip(name)}: its data runs past the end of the package`);
+  }
+  const raw = rangeReader(handle, start, end);
+  if (entry.compressionMethod === 0) return raw;
+  // Large output chunks: fewer, bigger buffers to hash and write.
+  const inflate = createInflateRaw({ chunkSize: 256 * 1024 });
+  raw.on('error', (err) => inflate.destroy(err));
+  inflate.on('close', () => raw.destroy());
+  return raw.pipe(inflate);
+}
+
+/** The bytes [start, end) of the package, read in 1 MiB slices through the package's one open file. */
+function rangeReader(handle: FileHandle, start: number, end: number): Readable {
+  let position = start;
+  return new Readable({
+    highWaterMark: READ_CHUNK,
+    read() {
+      const want = Math.min(READ_CHUNK, end - position);
+      if (want <= 0) {
+        this.push(null);
+        return;
+      }
+      handle.read(Buffer.allocUnsafe(want), 0, want, position).then(
+        ({ bytesRead, buffer }) => {
+          if (bytesRead === 0) {
+            this.destroy(new FixityError('corrupt', 'The package ends before the entry does'));
+            return;
+          }
+          position += bytesRead;
+          this.push(bytesRead === want ? buffer : buffer.subarray(0, bytesRead));
+        },
+        (err: unknown) => this.destroy(err as Error),
+      );
+    },
+  });
+}
