@@ -75,6 +75,30 @@ describe('discovery limits that used to be silent', () => {
     expect(limit?.severity).toBe('warning');
   });
 
+  it('a robots.txt over 512 KiB is read up to there, and a finding says so', async () => {
+    const base = await site({
+      '/robots.txt': (_req, res, b) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write(`# ${'c'.repeat(600 * 1024)}\n`);
+        res.end(`Sitemap: ${b}/late.xml\n`);
+      },
+    });
+    const early = await site({
+      '/robots.txt': (_req, res, b) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end(`Sitemap: ${b}/early.xml\n# ${'c'.repeat(600 * 1024)}\nSitemap: ${b}/late.xml\n`);
+      },
+    });
+    const late = await discover(base, { http: client() });
+    expect(late.findings.find((f) => f.code === 'robots-limit')?.message).toBe(
+      `${base}/robots.txt is longer than 512 KiB; only its first 512 KiB were read for Sitemap: lines`,
+    );
+    expect(late.routes.some((r) => r.url.endsWith('/late.xml'))).toBe(false);
+    const found = await discover(early, { http: client() });
+    expect(found.routes.filter((r) => r.route === 'robots').map((r) => r.url.replace(early, ''))).toEqual(['/early.xml']);
+    expect(found.findings.map((f) => f.code)).toContain('robots-limit');
+  });
+
   it('an HTML page with more resourcesync links than are followed says how many were left', async () => {
     const links = Array.from({ length: 8 }, (_, i) => `<link rel="resourcesync" href="/cl-${i}.xml">`).join('');
     const base = await site({

@@ -31,7 +31,8 @@ export const MAX_DOCUMENTS = 50;
 export const MAX_LINK_TARGETS = 5;
 /** robots.txt Sitemap: lines followed. */
 export const MAX_SITEMAPS = 10;
-const ROBOTS_MAX_BYTES = 512 * 1024;
+/** Bytes of robots.txt read; a longer file is read up to here (at a line end) and a finding says so. */
+export const ROBOTS_MAX_BYTES = 512 * 1024;
 const MAX_FINDINGS_PER_DOCUMENT = 20;
 export const WELL_KNOWN_PATH = '/.well-known/resourcesync';
 
@@ -208,7 +209,6 @@ class DiscoveryRun {
       const response = await this.#http.get(robotsUrl, {
         signal: this.#signal,
         accept: 'text/plain, */*;q=0.5',
-        maxBytes: ROBOTS_MAX_BYTES,
         deadlineAt: this.#deadlineAt,
       });
       if (response.status < 200 || response.status > 299) {
@@ -216,7 +216,18 @@ class DiscoveryRun {
         this.#step({ route: 'robots', url: robotsUrl, found: false, message: `${response.status} ${response.statusText}`.trim() });
         return false;
       }
-      text = await response.text();
+      const head = await readPrefix(response.body, ROBOTS_MAX_BYTES);
+      await response.discard();
+      text = head.text;
+      if (head.truncated) {
+        // Only whole lines: the last one may have been cut.
+        text = text.slice(0, Math.max(0, text.lastIndexOf('\n')));
+        this.#finding(
+          'warning',
+          'robots-limit',
+          `${robotsUrl} is longer than ${formatBytes(ROBOTS_MAX_BYTES)}; only its first ${formatBytes(ROBOTS_MAX_BYTES)} were read for Sitemap: lines`,
+        );
+      }
     } catch (err) {
       this.#rethrowIfAborted(err);
       this.#step({ route: 'robots', url: robotsUrl, found: false, message: (err as Error).message });
@@ -527,4 +538,21 @@ function linkHref(links: RsLn[], rel: string, base: string): string | undefined 
     }
   }
   return undefined;
+}
+
+/** The first `limit` bytes of a body as UTF-8 text (robots.txt is UTF-8, RFC 9309), and whether there was more. */
+async function readPrefix(body: AsyncIterable<Uint8Array>, limit: number): Promise<{ text: string; truncated: boolean }> {
+  const decoder = new TextDecoder('utf-8');
+  let text = '';
+  let bytes = 0;
+  for await (const chunk of body) {
+    const room = limit - bytes;
+    if (chunk.byteLength > room) {
+      text += decoder.decode(chunk.subarray(0, room));
+      return { text, truncated: true };
+    }
+    bytes += chunk.byteLength;
+    text += decoder.decode(chunk, { stream: true });
+  }
+  return { text: text + decoder.decode(), truncated: false };
 }

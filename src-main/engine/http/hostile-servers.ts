@@ -58,6 +58,19 @@ export function trickle(everyMs: number, contentType = 'application/xml'): Hosti
   };
 }
 
+/** Sends the status line and headers one byte every `everyMs`, never finishing them. */
+export function trickleHeaders(everyMs: number): HostileBehaviour {
+  return (socket) => {
+    const head = `HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nx-slow: ${'s'.repeat(10_000)}`;
+    let i = 0;
+    const timer = setInterval(() => {
+      if (socket.destroyed || i >= head.length) return void clearInterval(timer);
+      socket.write(head[i++]!);
+    }, everyMs);
+    socket.on('close', () => clearInterval(timer));
+  };
+}
+
 /** Accepts the request and never answers. */
 export const stall: HostileBehaviour = () => undefined;
 

@@ -2,7 +2,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Http, deadlineFor, MAX_DEADLINE_MS } from './client.ts';
 import { NetworkError } from './errors.ts';
-import { hostileServer, hugeHeaders, notHttp, redirectForever, stall, trickle, type HostileServer } from './hostile-servers.ts';
+import {
+  hostileServer,
+  hugeHeaders,
+  notHttp,
+  redirectForever,
+  stall,
+  trickle,
+  trickleHeaders,
+  type HostileServer,
+} from './hostile-servers.ts';
 
 const servers: HostileServer[] = [];
 const clients: Http[] = [];
@@ -79,6 +88,15 @@ describe('Http against hostile servers', () => {
     const err = await failure(client({ timeoutMs: 60_000, deadlineMs: 400 }).get(`${s.url}/never`));
     expect(err.code).toBe('deadline');
     expect(err.message).toContain(`${s.url}/never`);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('the deadline covers headers that trickle in a byte at a time', async () => {
+    const s = await server(trickleHeaders(10));
+    const started = Date.now();
+    const err = await failure(client({ timeoutMs: 60_000, deadlineMs: 500 }).get(`${s.url}/slow-headers`));
+    expect(['deadline', 'timeout']).toContain(err.code);
+    expect(err.message).toContain(`${s.url}/slow-headers`);
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 
