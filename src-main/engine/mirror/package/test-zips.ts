@@ -21,7 +21,7 @@ export function buildZip(files: ZipFileSpec[], options: { zip64?: boolean } = {}
     const body = typeof f.body === 'string' ? Buffer.from(f.body) : f.body;
     zip.addBuffer(body, f.name, { compress: f.compress ?? true, mtime: DATE, mode: f.mode, forceZip64Format: f.zip64 ?? options.zip64 });
   }
-  zip.end({ forceZip64Format: options.zip64 });
+  zip.end({ forceZip64Format: options.zip64 ?? false, comment: '' });
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     zip.outputStream.on('data', (c: Buffer) => chunks.push(c));
