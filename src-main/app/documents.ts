@@ -3,8 +3,7 @@
 import type { ChildRef, DocumentView, EntryPage, RawDocument } from '../contract/types.ts';
 import { checkIndexChild } from '../engine/documents/conformance.ts';
 import type { Entry, Finding } from '../engine/documents/model.ts';
-import { DocumentError } from '../engine/documents/errors.ts';
-import { NetworkError } from '../engine/http/errors.ts';
+import { RefusalMemory } from '../engine/refusals.ts';
 import { HEAD_BYTES, loadDocument } from '../engine/load.ts';
 import type { CachedDocument, EntryQuery, Store } from '../store/store.ts';
 import { NotFoundError } from './errors.ts';
@@ -17,31 +16,7 @@ const CHANGE_CAPABILITIES = new Set(['changelist', 'changedump', 'changedump-man
 const PARENT_CAPABILITIES = new Set(['description', 'capabilitylist']);
 /** At most this often a `document.progress` event per load, plus one at the end. */
 export const PROGRESS_INTERVAL_MS = 200;
-/**
- * How long a refused document is not fetched again: a retry (a click, a refresh) within this time answers with
- * the remembered refusal at once instead of downloading up to 50 MB again to be refused again.
- */
-export const REFUSAL_MEMORY_MS = 10 * 60_000;
-const MAX_REMEMBERED_REFUSALS = 1_000;
-
-/** Refusals worth remembering: the document itself is the problem, not a passing network failure. */
-function isRefusal(error: unknown): error is DocumentError | NetworkError {
-  if (error instanceof DocumentError) return error.code !== 'aborted' && error.code !== 'io';
-  return error instanceof NetworkError && (error.code === 'too-large' || error.code === 'deadline');
-}
-
-/** The remembered refusal, saying so and when the document will be fetched again. */
-function remembered(error: DocumentError | NetworkError, at: number, now: number): Error {
-  const ago = Math.max(0, Math.round((now - at) / 60_000));
-  const left = Math.max(1, Math.ceil((at + REFUSAL_MEMORY_MS - now) / 60_000));
-  const note =
-    ` (refused ${ago === 0 ? 'less than a minute' : `${ago} min`} ago and not fetched again; ` +
-    `it can be retried in ${left} min)`;
-  if (error instanceof DocumentError) {
-    return new DocumentError(error.code, error.message + note, error.line === undefined ? undefined : { line: error.line });
-  }
-  return new NetworkError(error.code, error.message + note, error.url);
-}
+export { REFUSAL_MEMORY_MS } from '../engine/refusals.ts';
 
 export function childrenOf(cached: CachedDocument, entries: Iterable<Entry>): ChildRef[] {
   const { summary } = cached;
@@ -76,26 +51,22 @@ export class DocumentService {
   #events: EventHub;
   #loads = new Map<string, Promise<CachedDocument>>();
   #abort = new AbortController();
-  #refusals = new Map<string, { error: DocumentError | NetworkError; at: number }>();
-  #now: () => number;
+  #refusals: RefusalMemory;
 
-  constructor(deps: { store: Store; http: HttpHolder; events: EventHub; now?: () => number }) {
+  /** `refusals`: shared with discovery, so a document refused there is not downloaded again here (nor back). */
+  constructor(deps: { store: Store; http: HttpHolder; events: EventHub; refusals?: RefusalMemory }) {
     this.#store = deps.store;
     this.#http = deps.http;
     this.#events = deps.events;
-    this.#now = deps.now ?? Date.now;
+    this.#refusals = deps.refusals ?? new RefusalMemory();
   }
 
   /** Fetches url into the cache. Concurrent calls for one URL share one load; a recent refusal is answered at once. */
   load(url: string): Promise<CachedDocument> {
     const running = this.#loads.get(url);
     if (running) return running;
-    const refusal = this.#refusals.get(url);
-    if (refusal !== undefined) {
-      const now = this.#now();
-      if (now - refusal.at < REFUSAL_MEMORY_MS) return Promise.reject(remembered(refusal.error, refusal.at, now));
-      this.#refusals.delete(url);
-    }
+    const refused = this.#refusals.recallError(url);
+    if (refused !== null) return Promise.reject(refused);
     const load = this.#load(url).finally(() => this.#loads.delete(url));
     this.#loads.set(url, load);
     return load;
@@ -131,17 +102,9 @@ export class DocumentService {
       return cached;
     } catch (error) {
       writer.abort();
-      if (isRefusal(error)) this.#remember(url, error);
+      this.#refusals.remember(url, error);
       throw error;
     }
-  }
-
-  #remember(url: string, error: DocumentError | NetworkError): void {
-    const now = this.#now();
-    for (const [known, { at }] of this.#refusals) if (now - at >= REFUSAL_MEMORY_MS) this.#refusals.delete(known);
-    // A bounded memory: the oldest is forgotten first (a Map keeps insertion order).
-    if (this.#refusals.size >= MAX_REMEMBERED_REFUSALS) this.#refusals.delete(this.#refusals.keys().next().value as string);
-    this.#refusals.set(url, { error, at: now });
   }
 
   /** The cached copy, fetching it first when there is none. */

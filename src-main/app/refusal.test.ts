@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../store/store.ts';
+import { RefusalMemory } from '../engine/refusals.ts';
 import { DocumentService, REFUSAL_MEMORY_MS } from './documents.ts';
 import { EventHub } from './events.ts';
 import { HttpHolder } from './http-holder.ts';
@@ -125,7 +126,7 @@ describe('the refusal memory', () => {
     const store = openStore(':memory:');
     const http = new HttpHolder({ bearerToken: null, timeoutMs: 5_000 }, 'test');
     let now = 1_000_000;
-    const documents = new DocumentService({ store, http, events: new EventHub(), now: () => now });
+    const documents = new DocumentService({ store, http, events: new EventHub(), refusals: new RefusalMemory({ now: () => now }) });
     const url = `${base}/doctype.xml`;
     try {
       const refusal = (work: Promise<unknown>) => work.then(() => new Error('loaded'), (e: Error) => e);

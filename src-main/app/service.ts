@@ -2,6 +2,7 @@
 // validates arguments before a handler runs, and forward `events`.
 import type { DiscoveryResult } from '../contract/types.ts';
 import { discover } from '../engine/discovery/discover.ts';
+import { RefusalMemory } from '../engine/refusals.ts';
 import type { Store } from '../store/store.ts';
 import { createDispatch, type Dispatch, type ErrorLogger, type Handlers } from './dispatch.ts';
 import { DocumentService } from './documents.ts';
@@ -47,7 +48,9 @@ export function createService(deps: ServiceDeps): Service {
   const { store } = deps;
   const events = new EventHub();
   const http = new HttpHolder(store.settings.get(), `ResourceSync-Desktop/${deps.version}`);
-  const documents = new DocumentService({ store, http, events });
+  // One memory of refused documents for discovery and documents alike.
+  const refusals = new RefusalMemory();
+  const documents = new DocumentService({ store, http, events, refusals });
   const checks = new CheckService({ http, events });
   const abort = new AbortController();
   const running = new Set<Promise<unknown>>();
@@ -66,6 +69,7 @@ export function createService(deps: ServiceDeps): Service {
         discover(url, {
           http: client,
           signal: abort.signal,
+          refusals,
           onStep: (step) => events.emit('discovery.step', { runId, step }),
         }),
       ),

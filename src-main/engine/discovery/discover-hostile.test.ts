@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Http } from '../http/client.ts';
 import { hostileServer, trickle, type HostileServer } from '../http/hostile-servers.ts';
+import { RefusalMemory } from '../refusals.ts';
 import { discover, MAX_LINK_TARGETS, MAX_SITEMAPS } from './discover.ts';
 import { HTML_SCAN_BYTES } from './html-links.ts';
 
@@ -152,5 +153,37 @@ describe('discovery in bounded time', () => {
     for (const route of fetched) expect(route.message).toMatch(/did not finish within 0\.3 s/);
     expect(s.requests).toHaveLength(3);
     expect(result.findings.map((f) => f.code)).toEqual(['nothing-found']);
+  });
+});
+
+describe('discovery and refused documents', () => {
+  it('a start URL refused as too large is not downloaded again by a second discovery soon after', async () => {
+    let served = 0;
+    const base = await site({
+      '/huge.xml': (_req, res) => {
+        served++;
+        res.writeHead(200, { 'content-type': 'application/xml' });
+        // No Content-Length: the size shows only while reading.
+        res.write('<?xml version="1.0"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">\n');
+        res.write('<rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>\n');
+        const entry = Buffer.from('<url><loc>http://127.0.0.1/r</loc></url>\n'.repeat(1000));
+        let sent = 0;
+        const pump = () => {
+          while (sent < 60 * 1024 * 1024 && !res.destroyed) {
+            sent += entry.length;
+            if (!res.write(entry)) return void res.once('drain', pump);
+          }
+          res.end('</urlset>\n');
+        };
+        pump();
+      },
+    });
+    const refusals = new RefusalMemory();
+    const first = await discover(`${base}/huge.xml`, { http: client(), refusals });
+    expect(first.routes[0]!.message).toBe(`http://127.0.0.1:${new URL(base).port}/huge.xml is larger than 52,428,800 bytes`);
+    expect(served).toBe(1);
+    const second = await discover(`${base}/huge.xml`, { http: client(), refusals });
+    expect(served).toBe(1);
+    expect(second.routes[0]!.message).toBe(`${first.routes[0]!.message} (refused less than a minute ago and not fetched again; it can be retried in 10 min)`);
   });
 });

@@ -13,7 +13,8 @@ import type { DocumentSummary, Finding, RsLn } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
 import { NetworkError, formatBytes, formatDuration } from '../http/errors.ts';
 import { HTML_SCAN_BYTES } from './html-links.ts';
-import { documentName, probe, type Probe } from './probe.ts';
+import type { RefusalMemory } from '../refusals.ts';
+import { documentName, probe, rememberedProbe, type Probe } from './probe.ts';
 import { sitemapsInRobots } from './robots.ts';
 
 export interface DiscoverOptions {
@@ -24,6 +25,8 @@ export interface DiscoverOptions {
   maxDocuments?: number;
   /** The longest the whole run may take. Default: the client's deadline for one fetch (5 min with a 30 s timeout). */
   deadlineMs?: number;
+  /** Documents refused a short while ago are not fetched again; refusals found here are remembered. */
+  refusals?: RefusalMemory;
 }
 
 export const MAX_DOCUMENTS = 50;
@@ -70,6 +73,7 @@ class DiscoveryRun {
   #maxDocuments: number;
   #deadlineMs: number;
   #deadlineAt: number;
+  #refusals?: RefusalMemory;
   #outOfTime = false;
   #fetches = 0;
   #limitReported = false;
@@ -91,6 +95,7 @@ class DiscoveryRun {
     this.#maxDocuments = options.maxDocuments ?? MAX_DOCUMENTS;
     this.#deadlineMs = options.deadlineMs ?? options.http.deadlineMs;
     this.#deadlineAt = Date.now() + this.#deadlineMs;
+    this.#refusals = options.refusals;
   }
 
   async run(): Promise<DiscoveryResult> {
@@ -440,6 +445,14 @@ class DiscoveryRun {
   async #fetch(url: string): Promise<Probe | null> {
     const known = this.#probes.get(url);
     if (known) return known;
+    // Only the costly refusals are answered from memory here: one that took 50 MB to find out. The cheap ones
+    // (a wrong root, a DOCTYPE) cost a few bytes to see again and are reported as found.
+    const recalled = this.#refusals?.recall(url);
+    if (recalled && recalled.error.code === 'too-large') {
+      const remembered = rememberedProbe(url, recalled.error, recalled.note);
+      this.#probes.set(url, remembered);
+      return remembered;
+    }
     if (!this.#budget(url)) return null;
     let found: Probe;
     try {
@@ -450,6 +463,7 @@ class DiscoveryRun {
     }
     this.#checkAborted();
     this.#probes.set(url, found);
+    if (found.error) this.#refusals?.remember(url, found.error);
     if (found.document) this.#documentFindings(found.url, found.document.summary);
     if (found.htmlTruncated) {
       this.#finding(

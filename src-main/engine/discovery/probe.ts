@@ -24,6 +24,8 @@ export interface Probe {
   htmlTruncated?: boolean;
   /** "Capability List", "404 Not Found", "HTML page", "not XML", a network error, ... */
   message: string;
+  /** Why no document came of it, when a refusal or a network error says so. */
+  error?: DocumentError | NetworkError;
 }
 
 export const PROBE_ACCEPT = 'application/xml, text/xml;q=0.9, text/html;q=0.8, */*;q=0.5';
@@ -49,6 +51,16 @@ const REFUSALS: Partial<Record<DocumentError['code'], string>> = {
   'missing-capability': 'a ResourceSync document without a capability',
 };
 
+/** What a route step says of a refused document: a short phrase for the usual refusals, else the error itself. */
+export function refusalMessage(err: DocumentError | NetworkError): string {
+  return err instanceof DocumentError ? (REFUSALS[err.code] ?? err.message) : err.message;
+}
+
+/** A probe answered from memory: the document was refused a short while ago and is not fetched again. */
+export function rememberedProbe(url: string, error: DocumentError | NetworkError, note: string): Probe {
+  return { url, finalUrl: url, headers: {}, linkHeaderTargets: [], message: `${refusalMessage(error)} (${note})`, error };
+}
+
 export async function probe(http: Http, url: string, signal?: AbortSignal, deadlineAt?: number): Promise<Probe> {
   const result: Probe = { url, finalUrl: url, headers: {}, linkHeaderTargets: [], message: '' };
   let response;
@@ -57,6 +69,7 @@ export async function probe(http: Http, url: string, signal?: AbortSignal, deadl
   } catch (err) {
     if (!(err instanceof NetworkError) || err.code === 'aborted') throw err;
     result.message = err.message;
+    result.error = err;
     return result;
   }
   result.finalUrl = response.url;
@@ -101,10 +114,12 @@ export async function probe(http: Http, url: string, signal?: AbortSignal, deadl
     await response.discard().catch(() => undefined);
     if (err instanceof DocumentError) {
       if (err.code === 'aborted') throw err;
-      result.message = REFUSALS[err.code] ?? err.message;
+      result.message = refusalMessage(err);
+      result.error = err;
     } else if (err instanceof NetworkError) {
       if (err.code === 'aborted') throw err;
       result.message = err.message;
+      result.error = err;
     } else throw err;
   }
   return result;
