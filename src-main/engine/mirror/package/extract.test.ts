@@ -134,6 +134,36 @@ describe('readPackage: a good Resource Dump package', () => {
   });
 });
 
+describe('readPackage: concurrency', () => {
+  it('hands a Resource Dump\'s bitstreams to the sink two at a time, a Change Dump\'s one at a time; outcomes keep the order', async () => {
+    const files = Array.from({ length: 6 }, (_, i) => ({ name: `f${i}`, body: `body ${i}` }));
+    const observe = () => {
+      let open = 0;
+      let most = 0;
+      const sink = async (_e: ManifestEntry, stream: Readable) => {
+        open++;
+        most = Math.max(most, open);
+        await new Promise((r) => setTimeout(r, 15));
+        for await (const _ of stream);
+        open--;
+      };
+      return { sink, most: () => most };
+    };
+    const rd = await write(files, manifestXml('resourcedump-manifest', files.map((f) => ({ loc: `http://example.com/${f.name}`, path: `/${f.name}` }))));
+    const a = observe();
+    const { report } = await read(rd, { sink: a.sink });
+    expect(a.most()).toBe(2);
+    expect(report.outcomes.map((o) => o.entry.loc)).toEqual(files.map((f) => `http://example.com/${f.name}`));
+    const cd = await write(
+      files,
+      manifestXml('changedump-manifest', files.map((f, i) => ({ loc: `http://example.com/${f.name}`, path: `/${f.name}`, change: 'updated', datetime: `2024-01-02T0${i}:00:00Z` }))),
+    );
+    const b = observe();
+    await read(cd, { kind: 'changedump', sink: b.sink, concurrency: 4 });
+    expect(b.most()).toBe(1);
+  });
+});
+
 describe('readPackage: entries that fail alone', () => {
   it('a hash or length that does not match fails that entry; the sink sees its stream error', async () => {
     const { files, items } = good();
