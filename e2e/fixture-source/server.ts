@@ -36,7 +36,17 @@ export interface FixtureSourceOptions {
  * What a path does instead of its normal answer (see `setBroken`). `cutAfter`: the normal answer's first N bytes of
  * body, then the connection drops, once (the path then answers normally again): a download that breaks off.
  */
-export type Failure = { status: number; body?: string } | { cutAfter: number } | 'hang' | 'reset';
+export type Failure =
+  | { status: number; body?: string; headers?: Record<string, string>; times?: number }
+  | { cutAfter: number }
+  | 'hang'
+  | 'reset'
+  /** Headers and half the body, then nothing (a stalled body). */
+  | 'stall'
+  /** The normal answer with its bytes altered (same length): a fixity mismatch. */
+  | 'corrupt'
+  /** The normal answer with 10 bytes more (and a Content-Length that says so). */
+  | 'long';
 
 export interface LoggedRequest {
   method: string;
@@ -89,10 +99,15 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     const failure = failures.get(path.split('?')[0]);
     if (failure === 'hang') return;
     if (failure === 'reset') return void req.socket.destroy();
-    if (failure && 'cutAfter' in failure) {
+    if (failure === 'stall' || failure === 'corrupt' || failure === 'long') alter(res, failure);
+    else if (failure && 'cutAfter' in failure) {
       failures.delete(path.split('?')[0]);
       cutAfter(res, failure.cutAfter);
-    } else if (failure) return void send(res, failure.status, 'text/plain', failure.body ?? `Failure ${failure.status}`);
+    } else if (failure) {
+      // `times`: fail that many requests, then answer normally again.
+      if (failure.times !== undefined && --failure.times <= 0) failures.delete(path.split('?')[0]);
+      return void send(res, failure.status, 'text/plain', failure.body ?? `Failure ${failure.status}`, failure.headers);
+    }
     Promise.resolve(handle(req, res, path)).catch((err: unknown) => {
       if (!res.headersSent) send(res, 500, 'text/plain', `Fixture error: ${String(err)}`);
       else res.destroy();
@@ -179,7 +194,16 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
         if (!r || (m[2] !== undefined && m[2] !== EXTENSIONS[r.type])) return notFound(res);
         if (r.deleted) return send(res, 410, 'text/plain', 'Gone\n');
         const rep = state.representation(r.id, r.version);
-        sendBody(res, rep.type, rep.body, { 'last-modified': new Date(r.lastmod).toUTCString(), etag: `"${rep.sha256.slice(0, 16)}"` });
+        const etag = `"${rep.sha256.slice(0, 16)}"`;
+        const lastModified = new Date(r.lastmod).toUTCString();
+        // Conditional requests, as a static file server answers them.
+        const inm = _req.headers['if-none-match'];
+        const ims = _req.headers['if-modified-since'];
+        if (inm !== undefined ? inm === etag : ims !== undefined && Date.parse(ims) >= Date.parse(lastModified)) {
+          res.writeHead(304, { etag, 'last-modified': lastModified });
+          return void res.end();
+        }
+        sendBody(res, rep.type, rep.body, { 'last-modified': lastModified, etag });
       },
     ],
     [
@@ -355,6 +379,27 @@ function sendPackage(req: IncomingMessage, res: ServerResponse, body: Buffer): v
     ...headers,
   });
   res.end(body.subarray(start));
+}
+
+/** Alters an answer on its way out: `stall` sends half its body and stops; `corrupt` flips bytes; `long` adds 10. */
+function alter(res: ServerResponse, how: 'stall' | 'corrupt' | 'long'): void {
+  const writeHead = res.writeHead.bind(res) as (status: number, headers?: Record<string, string | number>) => ServerResponse;
+  const end = res.end.bind(res) as (chunk?: Buffer) => ServerResponse;
+  res.writeHead = ((status: number, headers?: Record<string, string | number>) => {
+    if (how === 'long' && headers?.['content-length'] !== undefined) headers = { ...headers, 'content-length': Number(headers['content-length']) + 10 };
+    return writeHead(status, headers);
+  }) as typeof res.writeHead;
+  res.end = ((chunk?: unknown) => {
+    if (chunk === undefined || typeof chunk === 'function') return end();
+    const body = Buffer.from(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Uint8Array));
+    if (how === 'stall') {
+      res.write(body.subarray(0, Math.floor(body.length / 2)));
+      return res;
+    }
+    if (how === 'long') return end(Buffer.concat([body, Buffer.from('0123456789')]));
+    for (let i = 0; i < body.length; i += 7) body[i] = body[i] ^ 0x20;
+    return end(body);
+  }) as typeof res.end;
 }
 
 /** Lets the first `limit` bytes of the body through, then drops the connection. */

@@ -5,7 +5,7 @@ import { processIo, type Io } from './io.ts';
 import { defaultDataDir, packageVersion, rendererDir } from './paths.ts';
 import { HELP, parseMaxDocuments, parsePort, parseTimeout, UsageError } from './usage.ts';
 
-const COMMANDS = ['discover', 'inspect', 'check', 'serve'] as const;
+const COMMANDS = ['discover', 'inspect', 'check', 'serve', 'sync', 'audit', 'runs'] as const;
 type Command = (typeof COMMANDS)[number];
 
 const NETWORK_OPTIONS = {
@@ -23,7 +23,26 @@ const SERVE_OPTIONS = {
 
 const CHECK_OPTIONS = { ...NETWORK_OPTIONS, 'max-documents': { type: 'string' } } as const;
 
-function parse<O extends typeof NETWORK_OPTIONS | typeof SERVE_OPTIONS | typeof CHECK_OPTIONS>(args: string[], options: O) {
+const SYNC_OPTIONS = {
+  ...NETWORK_OPTIONS,
+  dest: { type: 'string' },
+  capabilitylist: { type: 'string' },
+  map: { type: 'string', multiple: true },
+  'allow-host': { type: 'string', multiple: true },
+  mode: { type: 'string' },
+  'use-dumps': { type: 'boolean' },
+  delete: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  concurrency: { type: 'string' },
+  delay: { type: 'string' },
+} as const;
+
+const AUDIT_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, rehash: { type: 'boolean' } } as const;
+const RUNS_OPTIONS = { dest: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+
+function parse<
+  O extends typeof NETWORK_OPTIONS | typeof SERVE_OPTIONS | typeof CHECK_OPTIONS | typeof SYNC_OPTIONS | typeof AUDIT_OPTIONS | typeof RUNS_OPTIONS,
+>(args: string[], options: O) {
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
@@ -62,6 +81,7 @@ async function run(command: Command, args: string[], io: Io, version: string): P
     const { checkCommand } = await import('./check-command.ts');
     return checkCommand({ ...options, maxDocuments: parseMaxDocuments(values['max-documents']) }, io);
   }
+  if (command === 'sync' || command === 'audit' || command === 'runs') return mirrorCommand(command, args, io, userAgent);
   const { values, positionals } = parse(args, NETWORK_OPTIONS);
   if (values.help) {
     io.out(HELP[command]);
@@ -77,6 +97,52 @@ async function run(command: Command, args: string[], io: Io, version: string): P
   const target = onePositional(positionals, 'URL or file');
   const { inspectCommand } = await import('./inspect-command.ts');
   return inspectCommand({ target, ...common }, io);
+}
+
+async function mirrorCommand(command: 'sync' | 'audit' | 'runs', args: string[], io: Io, userAgent: string): Promise<number> {
+  const commands = await import('./mirror-commands.ts');
+  const needDest = (dest: string | undefined) => {
+    if (dest === undefined) throw new UsageError('missing --dest <dir>');
+    return dest;
+  };
+  if (command === 'runs') {
+    const { values, positionals } = parse(args, RUNS_OPTIONS);
+    if (values.help) return void io.out(HELP.runs), 0;
+    if (positionals.length > 0) throw new UsageError(`runs takes no arguments, got ${JSON.stringify(positionals[0])}`);
+    return commands.runsCommand({ dest: needDest(values.dest), json: values.json ?? false }, io);
+  }
+  if (command === 'audit') {
+    const { values, positionals } = parse(args, AUDIT_OPTIONS);
+    if (values.help) return void io.out(HELP.audit), 0;
+    if (positionals.length > 0) throw new UsageError(`audit takes no arguments, got ${JSON.stringify(positionals[0])}`);
+    return commands.auditCommand(
+      { dest: needDest(values.dest), rehash: values.rehash ?? false, json: values.json ?? false, token: values.token, timeoutMs: parseTimeout(values.timeout), userAgent },
+      io,
+    );
+  }
+  const { values, positionals } = parse(args, SYNC_OPTIONS);
+  if (values.help) return void io.out(HELP.sync), 0;
+  if (positionals.length > 1) throw new UsageError(`expected one URL, got ${positionals.length} arguments`);
+  return commands.syncCommand(
+    {
+      url: positionals[0],
+      dest: needDest(values.dest),
+      capabilityList: values.capabilitylist,
+      maps: values.map ?? [],
+      allowHosts: values['allow-host'] ?? [],
+      mode: values.mode,
+      useDumps: values['use-dumps'] ?? false,
+      delete: values.delete,
+      dryRun: values['dry-run'] ?? false,
+      concurrency: values.concurrency,
+      delay: values.delay,
+      json: values.json ?? false,
+      token: values.token,
+      timeoutMs: parseTimeout(values.timeout),
+      userAgent,
+    },
+    io,
+  );
 }
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {

@@ -15,6 +15,10 @@ Usage:
   rsdesk inspect <url-or-file> [--json] [--token T] [--timeout S]
   rsdesk check <url> [--json] [--max-documents N] [--token T] [--timeout S]
   rsdesk serve [--port N] [--data-dir D]
+  rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]… [--mode auto|baseline|incremental]
+              [--use-dumps] [--delete keep|delete|quarantine] [--dry-run] [--concurrency N] [--json]
+  rsdesk audit --dest <dir> [--rehash] [--json]
+  rsdesk runs --dest <dir> [--json]
   rsdesk <command> --help
   rsdesk --version
 
@@ -64,6 +68,49 @@ Options:
   -h, --help          this help
 
 Exit code 0 when no finding is an error, 1 otherwise, 2 on usage errors.
+`,
+  sync: `Usage: rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]... [--allow-host HOST]...
+                   [--mode auto|baseline|incremental] [--use-dumps] [--delete keep|delete|quarantine]
+                   [--dry-run] [--concurrency N] [--delay S] [--json] [--token T] [--timeout S]
+
+Mirrors a ResourceSync Source into the folder <dir>, whose state lives in <dir>/.resourcesync/. <url> is
+anything discover accepts (a site, a Source Description, a Capability List, a Resource or Change List);
+it may be left out once the folder is a mirror. Every resource is checked against the list's hash and
+length while it downloads, written to a temporary file, made durable, then put in place.
+
+Options:
+  --dest DIR            the mirror's folder (created if needed)
+  --capabilitylist URL  which Capability List, when the Source has several
+  --map PREFIX=DIR      put URIs starting with PREFIX under DIR (repeatable; longest prefix wins);
+                        default: <host>[_<port>]/<path>
+  --allow-host HOST     also mirror URIs on HOST (repeatable; * for any); other hosts are refused
+  --mode M              auto (default: resume an interrupted run, else baseline for a new mirror,
+                        incremental afterwards), baseline or incremental
+  --use-dumps           use Resource Dumps / Change Dumps (not implemented yet: resources are fetched)
+  --delete P            what to do with resources the Source deleted: keep (default; reported),
+                        delete, or quarantine (moved into <dir>/.resourcesync/quarantine/)
+  --dry-run             show what would happen; nothing is written
+  --concurrency N       connections per host (default 8)
+  --delay S             pause after each request, in seconds, per connection
+  --json                print {"mode","created","updated","deleted","unchanged","failed","bytes","seconds","failures"}
+  --token T             send "Authorization: Bearer T" to the Source (its origin only)
+  --timeout S           connect and stalled-body timeout in seconds (default 30)
+
+Exit code 0 when nothing failed, 1 otherwise, 2 on usage errors.
+`,
+  audit: `Usage: rsdesk audit --dest <dir> [--rehash] [--json] [--token T] [--timeout S]
+
+Compares the mirror in <dir> with the Source's current Resource List (plus the Change List's changes
+since its "at"): in sync, missing, extra (files no listed URI maps to), changed (hash, length or
+lastmod), unverifiable. --rehash reads every local file again instead of trusting the inventory.
+--json prints {"inSync","missing","extra","changed","unverifiable"}.
+
+Exit code 0 only when in sync, 1 otherwise, 2 on usage errors.
+`,
+  runs: `Usage: rsdesk runs --dest <dir> [--json]
+
+The run history of the mirror in <dir>: each sync and audit with its counts, bytes, phase times and
+failures.
 `,
   serve: `Usage: rsdesk serve [--port N] [--data-dir D]
 

@@ -1,0 +1,163 @@
+// rsdesk sync / audit / runs: a local mirror of a Source, kept in a folder.
+import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { audit, type AuditReport } from '../engine/mirror/audit.ts';
+import { parseMap } from '../engine/mirror/local-path.ts';
+import { MirrorState, stateDirOf, STATE_FILE } from '../engine/mirror/state.ts';
+import { sync, type SyncMode, type SyncResult } from '../engine/mirror/sync.ts';
+import type { DeletePolicy } from '../engine/mirror/apply.ts';
+import type { Io } from './io.ts';
+import { UsageError } from './usage.ts';
+
+export interface SyncCommandOptions {
+  url?: string;
+  dest: string;
+  capabilityList?: string;
+  maps: string[];
+  allowHosts: string[];
+  mode?: string;
+  useDumps: boolean;
+  delete?: string;
+  dryRun: boolean;
+  concurrency?: string;
+  delay?: string;
+  json: boolean;
+  token?: string;
+  timeoutMs?: number;
+  userAgent: string;
+}
+
+const MODES = ['auto', 'baseline', 'incremental'];
+const POLICIES = ['keep', 'delete', 'quarantine'];
+
+export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number> {
+  if (o.mode !== undefined && !MODES.includes(o.mode)) throw new UsageError(`--mode must be auto, baseline or incremental, not ${JSON.stringify(o.mode)}`);
+  if (o.delete !== undefined && !POLICIES.includes(o.delete)) throw new UsageError(`--delete must be keep, delete or quarantine, not ${JSON.stringify(o.delete)}`);
+  let concurrency: number | undefined;
+  if (o.concurrency !== undefined) {
+    if (!/^\d{1,3}$/.test(o.concurrency) || Number(o.concurrency) < 1 || Number(o.concurrency) > 256) {
+      throw new UsageError(`--concurrency must be a whole number from 1 to 256, not ${JSON.stringify(o.concurrency)}`);
+    }
+    concurrency = Number(o.concurrency);
+  }
+  let delayMs: number | undefined;
+  if (o.delay !== undefined) {
+    const s = Number(o.delay);
+    if (!Number.isFinite(s) || s < 0 || s > 3600) throw new UsageError(`--delay must be seconds between 0 and 3600, not ${JSON.stringify(o.delay)}`);
+    delayMs = Math.round(s * 1000);
+  }
+  let maps;
+  try {
+    maps = o.maps.map(parseMap);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const dest = resolve(o.dest);
+  const tty = process.stderr.isTTY === true && !o.json;
+  let lastDraw = 0;
+  if (o.useDumps) io.err('Note: --use-dumps is not implemented yet in this version; resources are fetched one by one.\n');
+  const result: SyncResult = await sync({
+    url: o.url,
+    dest,
+    capabilityListUrl: o.capabilityList,
+    maps: o.maps.length > 0 ? maps : undefined,
+    allowHosts: o.allowHosts.length > 0 ? o.allowHosts : undefined,
+    mode: (o.mode as SyncMode | undefined) ?? 'auto',
+    useDumps: o.useDumps,
+    deletePolicy: (o.delete as DeletePolicy | undefined) ?? 'keep',
+    dryRun: o.dryRun,
+    concurrency,
+    delayMs,
+    token: o.token,
+    timeoutMs: o.timeoutMs,
+    userAgent: o.userAgent,
+    onNote: (note) => io.err(`${note}\n`),
+    onProgress: tty
+      ? (p) => {
+          const now = Date.now();
+          if (now - lastDraw < 200) return;
+          lastDraw = now;
+          const done = p.created + p.updated + p.unchanged + p.failed + p.skipped;
+          io.err(`\r${p.mode}: ${done.toLocaleString('en')} of ${p.listed.toLocaleString('en')} listed, ${p.failed} failed, ${formatBytes(p.bytes)}   `);
+        }
+      : undefined,
+  });
+  if (tty) io.err('\n');
+  if (o.json) {
+    const { mode, created, updated, deleted, unchanged, failed, bytes, seconds, failures } = result;
+    io.out(`${JSON.stringify({ mode, created, updated, deleted, unchanged, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })) })}\n`);
+  } else io.out(formatSync(result, dest));
+  return result.failed > 0 ? 1 : 0;
+}
+
+export function formatSync(r: SyncResult, dest: string): string {
+  const lines = [
+    `${r.dryRun ? 'Dry run, nothing changed: ' : ''}${r.mode === 'baseline' ? 'Baseline' : 'Incremental sync'} of ${dest}${r.resumed ? ' (resumed)' : ''} in ${r.seconds} s`,
+    `  created ${r.created}, updated ${r.updated}, deleted ${r.deleted}, unchanged ${r.unchanged}, skipped ${r.skipped}, failed ${r.failed}; ${formatBytes(r.bytes)} downloaded`,
+  ];
+  if (r.wouldDelete.length > 0) {
+    lines.push(`  ${r.wouldDelete.length} resource(s) the Source no longer has were kept (--delete keep); --delete delete or quarantine would remove them:`);
+    for (const uri of r.wouldDelete.slice(0, 20)) lines.push(`    ${uri}`);
+    if (r.wouldDelete.length > 20) lines.push(`    … and ${r.wouldDelete.length - 20} more`);
+  }
+  if (r.failures.length > 0) {
+    lines.push('Failures:');
+    for (const f of r.failures.slice(0, 50)) lines.push(`  ${f.uri}: ${f.reason}`);
+    if (r.failures.length > 50) lines.push(`  … and ${r.failures.length - 50} more (rsdesk runs --dest DIR --json lists them all)`);
+  }
+  lines.push(r.checkpoint ? `Checkpoint: ${r.checkpoint}` : 'No checkpoint yet: the next sync is a baseline again.');
+  return `${lines.join('\n')}\n`;
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 ** 3) return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GiB`;
+}
+
+export async function auditCommand(o: { dest: string; rehash: boolean; json: boolean; token?: string; timeoutMs?: number; userAgent: string }, io: Io): Promise<number> {
+  const report: AuditReport = await audit({ dest: resolve(o.dest), rehash: o.rehash, token: o.token, timeoutMs: o.timeoutMs, userAgent: o.userAgent });
+  if (o.json) {
+    const { inSync, missing, extra, changed, unverifiable } = report;
+    io.out(`${JSON.stringify({ inSync, missing, extra, changed, unverifiable })}\n`);
+  } else {
+    const lines = [report.inSync ? `In sync: ${report.inSyncCount} resources match the Source.` : `Not in sync (${report.inSyncCount} resources match):`];
+    const section = (title: string, items: string[]) => {
+      if (items.length === 0) return;
+      lines.push(`  ${title} (${items.length}):`);
+      for (const item of items.slice(0, 50)) lines.push(`    ${item}`);
+      if (items.length > 50) lines.push(`    … and ${items.length - 50} more (--json lists them all)`);
+    };
+    section('missing', report.missing);
+    section('extra', report.extra);
+    section('changed', report.changed.map((c) => `${c.uri}: ${c.reason}`));
+    section('unverifiable', report.unverifiable.map((c) => `${c.uri}: ${c.reason}`));
+    io.out(`${lines.join('\n')}\n`);
+  }
+  return report.inSync ? 0 : 1;
+}
+
+export function runsCommand(o: { dest: string; json: boolean }, io: Io): number {
+  const dest = resolve(o.dest);
+  if (!existsSync(`${stateDirOf(dest)}/${STATE_FILE}`)) throw new Error(`${dest} is not a mirror (no .resourcesync/state.sqlite)`);
+  const state = new MirrorState(stateDirOf(dest));
+  try {
+    const runs = state.runs().map((r) => ({ ...r, failures: state.failures(r.id) }));
+    if (o.json) {
+      io.out(`${JSON.stringify({ checkpoint: state.checkpoint()?.at ?? null, runs })}\n`);
+      return 0;
+    }
+    if (runs.length === 0) io.out('No runs yet.\n');
+    for (const r of runs) {
+      io.out(
+        `#${r.id} ${r.kind} (${r.mode}) ${r.status}  ${r.startedAt} → ${r.endedAt ?? '…'}  created ${r.created}, updated ${r.updated}, ` +
+          `deleted ${r.deleted}, unchanged ${r.unchanged}, failed ${r.failed}, ${formatBytes(r.bytes)}${r.message ? `  (${r.message})` : ''}\n`,
+      );
+    }
+    io.out(`Checkpoint: ${state.checkpoint()?.at ?? 'none'}\n`);
+    return 0;
+  } finally {
+    state.close();
+  }
+}

@@ -1,0 +1,316 @@
+// Applies one listed resource to the mirror: decide whether its local copy already matches (no request at all),
+// ask conditionally when the inventory knows its validators, else download it (mirror locations by `pri`, then
+// `loc`) through the fixity meter into a temporary file that the durable writer puts in place; and apply deletions by
+// the mirror's policy. Counts and failures reach the run journal in the same transaction as the rows.
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { clip } from '../clip.ts';
+import { parseW3cDatetime } from '../documents/datetime.ts';
+import type { Entry } from '../documents/model.ts';
+import { NetworkError, toNetworkError } from '../http/errors.ts';
+import { DurableWriter } from './durable.ts';
+import { FetchFailure, resourceSignal, type Fetcher } from './fetcher.ts';
+import { FixityMeter, expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
+import { LocalPaths, PathClaims } from './local-path.ts';
+import type { InventoryRow, MirrorState, RunCounts } from './state.ts';
+
+export type DeletePolicy = 'keep' | 'delete' | 'quarantine';
+export const QUARANTINE_DIR = 'quarantine';
+
+export interface Failure {
+  uri: string;
+  reason: string;
+}
+
+export interface ApplyOptions {
+  dest: string;
+  stateDir: string;
+  state: MirrorState;
+  runId: number;
+  fetcher: Fetcher;
+  paths: LocalPaths;
+  deletePolicy: DeletePolicy;
+  dryRun: boolean;
+  /** Pause after each request, per worker (politeness). */
+  delayMs?: number;
+  signal?: AbortSignal;
+  /** Batch size of durable writes. */
+  batchSize?: number;
+  onProgress?: (counts: RunCounts) => void;
+}
+
+interface Pending {
+  row: InventoryRow | null;
+  /** Remove this URI's row (a deletion). */
+  removeUri?: string;
+  counts: Partial<RunCounts>;
+  failure?: Failure;
+}
+
+export class Applier {
+  readonly counts: RunCounts = { created: 0, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0, bytes: 0 };
+  readonly failures: Failure[] = [];
+  /** URIs a keep policy left in place (what `delete` would have removed). */
+  readonly wouldDelete: string[] = [];
+  readonly #o: ApplyOptions;
+  readonly #claims = new PathClaims();
+  readonly #writer: DurableWriter<Pending>;
+  readonly #now = new Date().toISOString();
+
+  constructor(options: ApplyOptions) {
+    this.#o = options;
+    for (const { uri, path } of options.state.paths()) this.#claims.add(path, uri);
+    this.#writer = new DurableWriter<Pending>({
+      tmpDir: join(options.stateDir, 'tmp'),
+      batchSize: options.batchSize,
+      commit: (done, failed) => this.#commit(done, failed),
+    });
+  }
+
+  #commit(done: Pending[], failed: { record: Pending; reason: string }[]): void {
+    const state = this.#o.state;
+    const add: Partial<RunCounts> = {};
+    const failures: Failure[] = [];
+    const sum = (c: Partial<RunCounts>) => {
+      for (const [k, v] of Object.entries(c) as [keyof RunCounts, number][]) add[k] = (add[k] ?? 0) + v;
+    };
+    state.transaction(() => {
+      for (const p of done) {
+        if (p.row) state.put(p.row);
+        if (p.removeUri) state.remove(p.removeUri);
+        sum(p.counts);
+        if (p.failure) failures.push(p.failure);
+      }
+      for (const f of failed) {
+        sum({ failed: 1 });
+        failures.push({ uri: f.record.row?.uri ?? '', reason: f.reason });
+      }
+      state.addToRun(this.#o.runId, add, failures);
+    });
+    for (const [k, v] of Object.entries(add) as [keyof RunCounts, number][]) this.counts[k] += v;
+    this.failures.push(...failures);
+    this.#o.onProgress?.({ ...this.counts });
+  }
+
+  /** Counts (and a failure) with no file: recorded with the next batch. */
+  #note(counts: Partial<RunCounts>, failure?: Failure, row: InventoryRow | null = null): void {
+    this.#writer.stage({ temp: null, final: '', record: { row, counts, failure } });
+  }
+
+  /** Applies a created/updated (or listed) resource. Never rejects: a failure is recorded against its URI. */
+  async apply(entry: Entry): Promise<void> {
+    const uri = entry.loc;
+    try {
+      await this.#apply(entry);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      this.#note({ failed: 1 }, { uri, reason: clip(reason, 500) });
+    }
+    await this.#writer.drained();
+  }
+
+  async #apply(entry: Entry): Promise<void> {
+    const o = this.#o;
+    const uri = entry.loc;
+    const existing = o.state.get(uri);
+    const live = existing !== null && existing.status !== 'deleted' && existing.status !== 'quarantined' ? existing : null;
+    // Done already in this run (a resumed run): never fetched twice.
+    if (live && live.runId === o.runId) return;
+    const expected = expectationOf(entry.md);
+    let rel: string;
+    if (live) rel = live.path;
+    else {
+      const mapped = o.paths.map(uri);
+      if (!mapped.ok) {
+        this.#note({ skipped: 1 }, { uri, reason: `not mirrored: ${mapped.reason}` });
+        return;
+      }
+      rel = o.dryRun ? mapped.path : this.#claims.claim(mapped.path, uri);
+    }
+    const final = join(o.dest, ...rel.split('/'));
+    const lastmodMs = entry.lastmod ? (parseW3cDatetime(entry.lastmod) ?? undefined) : undefined;
+    const base = { uri, path: rel, lastmod: entry.lastmod ?? null, type: entry.md.type ?? null, runId: o.runId };
+
+    // The local copy already matches what the list promises: no request at all.
+    if (live && recordedMatches(expected, live.length, live.digests) && sizeIs(final, live.length)) {
+      this.#note({ unchanged: 1 }, undefined, o.dryRun ? null : { ...live, ...base, etag: live.etag, lastModified: live.lastModified, verifiedAt: live.verifiedAt });
+      return;
+    }
+    if (!live && Object.keys(expected.hashes).length > 0 && isFile(final)) {
+      // A file from an interrupted run (renamed, not yet recorded) or an older copy: checked, not downloaded.
+      const local = await meterFile(final, expected);
+      if (local.status === 'verified') {
+        this.#note({ unchanged: 1 }, undefined, o.dryRun ? null : row(base, local, null, null, this.#now));
+        return;
+      }
+    }
+    if (o.dryRun) {
+      this.#note(live ? { updated: 1 } : { created: 1 });
+      return;
+    }
+
+    const conditional: Record<string, string> = {};
+    if (live && isFile(final)) {
+      if (live.etag) conditional['if-none-match'] = live.etag;
+      if (live.lastModified) conditional['if-modified-since'] = live.lastModified;
+    }
+    const locations = [...duplicates(entry), uri];
+    const problems: string[] = [];
+    for (const location of locations) {
+      const useConditional = location === uri && !problems.includes('304') ? conditional : {};
+      const got = await this.#download(location, useConditional, expected);
+      if (got.kind === 'not-modified') {
+        // The Source says unchanged; trusted only when nothing the list promises contradicts the recorded copy.
+        const fits = live !== null && (Object.keys(expected.hashes).length === 0 || recordedMatches(expected, live.length, live.digests));
+        if (fits) {
+          this.#note({ unchanged: 1 }, undefined, { ...live, ...base, verifiedAt: this.#now });
+          return;
+        }
+        problems.push('304');
+        const again = await this.#download(uri, {}, expected);
+        if (again.kind === 'file') return this.#stage(again, final, lastmodMs, base, live);
+        if (again.kind === 'failed') problems.push(again.reason);
+        break;
+      }
+      if (got.kind === 'file') return this.#stage(got, final, lastmodMs, base, live);
+      problems.push(location === uri ? got.reason : `mirror ${location}: ${got.reason}`);
+    }
+    const reasons = problems.filter((p) => p !== '304');
+    this.#note({ failed: 1 }, { uri, reason: clip(reasons.join('; '), 1000) });
+  }
+
+  #stage(got: Downloaded & { kind: 'file' }, final: string, mtimeMs: number | undefined, base: RowBase, live: InventoryRow | null): void {
+    const record: Pending = {
+      row: row(base, got.fixity, got.etag, got.lastModified, this.#now),
+      counts: { [live ? 'updated' : 'created']: 1, bytes: got.fixity.length },
+    };
+    this.#writer.stage({ temp: got.temp, final, mtimeMs, record });
+  }
+
+  async #download(url: string, headers: Record<string, string>, expected: Expectation): Promise<Downloaded> {
+    const o = this.#o;
+    const { signal, done } = resourceSignal(o.fetcher.deadlineMs, o.signal);
+    let temp: string | null = null;
+    let fd: number | null = null;
+    try {
+      const response = await o.fetcher.get(url, headers, signal);
+      if (response.status === 304) {
+        response.body.destroy();
+        return { kind: 'not-modified' };
+      }
+      if (response.status < 200 || response.status > 299) {
+        response.body.destroy();
+        return { kind: 'failed', reason: `HTTP ${response.status} for ${clip(response.url)}` };
+      }
+      const declared = response.headers['content-length'];
+      if (expected.length !== undefined && declared !== undefined && !response.headers['content-encoding'] && Number(declared) !== expected.length) {
+        response.body.destroy();
+        return { kind: 'failed', reason: `the server announces ${declared} bytes, the list says ${expected.length}; not downloaded` };
+      }
+      const meter = new FixityMeter(expected);
+      temp = this.#writer.tempPath();
+      fd = openSync(temp, 'w');
+      for await (const chunk of response.body) {
+        meter.update(chunk as Buffer);
+        if (meter.overLength) {
+          response.body.destroy();
+          throw new FetchFailure(`more bytes than the ${expected.length!.toLocaleString('en')} the list gives; stopped`);
+        }
+        writeSync(fd, chunk as Buffer);
+      }
+      closeSync(fd);
+      fd = null;
+      const fixity = meter.finish();
+      if (fixity.status === 'mismatch') throw new FetchFailure(`fixity mismatch: ${fixity.reasons.join('; ')}`);
+      const result: Downloaded = { kind: 'file', temp, fixity, etag: response.headers.etag ?? null, lastModified: response.headers['last-modified'] ?? null };
+      temp = null;
+      return result;
+    } catch (err) {
+      if (o.signal?.aborted) throw err;
+      const reason = signal.aborted && !(err instanceof FetchFailure)
+        ? `did not finish within the deadline of ${Math.round(o.fetcher.deadlineMs / 1000)} s`
+        : err instanceof FetchFailure || err instanceof NetworkError ? err.message : toNetworkError(err, url, o.fetcher.timeoutMs, 'body').message;
+      return { kind: 'failed', reason };
+    } finally {
+      done();
+      if (fd !== null) closeSync(fd);
+      if (temp !== null) rmSync(temp, { force: true });
+      if (o.delayMs) await new Promise((r) => setTimeout(r, o.delayMs));
+    }
+  }
+
+  /** Records a failure of an entry that cannot be applied at all. */
+  fail(uri: string, reason: string): void {
+    this.#note({ failed: 1 }, { uri, reason });
+  }
+
+  /** Applies the deletion policy to a URI the Source no longer has. */
+  delete(uri: string): void {
+    const o = this.#o;
+    const live = o.state.get(uri);
+    if (!live || live.status === 'deleted' || live.status === 'quarantined') return;
+    if (o.deletePolicy === 'keep' || o.dryRun) {
+      if (o.deletePolicy === 'keep') this.wouldDelete.push(uri);
+      else this.#note({ deleted: 1 });
+      return;
+    }
+    const file = join(o.dest, ...live.path.split('/'));
+    try {
+      if (o.deletePolicy === 'quarantine') {
+        const target = join(o.stateDir, QUARANTINE_DIR, ...live.path.split('/'));
+        mkdirSync(dirname(target), { recursive: true });
+        if (existsSync(file)) renameSync(file, target);
+      } else rmSync(file, { force: true });
+    } catch (err) {
+      this.#note({ failed: 1 }, { uri, reason: `could not be ${o.deletePolicy === 'delete' ? 'deleted' : 'quarantined'}: ${(err as Error).message}` });
+      return;
+    }
+    this.#claims.remove(live.path);
+    this.#writer.stage({ temp: null, final: '', record: { row: null, removeUri: uri, counts: { deleted: 1 } } });
+  }
+
+  /** Commits everything staged. */
+  async finish(): Promise<void> {
+    await this.#writer.flush();
+  }
+}
+
+type RowBase = { uri: string; path: string; lastmod: string | null; type: string | null; runId: number };
+
+type Downloaded =
+  | { kind: 'file'; temp: string; fixity: FixityResult; etag: string | null; lastModified: string | null }
+  | { kind: 'not-modified' }
+  | { kind: 'failed'; reason: string };
+
+function row(
+  base: RowBase,
+  fixity: FixityResult,
+  etag: string | null,
+  lastModified: string | null,
+  now: string,
+): InventoryRow {
+  const status = fixity.status === 'verified' ? 'verified' : fixity.status === 'unverifiable' ? 'unverifiable' : 'unchecked';
+  return { ...base, length: fixity.length, digests: fixity.digests, etag, lastModified, status, verifiedAt: now };
+}
+
+/** `rs:ln rel="duplicate"` http(s) locations by `pri` (lowest first; absent = 999999), in document order otherwise. */
+export function duplicates(entry: Entry): string[] {
+  return entry.links
+    .map((l, i) => ({ l, i, pri: /^\d{1,6}$/.test(l.pri ?? '') ? Number(l.pri) : 999_999 }))
+    .filter(({ l }) => l.rel === 'duplicate' && /^https?:\/\//i.test(l.href))
+    .sort((a, b) => a.pri - b.pri || a.i - b.i)
+    .map(({ l }) => l.href);
+}
+
+function sizeIs(path: string, length: number | null): boolean {
+  try {
+    const s = statSync(path);
+    return s.isFile() && (length === null || s.size === length);
+  } catch {
+    return false;
+  }
+}
+
+function isFile(path: string): boolean {
+  return sizeIs(path, null);
+}

@@ -1,0 +1,158 @@
+// Audit (core spec §5.2): compare the mirror with the Source's current Resource List, plus the Change List's changes
+// since that list's `at`: in sync / missing / extra (files under the mirror that no listed URI maps to) / changed
+// (hash, length or lastmod) / unverifiable. `rehash` reads every local file again instead of trusting the inventory.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { clip } from '../clip.ts';
+import { parseW3cDatetime } from '../documents/datetime.ts';
+import type { Entry } from '../documents/model.ts';
+import { Http } from '../http/client.ts';
+import { loadDocument } from '../load.ts';
+import { expectationOf, meterFile, recordedMatches } from './fixity.ts';
+import { acquireLock } from './lock.ts';
+import { MirrorState, STATE_DIR, stateDirOf } from './state.ts';
+
+export interface AuditReport {
+  inSync: boolean;
+  /** Listed URIs the mirror does not hold. */
+  missing: string[];
+  /** Local files (relative paths) that no listed URI maps to. */
+  extra: string[];
+  changed: { uri: string; reason: string }[];
+  unverifiable: { uri: string; reason: string }[];
+  /** Listed URIs found in sync. */
+  inSyncCount: number;
+}
+
+export interface AuditOptions {
+  dest: string;
+  rehash?: boolean;
+  token?: string | null;
+  timeoutMs?: number;
+  userAgent?: string;
+  signal?: AbortSignal;
+}
+
+type Listed = Pick<Entry, 'loc' | 'lastmod' | 'md'>;
+
+export async function audit(options: AuditOptions): Promise<AuditReport> {
+  const stateDir = stateDirOf(options.dest);
+  if (!existsSync(join(stateDir, 'state.sqlite'))) throw new Error(`${options.dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
+  const lock = acquireLock(stateDir, 'rsdesk audit', options.dest);
+  const state = new MirrorState(stateDir);
+  const http = new Http({ bearerToken: options.token ?? null, timeoutMs: options.timeoutMs, userAgent: options.userAgent });
+  const t0 = Date.now();
+  const binding = state.binding();
+  const run = state.startRun('audit', options.rehash ? 'rehash' : 'inventory', binding?.resourceListUrl ?? null);
+  try {
+    if (binding === null || binding.resourceListUrl === null) throw new Error(`The mirror has no Resource List to audit against`);
+    const listed = new Map<string, Listed>();
+    const collectList = (e: Entry) => void listed.set(e.loc, { loc: e.loc, lastmod: e.lastmod, md: e.md });
+    const children: string[] = [];
+    let isIndex = false;
+    const top = await loadDocument(http, binding.resourceListUrl, {
+      signal: options.signal,
+      onStart: (h) => void (isIndex = h.isIndex),
+      onEntry: (e) => (isIndex ? void children.push(e.loc) : collectList(e)),
+    });
+    for (const child of children) await loadDocument(http, child, { signal: options.signal, onEntry: collectList });
+    const at = top.summary.md.at ? parseW3cDatetime(top.summary.md.at) : null;
+    if (binding.changeListUrl !== null && at !== null) await applyChanges(http, binding.changeListUrl, at, listed, options.signal);
+
+    const report: AuditReport = { inSync: false, missing: [], extra: [], changed: [], unverifiable: [], inSyncCount: 0 };
+    const listedPaths = new Set<string>();
+    for (const entry of listed.values()) {
+      const row = state.get(entry.loc);
+      if (row === null || row.status === 'deleted' || row.status === 'quarantined') {
+        report.missing.push(entry.loc);
+        continue;
+      }
+      listedPaths.add(row.path);
+      const file = join(options.dest, ...row.path.split('/'));
+      let size: number;
+      try {
+        size = statSync(file).size;
+      } catch {
+        report.missing.push(entry.loc);
+        continue;
+      }
+      const expected = expectationOf(entry.md);
+      if (options.rehash) {
+        const local = await meterFile(file, expected);
+        if (local.status === 'mismatch') report.changed.push({ uri: entry.loc, reason: local.reasons.join('; ') });
+        else if (local.status === 'unverifiable') report.unverifiable.push({ uri: entry.loc, reason: local.reasons.join('; ') });
+        else if (row.digests.md5 && local.digests.md5 !== row.digests.md5 && local.status === 'unchecked') {
+          report.changed.push({ uri: entry.loc, reason: 'the local file differs from what was mirrored' });
+        } else report.inSyncCount++;
+        continue;
+      }
+      if (expected.problems.length > 0) {
+        report.unverifiable.push({ uri: entry.loc, reason: expected.problems.join('; ') });
+        continue;
+      }
+      if (row.length !== null && size !== row.length) {
+        report.changed.push({ uri: entry.loc, reason: `the local file has ${size} bytes, ${row.length} were mirrored` });
+        continue;
+      }
+      const hasFixity = expected.length !== undefined || Object.keys(expected.hashes).length > 0;
+      if (hasFixity && !recordedMatches(expected, row.length, row.digests)) {
+        report.changed.push({ uri: entry.loc, reason: 'the list gives another hash or length than the mirrored copy' });
+        continue;
+      }
+      if (!hasFixity && entry.lastmod !== undefined && row.lastmod !== entry.lastmod) {
+        report.changed.push({ uri: entry.loc, reason: `lastmod is ${entry.lastmod}, the mirrored copy's ${row.lastmod ?? 'unknown'}` });
+        continue;
+      }
+      report.inSyncCount++;
+    }
+    for (const rel of walk(options.dest, '')) if (!listedPaths.has(rel)) report.extra.push(rel);
+    report.inSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length === 0;
+    state.transaction(() =>
+      state.addToRun(run.id, { unchanged: report.inSyncCount, failed: report.missing.length + report.changed.length }, [
+        ...report.missing.map((uri) => ({ uri, reason: 'missing' })),
+        ...report.changed.map((c) => ({ uri: c.uri, reason: `changed: ${c.reason}` })),
+      ]),
+    );
+    state.endRun(run.id, 'completed', { audit: (Date.now() - t0) / 1000 }, report.inSync ? 'in sync' : 'not in sync');
+    return report;
+  } catch (err) {
+    state.endRun(run.id, 'failed', { audit: (Date.now() - t0) / 1000 }, clip((err as Error).message, 500));
+    throw err;
+  } finally {
+    await http.close();
+    state.close();
+    lock.release();
+  }
+}
+
+/** Changes at or after `at` bring the list up to date: deletions drop a URI, creations and updates replace it. */
+async function applyChanges(http: Http, url: string, at: number, listed: Map<string, Listed>, signal?: AbortSignal): Promise<void> {
+  const changes: { e: Entry; ms: number; seq: number }[] = [];
+  const collect = (e: Entry) => {
+    const ms = e.md.datetime ? parseW3cDatetime(e.md.datetime) : null;
+    if (ms !== null && ms >= at) changes.push({ e, ms, seq: changes.length });
+  };
+  const children: { url: string; until: number | null }[] = [];
+  let isIndex = false;
+  await loadDocument(http, url, {
+    signal,
+    onStart: (h) => void (isIndex = h.isIndex),
+    onEntry: (e) => (isIndex ? void children.push({ url: e.loc, until: e.md.until ? parseW3cDatetime(e.md.until) : null }) : collect(e)),
+  });
+  for (const child of children) if (child.until === null || child.until >= at) await loadDocument(http, child.url, { signal, onEntry: collect });
+  changes.sort((a, b) => a.ms - b.ms || a.seq - b.seq);
+  for (const { e } of changes) {
+    if (e.md.change === 'deleted') listed.delete(e.loc);
+    else if (e.md.change === 'created' || e.md.change === 'updated') listed.set(e.loc, { loc: e.loc, lastmod: e.lastmod, md: e.md });
+  }
+}
+
+/** Relative paths of every file in the mirror's visible tree. */
+function* walk(root: string, rel: string): Generator<string> {
+  for (const d of readdirSync(join(root, rel), { withFileTypes: true })) {
+    if (rel === '' && d.name === STATE_DIR) continue;
+    const path = rel === '' ? d.name : `${rel}/${d.name}`;
+    if (d.isDirectory()) yield* walk(root, path);
+    else yield path;
+  }
+}

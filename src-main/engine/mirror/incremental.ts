@@ -1,0 +1,120 @@
+// Incremental sync from a Change List or Change List Index (core spec §12): the changes at or after the checkpoint,
+// in forward chronological order (by `datetime`, else document order), only the last change per URI applied;
+// created/updated fetched (a copy that already matches is not fetched again), deleted by the mirror's policy. An
+// entry that breaks a MUST (an unknown `change`) fails alone. The checkpoint advances only past what was applied:
+// with a failure it stops just before the earliest failed change.
+import { clip } from '../clip.ts';
+import { parseW3cDatetime } from '../documents/datetime.ts';
+import type { Entry } from '../documents/model.ts';
+import type { Http } from '../http/client.ts';
+import { loadDocument } from '../load.ts';
+import type { Applier } from './apply.ts';
+import type { Checkpoint, MirrorState } from './state.ts';
+
+export interface IncrementalOptions {
+  http: Http;
+  applier: Applier;
+  state: MirrorState;
+  changeListUrl: string;
+  checkpoint: Checkpoint;
+  concurrency: number;
+  signal?: AbortSignal;
+  phases: Record<string, number>;
+  onNote?: (note: string) => void;
+}
+
+interface Change {
+  entry: Entry;
+  ms: number | null;
+  seq: number;
+}
+
+export async function runIncremental(o: IncrementalOptions): Promise<{ changes: number; checkpoint: Checkpoint | null }> {
+  const t0 = Date.now();
+  const since = parseW3cDatetime(o.checkpoint.at);
+  if (since === null) throw new Error(`The mirror's checkpoint "${clip(o.checkpoint.at)}" is not a datetime`);
+  const last = new Map<string, Change>();
+  const bad: { uri: string; reason: string; ms: number | null }[] = [];
+  let seq = 0;
+  let considered = 0;
+  const collect = (entry: Entry) => {
+    const ms = entry.md.datetime !== undefined ? parseW3cDatetime(entry.md.datetime) : null;
+    // Changes before the checkpoint were applied already (or are covered by the baseline's snapshot).
+    if (ms !== null && ms < since) return;
+    considered++;
+    const change = entry.md.change;
+    if (change !== 'created' && change !== 'updated' && change !== 'deleted') {
+      bad.push({ uri: entry.loc, ms, reason: `not applied: change="${clip(change ?? '', 40)}" is not created, updated or deleted` });
+      return;
+    }
+    const prior = last.get(entry.loc);
+    const next = { entry, ms, seq: seq++ };
+    // Only the last change per URI matters (by datetime; document order among equals or without one).
+    if (!prior || prior.ms === null || ms === null || ms >= prior.ms) last.set(entry.loc, next);
+  };
+
+  const children: { url: string; from: number | null; until: number | null; seq: number }[] = [];
+  let isIndex = false;
+  const top = await loadDocument(o.http, o.changeListUrl, {
+    signal: o.signal,
+    onStart: (head) => {
+      isIndex = head.isIndex;
+    },
+    onEntry: (entry) => {
+      if (isIndex) {
+        children.push({
+          url: entry.loc,
+          from: entry.md.from ? parseW3cDatetime(entry.md.from) : null,
+          until: entry.md.until ? parseW3cDatetime(entry.md.until) : null,
+          seq: children.length,
+        });
+      } else collect(entry);
+    },
+  });
+  if (top.summary.capability !== 'changelist') throw new Error(`${clip(o.changeListUrl)} is a ${top.summary.capability}, not a Change List`);
+  if (top.summary.isIndex) {
+    // Closed lists that ended before the checkpoint hold nothing new; the rest in chronological order.
+    const wanted = children
+      .filter((c) => c.until === null || c.until >= since)
+      .sort((a, b) => (a.from ?? 0) - (b.from ?? 0) || a.seq - b.seq);
+    if (wanted.length < children.length) o.onNote?.(`${children.length - wanted.length} closed Change Lists end before the checkpoint; not read.`);
+    for (const child of wanted) {
+      const doc = await loadDocument(o.http, child.url, { signal: o.signal, onEntry: collect });
+      if (doc.summary.capability !== 'changelist' || doc.summary.isIndex) {
+        throw new Error(`${clip(child.url)}, listed in the Change List Index, is not a Change List`);
+      }
+    }
+  }
+  o.phases.lists = (Date.now() - t0) / 1000;
+
+  const t1 = Date.now();
+  const ordered = [...last.values()].sort((a, b) => (a.ms ?? Infinity) - (b.ms ?? Infinity) || a.seq - b.seq);
+  const inflight = new Set<Promise<void>>();
+  const limit = Math.max(2, o.concurrency * 2);
+  for (const change of ordered) {
+    if (o.signal?.aborted) break;
+    if (change.entry.md.change === 'deleted') {
+      o.applier.delete(change.entry.loc);
+      continue;
+    }
+    const p = o.applier.apply(change.entry).finally(() => inflight.delete(p));
+    inflight.add(p);
+    if (inflight.size >= limit) await Promise.race(inflight);
+  }
+  await Promise.all(inflight);
+  await o.applier.finish();
+  o.phases.fetch = (Date.now() - t1) / 1000;
+  for (const b of bad) o.applier.fail(b.uri, b.reason);
+  await o.applier.finish();
+
+  // The new checkpoint: the latest change applied, but never past a failed one.
+  const failedUris = new Set(o.applier.failures.map((f) => f.uri));
+  let earliestFailed = Infinity;
+  for (const c of ordered) if (failedUris.has(c.entry.loc) && c.ms !== null) earliestFailed = Math.min(earliestFailed, c.ms);
+  for (const b of bad) if (b.ms !== null) earliestFailed = Math.min(earliestFailed, b.ms);
+  let latest = since;
+  for (const c of ordered) if (c.ms !== null && c.ms < earliestFailed && c.ms > latest) latest = c.ms;
+  if (earliestFailed !== Infinity && earliestFailed <= latest) latest = since;
+  const checkpoint = latest === since ? o.checkpoint : { at: new Date(latest).toISOString(), from: o.changeListUrl };
+  return { changes: considered, checkpoint };
+}

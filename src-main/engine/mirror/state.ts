@@ -1,0 +1,365 @@
+// A mirror's own state, inside its folder (`.resourcesync/state.sqlite`), so the folder is self-contained: the
+// inventory (one row per mirrored URI), the run journal with its failures, the checkpoint and the binding (which
+// Source list the folder mirrors, with which maps and options). Schema by the store's versioned migrations.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { migrate, type Migration } from '../../store/migrations.ts';
+import { transaction } from '../../store/tx.ts';
+import type { Digests } from './fixity.ts';
+import type { PathMap } from './local-path.ts';
+
+export const STATE_DIR = '.resourcesync';
+export const STATE_FILE = 'state.sqlite';
+
+export const MIRROR_MIGRATIONS: readonly Migration[] = [
+  (db) => {
+    db.exec(`
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE inventory (
+        uri TEXT PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        length INTEGER,
+        md5 TEXT,
+        sha1 TEXT,
+        sha256 TEXT,
+        lastmod TEXT,
+        etag TEXT,
+        last_modified TEXT,
+        type TEXT,
+        -- verified | unverifiable | unchecked | deleted | quarantined
+        status TEXT NOT NULL,
+        verified_at TEXT,
+        run_id INTEGER
+      ) WITHOUT ROWID;
+      CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        list_url TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        -- running | completed | failed | cancelled | interrupted
+        status TEXT NOT NULL,
+        created INTEGER NOT NULL DEFAULT 0,
+        updated INTEGER NOT NULL DEFAULT 0,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        unchanged INTEGER NOT NULL DEFAULT 0,
+        skipped INTEGER NOT NULL DEFAULT 0,
+        failed INTEGER NOT NULL DEFAULT 0,
+        bytes INTEGER NOT NULL DEFAULT 0,
+        phases TEXT NOT NULL DEFAULT '{}',
+        message TEXT,
+        pid INTEGER
+      );
+      CREATE TABLE failures (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        uri TEXT NOT NULL,
+        reason TEXT NOT NULL
+      );
+      CREATE INDEX failures_by_run ON failures (run_id);
+    `);
+  },
+];
+
+export interface Binding {
+  /** What the person gave (a site, a Source Description, a Capability List, a list). */
+  url: string;
+  capabilityListUrl: string | null;
+  resourceListUrl: string | null;
+  changeListUrl: string | null;
+  resourceDumpUrl: string | null;
+  changeDumpUrl: string | null;
+  maps: PathMap[];
+  allowHosts: string[];
+  createdAt: string;
+}
+
+export type InventoryStatus = 'verified' | 'unverifiable' | 'unchecked' | 'deleted' | 'quarantined';
+
+export interface InventoryRow {
+  uri: string;
+  path: string;
+  length: number | null;
+  digests: Digests;
+  lastmod: string | null;
+  etag: string | null;
+  lastModified: string | null;
+  type: string | null;
+  status: InventoryStatus;
+  verifiedAt: string | null;
+  runId: number | null;
+}
+
+export type RunKind = 'baseline' | 'incremental' | 'audit';
+export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+
+export interface RunCounts {
+  created: number;
+  updated: number;
+  deleted: number;
+  unchanged: number;
+  skipped: number;
+  failed: number;
+  bytes: number;
+}
+
+export interface RunRecord extends RunCounts {
+  id: number;
+  kind: RunKind;
+  mode: string;
+  listUrl: string | null;
+  startedAt: string;
+  endedAt: string | null;
+  status: RunStatus;
+  /** Seconds per phase (discovery, lists, fetch, …). */
+  phases: Record<string, number>;
+  message: string | null;
+  pid: number | null;
+}
+
+export interface Checkpoint {
+  /** W3C datetime: the Resource List's `at` of the last complete baseline, or the last change applied. */
+  at: string;
+  /** Which document it came from. */
+  from: string;
+}
+
+interface RawRow {
+  uri: string;
+  path: string;
+  length: number | null;
+  md5: string | null;
+  sha1: string | null;
+  sha256: string | null;
+  lastmod: string | null;
+  etag: string | null;
+  last_modified: string | null;
+  type: string | null;
+  status: InventoryStatus;
+  verified_at: string | null;
+  run_id: number | null;
+}
+
+function toRow(raw: RawRow): InventoryRow {
+  const digests: Digests = {};
+  if (raw.md5) digests.md5 = raw.md5;
+  if (raw.sha1) digests['sha-1'] = raw.sha1;
+  if (raw.sha256) digests['sha-256'] = raw.sha256;
+  return {
+    uri: raw.uri,
+    path: raw.path,
+    length: raw.length === null ? null : Number(raw.length),
+    digests,
+    lastmod: raw.lastmod,
+    etag: raw.etag,
+    lastModified: raw.last_modified,
+    type: raw.type,
+    status: raw.status,
+    verifiedAt: raw.verified_at,
+    runId: raw.run_id === null ? null : Number(raw.run_id),
+  };
+}
+
+function toRun(raw: Record<string, unknown>): RunRecord {
+  const n = (k: string) => Number(raw[k] ?? 0);
+  return {
+    id: n('id'),
+    kind: raw.kind as RunKind,
+    mode: String(raw.mode),
+    listUrl: (raw.list_url as string | null) ?? null,
+    startedAt: String(raw.started_at),
+    endedAt: (raw.ended_at as string | null) ?? null,
+    status: raw.status as RunStatus,
+    created: n('created'),
+    updated: n('updated'),
+    deleted: n('deleted'),
+    unchanged: n('unchanged'),
+    skipped: n('skipped'),
+    failed: n('failed'),
+    bytes: n('bytes'),
+    phases: JSON.parse(String(raw.phases ?? '{}')) as Record<string, number>,
+    message: (raw.message as string | null) ?? null,
+    pid: raw.pid === null || raw.pid === undefined ? null : Number(raw.pid),
+  };
+}
+
+export class MirrorState {
+  readonly db: DatabaseSync;
+  readonly path: string;
+  #get: StatementSync;
+  #put: StatementSync;
+
+  constructor(stateDir: string) {
+    mkdirSync(stateDir, { recursive: true });
+    this.path = join(stateDir, STATE_FILE);
+    this.db = new DatabaseSync(this.path, { enableForeignKeyConstraints: true, timeout: 5_000 });
+    try {
+      this.db.exec('PRAGMA journal_mode = WAL');
+      // FULL: a committed row must survive a power cut (its bytes were made durable before the commit).
+      this.db.exec('PRAGMA synchronous = FULL');
+      migrate(this.db, this.path, MIRROR_MIGRATIONS);
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
+    this.#get = this.db.prepare('SELECT * FROM inventory WHERE uri = ?');
+    this.#put = this.db.prepare(`
+      INSERT INTO inventory (uri, path, length, md5, sha1, sha256, lastmod, etag, last_modified, type, status, verified_at, run_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (uri) DO UPDATE SET path = excluded.path, length = excluded.length, md5 = excluded.md5, sha1 = excluded.sha1,
+        sha256 = excluded.sha256, lastmod = excluded.lastmod, etag = excluded.etag, last_modified = excluded.last_modified,
+        type = excluded.type, status = excluded.status, verified_at = excluded.verified_at, run_id = excluded.run_id`);
+  }
+
+  close(): void {
+    if (this.db.isOpen) this.db.close();
+  }
+
+  // ---- meta: binding and checkpoint ----
+
+  #meta(key: string): string | null {
+    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+    return row?.value ?? null;
+  }
+
+  #setMeta(key: string, value: string | null): void {
+    if (value === null) this.db.prepare('DELETE FROM meta WHERE key = ?').run(key);
+    else this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+
+  binding(): Binding | null {
+    const value = this.#meta('binding');
+    return value === null ? null : (JSON.parse(value) as Binding);
+  }
+
+  setBinding(binding: Binding): void {
+    this.#setMeta('binding', JSON.stringify(binding));
+  }
+
+  checkpoint(): Checkpoint | null {
+    const value = this.#meta('checkpoint');
+    return value === null ? null : (JSON.parse(value) as Checkpoint);
+  }
+
+  setCheckpoint(checkpoint: Checkpoint | null): void {
+    this.#setMeta('checkpoint', checkpoint === null ? null : JSON.stringify(checkpoint));
+  }
+
+  // ---- inventory ----
+
+  get(uri: string): InventoryRow | null {
+    const raw = this.#get.get(uri) as RawRow | undefined;
+    return raw === undefined ? null : toRow(raw);
+  }
+
+  /** Inserts or replaces rows; call inside `transaction` for a batch. */
+  put(row: InventoryRow): void {
+    const d = row.digests;
+    this.#put.run(
+      row.uri,
+      row.path,
+      row.length,
+      d.md5 ?? null,
+      d['sha-1'] ?? null,
+      d['sha-256'] ?? null,
+      row.lastmod,
+      row.etag,
+      row.lastModified,
+      row.type,
+      row.status,
+      row.verifiedAt,
+      row.runId,
+    );
+  }
+
+  remove(uri: string): void {
+    this.db.prepare('DELETE FROM inventory WHERE uri = ?').run(uri);
+  }
+
+  /** Every row, streamed. */
+  *rows(): Generator<InventoryRow> {
+    for (const raw of this.db.prepare('SELECT * FROM inventory ORDER BY uri').iterate() as Iterable<RawRow>) yield toRow(raw);
+  }
+
+  /** uri and path of every row (to rebuild the path claims). */
+  *paths(): Generator<{ uri: string; path: string }> {
+    yield* this.db.prepare('SELECT uri, path FROM inventory').iterate() as Iterable<{ uri: string; path: string }>;
+  }
+
+  inventoryCount(): number {
+    return Number((this.db.prepare('SELECT COUNT(*) AS n FROM inventory').get() as { n: number }).n);
+  }
+
+  transaction<T>(fn: () => T): T {
+    return transaction(this.db, fn);
+  }
+
+  // ---- runs ----
+
+  startRun(kind: RunKind, mode: string, listUrl: string | null): RunRecord {
+    const started = new Date().toISOString();
+    const result = this.db
+      .prepare('INSERT INTO runs (kind, mode, list_url, started_at, status, pid) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(kind, mode, listUrl, started, 'running', process.pid);
+    return this.run(Number(result.lastInsertRowid))!;
+  }
+
+  run(id: number): RunRecord | null {
+    const raw = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as Record<string, unknown> | undefined;
+    return raw === undefined ? null : toRun(raw);
+  }
+
+  runs(): RunRecord[] {
+    return (this.db.prepare('SELECT * FROM runs ORDER BY id').all() as Record<string, unknown>[]).map(toRun);
+  }
+
+  /** Runs left `running` by a process that is gone (only one process holds the lock, so: any but ours). */
+  markInterrupted(): RunRecord[] {
+    const stale = this.runs().filter((r) => r.status === 'running' && r.pid !== process.pid);
+    for (const r of stale) this.db.prepare("UPDATE runs SET status = 'interrupted' WHERE id = ?").run(r.id);
+    return stale.map((r) => ({ ...r, status: 'interrupted' as const }));
+  }
+
+  /** Takes an interrupted run up again in this process. */
+  resumeRun(id: number): RunRecord {
+    this.db.prepare("UPDATE runs SET status = 'running', pid = ?, ended_at = NULL WHERE id = ?").run(process.pid, id);
+    return this.run(id)!;
+  }
+
+  /** Adds to a run's counts and records failures; call inside the batch's transaction. */
+  addToRun(id: number, counts: Partial<RunCounts>, failures: { uri: string; reason: string }[] = []): void {
+    this.db
+      .prepare(
+        `UPDATE runs SET created = created + ?, updated = updated + ?, deleted = deleted + ?, unchanged = unchanged + ?,
+         skipped = skipped + ?, failed = failed + ?, bytes = bytes + ? WHERE id = ?`,
+      )
+      .run(
+        counts.created ?? 0,
+        counts.updated ?? 0,
+        counts.deleted ?? 0,
+        counts.unchanged ?? 0,
+        counts.skipped ?? 0,
+        counts.failed ?? 0,
+        counts.bytes ?? 0,
+        id,
+      );
+    const insert = this.db.prepare('INSERT INTO failures (run_id, uri, reason) VALUES (?, ?, ?)');
+    for (const f of failures) insert.run(id, f.uri, f.reason);
+  }
+
+  failures(runId: number): { uri: string; reason: string }[] {
+    return this.db.prepare('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid').all(runId) as { uri: string; reason: string }[];
+  }
+
+  endRun(id: number, status: RunStatus, phases: Record<string, number>, message: string | null = null): RunRecord {
+    this.db
+      .prepare('UPDATE runs SET status = ?, ended_at = ?, phases = ?, message = ? WHERE id = ?')
+      .run(status, new Date().toISOString(), JSON.stringify(phases), message, id);
+    return this.run(id)!;
+  }
+}
+
+export function stateDirOf(dest: string): string {
+  return join(dest, STATE_DIR);
+}

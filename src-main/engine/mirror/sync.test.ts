@@ -1,0 +1,259 @@
+// Mirroring end to end against the fixture Source: baseline, incremental with each deletion policy, dry run, audit,
+// skipped downloads and conditional requests, mirror locations, failures on demand, and a resume after kill -9.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { audit } from './audit.ts';
+import { MirrorState, stateDirOf } from './state.ts';
+import { sync, type SyncOptions } from './sync.ts';
+
+const BIN = fileURLToPath(new URL('../../../bin/rsdesk.mjs', import.meta.url));
+let fixture: FixtureSource;
+let dest: string;
+
+beforeEach(async () => {
+  fixture = await startFixtureSource({ resources: 30, changeListSize: 20 });
+  dest = mkdtempSync(join(tmpdir(), 'mirror-'));
+});
+afterEach(async () => {
+  await fixture.close();
+});
+
+const capabilityList = () => fixture.url + fixture.paths.dataset1.capabilityList;
+const run = (options: Partial<SyncOptions> = {}) => sync({ url: capabilityList(), dest, batchSize: 7, timeoutMs: 2_000, ...options });
+const host = () => new URL(fixture.url).host.replace(':', '_');
+const fileOf = (id: number) => join(dest, host(), ...fixture.state.pathOf(id).split('/').filter(Boolean));
+const resourceRequests = () => fixture.requests.filter((r) => /\/res\/\d+/.test(r.path));
+
+function inventory() {
+  const state = new MirrorState(stateDirOf(dest));
+  try {
+    return [...state.rows()];
+  } finally {
+    state.close();
+  }
+}
+
+/** Every live resource of the fixture is on disk with its current bytes, and nothing else is. */
+function expectMirrorMatchesSource(): void {
+  for (const r of fixture.state.live()) {
+    const body = fixture.state.representation(r.id, r.version).body;
+    expect(readFileSync(fileOf(r.id)).equals(body), `resource ${r.id}`).toBe(true);
+  }
+}
+
+function visibleFiles(dir = dest, rel = ''): string[] {
+  return readdirSync(join(dir, rel), { withFileTypes: true }).flatMap((d) => {
+    if (rel === '' && d.name === '.resourcesync') return [];
+    const path = rel ? `${rel}/${d.name}` : d.name;
+    return d.isDirectory() ? visibleFiles(dir, path) : [path];
+  });
+}
+
+describe('baseline', () => {
+  it('mirrors every listed resource, verified, with lastmod as mtime, and sets the checkpoint', async () => {
+    const result = await run();
+    expect(result).toMatchObject({ mode: 'baseline', created: 30, failed: 0, updated: 0 });
+    expectMirrorMatchesSource();
+    const rows = inventory();
+    expect(rows).toHaveLength(30);
+    expect(rows.every((r) => r.status === 'verified' && r.digests.md5 && r.digests['sha-256'])).toBe(true);
+    const r1 = fixture.state.resources.get(1)!;
+    expect(statSync(fileOf(1)).mtimeMs).toBe(Date.parse(r1.lastmod));
+    expect(result.checkpoint).toBe(fixture.state.now());
+    expect(visibleFiles().every((f) => !f.endsWith('.part'))).toBe(true);
+    expect(existsSync(join(dest, '.resourcesync', 'lock'))).toBe(false);
+    // Mirror locations (rs:ln rel="duplicate") first: resource 5 came from /mirror/…
+    expect(fixture.requests.some((r) => r.path === `/mirror${fixture.state.pathOf(5)}`)).toBe(true);
+    expect(fixture.requests.some((r) => r.path === fixture.state.pathOf(5))).toBe(false);
+  });
+
+  it('does not download again what already matches, and falls back to loc when a mirror fails', async () => {
+    await run();
+    const before = resourceRequests().length;
+    const again = await run({ mode: 'baseline' });
+    expect(again).toMatchObject({ unchanged: 30, created: 0, updated: 0, failed: 0 });
+    expect(resourceRequests().length).toBe(before);
+
+    // A fresh mirror whose files exist but whose state is gone: files are checked, not downloaded.
+    const state = new MirrorState(stateDirOf(dest));
+    state.db.exec('DELETE FROM inventory');
+    state.setCheckpoint(null);
+    state.close();
+    fixture.setBroken(`/mirror${fixture.state.pathOf(10)}`, { status: 404 });
+    const adopted = await run({ mode: 'baseline' });
+    expect(adopted).toMatchObject({ unchanged: 30, failed: 0 });
+    expect(resourceRequests().length).toBe(before);
+    expect(inventory()).toHaveLength(30);
+
+    // A changed local file (listed hash no longer matches the recorded one) → fetched; its mirror fails → loc.
+    writeFileSync(fileOf(10), 'tampered');
+    const s2 = new MirrorState(stateDirOf(dest));
+    s2.db.prepare('UPDATE inventory SET md5 = ? WHERE uri = ?').run('0'.repeat(32), fixture.state.locOf(10));
+    s2.close();
+    const fixed = await run({ mode: 'baseline' });
+    expect(fixed).toMatchObject({ updated: 1, unchanged: 29, failed: 0 });
+    expect(fixture.requests.some((r) => r.path === fixture.state.pathOf(10))).toBe(true);
+    expectMirrorMatchesSource();
+  });
+
+  it('retries 429 and 503 honouring Retry-After, and fails alone what cannot be had', async () => {
+    fixture.setBroken(fixture.state.pathOf(1), { status: 429, headers: { 'retry-after': '1' }, times: 1 });
+    fixture.setBroken(fixture.state.pathOf(2), { status: 503, times: 2 });
+    fixture.setBroken(fixture.state.pathOf(3), 'corrupt');
+    fixture.setBroken(fixture.state.pathOf(4), 'long');
+    fixture.setBroken(fixture.state.pathOf(6), 'stall');
+    fixture.setBroken(fixture.state.pathOf(7), { status: 404 });
+    const t0 = Date.now();
+    const result = await run();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
+    expect(result.failures.map((f) => f.uri).sort()).toEqual([3, 4, 6, 7].map((id) => fixture.state.locOf(id)).sort());
+    expect(result.created).toBe(26);
+    expect(result.failed).toBe(4);
+    const reasons = Object.fromEntries(result.failures.map((f) => [f.uri, f.reason]));
+    expect(reasons[fixture.state.locOf(3)]).toMatch(/fixity mismatch: md5 is/);
+    expect(reasons[fixture.state.locOf(4)]).toMatch(/announces \d+ bytes, the list says/);
+    expect(reasons[fixture.state.locOf(6)]).toMatch(/[Tt]imed out|deadline/);
+    expect(reasons[fixture.state.locOf(7)]).toMatch(/HTTP 404/);
+    expect(existsSync(fileOf(3))).toBe(false);
+    expect(readFileSync(fileOf(1)).equals(fixture.state.representation(1, 1).body)).toBe(true);
+    // No checkpoint with failures; the next run fetches only what failed.
+    expect(result.checkpoint).toBeNull();
+    for (const id of [3, 4, 6, 7]) fixture.setBroken(fixture.state.pathOf(id), null);
+    const before = resourceRequests().length;
+    const retry = await run();
+    expect(retry).toMatchObject({ mode: 'baseline', created: 4, unchanged: 26, failed: 0 });
+    expect(resourceRequests().length - before).toBe(4);
+    expect(retry.checkpoint).not.toBeNull();
+  }, 60_000);
+
+  it('refuses a second writer while one holds the mirror', async () => {
+    const first = run();
+    await expect(run()).rejects.toThrow(/in use by rsdesk sync \(process/);
+    await first;
+  });
+});
+
+describe('incremental', () => {
+  it('applies created/updated/deleted after the checkpoint, last change per URI, keep by default', async () => {
+    await run();
+    const created = fixture.change('create', 3);
+    const updated = fixture.change('update', 4);
+    const deleted = fixture.change('delete', 2);
+    const before = resourceRequests().length;
+    const dry = await run({ dryRun: true });
+    expect(dry.mode).toBe('incremental');
+    expect(resourceRequests().length).toBe(before);
+    const result = await run();
+    expect(result.mode).toBe('incremental');
+    const deletedIds = new Set(deleted.map((d) => d.id));
+    const createdLive = created.filter((c) => !deletedIds.has(c.id)).length;
+    expect(result.created).toBe(createdLive);
+    expect(result.deleted).toBe(0);
+    expect(result.wouldDelete.sort()).toEqual(deleted.filter((d) => d.id <= 30).map((d) => d.loc).sort());
+    expect(result.failed).toBe(0);
+    expect(result.checkpoint).toBe(deleted.at(-1)!.datetime.replace('Z', '.000Z'));
+    expectMirrorMatchesSource();
+    // Fetched once each, at most: an update of a just-created resource is one fetch.
+    const fetched = resourceRequests().slice(before).map((r) => r.path);
+    expect(new Set(fetched).size).toBe(fetched.length);
+    expect(updated.length).toBe(4);
+    // Nothing new: nothing fetched.
+    const quiet = await run();
+    expect(quiet).toMatchObject({ mode: 'incremental', created: 0, updated: 0, failed: 0 });
+  });
+
+  it('deletes or quarantines by policy', async () => {
+    await run();
+    const [gone] = fixture.change('delete', 1);
+    const result = await run({ deletePolicy: 'delete' });
+    expect(result.deleted).toBe(1);
+    expect(existsSync(fileOf(gone.id))).toBe(false);
+    const [q] = fixture.change('delete', 1);
+    const rel = fileOf(q.id).slice(dest.length + 1);
+    const quarantined = await run({ deletePolicy: 'quarantine' });
+    expect(quarantined.deleted).toBe(1);
+    expect(existsSync(fileOf(q.id))).toBe(false);
+    expect(existsSync(join(dest, '.resourcesync', 'quarantine', rel))).toBe(true);
+    expect(inventory().some((r) => r.uri === q.loc)).toBe(false);
+  });
+
+  it('keeps the checkpoint before a change that failed, and applies it next time', async () => {
+    await run();
+    const [u] = fixture.change('update', 1);
+    fixture.setBroken(fixture.state.pathOf(u.id), { status: 500 });
+    fixture.setBroken(`/mirror${fixture.state.pathOf(u.id)}`, { status: 500 });
+    const checkpoint = (await run()).checkpoint;
+    const failed = await run();
+    expect(failed.failed).toBe(1);
+    expect(failed.checkpoint).toBe(checkpoint);
+    fixture.setBroken(fixture.state.pathOf(u.id), null);
+    fixture.setBroken(`/mirror${fixture.state.pathOf(u.id)}`, null);
+    const ok = await run();
+    expect(ok).toMatchObject({ updated: 1, failed: 0 });
+    expectMirrorMatchesSource();
+  });
+});
+
+describe('audit', () => {
+  it('finds missing, extra, changed; rehash reads the files', async () => {
+    await run();
+    expect(await audit({ dest })).toMatchObject({ inSync: true, missing: [], extra: [] });
+    writeFileSync(join(dest, host(), 'stray.txt'), 'x');
+    const { rmSync } = await import('node:fs');
+    rmSync(fileOf(2));
+    writeFileSync(fileOf(3), readFileSync(fileOf(3)).map((b, i) => (i === 0 ? b ^ 1 : b)));
+    fixture.change('update', 1);
+    const report = await audit({ dest });
+    expect(report.inSync).toBe(false);
+    expect(report.missing).toContain(fixture.state.locOf(2));
+    expect(report.extra).toEqual([`${host()}/stray.txt`]);
+    expect(report.changed.length).toBe(1);
+    const rehashed = await audit({ dest, rehash: true });
+    expect(rehashed.changed.map((c) => c.uri)).toContain(fixture.state.locOf(3));
+  });
+});
+
+describe('resume after kill -9', () => {
+  it('leaves no temporary file in view, keeps files and inventory consistent, and fetches nothing verified twice', async () => {
+    await fixture.close();
+    fixture = await startFixtureSource({ resources: 400, changeListSize: 1000 });
+    const child = spawn(process.execPath, [BIN, 'sync', capabilityList(), '--dest', dest, '--concurrency', '2', '--json'], { stdio: 'ignore' });
+    // Kill it at a random point after some resources were fetched.
+    const target = 40 + Math.floor(Math.random() * 250);
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (resourceRequests().length >= target || child.exitCode !== null) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 5);
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    expect(visibleFiles().filter((f) => f.includes('.resourcesync') || f.endsWith('.part'))).toEqual([]);
+    const verified = inventory().filter((r) => r.status === 'verified');
+    for (const row of verified) {
+      const file = join(dest, ...row.path.split('/'));
+      expect(createHash('md5').update(readFileSync(file)).digest('hex')).toBe(row.digests.md5);
+    }
+    const before = fixture.requests.length;
+    const resumed = await run({ concurrency: 4 });
+    expect(resumed.failed).toBe(0);
+    const refetched = fixture.requests.slice(before).map((r) => fixture.url + r.path.replace('/mirror/', '/'));
+    const verifiedUris = new Set(verified.map((r) => r.uri));
+    expect(refetched.filter((u) => verifiedUris.has(u))).toEqual([]);
+    expect(resumed.created + resumed.unchanged).toBe(400 - verified.length);
+    expectMirrorMatchesSource();
+    expect(inventory()).toHaveLength(400);
+    const state = new MirrorState(stateDirOf(dest));
+    const runs = state.runs();
+    state.close();
+    expect(runs[0]!.status).toBe('completed');
+  }, 60_000);
+});

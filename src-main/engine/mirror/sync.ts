@@ -1,0 +1,293 @@
+// A sync run of one mirror: lock the folder, open its state, bind it to a Source list (by discovery, once), pick the
+// mode (auto: resume an interrupted run, else a baseline for a new mirror and incremental afterwards), run it, journal
+// it. Baseline: from a Resource List or Resource List Index; the list's `at` becomes the checkpoint only when the run
+// completes without a failure. Incremental: see incremental.ts.
+import { mkdirSync } from 'node:fs';
+import { clip } from '../clip.ts';
+import type { DiscoveryResult } from '../../contract/types.ts';
+import { discover } from '../discovery/discover.ts';
+import type { Entry } from '../documents/model.ts';
+import { Http } from '../http/client.ts';
+import { loadDocument } from '../load.ts';
+import { Applier, type DeletePolicy, type Failure } from './apply.ts';
+import { Fetcher } from './fetcher.ts';
+import { runIncremental } from './incremental.ts';
+import { LocalPaths, type PathMap } from './local-path.ts';
+import { acquireLock } from './lock.ts';
+import { MirrorState, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
+
+export type SyncMode = 'auto' | 'baseline' | 'incremental';
+
+export interface SyncOptions {
+  /** Anything discovery accepts; optional when the mirror is already bound. */
+  url?: string;
+  dest: string;
+  capabilityListUrl?: string;
+  maps?: PathMap[];
+  allowHosts?: string[];
+  mode?: SyncMode;
+  useDumps?: boolean;
+  deletePolicy?: DeletePolicy;
+  dryRun?: boolean;
+  concurrency?: number;
+  delayMs?: number;
+  timeoutMs?: number;
+  token?: string | null;
+  userAgent?: string;
+  /** Files per durable batch (tests use small ones). */
+  batchSize?: number;
+  signal?: AbortSignal;
+  onProgress?: (progress: SyncProgress) => void;
+  /** Called with what is happening, for people (stderr of the CLI). */
+  onNote?: (note: string) => void;
+}
+
+export interface SyncProgress extends RunCounts {
+  mode: 'baseline' | 'incremental';
+  listed: number;
+}
+
+export interface SyncResult {
+  mode: 'baseline' | 'incremental';
+  created: number;
+  updated: number;
+  deleted: number;
+  unchanged: number;
+  skipped: number;
+  failed: number;
+  bytes: number;
+  seconds: number;
+  failures: Failure[];
+  /** URIs the Source no longer has, kept by the `keep` policy. */
+  wouldDelete: string[];
+  runId: number | null;
+  resumed: boolean;
+  dryRun: boolean;
+  checkpoint: string | null;
+}
+
+export class SyncError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SyncError';
+  }
+}
+
+export async function sync(options: SyncOptions): Promise<SyncResult> {
+  const dest = options.dest;
+  mkdirSync(dest, { recursive: true });
+  const stateDir = stateDirOf(dest);
+  const lock = acquireLock(stateDir, 'rsdesk sync', dest);
+  if (lock.tookOver) options.onNote?.(`Took over the lock left by process ${lock.tookOver.pid}, which is no longer running.`);
+  const state = new MirrorState(stateDir);
+  const http = new Http({ bearerToken: options.token ?? null, timeoutMs: options.timeoutMs, userAgent: options.userAgent });
+  try {
+    const interrupted = state.markInterrupted();
+    const t0 = Date.now();
+    let binding = state.binding();
+    if (binding === null || (options.url !== undefined && options.url !== binding.url) || options.capabilityListUrl !== undefined) {
+      if (options.url === undefined) throw new SyncError(`${dest} is not a mirror yet: give the URL of a Source to mirror`);
+      binding = await bind(http, options, binding);
+      state.setBinding(binding);
+    } else if (options.maps !== undefined || options.allowHosts !== undefined) {
+      binding = { ...binding, maps: options.maps ?? binding.maps, allowHosts: options.allowHosts ?? binding.allowHosts };
+      state.setBinding(binding);
+    }
+    const discoverySeconds = (Date.now() - t0) / 1000;
+
+    const checkpoint = state.checkpoint();
+    const lastInterrupted = interrupted.at(-1) ?? state.runs().filter((r) => r.status === 'interrupted' && r.kind !== 'audit').at(-1);
+    let mode: 'baseline' | 'incremental';
+    let resume: RunRecord | null = null;
+    const wanted = options.mode ?? 'auto';
+    if (wanted === 'baseline') mode = 'baseline';
+    else if (wanted === 'incremental') {
+      if (checkpoint === null) throw new SyncError(`${dest} has no checkpoint yet (no baseline completed): run a baseline first`);
+      if (binding.changeListUrl === null) throw new SyncError(`The Source offers no Change List for this mirror; use --mode baseline`);
+      mode = 'incremental';
+    } else if (lastInterrupted && lastInterrupted.status === 'interrupted' && newest(state, lastInterrupted)) {
+      mode = lastInterrupted.kind === 'incremental' && binding.changeListUrl !== null && checkpoint !== null ? 'incremental' : 'baseline';
+      resume = lastInterrupted;
+    } else if (checkpoint === null || binding.changeListUrl === null) mode = 'baseline';
+    else mode = 'incremental';
+    if (mode === 'baseline' && binding.resourceListUrl === null) {
+      throw new SyncError(`The Source offers no Resource List for this mirror (${binding.capabilityListUrl ?? binding.url}); a baseline needs one`);
+    }
+
+    const dryRun = options.dryRun ?? false;
+    const listUrl = mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl;
+    const run = dryRun ? null : resume ? state.resumeRun(resume.id) : state.startRun(mode, wanted, listUrl);
+    if (resume) options.onNote?.(`Resuming run ${resume.id} (interrupted ${resume.kind}); what it verified is not fetched again.`);
+    const fetcher = new Fetcher({
+      concurrency: options.concurrency,
+      timeoutMs: options.timeoutMs,
+      userAgent: options.userAgent,
+      auth: options.token ? { origin: new URL(binding.capabilityListUrl ?? binding.url).origin, header: `Bearer ${options.token}` } : null,
+    });
+    const applier = new Applier({
+      dest,
+      stateDir,
+      state,
+      runId: run?.id ?? -1,
+      fetcher,
+      paths: new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? listUrl ?? binding.url, maps: binding.maps, allowHosts: binding.allowHosts }),
+      deletePolicy: options.deletePolicy ?? 'keep',
+      dryRun,
+      delayMs: options.delayMs,
+      signal: options.signal,
+      batchSize: options.batchSize,
+      onProgress: (counts) => options.onProgress?.({ ...counts, mode, listed }),
+    });
+    let listed = 0;
+    const phases: Record<string, number> = { discovery: discoverySeconds };
+    let newCheckpoint: { at: string; from: string } | null = null;
+    let status: 'completed' | 'failed' | 'cancelled' = 'completed';
+    let message: string | null = null;
+    try {
+      if (mode === 'baseline') {
+        const result = await baseline(http, listUrl!, applier, state, options, phases, (n) => (listed = n));
+        newCheckpoint = result.at === null ? null : { at: result.at, from: listUrl! };
+        if (result.at === null) options.onNote?.(`The Resource List gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
+      } else {
+        const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, onNote: options.onNote, phases, concurrency: options.concurrency ?? 8 });
+        listed = result.changes;
+        newCheckpoint = result.checkpoint;
+      }
+      const t = Date.now();
+      await applier.finish();
+      phases.fetch = (phases.fetch ?? 0) + (Date.now() - t) / 1000;
+      if (applier.counts.failed > 0) {
+        status = 'failed';
+        message = `${applier.counts.failed} resource${applier.counts.failed === 1 ? '' : 's'} failed; run sync again to retry them`;
+      }
+    } catch (err) {
+      await applier.finish().catch(() => undefined);
+      status = options.signal?.aborted ? 'cancelled' : 'failed';
+      message = err instanceof Error ? err.message : String(err);
+      if (run) state.endRun(run.id, status, phases, message);
+      throw err instanceof SyncError ? err : new SyncError(message);
+    } finally {
+      await fetcher.close();
+    }
+    // The checkpoint moves only past what was applied: a baseline with failures leaves it where it was.
+    if (!dryRun && newCheckpoint !== null && (mode === 'incremental' || status === 'completed')) state.setCheckpoint(newCheckpoint);
+    if (run) state.endRun(run.id, status, phases, message);
+    const c = applier.counts;
+    return {
+      mode,
+      created: c.created,
+      updated: c.updated,
+      deleted: c.deleted,
+      unchanged: c.unchanged,
+      skipped: c.skipped,
+      failed: c.failed,
+      bytes: c.bytes,
+      seconds: Math.round((Date.now() - t0) / 10) / 100,
+      failures: applier.failures,
+      wouldDelete: applier.wouldDelete,
+      runId: run?.id ?? null,
+      resumed: resume !== null,
+      dryRun,
+      checkpoint: state.checkpoint()?.at ?? null,
+    };
+  } finally {
+    await http.close();
+    state.close();
+    lock.release();
+  }
+}
+
+function newest(state: MirrorState, run: RunRecord): boolean {
+  return !state.runs().some((r) => r.id > run.id && r.kind !== 'audit' && r.status !== 'interrupted');
+}
+
+/** Finds what the mirror is bound to: a list given directly, or the lists of one Capability List. */
+async function bind(http: Http, options: SyncOptions, old: Binding | null): Promise<Binding> {
+  const url = options.url!;
+  const result: DiscoveryResult = await discover(options.capabilityListUrl ?? url, { http });
+  const direct = result.routes.find((r) => r.route === 'document' && r.found);
+  const base = {
+    url,
+    maps: options.maps ?? old?.maps ?? [],
+    allowHosts: options.allowHosts ?? old?.allowHosts ?? [],
+    createdAt: old?.createdAt ?? new Date().toISOString(),
+  };
+  const none = { resourceListUrl: null, changeListUrl: null, resourceDumpUrl: null, changeDumpUrl: null };
+  if (options.capabilityListUrl === undefined && direct && (direct.capability === 'resourcelist' || direct.capability === 'changelist')) {
+    const capabilityListUrl = result.capabilityLists.find((c) => c.capabilities.some((x) => x.url === direct.url))?.url ?? null;
+    return { ...base, ...none, capabilityListUrl, [direct.capability === 'resourcelist' ? 'resourceListUrl' : 'changeListUrl']: direct.url };
+  }
+  let lists = result.capabilityLists;
+  if (options.capabilityListUrl !== undefined) {
+    lists = lists.filter((c) => c.url === options.capabilityListUrl);
+    if (lists.length === 0) throw new SyncError(`${clip(options.capabilityListUrl)} is not a Capability List of this Source`);
+  } else if (direct && direct.capability === 'capabilitylist') lists = lists.filter((c) => c.url === direct.url);
+  if (lists.length === 0) throw new SyncError(`No ResourceSync Source found from ${clip(url)}`);
+  if (lists.length > 1) {
+    throw new SyncError(
+      `The Source offers ${lists.length} Capability Lists; choose one with --capabilitylist:\n${lists.map((c) => `  ${c.url}`).join('\n')}`,
+    );
+  }
+  const list = lists[0]!;
+  const find = (capability: string) => list.capabilities.find((c) => c.capability === capability)?.url ?? null;
+  return {
+    ...base,
+    capabilityListUrl: list.url,
+    resourceListUrl: find('resourcelist'),
+    changeListUrl: find('changelist'),
+    resourceDumpUrl: find('resourcedump'),
+    changeDumpUrl: find('changedump'),
+  };
+}
+
+/** Streams a Resource List (or each list of an Index) into the applier, `concurrency`×2 resources in flight. */
+async function baseline(
+  http: Http,
+  listUrl: string,
+  applier: Applier,
+  state: MirrorState,
+  options: SyncOptions,
+  phases: Record<string, number>,
+  onListed: (n: number) => void,
+): Promise<{ at: string | null }> {
+  const t0 = Date.now();
+  const seen = new Set<string>();
+  const inflight = new Set<Promise<void>>();
+  const limit = Math.max(2, (options.concurrency ?? 8) * 2);
+  let listed = 0;
+  const onEntry = async (entry: Entry) => {
+    if (seen.has(entry.loc)) return;
+    seen.add(entry.loc);
+    onListed(++listed);
+    const p = applier.apply(entry).finally(() => inflight.delete(p));
+    inflight.add(p);
+    if (inflight.size >= limit) await Promise.race(inflight);
+  };
+  const children: string[] = [];
+  let isIndex = false;
+  const top = await loadDocument(http, listUrl, {
+    signal: options.signal,
+    onStart: (head) => {
+      isIndex = head.isIndex;
+    },
+    onEntry: (entry) => (isIndex ? void children.push(entry.loc) : onEntry(entry)),
+  });
+  if (top.summary.capability !== 'resourcelist') {
+    throw new SyncError(`${clip(listUrl)} is a ${top.summary.capability}, not a Resource List`);
+  }
+  if (top.summary.isIndex) {
+    for (const child of children) {
+      const doc = await loadDocument(http, child, { signal: options.signal, onEntry });
+      if (doc.summary.capability !== 'resourcelist' || doc.summary.isIndex) {
+        throw new SyncError(`${clip(child)}, listed in the Resource List Index, is not a Resource List`);
+      }
+    }
+  }
+  await Promise.all(inflight);
+  phases.fetch = (Date.now() - t0) / 1000;
+  // What the mirror holds that the Source no longer lists: the deletion policy decides.
+  if (!options.signal?.aborted) {
+    for (const { uri } of [...state.paths()]) if (!seen.has(uri)) applier.delete(uri);
+  }
+  return { at: top.summary.md.at ?? null };
+}
