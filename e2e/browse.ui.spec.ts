@@ -212,3 +212,182 @@ for (const scheme of ['light', 'dark'] as const) {
     await page.keyboard.press('Escape');
   });
 }
+
+test('columns resize with the mouse and the keyboard; datetimes are never cut; a long loc is cut in the middle', async ({ page }) => {
+  await openApp(page);
+  await open(page, PATHS.dataset2.capabilityList, PATHS.dataset2.resourceListIndex, PATHS.dataset2.resourceListPart(1));
+  const header = (name: string) => headers(page).filter({ hasText: new RegExp(`^${name}`) });
+  const width = async (name: string) => Math.round((await header(name).boundingBox())!.width);
+  const separator = (name: string) => page.getByRole('separator', { name: `Resize column ${name}` });
+
+  // Mouse: drag the type column's edge 60 px to the right.
+  const before = await width('type');
+  const edge = (await separator('type').boundingBox())!;
+  await page.mouse.move(edge.x + edge.width / 2, edge.y + edge.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(edge.x + edge.width / 2 + 30, edge.y + edge.height / 2, { steps: 3 });
+  await page.mouse.move(edge.x + edge.width / 2 + 60, edge.y + edge.height / 2, { steps: 3 });
+  await page.mouse.up();
+  await expect.poll(() => width('type')).toBe(before + 60);
+  await expect(separator('type')).toHaveAttribute('aria-valuenow', String(before + 60));
+
+  // Keyboard: the separator is a focusable widget with its value.
+  const length = separator('length');
+  await length.focus();
+  const start = Number(await length.getAttribute('aria-valuenow'));
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  await expect(length).toHaveAttribute('aria-valuenow', String(start + 32));
+  expect(await width('length')).toBe(start + 32);
+  await page.keyboard.press('ArrowLeft');
+  await expect(length).toHaveAttribute('aria-valuenow', String(start + 16));
+  // Enter gives the default back.
+  await page.keyboard.press('Enter');
+  await expect(length).toHaveAttribute('aria-valuenow', String(start));
+
+  // A datetime column cannot be made narrower than its values.
+  const lastmod = separator('lastmod');
+  await lastmod.focus();
+  await page.keyboard.press('Home');
+  for (let i = 0; i < 5; i++) await page.keyboard.press('ArrowLeft');
+  const cells = dataRows(page).locator('.c-lastmod');
+  await expect(cells.first()).toHaveText(/^2024-12-31T\d\d:\d\d:\d\dZ$/);
+  for (const cut of await cells.evaluateAll((els) => els.map((el) => el.scrollWidth > el.clientWidth))) expect(cut).toBe(false);
+
+  // loc made narrow: each value is cut in the middle, the whole URI stays in the title and is read out.
+  const loc = separator('loc');
+  await loc.focus();
+  await page.keyboard.press('Home');
+  await page.getByLabel('Filter by URI').fill('res/1999');
+  await expect(page.getByTestId('entry-count')).toHaveText('1 of 2,000 entries');
+  const cell = dataRows(page).first().locator('.c-loc');
+  await expect(cell).toHaveAttribute('title', `${fixture.url}/dataset2/res/1999`);
+  // "1999" fits even the narrowest column: widen nothing, check the header's relative form instead.
+  await expect(cell).toContainText('1999');
+  await page.getByLabel('Filter by URI').fill('');
+
+  // A document whose locs are long after their prefix (the Source Description's Capability Lists share only the
+  // origin): a narrow loc column cuts them in the middle.
+  await row(treeItem(page, PATHS.wellKnown)).click();
+  await expect(page.locator('.entries-caption')).toHaveText(`loc relative to ${fixture.url}/`);
+  await separator('loc').focus();
+  await page.keyboard.press('Home');
+  for (let i = 0; i < 5; i++) await page.keyboard.press('ArrowRight');
+  const first = dataRows(page).first().locator('.c-loc');
+  await expect(first).toHaveAttribute('title', `${fixture.url}${PATHS.dataset1.capabilityList}`);
+  await expect(first.locator('[aria-hidden=true]')).toHaveText(/^data.*….*\.xml$/);
+  await expect(first.locator('.sr-only')).toHaveText(PATHS.dataset1.capabilityList.slice(1));
+  await page.keyboard.press('Enter');
+  await expect(first).toHaveText(PATHS.dataset1.capabilityList.slice(1));
+});
+
+test('the entries grid works from the keyboard, with the active row announced and a visible focus ring', async ({ page }) => {
+  await openApp(page);
+  await open(page, PATHS.dataset2.capabilityList, PATHS.dataset2.resourceListIndex, PATHS.dataset2.resourceListPart(2));
+  const grid = entriesTable(page);
+  await expect(grid).toHaveAttribute('aria-rowcount', String(ENTRIES + 1));
+  await expect(dataRows(page).first()).toHaveAttribute('aria-rowindex', '2');
+  const selectedRow = grid.locator('[role=row][aria-selected=true]');
+  const active = async () => {
+    const id = await grid.getAttribute('aria-activedescendant');
+    expect(id).toBeTruthy();
+    return page.locator(`[id="${id}"]`);
+  };
+  const selectedNumber = async () => Number(await selectedRow.locator('.c-index').textContent());
+
+  await grid.focus();
+  await page.keyboard.press('ArrowDown');
+  await expect(selectedRow).toHaveAttribute('aria-rowindex', '2');
+  await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('#1');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await expect(selectedRow).toHaveAttribute('aria-rowindex', '4');
+  expect(await (await active()).getAttribute('aria-rowindex')).toBe('4');
+  // The ring is drawn on the active row.
+  const outline = await (await active()).evaluate((el) => getComputedStyle(el).outlineStyle + ' ' + getComputedStyle(el).outlineWidth);
+  expect(outline).toBe('solid 2px');
+  await page.keyboard.press('ArrowUp');
+  await expect(selectedRow).toHaveAttribute('aria-rowindex', '3');
+
+  // PageDown moves by what the viewport shows, PageUp back.
+  const rowsShown = await grid.evaluate((el) => Math.floor((el.clientHeight - 28) / 26) - 1);
+  expect(rowsShown).toBeGreaterThan(3);
+  await page.keyboard.press('PageDown');
+  await expect.poll(selectedNumber).toBe(2 + rowsShown);
+  await page.keyboard.press('PageUp');
+  await expect.poll(selectedNumber).toBe(2);
+
+  // End goes to the last entry, whose page is fetched on the way; Home back to the first.
+  await page.keyboard.press('End');
+  await expect.poll(selectedNumber).toBe(ENTRIES);
+  await expect(selectedRow).toHaveAttribute('aria-rowindex', String(ENTRIES + 1));
+  await expect(detail(page).getByRole('heading', { level: 2 })).toContainText(`#${ENTRIES.toLocaleString('en-US').replace(',', '')}`);
+  await expect(await active()).toBeInViewport();
+  await page.keyboard.press('Home');
+  await expect.poll(selectedNumber).toBe(1);
+  await expect(await active()).toBeInViewport();
+  await expect(grid).toBeFocused();
+});
+
+test('one h1, landmarks for the panes, and a skip link to the entries', async ({ page }) => {
+  await openApp(page);
+  await open(page, PATHS.dataset2.capabilityList, PATHS.dataset2.resourceListIndex, PATHS.dataset2.resourceListPart(1));
+  await expect(page.locator('h1')).toHaveCount(1);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('ResourceSync Desktop');
+  await expect(page.getByRole('complementary', { name: 'Sources' })).toBeVisible();
+  await expect(page.getByRole('main')).toHaveCount(1);
+  await expect(page.getByRole('region', { name: 'Entries' })).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Detail' })).toBeVisible();
+  // The first Tab stop of a freshly loaded page is the skip link; it takes focus to the entries.
+  const fresh = await page.context().newPage();
+  await fresh.goto(app.url);
+  await expect(dataRows(fresh).first()).toBeVisible();
+  await fresh.keyboard.press('Tab');
+  const skip = fresh.getByRole('link', { name: 'Skip to the entries and details' });
+  await expect(skip).toBeFocused();
+  await expect(skip).toBeInViewport();
+  await fresh.keyboard.press('Enter');
+  await expect(entriesTable(fresh)).toBeFocused();
+  await fresh.close();
+});
+
+test('the UI remembers the expanded nodes, the selection, the pane sizes and the column widths', async ({ page }) => {
+  await openApp(page);
+  await open(page, PATHS.dataset2.capabilityList, PATHS.dataset2.resourceListIndex, PATHS.dataset2.resourceListPart(3));
+  await entriesTable(page).focus();
+  for (let i = 0; i < 40; i++) await page.keyboard.press('ArrowDown');
+  await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('#40');
+  const sidebar = page.getByRole('separator', { name: 'Resize the sidebar' });
+  await sidebar.focus();
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  const sidebarWidth = await sidebar.getAttribute('aria-valuenow');
+  const detailSplit = page.getByRole('separator', { name: 'Resize the detail pane' });
+  await detailSplit.focus();
+  await page.keyboard.press('ArrowUp');
+  const detailHeight = await detailSplit.getAttribute('aria-valuenow');
+  const typeColumn = page.getByRole('separator', { name: 'Resize column type' });
+  await typeColumn.focus();
+  await page.keyboard.press('ArrowRight');
+  const typeWidth = await typeColumn.getAttribute('aria-valuenow');
+
+  const expectSame = async () => {
+    await expect(treeItem(page, PATHS.dataset2.resourceListIndex)).toHaveAttribute('aria-expanded', 'true');
+    await expect(treeItem(page, PATHS.dataset2.resourceListPart(3))).toHaveAttribute('aria-selected', 'true');
+    await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('#40');
+    const selected = entriesTable(page).locator('[role=row][aria-selected=true]');
+    await expect(selected).toHaveAttribute('aria-rowindex', '41');
+    await expect(selected).toBeInViewport();
+    await expect(page.getByRole('separator', { name: 'Resize the sidebar' })).toHaveAttribute('aria-valuenow', sidebarWidth!);
+    await expect(page.getByRole('separator', { name: 'Resize the detail pane' })).toHaveAttribute('aria-valuenow', detailHeight!);
+    await expect(page.getByRole('separator', { name: 'Resize column type' })).toHaveAttribute('aria-valuenow', typeWidth!);
+  };
+  await page.reload();
+  await expectSame();
+
+  // A restart of the app (on the same address, so the same origin).
+  await app.stop();
+  app = await startAppServer(root, dataDir, 30_000, port);
+  await page.goto(app.url);
+  await expectSame();
+});

@@ -5,6 +5,9 @@ import type { Entry } from '../../src-main/engine/documents/model.ts';
 import { monoFont, textWidth } from '../lib/measure.ts';
 import { relativeLoc, type Column, type ColumnId } from './columns.ts';
 
+/** Columns that take what room is left, up to their widest value. */
+const GROWS = new Set<ColumnId>(['loc', 'path', 'type', 'hash']);
+
 /** Left + right padding of a cell (styles.css `.tr > span`). */
 export const CELL_PADDING = 16;
 
@@ -51,21 +54,22 @@ export function useColumnWidths(
     min[col.id] = Math.ceil(col.whole ? widestShown : Math.min(header, 48));
     let base = col.chars * charOf(col) + CELL_PADDING;
     if (col.id === 'index') base = String(total).length * charOf(col) + 22 + CELL_PADDING;
-    if (col.id === 'loc' || col.id === 'path') {
-      // As wide as the widest value of the first page, within reason; beyond that the cell cuts in the middle.
+    if (GROWS.has(col.id)) {
+      // As wide as the widest value of the first page when there is room; the default stays within reason, and
+      // below it a value is cut (loc and path in the middle, where a URI says least).
       let widest = 0;
       for (const entry of firstRows) {
         const text = col.id === 'loc' ? relativeLoc(entry.loc, prefix) : col.text(entry);
-        widest = Math.max(widest, textWidth(text, font));
+        widest = Math.max(widest, textWidth(text, col.mono ? font : sans));
       }
       grows[col.id] = Math.ceil(widest + CELL_PADDING + 2);
-      base = Math.min(Math.max(grows[col.id]!, 120), col.id === 'loc' ? 480 : 320);
+      if (col.id === 'loc' || col.id === 'path') base = Math.min(Math.max(grows[col.id]!, 120), col.id === 'loc' ? 480 : 320);
     }
     defaults[col.id] = Math.ceil(Math.max(base, min[col.id]!));
   }
   const widthOf = (col: Column) => Math.max(kept[col.id] ?? defaults[col.id]!, min[col.id]!);
-  // Unless the person set it, loc (and path) may grow, when there is room, up to what its widest value needs; the
-  // room left after that goes to an empty last track.
+  // Unless the person set it, a growing column takes, when there is room, what its widest value needs; the room
+  // left after that goes to an empty last track.
   const tracks = columns.map((col) => {
     const grow = grows[col.id];
     const w = widthOf(col);
