@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { brokenDocuments } from './broken.ts';
+import { hostileDump } from './hostile-dump.ts';
 import { brokenSourceDocuments } from './broken-source.ts';
 import * as d1 from './dataset1.ts';
 import * as d2 from './dataset2.ts';
@@ -135,6 +136,8 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     [PATHS.about]: (_req, res) => send(res, 200, HTML, site.aboutPage('About the fixture Source')),
     [PATHS.dataset1.about]: (_req, res) => send(res, 200, HTML, site.aboutPage('About dataset1')),
     [PATHS.dataset2.about]: (_req, res) => send(res, 200, HTML, site.aboutPage('About dataset2')),
+    [PATHS.hostileDump.resourceDump]: async (_req, res) => send(res, 200, XML, (await hostileDump(base, PATHS.hostileDump)).dump),
+    [PATHS.hostileDump.package]: async (req, res) => sendPackage(req, res, (await hostileDump(base, PATHS.hostileDump)).zip),
     '/style.css': (_req, res) => send(res, 200, 'text/css', 'body { font-family: sans-serif; }\n'),
     [PATHS.slow]: (_req, res) => stall(slowMs, () => send(res, 200, 'text/plain', 'finally\n')),
     [PATHS.slowBody]: (_req, res) => {

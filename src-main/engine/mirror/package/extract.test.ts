@@ -422,3 +422,22 @@ describe('readPackage: Change Dump packages', () => {
     expect(report.outcomes.map((o) => o.entry.loc)).toEqual(['http://example.com/b', 'http://example.com/a']);
   });
 });
+
+describe('readPackage: cancellation', () => {
+  it('stops between bitstreams when the signal aborts, with a PackageError', async () => {
+    const files = Array.from({ length: 5 }, (_, i) => ({ name: `f${i}`, body: `body ${i}` }));
+    const path = await write(files, manifestXml('resourcedump-manifest', files.map((f) => ({ loc: `http://example.com/${f.name}`, path: `/${f.name}` }))));
+    const controller = new AbortController();
+    let seen = 0;
+    const err = await read(path, {
+      concurrency: 1,
+      sink: async (_e, stream) => {
+        for await (const _ of stream);
+        if (++seen === 2) controller.abort();
+      },
+      signal: controller.signal,
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'PackageError', code: 'aborted' });
+    expect(seen).toBe(2);
+  });
+});

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PATHS, startFixtureSource, type FixtureSource } from '../../../../e2e/fixture-source/index.ts';
+import { HOSTILE_DUMP_EXPECTED, PATHS, startFixtureSource, type FixtureSource } from '../../../../e2e/fixture-source/index.ts';
 import { Http } from '../../http/index.ts';
 import { downloadPackage } from './download.ts';
 import type { ManifestEntry } from './model.ts';
@@ -125,6 +125,17 @@ describe('dumps of the fixture Source', () => {
     expect(deleted.map((e) => e.loc)).toEqual(closed.filter((r) => r.change === 'deleted').map((r) => r.loc));
     expect(deleted.every((e) => e.md.path === undefined)).toBe(true);
     expect(applied).toEqual(closed.map((r) => `${r.datetime} ${r.change}`));
+  });
+
+  it('the fixture\'s hostile package: each bad entry refused with its reason, the good one verified', async () => {
+    const listing = await dumpPackages(http, fixture.url + PATHS.hostileDump.resourceDump);
+    expect(listing.packages).toHaveLength(1);
+    const { report } = await fetchPackage({ http, package: listing.packages[0], workDir: work, kind: 'resourcedump', sink: tempFileSink(out) });
+    const got = Object.fromEntries(report.outcomes.map((o) => [o.entry.loc.split('/').pop(), o.status === 'failed' ? o.code : o.status]));
+    expect(got).toEqual(HOSTILE_DUMP_EXPECTED);
+    expect(report.refusedZipEntries.map((r) => r.code).sort()).toEqual(['bomb', 'path-escapes', 'symlink']);
+    // Only the good bitstream is left on disk.
+    expect(await readdir(out)).toHaveLength(1);
   });
 
   it('refuses to list what is not a dump', async () => {
