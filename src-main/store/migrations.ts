@@ -68,6 +68,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX index_parts_by_index ON index_parts (index_url);
     `);
   },
+  (db) => {
+    // The entries' shape (common loc prefix, fields present), found while they stream in: the UI picks its
+    // columns from it without a pass over the entries. NULL for documents cached before: computed on first use.
+    db.exec('ALTER TABLE documents ADD COLUMN shape TEXT');
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
