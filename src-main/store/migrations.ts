@@ -68,6 +68,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX index_parts_by_index ON index_parts (index_url);
     `);
   },
+  (db) => {
+    // A removed Source stays (marked) until the store is opened again, so that its removal can be undone with
+    // the same id; its start URL and Source Description stay reserved for it meanwhile.
+    db.exec('ALTER TABLE sources ADD COLUMN removed_at TEXT');
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
