@@ -10,7 +10,7 @@ const SHARED = '**/*.shared.test.ts';
 export default defineConfig({
   test: {
     reporters: reportDir ? ['default', ['json', { outputFile: `${reportDir}/vitest.json` }]] : ['default'],
-    include: corpus ? [`src-main/${SHARED}`, `e2e/${SHARED}`] : ['src-main/**/*.test.ts', 'src-preload/**/*.test.ts', 'e2e/fixture-source/**/*.test.ts', 'bin/**/*.test.ts', 'e2e/*.test.ts'],
+    include: corpus ? [`src-main/${SHARED}`, `e2e/${SHARED}`] : ['src-main/**/*.test.ts', 'src-renderer/**/*.test.ts', 'src-preload/**/*.test.ts', 'e2e/fixture-source/**/*.test.ts', 'bin/**/*.test.ts', 'e2e/*.test.ts'],
     exclude: corpus ? configDefaults.exclude : [...configDefaults.exclude, SHARED],
     environment: 'node',
     testTimeout: 30_000,
