@@ -8,3 +8,4 @@ export type { ChangeKind, ChangeName, ChangeRecord, ResourceState } from './stat
 export { generateBody, represent } from './bodies.ts';
 export type { Representation } from './bodies.ts';
 export { BROKEN_SOURCE } from './broken-source.ts';
+export { HOSTILE_DUMP_EXPECTED } from './hostile-dump.ts';

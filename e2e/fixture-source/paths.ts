@@ -36,6 +36,12 @@ export const PATHS = {
     notifications: '/dataset1/notifications',
   },
 
+  /** A Resource Dump with one hostile package (hostile-dump.ts), linked from nowhere. */
+  hostileDump: {
+    resourceDump: '/hostile-dump/resourcedump.xml',
+    package: '/hostile-dump/package.zip',
+  },
+
   dataset2: {
     about: '/dataset2/about.html',
     capabilityList: '/dataset2/capabilitylist.xml',

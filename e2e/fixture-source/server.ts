@@ -2,8 +2,10 @@
 // the current state.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { brokenDocuments } from './broken.ts';
+import { hostileDump } from './hostile-dump.ts';
 import { brokenSourceDocuments } from './broken-source.ts';
 import * as d1 from './dataset1.ts';
 import * as d2 from './dataset2.ts';
@@ -30,8 +32,11 @@ export interface FixtureSourceOptions {
   slowMs?: number;
 }
 
-/** What a path does instead of its normal answer (see `setBroken`). */
-export type Failure = { status: number; body?: string } | 'hang' | 'reset';
+/**
+ * What a path does instead of its normal answer (see `setBroken`). `cutAfter`: the normal answer's first N bytes of
+ * body, then the connection drops, once (the path then answers normally again): a download that breaks off.
+ */
+export type Failure = { status: number; body?: string } | { cutAfter: number } | 'hang' | 'reset';
 
 export interface LoggedRequest {
   method: string;
@@ -84,7 +89,10 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     const failure = failures.get(path.split('?')[0]);
     if (failure === 'hang') return;
     if (failure === 'reset') return void req.socket.destroy();
-    if (failure) return void send(res, failure.status, 'text/plain', failure.body ?? `Failure ${failure.status}`);
+    if (failure && 'cutAfter' in failure) {
+      failures.delete(path.split('?')[0]);
+      cutAfter(res, failure.cutAfter);
+    } else if (failure) return void send(res, failure.status, 'text/plain', failure.body ?? `Failure ${failure.status}`);
     Promise.resolve(handle(req, res, path)).catch((err: unknown) => {
       if (!res.headersSent) send(res, 500, 'text/plain', `Fixture error: ${String(err)}`);
       else res.destroy();
@@ -128,6 +136,8 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     [PATHS.about]: (_req, res) => send(res, 200, HTML, site.aboutPage('About the fixture Source')),
     [PATHS.dataset1.about]: (_req, res) => send(res, 200, HTML, site.aboutPage('About dataset1')),
     [PATHS.dataset2.about]: (_req, res) => send(res, 200, HTML, site.aboutPage('About dataset2')),
+    [PATHS.hostileDump.resourceDump]: async (_req, res) => send(res, 200, XML, (await hostileDump(base, PATHS.hostileDump)).dump),
+    [PATHS.hostileDump.package]: async (req, res) => sendPackage(req, res, (await hostileDump(base, PATHS.hostileDump)).zip),
     '/style.css': (_req, res) => send(res, 200, 'text/css', 'body { font-family: sans-serif; }\n'),
     [PATHS.slow]: (_req, res) => stall(slowMs, () => send(res, 200, 'text/plain', 'finally\n')),
     [PATHS.slowBody]: (_req, res) => {
@@ -233,20 +243,20 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     ],
     [
       /^\/dataset1\/changedump\/(\d+)(\.zip|-manifest\.xml)$/,
-      async (m, _req, res) => {
+      async (m, req, res) => {
         const built = d1.changeDumpPackage(ctx1, Number(m[1]));
         if (!built) return notFound(res);
         const { zip, manifest } = await built;
-        return m[2] === '.zip' ? sendBody(res, 'application/zip', zip) : send(res, 200, XML, manifest);
+        return m[2] === '.zip' ? sendPackage(req, res, zip) : send(res, 200, XML, manifest);
       },
     ],
     [
       /^\/dataset1\/resourcedump\/part(\d+)(\.zip|-manifest\.xml)$/,
-      async (m, _req, res) => {
+      async (m, req, res) => {
         const built = d1.resourceDumpPackage(ctx1, Number(m[1]));
         if (!built) return notFound(res);
         const { zip, manifest } = await built;
-        return m[2] === '.zip' ? sendBody(res, 'application/zip', zip) : send(res, 200, XML, manifest);
+        return m[2] === '.zip' ? sendPackage(req, res, zip) : send(res, 200, XML, manifest);
       },
     ],
     [
@@ -324,6 +334,53 @@ function send(res: ServerResponse, status: number, contentType: string | null, b
 function sendBody(res: ServerResponse, contentType: string, body: Buffer, headers: Record<string, string> = {}): void {
   res.writeHead(200, { 'content-type': contentType, 'content-length': body.length, ...headers });
   res.end(body);
+}
+
+/** Packages answer `Range: bytes=N-` (guarded by If-Range on their strong ETag), as a real Source's static files do. */
+function sendPackage(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+  const etag = `"${createHash('md5').update(body).digest('hex')}"`;
+  const headers = { etag, 'accept-ranges': 'bytes' };
+  const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+  const ifRange = req.headers['if-range'];
+  if (range === null || (ifRange !== undefined && ifRange !== etag)) return sendBody(res, 'application/zip', body, headers);
+  const start = Number(range[1]);
+  if (start >= body.length) {
+    res.writeHead(416, { 'content-range': `bytes */${body.length}`, 'content-length': 0 });
+    return void res.end();
+  }
+  res.writeHead(206, {
+    'content-type': 'application/zip',
+    'content-length': body.length - start,
+    'content-range': `bytes ${start}-${body.length - 1}/${body.length}`,
+    ...headers,
+  });
+  res.end(body.subarray(start));
+}
+
+/** Lets the first `limit` bytes of the body through, then drops the connection. */
+function cutAfter(res: ServerResponse, limit: number): void {
+  let sent = 0;
+  const write = res.write.bind(res) as (chunk: Buffer) => boolean;
+  const end = res.end.bind(res) as () => void;
+  const pass = (chunk: unknown): void => {
+    if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array);
+    const room = limit - sent;
+    if (room <= 0) return;
+    sent += Math.min(room, bytes.length);
+    write(bytes.subarray(0, room));
+  };
+  res.write = ((chunk: unknown) => {
+    pass(chunk);
+    if (sent >= limit) setTimeout(() => res.destroy(), 20);
+    return true;
+  }) as typeof res.write;
+  res.end = ((chunk?: unknown) => {
+    pass(chunk);
+    if (sent >= limit) setTimeout(() => res.destroy(), 20);
+    else end();
+    return res;
+  }) as typeof res.end;
 }
 
 function notFound(res: ServerResponse): void {

@@ -11,8 +11,8 @@ export interface PurgeOptions {
   vacuumPages?: number;
 }
 
-export const PURGE_BATCH_ROWS = 1_000;
-export const VACUUM_PAGES = 2_048;
+export const PURGE_BATCH_ROWS = 500;
+export const VACUUM_PAGES = 1_024;
 
 export class Purger {
   #db: DatabaseSync;

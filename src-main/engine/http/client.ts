@@ -29,6 +29,11 @@ export interface GetInit {
   maxBytes?: number;
   /** A shorter deadline for this fetch (epoch ms), e.g. what is left of a discovery's time. */
   deadlineAt?: number;
+  /**
+   * The longest this fetch may take instead of the client's `deadlineMs`, for a body known to be large (a dump
+   * package sized by its length): a transfer that is merely long must not be cut off like one that trickles.
+   */
+  deadlineMs?: number;
   /** Extra request headers (e.g. `range`, `if-range`), lower-case names; they cannot replace authorization. */
   headers?: Record<string, string>;
 }
@@ -103,7 +108,7 @@ export class Http {
   async get(url: string, init: GetInit = {}): Promise<HttpResponse> {
     const start = parseHttpUrl(url);
     if (init.signal?.aborted) throw new NetworkError('aborted', `Cancelled: ${start.href}`, start.href);
-    const deadline = new Deadline(start.href, this.deadlineMs, init.deadlineAt, init.signal);
+    const deadline = new Deadline(start.href, init.deadlineMs ?? this.deadlineMs, init.deadlineAt, init.signal);
     try {
       return await this.#get(start, init, deadline);
     } catch (err) {

@@ -82,6 +82,16 @@ describe('Http against hostile servers', () => {
     expect(err.message).toMatch(new RegExp(`^Ran out of time while fetching ${s.url}/x`));
   });
 
+  it('a caller may give one fetch a longer deadline than the client’s (a large body known in advance)', async () => {
+    const s = await server(trickle(20));
+    const response = await client({ timeoutMs: 500, deadlineMs: 200 }).get(`${s.url}/package.zip`, { deadlineMs: 700 });
+    const started = Date.now();
+    const err = await failure(response.text());
+    expect(err.code).toBe('deadline');
+    expect(err.message).toMatch(/did not finish within 0\.7 s/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+  });
+
   it('the deadline covers a server that never answers, even with a long idle timeout', async () => {
     const s = await server(stall);
     const started = Date.now();

@@ -173,7 +173,10 @@ export async function downloadPackage(options: DownloadOptions): Promise<Downloa
     }
     const before = offset;
     try {
-      const response = await http.get(url, { signal, headers, deadlineAt: options.deadlineAt, accept: 'application/zip, */*' });
+      // The download's own deadline, when given, replaces the client's per-fetch one (5 min by default): a large
+      // package may rightly take longer.
+      const deadlineMs = options.deadlineAt === undefined ? undefined : Math.max(0, options.deadlineAt - Date.now());
+      const response = await http.get(url, { signal, headers, deadlineAt: options.deadlineAt, deadlineMs, accept: 'application/zip, */*' });
       let append = false;
       if (response.status === 206 && offset > 0) {
         const range = parseContentRange(response.headers['content-range'] ?? '');

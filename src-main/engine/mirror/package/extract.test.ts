@@ -134,6 +134,36 @@ describe('readPackage: a good Resource Dump package', () => {
   });
 });
 
+describe('readPackage: concurrency', () => {
+  it('hands a Resource Dump\'s bitstreams to the sink two at a time, a Change Dump\'s one at a time; outcomes keep the order', async () => {
+    const files = Array.from({ length: 6 }, (_, i) => ({ name: `f${i}`, body: `body ${i}` }));
+    const observe = () => {
+      let open = 0;
+      let most = 0;
+      const sink = async (_e: ManifestEntry, stream: Readable) => {
+        open++;
+        most = Math.max(most, open);
+        await new Promise((r) => setTimeout(r, 15));
+        for await (const _ of stream);
+        open--;
+      };
+      return { sink, most: () => most };
+    };
+    const rd = await write(files, manifestXml('resourcedump-manifest', files.map((f) => ({ loc: `http://example.com/${f.name}`, path: `/${f.name}` }))));
+    const a = observe();
+    const { report } = await read(rd, { sink: a.sink });
+    expect(a.most()).toBe(2);
+    expect(report.outcomes.map((o) => o.entry.loc)).toEqual(files.map((f) => `http://example.com/${f.name}`));
+    const cd = await write(
+      files,
+      manifestXml('changedump-manifest', files.map((f, i) => ({ loc: `http://example.com/${f.name}`, path: `/${f.name}`, change: 'updated', datetime: `2024-01-02T0${i}:00:00Z` }))),
+    );
+    const b = observe();
+    await read(cd, { kind: 'changedump', sink: b.sink, concurrency: 4 });
+    expect(b.most()).toBe(1);
+  });
+});
+
 describe('readPackage: entries that fail alone', () => {
   it('a hash or length that does not match fails that entry; the sink sees its stream error', async () => {
     const { files, items } = good();
@@ -390,5 +420,24 @@ describe('readPackage: Change Dump packages', () => {
     const path = await write([{ name: 'a', body: 'a' }, { name: 'b', body: 'b' }], manifestXml('changedump-manifest', items));
     const { report } = await read(path, { kind: 'changedump' });
     expect(report.outcomes.map((o) => o.entry.loc)).toEqual(['http://example.com/b', 'http://example.com/a']);
+  });
+});
+
+describe('readPackage: cancellation', () => {
+  it('stops between bitstreams when the signal aborts, with a PackageError', async () => {
+    const files = Array.from({ length: 5 }, (_, i) => ({ name: `f${i}`, body: `body ${i}` }));
+    const path = await write(files, manifestXml('resourcedump-manifest', files.map((f) => ({ loc: `http://example.com/${f.name}`, path: `/${f.name}` }))));
+    const controller = new AbortController();
+    let seen = 0;
+    const err = await read(path, {
+      concurrency: 1,
+      sink: async (_e, stream) => {
+        for await (const _ of stream);
+        if (++seen === 2) controller.abort();
+      },
+      signal: controller.signal,
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'PackageError', code: 'aborted' });
+    expect(seen).toBe(2);
   });
 });
