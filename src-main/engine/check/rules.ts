@@ -1,6 +1,7 @@
 // Rules across documents of one Source, each a plain function of what the walk kept: what a parent listed a
 // document as, where its `up` link points, who listed it, and why it could not be read. (Index parts are checked
 // against their index by conformance.ts's checkIndexChild.)
+import { clip } from '../clip.ts';
 import { DocumentError } from '../documents/errors.ts';
 import { capabilityName, type DocumentSummary, type Finding } from '../documents/model.ts';
 import { NetworkError } from '../http/errors.ts';
@@ -24,7 +25,7 @@ export function capabilityMismatch(child: DocumentSummary, listedAs: string, lis
   return {
     severity: 'error',
     code: 'capability-mismatch',
-    message: `Listed as a ${name(listedAs)} by ${lister}, but this document is a ${name(child.capability, child.isIndex)}`,
+    message: `Listed as a ${name(listedAs)} by ${clip(lister)}, but this document is a ${name(child.capability, child.isIndex)}`,
   };
 }
 
@@ -41,7 +42,7 @@ export function upElsewhere(child: DocumentSummary, finalUrl: string, expected: 
   return {
     severity: 'warning',
     code: 'up-link-elsewhere',
-    message: `Its rs:ln rel="up" points to ${up.href}, but it was reached from the ${parentName} ${expected[0]}`,
+    message: `Its rs:ln rel="up" points to ${clip(up.href)}, but it was reached from the ${parentName} ${clip(expected[0] ?? '')}`,
   };
 }
 
@@ -59,8 +60,8 @@ export function unlistedCapabilityList(sourceDescription: string | null): Findin
 /** The lister names a document the walk already reached: it is not fetched again. */
 export function listedAgain(url: string, firstParent: string | null, loop: boolean, line: number | undefined): Finding {
   const message = loop
-    ? `Lists ${url}, which is above this document in the Source: a loop; it is not checked again`
-    : `Lists ${url} again; it was already reached${firstParent === null ? ' where the check started' : ` from ${firstParent}`} and is checked once`;
+    ? `Lists ${clip(url)}, which is above this document in the Source: a loop; it is not checked again`
+    : `Lists ${clip(url)} again; it was already reached${firstParent === null ? ' where the check started' : ` from ${clip(firstParent)}`} and is checked once`;
   const finding: Finding = { severity: 'warning', code: loop ? 'loop' : 'listed-again', message };
   if (line !== undefined) finding.line = line;
   return finding;

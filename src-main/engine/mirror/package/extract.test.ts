@@ -441,3 +441,20 @@ describe('readPackage: cancellation', () => {
     expect(seen).toBe(2);
   });
 });
+
+describe('readPackage: bounded reports', () => {
+  it('lists the first 100 unlisted and refused names and counts the rest; two manifest.xml refuse the package', async () => {
+    const many = Array.from({ length: 130 }, (_, i) => ({ name: `zz/${String(i).padStart(3, '0')}`, body: 'x' }));
+    let zip = await buildZip([{ name: 'manifest.xml', body: manifestXml('resourcedump-manifest', []) }, ...many]);
+    for (let i = 0; i < 110; i++) zip = renameEntry(zip, `zz/${String(i).padStart(3, '0')}`, `../${String(i).padStart(3, '0')}`);
+    const { report } = await read(await save(zip));
+    expect(report.unlisted).toHaveLength(100);
+    expect(report.unlistedLeftOut).toBe(30);
+    expect(report.refusedZipEntries).toHaveLength(100);
+    expect(report.refusedLeftOut).toBe(10);
+
+    const manifest = manifestXml('resourcedump-manifest', []);
+    const twice = await save(await buildZip([{ name: 'manifest.xml', body: manifest }, { name: 'manifest.xml', body: manifest }]));
+    await expect(read(twice)).rejects.toMatchObject({ code: 'manifest-refused', message: expect.stringMatching(/more than once/) });
+  });
+});

@@ -51,7 +51,6 @@ export interface ReadPackageOptions {
 }
 
 const MANIFEST_NAME = 'manifest.xml';
-const UNLISTED_KEPT = 100;
 
 function failed(entry: ManifestEntry, code: EntryFailureCode, reason: string): EntryOutcome {
   return { status: 'failed', entry, code, reason };
@@ -59,17 +58,27 @@ function failed(entry: ManifestEntry, code: EntryFailureCode, reason: string): E
 
 export async function readPackage(path: string, options: ReadPackageOptions): Promise<PackageReport> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
-  const dir = await readZipDirectory(path, limits);
+  // The central directory is read twice, so that only what the manifest names is ever held: first for manifest.xml,
+  // then for the entries the manifest names.
+  const first = await readZipDirectory(path, limits, (key) => key === MANIFEST_NAME);
+  let manifest: Manifest;
   try {
-    return await readWithDirectory(dir, limits, options);
+    manifest = await readPackageManifest(first, limits, options);
+  } finally {
+    await first.close();
+  }
+  const names = new Set<string>([MANIFEST_NAME]);
+  for (const entry of manifest.entries) if (entry.zipName !== undefined && entry.change !== 'deleted') names.add(entry.zipName);
+  const dir = await readZipDirectory(path, limits, (key) => names.has(key));
+  try {
+    return await readWithDirectory(dir, manifest, limits, options);
   } finally {
     await dir.close();
   }
 }
 
-async function readWithDirectory(dir: ZipDirectory, limits: PackageLimits, options: ReadPackageOptions): Promise<PackageReport> {
+async function readWithDirectory(dir: ZipDirectory, manifest: Manifest, limits: PackageLimits, options: ReadPackageOptions): Promise<PackageReport> {
   const { kind, url, signal } = options;
-  const manifest = await readPackageManifest(dir, limits, options);
   const expected = MANIFEST_CAPABILITY[kind];
   if (manifest.summary.capability !== expected) {
     throw new PackageError(
@@ -98,18 +107,17 @@ async function readWithDirectory(dir: ZipDirectory, limits: PackageLimits, optio
     },
     outcomes: [],
     refusedZipEntries: dir.refused,
-    unlisted: [],
-    unlistedLeftOut: 0,
+    refusedLeftOut: dir.refusedLeftOut,
+    unlisted: dir.unlisted,
+    unlistedLeftOut: dir.unlistedLeftOut,
     contentsMismatch,
     counts: { verified: 0, unverifiable: 0, deleted: 0, failed: 0, bytes: 0 },
   };
 
-  const named = new Set<string>([MANIFEST_NAME]);
   let total = 0;
   const ordered = applicationOrder(kind, manifest.entries);
   const outcomes: EntryOutcome[] = new Array(ordered.length);
   const one = async (entry: ManifestEntry): Promise<EntryOutcome> => {
-    if (entry.zipName !== undefined && entry.change !== 'deleted') named.add(entry.zipName);
     const plan = planEntry(kind, entry, dir, url);
     if ('status' in plan) {
       if (plan.status === 'deleted') await options.onDeleted?.(entry);
@@ -143,11 +151,6 @@ async function readWithDirectory(dir: ZipDirectory, limits: PackageLimits, optio
   await Promise.all(Array.from({ length: Math.min(concurrency, ordered.length) }, worker));
   report.outcomes = outcomes;
 
-  for (const [key, item] of dir.items) {
-    if (named.has(key)) continue;
-    if (report.unlisted.length < UNLISTED_KEPT) report.unlisted.push(item.name);
-    else report.unlistedLeftOut++;
-  }
   return report;
 }
 

@@ -72,11 +72,13 @@ export interface PackageReport {
   manifest: { capability: string; md: Entry['md']; entries: number; findings: Finding[] };
   /** One per manifest entry, in the order they were handed out (Change Dumps: by datetime). */
   outcomes: EntryOutcome[];
-  /** ZIP entries refused whatever the manifest says (escaping names, symlinks, duplicates, encryption, …). */
+  /** ZIP entries refused whatever the manifest says (escaping names, symlinks, duplicates, encryption, …): the first 100. */
   refusedZipEntries: ZipEntryRefusal[];
-  /** Files in the package that the manifest does not name (not extracted). */
+  /** How many more were refused than `refusedZipEntries` lists. */
+  refusedLeftOut: number;
+  /** Files in the package that the manifest does not name (not extracted): the first 100. */
   unlisted: string[];
-  /** How many unlisted names were left out of `unlisted` (it keeps the first 100). */
+  /** How many unlisted names were left out of `unlisted`. */
   unlistedLeftOut: number;
   /** Differences between the manifest in the package and the Dump's `rel="contents"` copy. */
   contentsMismatch: string[];

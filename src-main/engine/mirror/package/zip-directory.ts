@@ -19,9 +19,18 @@ export interface ZipItem {
 }
 
 export interface ZipDirectory {
-  /** By NFC name. A refused entry is kept (with its refusal) so a manifest entry naming it fails with that reason. */
+  /**
+   * The entries asked for (`keep`), by NFC name. A refused one is kept with its refusal, so a manifest entry naming
+   * it fails with that reason. Only these are held in memory: a package of a million entries costs what its
+   * manifest names, not a million records.
+   */
   items: Map<string, ZipItem>;
+  /** Entries refused whatever the manifest says, the first REPORTED_MAX of them; `refusedLeftOut` counts the rest. */
   refused: ZipEntryRefusal[];
+  refusedLeftOut: number;
+  /** Names of the entries not asked for (folders aside), the first REPORTED_MAX; `unlistedLeftOut` counts the rest. */
+  unlisted: string[];
+  unlistedLeftOut: number;
   fileSize: number;
   /** Opens the uncompressed bytes of an entry, after checking its local header against the central directory. */
   openData(item: ZipItem): Promise<Readable>;
@@ -34,6 +43,8 @@ export interface DirectoryOptions {
   maxZipEntries: number;
 }
 
+/** How many refused or unlisted names a report keeps. */
+export const REPORTED_MAX = 100;
 const DATA_DESCRIPTOR = 0x08;
 const ENCRYPTED = 0x01;
 const READ_CHUNK = 1 << 20;
@@ -75,7 +86,8 @@ function checkEntry(name: string, entry: yauzl.Entry, options: DirectoryOptions)
   return undefined;
 }
 
-export async function readZipDirectory(path: string, options: DirectoryOptions): Promise<ZipDirectory> {
+/** Reads the central directory, keeping the entries whose NFC name `keep` accepts. */
+export async function readZipDirectory(path: string, options: DirectoryOptions, keep: (key: string) => boolean): Promise<ZipDirectory> {
   let zip: yauzl.ZipFile;
   try {
     zip = await openZip(path);
@@ -91,6 +103,13 @@ export async function readZipDirectory(path: string, options: DirectoryOptions):
   }
   const items = new Map<string, ZipItem>();
   const refused: ZipEntryRefusal[] = [];
+  const unlisted: string[] = [];
+  let refusedLeftOut = 0;
+  let unlistedLeftOut = 0;
+  const refuse = (refusal: ZipEntryRefusal): void => {
+    if (refused.length < REPORTED_MAX) refused.push(refusal);
+    else refusedLeftOut++;
+  };
   try {
     await new Promise<void>((resolve, reject) => {
       zip.on('entry', (entry: yauzl.Entry) => {
@@ -99,14 +118,19 @@ export async function readZipDirectory(path: string, options: DirectoryOptions):
         if (!name.endsWith('/') || entry.uncompressedSize !== 0) {
           const key = name.normalize('NFC');
           const refusal = checkEntry(name, entry, options);
-          if (refusal) refused.push({ name, ...refusal });
-          const earlier = items.get(key);
-          if (earlier !== undefined) {
-            const reason = `Refused: ${clip(name)} appears more than once in the package; which copy is meant is ambiguous`;
-            if (earlier.refusal?.code !== 'duplicate-name') refused.push({ name, code: 'duplicate-name', reason });
-            earlier.refusal = { code: 'duplicate-name', reason };
+          if (refusal) refuse({ name, ...refusal });
+          if (!keep(key)) {
+            if (unlisted.length < REPORTED_MAX) unlisted.push(name);
+            else unlistedLeftOut++;
           } else {
-            items.set(key, { name, entry, refusal });
+            const earlier = items.get(key);
+            if (earlier !== undefined) {
+              const reason = `Refused: ${clip(name)} appears more than once in the package; which copy is meant is ambiguous`;
+              if (earlier.refusal?.code !== 'duplicate-name') refuse({ name, code: 'duplicate-name', reason });
+              earlier.refusal = { code: 'duplicate-name', reason };
+            } else {
+              items.set(key, { name, entry, refusal });
+            }
           }
         }
         zip.readEntry();
@@ -131,6 +155,9 @@ export async function readZipDirectory(path: string, options: DirectoryOptions):
   return {
     items,
     refused,
+    refusedLeftOut,
+    unlisted,
+    unlistedLeftOut,
     fileSize: zip.fileSize,
     openData: (item) => openData(zip, handle, item),
     close: async () => {

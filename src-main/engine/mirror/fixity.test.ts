@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FixityMeter, expectationOf, meterFile, recordedMatches } from './fixity.ts';
+
+const BODY = Buffer.from('hello, fixity\n');
+const MD5 = createHash('md5').update(BODY).digest('hex');
+const SHA1 = createHash('sha1').update(BODY).digest('hex');
+const SHA256 = createHash('sha256').update(BODY).digest('hex');
+
+function meter(md: { hash?: string; length?: string }, body = BODY, chunk = 3) {
+  const m = new FixityMeter(expectationOf(md));
+  for (let i = 0; i < body.length; i += chunk) m.update(body.subarray(i, i + chunk));
+  return m.finish();
+}
+
+describe('fixity', () => {
+  it('verifies length and every hash given, streamed in pieces', () => {
+    const r = meter({ hash: `md5:${MD5} sha-1:${SHA1} sha-256:${SHA256.toUpperCase()}`, length: String(BODY.length) });
+    expect(r.status).toBe('verified');
+    expect(r.digests).toEqual({ md5: MD5, 'sha-1': SHA1, 'sha-256': SHA256 });
+    expect(r.length).toBe(BODY.length);
+    expect(meter({ length: String(BODY.length) }).status).toBe('verified');
+    expect(meter({ hash: `sha-256:${SHA256}` }).digests.md5).toBe(MD5);
+  });
+
+  it('finds a mismatch of hash or length', () => {
+    const wrong = meter({ hash: `md5:${'0'.repeat(32)} sha-256:${SHA256}` });
+    expect(wrong.status).toBe('mismatch');
+    expect(wrong.reasons[0]).toMatch(/md5 is .* the list says 0{32}/);
+    expect(meter({ hash: `md5:${MD5}`, length: '3' }).status).toBe('mismatch');
+    // A mismatch wins over an unverifiable token beside it.
+    expect(meter({ hash: `md5:${'1'.repeat(32)} sha-512:abc` }).status).toBe('mismatch');
+  });
+
+  it('calls malformed or unknown hashes and lengths unverifiable, not mismatch', () => {
+    const unknown = meter({ hash: `sha-512:${'a'.repeat(128)}` });
+    expect(unknown.status).toBe('unverifiable');
+    expect(unknown.reasons.join()).toMatch(/unknown algorithm "sha-512"/);
+    expect(meter({ hash: 'md5:xyz' }).status).toBe('unverifiable');
+    expect(meter({ hash: `md5:${MD5}`, length: 'ten' }).status).toBe('unverifiable');
+    expect(meter({ hash: `md5:${MD5} md5` }).status).toBe('unverifiable');
+  });
+
+  it('leaves a resource without hash or length unchecked', () => {
+    expect(meter({}).status).toBe('unchecked');
+  });
+
+  it('knows when more bytes arrived than promised', () => {
+    const m = new FixityMeter(expectationOf({ length: '2' }));
+    m.update(Buffer.from('ab'));
+    expect(m.overLength).toBe(false);
+    m.update(Buffer.from('c'));
+    expect(m.overLength).toBe(true);
+  });
+
+  it('meters a file, and matches recorded digests without reading', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fixity-'));
+    const file = join(dir, 'f');
+    writeFileSync(file, BODY);
+    const expected = expectationOf({ hash: `md5:${MD5}`, length: String(BODY.length) });
+    expect((await meterFile(file, expected)).status).toBe('verified');
+    expect(recordedMatches(expected, BODY.length, { md5: MD5 })).toBe(true);
+    expect(recordedMatches(expected, BODY.length + 1, { md5: MD5 })).toBe(false);
+    expect(recordedMatches(expectationOf({ hash: `sha-256:${SHA256}` }), BODY.length, { md5: MD5 })).toBe(false);
+    expect(recordedMatches(expectationOf({}), BODY.length, { md5: MD5 })).toBe(false);
+  });
+});

@@ -1,0 +1,120 @@
+// Fixity of one resource (core spec §7 `hash`, `length`): what an entry's rs:md promises, and a meter that hashes and
+// counts bytes as they stream past. A resource is `verified` only when its length and every hash given for it match;
+// `mismatch` when one of them does not; `unverifiable` when the entry gives a hash or length that cannot be checked
+// (malformed, an unknown algorithm) and nothing else disagrees; `unchecked` when the entry promises nothing.
+import { createHash, type Hash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { parseHashes } from '../documents/hash.ts';
+import type { HashAlgorithm, RsMd } from '../documents/model.ts';
+
+export type Digests = Partial<Record<HashAlgorithm, string>>;
+export type FixityStatus = 'verified' | 'mismatch' | 'unverifiable' | 'unchecked';
+
+export interface Expectation {
+  length?: number;
+  hashes: Digests;
+  /** Why part of the entry's fixity cannot be checked (each a sentence fragment). */
+  problems: string[];
+}
+
+export interface FixityResult {
+  status: FixityStatus;
+  length: number;
+  /** Every digest computed. */
+  digests: Digests;
+  /** Why it is not verified (empty when it is). */
+  reasons: string[];
+}
+
+const NODE_ALGORITHM: Record<HashAlgorithm, string> = { md5: 'md5', 'sha-1': 'sha1', 'sha-256': 'sha256' };
+
+/** What an entry's `rs:md hash` and `length` promise. */
+export function expectationOf(md: Pick<RsMd, 'hash' | 'length'>): Expectation {
+  const problems: string[] = [];
+  let hashes: Digests = {};
+  if (md.hash !== undefined) {
+    const parsed = parseHashes(md.hash);
+    hashes = parsed.hashes;
+    problems.push(...parsed.problems.map((p) => `hash ${p}`));
+  }
+  let length: number | undefined;
+  if (md.length !== undefined) {
+    const text = md.length.trim();
+    if (/^\d{1,15}$/.test(text)) length = Number(text);
+    else problems.push(`length "${md.length.slice(0, 40)}" is not a whole number of bytes`);
+  }
+  return { length, hashes, problems };
+}
+
+/** True when the expectation states anything that can be checked or that is broken. */
+export function promisesAnything(expected: Expectation): boolean {
+  return expected.length !== undefined || Object.keys(expected.hashes).length > 0 || expected.problems.length > 0;
+}
+
+/** Hashes and counts bytes; `finish()` compares them with the expectation. */
+export class FixityMeter {
+  readonly expected: Expectation;
+  #hashers: [HashAlgorithm, Hash][];
+  #bytes = 0;
+
+  /** `alsoCompute`: digests to record even when the entry gives none (default md5, for the inventory). */
+  constructor(expected: Expectation, alsoCompute: HashAlgorithm[] = ['md5']) {
+    this.expected = expected;
+    const algorithms = new Set<HashAlgorithm>([...(Object.keys(expected.hashes) as HashAlgorithm[]), ...alsoCompute]);
+    this.#hashers = [...algorithms].map((a) => [a, createHash(NODE_ALGORITHM[a])]);
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** True once more bytes arrived than the entry's length: the download can stop, it will not verify. */
+  get overLength(): boolean {
+    return this.expected.length !== undefined && this.#bytes > this.expected.length;
+  }
+
+  update(chunk: Uint8Array): void {
+    this.#bytes += chunk.byteLength;
+    for (const [, hash] of this.#hashers) hash.update(chunk);
+  }
+
+  finish(): FixityResult {
+    const digests: Digests = {};
+    for (const [algorithm, hash] of this.#hashers) digests[algorithm] = hash.digest('hex');
+    return judge(this.expected, this.#bytes, digests);
+  }
+}
+
+/** Compares a length and digests with an expectation. */
+export function judge(expected: Expectation, length: number, digests: Digests): FixityResult {
+  const mismatches: string[] = [];
+  if (expected.length !== undefined && length !== expected.length) {
+    mismatches.push(`${length.toLocaleString('en')} bytes, the list says ${expected.length.toLocaleString('en')}`);
+  }
+  for (const [algorithm, want] of Object.entries(expected.hashes) as [HashAlgorithm, string][]) {
+    const got = digests[algorithm];
+    if (got !== undefined && got !== want) mismatches.push(`${algorithm} is ${got}, the list says ${want}`);
+  }
+  if (mismatches.length > 0) return { status: 'mismatch', length, digests, reasons: mismatches };
+  if (expected.problems.length > 0) return { status: 'unverifiable', length, digests, reasons: expected.problems };
+  if (expected.length === undefined && Object.keys(expected.hashes).length === 0) {
+    return { status: 'unchecked', length, digests, reasons: ['the list gives neither hash nor length'] };
+  }
+  return { status: 'verified', length, digests, reasons: [] };
+}
+
+/** Streams a local file through a meter. */
+export async function meterFile(path: string, expected: Expectation, alsoCompute?: HashAlgorithm[]): Promise<FixityResult> {
+  const meter = new FixityMeter(expected, alsoCompute);
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) meter.update(chunk as Buffer);
+  return meter.finish();
+}
+
+/** True when recorded digests and length already satisfy the expectation (no need to read the file again). */
+export function recordedMatches(expected: Expectation, length: number | null, digests: Digests): boolean {
+  if (expected.problems.length > 0 || length === null) return false;
+  const algorithms = Object.keys(expected.hashes) as HashAlgorithm[];
+  if (algorithms.length === 0 && expected.length === undefined) return false;
+  if (expected.length !== undefined && expected.length !== length) return false;
+  return algorithms.every((a) => digests[a] !== undefined && digests[a] === expected.hashes[a]);
+}

@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { LocalPaths, PathClaims, caseKey, parseMap, safeName } from './local-path.ts';
+
+const SRC = 'http://example.org/dataset1/capabilitylist.xml';
+const paths = (options: Partial<ConstructorParameters<typeof LocalPaths>[0]> = {}) => new LocalPaths({ sourceUrl: SRC, ...options });
+const path = (uri: string, lp = paths()) => {
+  const r = lp.map(uri);
+  if (!r.ok) throw new Error(r.reason);
+  return r.path;
+};
+
+describe('LocalPaths.map', () => {
+  it('maps to <host>[_<port>]/<path> by default', () => {
+    expect(path('http://example.org/a/b.txt')).toBe('example.org/a/b.txt');
+    const lp = new LocalPaths({ sourceUrl: 'http://127.0.0.1:5399/x' });
+    expect(path('http://127.0.0.1:5399/dataset1/res/1.txt', lp)).toBe('127.0.0.1_5399/dataset1/res/1.txt');
+  });
+
+  it('uses the longest --map prefix', () => {
+    const lp = paths({ maps: [parseMap('http://example.org/=all'), parseMap('http://example.org/data/=data')] });
+    expect(path('http://example.org/data/x/y.json', lp)).toBe('data/x/y.json');
+    expect(path('http://example.org/other/z', lp)).toBe('all/other/z');
+  });
+
+  it('refuses other hosts unless allowed', () => {
+    const r = paths().map('http://elsewhere.net/a');
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.reason).toMatch(/another host \(elsewhere\.net\)/);
+    expect(path('http://elsewhere.net/a', paths({ allowHosts: ['elsewhere.net'] }))).toBe('elsewhere.net/a');
+    expect(path('http://elsewhere.net:81/a', paths({ allowHosts: ['*'] }))).toBe('elsewhere.net_81/a');
+    // A mapped prefix is allowed by the mapping itself.
+    expect(path('http://mirror.net/a', paths({ maps: [parseMap('http://mirror.net/=m')] }))).toBe('m/a');
+    expect(paths().map('ftp://example.org/a').ok).toBe(false);
+    expect(paths().map('not a uri').ok).toBe(false);
+  });
+
+  it('never climbs out: dot segments, encoded dots and slashes, absolute, NUL', () => {
+    expect(path('http://example.org/a/../../../etc/passwd')).toBe('example.org/etc/passwd');
+    expect(path('http://example.org/a/%2e%2e/%2E%2E/x')).toBe('example.org/x');
+    expect(path('http://example.org/a/%2e%2e%2fx')).toBe('example.org/a/..%2Fx');
+    expect(path('http://example.org/%2Fetc%2Fpasswd')).toBe('example.org/%2Fetc%2Fpasswd');
+    expect(path('http://example.org/a%00b')).toBe('example.org/a%00b');
+    expect(path('http://example.org/C:%5Cwin')).toBe('example.org/C%3A%5Cwin');
+    for (const uri of ['http://example.org/..%2f..%2f', 'http://example.org/%2e%2e%5c%2e%2e%5cx', 'http://example.org/a/.%2e/.%2e/b']) {
+      const p = path(uri);
+      expect(p.split('/').every((s) => s !== '..' && s !== '.' && s !== '')).toBe(true);
+      expect(p.startsWith('example.org/')).toBe(true);
+    }
+  });
+
+  it('escapes characters unsafe on Windows or macOS, and % itself', () => {
+    expect(path('http://example.org/a:b*c%3Fd"e<f>g|h')).toBe('example.org/a%3Ab*c%3Fd%22e%3Cf%3Eg%7Ch'.replace('b*c', 'b%2Ac'));
+    expect(path('http://example.org/100%25')).toBe('example.org/100%25');
+    expect(path('http://example.org/tab%09x')).toBe('example.org/tab%09x');
+  });
+
+  it('keeps Unicode, normalized to NFC', () => {
+    const nfd = 'http://example.org/' + encodeURIComponent('e\u0301te\u0301');
+    const nfc = 'http://example.org/' + encodeURIComponent('\u00e9t\u00e9');
+    expect(path(nfd)).toBe('example.org/\u00e9t\u00e9');
+    expect(path(nfc)).toBe('example.org/\u00e9t\u00e9');
+    expect(path('http://example.org/日本語/文書')).toBe('example.org/日本語/文書');
+  });
+
+  it('escapes reserved Windows names and trailing dots or spaces', () => {
+    expect(path('http://example.org/CON')).toBe('example.org/%43ON');
+    expect(path('http://example.org/nul.txt')).toBe('example.org/%6Eul.txt');
+    expect(path('http://example.org/com1')).toBe('example.org/%63om1');
+    expect(path('http://example.org/console')).toBe('example.org/console');
+    expect(path('http://example.org/name.')).toBe('example.org/name%2E');
+    expect(path('http://example.org/name%20%20')).toBe('example.org/name%20%20');
+  });
+
+  it('turns a trailing slash into a %index file, and keeps queries escaped', () => {
+    expect(path('http://example.org/')).toBe('example.org/%index');
+    expect(path('http://example.org')).toBe('example.org/%index');
+    expect(path('http://example.org/a/')).toBe('example.org/a/%index');
+    expect(path('http://example.org/a?x=1&y=%2F')).toBe('example.org/a%qx=1&y=%252F');
+    expect(path('http://example.org/a?x=/')).toBe('example.org/a%qx=%2F');
+    expect(path('http://example.org/a?')).toBe('example.org/a%q');
+    expect(path('http://example.org/a/?q')).toBe('example.org/a/%index%qq');
+    expect(path('http://example.org/%index')).toBe('example.org/%25index');
+    expect(path('http://example.org/a#frag')).toBe('example.org/a');
+    expect(path('http://example.org/a//b')).toBe('example.org/a/%empty/b');
+  });
+
+  it('gives distinct URIs distinct paths', () => {
+    const uris = [
+      'http://example.org/a', 'http://example.org/a/', 'http://example.org/a%3F', 'http://example.org/a?',
+      'http://example.org/a?x', 'http://example.org/a%3Fx', 'http://example.org/a%25', 'http://example.org/a%2525',
+      'http://example.org/a.', 'http://example.org/a%2E', 'http://example.org/%index', 'http://example.org/',
+    ];
+    const mapped = uris.map((u) => path(u));
+    // `a.` and `a%2E` are the same URI after decoding; everything else differs.
+    expect(new Set(mapped).size).toBe(uris.length - 1);
+  });
+
+  it('shortens over-long names with a hash, keeping the extension', () => {
+    const long = 'x'.repeat(300);
+    const p = path(`http://example.org/${long}.json`);
+    const name = p.split('/').pop()!;
+    expect(Buffer.byteLength(name)).toBeLessThanOrEqual(200);
+    expect(name).toMatch(/^x+%~[0-9a-f]{16}\.json$/);
+    expect(path(`http://example.org/${long}.jsoN`)).not.toBe(p);
+    const multibyte = safeName('é'.repeat(300));
+    expect(Buffer.byteLength(multibyte)).toBeLessThanOrEqual(200);
+    const deep = path('http://example.org/' + Array.from({ length: 200 }, () => 'abcdefghij').join('/'));
+    expect(deep.length).toBeLessThanOrEqual(1024);
+  });
+
+  it('refuses --map folders that leave the mirror', () => {
+    expect(() => parseMap('http://example.org/=../x')).toThrow(/inside the mirror/);
+    expect(() => parseMap('http://example.org/=/abs')).toThrow(/relative/);
+    expect(() => parseMap('nothing')).toThrow(/PREFIX=DIR/);
+    expect(parseMap('http://example.org/?a=b=dir')).toEqual({ prefix: 'http://example.org/?a=b', dir: 'dir' });
+  });
+});
+
+describe('PathClaims', () => {
+  it('gives a case-only clash an alternate path', () => {
+    const claims = new PathClaims();
+    expect(claims.claim('h/Readme', 'u1')).toBe('h/Readme');
+    expect(claims.claim('h/README', 'u2')).toBe('h/README%~2');
+    expect(claims.claim('h/readme', 'u3')).toBe('h/readme%~3');
+    expect(claims.claim('h/Readme', 'u1')).toBe('h/Readme');
+    expect(caseKey('h/README%~2')).not.toBe(caseKey('h/readme%~3'));
+  });
+
+  it('resolves a URI that is a file where another needs a folder, either way round', () => {
+    const claims = new PathClaims();
+    expect(claims.claim('h/a', 'http://h/a')).toBe('h/a');
+    expect(claims.claim('h/a/b', 'http://h/a/b')).toBe('h/a%dir/b');
+    expect(claims.claim('h/a/c', 'http://h/a/c')).toBe('h/a%dir/c');
+    const other = new PathClaims();
+    expect(other.claim('h/x/y', 'http://h/x/y')).toBe('h/x/y');
+    expect(other.claim('h/x', 'http://h/x')).toBe('h/x%file');
+    expect(other.claim('h/X', 'http://h/X')).toBe('h/X%file%~2');
+  });
+
+  it('frees a removed path', () => {
+    const claims = new PathClaims();
+    claims.claim('h/a/b', 'u1');
+    claims.remove('h/a/b');
+    expect(claims.claim('h/a', 'u2')).toBe('h/a');
+    expect(claims.holder('h/a')).toBe('u2');
+    expect(claims.size).toBe(1);
+  });
+});

@@ -1,0 +1,269 @@
+// URI → a safe path relative to the mirror's folder. By default `<host>[_<port>]/<path>`; `--map PREFIX=DIR` maps a
+// URI prefix onto a folder (the longest prefix wins) and the rest of the URI becomes the relative path.
+//
+// Every segment is percent-decoded (so `%2e%2e` cannot climb out), NFC-normalized, then made safe on Windows, macOS
+// and Linux alike: the characters those refuse (`: * ? " < > | \`, control characters) and `%` itself are written as
+// `%XX`, so the mapping stays reversible and no two URIs share a path. Markers the mirror adds are a `%` followed by
+// something that is not two hex digits (`%index`, `%empty`, `%q`, `%dir`, `%file`, `%~2`), which no escaped name can be.
+// A URI on another host than the Source's is refused unless the person allows that host (the Sitemap protocol's
+// rule that a list names only resources of its own authority).
+import { createHash } from 'node:crypto';
+import { clip } from '../clip.ts';
+
+export interface PathMap {
+  /** A URI prefix, e.g. `http://example.org/data/`. */
+  prefix: string;
+  /** A relative folder inside the mirror, `/`-separated, e.g. `data`. */
+  dir: string;
+}
+
+export interface LocalPathOptions {
+  /** Any URL of the Source (its Capability List, say): its host and port are the Source's authority. */
+  sourceUrl: string;
+  maps?: PathMap[];
+  /** Other hosts (`host` or `host:port`) whose URIs may be mirrored; `*` allows every host. */
+  allowHosts?: string[];
+}
+
+export type LocalPath = { ok: true; path: string } | { ok: false; reason: string };
+
+/** Longest name (UTF-8 bytes) kept as is; file systems allow 255, the rest is room for alternates. */
+export const MAX_NAME_BYTES = 200;
+/** Longest whole relative path (characters) before names are shortened; Windows' classic limit is 260. */
+export const MAX_PATH_CHARS = 1024;
+
+const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)$/i;
+// Characters refused by Windows or macOS in names, `/` (the separator), and `%` (the escape itself).
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /[\u0000-\u001f\u007f:*?"<>|\\/%]/g;
+
+export function escapeChar(ch: string): string {
+  return [...Buffer.from(ch, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+}
+
+/** Decodes %XX sequences that form UTF-8; a malformed sequence stays as written (and its `%` is escaped later). */
+function percentDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    // Decode the valid runs only.
+    return segment.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
+  }
+}
+
+/** One decoded name made safe to be a file or folder name anywhere. */
+export function safeName(decoded: string): string {
+  let name = decoded.normalize('NFC').replace(UNSAFE, escapeChar);
+  if (name === '') return '%empty';
+  if (name === '.' || name === '..') return name.replace(/\./g, '%2E');
+  // Windows drops trailing dots and spaces silently; two URIs would land on one file.
+  name = name.replace(/[. ]+$/, (tail) => [...tail].map(escapeChar).join(''));
+  const stem = name.split('.')[0]!;
+  if (WINDOWS_RESERVED.test(stem)) name = escapeChar(name[0]!) + name.slice(1);
+  return shorten(name, MAX_NAME_BYTES);
+}
+
+/** A name over `max` UTF-8 bytes becomes its start plus a hash of the whole name, keeping a short extension. */
+export function shorten(name: string, max: number): string {
+  if (Buffer.byteLength(name, 'utf8') <= max) return name;
+  const digest = createHash('sha256').update(name).digest('hex').slice(0, 16);
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 && name.length - dot <= 10 && !name.slice(dot).includes('%') ? name.slice(dot) : '';
+  const room = max - Buffer.byteLength(`%~${digest}${ext}`, 'utf8');
+  let head = '';
+  for (const ch of name) {
+    if (Buffer.byteLength(head + ch, 'utf8') > room) break;
+    head += ch;
+  }
+  // Never end the kept part inside an escape: `%2` alone would read as a marker.
+  head = head.replace(/%[0-9A-F]?$/, '');
+  return `${head}%~${digest}${ext}`;
+}
+
+/** The key two paths clash on where the file system ignores case (Windows, macOS by default). */
+export function caseKey(path: string): string {
+  return path.normalize('NFC').toLowerCase();
+}
+
+function checkDir(dir: string): string {
+  const parts = dir.replace(/\\/g, '/').split('/').filter((p) => p !== '' && p !== '.');
+  if (/^([a-zA-Z]:|\/)/.test(dir) || parts.some((p) => p === '..')) {
+    throw new Error(`The folder of a --map must be relative and stay inside the mirror, not ${JSON.stringify(clip(dir))}`);
+  }
+  return parts.map((p) => safeName(p)).join('/');
+}
+
+/** Parses `PREFIX=DIR` (the last `=` splits, since URIs may contain `=`). */
+export function parseMap(text: string): PathMap {
+  const at = text.lastIndexOf('=');
+  if (at <= 0) throw new Error(`--map takes PREFIX=DIR, not ${JSON.stringify(clip(text))}`);
+  const prefix = text.slice(0, at);
+  let url: URL;
+  try {
+    url = new URL(prefix);
+  } catch {
+    throw new Error(`--map: ${JSON.stringify(clip(prefix))} is not an absolute URI prefix`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`--map: only http(s) prefixes can be mapped, not ${clip(prefix)}`);
+  const dir = text.slice(at + 1);
+  checkDir(dir);
+  return { prefix, dir };
+}
+
+function authority(url: URL): string {
+  return url.port === '' ? url.hostname : `${url.hostname}:${url.port}`;
+}
+
+export class LocalPaths {
+  readonly #source: URL;
+  readonly #maps: { prefix: string; dir: string }[];
+  readonly #allowed: Set<string>;
+  readonly #allowAll: boolean;
+
+  constructor(options: LocalPathOptions) {
+    this.#source = new URL(options.sourceUrl);
+    // Prefixes compare against the parsed (normalized) form of each URI.
+    this.#maps = (options.maps ?? [])
+      .map((m) => ({ prefix: normalizePrefix(m.prefix), dir: checkDir(m.dir) }))
+      .sort((a, b) => b.prefix.length - a.prefix.length);
+    this.#allowed = new Set((options.allowHosts ?? []).map((h) => h.toLowerCase()));
+    this.#allowAll = this.#allowed.has('*');
+  }
+
+  /** The relative, `/`-separated path for a URI, or why it is refused. */
+  map(uri: string): LocalPath {
+    let url: URL;
+    try {
+      url = new URL(uri);
+    } catch {
+      return { ok: false, reason: `not a valid URI: ${clip(uri)}` };
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: `not an http(s) URI: ${clip(uri)}` };
+    url.hash = '';
+    const href = url.href;
+    const map = this.#maps.find((m) => href.startsWith(m.prefix));
+    let base: string;
+    let rest: string;
+    if (map) {
+      base = map.dir;
+      rest = href.slice(map.prefix.length);
+    } else {
+      const host = authority(url);
+      if (host !== authority(this.#source) && !this.#allowAll && !this.#allowed.has(host.toLowerCase()) && !this.#allowed.has(url.hostname.toLowerCase())) {
+        return {
+          ok: false,
+          reason: `on another host (${clip(host, 100)}) than the Source's (${authority(this.#source)}); not mirrored unless that host is allowed`,
+        };
+      }
+      base = safeName(url.port === '' ? url.hostname : `${url.hostname}_${url.port}`);
+      // From the href, not pathname + search: `/a?` (an empty query) is another URI than `/a`.
+      rest = href.slice(url.origin.length);
+    }
+    const q = rest.indexOf('?');
+    const pathPart = q === -1 ? rest : rest.slice(0, q);
+    const query = q === -1 ? '' : rest.slice(q);
+    const segments = pathPart.replace(/^\/+/, '').split('/');
+    const last = segments.length - 1;
+    // A trailing slash (or the bare host) names a folder's own resource.
+    const names = segments.map((s, i) => (i === last && s === '' ? '%index' : safeName(percentDecode(s))));
+    if (query !== '') {
+      // The query is kept escaped as sent (not decoded), so `?a=%2F` and `?a=/` stay apart; it is joined by the
+      // marker `%q`, since a `?` decoded from the path is written `%3F`.
+      names[last] = shorten(`${names[last]}%q${query.slice(1).replace(UNSAFE, escapeChar)}`, MAX_NAME_BYTES);
+    }
+    let path = [base, ...names].filter((p) => p !== '').join('/');
+    if (path.length > MAX_PATH_CHARS) {
+      // Deep paths: keep the first folders, fold the rest into one hashed name.
+      const digest = createHash('sha256').update(path).digest('hex').slice(0, 16);
+      path = `${path.slice(0, MAX_PATH_CHARS - 40).replace(/\/[^/]*$/, '').replace(/%[0-9A-F]?$/, '')}/%~${digest}`;
+    }
+    return { ok: true, path };
+  }
+}
+
+function normalizePrefix(prefix: string): string {
+  const url = new URL(prefix);
+  url.hash = '';
+  // `new URL('http://h')` adds a `/`; a prefix written without a path must still match `http://h/…`.
+  return url.href;
+}
+
+/**
+ * Which relative paths are taken, so that two URIs never share one: case-only clashes (the file systems of Windows
+ * and macOS fold case) and a URI that is a file where another needs a folder (`/a` and `/a/b`). A clash gets an
+ * alternate path; the inventory records it, so it stays the same on later runs.
+ */
+export class PathClaims {
+  /** caseKey(file path) → the exact path and the URI that holds it. */
+  readonly #files = new Map<string, { path: string; uri: string }>();
+  /** caseKey(folder) → how many claimed files lie under it. */
+  readonly #dirs = new Map<string, number>();
+
+  get size(): number {
+    return this.#files.size;
+  }
+
+  /** Records a path that is already in use (from the inventory). */
+  add(path: string, uri: string): void {
+    const key = caseKey(path);
+    if (this.#files.has(key)) return;
+    this.#files.set(key, { path, uri });
+    const parts = path.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const dir = caseKey(parts.slice(0, i).join('/'));
+      this.#dirs.set(dir, (this.#dirs.get(dir) ?? 0) + 1);
+    }
+  }
+
+  remove(path: string): void {
+    const key = caseKey(path);
+    if (this.#files.get(key)?.path !== path) return;
+    this.#files.delete(key);
+    const parts = path.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const dir = caseKey(parts.slice(0, i).join('/'));
+      const n = (this.#dirs.get(dir) ?? 1) - 1;
+      if (n <= 0) this.#dirs.delete(dir);
+      else this.#dirs.set(dir, n);
+    }
+  }
+
+  /** The URI that holds exactly this path, if any. */
+  holder(path: string): string | undefined {
+    const held = this.#files.get(caseKey(path));
+    return held?.path === path ? held.uri : undefined;
+  }
+
+  /** The path to use for `uri`, wanted at `wanted` (itself when free), claimed. */
+  claim(wanted: string, uri: string): string {
+    const parts = wanted.split('/');
+    // Folders on the way that are files already: the folder gets an alternate name.
+    for (let i = 0; i < parts.length - 1; i++) {
+      const prefix = parts.slice(0, i + 1).join('/');
+      if (this.#files.has(caseKey(prefix))) parts[i] = `${parts[i]}%dir`;
+    }
+    let path = parts.join('/');
+    // A file where a folder is in use: the file gets an alternate name beside it.
+    if (this.#dirs.has(caseKey(path))) path = `${path}%file`;
+    const taken = this.#files.get(caseKey(path));
+    if (taken !== undefined) {
+      if (taken.uri === uri) return taken.path;
+      let n = 2;
+      const free = (p: string) => {
+        const t = this.#files.get(caseKey(p));
+        return (t === undefined || t.uri === uri) && !this.#dirs.has(caseKey(p));
+      };
+      while (!free(`${path}%~${n}`)) n++;
+      path = `${path}%~${n}`;
+      if (this.#files.get(caseKey(path))?.uri === uri) return this.#files.get(caseKey(path))!.path;
+    }
+    this.add(path, uri);
+    return path;
+  }
+}

@@ -1,0 +1,130 @@
+// One writer per mirror: a lock file in the mirror's `.resourcesync/` folder, created exclusively, naming its holder
+// (pid, host, command, since when). A lock left by a process of this host that no longer runs is stale and taken
+// over; any other lock is refused with a message that names the holder.
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+
+export const LOCK_NAME = 'lock';
+
+export interface LockHolder {
+  pid: number;
+  host: string;
+  /** What holds it, e.g. `rsdesk sync`. */
+  command: string;
+  /** ISO time it was taken. */
+  since: string;
+}
+
+export class MirrorLockedError extends Error {
+  readonly holder: LockHolder | null;
+  constructor(message: string, holder: LockHolder | null) {
+    super(message);
+    this.name = 'MirrorLockedError';
+    this.holder = holder;
+  }
+}
+
+export interface MirrorLock {
+  readonly path: string;
+  readonly holder: LockHolder;
+  /** A stale lock this one replaced, if any. */
+  readonly tookOver: LockHolder | null;
+  release(): void;
+}
+
+function readHolder(path: string): LockHolder | null {
+  try {
+    const value = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockHolder>;
+    if (typeof value.pid !== 'number' || typeof value.host !== 'string') return null;
+    return { pid: value.pid, host: value.host, command: String(value.command ?? 'another process'), since: String(value.since ?? '') };
+  } catch {
+    return null;
+  }
+}
+
+/** True unless the process certainly does not exist (EPERM means it exists but is someone else's). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function describe(holder: LockHolder): string {
+  return `${holder.command} (process ${holder.pid} on ${holder.host}${holder.since ? `, since ${holder.since}` : ''})`;
+}
+
+/** Takes the lock of the mirror whose state folder is `stateDir`, or throws MirrorLockedError. */
+export function acquireLock(stateDir: string, command: string, mirrorDir = stateDir): MirrorLock {
+  mkdirSync(stateDir, { recursive: true });
+  const path = join(stateDir, LOCK_NAME);
+  const holder: LockHolder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString() };
+  let tookOver: LockHolder | null = null;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let fd: number;
+    try {
+      fd = openSync(path, 'wx', 0o644);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const current = readHolder(path);
+      if (current === null) {
+        // Unreadable: a writer that died between creating and writing it, or one writing it right now.
+        if (attempt < 2) {
+          sleepMs(50);
+          continue;
+        }
+        throw new MirrorLockedError(
+          `The mirror ${mirrorDir} is locked by a lock file that cannot be read (${path}). If no other rsdesk or ResourceSync Desktop is using this folder, delete that file and try again.`,
+          null,
+        );
+      }
+      if (current.host === holder.host && current.pid !== process.pid && !processAlive(current.pid)) {
+        // Stale: its process is gone. Removed only if it is still the same lock we just read.
+        const again = readHolder(path);
+        if (again && again.pid === current.pid && again.since === current.since) {
+          try {
+            unlinkSync(path);
+          } catch {
+            // Someone else removed it first; try again.
+          }
+          tookOver = current;
+        }
+        continue;
+      }
+      const where = current.host === holder.host ? '' : ' If that host no longer uses this folder, delete the lock file.';
+      throw new MirrorLockedError(
+        `The mirror ${mirrorDir} is in use by ${describe(current)}. Only one process at a time may write a mirror; wait for it to finish.${where} (lock file: ${path})`,
+        current,
+      );
+    }
+    try {
+      writeSync(fd, JSON.stringify(holder) + '\n');
+    } finally {
+      closeSync(fd);
+    }
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      process.off('exit', release);
+      const now = readHolder(path);
+      if (now && now.pid === holder.pid && now.since === holder.since) {
+        try {
+          unlinkSync(path);
+        } catch {
+          // Already gone.
+        }
+      }
+    };
+    process.on('exit', release);
+    return { path, holder, tookOver, release };
+  }
+  throw new MirrorLockedError(`The mirror ${mirrorDir} could not be locked: its lock file keeps changing (${path}).`, null);
+}
+
+function sleepMs(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
