@@ -60,8 +60,11 @@ export function AddSource() {
     setStepsOpen(null);
     // Subscribe before invoking, so no step of this run is missed.
     const bridge = getBridge();
+    let stepsSeen = 0;
     const offStep = bridge.on('discovery.step', (payload) => {
-      if (payload.runId === runId) update(runId, (r) => (r.outcome.kind === 'running' ? { ...r, steps: [...r.steps, payload.step] } : r));
+      if (payload.runId !== runId) return;
+      stepsSeen++;
+      update(runId, (r) => (r.outcome.kind === 'running' ? { ...r, steps: [...r.steps, payload.step] } : r));
     });
     const offFetching = bridge.on('discovery.fetching', (payload) => {
       if (payload.runId === runId) update(runId, (r) => ({ ...r, fetching: { url: payload.url, since: Date.now() } }));
@@ -69,6 +72,10 @@ export function AddSource() {
     let result: AddSourceResult | null = null;
     try {
       result = await bridge.invoke('sources.add', { url: target, runId });
+      // Over HTTP the events travel on another connection than the reply: let the live steps catch up a moment,
+      // so what was tried shows as it happened rather than all at once.
+      const routes = result.discovery.routes.length;
+      for (let waited = 0; stepsSeen < routes && waited < 500; waited += 25) await new Promise((r) => setTimeout(r, 25));
     } catch (error) {
       const outcome: Outcome =
         errorCode(error) === 'cancelled' ? { kind: 'cancelled' } : { kind: 'error', message: errorMessage(error) };
