@@ -12,12 +12,15 @@ export interface AppServer {
 
 const READY = /ResourceSync Desktop at (http:\/\/127\.0\.0\.1:\d+)\/#token=[0-9A-Za-z]+/;
 
-/** `root`: the project folder (bin/rsdesk.mjs, out/renderer). */
-export async function startAppServer(root: string, dataDir: string, timeoutMs = 30_000): Promise<AppServer> {
+/**
+ * `root`: the project folder (bin/rsdesk.mjs, out/renderer). `port`: 0 (default) for a free one; a fixed port keeps
+ * the page's origin, and so its localStorage, across restarts.
+ */
+export async function startAppServer(root: string, dataDir: string, timeoutMs = 30_000, port = 0): Promise<AppServer> {
   if (!existsSync(join(root, 'out/renderer/index.html'))) {
     throw new Error('out/renderer is missing: run `npm run build` before the end-to-end tests');
   }
-  const child = spawn(process.execPath, [join(root, 'bin/rsdesk.mjs'), 'serve', '--port', '0', '--data-dir', dataDir], {
+  const child = spawn(process.execPath, [join(root, 'bin/rsdesk.mjs'), 'serve', '--port', String(port), '--data-dir', dataDir], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

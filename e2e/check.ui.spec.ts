@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { BROKEN_SOURCE, PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
 import { startAppServer, type AppServer } from './app-server.ts';
-import AxeBuilder from '@axe-core/playwright';
-import { addSource, detail } from './ui-helpers.ts';
+import { addSource, detail, expectAccessible } from './ui-helpers.ts';
 
 let fixture: FixtureSource;
 let app: AppServer;
@@ -31,18 +30,6 @@ test.afterAll(async () => {
   await fixture?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-/**
- * expectAccessible of ui-helpers.ts, on the check report (the main pane) only: the sidebar's own violations (seen
- * when this spec was written: .source-url contrast on a selected Source, tree items' accessible names) belong to
- * the sidebar's spec, not to this one.
- */
-async function expectAccessible(page: Page, view: string): Promise<void> {
-  const results = await new AxeBuilder({ page }).include('main').analyze();
-  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  const found = bad.map((v) => `${v.id} (${v.impact}): ${v.help}\n${v.nodes.slice(0, 5).map((n) => `    ${n.target.join(' ')}: ${n.failureSummary ?? ''}`).join('\n')}`);
-  expect(found, `axe on ${view}`).toEqual([]);
-}
 
 function report(page: Page) {
   return page.getByRole('region', { name: 'Check report' });

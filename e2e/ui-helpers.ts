@@ -13,8 +13,9 @@ export async function expand(item: Locator): Promise<void> {
   await expect(item).toHaveAttribute('aria-expanded', 'true');
 }
 
+/** The entries of the selected document: a WAI-ARIA grid. */
 export function entriesTable(page: Page): Locator {
-  return page.getByRole('table', { name: 'Entries' });
+  return page.getByRole('grid', { name: 'Entries' });
 }
 
 export function dataRows(page: Page): Locator {

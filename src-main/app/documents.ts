@@ -14,12 +14,19 @@ import type { HttpHolder } from './http-holder.ts';
 const CHANGE_CAPABILITIES = new Set(['changelist', 'changedump', 'changedump-manifest']);
 /** Documents whose entries are other ResourceSync documents: the tree shows them as children. */
 const PARENT_CAPABILITIES = new Set(['description', 'capabilitylist']);
+/** A dump's packages each name their Manifest with a `contents` link (core spec §11.2, §14.2). */
+const MANIFEST_OF: Readonly<Record<string, string>> = {
+  resourcedump: 'resourcedump-manifest',
+  changedump: 'changedump-manifest',
+};
 /** At most this often a `document.progress` event per load, plus one at the end. */
 export const PROGRESS_INTERVAL_MS = 200;
 export { REFUSAL_MEMORY_MS } from '../engine/refusals.ts';
 
 export function childrenOf(cached: CachedDocument, entries: Iterable<Entry>): ChildRef[] {
   const { summary } = cached;
+  const manifest = summary.isIndex ? undefined : MANIFEST_OF[summary.capability];
+  if (manifest !== undefined) return manifestsOf(manifest, entries);
   if (!summary.isIndex && !PARENT_CAPABILITIES.has(summary.capability)) return [];
   const children: ChildRef[] = [];
   for (const entry of entries) {
@@ -34,6 +41,20 @@ export function childrenOf(cached: CachedDocument, entries: Iterable<Entry>): Ch
   return children;
 }
 
+/** One child per distinct `contents` link of the dump's packages, in document order. */
+function manifestsOf(capability: string, entries: Iterable<Entry>): ChildRef[] {
+  const children: ChildRef[] = [];
+  const seen = new Set<string>();
+  for (const entry of entries) {
+    for (const link of entry.links) {
+      if (link.rel !== 'contents' || seen.has(link.href)) continue;
+      seen.add(link.href);
+      children.push({ url: link.href, capability, md: { capability }, links: [link], package: entry.loc });
+    }
+  }
+  return children;
+}
+
 export function viewOf(cached: CachedDocument, entries: Iterable<Entry>): DocumentView {
   const { summary } = cached;
   return {
@@ -42,6 +63,7 @@ export function viewOf(cached: CachedDocument, entries: Iterable<Entry>): Docume
     bytes: cached.bytes,
     open: CHANGE_CAPABILITIES.has(summary.capability) ? summary.md.until === undefined : null,
     children: childrenOf(cached, entries),
+    shape: cached.shape,
   };
 }
 

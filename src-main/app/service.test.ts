@@ -281,6 +281,36 @@ describe('documents', () => {
     expect(cl.children.filter((c) => c.hub !== undefined)).toHaveLength(1);
   });
 
+  it("gives each document its entries' shape: the common loc prefix and the fields present", async () => {
+    const part = await call('documents.summary', { url: partUrl(1) });
+    expect(part.shape).toEqual({ prefix: `${fixture.url}/dataset2/res/`, fields: ['lastmod', 'length', 'type', 'hash'] });
+    const cl = await call('documents.summary', { url: fixture.url + fixture.paths.dataset1.capabilityList });
+    expect(cl.shape.prefix).toBe(`${fixture.url}/dataset1/`);
+    expect(cl.shape.fields).toContain('capability');
+    expect(cl.shape.fields).not.toContain('change');
+    // Kept with the cached copy: the same after a restart, without a new fetch.
+    await service.close();
+    service = open();
+    expect((await call('documents.summary', { url: partUrl(1) })).shape).toEqual(part.shape);
+  });
+
+  it("names a dump's Manifests (the contents links of its packages) as its children, with their paths", async () => {
+    const dump = await call('documents.summary', { url: fixture.url + fixture.paths.dataset1.resourceDump });
+    expect(dump.children.map((c) => [c.url, c.capability, c.package])).toEqual([1, 2].map((n) => [
+      fixture.url + fixture.paths.dataset1.resourceDumpManifest(n),
+      'resourcedump-manifest',
+      fixture.url + fixture.paths.dataset1.resourceDumpPackage(n),
+    ]));
+    const manifest = await call('documents.summary', { url: dump.children[0]!.url });
+    expect(manifest.capability).toBe('resourcedump-manifest');
+    expect(manifest.shape.fields).toContain('path');
+    const changeDump = await call('documents.summary', { url: fixture.url + fixture.paths.dataset1.changeDump });
+    expect(changeDump.children.length).toBeGreaterThan(0);
+    expect(changeDump.children.every((c) => c.capability === 'changedump-manifest')).toBe(true);
+    const changeManifest = await call('documents.summary', { url: changeDump.children[0]!.url });
+    expect(changeManifest.shape.fields).toEqual(expect.arrayContaining(['change', 'datetime', 'path']));
+  });
+
   it('checks a document reached through an index against that index, whichever was fetched first', async () => {
     const index = fixture.url + fixture.paths.broken.mixedIndex;
     const part = fixture.url + fixture.paths.broken.changeListOutOfOrder;

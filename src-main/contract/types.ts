@@ -2,6 +2,7 @@
 import type { Capability, DocumentSummary, Entry, Finding, RsLn, RsMd } from '../engine/documents/model.ts';
 
 export type { Capability, DocumentSummary, Entry, Finding, RsLn, RsMd };
+export type { EntryField, EntryShape } from '../engine/documents/shape.ts';
 export type { CheckedDocument, CheckFinding, CheckProgress, CheckReport, CheckSummary } from '../engine/check/model.ts';
 
 export interface AppInfo {
@@ -62,13 +63,18 @@ export interface DiscoveryResult {
   findings: Finding[];
 }
 
-/** A child named by a Source Description, Capability List or index: what the tree shows below a node. */
+/**
+ * A child named by a Source Description, Capability List or index, or a dump's Manifest (the `contents` link of one
+ * of its packages): what the tree shows below a node.
+ */
 export interface ChildRef {
   url: string;
   capability?: string;
   hub?: string;
   md: RsMd;
   links: RsLn[];
+  /** For a Manifest: the package (the dump's entry) it describes. */
+  package?: string;
 }
 
 /** A fetched and checked document, as the tree and the detail pane show it. */
@@ -79,6 +85,8 @@ export interface DocumentView extends DocumentSummary {
   children: ChildRef[];
   /** Size of the raw document in bytes. */
   bytes: number;
+  /** What the entries have in common and which fields they use: the entries table's columns. */
+  shape: import('../engine/documents/shape.ts').EntryShape;
 }
 
 export const ENTRY_SORT_KEYS = ['index', 'loc', 'lastmod', 'datetime', 'length'] as const;

@@ -4,6 +4,7 @@ import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import type { EntryPage, EntrySortKey } from '../contract/types.ts';
 import { parseW3cDatetime } from '../engine/documents/datetime.ts';
 import type { DocumentSummary, Entry } from '../engine/documents/model.ts';
+import { ShapeTracker, shapeOf, type EntryShape } from '../engine/documents/shape.ts';
 import type { Purger } from './purge.ts';
 import { transaction } from './tx.ts';
 
@@ -18,9 +19,11 @@ export interface CachedDocument {
   contentType: string | null;
   /** The first bytes of the raw document, decoded (for the raw view). */
   head: string;
+  /** Found by the writer as the entries stream in. */
+  shape: EntryShape;
 }
 
-export type DocumentMeta = Omit<CachedDocument, 'url'>;
+export type DocumentMeta = Omit<CachedDocument, 'url' | 'shape'>;
 
 export interface EntryQuery {
   offset: number;
@@ -52,9 +55,10 @@ interface DocumentRow {
   bytes: number;
   content_type: string | null;
   head: string;
+  shape: string | null;
 }
 
-function toCached(row: DocumentRow): CachedDocument {
+function toCached(row: DocumentRow, shape: EntryShape): CachedDocument {
   return {
     url: row.url,
     fetchedAt: row.fetched_at,
@@ -62,6 +66,7 @@ function toCached(row: DocumentRow): CachedDocument {
     bytes: Number(row.bytes),
     contentType: row.content_type,
     head: row.head,
+    shape,
   };
 }
 
@@ -119,7 +124,15 @@ export class DocumentsTable {
     const row = this.#db.prepare('SELECT * FROM documents WHERE url = ?').get(url) as unknown as
       | DocumentRow
       | undefined;
-    return row ? toCached(row) : null;
+    if (!row) return null;
+    return toCached(row, row.shape === null ? this.#storeShape(Number(row.id), url) : (JSON.parse(row.shape) as EntryShape));
+  }
+
+  /** The shape of a document cached before shapes were kept: one pass over its entries, then kept. */
+  #storeShape(docId: number, url: string): EntryShape {
+    const shape = shapeOf(this.iterate(url));
+    this.#db.prepare('UPDATE documents SET shape = ? WHERE id = ?').run(JSON.stringify(shape), docId);
+    return shape;
   }
 
   remove(url: string): boolean {
@@ -135,6 +148,7 @@ export class DocumentsTable {
     );
     let batch: Entry[] = [];
     let count = 0;
+    const shape = new ShapeTracker();
     let state: 'open' | 'committed' | 'aborted' = 'open';
 
     const flush = () => {
@@ -166,22 +180,24 @@ export class DocumentsTable {
       add(entry) {
         if (state !== 'open') throw new Error(`document writer for ${url} is ${state}`);
         batch.push(entry);
+        shape.add(entry);
         count++;
         if (batch.length >= ENTRY_BATCH_SIZE) flush();
       },
       commit: (meta) => {
         if (state !== 'open') throw new Error(`document writer for ${url} is ${state}`);
         flush();
+        const found = shape.shape;
         // The old copy's entries (up to a whole list) are deleted afterwards, in the background.
         transaction(db, () => {
           this.#detach(url);
           db.prepare(
             `UPDATE documents SET url = ?, loading_url = NULL, fetched_at = ?, summary = ?, bytes = ?,
-               content_type = ?, head = ? WHERE id = ?`,
-          ).run(url, meta.fetchedAt, JSON.stringify(meta.summary), meta.bytes, meta.contentType, meta.head, docId);
+               content_type = ?, head = ?, shape = ? WHERE id = ?`,
+          ).run(url, meta.fetchedAt, JSON.stringify(meta.summary), meta.bytes, meta.contentType, meta.head, JSON.stringify(found), docId);
         });
         state = 'committed';
-        return { url, ...meta };
+        return { url, ...meta, shape: found };
       },
       abort: () => {
         if (state !== 'open') return;

@@ -69,6 +69,11 @@ export const MIGRATIONS: readonly Migration[] = [
     `);
   },
   (db) => {
+    // The entries' shape (common loc prefix, fields present), found while they stream in: the UI picks its
+    // columns from it without a pass over the entries. NULL for documents cached before: computed on first use.
+    db.exec('ALTER TABLE documents ADD COLUMN shape TEXT');
+  },
+  (db) => {
     // A removed Source stays (marked) until the store is opened again, so that its removal can be undone with
     // the same id; its start URL and Source Description stay reserved for it meanwhile.
     db.exec('ALTER TABLE sources ADD COLUMN removed_at TEXT');

@@ -196,6 +196,19 @@ describe('settings', () => {
 });
 
 describe('document cache', () => {
+  it("keeps the entries' shape found while writing, and finds it for a copy cached before shapes were kept", () => {
+    const path = join(dir, 's.sqlite');
+    store = openStore(path);
+    fill(store, URL_A, 50);
+    const shape = store.documents.get(URL_A)!.shape;
+    expect(shape).toEqual({ prefix: 'http://127.0.0.1:1/res/', fields: ['lastmod', 'change', 'datetime', 'length', 'links'] });
+    const other = new DatabaseSync(path);
+    other.prepare('UPDATE documents SET shape = NULL').run();
+    expect(store.documents.get(URL_A)!.shape).toEqual(shape);
+    expect(other.prepare('SELECT shape FROM documents WHERE url = ?').get(URL_A)).toEqual({ shape: JSON.stringify(shape) });
+    other.close();
+  });
+
   it('streams entries in batches, so other readers see batches land while the old copy stays current', async () => {
     const path = join(dir, 'd.sqlite');
     store = openStore(path);

@@ -1,7 +1,7 @@
 import { useEffect } from 'react';
 import { useSources, useSourcesSync } from '../data/queries.ts';
 import { useUi } from '../state/ui.ts';
-import { MainPane } from './MainPane.tsx';
+import { MAIN_ID, MainPane } from './MainPane.tsx';
 import { Sidebar } from './Sidebar.tsx';
 import { Splitter } from './Splitter.tsx';
 
@@ -33,6 +33,19 @@ export function App() {
 
   return (
     <div className="app">
+      <a
+        className="skip-link"
+        href={`#${MAIN_ID}`}
+        onClick={(event) => {
+          // No change of the address (its fragment carries the session token on the first load).
+          event.preventDefault();
+          const main = document.getElementById(MAIN_ID);
+          const target = main?.querySelector<HTMLElement>('[role=grid]') ?? main;
+          target?.focus();
+        }}
+      >
+        Skip to the entries and details
+      </a>
       <Sidebar />
       <Splitter
         orientation="vertical"

@@ -9,6 +9,9 @@ import { Splitter } from './Splitter.tsx';
 import { CheckView } from '../check/CheckView.tsx';
 import { useCheck } from '../state/check.ts';
 
+/** The skip link's target. */
+export const MAIN_ID = 'main';
+
 /** The selected document: its entries on top (when it has any), the detail of it or of an entry below. */
 export function MainPane() {
   const node = useUi((s) => s.node);
@@ -20,7 +23,7 @@ export function MainPane() {
 
   if (check) {
     return (
-      <main className="main" aria-label="Check report">
+      <main id={MAIN_ID} tabIndex={-1} className="main" aria-label="Check report">
         <CheckView key={check.runId} run={check} />
       </main>
     );
@@ -28,14 +31,14 @@ export function MainPane() {
 
   if (!node) {
     return (
-      <main className="main main-empty">
+      <main id={MAIN_ID} tabIndex={-1} className="main main-empty">
         <p className="empty">Select a document in the tree to see its entries and details.</p>
       </main>
     );
   }
   if (node.channel) {
     return (
-      <main className="main">
+      <main id={MAIN_ID} tabIndex={-1} className="main" aria-label="Change Notification channel">
         <ChannelDetail node={node} />
       </main>
     );
@@ -50,7 +53,7 @@ export function MainPane() {
     );
 
   return (
-    <main className="main" aria-label="Document">
+    <main id={MAIN_ID} tabIndex={-1} className="main" aria-label="Document">
       {summary.isPending && !summary.isError ? (
         <div className="entries entries-loading">
           <div className="empty"><Spinner /> Fetching {node.url}…</div>

@@ -16,7 +16,7 @@ export function Sidebar() {
   return (
     <aside className="sidebar" style={{ width }} aria-label="Sources">
       <header className="brand">
-        <span className="brand-name">ResourceSync Desktop</span>
+        <h1 className="brand-name">ResourceSync Desktop</h1>
         {info && <span className="muted brand-version">v{info.version} · {info.adapter}</span>}
         <SettingsButton />
       </header>

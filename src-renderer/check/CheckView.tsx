@@ -22,7 +22,7 @@ export function CheckView({ run }: { run: CheckRunRef }) {
   return (
     <section className="check" aria-label="Check report">
       <header className="check-header">
-        <h1 className="check-title">Check of {run.name}</h1>
+        <h2 className="check-title">Check of {run.name}</h2>
         <span className="check-start mono">{run.url}</span>
         <span className="check-actions">
           {!report.isPending && (

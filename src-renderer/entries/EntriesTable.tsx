@@ -1,70 +1,50 @@
-import { useEffect, useMemo, useRef } from 'react';
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import type { KeyboardEvent } from 'react';
 import { keepPreviousData, useQueries, useQuery } from '@tanstack/react-query';
-import { useVirtualizer } from '@tanstack/react-virtual';
-import type { EntrySortKey } from '../../src-main/contract/types.ts';
+import { defaultRangeExtractor, useVirtualizer } from '@tanstack/react-virtual';
+import type { DocumentView } from '../../src-main/contract/types.ts';
 import type { Entry } from '../../src-main/engine/documents/model.ts';
 import { errorMessage } from '../bridge/index.ts';
 import { entryPageQuery, PAGE_SIZE, useSummary } from '../data/queries.ts';
-import { isChangeCapability } from '../lib/capabilities.ts';
-import { formatCount, formatLength } from '../lib/format.ts';
+import { isChangeDocument } from '../lib/capabilities.ts';
+import { formatCount } from '../lib/format.ts';
 import { useDebounced } from '../lib/hooks.ts';
 import { useUi } from '../state/ui.ts';
 import { EntriesToolbar } from './EntriesToolbar.tsx';
+import { columnsFor } from './columns.ts';
+import { Cells, HeaderRow } from './EntryRow.tsx';
+import { useColumnWidths } from './widths.ts';
 
 const ROW_HEIGHT = 26;
 const HEADER_HEIGHT = 28;
 const TOOLBAR_HEIGHT = 41;
-/** Snapshot lists leave change and datetime empty; their width goes to loc there. */
-const COLUMNS_CHANGE = '58px minmax(240px, 1fr) 162px 72px 162px 78px 118px 128px';
-const COLUMNS_SNAPSHOT = '58px minmax(240px, 1fr) 162px 72px 98px 78px 118px 128px';
-
-interface Column {
-  id: string;
-  title: string;
-  sort?: EntrySortKey;
-  numeric?: boolean;
-}
-
-const COLUMNS: Column[] = [
-  { id: 'index', title: '#', sort: 'index', numeric: true },
-  { id: 'loc', title: 'loc', sort: 'loc' },
-  { id: 'lastmod', title: 'lastmod', sort: 'lastmod' },
-  { id: 'change', title: 'change' },
-  { id: 'datetime', title: 'datetime', sort: 'datetime' },
-  { id: 'length', title: 'length', sort: 'length', numeric: true },
-  { id: 'type', title: 'type' },
-  { id: 'hash', title: 'hash' },
-];
-
-function Cells({ entry }: { entry: Entry }) {
-  const md = entry.md;
-  return (
-    <>
-      <span role="cell" className="c-num">{entry.index + 1}</span>
-      <span role="cell" className="c-loc" title={entry.loc}>{entry.loc}</span>
-      <span role="cell" className="c-date" title={entry.lastmod}>{entry.lastmod ?? ''}</span>
-      <span role="cell">{md.change ? <span className={`chg chg-${md.change}`}>{md.change}</span> : ''}</span>
-      <span role="cell" className="c-date" title={md.datetime}>{md.datetime ?? ''}</span>
-      <span role="cell" className="c-num" title={md.length}>{formatLength(md.length)}</span>
-      <span role="cell" title={md.type}>{md.type ?? ''}</span>
-      <span role="cell" className="c-hash" title={md.hash}>{md.hash ?? ''}</span>
-    </>
-  );
-}
+const CAPTION_HEIGHT = 22;
 
 /** Entries of one document: virtualized rows, pages of PAGE_SIZE fetched only for what the viewport shows. */
 export function EntriesTable({ url }: { url: string }) {
+  const summary = useSummary(url).data;
+  // The table needs the document's shape to pick its columns; MainPane shows it only once the summary is there.
+  if (!summary) return null;
+  return <Table url={url} doc={summary} />;
+}
+
+function Table({ url, doc }: { url: string; doc: DocumentView }) {
   const scrollRef = useRef<HTMLDivElement>(null);
+  const gridId = useId();
   const view = useUi((s) => s.view);
   const selected = useUi((s) => (s.entry?.url === url ? s.entry : null));
+  const columnWidths = useUi((s) => s.columnWidths);
   const { selectEntry, toggleSort } = useUi.getState();
-  const capability = useSummary(url).data?.capability;
-  const columns = isChangeCapability(capability) ? COLUMNS_CHANGE : COLUMNS_SNAPSHOT;
+  const shape = doc.shape ?? { prefix: '', fields: [] };
+  const columns = useMemo(() => columnsFor(doc.capability, shape), [doc.capability, shape]);
+  /** A row the keyboard moved to whose page is still on its way: selected as soon as it arrives. */
+  const [pendingRow, setPendingRow] = useState<number | null>(null);
+  const [focused, setFocused] = useState(false);
 
   // Page 0 gives the counts; keeping the previous answer while a new filter loads avoids a jumping layout.
   const head = useQuery({ ...entryPageQuery(url, view, 0), placeholderData: keepPreviousData });
   const matched = head.data?.matched ?? 0;
+  const activeRow = pendingRow ?? selected?.row ?? (matched > 0 ? 0 : null);
 
   const virtualizer = useVirtualizer({
     count: matched,
@@ -73,12 +53,34 @@ export function EntriesTable({ url }: { url: string }) {
     overscan: 16,
     paddingStart: HEADER_HEIGHT,
     scrollPaddingStart: HEADER_HEIGHT,
+    // The active row stays rendered even when scrolled away, so aria-activedescendant always names an element.
+    rangeExtractor: (range) => {
+      const rows = defaultRangeExtractor(range);
+      if (activeRow !== null && activeRow < matched && !rows.includes(activeRow)) {
+        rows.push(activeRow);
+        rows.sort((a, b) => a - b);
+      }
+      return rows;
+    },
   });
   const items = virtualizer.getVirtualItems();
 
+  // A new document or view starts at the top, except where the person was before a reload (the kept selection).
+  const restored = useRef(selected !== null);
   useEffect(() => {
+    if (restored.current) {
+      restored.current = false;
+      return;
+    }
     scrollRef.current?.scrollTo({ top: 0 });
   }, [url, view.uri, view.change, view.sort, view.descending]);
+  useEffect(() => {
+    if (selected !== null && head.data && !head.isPlaceholderData && selected.row < matched) {
+      virtualizer.scrollToIndex(selected.row, { align: 'center' });
+    }
+    // Only once the first page is there after opening: later moves scroll themselves.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [head.isSuccess && !head.isPlaceholderData]);
 
   const firstPage = items.length ? Math.floor(items[0].index / PAGE_SIZE) : 0;
   const lastPage = items.length ? Math.floor(items[items.length - 1].index / PAGE_SIZE) : 0;
@@ -86,10 +88,11 @@ export function EntriesTable({ url }: { url: string }) {
   const wantedKey = `${firstPage}:${lastPage}`;
   const settledKey = useDebounced(wantedKey, 90);
   const pages = useMemo(() => {
-    const list: number[] = [];
-    for (let p = firstPage; p <= lastPage; p++) list.push(p);
-    return list;
-  }, [firstPage, lastPage]);
+    const list = new Set<number>();
+    for (let p = firstPage; p <= lastPage; p++) list.add(p);
+    if (activeRow !== null) list.add(Math.floor(activeRow / PAGE_SIZE));
+    return [...list].sort((a, b) => a - b);
+  }, [firstPage, lastPage, activeRow]);
   const settled = useMemo(() => {
     const [a, b] = settledKey.split(':').map(Number);
     return { first: a, last: b };
@@ -98,7 +101,10 @@ export function EntriesTable({ url }: { url: string }) {
   const pageData = useQueries({
     queries: pages.map((page) => ({
       ...entryPageQuery(url, view, page),
-      enabled: page === 0 || (page >= settled.first && page <= settled.last),
+      enabled:
+        page === 0 ||
+        (page >= settled.first && page <= settled.last) ||
+        (pendingRow !== null && page === Math.floor(pendingRow / PAGE_SIZE)),
     })),
   });
   const rowsByPage = new Map<number, Entry[]>();
@@ -109,87 +115,126 @@ export function EntriesTable({ url }: { url: string }) {
   const rowAt = (row: number): Entry | undefined => rowsByPage.get(Math.floor(row / PAGE_SIZE))?.[row % PAGE_SIZE];
   const pageError = pageData.find((q) => q.isError)?.error ?? null;
 
-  function onKeyDown(event: KeyboardEvent<HTMLDivElement>) {
-    const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: 20, PageUp: -20 };
-    let row: number;
-    if (event.key in moves) row = (selected?.row ?? -1) + moves[event.key];
-    else if (event.key === 'Home') row = 0;
-    else if (event.key === 'End') row = matched - 1;
-    else return;
-    event.preventDefault();
+  // The keyboard's target row arrived: select it.
+  const pendingEntry = pendingRow !== null ? rowAt(pendingRow) : undefined;
+  useEffect(() => {
+    if (pendingRow !== null && pendingEntry) {
+      selectEntry({ url, index: pendingEntry.index, row: pendingRow });
+      setPendingRow(null);
+    }
+  }, [pendingRow, pendingEntry, selectEntry, url]);
+  // A new filter or sort drops a pending move.
+  useEffect(() => setPendingRow(null), [view]);
+
+  const widths = useColumnWidths(columns, columnWidths, head.data?.rows ?? [], rowsByPage, shape.prefix, doc.entries);
+
+  function moveTo(row: number) {
     row = Math.max(0, Math.min(matched - 1, row));
     virtualizer.scrollToIndex(row, { align: 'auto' });
     const entry = rowAt(row);
-    if (entry) selectEntry({ url, index: entry.index, row });
+    if (entry) {
+      setPendingRow(null);
+      selectEntry({ url, index: entry.index, row });
+    } else {
+      setPendingRow(row);
+    }
+  }
+
+  function onKeyDown(event: KeyboardEvent<HTMLDivElement>) {
+    if (event.target !== event.currentTarget || matched === 0 || event.altKey) return;
+    const visibleRows = Math.max(1, Math.floor(((scrollRef.current?.clientHeight ?? 0) - HEADER_HEIGHT) / ROW_HEIGHT) - 1);
+    const from = pendingRow ?? selected?.row ?? -1;
+    const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: visibleRows, PageUp: -visibleRows };
+    if (event.key in moves) moveTo(from === -1 && moves[event.key] < 0 ? 0 : from + moves[event.key]);
+    else if (event.key === 'Home') moveTo(0);
+    else if (event.key === 'End') moveTo(matched - 1);
+    else if ((event.key === 'Enter' || event.key === ' ') && from === -1) moveTo(0);
+    else return;
+    event.preventDefault();
   }
 
   const empty = head.isSuccess && !head.isPlaceholderData && matched === 0;
+  const caption = shape.prefix !== '';
   // A short list takes only the room its rows need; the detail pane gets the rest.
-  const maxHeight = head.data ? Math.max(180, TOOLBAR_HEIGHT + HEADER_HEIGHT + matched * ROW_HEIGHT + 2) : undefined;
+  const maxHeight = head.data
+    ? Math.max(180, TOOLBAR_HEIGHT + (caption ? CAPTION_HEIGHT : 0) + HEADER_HEIGHT + matched * ROW_HEIGHT + 2 + 16)
+    : undefined;
+  const rowId = (row: number) => `${gridId}-row-${row}`;
+  const activeRendered = activeRow !== null && items.some((item) => item.index === activeRow);
+  const captionId = `${gridId}-caption`;
+
   return (
-    <div className="entries" style={{ maxHeight }}>
+    <section className="entries" style={{ maxHeight }} aria-label="Entries">
       <EntriesToolbar
         matched={head.data ? head.data.matched : null}
         total={head.data ? head.data.total : null}
         busy={head.isFetching || pageData.some((q) => q.isFetching)}
+        changes={isChangeDocument(doc.capability) && (shape.fields as string[]).includes('change')}
       />
+      {caption && (
+        <p className="entries-caption" id={captionId}>
+          <span className="muted">loc relative to</span> <span className="mono entries-prefix">{shape.prefix}</span>
+        </p>
+      )}
       {head.isError ? (
         <div className="alert alert-error" role="alert">Could not read the entries: {errorMessage(head.error)}</div>
       ) : (
         <div
           ref={scrollRef}
-          className="table-scroll"
-          role="table"
+          id={gridId}
+          className={`table-scroll${focused ? ' grid-focused' : ''}`}
+          role="grid"
           aria-label="Entries"
+          aria-describedby={caption ? captionId : undefined}
+          aria-readonly="true"
           aria-rowcount={matched + 1}
+          aria-colcount={columns.length}
+          aria-activedescendant={activeRendered && activeRow !== null ? rowId(activeRow) : undefined}
           tabIndex={0}
           onKeyDown={onKeyDown}
+          onFocus={(e) => e.target === e.currentTarget && setFocused(true)}
+          onBlur={(e) => e.target === e.currentTarget && setFocused(false)}
         >
-          <div className="table-inner" style={{ height: virtualizer.getTotalSize(), ['--columns' as string]: columns }}>
-            <div role="rowgroup" className="thead">
-              <div role="row" aria-rowindex={1} className="tr th-row">
-                {COLUMNS.map((col) => {
-                  const sorted = col.sort !== undefined && view.sort === col.sort;
-                  return (
-                    <span
-                      key={col.id}
-                      role="columnheader"
-                      aria-sort={col.sort ? (sorted ? (view.descending ? 'descending' : 'ascending') : 'none') : undefined}
-                      className={col.numeric ? 'c-num' : undefined}
-                    >
-                      {col.sort ? (
-                        <button type="button" className="th-button" onClick={() => toggleSort(col.sort!)}>
-                          {col.title}
-                          <span className={`sort-mark${sorted ? '' : ' unsorted'}`} aria-hidden="true">
-                            {sorted && view.descending ? '▼' : '▲'}
-                          </span>
-                        </button>
-                      ) : (
-                        col.title
-                      )}
-                    </span>
-                  );
-                })}
-              </div>
-            </div>
+          <div
+            className="table-inner"
+            style={{ height: virtualizer.getTotalSize(), minWidth: widths.total, ['--columns' as string]: widths.template }}
+          >
+            <HeaderRow
+              columns={columns}
+              view={view}
+              widths={widths}
+              onSort={toggleSort}
+            />
             <div role="rowgroup">
               {items.map((item) => {
                 const entry = rowAt(item.index);
-                const isSelected = selected !== null && entry !== undefined && selected.index === entry.index;
+                const isSelected = selected !== null && entry !== undefined && selected.index === entry.index && pendingRow === null;
+                const isActive = item.index === activeRow;
                 return (
                   <div
                     key={item.key}
+                    id={rowId(item.index)}
                     role="row"
                     aria-rowindex={item.index + 2}
                     aria-selected={isSelected}
-                    className={`tr${isSelected ? ' selected' : ''}${item.index % 2 ? ' odd' : ''}${entry ? '' : ' pending'}`}
+                    className={`tr${isSelected ? ' selected' : ''}${isActive ? ' active' : ''}${item.index % 2 ? ' odd' : ''}${entry ? '' : ' pending'}`}
                     style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
-                    onClick={entry ? () => selectEntry({ url, index: entry.index, row: item.index }) : undefined}
+                    onClick={
+                      entry
+                        ? () => {
+                            setPendingRow(null);
+                            selectEntry({ url, index: entry.index, row: item.index });
+                            scrollRef.current?.focus({ preventScroll: true });
+                          }
+                        : undefined
+                    }
                   >
                     {entry ? (
-                      <Cells entry={entry} />
+                      <Cells entry={entry} columns={columns} prefix={shape.prefix} widths={widths} />
                     ) : (
-                      <span role="cell" className="c-pending">{formatCount(item.index + 1)} …</span>
+                      <span role="gridcell" aria-colspan={columns.length} className="c-pending">
+                        {formatCount(item.index + 1)} …
+                      </span>
                     )}
                   </div>
                 );
@@ -208,6 +253,6 @@ export function EntriesTable({ url }: { url: string }) {
           )}
         </div>
       )}
-    </div>
+    </section>
   );
 }

@@ -9,9 +9,11 @@ interface Props {
   matched: number | null;
   total: number | null;
   busy: boolean;
+  /** Whether the entries carry `change` (change documents only): the change filter is offered only then. */
+  changes: boolean;
 }
 
-export function EntriesToolbar({ matched, total, busy }: Props) {
+export function EntriesToolbar({ matched, total, busy, changes }: Props) {
   const view = useUi((s) => s.view);
   const setView = useUi((s) => s.setView);
   const [uri, setUri] = useState(view.uri);
@@ -32,6 +34,7 @@ export function EntriesToolbar({ matched, total, busy }: Props) {
         onChange={(e) => setUri(e.target.value)}
         spellCheck={false}
       />
+      {changes && (
       <label className="filter-change">
         <span>Change</span>
         <select
@@ -45,6 +48,7 @@ export function EntriesToolbar({ matched, total, busy }: Props) {
           <option value="deleted">deleted</option>
         </select>
       </label>
+      )}
       <span className="toolbar-spacer" />
       {busy && <Spinner label="Loading entries" />}
       <span className="entry-count" aria-live="polite" data-testid="entry-count">

@@ -21,3 +21,16 @@ export function isChangeCapability(capability: string | undefined): boolean {
   return capability === 'changelist' || capability === 'changedump' || capability === 'changedump-manifest' ||
     capability === 'change-notification';
 }
+
+export function isDump(capability: string | undefined): boolean {
+  return capability === 'resourcedump' || capability === 'changedump';
+}
+
+export function isManifest(capability: string | undefined): boolean {
+  return capability === 'resourcedump-manifest' || capability === 'changedump-manifest';
+}
+
+/** Documents whose `change`/`datetime` mean something (core spec §12–§14): the others never show those columns. */
+export function isChangeDocument(capability: string | undefined): boolean {
+  return capability === 'changelist' || capability === 'changedump' || capability === 'changedump-manifest';
+}

@@ -1,7 +1,8 @@
 // UI state only (what is selected, expanded, filtered, how big the panes are). Engine data lives in react-query.
 import { create } from 'zustand';
-import type { EntrySortKey } from '../../src-main/contract/types.ts';
-import type { ChangeType } from '../../src-main/engine/documents/model.ts';
+import { createJSONStorage, persist } from 'zustand/middleware';
+import { ENTRY_SORT_KEYS, type EntrySortKey } from '../../src-main/contract/types.ts';
+import { CHANGE_TYPES, type ChangeType } from '../../src-main/engine/documents/model.ts';
 
 /** A node of the tree (or a document opened by following a link, which may not be in the tree). */
 export interface NodeRef {
@@ -52,6 +53,8 @@ interface UiState {
   history: Place[];
   sidebarWidth: number;
   detailHeight: number;
+  /** Widths (px) of the entries table's columns the person has set, by column id; the others take their default. */
+  columnWidths: Record<string, number>;
 
   selectSource(id: number | null): void;
   selectNode(node: NodeRef | null): void;
@@ -72,11 +75,35 @@ interface UiState {
   showRawLine(url: string, line: number): void;
   setSidebarWidth(px: number): void;
   setDetailHeight(px: number): void;
+  /** `null` goes back to the column's default width. */
+  setColumnWidth(id: string, px: number | null): void;
 }
+
+/** The bounds of a column width the person sets. */
+export const COLUMN_MIN = 40;
+export const COLUMN_MAX = 2000;
 
 const HISTORY_LIMIT = 50;
 
-export const useUi = create<UiState>()((set, get) => ({
+/** What survives a reload or a restart: where the person was and how they arranged the panes. */
+const PERSISTED = [
+  'sourceId',
+  'node',
+  'entry',
+  'expanded',
+  'focusedId',
+  'view',
+  'detailTab',
+  'sidebarWidth',
+  'detailHeight',
+  'columnWidths',
+] as const satisfies readonly (keyof UiState)[];
+type Persisted = Pick<UiState, (typeof PERSISTED)[number]>;
+
+/** localStorage key; the version below changes when the shape of what is kept does. */
+export const UI_STORAGE_KEY = 'rsdesk.ui';
+
+export const useUi = create<UiState>()(persist((set, get) => ({
   sourceId: null,
   node: null,
   entry: null,
@@ -87,6 +114,7 @@ export const useUi = create<UiState>()((set, get) => ({
   rawTarget: null,
   history: [],
   sidebarWidth: 370,
+  columnWidths: {},
   // About half the window: with an entry selected, its detail is what the person reads.
   detailHeight: typeof window === 'undefined' ? 400 : Math.round(window.innerHeight * 0.47),
 
@@ -170,4 +198,56 @@ export const useUi = create<UiState>()((set, get) => ({
   setDetailHeight(px) {
     set({ detailHeight: Math.round(Math.min(Math.max(px, 120), 2000)) });
   },
+  setColumnWidth(id, px) {
+    set((s) => {
+      const columnWidths = { ...s.columnWidths };
+      if (px === null) delete columnWidths[id];
+      else columnWidths[id] = Math.round(Math.min(Math.max(px, COLUMN_MIN), COLUMN_MAX));
+      return { columnWidths };
+    });
+  },
+}), {
+  name: UI_STORAGE_KEY,
+  version: 1,
+  // A storage that cannot be read (private mode, quota) leaves the defaults: nothing else depends on it.
+  storage: createJSONStorage(() => localStorage),
+  partialize: (state): Persisted => Object.fromEntries(PERSISTED.map((key) => [key, state[key]])) as Persisted,
+  // Kept values are merged over the defaults one by one, so a key added later keeps its default.
+  merge: (kept, current) => ({ ...current, ...sanitize(kept) }),
 }));
+
+/** Only well-formed kept values are taken back: a hand-edited or older entry must not break the UI. */
+function sanitize(kept: unknown): Partial<Persisted> {
+  if (typeof kept !== 'object' || kept === null) return {};
+  const k = kept as Record<string, unknown>;
+  const out: Partial<Persisted> = {};
+  const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (typeof k.sourceId === 'number' || k.sourceId === null) out.sourceId = k.sourceId;
+  if (k.node === null || (isRecord(k.node) && typeof k.node.id === 'string' && typeof k.node.url === 'string')) {
+    out.node = k.node as NodeRef | null;
+  }
+  if (k.entry === null || (isRecord(k.entry) && typeof k.entry.url === 'string' && typeof k.entry.index === 'number' && typeof k.entry.row === 'number')) {
+    out.entry = k.entry as EntryRef | null;
+  }
+  if (isRecord(k.expanded)) {
+    out.expanded = Object.fromEntries(Object.entries(k.expanded).filter(([, v]) => v === true).map(([id]) => [id, true]));
+  }
+  if (typeof k.focusedId === 'string' || k.focusedId === null) out.focusedId = k.focusedId;
+  const view = k.view;
+  if (
+    isRecord(view) &&
+    typeof view.uri === 'string' &&
+    (ENTRY_SORT_KEYS as readonly unknown[]).includes(view.sort) &&
+    (view.change === '' || (CHANGE_TYPES as readonly unknown[]).includes(view.change)) &&
+    typeof view.descending === 'boolean'
+  ) {
+    out.view = { uri: view.uri, change: view.change as EntryView['change'], sort: view.sort as EntrySortKey, descending: view.descending };
+  }
+  if (k.detailTab === 'meta' || k.detailTab === 'findings' || k.detailTab === 'raw') out.detailTab = k.detailTab;
+  if (typeof k.sidebarWidth === 'number') out.sidebarWidth = k.sidebarWidth;
+  if (typeof k.detailHeight === 'number') out.detailHeight = k.detailHeight;
+  if (isRecord(k.columnWidths)) {
+    out.columnWidths = Object.fromEntries(Object.entries(k.columnWidths).filter((e): e is [string, number] => typeof e[1] === 'number'));
+  }
+  return out;
+}

@@ -23,7 +23,7 @@ interface Props {
 }
 
 export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
-  const itemRef = useRef<HTMLLIElement>(null);
+  const itemRef = useRef<HTMLDivElement>(null);
   const rowRef = useRef<HTMLDivElement>(null);
   const seen = useSeen(rowRef);
   const expanded = useUi((s) => s.expanded[node.id] === true);
@@ -49,6 +49,7 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
   const expandable = node.channel ? false : view ? hasTreeChildren(view) : node.capability === 'description' || node.capability === 'capabilitylist';
   const level = levelOf(node.id);
   const labelId = `tn-${node.id.replaceAll('/', '-')}`;
+  const groupId = `${labelId}-group`;
   const label = node.channel
     ? 'Change Notification channel'
     : capabilityLabel(view?.capability ?? node.capability, view?.isIndex ?? false);
@@ -66,7 +67,7 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
     itemRef.current?.focus();
   }
 
-  function onKeyDown(event: KeyboardEvent<HTMLLIElement>) {
+  function onKeyDown(event: KeyboardEvent<HTMLDivElement>) {
     // Alt+Left is "Back" (app-wide), not a tree move.
     if (event.target !== event.currentTarget || event.altKey) return;
     const item = event.currentTarget;
@@ -78,11 +79,11 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
       case 'ArrowRight':
         if (!expandable) break;
         if (!expanded) setExpanded(node.id, true);
-        else item.querySelector<HTMLElement>(':scope > [role=group] > [role=treeitem]')?.focus();
+        else document.getElementById(groupId)?.querySelector<HTMLElement>(':scope > li > [role=treeitem]')?.focus();
         break;
       case 'ArrowLeft':
         if (expandable && expanded) setExpanded(node.id, false);
-        else item.parentElement?.closest<HTMLElement>('[role=treeitem]')?.focus();
+        else item.parentElement?.parentElement?.closest('li')?.querySelector<HTMLElement>(':scope > [role=treeitem]')?.focus();
         break;
       default:
         return;
@@ -94,8 +95,11 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
   const children = view && expanded ? childNodes(node, view) : [];
   const span = view ? timeSpan(view) : null;
 
+  // The treeitem holds only its own row, so its name (from its content) is exactly what the row shows; its
+  // children's group is a sibling it owns (aria-owns), not part of its text.
   return (
-    <li
+    <li role="none" className="tree-node">
+    <div
       ref={itemRef}
       role="treeitem"
       aria-level={level}
@@ -103,8 +107,7 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
       aria-setsize={setsize}
       aria-selected={selected}
       aria-expanded={expandable ? expanded : undefined}
-      aria-labelledby={labelId}
-      aria-describedby={`${labelId}-meta`}
+      aria-owns={expandable && expanded ? groupId : undefined}
       aria-busy={summary.isFetching || undefined}
       tabIndex={tabStopId === node.id ? 0 : -1}
       data-node-id={node.id}
@@ -143,7 +146,7 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
               ) : null}
             </span>
           </span>
-          <span id={`${labelId}-meta`} className="tree-line2" title={span?.title ? `${node.url}\n${span.title}` : node.url}>
+          <span className="tree-line2" title={span?.title ? `${node.url}\n${span.title}` : node.url}>
             {node.channel ? (
               <>hub {node.hub ? hostOf(node.hub) : 'missing'} · not fetched</>
             ) : summary.isError ? (
@@ -169,8 +172,9 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
           </button>
         )}
       </div>
+    </div>
       {expandable && expanded && (
-        <ul role="group">
+        <ul role="group" id={groupId}>
           {!view ? (
             <li role="none" className="tree-note" style={{ paddingLeft: 22 + level * 16 }}>
               {summary.isError ? 'Could not load this document' : 'Loading…'}

@@ -1,6 +1,6 @@
 // How Sources and fetched documents become tree nodes.
 import type { DocumentView, SavedSource } from '../../src-main/contract/types.ts';
-import { isNavigational } from '../lib/capabilities.ts';
+import { isDump, isNavigational } from '../lib/capabilities.ts';
 import type { NodeRef } from '../state/ui.ts';
 
 /** A Source's tree starts at its Source Description, or at its Capability Lists when it has none. */
@@ -11,9 +11,12 @@ export function sourceRoots(source: SavedSource): NodeRef[] {
   return source.capabilityListUrls.map((url, i) => ({ id: `${source.id}/${i}`, url, capability: 'capabilitylist' }));
 }
 
-/** Source Descriptions, Capability Lists and indexes have children; other lists have entries (the table). */
+/**
+ * Source Descriptions, Capability Lists and indexes have children; a dump has its Manifests as children besides its
+ * entries (the packages); other lists have entries only (the table).
+ */
 export function hasTreeChildren(view: DocumentView): boolean {
-  return view.children.length > 0 && (view.isIndex || isNavigational(view.capability));
+  return view.children.length > 0 && (view.isIndex || isNavigational(view.capability) || isDump(view.capability));
 }
 
 export function childNodes(parent: NodeRef, view: DocumentView): NodeRef[] {
