@@ -7,8 +7,9 @@ export function treeItem(page: Page, text: string | RegExp): Locator {
   return page.locator('[role=treeitem]').filter({ has: page.locator(':scope > .tree-row', { hasText: text }) });
 }
 
+/** Expands a tree item, unless it is expanded already (adding a Source unfolds its tree). */
 export async function expand(item: Locator): Promise<void> {
-  await item.locator(':scope > .tree-row .twisty').click();
+  if ((await item.getAttribute('aria-expanded')) !== 'true') await item.locator(':scope > .tree-row .twisty').click();
   await expect(item).toHaveAttribute('aria-expanded', 'true');
 }
 
@@ -32,10 +33,13 @@ export async function addSource(page: Page, url: string): Promise<void> {
 
 /**
  * Runs axe-core on the page as it is now and fails on any serious or critical violation, naming each rule and the
- * elements it hit. `view` names what is on screen, for the failure message.
+ * elements it hit. `view` names what is on screen, for the failure message; `include` narrows the check to parts.
  */
-export async function expectAccessible(page: Page, view: string): Promise<void> {
-  const results = await new AxeBuilder({ page }).analyze();
+export async function expectAccessible(page: Page, view: string, options: { include?: string[] } = {}): Promise<void> {
+  let builder = new AxeBuilder({ page });
+  // Only these parts of the page (CSS selectors), when a spec is about them alone.
+  for (const selector of options.include ?? []) builder = builder.include(selector);
+  const results = await builder.analyze();
   const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   const report = bad.map(
     (v) => `${v.id} (${v.impact}): ${v.help}\n${v.nodes.slice(0, 5).map((n) => `    ${n.target.join(' ')}: ${n.failureSummary ?? ''}`).join('\n')}`,

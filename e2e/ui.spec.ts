@@ -85,13 +85,14 @@ test('adds a Source by URL, shows discovery live, and browses a 20,000-entry Res
   await expect(steps).toBeHidden();
   await expect(page.getByRole('list', { name: 'Saved Sources' })).toContainText('127.0.0.1');
 
-  // The tree: Source Description → Capability Lists → capabilities (a channel with its hub, not fetched).
+  // The tree, unfolded by the add: Source Description → Capability Lists → capabilities (a channel with its hub,
+  // not fetched).
   const sd = treeItem(page, PATHS.wellKnown);
   await expect(sd).toHaveAttribute('aria-level', '1');
-  await expand(sd);
+  await expect(sd).toHaveAttribute('aria-expanded', 'true');
   const cl1 = treeItem(page, PATHS.dataset1.capabilityList);
   await expect(cl1).toContainText('Capability List');
-  await expand(cl1);
+  await expect(cl1).toHaveAttribute('aria-expanded', 'true');
   await expect(treeItem(page, PATHS.dataset1.resourceList)).toContainText('Resource List');
   await expect(treeItem(page, PATHS.dataset1.changeListIndex)).toContainText('Change List Index');
   const channel = page.getByRole('treeitem', { name: 'Change Notification channel' });
@@ -361,7 +362,8 @@ test('Settings: a bearer token goes to the Source on discovery, persists, and ca
   await dialog.getByRole('button', { name: 'Save' }).click();
   const error = dialog.getByRole('alert');
   await expect(error).toContainText('Not saved');
-  await expect(error).toContainText('timeoutMs');
+  await expect(error).toContainText('Timeout must be between 1 and 600 seconds.');
+  await expect(error).not.toContainText(/settings\.set|Invalid arguments|timeoutMs/);
   await expect(timeoutField).toHaveAttribute('aria-invalid', 'true');
   await timeoutField.fill('45');
   await expect(error).toBeHidden();
@@ -382,7 +384,7 @@ test('Settings: a bearer token goes to the Source on discovery, persists, and ca
   // Discovery of the fixture Source: every request carries the token.
   let mark = fixture.requests.length;
   await addSource(page, `${fixture.url}/`);
-  await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible();
+  await expect(page.getByRole('button', { name: /Already saved: 127\.0\.0\.1/ })).toBeVisible();
   const withToken = fixture.requests.slice(mark);
   expect(withToken.map((r) => r.path)).toContain(PATHS.wellKnown);
   for (const request of withToken) expect(request.headers.authorization).toBe(`Bearer ${token}`);
@@ -402,7 +404,7 @@ test('Settings: a bearer token goes to the Source on discovery, persists, and ca
   await expect(dialog).toBeHidden();
   mark = fixture.requests.length;
   await addSource(page, `${fixture.url}/`);
-  await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible();
+  await expect(page.getByRole('button', { name: /Already saved: 127\.0\.0\.1/ })).toBeVisible();
   const withoutToken = fixture.requests.slice(mark);
   expect(withoutToken.map((r) => r.path)).toContain(PATHS.wellKnown);
   for (const request of withoutToken) expect(request.headers).not.toHaveProperty('authorization');

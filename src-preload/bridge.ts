@@ -14,10 +14,12 @@ type Envelope = { ok: true; result: unknown } | { ok: false; error: CommandError
 
 export class BridgeError extends Error {
   code: CommandError['code'];
+  field?: string;
   constructor(error: CommandError) {
     super(error.message);
     this.name = 'BridgeError';
     this.code = error.code;
+    if (error.field !== undefined) this.field = error.field;
   }
 }
 

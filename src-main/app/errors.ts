@@ -15,3 +15,11 @@ export class InvalidArgumentsError extends Error {
     this.name = 'InvalidArgumentsError';
   }
 }
+
+/** The person cancelled the work (a discovery); nothing was saved. */
+export class CancelledError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CancelledError';
+  }
+}

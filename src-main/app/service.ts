@@ -1,7 +1,7 @@
 // The service behind every adapter: one handler per contract command. Adapters only call `dispatch`, which
 // validates arguments before a handler runs, and forward `events`.
-import type { DiscoveryResult } from '../contract/types.ts';
-import { discover } from '../engine/discovery/discover.ts';
+import type { AddSourceResult, DiscoveryResult } from '../contract/types.ts';
+import { discover, sameStartUrl } from '../engine/discovery/discover.ts';
 import { RefusalMemory } from '../engine/refusals.ts';
 import type { Store } from '../store/store.ts';
 import { createDispatch, type Dispatch, type ErrorLogger, type Handlers } from './dispatch.ts';
@@ -11,6 +11,7 @@ import { normalizeStartUrl } from './start-url.ts';
 import { EventHub } from './events.ts';
 import { HttpHolder } from './http-holder.ts';
 import { CheckService } from './check.ts';
+import { DiscoveryRuns } from './discovery-runs.ts';
 
 export interface ServiceDeps {
   /** Owned by the service from now on: `close()` closes it. */
@@ -34,6 +35,12 @@ function nothingFound(result: DiscoveryResult): string {
   if (errors.length > 0) return errors.join(' ');
   const tried = result.routes.map((step) => `${step.route} ${step.url}: ${step.message}`);
   return `No ResourceSync Source found at ${result.start}.${tried.length > 0 ? ` Tried ${tried.join('; ')}.` : ''}`;
+}
+
+/** The pasted URL's own step (discovery fetches it first): a document, and whether the reader refused it. */
+function pastedDocument(url: string, discovery: DiscoveryResult): AddSourceResult['pasted'] {
+  const step = discovery.routes.find((s) => s.route === 'document' && s.url === url);
+  return { url, capability: step?.found ? (step.capability ?? null) : null, refused: step?.refused ?? null };
 }
 
 function hostOf(url: string): string {
@@ -62,18 +69,39 @@ export function createService(deps: ServiceDeps): Service {
     return work;
   };
 
+  const discoveries = new DiscoveryRuns(abort.signal);
+
   /** url: already through normalizeStartUrl, so bad input was refused as invalid-arguments before any request. */
-  const runDiscovery = (url: string, runId: string): Promise<DiscoveryResult> =>
-    track(
-      http.use((client) =>
-        discover(url, {
-          http: client,
-          signal: abort.signal,
-          refusals,
-          onStep: (step) => events.emit('discovery.step', { runId, step }),
-        }),
-      ),
+  const discoverWith = (url: string, runId: string, signal: AbortSignal): Promise<DiscoveryResult> =>
+    http.use((client) =>
+      discover(url, {
+        http: client,
+        signal,
+        refusals,
+        onStep: (step) => events.emit('discovery.step', { runId, step }),
+        onFetch: (fetching) => events.emit('discovery.fetching', { runId, url: fetching }),
+      }),
     );
+
+  const addSource = async (url: string, runId: string, signal: AbortSignal): Promise<AddSourceResult> => {
+    const discovery = await discoverWith(url, runId, signal);
+    signal.throwIfAborted();
+    if (discovery.sourceDescription === null && discovery.capabilityLists.length === 0) {
+      throw new NotFoundError(nothingFound(discovery));
+    }
+    const pasted = pastedDocument(url, discovery);
+    // The same start URL up to a trailing slash is the same Source, whatever discovery found this time.
+    const same = store.sources.list().find((saved) => sameStartUrl(saved.startUrl, url));
+    if (same) return { source: same, created: false, discovery, pasted };
+    const { source, created } = store.sources.add({
+      name: hostOf(url),
+      startUrl: url,
+      sourceDescriptionUrl: discovery.sourceDescription,
+      capabilityListUrls: discovery.capabilityLists.map((list) => list.url),
+    });
+    if (created) events.emit('sources.changed', { sources: store.sources.list() });
+    return { source, created, discovery, pasted };
+  };
 
   const handlers: Handlers = {
     'app.info': () => ({
@@ -85,30 +113,32 @@ export function createService(deps: ServiceDeps): Service {
 
     'sources.list': () => store.sources.list(),
 
-    'sources.add': async ({ url, runId }) => {
+    'sources.add': ({ url, runId }) => {
       const startUrl = normalizeStartUrl(url);
-      const discovery = await runDiscovery(startUrl, runId);
-      if (discovery.sourceDescription === null && discovery.capabilityLists.length === 0) {
-        throw new NotFoundError(nothingFound(discovery));
-      }
-      const { source, created } = store.sources.add({
-        name: hostOf(startUrl),
-        startUrl,
-        sourceDescriptionUrl: discovery.sourceDescription,
-        capabilityListUrls: discovery.capabilityLists.map((list) => list.url),
-      });
-      if (created) events.emit('sources.changed', { sources: store.sources.list() });
-      return { source, discovery };
+      return track(discoveries.run(runId, (signal) => addSource(startUrl, runId, signal)));
     },
 
     'sources.remove': ({ id }) => {
-      if (!store.sources.remove(id)) throw new NotFoundError(`No saved Source with id ${id}`);
+      if (!store.sources.remove(id)) throw new NotFoundError('This Source is no longer saved');
       const sources = store.sources.list();
       events.emit('sources.changed', { sources });
       return sources;
     },
 
-    'discovery.run': ({ url, runId }) => runDiscovery(normalizeStartUrl(url), runId),
+    'sources.restore': ({ id }) => {
+      const source = store.sources.restore(id);
+      if (source === null) throw new NotFoundError('This Source can no longer be restored (it was added again, or the app was restarted)');
+      const sources = store.sources.list();
+      events.emit('sources.changed', { sources });
+      return { source, sources };
+    },
+
+    'discovery.run': ({ url, runId }) => {
+      const startUrl = normalizeStartUrl(url);
+      return track(discoveries.run(runId, (signal) => discoverWith(startUrl, runId, signal)));
+    },
+
+    'discovery.cancel': ({ runId }) => discoveries.cancel(runId),
 
     'documents.summary': ({ url, refresh }) => documents.summary(url, refresh ?? false),
 

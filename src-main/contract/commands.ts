@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { CommandName } from './names.ts';
 import { ENTRY_SORT_KEYS } from './types.ts';
 import type {
+  AddSourceResult,
   AppInfo,
   CheckReport,
   DiscoveryResult,
@@ -14,9 +15,12 @@ import type {
   Settings,
 } from './types.ts';
 
+// Messages here are what a person reads (dispatch shows them as they are): plain sentences, no field names.
+// Arguments only a programming error can get wrong keep the generic wording dispatch gives them.
+
 const httpUrl = z
   .string()
-  .max(8192)
+  .max(8192, 'The URL is too long (at most 8,192 characters)')
   .refine((s) => {
     try {
       const u = new URL(s);
@@ -24,16 +28,30 @@ const httpUrl = z
     } catch {
       return false;
     }
-  }, 'must be an absolute http(s) URL');
+  }, 'Only http and https URLs can be opened');
+
+/** What a person pastes: a URL or a bare host name (the service normalizes it and says what is wrong with it). */
+const startUrl = z
+  .string('Enter a URL or a host name')
+  .trim()
+  .min(1, 'Enter a URL or a host name')
+  .max(8192, 'The URL is too long (at most 8,192 characters)');
+const runId = z.string().min(1).max(100);
+
+/** The accepted range, in the words the Settings form uses. */
+export const TIMEOUT_SECONDS = { min: 1, max: 600 } as const;
+const timeoutMessage = `Timeout must be between ${TIMEOUT_SECONDS.min} and ${TIMEOUT_SECONDS.max} seconds`;
 
 const none = z.object({}).strict();
 
 export const commandArgs = {
   'app.info': none,
   'sources.list': none,
-  'sources.add': z.object({ url: z.string().min(1).max(8192), runId: z.string().min(1).max(100) }).strict(),
+  'sources.add': z.object({ url: startUrl, runId }).strict(),
   'sources.remove': z.object({ id: z.number().int().positive() }).strict(),
-  'discovery.run': z.object({ url: z.string().min(1).max(8192), runId: z.string().min(1).max(100) }).strict(),
+  'sources.restore': z.object({ id: z.number().int().positive() }).strict(),
+  'discovery.run': z.object({ url: startUrl, runId }).strict(),
+  'discovery.cancel': z.object({ runId }).strict(),
   'documents.summary': z.object({ url: httpUrl, refresh: z.boolean().optional() }).strict(),
   'documents.entries': z
     .object({
@@ -51,24 +69,46 @@ export const commandArgs = {
   'settings.get': none,
   'settings.set': z
     .object({
-      bearerToken: z.string().max(4096).nullable().optional(),
-      timeoutMs: z.number().int().min(1000).max(600_000).optional(),
+      bearerToken: z
+        .string('The bearer token must be text')
+        .max(4096, 'The bearer token is too long (at most 4,096 characters)')
+        .nullable()
+        .optional(),
+      timeoutMs: z
+        .number(timeoutMessage)
+        .int(timeoutMessage)
+        .min(TIMEOUT_SECONDS.min * 1000, timeoutMessage)
+        .max(TIMEOUT_SECONDS.max * 1000, timeoutMessage)
+        .optional(),
     })
     .strict(),
   'shell.openExternal': z.object({ url: httpUrl }).strict(),
   // Checking a whole Source (from any URL of it, like discovery):
   'check.run': z
-    .object({ url: z.string().min(1).max(8192), runId: z.string().min(1).max(100), maxDocuments: z.number().int().min(1).max(100_000).optional() })
+    .object({
+      url: startUrl,
+      runId,
+      maxDocuments: z
+        .number()
+        .int('The most documents to check must be a whole number, from 1 to 100,000')
+        .min(1, 'The most documents to check must be from 1 to 100,000')
+        .max(100_000, 'The most documents to check must be from 1 to 100,000')
+        .optional(),
+    })
     .strict(),
-  'check.cancel': z.object({ runId: z.string().min(1).max(100) }).strict(),
+  'check.cancel': z.object({ runId }).strict(),
 } satisfies Record<CommandName, z.ZodType>;
 
 export interface CommandResults {
   'app.info': AppInfo;
   'sources.list': SavedSource[];
-  'sources.add': { source: SavedSource; discovery: DiscoveryResult };
+  'sources.add': AddSourceResult;
   'sources.remove': SavedSource[];
+  /** The Source as it was before the remove, and the list with it back. */
+  'sources.restore': { source: SavedSource; sources: SavedSource[] };
   'discovery.run': DiscoveryResult;
+  /** cancelled: false when no discovery with that runId was running (it may have just finished). */
+  'discovery.cancel': { cancelled: boolean };
   'documents.summary': DocumentView;
   'documents.entries': EntryPage;
   'documents.entry': Entry;

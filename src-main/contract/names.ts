@@ -6,7 +6,10 @@ export const COMMAND_NAMES = [
   'sources.list',
   'sources.add',
   'sources.remove',
+  /** Undoes a remove (the same id, as it was). */
+  'sources.restore',
   'discovery.run',
+  'discovery.cancel',
   'documents.summary',
   'documents.entries',
   'documents.entry',
@@ -22,6 +25,7 @@ export type CommandName = (typeof COMMAND_NAMES)[number];
 
 export const EVENT_NAMES = [
   'discovery.step',
+  'discovery.fetching',
   'sources.changed',
   'document.progress',
   // Checking a whole Source:

@@ -44,6 +44,8 @@ export interface DiscoveryStep {
   capability?: Capability;
   /** Human-readable outcome: "Source Description", "404 Not Found", "not XML", ... */
   message: string;
+  /** When the reader refused the document there (a DOCTYPE, a wrong namespace, not XML…): why, in full. */
+  refused?: string;
 }
 
 export interface DiscoveredCapability {
@@ -114,6 +116,8 @@ export interface Settings {
 
 export interface Events {
   'discovery.step': { runId: string; step: DiscoveryStep };
+  /** Discovery started fetching url (the UI shows it, with the time elapsed). */
+  'discovery.fetching': { runId: string; url: string };
   'sources.changed': { sources: SavedSource[] };
   'document.progress': { url: string; entries: number; bytes: number };
   /** At most about 5 a second per run. */
@@ -122,6 +126,27 @@ export interface Events {
 
 /** Errors cross the boundary as plain objects. */
 export interface CommandError {
-  code: 'invalid-arguments' | 'unknown-command' | 'not-found' | 'document' | 'network' | 'internal';
+  code: 'invalid-arguments' | 'unknown-command' | 'not-found' | 'document' | 'network' | 'cancelled' | 'internal';
+  /** A plain sentence for people: no codes, no schema language. */
   message: string;
+  /** For invalid-arguments: the argument the message is about (e.g. "timeoutMs"), so a form can mark its field. */
+  field?: string;
+}
+
+/** What adding a Source did. */
+export interface AddSourceResult {
+  /** The saved Source: the new one, or the one already saved. */
+  source: SavedSource;
+  /** false: the same Source was already saved (same start URL up to a trailing slash, Source Description or Capability Lists); nothing was added. */
+  created: boolean;
+  discovery: DiscoveryResult;
+  /** What the pasted URL itself turned out to be. */
+  pasted: {
+    /** The pasted text as a URL (a bare host gets its scheme). */
+    url: string;
+    /** Its capability when it is itself a ResourceSync document, so the UI can open it. */
+    capability: Capability | null;
+    /** When the pasted URL is a document the reader refused: why, in plain words (even if another route found the Source). */
+    refused: string | null;
+  };
 }

@@ -73,6 +73,11 @@ export const MIGRATIONS: readonly Migration[] = [
     // columns from it without a pass over the entries. NULL for documents cached before: computed on first use.
     db.exec('ALTER TABLE documents ADD COLUMN shape TEXT');
   },
+  (db) => {
+    // A removed Source stays (marked) until the store is opened again, so that its removal can be undone with
+    // the same id; its start URL and Source Description stay reserved for it meanwhile.
+    db.exec('ALTER TABLE sources ADD COLUMN removed_at TEXT');
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

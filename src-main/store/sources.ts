@@ -17,6 +17,7 @@ interface SourceRow {
   source_description_url: string | null;
   capability_list_urls: string;
   added_at: string;
+  removed_at: string | null;
 }
 
 function toSource(row: SourceRow): SavedSource {
@@ -45,12 +46,14 @@ export class SourcesTable {
   }
 
   list(): SavedSource[] {
-    const rows = this.#db.prepare('SELECT * FROM sources ORDER BY id').all() as unknown as SourceRow[];
+    const rows = this.#db.prepare('SELECT * FROM sources WHERE removed_at IS NULL ORDER BY id').all() as unknown as SourceRow[];
     return rows.map(toSource);
   }
 
   get(id: number): SavedSource | null {
-    const row = this.#db.prepare('SELECT * FROM sources WHERE id = ?').get(id) as unknown as SourceRow | undefined;
+    const row = this.#db.prepare('SELECT * FROM sources WHERE id = ? AND removed_at IS NULL').get(id) as unknown as
+      | SourceRow
+      | undefined;
     return row ? toSource(row) : null;
   }
 
@@ -61,18 +64,20 @@ export class SourcesTable {
   add(source: NewSource): { source: SavedSource; created: boolean } {
     const listJson = JSON.stringify(source.capabilityListUrls);
     return transaction(this.#db, () => {
-      const existing = this.#db
+      const same = this.#db
         .prepare(
           `SELECT * FROM sources
            WHERE start_url = ?
               OR (source_description_url IS NOT NULL AND source_description_url = ?)
               OR (? IS NULL AND source_description_url IS NULL AND capability_list_urls = ? AND ? <> '[]')
-           ORDER BY id LIMIT 1`,
+           ORDER BY id`,
         )
-        .get(source.startUrl, source.sourceDescriptionUrl, source.sourceDescriptionUrl, listJson, listJson) as
-        | unknown
-        | undefined;
-      if (existing) return { source: toSource(existing as SourceRow), created: false };
+        .all(source.startUrl, source.sourceDescriptionUrl, source.sourceDescriptionUrl, listJson, listJson) as unknown as
+        SourceRow[];
+      const existing = same.find((row) => row.removed_at === null);
+      if (existing) return { source: toSource(existing), created: false };
+      // Added again after a remove: the new Source replaces the removed one, which can no longer be restored.
+      for (const removed of same) this.#db.prepare('DELETE FROM sources WHERE id = ?').run(removed.id);
       const result = this.#db
         .prepare(
           `INSERT INTO sources (name, start_url, source_description_url, capability_list_urls, added_at)
@@ -83,7 +88,22 @@ export class SourcesTable {
     });
   }
 
+  /** Marks the Source removed: it no longer lists, and restore(id) brings it back until purgeRemoved(). */
   remove(id: number): boolean {
-    return Number(this.#db.prepare('DELETE FROM sources WHERE id = ?').run(id).changes) > 0;
+    const at = new Date().toISOString();
+    return Number(this.#db.prepare('UPDATE sources SET removed_at = ? WHERE id = ? AND removed_at IS NULL').run(at, id).changes) > 0;
+  }
+
+  /** Undoes remove(id): the Source as it was, with its id; null when there is nothing to restore. */
+  restore(id: number): SavedSource | null {
+    const changed = Number(
+      this.#db.prepare('UPDATE sources SET removed_at = NULL WHERE id = ? AND removed_at IS NOT NULL').run(id).changes,
+    );
+    return changed > 0 ? this.get(id) : null;
+  }
+
+  /** Deletes the Sources removed earlier for good (done when the store opens: an undo lasts one session). */
+  purgeRemoved(): number {
+    return Number(this.#db.prepare('DELETE FROM sources WHERE removed_at IS NOT NULL').run().changes);
   }
 }

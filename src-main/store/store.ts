@@ -37,10 +37,13 @@ export function openStore(path: string, options: { secrets?: SecretBox } = {}): 
     const purger = new Purger(db);
     const documents = new DocumentsTable(db, purger);
     documents.dropUnfinished();
+    const sources = new SourcesTable(db);
+    // Removals of an earlier session are final: their Undo went with that session's window.
+    sources.purgeRemoved();
     return {
       path,
       schemaVersion,
-      sources: new SourcesTable(db),
+      sources,
       settings: new SettingsTable(db, options.secrets),
       documents,
       purged: () => purger.idle(),

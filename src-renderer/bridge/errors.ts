@@ -6,17 +6,26 @@ export type BridgeErrorCode = CommandError['code'] | 'unauthorized' | 'transport
 /** A failed command, with the engine's code so the UI can tell "not found" from "network". */
 export class BridgeError extends Error {
   readonly code: BridgeErrorCode;
+  /** The argument an invalid-arguments message is about, when the engine names one. */
+  readonly field?: string;
 
-  constructor(code: BridgeErrorCode, message: string) {
+  constructor(code: BridgeErrorCode, message: string, field?: string) {
     super(message);
     this.name = 'BridgeError';
     this.code = code;
+    if (field !== undefined) this.field = field;
   }
 }
 
 /** The code of a failed command, whichever adapter threw it (the preload's errors carry `code` too). */
 export function errorCode(error: unknown): string | null {
   if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') return error.code;
+  return null;
+}
+
+/** The argument an invalid-arguments error is about ("timeoutMs"), when the engine named one. */
+export function errorField(error: unknown): string | null {
+  if (typeof error === 'object' && error !== null && 'field' in error && typeof error.field === 'string') return error.field;
   return null;
 }
 

@@ -10,4 +10,4 @@ export function getBridge(): Bridge {
   return bridge;
 }
 
-export { BridgeError, errorCode, errorMessage } from './errors.ts';
+export { BridgeError, errorCode, errorField, errorMessage } from './errors.ts';

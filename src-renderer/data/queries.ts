@@ -48,6 +48,15 @@ export function useRemoveSource() {
   });
 }
 
+/** Undoes a remove: the engine brings the Source back with its id. */
+export function useRestoreSource() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => getBridge().invoke('sources.restore', { id }),
+    onSuccess: ({ sources }) => client.setQueryData(keys.sources, sources),
+  });
+}
+
 /** Read afresh each time the Settings panel opens: the engine is the one place they live. */
 export function useSettings() {
   return useQuery({ queryKey: keys.settings, queryFn: () => getBridge().invoke('settings.get', {}), staleTime: 0 });

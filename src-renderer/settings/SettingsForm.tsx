@@ -1,10 +1,10 @@
 import { useId, useState } from 'react';
 import type { FormEvent } from 'react';
 import type { Settings } from '../../src-main/contract/types.ts';
-import { errorCode, errorMessage } from '../bridge/index.ts';
+import { errorCode, errorField, errorMessage } from '../bridge/index.ts';
 import { useAppInfo, useSaveSettings } from '../data/queries.ts';
 import { TokenField } from './TokenField.tsx';
-import { fieldOfMessage, toPatch, toValues, unchanged } from './values.ts';
+import { fieldOf, toPatch, toValues, unchanged } from './values.ts';
 import type { Field, FormValues } from './values.ts';
 
 interface Props {
@@ -22,9 +22,10 @@ export function SettingsForm({ stored, onClose }: Props) {
   const dirty = !unchanged(values, stored);
   const savedNow = save.isSuccess && !dirty;
 
-  const engineError = save.isError ? { code: errorCode(save.error), message: errorMessage(save.error) } : null;
-  const invalidField =
-    local?.field ?? (engineError?.code === 'invalid-arguments' ? fieldOfMessage(engineError.message) : null);
+  const engineError = save.isError
+    ? { code: errorCode(save.error), message: errorMessage(save.error), field: errorField(save.error) }
+    : null;
+  const invalidField = local?.field ?? (engineError?.code === 'invalid-arguments' ? fieldOf(engineError.field) : null);
 
   function edit(patch: Partial<FormValues>) {
     setValues((v) => ({ ...v, ...patch }));

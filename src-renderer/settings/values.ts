@@ -36,9 +36,9 @@ export function unchanged(values: FormValues, settings: Settings): boolean {
   return tokenOf(values) === settings.bearerToken && Number(values.seconds.trim()) * 1000 === settings.timeoutMs;
 }
 
-/** Which field an engine message is about ("settings.set: Invalid arguments: timeoutMs: Too big: …"). */
-export function fieldOfMessage(message: string): Field | null {
-  if (/\btimeoutMs\b/.test(message)) return 'timeout';
-  if (/\bbearerToken\b/.test(message)) return 'token';
+/** The form field of the argument an engine error names (its `field`). */
+export function fieldOf(argument: string | null): Field | null {
+  if (argument === 'timeoutMs') return 'timeout';
+  if (argument === 'bearerToken') return 'token';
   return null;
 }

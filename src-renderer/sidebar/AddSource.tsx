@@ -1,11 +1,14 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
-import type { DiscoveryStep, SavedSource } from '../../src-main/contract/types.ts';
+import type { AddSourceResult, DiscoveryStep, SavedSource } from '../../src-main/contract/types.ts';
+import { normalizeStartUrl } from '../../src-main/engine/discovery/start-url.ts';
 import { errorCode, errorMessage, getBridge } from '../bridge/index.ts';
 import { keys } from '../data/queries.ts';
-import { useUi } from '../state/ui.ts';
 import { DiscoverySteps } from './DiscoverySteps.tsx';
+import { DiscoveryOutcome, type Outcome } from './DiscoveryOutcome.tsx';
+import { DiscoveryProgress } from './DiscoveryProgress.tsx';
+import { revealAdded } from './revealAdded.ts';
 
 function newRunId(): string {
   return typeof crypto.randomUUID === 'function'
@@ -13,12 +16,24 @@ function newRunId(): string {
     : Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-interface Run {
+export interface Run {
+  runId: string;
+  /** What discovery starts from: the pasted text as a URL (a bare host gets its scheme, as in the CLI). */
   url: string;
   steps: DiscoveryStep[];
-  running: boolean;
-  error: { code: string | null; message: string } | null;
-  added: SavedSource | null;
+  startedAt: number;
+  /** The URL being fetched now, and since when. */
+  fetching: { url: string; since: number } | null;
+  outcome: Outcome;
+}
+
+/** The same wording for a bare host as the engine's; the engine judges, this only shows what will be fetched. */
+function shownUrl(text: string): string {
+  try {
+    return normalizeStartUrl(text);
+  } catch {
+    return text;
+  }
 }
 
 export function AddSource() {
@@ -27,59 +42,115 @@ export function AddSource() {
   const [run, setRun] = useState<Run | null>(null);
   // Steps show while discovery runs and when it fails; after a success they fold into one line.
   const [stepsOpen, setStepsOpen] = useState<boolean | null>(null);
-  const stepsShown = stepsOpen ?? (run !== null && (run.running || run.error !== null));
+  const titleRef = useRef<HTMLButtonElement>(null);
+  const running = run?.outcome.kind === 'running';
+  const stepsShown = stepsOpen ?? (run !== null && (running || run.outcome.kind === 'error'));
+
+  function update(runId: string, change: (r: Run) => Run) {
+    setRun((r) => (r && r.runId === runId ? change(r) : r));
+  }
 
   async function submit(event: FormEvent) {
     event.preventDefault();
     const target = url.trim();
-    if (!target || run?.running) return;
+    if (!target || running) return;
     const runId = newRunId();
-    setRun({ url: target, steps: [], running: true, error: null, added: null });
+    const now = Date.now();
+    setRun({ runId, url: shownUrl(target), steps: [], startedAt: now, fetching: null, outcome: { kind: 'running' } });
     setStepsOpen(null);
     // Subscribe before invoking, so no step of this run is missed.
-    const off = getBridge().on('discovery.step', (payload) => {
+    const bridge = getBridge();
+    let stepsSeen = 0;
+    const offStep = bridge.on('discovery.step', (payload) => {
       if (payload.runId !== runId) return;
-      setRun((r) => (r && r.running ? { ...r, steps: [...r.steps, payload.step] } : r));
+      stepsSeen++;
+      update(runId, (r) => (r.outcome.kind === 'running' ? { ...r, steps: [...r.steps, payload.step] } : r));
     });
+    const offFetching = bridge.on('discovery.fetching', (payload) => {
+      if (payload.runId === runId) update(runId, (r) => ({ ...r, fetching: { url: payload.url, since: Date.now() } }));
+    });
+    let result: AddSourceResult | null = null;
     try {
-      const { source, discovery } = await getBridge().invoke('sources.add', { url: target, runId });
-      client.setQueryData<SavedSource[]>(keys.sources, (list) =>
-        list ? [...list.filter((s) => s.id !== source.id), source] : [source],
-      );
-      void client.invalidateQueries({ queryKey: keys.sources });
-      // The result is the complete record; live events may have been dropped by a reconnecting stream.
-      setRun({ url: target, steps: discovery.routes, running: false, error: null, added: source });
-      useUi.getState().selectSource(source.id);
-      setUrl('');
+      result = await bridge.invoke('sources.add', { url: target, runId });
+      // Over HTTP the events travel on another connection than the reply: let the live steps catch up a moment,
+      // so what was tried shows as it happened rather than all at once.
+      const routes = result.discovery.routes.length;
+      for (let waited = 0; stepsSeen < routes && waited < 500; waited += 25) await new Promise((r) => setTimeout(r, 25));
     } catch (error) {
-      setRun((r) => (r ? { ...r, running: false, error: { code: errorCode(error), message: errorMessage(error) } } : r));
+      const outcome: Outcome =
+        errorCode(error) === 'cancelled' ? { kind: 'cancelled' } : { kind: 'error', message: errorMessage(error) };
+      update(runId, (r) => ({ ...r, fetching: null, outcome }));
     } finally {
-      off();
+      offStep();
+      offFetching();
+    }
+    handOverFocus();
+    if (result === null) return;
+    const { source, created, discovery, pasted } = result;
+    client.setQueryData<SavedSource[]>(keys.sources, (list) => (list ? [...list.filter((s) => s.id !== source.id), source] : [source]));
+    void client.invalidateQueries({ queryKey: keys.sources });
+    // The result is the complete record; live events may have been dropped by a reconnecting stream.
+    update(runId, (r) => ({
+      ...r,
+      url: pasted.url,
+      steps: discovery.routes,
+      fetching: null,
+      outcome: { kind: created ? 'added' : 'already-saved', source, refused: pasted.refused },
+    }));
+    setUrl('');
+    await revealAdded(client, source, pasted);
+  }
+
+  /** The Cancel button goes away when discovery ends: focus moves to the result rather than to the page. */
+  function handOverFocus() {
+    if (document.activeElement === null || document.activeElement === document.body) titleRef.current?.focus();
+    else if ((document.activeElement as HTMLElement).dataset.cancel === 'discovery') {
+      requestAnimationFrame(() => titleRef.current?.focus());
     }
   }
+
+  function cancel() {
+    if (!run || !running) return;
+    update(run.runId, (r) => ({ ...r, outcome: { kind: 'running', cancelling: true } }));
+    void getBridge()
+      .invoke('discovery.cancel', { runId: run.runId })
+      .catch(() => undefined);
+  }
+
+  // Escape in the field or on the running discovery cancels it.
+  useEffect(() => {
+    if (!running) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape' && (e.target as HTMLElement | null)?.closest('.add-source')) cancel();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  });
 
   return (
     <section className="add-source" aria-label="Add a Source">
       <form onSubmit={submit} className="add-form">
+        {/* Text, not type="url": a bare host name ("example.org", "127.0.0.1:5399") is a fine start. */}
         <input
-          type="url"
+          type="text"
           inputMode="url"
-          required
           value={url}
           onChange={(e) => setUrl(e.target.value)}
-          placeholder="https://example.org/ or a ResourceSync document URL"
+          placeholder="example.org, https://… or a ResourceSync document URL"
           aria-label="Source URL"
           spellCheck={false}
           autoComplete="off"
+          autoCapitalize="off"
         />
-        <button type="submit" className="btn-primary" disabled={run?.running === true || url.trim() === ''}>
-          {run?.running ? 'Discovering…' : 'Add Source'}
+        <button type="submit" className="btn-primary" disabled={running || url.trim() === ''}>
+          {running ? 'Discovering…' : 'Add Source'}
         </button>
       </form>
       {run && (
-        <div className="discovery" aria-label="Discovery">
+        <div className={`discovery discovery-${run.outcome.kind}`} aria-label="Discovery">
           <div className="discovery-head">
             <button
+              ref={titleRef}
               type="button"
               className="discovery-title"
               aria-expanded={stepsShown}
@@ -87,37 +158,48 @@ export function AddSource() {
               title={run.url}
               onClick={() => setStepsOpen(!stepsShown)}
             >
-              {run.running ? (
-                <span>Discovering {run.url}</span>
-              ) : run.error ? (
-                <span className="discovery-failed">Discovery failed</span>
-              ) : (
-                <span className="discovery-ok">✓ Added {run.added?.name ?? ''}</span>
-              )}
+              <DiscoveryTitle run={run} />
               <span className="discovery-stats">
                 {run.steps.filter((s) => s.found).length}/{run.steps.length} routes found
               </span>
             </button>
-            {!run.running && (
+            {!running && (
               <button type="button" className="btn-icon" aria-label="Dismiss discovery" onClick={() => setRun(null)}>
                 ×
               </button>
             )}
           </div>
+          {running && <DiscoveryProgress run={run} onCancel={cancel} />}
+          <DiscoveryOutcome run={run} />
           {stepsShown && (
-            <div id="discovery-steps">
-              <DiscoverySteps steps={run.steps} running={run.running} />
-            </div>
-          )}
-          {run.error && (
-            <div className="alert alert-error" role="alert">
-              <strong>Could not add {run.url}</strong>
-              <span>{run.error.message}</span>
-              {run.error.code && <span className="muted">({run.error.code})</span>}
+            <div id="discovery-steps" className="discovery-steps" tabIndex={0} aria-label="Routes tried">
+              <DiscoverySteps steps={run.steps} running={running} />
             </div>
           )}
         </div>
       )}
     </section>
   );
+}
+
+function DiscoveryTitle({ run }: { run: Run }) {
+  const outcome = run.outcome;
+  switch (outcome.kind) {
+    case 'running':
+      return <span>Discovering {run.url}</span>;
+    case 'cancelled':
+      return <span className="discovery-cancelled">Discovery cancelled</span>;
+    case 'error':
+      return <span className="discovery-failed">Discovery failed</span>;
+    default: {
+      const mark = outcome.refused ? '⚠' : '✓';
+      const what = outcome.kind === 'added' ? 'Added' : 'Already saved:';
+      return (
+        <span className={outcome.refused ? 'discovery-warned' : 'discovery-ok'}>
+          <span aria-hidden="true">{mark} </span>
+          {what} {outcome.source.name}
+        </span>
+      );
+    }
+  }
 }

@@ -62,6 +62,11 @@ interface UiState {
   /** Opens a place and remembers the current one, so "Back" can return to it. */
   follow(node: NodeRef, expand?: string[]): void;
   back(): void;
+  /**
+   * Shows a place of a Source's tree: selects the Source, expands the given nodes, and selects `node` (when
+   * given) as if it had been clicked, so its entries show. Used after adding a Source.
+   */
+  reveal(sourceId: number, expand: string[], node?: NodeRef | null): void;
   setExpanded(id: string, expanded: boolean): void;
   setFocused(id: string | null): void;
   setView(patch: Partial<EntryView>): void;
@@ -148,6 +153,16 @@ export const useUi = create<UiState>()(persist((set, get) => ({
     const place = history.at(-1);
     if (!place) return;
     set({ history: history.slice(0, -1), node: place.node, entry: place.entry, view: DEFAULT_VIEW, rawTarget: null });
+  },
+  reveal(sourceId, expand, node = null) {
+    if (get().sourceId !== sourceId) get().selectSource(sourceId);
+    const expanded = { ...get().expanded };
+    for (const id of expand) expanded[id] = true;
+    if (node === null) {
+      set({ expanded });
+      return;
+    }
+    set({ expanded, node, entry: null, focusedId: node.id, view: DEFAULT_VIEW, detailTab: 'meta', rawTarget: null });
   },
   setExpanded(id, value) {
     set((s) => {

@@ -10,16 +10,22 @@ import type {
   DiscoveryStep,
 } from '../../contract/types.ts';
 import type { DocumentSummary, Finding, RsLn } from '../documents/model.ts';
+import { DocumentError } from '../documents/errors.ts';
 import type { Http } from '../http/client.ts';
 import { NetworkError, formatBytes, formatDuration } from '../http/errors.ts';
 import { HTML_SCAN_BYTES } from './html-links.ts';
 import type { RefusalMemory } from '../refusals.ts';
 import { documentName, probe, rememberedProbe, type Probe } from './probe.ts';
 import { sitemapsInRobots } from './robots.ts';
+import { normalizeStartUrl } from './start-url.ts';
+
+export { normalizeStartUrl, sameStartUrl } from './start-url.ts';
 
 export interface DiscoverOptions {
   http: Http;
   onStep?: (step: DiscoveryStep) => void;
+  /** Called as each fetch starts, with the URL being fetched (a person waiting wants to know what on). */
+  onFetch?: (url: string) => void;
   signal?: AbortSignal;
   /** Most documents fetched in one run (every GET counts). Default 50. */
   maxDocuments?: number;
@@ -39,25 +45,6 @@ export const ROBOTS_MAX_BYTES = 512 * 1024;
 const MAX_FINDINGS_PER_DOCUMENT = 20;
 export const WELL_KNOWN_PATH = '/.well-known/resourcesync';
 
-/** A bare host ("example.org", "127.0.0.1:8080/x") gets http://; other schemes are refused. */
-export function normalizeStartUrl(input: string): string {
-  const text = input.trim();
-  const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) || /^[a-z][a-z0-9+.-]*:(?!\d)/i.test(text);
-  // A bare host gets https (a bearer token must not travel in clear), except a loopback host, which rarely has TLS.
-  const loopback = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?(\/|$)/i.test(text);
-  const candidate = hasScheme ? text : `${loopback ? 'http' : 'https'}://${text}`;
-  let url: URL;
-  try {
-    url = new URL(candidate);
-  } catch {
-    throw new NetworkError('bad-url', `Not an http(s) URL or host name: ${text.slice(0, 200)}`, text);
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
-    throw new NetworkError('bad-url', `Not an http(s) URL or host name: ${text.slice(0, 200)}`, text);
-  }
-  return url.href;
-}
-
 export async function discover(startUrl: string, options: DiscoverOptions): Promise<DiscoveryResult> {
   const run = new DiscoveryRun(normalizeStartUrl(startUrl), options);
   return run.run();
@@ -69,6 +56,7 @@ class DiscoveryRun {
   readonly findings: Finding[] = [];
   #http: Http;
   #onStep?: (step: DiscoveryStep) => void;
+  #onFetch?: (url: string) => void;
   #signal?: AbortSignal;
   #maxDocuments: number;
   #deadlineMs: number;
@@ -91,6 +79,7 @@ class DiscoveryRun {
     this.start = start;
     this.#http = options.http;
     this.#onStep = options.onStep;
+    this.#onFetch = options.onFetch;
     this.#signal = options.signal;
     this.#maxDocuments = options.maxDocuments ?? MAX_DOCUMENTS;
     this.#deadlineMs = options.deadlineMs ?? options.http.deadlineMs;
@@ -209,6 +198,7 @@ class DiscoveryRun {
   async #robots(o: string): Promise<boolean> {
     const robotsUrl = `${o}/robots.txt`;
     if (!this.#budget(robotsUrl)) return false;
+    this.#onFetch?.(robotsUrl);
     let text: string;
     try {
       const response = await this.#http.get(robotsUrl, {
@@ -454,6 +444,7 @@ class DiscoveryRun {
       return remembered;
     }
     if (!this.#budget(url)) return null;
+    this.#onFetch?.(url);
     let found: Probe;
     try {
       found = await probe(this.#http, url, this.#signal, this.#deadlineAt);
@@ -508,6 +499,8 @@ class DiscoveryRun {
     if (summary && found.finalUrl !== found.url) message += ` (redirected to ${found.finalUrl})`;
     const step: DiscoveryStep = { route, url: found.url, found: summary !== undefined, message };
     if (summary) step.capability = summary.capability;
+    // A document refused by the reader (an HTML page is no refusal: it is where links are looked for).
+    if (found.error instanceof DocumentError && found.error.code !== 'html') step.refused = found.error.message;
     this.#step(step);
   }
 
