@@ -1,17 +1,16 @@
 // The CLI as people run it: a real process started through npx (the project's Node 22), against the fixture
-// Source and the corpus.
+// Source and the project's own test documents (fixtures/documents).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sharedDir } from '../engine/documents/shared-dir.ts';
 import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'bin', 'rsdesk.mjs');
-const CORPUS = sharedDir('corpus');
+const DOCUMENTS = join(ROOT, 'fixtures', 'documents');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 interface Run {
@@ -140,14 +139,15 @@ describe('rsdesk discover', { timeout: 120_000 }, () => {
 });
 
 describe('rsdesk inspect', { timeout: 120_000 }, () => {
-  const conformant = join(CORPUS, 'resync-testdata/examples_from_spec_v1_1/resourcesync_ex_1.xml');
+  const conformant = join(DOCUMENTS, 'types/latin1-encoding.xml');
 
   it('--json summarises a local file and exits 0 when nothing is an error', async () => {
     const result = await run(['inspect', conformant, '--json']);
     expect(result.code).toBe(0);
     const json = JSON.parse(result.stdout);
     expect(Object.keys(json)).toEqual(['url', 'root', 'capability', 'md', 'links', 'entries', 'findings']);
-    expect(json).toMatchObject({ root: 'urlset', capability: 'resourcelist', md: { capability: 'resourcelist', at: '2013-01-03T09:00:00Z' }, links: [], entries: 2 });
+    expect(json).toMatchObject({ root: 'urlset', capability: 'resourcelist', md: { capability: 'resourcelist', at: '2013-01-03T09:00:00Z' }, links: [], entries: 1 });
+    expect(json.findings.map((f: { code: string }) => f.code)).toEqual(['missing-up']);
     for (const finding of json.findings) {
       expect(finding).toEqual(expect.objectContaining({ severity: expect.any(String), message: expect.any(String), code: expect.any(String) }));
       expect(finding.severity).toBe('warning');
@@ -155,25 +155,25 @@ describe('rsdesk inspect', { timeout: 120_000 }, () => {
   });
 
   it('exits 1 when a finding is an error', async () => {
-    const result = await run(['inspect', join(CORPUS, 'resync-testdata/explore1/caps1.xml'), '--json']);
+    const result = await run(['inspect', join(DOCUMENTS, 'findings/relative-loc.xml'), '--json']);
     expect(result.code).toBe(1);
     const json = JSON.parse(result.stdout);
     expect(json.capability).toBe('capabilitylist');
     expect(json.findings.some((f: { severity: string; line?: number }) => f.severity === 'error' && typeof f.line === 'number')).toBe(true);
-    const text = await run(['inspect', join(CORPUS, 'resync-testdata/explore1/caps1.xml')]);
+    const text = await run(['inspect', join(DOCUMENTS, 'findings/relative-loc.xml')]);
     expect(text.code).toBe(1);
-    expect(text.stdout).toContain('Capability List (<urlset>), 4 entries');
+    expect(text.stdout).toContain('Capability List (<urlset>), 2 entries');
     expect(text.stdout).toMatch(/error +\S+: /);
   });
 
   it('exits 1 on a refused document, with an error field in JSON and the reason on stderr', async () => {
-    const sitemap = await run(['inspect', join(CORPUS, 'resync-testdata/sitemapindex1/sitemap.xml'), '--json']);
+    const sitemap = await run(['inspect', join(DOCUMENTS, 'refusals/missing-md.xml'), '--json']);
     expect(sitemap.code).toBe(1);
     const json = JSON.parse(sitemap.stdout);
     expect(json.error).toMatchObject({ severity: 'error', code: 'missing-md' });
     expect(json.findings).toEqual([json.error]);
     expect(sitemap.stderr).toContain(`rsdesk: ${json.error.message}`);
-    const notXml = await run(['inspect', join(CORPUS, 'README.md')]);
+    const notXml = await run(['inspect', join(DOCUMENTS, 'refusals/not-xml.txt')]);
     expect(notXml.code).toBe(1);
     expect(notXml.stdout).toContain('refused');
     expect(notXml.stderr).toMatch(/rsdesk: /);

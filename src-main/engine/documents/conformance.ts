@@ -3,7 +3,7 @@
 // claims to be; `warning`: the spec is violated but processing can go on.
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from './datetime.ts';
-import type { FindingList } from './findings.ts';
+import type { FindingCode, FindingList } from './findings.ts';
 import { parseHashes } from './hash.ts';
 import { CHANGE_TYPES, type Capability, type DocumentSummary, type Entry, type Finding, type RsLn, type RsMd } from './model.ts';
 
@@ -90,11 +90,11 @@ export class DocumentChecker {
     this.checkDocumentMd(md, mdLine);
   }
 
-  private warn(code: string, message: string, line?: number): void {
+  private warn(code: FindingCode, message: string, line?: number): void {
     this.findings.add('warning', code, message, line);
   }
 
-  private error(code: string, message: string, line?: number): void {
+  private error(code: FindingCode, message: string, line?: number): void {
     this.findings.add('error', code, message, line);
   }
 

@@ -2,6 +2,60 @@
 // must not become 50,000 findings in memory (or in the UI).
 import type { Finding, Severity } from './model.ts';
 
+/**
+ * Every code the reader reports a Finding with (a document that is read; refusals are DOCUMENT_ERROR_CODES).
+ * Each one has a test document under fixtures/documents/ that produces it (fixtures.test.ts checks that): a new
+ * rule comes with its fixture.
+ */
+export const FINDING_CODES = [
+  // The reader (parser.ts): the document's structure.
+  'duplicate-element',
+  'duplicate-md',
+  'foreign-element',
+  'foreign-entry',
+  'ln-after-entry',
+  'md-after-entry',
+  'too-many-links',
+  'unexpected-element',
+  'unknown-attribute',
+  'unknown-element',
+  // Conformance rules (conformance.ts): the document level.
+  'attribute-not-applicable',
+  'completed-before-at',
+  'index-not-allowed',
+  'index-not-expected',
+  'missing-at',
+  'missing-from',
+  'missing-until',
+  'missing-up',
+  'until-before-from',
+  // Values.
+  'invalid-changefreq',
+  'invalid-datetime',
+  'invalid-hash',
+  'invalid-length',
+  'invalid-link',
+  'invalid-pri',
+  // Entries.
+  'capabilitylist-entry',
+  'change-order',
+  'datetime-out-of-range',
+  'description-entry',
+  'duplicate-capability',
+  'index-entry-capability',
+  'invalid-change',
+  'invalid-path',
+  'lastmod-not-expected',
+  'missing-change',
+  'missing-entry-capability',
+  'missing-hub-link',
+  'missing-loc',
+  'missing-path',
+  'relative-loc',
+  'too-many-entries',
+] as const;
+export type FindingCode = (typeof FINDING_CODES)[number];
+
 /** Findings kept per code; further ones are only counted. */
 export const MAX_FINDINGS_PER_CODE = 100;
 
@@ -9,7 +63,7 @@ export class FindingList {
   private readonly list: Finding[] = [];
   private readonly counts = new Map<string, { count: number; severity: Severity }>();
 
-  add(severity: Severity, code: string, message: string, line?: number): void {
+  add(severity: Severity, code: FindingCode, message: string, line?: number): void {
     const seen = this.counts.get(code);
     if (seen === undefined) this.counts.set(code, { count: 1, severity });
     else {
