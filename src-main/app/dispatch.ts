@@ -67,7 +67,7 @@ export function toCommandError(error: unknown, command: string, log: ErrorLogger
   }
   if (error instanceof NetworkError) return { code: 'network', message: error.message };
   log(`[service] ${command} failed:`, error);
-  return { code: 'internal', message: `Internal error while running ${command}; details are in the application log.` };
+  return { code: 'internal', message: 'Something went wrong inside the app; the details are in its log.' };
 }
 
 export function createDispatch(handlers: Handlers, options: { log?: ErrorLogger } = {}): Dispatch {

@@ -391,6 +391,8 @@ describe('dispatch', () => {
     expect(error.ok).toBe(false);
     expect(error.error.code).toBe('internal');
     expect(error.error.message).not.toMatch(/at .*\.ts|\n/);
+    // Plain words, no command name.
+    expect(error.error.message).toBe('Something went wrong inside the app; the details are in its log.');
     expect(logged.length).toBe(1);
   });
 });
