@@ -11,6 +11,8 @@ import { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import { Applier, type DeletePolicy, type Failure } from './apply.ts';
 import { Fetcher } from './fetcher.ts';
+import { chooseDumps, type DumpChoice } from './dump-choice.ts';
+import { runDumpBaseline } from './dump-baseline.ts';
 import { runIncremental } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
 import { acquireLock } from './lock.ts';
@@ -60,6 +62,8 @@ export interface SyncResult {
   failures: Failure[];
   /** URIs the Source no longer has, kept by the `keep` policy. */
   wouldDelete: string[];
+  /** Where the resources came from: the lists, or the dumps' packages (`--use-dumps`). */
+  from: 'lists' | 'dumps';
   runId: number | null;
   resumed: boolean;
   dryRun: boolean;
@@ -100,22 +104,27 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     let mode: 'baseline' | 'incremental';
     let resume: RunRecord | null = null;
     const wanted = options.mode ?? 'auto';
+    const useDumps = options.useDumps ?? false;
+    // With --use-dumps a Change Dump alone makes incremental syncs possible, a Resource Dump alone a baseline.
+    const hasChanges = binding.changeListUrl !== null || (useDumps && binding.changeDumpUrl !== null);
     if (wanted === 'baseline') mode = 'baseline';
     else if (wanted === 'incremental') {
       if (checkpoint === null) throw new SyncError(`${dest} has no checkpoint yet (no baseline completed): run a baseline first`);
-      if (binding.changeListUrl === null) throw new SyncError(`The Source offers no Change List for this mirror; use --mode baseline`);
+      if (!hasChanges) throw new SyncError(`The Source offers no Change List${useDumps ? ' nor Change Dump' : ''} for this mirror; use --mode baseline`);
       mode = 'incremental';
     } else if (lastInterrupted && lastInterrupted.status === 'interrupted' && newest(state, lastInterrupted)) {
-      mode = lastInterrupted.kind === 'incremental' && binding.changeListUrl !== null && checkpoint !== null ? 'incremental' : 'baseline';
+      mode = lastInterrupted.kind === 'incremental' && hasChanges && checkpoint !== null ? 'incremental' : 'baseline';
       resume = lastInterrupted;
-    } else if (checkpoint === null || binding.changeListUrl === null) mode = 'baseline';
+    } else if (checkpoint === null || !hasChanges) mode = 'baseline';
     else mode = 'incremental';
-    if (mode === 'baseline' && binding.resourceListUrl === null) {
+    if (mode === 'baseline' && binding.resourceListUrl === null && !(useDumps && binding.resourceDumpUrl !== null)) {
       throw new SyncError(`The Source offers no Resource List for this mirror (${binding.capabilityListUrl ?? binding.url}); a baseline needs one`);
     }
 
     const dryRun = options.dryRun ?? false;
-    const listUrl = mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl;
+    // Dumps when asked for and offered (an interrupted dump run resumes from its dump); else the lists, said so.
+    const dumps: DumpChoice = await chooseDumps({ http, binding, mode, useDumps, resume, signal: options.signal, onNote: options.onNote });
+    const listUrl = dumps.url ?? (mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl);
     const run = dryRun ? null : resume ? state.resumeRun(resume.id) : state.startRun(mode, wanted, listUrl);
     if (resume) options.onNote?.(`Resuming run ${resume.id} (interrupted ${resume.kind}); what it verified is not fetched again.`);
     const fetcher = new Fetcher({
@@ -144,7 +153,14 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     let status: 'completed' | 'failed' | 'cancelled' = 'completed';
     let message: string | null = null;
     try {
-      if (mode === 'baseline') {
+      if (mode === 'baseline' && dumps.listing !== null) {
+        const result = await runDumpBaseline({
+          http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, phases,
+          onNote: options.onNote, onListed: (n) => (listed = n), listing: dumps.listing,
+        });
+        newCheckpoint = result.at === null ? null : { at: result.at, from: dumps.url! };
+        if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
+      } else if (mode === 'baseline') {
         const result = await baseline(http, listUrl!, applier, state, options, phases, (n) => (listed = n));
         newCheckpoint = result.at === null ? null : { at: result.at, from: listUrl! };
         if (result.at === null) options.onNote?.(`The Resource List gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
@@ -185,6 +201,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       seconds: Math.round((Date.now() - t0) / 10) / 100,
       failures: applier.failures,
       wouldDelete: applier.wouldDelete,
+      from: dumps.listing !== null ? 'dumps' : 'lists',
       runId: run?.id ?? null,
       resumed: resume !== null,
       dryRun,
