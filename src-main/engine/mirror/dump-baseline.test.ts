@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HOSTILE_DUMP_EXPECTED, startFixtureSource, type FixtureSource, type FixtureSourceOptions } from '../../../e2e/fixture-source/index.ts';
+import { packagePath } from './package/index.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions } from './sync.ts';
 
@@ -184,8 +185,8 @@ describe('resume after kill -9 during a dump baseline', () => {
     // Wait until the second package is partly on disk (the first one is applied by then).
     await new Promise<void>((resolve, reject) => {
       const timer = setInterval(() => {
-        const part = existsSync(packages) ? readdirSync(packages).find((f) => f.endsWith('.zip.part')) : undefined;
-        if (part !== undefined && statSync(join(packages, part)).size >= CUT) {
+        const part = `${packagePath(packages, fixture.url + part2)}.part`;
+        if (existsSync(part) && statSync(part).size >= CUT) {
           clearInterval(timer);
           resolve();
         } else if (child.exitCode !== null) {
