@@ -72,8 +72,11 @@ export interface FixtureSource {
   paths: typeof PATHS;
   /** dataset1's resources and change log. */
   state: SourceState;
-  /** Create, update or delete dataset1 resources; each change advances the logical clock by one second. */
-  change(kind: ChangeKind, count?: number): ChangeRecord[];
+  /**
+   * Create, update or delete dataset1 resources; each change advances the logical clock by one second. `id`: update
+   * or delete that resource (when live) instead of one picked at random.
+   */
+  change(kind: ChangeKind, count?: number, id?: number): ChangeRecord[];
   /** Change-notification payloads, one per `change()` call, newest last (also served at the topic URL). */
   notifications: string[];
   requests: LoggedRequest[];
@@ -346,7 +349,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     routes,
     paths: PATHS,
     state,
-    change: (kind, count) => state.change(kind, count),
+    change: (kind, count, id) => state.change(kind, count, id),
     notifications,
     requests,
     hubRequests,

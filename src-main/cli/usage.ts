@@ -86,9 +86,11 @@ Options:
   --allow-host HOST     also mirror URIs on HOST (repeatable; * for any); other hosts are refused
   --mode M              auto (default: resume an interrupted run, else baseline for a new mirror,
                         incremental afterwards), baseline or incremental
-  --use-dumps           baseline from the Resource Dump (or its Index) when the Capability List offers
-                        one: packages download into <dir>/.resourcesync/packages/ (resumable), each
-                        bitstream is checked and put in place; otherwise the lists are used, and said so
+  --use-dumps           baseline from the Resource Dump, incremental from the Change Dump (or their
+                        Indexes), when the Capability List offers them: packages download into
+                        <dir>/.resourcesync/packages/ (resumable), each bitstream is checked and put in
+                        place; changes after the Change Dump come from the Change List. Otherwise the
+                        lists are used, and said so
   --delete P            what to do with resources the Source deleted: keep (default; reported),
                         delete, or quarantine (moved into <dir>/.resourcesync/quarantine/)
   --dry-run             show what would happen; nothing is written

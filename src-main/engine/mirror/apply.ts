@@ -56,6 +56,11 @@ export class Applier {
   readonly #claims = new PathClaims();
   readonly #writer: DurableWriter<Pending>;
   readonly #now = new Date().toISOString();
+  /**
+   * One URI may rightly change more than once in this run (a Change Dump's bitstreams in turn, then the Change List):
+   * the shortcut that skips what this run did already (for a resumed run) is then off.
+   */
+  repeatable = false;
 
   constructor(options: ApplyOptions) {
     this.#o = options;
@@ -115,7 +120,7 @@ export class Applier {
     const existing = o.state.get(uri);
     const live = existing !== null && existing.status !== 'deleted' && existing.status !== 'quarantined' ? existing : null;
     // Done already in this run (a resumed run): never fetched twice.
-    if (live && live.runId === o.runId) return;
+    if (live && live.runId === o.runId && !this.repeatable) return;
     const expected = expectationOf(entry.md);
     let rel: string;
     if (live) rel = live.path;
@@ -286,7 +291,7 @@ export class Applier {
     const uri = entry.loc;
     const existing = o.state.get(uri);
     const live = existing !== null && existing.status !== 'deleted' && existing.status !== 'quarantined' ? existing : null;
-    if (live && live.runId === o.runId && o.runId !== -1) return null;
+    if (live && live.runId === o.runId && o.runId !== -1 && !this.repeatable) return null;
     let rel: string;
     if (live) rel = live.path;
     else {

@@ -30,10 +30,6 @@ export async function chooseDumps(o: {
   const listName = baseline ? 'Resource List' : 'Change List';
   const resumingDump = o.resume !== null && dumpUrl !== null && o.resume.listUrl === dumpUrl;
   if (!o.useDumps && !resumingDump) return NONE;
-  if (!baseline) {
-    o.onNote?.('Incremental syncs from a Change Dump are not done yet; the Change List is used instead.');
-    return NONE;
-  }
   if (dumpUrl === null) {
     o.onNote?.(`The Source offers no ${dumpName} for this mirror; the ${baseline ? 'baseline' : 'incremental sync'} uses the ${listName} instead.`);
     return NONE;

@@ -13,6 +13,7 @@ import { Applier, type DeletePolicy, type Failure } from './apply.ts';
 import { Fetcher } from './fetcher.ts';
 import { chooseDumps, type DumpChoice } from './dump-choice.ts';
 import { runDumpBaseline } from './dump-baseline.ts';
+import { runDumpIncremental } from './dump-incremental.ts';
 import { runIncremental } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
 import { acquireLock } from './lock.ts';
@@ -164,6 +165,22 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         const result = await baseline(http, listUrl!, applier, state, options, phases, (n) => (listed = n));
         newCheckpoint = result.at === null ? null : { at: result.at, from: listUrl! };
         if (result.at === null) options.onNote?.(`The Resource List gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
+      } else if (dumps.listing !== null) {
+        applier.repeatable = true;
+        const result = await runDumpIncremental({
+          http, applier, state, stateDir, dumpUrl: dumps.url!, listing: dumps.listing, checkpoint: checkpoint!, runId: run?.id ?? null, dryRun,
+          signal: options.signal, phases, onNote: options.onNote, changeListCovers: binding.changeListUrl !== null,
+        });
+        listed = result.changes;
+        newCheckpoint = result.checkpoint;
+        // What the Change Dump does not hold yet (changes after its last package) comes from the Change List.
+        if (binding.changeListUrl !== null && !options.signal?.aborted) {
+          await applier.finish();
+          options.onNote?.(`Changes after ${result.checkpoint.at} come from the Change List.`);
+          const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, onNote: options.onNote, phases, concurrency: options.concurrency ?? 8 });
+          listed += rest.changes;
+          newCheckpoint = rest.checkpoint;
+        }
       } else {
         const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, onNote: options.onNote, phases, concurrency: options.concurrency ?? 8 });
         listed = result.changes;
