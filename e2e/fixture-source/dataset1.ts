@@ -193,6 +193,9 @@ function changeEntry(ctx: Dataset1Context, record: ChangeRecord, path?: string):
         href: `${ctx.base}/dataset1/patches/${record.id}/v${record.version}.json-patch`,
         type: 'application/json-patch+json',
       });
+    } else if (record.change === 'updated' && record.type === 'text/plain') {
+      // A patch of a type mirrors do not apply (and the fixture does not serve): they fetch the resource whole.
+      links.push({ rel: PATCH_REL, href: `${ctx.base}/dataset1/patches/${record.id}/v${record.version}.diff`, type: 'text/x-diff' });
     }
   }
   return {

@@ -14,6 +14,7 @@ import { Fetcher } from './fetcher.ts';
 import { chooseDumps, type DumpChoice } from './dump-choice.ts';
 import { runDumpBaseline } from './dump-baseline.ts';
 import { runDumpIncremental } from './dump-incremental.ts';
+import { JsonPatcher } from './json-patch.ts';
 import { runIncremental } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
 import { acquireLock } from './lock.ts';
@@ -65,6 +66,8 @@ export interface SyncResult {
   wouldDelete: string[];
   /** Where the resources came from: the lists, or the dumps' packages (`--use-dumps`). */
   from: 'lists' | 'dumps';
+  /** Resources brought up to date by a JSON Patch instead of a full fetch (counted in `updated` too). */
+  patched: number;
   runId: number | null;
   resumed: boolean;
   dryRun: boolean;
@@ -148,6 +151,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       batchSize: options.batchSize,
       onProgress: (counts) => options.onProgress?.({ ...counts, mode, listed }),
     });
+    const patcher = new JsonPatcher({ applier, fetcher, state, dest, dryRun, signal: options.signal, onNote: options.onNote });
+    const applyChange = (entry: Entry) => patcher.apply(entry);
     let listed = 0;
     const phases: Record<string, number> = { discovery: discoverySeconds };
     let newCheckpoint: { at: string; from: string } | null = null;
@@ -177,12 +182,12 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         if (binding.changeListUrl !== null && !options.signal?.aborted) {
           await applier.finish();
           options.onNote?.(`Changes after ${result.checkpoint.at} come from the Change List.`);
-          const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, onNote: options.onNote, phases, concurrency: options.concurrency ?? 8 });
+          const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, onNote: options.onNote, phases, concurrency: options.concurrency ?? 8, applyChange });
           listed += rest.changes;
           newCheckpoint = rest.checkpoint;
         }
       } else {
-        const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, onNote: options.onNote, phases, concurrency: options.concurrency ?? 8 });
+        const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, onNote: options.onNote, phases, concurrency: options.concurrency ?? 8, applyChange });
         listed = result.changes;
         newCheckpoint = result.checkpoint;
       }
@@ -219,6 +224,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       failures: applier.failures,
       wouldDelete: applier.wouldDelete,
       from: dumps.listing !== null ? 'dumps' : 'lists',
+      patched: patcher.patched,
       runId: run?.id ?? null,
       resumed: resume !== null,
       dryRun,
