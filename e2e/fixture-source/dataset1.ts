@@ -187,6 +187,7 @@ function changeEntry(ctx: Dataset1Context, record: ChangeRecord, path?: string):
       href: `${ctx.base}/dataset1/mementos/${record.id}/v${record.version}`,
       modified: record.datetime,
     });
+    if (record.id % 7 === 0) links.push({ rel: 'describedby', href: `${ctx.base}/dataset1/meta/${record.id}.xml`, type: 'application/xml' });
     if (record.change === 'updated' && record.type === 'application/json') {
       links.push({
         rel: PATCH_REL,

@@ -17,6 +17,7 @@ export interface SyncCommandOptions {
   allowHosts: string[];
   mode?: string;
   useDumps: boolean;
+  withMetadata?: boolean;
   delete?: string;
   dryRun: boolean;
   concurrency?: string;
@@ -63,6 +64,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     allowHosts: o.allowHosts.length > 0 ? o.allowHosts : undefined,
     mode: (o.mode as SyncMode | undefined) ?? 'auto',
     useDumps: o.useDumps,
+    withMetadata: o.withMetadata ?? false,
     deletePolicy: (o.delete as DeletePolicy | undefined) ?? 'keep',
     dryRun: o.dryRun,
     concurrency,

@@ -13,6 +13,7 @@ import { loadDocument } from '../load.ts';
 import type { Applier } from './apply.ts';
 import { packageApplier } from './dump-apply.ts';
 import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
+import { keepAsMetadata, metadataOf, type MetadataFetcher } from './metadata.ts';
 import { dumpPackages, fetchPackage, type DumpListing, type DumpPackage, type PackageReport } from './package/index.ts';
 import type { MirrorState } from './state.ts';
 
@@ -33,6 +34,8 @@ export interface DumpBaselineOptions {
   onListed?: (n: number) => void;
   /** The listing, when the caller read it already (to choose between dumps and lists). */
   listing?: DumpListing;
+  /** Notes the describedby links of what the packages hold, and fetches them (--with-metadata). */
+  metadata?: MetadataFetcher;
 }
 
 /** The earliest of several W3C datetimes: the moment the whole snapshot is known to be at least as new as. */
@@ -102,6 +105,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
         alsoCompute: ['md5'],
         onOutcome: async (outcome) => {
           count(outcome.entry.loc);
+          if (outcome.status !== 'failed') o.metadata?.note(outcome.entry);
           await bridge.outcome(outcome);
         },
         signal: o.signal,
@@ -120,6 +124,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
     await o.applier.finish();
     markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
   }
+  await o.metadata?.run();
   await o.applier.finish();
   o.phases.fetch = (Date.now() - t1) / 1000;
   if (o.signal?.aborted) return { at: null, complete: false };
@@ -128,10 +133,12 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
   // (an unreadable one may hold them). Rows touched by this run (a resumed one) and URIs that failed are kept.
   if (complete) {
     const failed = new Set(o.runId === null ? [] : o.state.failures(o.runId).map((f) => f.uri));
+    const described = metadataOf(o.state);
     for (const { uri } of [...o.state.paths()]) {
-      if (seen.has(uri) || failed.has(uri)) continue;
+      if (seen.has(uri) || failed.has(uri) || keepAsMetadata(described, uri, (u) => seen.has(u))) continue;
       if (o.runId !== null && o.state.get(uri)?.runId === o.runId) continue;
       o.applier.delete(uri);
+      o.metadata?.deleted(uri);
     }
     await o.applier.finish();
   } else o.onNote?.('Not every package of the Resource Dump could be used: nothing was deleted, and the mirror gets no new checkpoint.');

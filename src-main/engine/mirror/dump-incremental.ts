@@ -13,6 +13,7 @@ import type { Applier } from './apply.ts';
 import { packageApplier } from './dump-apply.ts';
 import { notePackage, packageDeadline, PACKAGES_DIR } from './dump-baseline.ts';
 import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
+import type { MetadataFetcher } from './metadata.ts';
 import { fetchPackage, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
 
@@ -29,8 +30,8 @@ export interface DumpIncrementalOptions {
   signal?: AbortSignal;
   phases: Record<string, number>;
   onNote?: (note: string) => void;
-  /** Called for every deletion applied (after the policy), e.g. to remove metadata kept beside the resource. */
-  onDeleted?: (uri: string) => void;
+  /** Notes the describedby links of the changed resources, and removes the metadata of deleted ones. */
+  metadata?: MetadataFetcher;
   /** Whether a Change List will fetch what a package that cannot be had holds (then its failure is only a note). */
   changeListCovers: boolean;
 }
@@ -121,7 +122,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           if (!isNew(entry)) return;
           await settle(entry.loc);
           o.applier.delete(entry.loc);
-          o.onDeleted?.(entry.loc);
+          o.metadata?.deleted(entry.loc);
           pending.add(entry.loc);
         },
         onOutcome: async (outcome) => {
@@ -134,6 +135,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           } else {
             pending.add(outcome.entry.loc);
             reach(outcome.entry.datetimeMs);
+            if (outcome.status !== 'deleted') o.metadata?.note(outcome.entry);
           }
         },
         signal: o.signal,

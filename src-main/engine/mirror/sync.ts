@@ -15,6 +15,7 @@ import { chooseDumps, type DumpChoice } from './dump-choice.ts';
 import { runDumpBaseline } from './dump-baseline.ts';
 import { runDumpIncremental } from './dump-incremental.ts';
 import { JsonPatcher } from './json-patch.ts';
+import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
 import { runIncremental } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
 import { acquireLock } from './lock.ts';
@@ -31,6 +32,8 @@ export interface SyncOptions {
   allowHosts?: string[];
   mode?: SyncMode;
   useDumps?: boolean;
+  /** Also mirror the metadata resources entries link with rel="describedby" (metadata.ts). */
+  withMetadata?: boolean;
   deletePolicy?: DeletePolicy;
   dryRun?: boolean;
   concurrency?: number;
@@ -68,6 +71,8 @@ export interface SyncResult {
   from: 'lists' | 'dumps';
   /** Resources brought up to date by a JSON Patch instead of a full fetch (counted in `updated` too). */
   patched: number;
+  /** Metadata resources (rel="describedby") handed to the fetch with --with-metadata (counted in the counts too). */
+  metadata: number;
   runId: number | null;
   resumed: boolean;
   dryRun: boolean;
@@ -152,7 +157,12 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       onProgress: (counts) => options.onProgress?.({ ...counts, mode, listed }),
     });
     const patcher = new JsonPatcher({ applier, fetcher, state, dest, dryRun, signal: options.signal, onNote: options.onNote });
-    const applyChange = (entry: Entry) => patcher.apply(entry);
+    const metadata = new MetadataFetcher({ state, applier, enabled: options.withMetadata ?? false, concurrency: options.concurrency ?? 8 });
+    const applyChange = (entry: Entry) => {
+      metadata.note(entry);
+      return patcher.apply(entry);
+    };
+    const onDeleted = (uri: string) => metadata.deleted(uri);
     let listed = 0;
     const phases: Record<string, number> = { discovery: discoverySeconds };
     let newCheckpoint: { at: string; from: string } | null = null;
@@ -162,19 +172,19 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       if (mode === 'baseline' && dumps.listing !== null) {
         const result = await runDumpBaseline({
           http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, phases,
-          onNote: options.onNote, onListed: (n) => (listed = n), listing: dumps.listing,
+          onNote: options.onNote, onListed: (n) => (listed = n), listing: dumps.listing, metadata,
         });
         newCheckpoint = result.at === null ? null : { at: result.at, from: dumps.url! };
         if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
       } else if (mode === 'baseline') {
-        const result = await baseline(http, listUrl!, applier, state, options, phases, (n) => (listed = n));
+        const result = await baseline(http, listUrl!, applier, state, options, phases, (n) => (listed = n), metadata);
         newCheckpoint = result.at === null ? null : { at: result.at, from: listUrl! };
         if (result.at === null) options.onNote?.(`The Resource List gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
       } else if (dumps.listing !== null) {
         applier.repeatable = true;
         const result = await runDumpIncremental({
           http, applier, state, stateDir, dumpUrl: dumps.url!, listing: dumps.listing, checkpoint: checkpoint!, runId: run?.id ?? null, dryRun,
-          signal: options.signal, phases, onNote: options.onNote, changeListCovers: binding.changeListUrl !== null,
+          signal: options.signal, phases, onNote: options.onNote, changeListCovers: binding.changeListUrl !== null, metadata,
         });
         listed = result.changes;
         newCheckpoint = result.checkpoint;
@@ -182,15 +192,16 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         if (binding.changeListUrl !== null && !options.signal?.aborted) {
           await applier.finish();
           options.onNote?.(`Changes after ${result.checkpoint.at} come from the Change List.`);
-          const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, onNote: options.onNote, phases, concurrency: options.concurrency ?? 8, applyChange });
+          const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, onNote: options.onNote, phases, concurrency: options.concurrency ?? 8, applyChange, onDeleted });
           listed += rest.changes;
           newCheckpoint = rest.checkpoint;
         }
       } else {
-        const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, onNote: options.onNote, phases, concurrency: options.concurrency ?? 8, applyChange });
+        const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, onNote: options.onNote, phases, concurrency: options.concurrency ?? 8, applyChange, onDeleted });
         listed = result.changes;
         newCheckpoint = result.checkpoint;
       }
+      if (mode === 'incremental') await metadata.run();
       const t = Date.now();
       await applier.finish();
       phases.fetch = (phases.fetch ?? 0) + (Date.now() - t) / 1000;
@@ -225,6 +236,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       wouldDelete: applier.wouldDelete,
       from: dumps.listing !== null ? 'dumps' : 'lists',
       patched: patcher.patched,
+      metadata: metadata.fetched,
       runId: run?.id ?? null,
       resumed: resume !== null,
       dryRun,
@@ -289,6 +301,7 @@ async function baseline(
   options: SyncOptions,
   phases: Record<string, number>,
   onListed: (n: number) => void,
+  metadata: MetadataFetcher,
 ): Promise<{ at: string | null }> {
   const t0 = Date.now();
   const seen = new Set<string>();
@@ -299,6 +312,7 @@ async function baseline(
     if (seen.has(entry.loc)) return;
     seen.add(entry.loc);
     onListed(++listed);
+    metadata.note(entry);
     const p = applier.apply(entry).finally(() => inflight.delete(p));
     inflight.add(p);
     if (inflight.size >= limit) await Promise.race(inflight);
@@ -324,10 +338,16 @@ async function baseline(
     }
   }
   await Promise.all(inflight);
+  await metadata.run();
   phases.fetch = (Date.now() - t0) / 1000;
-  // What the mirror holds that the Source no longer lists: the deletion policy decides.
+  // What the mirror holds that the Source no longer lists (metadata of a listed resource aside): the policy decides.
   if (!options.signal?.aborted) {
-    for (const { uri } of [...state.paths()]) if (!seen.has(uri)) applier.delete(uri);
+    const described = metadataOf(state);
+    for (const { uri } of [...state.paths()]) {
+      if (seen.has(uri) || keepAsMetadata(described, uri, (u) => seen.has(u))) continue;
+      applier.delete(uri);
+      metadata.deleted(uri);
+    }
   }
   return { at: top.summary.md.at ?? null };
 }
