@@ -32,6 +32,10 @@ export interface FixtureSourceOptions {
   slowMs?: number;
   /** dataset1's Capability List names the Resource Dump Index and the Change Dump Index instead of the plain dumps. */
   dumpIndexes?: boolean;
+  /** When set, every request must carry exactly this Authorization header value, else 401. */
+  auth?: string;
+  /** Base URL of the `rel="duplicate"` mirror locations (default: this server's `/mirror`). */
+  duplicateBase?: string;
 }
 
 /**
@@ -103,6 +107,9 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
     requests.push({ method: req.method ?? 'GET', path, headers: flatten(req.headers) });
+    if (options.auth !== undefined && req.headers.authorization !== options.auth) {
+      return void send(res, 401, 'text/plain', 'Unauthorized\n', { 'www-authenticate': 'Bearer realm="fixture", Basic realm="fixture"' });
+    }
     const failure = failures.get(path.split('?')[0]);
     if (failure === 'hang') return;
     if (failure === 'reset') return void req.socket.destroy();
@@ -131,7 +138,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
   const sourceDescriptionUrl = base + (routes.wellKnown ? PATHS.wellKnown : PATHS.sourceDescription);
   const seed = options.seed ?? 1;
   const state = new SourceState({ seed, resources: options.resources ?? 100, changeListSize: options.changeListSize ?? 40, base });
-  const ctx1: d1.Dataset1Context = { base, state, sourceDescriptionUrl, dumpIndexes: options.dumpIndexes ?? false };
+  const ctx1: d1.Dataset1Context = { base, state, sourceDescriptionUrl, dumpIndexes: options.dumpIndexes ?? false, duplicateBase: options.duplicateBase };
   const ctx2: d2.Dataset2Context = {
     base,
     seed,
