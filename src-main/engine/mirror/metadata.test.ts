@@ -59,6 +59,10 @@ describe('describedby metadata', () => {
     // Deleting a resource deletes its metadata by the same policy; an update fetches its metadata again.
     fixture.change('delete', 1, 7);
     fixture.change('update', 1, 14);
+    const dry = await run({ deletePolicy: 'delete', dryRun: true });
+    expect(dry).toMatchObject({ deleted: 2, dryRun: true });
+    expect(described()).toHaveLength(4);
+    expect(existsSync(metaFile(7))).toBe(true);
     const before = fixture.requests.length;
     const inc = await run({ deletePolicy: 'delete' });
     expect(inc).toMatchObject({ mode: 'incremental', deleted: 2, failed: 0, metadata: 1 });

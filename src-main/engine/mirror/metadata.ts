@@ -19,14 +19,16 @@ export class MetadataFetcher {
   readonly #state: MirrorState;
   readonly #applier: Applier;
   readonly #enabled: boolean;
+  readonly #dryRun: boolean;
   readonly #concurrency: number;
   readonly #queued = new Set<string>();
   #wanted: Wanted[] = [];
 
-  constructor(o: { state: MirrorState; applier: Applier; enabled: boolean; concurrency: number }) {
+  constructor(o: { state: MirrorState; applier: Applier; enabled: boolean; concurrency: number; dryRun?: boolean }) {
     this.#state = o.state;
     this.#applier = o.applier;
     this.#enabled = o.enabled;
+    this.#dryRun = o.dryRun ?? false;
     this.#concurrency = Math.max(1, o.concurrency);
   }
 
@@ -53,8 +55,8 @@ export class MetadataFetcher {
     const insert = this.#state.db.prepare('INSERT OR IGNORE INTO described_by (uri, describes) VALUES (?, ?)');
     const once = new Map<string, Entry>();
     for (const w of wanted) {
-      // A resource the Source lists in its own right is mirrored as such; only the relation is recorded.
-      insert.run(w.href, w.describes);
+      // A dry run writes nothing, the relation included.
+      if (!this.#dryRun) insert.run(w.href, w.describes);
       if (!once.has(w.href)) once.set(w.href, w.entry);
     }
     const queue = [...once.values()];
@@ -72,10 +74,10 @@ export class MetadataFetcher {
     const db = this.#state.db;
     const rows = db.prepare('SELECT uri FROM described_by WHERE describes = ?').all(uri) as { uri: string }[];
     if (rows.length === 0) return;
-    db.prepare('DELETE FROM described_by WHERE describes = ?').run(uri);
-    for (const { uri: meta } of rows) {
-      if (db.prepare('SELECT 1 FROM described_by WHERE uri = ? LIMIT 1').get(meta) === undefined) this.#applier.delete(meta);
-    }
+    const others = db.prepare('SELECT 1 FROM described_by WHERE uri = ? AND describes != ? LIMIT 1');
+    const orphans = rows.filter(({ uri: meta }) => others.get(meta, uri) === undefined).map((r) => r.uri);
+    if (!this.#dryRun) db.prepare('DELETE FROM described_by WHERE describes = ?').run(uri);
+    for (const meta of orphans) this.#applier.delete(meta);
   }
 }
 

@@ -198,7 +198,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       onProgress: (counts) => options.onProgress?.({ ...counts, mode, listed }),
     });
     const patcher = new JsonPatcher({ applier, fetcher, state, dest, dryRun, signal: options.signal, onNote: options.onNote });
-    const metadata = new MetadataFetcher({ state, applier, enabled: options.withMetadata ?? false, concurrency: settings.concurrency ?? 8 });
+    const metadata = new MetadataFetcher({ state, applier, enabled: options.withMetadata ?? false, concurrency: settings.concurrency ?? 8, dryRun });
     const applyChange = (entry: Entry) => {
       metadata.note(entry);
       return patcher.apply(entry);
