@@ -62,6 +62,18 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
     `);
   },
   (db) => {
+    // Metadata resources fetched beside the resources they describe (rs:ln rel="describedby", --with-metadata):
+    // their files and inventory rows are ordinary ones; this says which resource each describes (metadata.ts).
+    db.exec(`
+      CREATE TABLE described_by (
+        uri TEXT NOT NULL,
+        describes TEXT NOT NULL,
+        PRIMARY KEY (uri, describes)
+      ) WITHOUT ROWID;
+      CREATE INDEX described_by_resource ON described_by (describes);
+    `);
+  },
+  (db) => {
     // The case-folded path (caseKey), indexed: path clashes are looked up in the inventory instead of loading every
     // path of a mirror that may hold millions (local-path.ts, PathClaims).
     db.exec('ALTER TABLE inventory ADD COLUMN path_key TEXT');
