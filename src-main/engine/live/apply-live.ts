@@ -108,7 +108,9 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
     const { state, store } = ctx;
     const ids = items.map((i) => i.inboxId);
     const run = resumeRunId !== null && state.run(resumeRunId) ? state.resumeRun(resumeRunId) : state.startRun('incremental', 'live', sub.topic);
-    store.transaction(() => store.setInbox(ids, { status: 'applying', runId: run.id }));
+    store.transaction(() => {
+      for (const { inboxId, notification: n } of items) store.setInbox([inboxId], { status: 'applying', runId: run.id, fromAt: n.from, untilAt: n.until });
+    });
     const t0 = Date.now();
     const applier = newApplier(ctx, run.id);
     let changes: AppliedChange[];
@@ -124,7 +126,7 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
     store.transaction(() => {
       state.endRun(run.id, failed > 0 ? 'failed' : 'completed', { fetch: (Date.now() - t0) / 1000 }, failed > 0 ? `${failed} resource(s) failed; run sync to retry them` : null);
       store.setInbox(ids, { status: 'applied' });
-      store.updateSubscription(sub.id, { cursor: last.until });
+      store.updateSubscription(sub.id, { cursor: last.until, lastNotificationAt: new Date().toISOString() });
       advanceCheckpoint(state, firstFrom, last.until, sub.topic, failed);
     });
     return { runId: run.id, counts: { ...applier.counts }, changes };

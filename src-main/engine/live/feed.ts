@@ -34,8 +34,10 @@ export interface FeedOptions {
 
 interface SubState {
   seq: Sequencer<Taken>;
-  /** Inbox rows already read into the sequencer. */
+  /** Inbox rows already read into the sequencer (or being resumed). */
   known: Set<number>;
+  /** The highest inbox id read so far. */
+  lastId: number;
   chain: Promise<void>;
   timer: NodeJS.Timeout | null;
 }
@@ -89,7 +91,7 @@ export class MirrorFeed {
   }
 
   subscribe(r: SubscribeRequest): Promise<Subscription> {
-    return this.subscriber.subscribe({ ...r, cursor: r.cursor ?? this.state.checkpoint()?.at ?? null });
+    return this.subscriber.subscribe({ ...r, cursor: r.cursor ?? startCursor(this.state.checkpoint()?.at ?? null) });
   }
 
   unsubscribe(id: number): Promise<Subscription> {
@@ -114,7 +116,7 @@ export class MirrorFeed {
   #sub(row: SubscriptionRow): SubState {
     let sub = this.#subs.get(row.id);
     if (!sub) {
-      sub = { seq: new Sequencer<Taken>(row.cursor ? parseW3cDatetime(row.cursor) : null), known: new Set(), chain: Promise.resolve(), timer: null };
+      sub = { seq: new Sequencer<Taken>(row.cursor ? parseW3cDatetime(row.cursor) : null), known: new Set(), lastId: 0, chain: Promise.resolve(), timer: null };
       this.#subs.set(row.id, sub);
     }
     return sub;
@@ -122,18 +124,22 @@ export class MirrorFeed {
 
   /** Reads whatever this subscription has received and not read yet. */
   process(subscriptionId: number): void {
+    if (this.#closed) return;
     const row = this.store.subscription(subscriptionId);
-    if (!row || this.#closed) return;
+    if (!row) return;
     const sub = this.#sub(row);
     sub.chain = sub.chain.then(() => this.#read(subscriptionId)).catch((err: unknown) => this.#error(err, row));
   }
 
   async #read(subscriptionId: number): Promise<void> {
+    if (this.#closed) return;
     const row = this.store.subscription(subscriptionId)!;
     const sub = this.#sub(row);
     const capabilityListUrl = this.state.binding()?.capabilityListUrl ?? null;
-    for (const inbox of this.store.open(subscriptionId)) {
+    for (let batch = this.store.received(subscriptionId, sub.lastId); batch.length > 0; batch = this.store.received(subscriptionId, sub.lastId)) {
+     for (const inbox of batch) {
       if (this.#closed) return;
+      sub.lastId = Math.max(sub.lastId, inbox.id);
       if (sub.known.has(inbox.id)) continue;
       sub.known.add(inbox.id);
       const base = { subscriptionId, topic: row.topic, dest: this.dest, inboxId: inbox.id };
@@ -149,8 +155,8 @@ export class MirrorFeed {
         continue;
       }
       const n = parsed.notification;
-      if (inbox.status === 'received') this.store.setInbox([inbox.id], { status: 'waiting', fromAt: n.from, untilAt: n.until });
-      this.store.updateSubscription(subscriptionId, { lastNotificationAt: inbox.receivedAt });
+      // Nothing is written here: a row stays `received` until it is applied (or dropped), so the event is not
+      // held up by another commit; a restart reads it again.
       this.#events.emit({
         type: 'notification',
         ...base,
@@ -161,6 +167,7 @@ export class MirrorFeed {
         warnings: [...linkWarnings(inbox.link, row, capabilityListUrl), ...n.findings.map((f) => f.message)],
       });
       this.#steps(row, sub.seq.add({ fromMs: n.fromMs, untilMs: n.untilMs, item: { inboxId: inbox.id, notification: n } }));
+     }
     }
     this.#arm(row, sub);
   }
@@ -173,6 +180,7 @@ export class MirrorFeed {
     if (since === null || this.#closed) return;
     sub.timer = setTimeout(() => {
       sub.timer = null;
+      if (this.#closed) return;
       sub.chain = sub.chain
         .then(() => {
           this.#steps(row, sub.seq.expire());
@@ -200,8 +208,8 @@ export class MirrorFeed {
       } else if (!this.options.apply) {
         const last = step.items[step.items.length - 1].item.notification;
         this.store.transaction(() => {
-          this.store.setInbox(step.items.map((i) => i.item.inboxId), { status: 'seen' });
-          this.store.updateSubscription(row.id, { cursor: last.until });
+          for (const { item } of step.items) this.store.setInbox([item.inboxId], { status: 'seen', fromAt: item.notification.from, untilAt: item.notification.until });
+          this.store.updateSubscription(row.id, { cursor: last.until, lastNotificationAt: new Date().toISOString() });
         });
       } else {
         const items = step.items.map((i) => i.item);
@@ -340,4 +348,14 @@ export class MirrorFeed {
     await this.#ctx.fetcher.close();
     this.state.close();
   }
+}
+
+/**
+ * Where a new subscription's order starts: just before the mirror's checkpoint. Incremental sync leaves changes at
+ * the checkpoint's own instant to be applied (it skips only earlier ones), while a notification's `until` includes
+ * its instant; starting 1 ms earlier keeps a change at exactly the checkpoint from being taken as covered.
+ */
+function startCursor(at: string | null): string | null {
+  const ms = at === null ? null : parseW3cDatetime(at);
+  return ms === null ? null : new Date(ms - 1).toISOString();
 }

@@ -200,6 +200,15 @@ export class LiveStore {
     ).map(toInbox);
   }
 
+  /** Deliveries received after `afterId` and not read yet, oldest first. */
+  received(subscriptionId: number, afterId: number): InboxRow[] {
+    return (
+      this.db
+        .prepare(`SELECT * FROM live_inbox WHERE subscription_id = ? AND id > ? AND status = 'received' ORDER BY id LIMIT 1000`)
+        .all(subscriptionId, afterId) as Record<string, unknown>[]
+    ).map(toInbox);
+  }
+
   /** Another delivery of the same subscription with the same bytes, already taken (not this one). */
   seenBefore(subscriptionId: number, sha256: string, id: number): boolean {
     return (
