@@ -12,7 +12,7 @@ export interface SubscriptionRow extends Subscription {
 }
 
 /** `seen`: taken in order by a watcher that does not apply (no --apply). */
-export type InboxStatus = 'received' | 'waiting' | 'applying' | 'applied' | 'seen' | 'duplicate' | 'covered' | 'rejected';
+export type InboxStatus = 'received' | 'applying' | 'applied' | 'seen' | 'duplicate' | 'covered' | 'rejected';
 
 export interface InboxRow {
   id: number;
@@ -191,11 +191,11 @@ export class LiveStore {
     return raw ? toInbox(raw) : null;
   }
 
-  /** Deliveries not yet settled (received, waiting for their turn, or being applied), oldest first. */
+  /** Deliveries not yet settled (received, or being applied), oldest first. */
   open(subscriptionId: number): InboxRow[] {
     return (
       this.db
-        .prepare(`SELECT * FROM live_inbox WHERE subscription_id = ? AND status IN ('received', 'waiting', 'applying') ORDER BY id`)
+        .prepare(`SELECT * FROM live_inbox WHERE subscription_id = ? AND status IN ('received', 'applying') ORDER BY id`)
         .all(subscriptionId) as Record<string, unknown>[]
     ).map(toInbox);
   }

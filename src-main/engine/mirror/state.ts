@@ -62,6 +62,18 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
     `);
   },
   (db) => {
+    // Metadata resources fetched beside the resources they describe (rs:ln rel="describedby", --with-metadata):
+    // their files and inventory rows are ordinary ones; this says which resource each describes (metadata.ts).
+    db.exec(`
+      CREATE TABLE described_by (
+        uri TEXT NOT NULL,
+        describes TEXT NOT NULL,
+        PRIMARY KEY (uri, describes)
+      ) WITHOUT ROWID;
+      CREATE INDEX described_by_resource ON described_by (describes);
+    `);
+  },
+  (db) => {
     // Live change notifications (engine/live): the WebSub subscriptions that feed this mirror, and the inbox of
     // every delivery, its raw payload kept durably before the hub was answered, with how far it got.
     db.exec(`
@@ -96,7 +108,7 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
         content_type TEXT,
         link TEXT,
         body BLOB,
-        -- received | waiting | applying | applied | duplicate | covered | rejected
+        -- received | applying | applied | seen | duplicate | covered | rejected
         status TEXT NOT NULL,
         from_at TEXT,
         until_at TEXT,
