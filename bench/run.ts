@@ -2,6 +2,7 @@
 import { printResult, runParseBench } from './parse.ts';
 import { runResyncReference } from './resync.ts';
 import { runDumpBench } from './dump.ts';
+import { runLiveBench } from './live.ts';
 
 // `npm run bench -- --dump` adds the 1 GiB Resource Dump extraction (generating its package takes ~40 s the first
 // time); `npm run bench:dump` runs it alone.
@@ -21,6 +22,9 @@ if ('unavailable' in resync) {
   );
   console.log(`reader vs resync on the same file: ${(resync.seconds / result.readerCold.seconds).toFixed(1)}× faster on a first run, ${(resync.seconds / result.readerBest.seconds).toFixed(1)}× warm`);
 }
+
+console.log('');
+await runLiveBench();
 
 if (withDump) {
   console.log('');
