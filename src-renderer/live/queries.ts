@@ -1,0 +1,71 @@
+// Live data over the Bridge: the callback server's status, the subscriptions, and the feed's event stream.
+import { useEffect } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { LiveSettings } from '../../src-main/contract/types.ts';
+import { getBridge } from '../bridge/index.ts';
+import { useBridgeEvent } from '../data/queries.ts';
+import { useLive } from './state.ts';
+
+export const liveKeys = {
+  status: ['live.status'] as const,
+  subscriptions: ['live.subscriptions'] as const,
+};
+
+export function useLiveStatus() {
+  return useQuery({ queryKey: liveKeys.status, queryFn: () => getBridge().invoke('live.status', {}) });
+}
+
+export function useSubscriptions() {
+  const client = useQueryClient();
+  const seq = useLive((s) => s.subscriptionsSeq);
+  useEffect(() => {
+    if (seq > 0) void client.invalidateQueries({ queryKey: liveKeys.subscriptions });
+  }, [seq, client]);
+  return useQuery({ queryKey: liveKeys.subscriptions, queryFn: () => getBridge().invoke('live.subscriptions', {}) });
+}
+
+export function useSubscribe() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (input: { topic: string; hub: string; folder: string }) => getBridge().invoke('live.subscribe', input),
+    onSettled: () => client.invalidateQueries({ queryKey: liveKeys.subscriptions }),
+  });
+}
+
+export function useUnsubscribe() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (input: { folder: string; id: number }) => getBridge().invoke('live.unsubscribe', input),
+    onSettled: () => client.invalidateQueries({ queryKey: liveKeys.subscriptions }),
+  });
+}
+
+export function useSetLiveSettings() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (settings: LiveSettings) => getBridge().invoke('live.settings.set', settings),
+    onSuccess: (status) => client.setQueryData(liveKeys.status, status),
+  });
+}
+
+export function useSelfTest() {
+  return useMutation({ mutationFn: () => getBridge().invoke('live.selftest', {}) });
+}
+
+/** Mounted once (App): every live batch goes into the feed's store, from the start, whether the feed shows or not. */
+export function useLiveFeedSync(): void {
+  useEffect(() => {
+    let cancelled = false;
+    // What happened before the page opened (a reload): the engine keeps the last events.
+    void getBridge()
+      .invoke('live.recent', {})
+      .then((events) => {
+        if (!cancelled && events.length > 0) useLive.getState().receive({ events, dropped: 0 });
+      })
+      .catch(() => undefined);
+    return () => {
+      cancelled = true;
+    };
+  }, []);
+  useBridgeEvent('live.events', (batch) => useLive.getState().receive(batch));
+}
