@@ -109,6 +109,22 @@ test('subscribes from the tree, sees notifications arrive and the mirror updated
   await expectAccessible(page, 'the Live view (dark)');
   await page.emulateMedia({ colorScheme: 'light' });
 
+  // Settings: the callback server's address, and whether hubs can reach it.
+  await page.getByRole('button', { name: 'Settings' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Settings' });
+  const server = dialog.getByRole('form', { name: 'Callback server (live notifications)' });
+  await expect(server).toContainText(`Listening on ${address}`);
+  await expect(server.getByLabel('Public callback URL')).toHaveValue('');
+  await server.getByRole('button', { name: 'Test reachability' }).click();
+  await expect(server.getByRole('status')).toHaveText(`✓ Reachable: ${address} leads to this callback server.`);
+  await page.screenshot({ path: join(screenshots, 'live-settings.png') });
+  await expectAccessible(page, 'Settings with the callback server (light)');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await expectAccessible(page, 'Settings with the callback server (dark)');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+
   // Filters: only created changes.
   await feed.getByLabel('Show').selectOption('created');
   await expect(rows.filter({ hasText: updated.loc })).toHaveCount(0);

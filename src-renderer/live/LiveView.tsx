@@ -17,7 +17,7 @@ export function LiveView() {
             : !s
               ? 'Starting the callback server…'
               : s.address
-                ? `The callback server listens on ${s.address}; hubs are given ${s.callbackBase}. Change it in Settings.`
+                ? `The callback server listens on ${s.address}; hubs are given ${s.callbackBase}. Its address and reachability are in Settings.`
                 : (s.error ?? 'The callback server is not running.')}
         </p>
       </header>
