@@ -35,7 +35,9 @@ export function CallbackSettings() {
           : !s
             ? 'Reading…'
             : s.address
-              ? `Listening on ${s.address}. Hubs are given ${s.callbackBase}.`
+              ? `Listening on ${s.address}. Hubs are given ${s.callbackBase}.${
+                  s.address.endsWith(`:${s.settings.port}`) ? '' : ` This run was started on another port; the one below is used from the next start.`
+                }`
               : (s.error ?? 'Not running.')}
       </p>
       <div className="callback-row">

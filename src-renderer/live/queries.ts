@@ -3,7 +3,6 @@ import { useEffect } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { LiveSettings } from '../../src-main/contract/types.ts';
 import { getBridge } from '../bridge/index.ts';
-import { useBridgeEvent } from '../data/queries.ts';
 import { useLive } from './state.ts';
 
 export const liveKeys = {
@@ -56,16 +55,27 @@ export function useSelfTest() {
 export function useLiveFeedSync(): void {
   useEffect(() => {
     let cancelled = false;
+    // Events streamed before the engine's recent list arrives are also in that list: kept out of it once.
+    let streamed: Set<string> | null = new Set();
+    const off = getBridge().on('live.events', (batch) => {
+      if (streamed) for (const e of batch.events) streamed.add(JSON.stringify(e));
+      useLive.getState().receive(batch);
+    });
     // What happened before the page opened (a reload): the engine keeps the last events.
     void getBridge()
       .invoke('live.recent', {})
       .then((events) => {
-        if (!cancelled && events.length > 0) useLive.getState().receive({ events, dropped: 0 });
+        const seen = streamed ?? new Set<string>();
+        streamed = null;
+        const earlier = events.filter((e) => !seen.has(JSON.stringify(e)));
+        if (!cancelled && earlier.length > 0) useLive.getState().receiveEarlier(earlier);
       })
-      .catch(() => undefined);
+      .catch(() => {
+        streamed = null;
+      });
     return () => {
       cancelled = true;
+      off();
     };
   }, []);
-  useBridgeEvent('live.events', (batch) => useLive.getState().receive(batch));
 }

@@ -25,6 +25,8 @@ interface LiveState {
   show(): void;
   hide(): void;
   receive(batch: LiveBatch): void;
+  /** Events from before the page opened: they go below what is already shown. */
+  receiveEarlier(events: LiveEvent[]): void;
   setPaused(paused: boolean): void;
   setOrigin(origin: string): void;
   setChange(change: ChangeFilter): void;
@@ -79,6 +81,13 @@ export const useLive = create<LiveState>()((set, get) => ({
     }
     const { rows, dropped } = addEvents(s.rows, batch.events);
     set({ rows, dropped: s.dropped + batch.dropped + dropped, ...seqPatch });
+  },
+  receiveEarlier(events) {
+    const s = get();
+    const { rows: older } = addEvents([], events);
+    const all = [...s.rows, ...older];
+    const dropped = Math.max(0, all.length - FEED_CAP);
+    set({ rows: dropped > 0 ? all.slice(0, FEED_CAP) : all, dropped: s.dropped + dropped, subscriptionsSeq: s.subscriptionsSeq + 1 });
   },
   setPaused(paused) {
     const s = get();
