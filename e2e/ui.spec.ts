@@ -362,7 +362,7 @@ test('Settings: a bearer token goes to the Source on discovery, persists, and ca
   await dialog.getByRole('button', { name: 'Save' }).click();
   const error = dialog.getByRole('alert');
   await expect(error).toContainText('Not saved');
-  await expect(error).toContainText('Timeout must be between 1 and 600 seconds.');
+  await expect(error).toContainText('Timeout must be a whole number of seconds from 1 to 600.');
   await expect(error).not.toContainText(/settings\.set|Invalid arguments|timeoutMs/);
   await expect(timeoutField).toHaveAttribute('aria-invalid', 'true');
   await timeoutField.fill('45');
