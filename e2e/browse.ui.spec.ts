@@ -174,6 +174,11 @@ for (const scheme of ['light', 'dark'] as const) {
     await expect(page.locator('.pill-open').first()).toBeVisible();
     await check('tree and a Change List Index');
 
+    // A change-notification channel: not a document, only where to subscribe.
+    await row(page.getByRole('treeitem', { name: 'Change Notification channel' })).click();
+    await expect(detail(page).getByText('Notifications are pushed by the hub')).toBeVisible();
+    await check('a change-notification channel');
+
     // Entries and the document's metadata; the grid focused on its active row.
     await open(page, PATHS.dataset2.capabilityList, PATHS.dataset2.resourceListIndex, PATHS.dataset2.resourceListPart(1));
     await expect(dataRows(page).first()).toBeVisible();
@@ -210,6 +215,13 @@ for (const scheme of ['light', 'dark'] as const) {
     await page.getByRole('button', { name: 'Settings' }).click();
     await expect(page.getByRole('dialog', { name: 'Settings' })).toBeVisible();
     await check('the Settings dialog');
+    // A value the engine refuses: the alert and the field's hint in their error colours.
+    const settings = page.getByRole('dialog', { name: 'Settings' });
+    await settings.getByLabel('Timeout (seconds)').fill('0');
+    await settings.getByRole('button', { name: 'Save' }).click();
+    await expect(settings.getByRole('alert')).toContainText('Timeout must be a whole number of seconds from 1 to 600.');
+    await expect(settings.getByLabel('Timeout (seconds)')).toHaveAttribute('aria-invalid', 'true');
+    await check('the Settings dialog refusing a timeout');
     await page.keyboard.press('Escape');
   });
 }

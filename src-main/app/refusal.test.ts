@@ -102,7 +102,9 @@ describe('a refused large document', { timeout: 120_000 }, () => {
         `${latencies.length} app.info calls meanwhile, slowest ${Math.max(...latencies).toFixed(1)} ms)`,
     );
     expect(latencies.length).toBeGreaterThan(5);
-    expect(Math.max(...latencies)).toBeLessThan(200);
+    // Deleting the rows in one statement held the thread for 2 s even on an idle machine; one small step takes a
+    // few ms. The bound sits between the two, well above what a loaded machine's timers alone add (~0.2 s seen).
+    expect(Math.max(...latencies)).toBeLessThan(1000);
     expect(after).toBeLessThan(5 * 1024 * 1024);
   });
 
