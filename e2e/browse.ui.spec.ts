@@ -176,7 +176,7 @@ for (const scheme of ['light', 'dark'] as const) {
 
     // A change-notification channel: not a document, only where to subscribe.
     await row(page.getByRole('treeitem', { name: 'Change Notification channel' })).click();
-    await expect(detail(page).getByText('Notifications are pushed by the hub')).toBeVisible();
+    await expect(page.getByRole('main', { name: 'Change Notification channel' }).getByText('Notifications are pushed by the hub')).toBeVisible();
     await check('a change-notification channel');
 
     // Entries and the document's metadata; the grid focused on its active row.
@@ -370,19 +370,17 @@ test('the UI remembers the expanded nodes, the selection, the pane sizes and the
   await entriesTable(page).focus();
   for (let i = 0; i < 40; i++) await page.keyboard.press('ArrowDown');
   await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('#40');
-  const sidebar = page.getByRole('separator', { name: 'Resize the sidebar' });
-  await sidebar.focus();
-  await page.keyboard.press('ArrowRight');
-  await page.keyboard.press('ArrowRight');
-  const sidebarWidth = await sidebar.getAttribute('aria-valuenow');
-  const detailSplit = page.getByRole('separator', { name: 'Resize the detail pane' });
-  await detailSplit.focus();
-  await page.keyboard.press('ArrowUp');
-  const detailHeight = await detailSplit.getAttribute('aria-valuenow');
-  const typeColumn = page.getByRole('separator', { name: 'Resize column type' });
-  await typeColumn.focus();
-  await page.keyboard.press('ArrowRight');
-  const typeWidth = await typeColumn.getAttribute('aria-valuenow');
+  /** Presses `key` on a separator and gives its new value, once the page has shown it (a busy page may lag). */
+  const moved = async (separator: Locator, key: string) => {
+    const before = await separator.getAttribute('aria-valuenow');
+    await separator.focus();
+    await page.keyboard.press(key);
+    await expect(separator).not.toHaveAttribute('aria-valuenow', before!);
+    return separator.getAttribute('aria-valuenow');
+  };
+  const sidebarWidth = await moved(page.getByRole('separator', { name: 'Resize the sidebar' }), 'ArrowRight');
+  const detailHeight = await moved(page.getByRole('separator', { name: 'Resize the detail pane' }), 'ArrowUp');
+  const typeWidth = await moved(page.getByRole('separator', { name: 'Resize column type' }), 'ArrowRight');
 
   const expectSame = async () => {
     await expect(treeItem(page, PATHS.dataset2.resourceListIndex)).toHaveAttribute('aria-expanded', 'true');
