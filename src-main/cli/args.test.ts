@@ -120,6 +120,8 @@ describe('rsdesk usage errors', { timeout: 120_000 }, () => {
       [['serve', '--datadir', 'd'], 'rsdesk: unknown option --datadir (did you mean --data-dir?)'],
       [['sync', 'example.org', '--dest', 'd', '--concurency', '2'], 'rsdesk: unknown option --concurency (did you mean --concurrency?)'],
       [['sync', '--dest', 'd', '--dryrun'], 'rsdesk: unknown option --dryrun (did you mean --dry-run?)'],
+      [['sync', '--dest', 'd', '--proxi', 'none'], 'rsdesk: unknown option --proxi (did you mean --proxy?)'],
+      [['audit', '--dest', 'd', '--proxy', 'none'], 'rsdesk: unknown option --proxy (rsdesk sync takes it; audit does not)'],
       [['audit', '--dest', 'd', '--rehsh'], 'rsdesk: unknown option --rehsh (did you mean --rehash?)'],
       [['runs', '--dest', 'd', '--jsno'], 'rsdesk: unknown option --jsno (did you mean --json?)'],
       [['discover', 'example.org', '--max-documents', '5'], 'rsdesk: unknown option --max-documents (rsdesk check takes it; discover does not)'],

@@ -35,9 +35,13 @@ const SYNC_OPTIONS = {
   'dry-run': { type: 'boolean' },
   concurrency: { type: 'string' },
   delay: { type: 'string' },
+  basic: { type: 'string' },
+  header: { type: 'string', multiple: true },
+  proxy: { type: 'string' },
+  'forget-credentials': { type: 'boolean' },
 } as const;
 
-const AUDIT_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, rehash: { type: 'boolean' } } as const;
+const AUDIT_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, rehash: { type: 'boolean' }, basic: { type: 'string' } } as const;
 const RUNS_OPTIONS = { dest: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
 /** Every command's options, so a mistyped or misplaced option can be named with the command that has it. */
@@ -123,7 +127,7 @@ async function mirrorCommand(command: 'sync' | 'audit' | 'runs', args: string[],
     const dest = needDest(values.dest);
     const timeoutMs = parseTimeout(values.timeout);
     return (await commands()).auditCommand(
-      { dest, rehash: values.rehash ?? false, json: values.json ?? false, token: values.token, timeoutMs, userAgent },
+      { dest, rehash: values.rehash ?? false, json: values.json ?? false, token: values.token, basic: values.basic, timeoutMs, userAgent },
       io,
     );
   }
@@ -144,6 +148,10 @@ async function mirrorCommand(command: 'sync' | 'audit' | 'runs', args: string[],
     delayMs: parseDelay(values.delay),
     json: values.json ?? false,
     token: values.token,
+    basic: values.basic,
+    headers: values.header ?? [],
+    proxy: values.proxy,
+    forgetCredentials: values['forget-credentials'] ?? false,
     timeoutMs: parseTimeout(values.timeout),
     userAgent,
   };
