@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, rm, stat, unlink } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
@@ -181,7 +181,7 @@ function measureInChild(zipPath: string): DumpMeasure {
 export async function runDumpBench(runs = 3): Promise<void> {
   const dump = await ensureDump();
   console.log(
-    `Resource Dump package: ${dump.entries.toLocaleString('en')} bitstreams, 1,024 MiB uncompressed, ${(dump.bytes / MB).toFixed(0)} MiB on disk (${dump.path})`,
+    `Resource Dump package: ${dump.entries.toLocaleString('en')} bitstreams, 1,024 MiB uncompressed, ${(dump.bytes / MB).toFixed(0)} MiB on disk (${relative(resolve(import.meta.dirname, '..'), dump.path)})`,
   );
   console.log(`${'measure'.padEnd(34)} ${'wall'.padStart(10)} ${'cpu'.padStart(10)} ${'rate'.padStart(12)} ${'peak RSS'.padStart(11)}   target`);
   const results: DumpMeasure[] = [];
