@@ -260,6 +260,8 @@ test('the tree works from the keyboard (WAI-ARIA tree)', async ({ page }) => {
 
   await page.keyboard.press('ArrowRight');
   await expect(sd).toHaveAttribute('aria-expanded', 'true');
+  // ArrowRight moves into the children once they are there (on a busy machine they take a moment to load).
+  await expect(treeItem(page, PATHS.dataset1.capabilityList)).toBeVisible();
   await page.keyboard.press('ArrowRight');
   await expect(focused).toHaveAttribute('aria-level', '2');
   await expect(focused).toContainText(PATHS.dataset1.capabilityList);
