@@ -116,7 +116,7 @@ export async function ensureDump(): Promise<{ path: string; bytes: number; entri
   if (current?.version === DATA_VERSION && existsSync(zipPath)) {
     entries = current.entries;
   } else {
-    process.stdout.write(`generating a 1 GiB Resource Dump package in ${DATA_DIR} (once)…\n`);
+    process.stdout.write(`generating a 1 GiB Resource Dump package in ${relative(resolve(import.meta.dirname, '..'), DATA_DIR)} (once)…\n`);
     ({ entries } = await generate(zipPath));
     writeFileSync(stamp, JSON.stringify({ version: DATA_VERSION, entries }));
   }
