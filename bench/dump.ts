@@ -116,7 +116,7 @@ export async function ensureDump(): Promise<{ path: string; bytes: number; entri
   if (current?.version === DATA_VERSION && existsSync(zipPath)) {
     entries = current.entries;
   } else {
-    process.stdout.write(`generating a 1 GiB Resource Dump package in ${relative(process.cwd(), DATA_DIR)} (once)…\n`);
+    process.stdout.write(`generating a 1 GiB Resource Dump package in ${relative(resolve(import.meta.dirname, '..'), DATA_DIR)} (once)…\n`);
     ({ entries } = await generate(zipPath));
     writeFileSync(stamp, JSON.stringify({ version: DATA_VERSION, entries }));
   }
@@ -181,7 +181,7 @@ function measureInChild(zipPath: string): DumpMeasure {
 export async function runDumpBench(runs = 3): Promise<void> {
   const dump = await ensureDump();
   console.log(
-    `Resource Dump package: ${dump.entries.toLocaleString('en')} bitstreams, 1,024 MiB uncompressed, ${(dump.bytes / MB).toFixed(0)} MiB on disk (${relative(process.cwd(), dump.path)})`,
+    `Resource Dump package: ${dump.entries.toLocaleString('en')} bitstreams, 1,024 MiB uncompressed, ${(dump.bytes / MB).toFixed(0)} MiB on disk (${relative(resolve(import.meta.dirname, '..'), dump.path)})`,
   );
   console.log(`${'measure'.padEnd(34)} ${'wall'.padStart(10)} ${'cpu'.padStart(10)} ${'rate'.padStart(12)} ${'peak RSS'.padStart(11)}   target`);
   const results: DumpMeasure[] = [];

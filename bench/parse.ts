@@ -246,7 +246,7 @@ function row(label: string, m: Measure, target = ''): string {
 
 export function printResult(r: ParseBenchResult): void {
   const ok = (met: boolean) => (met ? 'met' : 'MISSED');
-  console.log(`Resource List: ${r.file.entries.toLocaleString('en')} entries, ${(r.file.bytes / MB).toFixed(1)} MB (${relative(process.cwd(), r.file.path)})`);
+  console.log(`Resource List: ${r.file.entries.toLocaleString('en')} entries, ${(r.file.bytes / MB).toFixed(1)} MB (${relative(resolve(import.meta.dirname, '..'), r.file.path)})`);
   console.log(`${'measure'.padEnd(34)} ${'wall'.padStart(10)} ${'cpu'.padStart(10)} ${'RSS growth'.padStart(11)} ${'peak RSS'.padStart(11)}   target`);
   console.log(row('readDocumentFile, first run', r.readerCold));
   console.log(row(`readDocumentFile, best of ${RUNS - 1} more`, r.readerBest, `<= ${TARGETS.listSeconds} s: ${ok(r.targetsMet.listTime)}`));

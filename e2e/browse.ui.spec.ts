@@ -174,6 +174,11 @@ for (const scheme of ['light', 'dark'] as const) {
     await expect(page.locator('.pill-open').first()).toBeVisible();
     await check('tree and a Change List Index');
 
+    // A change-notification channel: not a document, only where to subscribe.
+    await row(page.getByRole('treeitem', { name: 'Change Notification channel' })).click();
+    await expect(page.getByRole('main', { name: 'Change Notification channel' }).getByText('Notifications are pushed by the hub')).toBeVisible();
+    await check('a change-notification channel');
+
     // Entries and the document's metadata; the grid focused on its active row.
     await open(page, PATHS.dataset2.capabilityList, PATHS.dataset2.resourceListIndex, PATHS.dataset2.resourceListPart(1));
     await expect(dataRows(page).first()).toBeVisible();
@@ -210,6 +215,13 @@ for (const scheme of ['light', 'dark'] as const) {
     await page.getByRole('button', { name: 'Settings' }).click();
     await expect(page.getByRole('dialog', { name: 'Settings' })).toBeVisible();
     await check('the Settings dialog');
+    // A value the engine refuses: the alert and the field's hint in their error colours.
+    const settings = page.getByRole('dialog', { name: 'Settings' });
+    await settings.getByLabel('Timeout (seconds)').fill('0');
+    await settings.getByRole('button', { name: 'Save' }).click();
+    await expect(settings.getByRole('alert')).toContainText('Timeout must be a whole number of seconds from 1 to 600.');
+    await expect(settings.getByLabel('Timeout (seconds)')).toHaveAttribute('aria-invalid', 'true');
+    await check('the Settings dialog refusing a timeout');
     await page.keyboard.press('Escape');
   });
 }
@@ -358,19 +370,17 @@ test('the UI remembers the expanded nodes, the selection, the pane sizes and the
   await entriesTable(page).focus();
   for (let i = 0; i < 40; i++) await page.keyboard.press('ArrowDown');
   await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('#40');
-  const sidebar = page.getByRole('separator', { name: 'Resize the sidebar' });
-  await sidebar.focus();
-  await page.keyboard.press('ArrowRight');
-  await page.keyboard.press('ArrowRight');
-  const sidebarWidth = await sidebar.getAttribute('aria-valuenow');
-  const detailSplit = page.getByRole('separator', { name: 'Resize the detail pane' });
-  await detailSplit.focus();
-  await page.keyboard.press('ArrowUp');
-  const detailHeight = await detailSplit.getAttribute('aria-valuenow');
-  const typeColumn = page.getByRole('separator', { name: 'Resize column type' });
-  await typeColumn.focus();
-  await page.keyboard.press('ArrowRight');
-  const typeWidth = await typeColumn.getAttribute('aria-valuenow');
+  /** Presses `key` on a separator and gives its new value, once the page has shown it (a busy page may lag). */
+  const moved = async (separator: Locator, key: string) => {
+    const before = await separator.getAttribute('aria-valuenow');
+    await separator.focus();
+    await page.keyboard.press(key);
+    await expect(separator).not.toHaveAttribute('aria-valuenow', before!);
+    return separator.getAttribute('aria-valuenow');
+  };
+  const sidebarWidth = await moved(page.getByRole('separator', { name: 'Resize the sidebar' }), 'ArrowRight');
+  const detailHeight = await moved(page.getByRole('separator', { name: 'Resize the detail pane' }), 'ArrowUp');
+  const typeWidth = await moved(page.getByRole('separator', { name: 'Resize column type' }), 'ArrowRight');
 
   const expectSame = async () => {
     await expect(treeItem(page, PATHS.dataset2.resourceListIndex)).toHaveAttribute('aria-expanded', 'true');

@@ -9,8 +9,12 @@ export function treeItem(page: Page, text: string | RegExp): Locator {
 
 /** Expands a tree item, unless it is expanded already (adding a Source unfolds its tree). */
 export async function expand(item: Locator): Promise<void> {
-  if ((await item.getAttribute('aria-expanded')) !== 'true') await item.locator(':scope > .tree-row .twisty').click();
-  await expect(item).toHaveAttribute('aria-expanded', 'true');
+  // The app may unfold the same node on its own meanwhile (after an add), and a click then folds it again: click
+  // only while it is folded, until it stays open.
+  await expect(async () => {
+    if ((await item.getAttribute('aria-expanded')) !== 'true') await item.locator(':scope > .tree-row .twisty').click();
+    await expect(item).toHaveAttribute('aria-expanded', 'true', { timeout: 2_000 });
+  }).toPass({ timeout: 20_000 });
 }
 
 /** The entries of the selected document: a WAI-ARIA grid. */

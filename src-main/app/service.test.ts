@@ -356,10 +356,12 @@ describe('dispatch', () => {
       ['discovery.run', { url: '  ', runId: 'x' }, 'url', /^Enter a URL or a host name\.$/],
       ['sources.add', { url: 'x'.repeat(9000), runId: 'x' }, 'url', /^The URL is too long \(at most 8,192 characters\)\.$/],
       ['sources.remove', { id: 'one' }, 'id', /^id must be a number\.$/],
-      ['settings.set', { timeoutMs: 10 }, 'timeoutMs', /^Timeout must be between 1 and 600 seconds\.$/],
-      ['settings.set', { timeoutMs: 'soon' }, 'timeoutMs', /^Timeout must be between 1 and 600 seconds\.$/],
+      ['settings.set', { timeoutMs: 10 }, 'timeoutMs', /^Timeout must be a whole number of seconds from 1 to 600\.$/],
+      ['settings.set', { timeoutMs: 'soon' }, 'timeoutMs', /^Timeout must be a whole number of seconds from 1 to 600\.$/],
+      ['settings.set', { timeoutMs: 1500 }, 'timeoutMs', /^Timeout must be a whole number of seconds from 1 to 600\.$/],
+      ['settings.set', { timeoutMs: 601_000 }, 'timeoutMs', /^Timeout must be a whole number of seconds from 1 to 600\.$/],
       ['settings.set', { bearerToken: 'x'.repeat(5000) }, 'bearerToken', /^The bearer token is too long/],
-      ['check.run', { url: 'example.org', runId: 'r', maxDocuments: 0 }, 'maxDocuments', /^The most documents to check must be from 1 to 100,000\.$/],
+      ['check.run', { url: 'example.org', runId: 'r', maxDocuments: 0 }, 'maxDocuments', /^The most documents to check must be a whole number from 1 to 100,000\.$/],
       ['documents.summary', null, undefined, /^the request must be an object\.$/],
     ];
     for (const [command, args, field, message] of cases) {

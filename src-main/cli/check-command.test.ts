@@ -69,7 +69,7 @@ describe('rsdesk check', { timeout: 120_000 }, () => {
   it('usage errors exit 2; --help exits 0', async () => {
     const bad = await run(['check', `${fixture.url}/`, '--max-documents', '0']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('--max-documents must be a whole number of at least 1');
+    expect(bad.stderr).toContain('--max-documents must be a whole number from 1 to 100,000, not "0"');
     expect((await run(['check'])).code).toBe(2);
     const help = await run(['check', '--help']);
     expect(help.code).toBe(0);

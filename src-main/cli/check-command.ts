@@ -6,6 +6,7 @@ import { reportJson } from '../engine/check/report.ts';
 import { checkSource } from '../engine/check/walk.ts';
 import { capabilityName } from '../engine/documents/model.ts';
 import { Http } from '../engine/http/index.ts';
+import { formatFinding } from './format.ts';
 import type { Io } from './io.ts';
 import { UsageError } from './usage.ts';
 
@@ -36,10 +37,7 @@ export function formatCheck(report: CheckReport): string {
     }
     const what = doc.capability === null ? 'not read' : capabilityName(doc.capability, doc.isIndex);
     lines.push('', `${doc.url}  (${what})`);
-    for (const f of doc.findings) {
-      const line = f.line !== undefined ? ` (line ${f.line})` : '';
-      lines.push(`  ${f.severity === 'error' ? 'error  ' : 'warning'} ${f.code}: ${f.message}${line}`);
-    }
+    for (const f of doc.findings) lines.push(formatFinding(f));
   }
   const elsewhere = report.findings.filter((f) => !report.documents.some((d) => d.url === f.document));
   for (const f of elsewhere) lines.push('', `${f.document}`, `  ${f.severity === 'error' ? 'error  ' : 'warning'} ${f.code}: ${f.message}`);

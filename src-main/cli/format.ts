@@ -1,25 +1,29 @@
 // Human-readable output of the CLI (the --json output is the engine's own result objects).
+import { routeLabel } from '../contract/routes.ts';
 import type { DiscoveryResult } from '../contract/types.ts';
 import { capabilityName, type DocumentSummary, type Finding, type RsLn, type RsMd } from '../engine/documents/model.ts';
-
-
 
 export function formatFindings(findings: Finding[]): string[] {
   if (findings.length === 0) return ['Findings: none'];
   const errors = findings.filter((f) => f.severity === 'error').length;
   const lines = [`Findings: ${errors} error(s), ${findings.length - errors} warning(s)`];
   for (const f of findings) {
-    const line = f.line !== undefined ? ` (line ${f.line})` : '';
-    lines.push(`  ${f.severity === 'error' ? 'error  ' : 'warning'} ${f.code}: ${f.message}${line}`);
+    lines.push(formatFinding(f));
   }
   return lines;
 }
 
+/** One finding on one line; its line number once (a refusal's message may already name it). */
+export function formatFinding(f: Finding): string {
+  const line = f.line !== undefined && !f.message.includes(`line ${f.line}`) ? ` (line ${f.line})` : '';
+  return `  ${f.severity === 'error' ? 'error  ' : 'warning'} ${f.code}: ${f.message}${line}`;
+}
+
 export function formatDiscovery(result: DiscoveryResult): string {
   const lines = [`Discovery from ${result.start}`, '', 'Routes tried:'];
-  const routeWidth = Math.max(0, ...result.routes.map((r) => r.route.length));
+  const routeWidth = Math.max(0, ...result.routes.map((r) => routeLabel(r.route).length));
   for (const step of result.routes) {
-    lines.push(`  ${step.found ? '✓' : '✗'} ${step.route.padEnd(routeWidth)}  ${step.url}  ${step.message}`);
+    lines.push(`  ${step.found ? '✓' : '✗'} ${routeLabel(step.route).padEnd(routeWidth)}  ${step.url}  ${step.message}`);
   }
   if (result.routes.length === 0) lines.push('  (none)');
   lines.push('');

@@ -38,16 +38,19 @@ export async function inspectCommand(options: InspectOptions, io: Io): Promise<n
   try {
     summary = await read(options);
   } catch (error) {
-    // A refusal (not a ResourceSync document, unreachable, too large...) is a result, not a crash.
+    // A refusal (not a ResourceSync document, unreachable, too large...) is a result, not a crash. Its message
+    // is printed once: in the JSON, as the refusal's finding, or (when nothing could be read at all: no such file,
+    // a server that did not answer) as the one line on stderr.
     if (!(error instanceof DocumentError) && !(error instanceof NetworkError)) throw error;
     const finding: Finding = { severity: 'error', code: error.code, message: error.message };
     if (error instanceof DocumentError && error.line !== undefined) finding.line = error.line;
     if (options.json) {
       io.out(`${JSON.stringify({ url: options.target, error: finding, findings: [finding] }, null, 2)}\n`);
+    } else if (error instanceof NetworkError || error.code === 'io') {
+      io.err(`rsdesk: ${error.message}\n`);
     } else {
       io.out(`${options.target}\n  refused\n\n${formatFindings([finding]).join('\n')}\n`);
     }
-    io.err(`rsdesk: ${error.message}\n`);
     return 1;
   }
   if (options.json) {

@@ -25,8 +25,8 @@ export interface SyncCommandOptions {
   withMetadata?: boolean;
   delete?: string;
   dryRun: boolean;
-  concurrency?: string;
-  delay?: string;
+  concurrency?: number;
+  delayMs?: number;
   json: boolean;
   token?: string;
   basic?: string;
@@ -66,19 +66,6 @@ const POLICIES = ['keep', 'delete', 'quarantine'];
 export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number> {
   if (o.mode !== undefined && !MODES.includes(o.mode)) throw new UsageError(`--mode must be auto, baseline or incremental, not ${JSON.stringify(o.mode)}`);
   if (o.delete !== undefined && !POLICIES.includes(o.delete)) throw new UsageError(`--delete must be keep, delete or quarantine, not ${JSON.stringify(o.delete)}`);
-  let concurrency: number | undefined;
-  if (o.concurrency !== undefined) {
-    if (!/^\d{1,3}$/.test(o.concurrency) || Number(o.concurrency) < 1 || Number(o.concurrency) > 256) {
-      throw new UsageError(`--concurrency must be a whole number from 1 to 256, not ${JSON.stringify(o.concurrency)}`);
-    }
-    concurrency = Number(o.concurrency);
-  }
-  let delayMs: number | undefined;
-  if (o.delay !== undefined) {
-    const s = Number(o.delay);
-    if (!Number.isFinite(s) || s < 0 || s > 3600) throw new UsageError(`--delay must be seconds between 0 and 3600, not ${JSON.stringify(o.delay)}`);
-    delayMs = Math.round(s * 1000);
-  }
   let maps;
   let headers: Record<string, string> | undefined;
   let proxy: ProxySetting | undefined;
@@ -108,8 +95,8 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     withMetadata: o.withMetadata ?? false,
     deletePolicy: (o.delete as DeletePolicy | undefined) ?? 'keep',
     dryRun: o.dryRun,
-    concurrency,
-    delayMs,
+    concurrency: o.concurrency,
+    delayMs: o.delayMs,
     headers,
     proxy,
     credentials,

@@ -20,9 +20,12 @@ describe('cli paths', () => {
   });
 
   it('checks --timeout and --port', () => {
-    expect(parseTimeout('2.5')).toBe(2500);
+    expect(parseTimeout('1')).toBe(1000);
+    expect(parseTimeout('600')).toBe(600_000);
     expect(parseTimeout(undefined)).toBeUndefined();
-    for (const bad of ['0', '-1', 'x', '', '4000']) expect(() => parseTimeout(bad), bad).toThrow(UsageError);
+    for (const bad of ['0', '-1', 'x', '', '601', '2.5', '1e2', ' 5']) {
+      expect(() => parseTimeout(bad), bad).toThrow(`--timeout must be a whole number of seconds from 1 to 600, not ${JSON.stringify(bad)}`);
+    }
     expect(parsePort('0')).toBe(0);
     expect(parsePort('8080')).toBe(8080);
     for (const bad of ['65536', '-1', '80x', '']) expect(() => parsePort(bad), bad).toThrow(UsageError);

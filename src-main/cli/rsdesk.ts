@@ -1,9 +1,9 @@
 // rsdesk: the command line. `main` returns the exit code; bin/rsdesk.mjs sets it.
-import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { processIo, type Io } from './io.ts';
 import { defaultDataDir, packageVersion, rendererDir } from './paths.ts';
-import { HELP, parseMaxDocuments, parsePort, parseTimeout, UsageError } from './usage.ts';
+import { parseCommandArgs, unknownCommand, unknownOption } from './args.ts';
+import { HELP, parseConcurrency, parseDelay, parseMaxDocuments, parsePort, parseTimeout, UsageError } from './usage.ts';
 
 const COMMANDS = ['discover', 'inspect', 'check', 'serve', 'sync', 'audit', 'runs', 'watch'] as const;
 type Command = (typeof COMMANDS)[number];
@@ -58,22 +58,20 @@ const WATCH_OPTIONS = {
 } as const;
 const RUNS_OPTIONS = { dest: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
-function parse<
-  O extends
-    | typeof NETWORK_OPTIONS
-    | typeof SERVE_OPTIONS
-    | typeof CHECK_OPTIONS
-    | typeof SYNC_OPTIONS
-    | typeof AUDIT_OPTIONS
-    | typeof RUNS_OPTIONS
-    | typeof WATCH_OPTIONS,
->(args: string[], options: O) {
-  try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    // parseArgs reports unknown options and missing values as TypeErrors with an ERR_PARSE_ARGS_* code.
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
+/** Every command's options, so a mistyped or misplaced option can be named with the command that has it. */
+const OPTIONS = {
+  discover: NETWORK_OPTIONS,
+  inspect: NETWORK_OPTIONS,
+  check: CHECK_OPTIONS,
+  serve: SERVE_OPTIONS,
+  sync: SYNC_OPTIONS,
+  audit: AUDIT_OPTIONS,
+  runs: RUNS_OPTIONS,
+  watch: WATCH_OPTIONS,
+} as const satisfies Record<Command, unknown>;
+
+function parse<C extends Command>(command: C, args: string[]) {
+  return parseCommandArgs(command, args, OPTIONS[command] as (typeof OPTIONS)[C], OPTIONS);
 }
 
 function onePositional(positionals: string[], what: string): string {
@@ -85,7 +83,7 @@ function onePositional(positionals: string[], what: string): string {
 async function run(command: Command, args: string[], io: Io, version: string): Promise<number> {
   const userAgent = `ResourceSync-Desktop/${version} (rsdesk)`;
   if (command === 'serve') {
-    const { values, positionals } = parse(args, SERVE_OPTIONS);
+    const { values, positionals } = parse('serve', args);
     if (values.help) {
       io.out(HELP.serve);
       return 0;
@@ -96,7 +94,7 @@ async function run(command: Command, args: string[], io: Io, version: string): P
     return serveCommand({ port: parsePort(values.port), livePort: values['live-port'] !== undefined ? parsePort(values['live-port']) ?? 0 : undefined, dataDir, rendererDir: rendererDir(), version }, io);
   }
   if (command === 'check') {
-    const { values, positionals } = parse(args, CHECK_OPTIONS);
+    const { values, positionals } = parse('check', args);
     if (values.help) {
       io.out(HELP.check);
       return 0;
@@ -108,7 +106,7 @@ async function run(command: Command, args: string[], io: Io, version: string): P
   }
   if (command === 'sync' || command === 'audit' || command === 'runs') return mirrorCommand(command, args, io, userAgent);
   if (command === 'watch') {
-    const { values, positionals } = parse(args, WATCH_OPTIONS);
+    const { values, positionals } = parse('watch', args);
     if (values.help) return void io.out(HELP.watch), 0;
     if (positionals.length > 1) throw new UsageError(`expected one URL, got ${positionals.length} arguments`);
     const { watchCommand } = await import('./watch-command.ts');
@@ -128,7 +126,7 @@ async function run(command: Command, args: string[], io: Io, version: string): P
       io,
     );
   }
-  const { values, positionals } = parse(args, NETWORK_OPTIONS);
+  const { values, positionals } = parse(command, args);
   if (values.help) {
     io.out(HELP[command]);
     return 0;
@@ -146,54 +144,55 @@ async function run(command: Command, args: string[], io: Io, version: string): P
 }
 
 async function mirrorCommand(command: 'sync' | 'audit' | 'runs', args: string[], io: Io, userAgent: string): Promise<number> {
-  const commands = await import('./mirror-commands.ts');
+  // Loaded on use, after the arguments are checked (as for the other commands).
+  const commands = () => import('./mirror-commands.ts');
   const needDest = (dest: string | undefined) => {
     if (dest === undefined) throw new UsageError('missing --dest <dir>');
     return dest;
   };
   if (command === 'runs') {
-    const { values, positionals } = parse(args, RUNS_OPTIONS);
+    const { values, positionals } = parse('runs', args);
     if (values.help) return void io.out(HELP.runs), 0;
     if (positionals.length > 0) throw new UsageError(`runs takes no arguments, got ${JSON.stringify(positionals[0])}`);
-    return commands.runsCommand({ dest: needDest(values.dest), json: values.json ?? false }, io);
+    return (await commands()).runsCommand({ dest: needDest(values.dest), json: values.json ?? false }, io);
   }
   if (command === 'audit') {
-    const { values, positionals } = parse(args, AUDIT_OPTIONS);
+    const { values, positionals } = parse('audit', args);
     if (values.help) return void io.out(HELP.audit), 0;
     if (positionals.length > 0) throw new UsageError(`audit takes no arguments, got ${JSON.stringify(positionals[0])}`);
-    return commands.auditCommand(
-      { dest: needDest(values.dest), rehash: values.rehash ?? false, json: values.json ?? false, token: values.token, basic: values.basic, timeoutMs: parseTimeout(values.timeout), userAgent },
+    const dest = needDest(values.dest);
+    const timeoutMs = parseTimeout(values.timeout);
+    return (await commands()).auditCommand(
+      { dest, rehash: values.rehash ?? false, json: values.json ?? false, token: values.token, basic: values.basic, timeoutMs, userAgent },
       io,
     );
   }
-  const { values, positionals } = parse(args, SYNC_OPTIONS);
+  const { values, positionals } = parse('sync', args);
   if (values.help) return void io.out(HELP.sync), 0;
   if (positionals.length > 1) throw new UsageError(`expected one URL, got ${positionals.length} arguments`);
-  return commands.syncCommand(
-    {
-      url: positionals[0],
-      dest: needDest(values.dest),
-      capabilityList: values.capabilitylist,
-      maps: values.map ?? [],
-      allowHosts: values['allow-host'] ?? [],
-      mode: values.mode,
-      useDumps: values['use-dumps'] ?? false,
-      withMetadata: values['with-metadata'] ?? false,
-      delete: values.delete,
-      dryRun: values['dry-run'] ?? false,
-      concurrency: values.concurrency,
-      delay: values.delay,
-      json: values.json ?? false,
-      token: values.token,
-      basic: values.basic,
-      headers: values.header ?? [],
-      proxy: values.proxy,
-      forgetCredentials: values['forget-credentials'] ?? false,
-      timeoutMs: parseTimeout(values.timeout),
-      userAgent,
-    },
-    io,
-  );
+  const options = {
+    url: positionals[0],
+    dest: needDest(values.dest),
+    capabilityList: values.capabilitylist,
+    maps: values.map ?? [],
+    allowHosts: values['allow-host'] ?? [],
+    mode: values.mode,
+    useDumps: values['use-dumps'] ?? false,
+    withMetadata: values['with-metadata'] ?? false,
+    delete: values.delete,
+    dryRun: values['dry-run'] ?? false,
+    concurrency: parseConcurrency(values.concurrency),
+    delayMs: parseDelay(values.delay),
+    json: values.json ?? false,
+    token: values.token,
+    basic: values.basic,
+    headers: values.header ?? [],
+    proxy: values.proxy,
+    forgetCredentials: values['forget-credentials'] ?? false,
+    timeoutMs: parseTimeout(values.timeout),
+    userAgent,
+  };
+  return (await commands()).syncCommand(options, io);
 }
 
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
@@ -209,7 +208,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       io.out(`${version}\n`);
       return 0;
     }
-    if (!(COMMANDS as readonly string[]).includes(first)) throw new UsageError(`unknown command ${JSON.stringify(first)}`);
+    if (first.startsWith('-')) throw unknownOption(first, ['--help', '--version']);
+    if (!(COMMANDS as readonly string[]).includes(first)) throw unknownCommand(first, COMMANDS);
     return await run(first as Command, rest, io, version);
   } catch (error) {
     if (error instanceof UsageError) {

@@ -1,4 +1,5 @@
-// Help texts and the usage error (exit code 2).
+// Help texts, the usage error (exit code 2) and the checks of numeric options.
+import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, TIMEOUT_RANGE, TIMEOUT_SECONDS } from '../contract/limits.ts';
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -15,10 +16,11 @@ Usage:
   rsdesk inspect <url-or-file> [--json] [--token T] [--timeout S]
   rsdesk check <url> [--json] [--max-documents N] [--token T] [--timeout S]
   rsdesk serve [--port N] [--live-port N] [--data-dir D]
-  rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]… [--mode auto|baseline|incremental]
-              [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine] [--dry-run] [--concurrency N] [--delay S]
-              [--token T | --basic USER:PASS] [--header "Name: value"]… [--proxy env|none|URL] [--timeout S] [--json]
-  rsdesk audit --dest <dir> [--rehash] [--json] [--token T | --basic USER:PASS]
+  rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]… [--allow-host HOST]…
+              [--mode auto|baseline|incremental] [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine]
+              [--dry-run] [--concurrency N] [--delay S] [--token T | --basic USER:PASS] [--header "Name: value"]…
+              [--proxy env|none|URL] [--timeout S] [--json]
+  rsdesk audit --dest <dir> [--rehash] [--json] [--token T | --basic USER:PASS] [--timeout S]
   rsdesk runs --dest <dir> [--json]
   rsdesk watch <capabilitylist-or-topic-url> --dest <dir> [--listen HOST:PORT] [--public-url URL] [--secret S]
                [--lease SECONDS] [--apply] [--sync-on-ping] [--json]
@@ -38,7 +40,7 @@ Lists and their capabilities, and the findings. A bare host name gets http://.
 Options:
   --json         print the discovery result as JSON
   --token T      send "Authorization: Bearer T" to the Source
-  --timeout S    per-request timeout in seconds (default 30)
+  --timeout S    per-request timeout in whole seconds, 1 to 600 (default 30)
   -h, --help     this help
 
 Exit code 0 when a Source was found and no finding is an error, 1 otherwise, 2 on usage errors.
@@ -51,7 +53,7 @@ file and checks it against the specs. Prints its capability, metadata, links, en
 Options:
   --json         print the result as JSON
   --token T      send "Authorization: Bearer T" (URLs only)
-  --timeout S    per-request timeout in seconds (default 30)
+  --timeout S    per-request timeout in whole seconds, 1 to 600 (default 30)
   -h, --help     this help
 
 Exit code 0 when no finding is an error, 1 otherwise or when the document is refused, 2 on usage errors.
@@ -66,9 +68,9 @@ summary, then the findings grouped by document.
 
 Options:
   --json              print the report as JSON
-  --max-documents N   stop after N documents, and say so (default 1000)
+  --max-documents N   stop after N documents, and say so: 1 to 100,000 (default 1,000)
   --token T           send "Authorization: Bearer T" to the Source
-  --timeout S         per-request timeout in seconds (default 30)
+  --timeout S         per-request timeout in whole seconds, 1 to 600 (default 30)
   -h, --help          this help
 
 Exit code 0 when no finding is an error, 1 otherwise, 2 on usage errors.
@@ -101,8 +103,8 @@ Options:
   --delete P            what to do with resources the Source deleted: keep (default; reported),
                         delete, or quarantine (moved into <dir>/.resourcesync/quarantine/)
   --dry-run             show what would happen; nothing is written
-  --concurrency N       connections per host (default 8)
-  --delay S             pause after each request, in seconds, per connection
+  --concurrency N       connections per host, 1 to 256 (default 8)
+  --delay S             pause after each request, per connection: 0 to 3600 seconds, such as 0.5
   --json                print {"mode","created","updated","deleted","unchanged","failed","bytes","seconds","failures"}
   --token T             send "Authorization: Bearer T" to the Source (its origin only; also RSDESK_TOKEN)
   --basic USER:PASS     HTTP basic authentication instead (its origin only; also RSDESK_BASIC)
@@ -110,7 +112,8 @@ Options:
   --header "Name: value"  an extra request header for the Source's origin (repeatable; replaces the
                         mirror's extra headers)
   --proxy P             env (default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY), none, or a proxy URL
-  --timeout S           connect and stalled-body timeout in seconds (default 30)
+  --timeout S           connect and stalled-body timeout in whole seconds, 1 to 600 (default 30)
+  -h, --help            this help
 
 Settings (credentials, headers, concurrency, delay, timeout, proxy) are kept with the mirror: a later
 sync of <dir> uses them without being told again. A token or password is never written into <dir>: it
@@ -126,12 +129,25 @@ since its "at"): in sync, missing, extra (files no listed URI maps to), changed 
 lastmod), unverifiable. --rehash reads every local file again instead of trusting the inventory.
 --json prints {"inSync","missing","extra","changed","unverifiable"}.
 
+Options:
+  --dest DIR     the mirror's folder
+  --rehash       hash every local file again
+  --json         print the report as JSON
+  --token T      send "Authorization: Bearer T" to the Source (its origin only)
+  --timeout S    per-request timeout in whole seconds, 1 to 600 (default 30)
+  -h, --help     this help
+
 Exit code 0 only when in sync, 1 otherwise, 2 on usage errors.
 `,
   runs: `Usage: rsdesk runs --dest <dir> [--json]
 
 The run history of the mirror in <dir>: each sync and audit with its counts, bytes, phase times and
 failures.
+
+Options:
+  --dest DIR     the mirror's folder
+  --json         print {"checkpoint","runs"}
+  -h, --help     this help
 `,
   watch: `Usage: rsdesk watch <capabilitylist-or-topic-url> --dest <dir> [--listen HOST:PORT] [--public-url URL]
                     [--secret S] [--lease SECONDS] [--apply] [--sync-on-ping] [--json]
@@ -163,35 +179,52 @@ Runs ResourceSync Desktop in your browser: serves the built UI on 127.0.0.1 only
 address (with a one-time access token). Runs until Ctrl+C.
 
 Options:
-  --port N       port to listen on (default: any free port)
-  --live-port N  port of the callback server for change notifications and pings, for this run
-                 (default: the one in Settings, 8741; 0: any free one)
+  --port N       port to listen on, 0 to 65535 (default 0: any free port)
+  --live-port N  port of the callback server for change notifications and pings, for this run,
+                 0 to 65535 (default: the one in Settings, 8741; 0: any free one)
   --data-dir D   where the database lives (default: the platform's application data folder)
   -h, --help     this help
 `,
 } as const;
 
+// Numbers on the command line: digits only (no "1e3", "0x10", " 5" or "", which Number() would take), each
+// range stated exactly as it is checked. The timeout and the document cap are the app's own ranges.
+
+function parseWhole(option: string, value: string, min: number, max: number, range: string): number {
+  if (!/^\d{1,9}$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new UsageError(`${option} must be ${range}, not ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+/** --timeout S: milliseconds for the engine. */
 export function parseTimeout(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) {
-    throw new UsageError(`--timeout must be a number of seconds between 0 and 3600, not ${JSON.stringify(value)}`);
-  }
-  return Math.max(1, Math.round(seconds * 1000));
+  return parseWhole('--timeout', value, TIMEOUT_SECONDS.min, TIMEOUT_SECONDS.max, TIMEOUT_RANGE) * 1000;
 }
 
 export function parsePort(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) {
-    throw new UsageError(`--port must be a port number (0-65535), not ${JSON.stringify(value)}`);
-  }
-  return Number(value);
+  return parseWhole('--port', value, 0, 65535, 'a whole number from 0 to 65535 (0: any free port)');
 }
 
 export function parseMaxDocuments(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d{1,7}$/.test(value) || Number(value) < 1) {
-    throw new UsageError(`--max-documents must be a whole number of at least 1, not ${JSON.stringify(value)}`);
+  return parseWhole('--max-documents', value, CHECK_MAX_DOCUMENTS.min, CHECK_MAX_DOCUMENTS.max, CHECK_MAX_DOCUMENTS_RANGE);
+}
+
+export const CONCURRENCY = { min: 1, max: 256 } as const;
+
+export function parseConcurrency(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  return parseWhole('--concurrency', value, CONCURRENCY.min, CONCURRENCY.max, `a whole number from ${CONCURRENCY.min} to ${CONCURRENCY.max}`);
+}
+
+/** --delay S: fractions allowed (0.25 s between requests is a polite crawl); milliseconds for the engine. */
+export function parseDelay(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,4}(\.\d{1,3})?$/.test(value) || Number(value) > 3600) {
+    throw new UsageError(`--delay must be a number of seconds from 0 to 3600 (such as 0.5), not ${JSON.stringify(value)}`);
   }
-  return Number(value);
+  return Math.round(Number(value) * 1000);
 }

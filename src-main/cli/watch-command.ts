@@ -34,7 +34,7 @@ export function parseListen(value: string | undefined): { host: string; port: nu
 
 function parseLease(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d{1,8}$/.test(value) || Number(value) < 1) throw new UsageError(`--lease must be a whole number of seconds, not ${JSON.stringify(value)}`);
+  if (!/^\d{1,8}$/.test(value) || Number(value) < 1) throw new UsageError(`--lease must be a whole number of seconds from 1 to 99999999, not ${JSON.stringify(value)}`);
   return Number(value);
 }
 

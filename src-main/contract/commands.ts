@@ -1,5 +1,6 @@
 // The commands: argument schemas (validated in main before any handler runs) and result types.
 import { z } from 'zod';
+import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, TIMEOUT_RANGE, TIMEOUT_SECONDS } from './limits.ts';
 import type { CommandName } from './names.ts';
 import { ENTRY_SORT_KEYS } from './types.ts';
 import type {
@@ -42,9 +43,9 @@ const startUrl = z
   .max(8192, 'The URL is too long (at most 8,192 characters)');
 const runId = z.string().min(1).max(100);
 
-/** The accepted range, in the words the Settings form uses. */
-export const TIMEOUT_SECONDS = { min: 1, max: 600 } as const;
-const timeoutMessage = `Timeout must be between ${TIMEOUT_SECONDS.min} and ${TIMEOUT_SECONDS.max} seconds`;
+export { TIMEOUT_SECONDS } from './limits.ts';
+const timeoutMessage = `Timeout must be ${TIMEOUT_RANGE}`;
+const maxDocumentsMessage = `The most documents to check must be ${CHECK_MAX_DOCUMENTS_RANGE}`;
 
 const none = z.object({}).strict();
 
@@ -81,6 +82,8 @@ export const commandArgs = {
       timeoutMs: z
         .number(timeoutMessage)
         .int(timeoutMessage)
+        // Whole seconds, as rsdesk --timeout takes them.
+        .multipleOf(1000, timeoutMessage)
         .min(TIMEOUT_SECONDS.min * 1000, timeoutMessage)
         .max(TIMEOUT_SECONDS.max * 1000, timeoutMessage)
         .optional(),
@@ -93,10 +96,10 @@ export const commandArgs = {
       url: startUrl,
       runId,
       maxDocuments: z
-        .number()
-        .int('The most documents to check must be a whole number, from 1 to 100,000')
-        .min(1, 'The most documents to check must be from 1 to 100,000')
-        .max(100_000, 'The most documents to check must be from 1 to 100,000')
+        .number(maxDocumentsMessage)
+        .int(maxDocumentsMessage)
+        .min(CHECK_MAX_DOCUMENTS.min, maxDocumentsMessage)
+        .max(CHECK_MAX_DOCUMENTS.max, maxDocumentsMessage)
         .optional(),
     })
     .strict(),

@@ -173,7 +173,7 @@ describe('startHttpAdapter', () => {
     expect(JSON.parse(unknown.body)).toMatchObject({ ok: false, error: { code: 'unknown-command' } });
     const invalid = JSON.parse((await invoke('settings.set', { timeoutMs: 'soon' })).body);
     expect(invalid).toMatchObject({ ok: false, error: { code: 'invalid-arguments' } });
-    expect(invalid.error).toMatchObject({ message: 'Timeout must be between 1 and 600 seconds.', field: 'timeoutMs' });
+    expect(invalid.error).toMatchObject({ message: 'Timeout must be a whole number of seconds from 1 to 600.', field: 'timeoutMs' });
     const external = JSON.parse((await invoke('shell.openExternal', { url: 'http://127.0.0.1:1/x' })).body);
     expect(external).toEqual({ ok: true, result: { opened: false } });
   });

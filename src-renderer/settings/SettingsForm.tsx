@@ -1,5 +1,6 @@
 import { useId, useState } from 'react';
 import type { FormEvent } from 'react';
+import { TIMEOUT_RANGE, TIMEOUT_SECONDS } from '../../src-main/contract/limits.ts';
 import type { Settings } from '../../src-main/contract/types.ts';
 import { errorCode, errorField, errorMessage } from '../bridge/index.ts';
 import { useAppInfo, useSaveSettings } from '../data/queries.ts';
@@ -75,8 +76,8 @@ export function SettingsForm({ stored, onClose }: Props) {
             id={`${ids}-timeout`}
             type="number"
             inputMode="numeric"
-            min={1}
-            max={600}
+            min={TIMEOUT_SECONDS.min}
+            max={TIMEOUT_SECONDS.max}
             step={1}
             value={values.seconds}
             onChange={(e) => edit({ seconds: e.target.value })}
@@ -88,8 +89,8 @@ export function SettingsForm({ stored, onClose }: Props) {
             {local?.field === 'timeout'
               ? local.message
               : invalidField === 'timeout'
-                ? 'Must be from 1 to 600 seconds.'
-                : 'How long to wait for each request to a Source: 1 to 600.'}
+                ? `Must be ${TIMEOUT_RANGE}.`
+                : `How long to wait for each request to a Source: ${TIMEOUT_RANGE}.`}
           </p>
         </div>
         {engineError && (

@@ -1,4 +1,5 @@
 // Between what the form shows (a token string, seconds as typed) and what the engine stores (Settings).
+import { TIMEOUT_RANGE } from '../../src-main/contract/limits.ts';
 import type { Settings } from '../../src-main/contract/types.ts';
 
 export interface FormValues {
@@ -21,13 +22,13 @@ function tokenOf(values: FormValues): string | null {
 
 /**
  * The patch for `settings.set`, or why there is none. Only a field that is not a number at all is caught here;
- * the range (1–600 s) and the token's length are the engine's to judge, and its message is shown.
+ * the range (TIMEOUT_RANGE) and the token's length are the engine's to judge, and its message is shown.
  */
 export function toPatch(values: FormValues): { patch: Settings } | { field: Field; message: string } {
   const text = values.seconds.trim();
   const seconds = Number(text);
   if (text === '' || !Number.isFinite(seconds)) {
-    return { field: 'timeout', message: 'Enter the timeout as a number of seconds, from 1 to 600.' };
+    return { field: 'timeout', message: `Enter the timeout as ${TIMEOUT_RANGE}.` };
   }
   return { patch: { bearerToken: tokenOf(values), timeoutMs: Math.round(seconds * 1000) } };
 }

@@ -1,14 +1,6 @@
+import { ROUTE_PHRASES } from '../../src-main/contract/routes.ts';
 import type { SavedSource } from '../../src-main/contract/types.ts';
 import type { Run } from './AddSource.tsx';
-
-const ROUTE_NAMES: Record<string, string> = {
-  'well-known': 'its /.well-known/resourcesync',
-  'link-header': 'a Link header',
-  'html-link': 'an HTML <link>',
-  robots: 'robots.txt',
-  up: 'an up link',
-  index: 'an index link',
-};
 
 export type Outcome =
   | { kind: 'running'; cancelling?: boolean }
@@ -53,7 +45,7 @@ export function DiscoveryOutcome({ run }: { run: Run }) {
           <strong>The pasted URL was refused</strong>
           <span>{outcome.refused}</span>
           <span>
-            {other ? `The Source was found through ${ROUTE_NAMES[other.route] ?? other.route} instead. ` : ''}
+            {other ? `The Source was found through ${ROUTE_PHRASES[other.route]} instead. ` : ''}
             {saved}
           </span>
         </div>

@@ -1,14 +1,5 @@
+import { routeLabel } from '../../src-main/contract/routes.ts';
 import type { DiscoveryStep } from '../../src-main/contract/types.ts';
-
-const ROUTE_LABELS: Record<string, string> = {
-  document: 'document',
-  'well-known': '.well-known',
-  'link-header': 'Link header',
-  'html-link': 'HTML link',
-  robots: 'robots.txt',
-  up: 'rel=up',
-  index: 'rel=index',
-};
 
 /** The routes discovery tried, in order, as they happen. */
 export function DiscoverySteps({ steps, running }: { steps: DiscoveryStep[]; running: boolean }) {
@@ -19,7 +10,7 @@ export function DiscoverySteps({ steps, running }: { steps: DiscoveryStep[]; run
           <span className="step-mark" role="img" aria-label={step.found ? 'found' : 'not found'}>
             {step.found ? '✓' : '✗'}
           </span>
-          <span className="step-route">{ROUTE_LABELS[step.route] ?? step.route}</span>
+          <span className="step-route">{routeLabel(step.route)}</span>
           <span className="step-body">
             <span className="step-url" title={step.url}>{step.url}</span>
             <span className="step-message">{step.message}</span>

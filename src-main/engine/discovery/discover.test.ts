@@ -218,7 +218,7 @@ describe('discover: failures and hostile Sources', () => {
       {
         severity: 'error',
         code: 'nothing-found',
-        message: `No ResourceSync Source found at ${f.url}/; tried: document, link-header, html-link, well-known, robots`,
+        message: `No ResourceSync Source found at ${f.url}/; tried: URL itself, Link header, HTML link, .well-known, robots.txt`,
       },
     ]);
   });
@@ -251,8 +251,9 @@ describe('discover: failures and hostile Sources', () => {
       'well-known - /.well-known/resourcesync',
       'robots - /robots.txt',
     ]);
-    expect(result.routes[0].message).toBe(`Timed out after 0.3 s waiting for ${f.url}${PATHS.slow}`);
-    expect(result.routes[1].message).toBe(`Timed out after 0.3 s waiting for ${f.url}${PATHS.wellKnown}`);
+    // The step shows its URL beside the message, which does not repeat it.
+    expect(result.routes[0]).toMatchObject({ url: `${f.url}${PATHS.slow}`, message: 'Timed out after 0.3 s waiting for an answer' });
+    expect(result.routes[1]).toMatchObject({ url: `${f.url}${PATHS.wellKnown}`, message: 'Timed out after 0.3 s waiting for an answer' });
     expect(result.findings.map((x) => x.code)).toEqual(['nothing-found']);
   });
 

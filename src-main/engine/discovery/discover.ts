@@ -9,10 +9,11 @@ import type {
   DiscoveryRoute,
   DiscoveryStep,
 } from '../../contract/types.ts';
+import { routeLabel } from '../../contract/routes.ts';
 import type { DocumentSummary, Finding, RsLn } from '../documents/model.ts';
 import { DocumentError } from '../documents/errors.ts';
 import type { Http } from '../http/client.ts';
-import { NetworkError, formatBytes, formatDuration } from '../http/errors.ts';
+import { NetworkError, formatBytes, formatDuration, messageWithoutUrl } from '../http/errors.ts';
 import { HTML_SCAN_BYTES } from './html-links.ts';
 import type { RefusalMemory } from '../refusals.ts';
 import { documentName, probe, rememberedProbe, type Probe } from './probe.ts';
@@ -91,7 +92,7 @@ class DiscoveryRun {
     await this.#search();
     const capabilityLists = await this.#collect();
     if (this.#sourceDescription === null && capabilityLists.length === 0) {
-      const tried = [...new Set(this.routes.map((step) => step.route))].join(', ') || 'nothing';
+      const tried = [...new Set(this.routes.map((step) => routeLabel(step.route)))].join(', ') || 'nothing';
       const found = this.#candidates[0]?.document;
       const detail = found
         ? `. Found a ${documentName(found.summary)} at ${this.#candidates[0].url}, but no Capability List or Source Description above it`
@@ -505,6 +506,8 @@ class DiscoveryRun {
   }
 
   #step(step: DiscoveryStep): void {
+    // The step shows its URL; its message need not say it again ("Connection refused by HOST (URL)").
+    step.message = messageWithoutUrl(step.message, step.url);
     this.routes.push(step);
     this.#onStep?.(step);
   }

@@ -139,12 +139,35 @@ export async function readDocument(input: AsyncIterable<Uint8Array | string>, op
   }
 }
 
+/** What went wrong with a local file, in plain words (not "ENOENT: no such file or directory, stat '…'"). */
+export function fileErrorMessage(path: string, err: unknown): string {
+  const code = err && typeof err === 'object' && 'code' in err ? String(err.code) : '';
+  switch (code) {
+    case 'ENOENT':
+      return `no such file: ${path}`;
+    case 'ENOTDIR':
+      return `no such file: ${path} (a part of its path is a file, not a folder)`;
+    case 'EISDIR':
+      return `${path} is a folder, not a file`;
+    case 'EACCES':
+    case 'EPERM':
+      return `not allowed to read ${path} (permission denied)`;
+    case 'ELOOP':
+      return `cannot read ${path}: too many symbolic links`;
+    case 'ENAMETOOLONG':
+      return `cannot read ${path}: the name is too long`;
+  }
+  // Anything rarer (EIO, EMFILE…): node's text without its "CODE: " lead and the syscall it names.
+  const text = (err instanceof Error ? err.message : String(err)).replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '');
+  return `cannot read ${path}: ${text}`;
+}
+
 async function* fileChunks(path: string): AsyncGenerator<Uint8Array> {
   const stream = createReadStream(path, { highWaterMark: 1 << 20 });
   try {
     for await (const chunk of stream) yield chunk as Uint8Array;
   } catch (err) {
-    throw new DocumentError('io', `Cannot read ${path}: ${(err as Error).message}`, { cause: err });
+    throw new DocumentError('io', fileErrorMessage(path, err), { cause: err });
   } finally {
     stream.destroy();
   }
@@ -160,10 +183,12 @@ export async function readDocumentFile(
   let size: number;
   try {
     const stats = await stat(path);
-    if (!stats.isFile()) throw new Error('not a regular file');
+    if (stats.isDirectory()) throw new DocumentError('io', `${path} is a folder, not a file`);
+    if (!stats.isFile()) throw new DocumentError('io', `${path} is not a regular file`);
     size = stats.size;
   } catch (err) {
-    throw new DocumentError('io', `Cannot read ${path}: ${(err as Error).message}`, { cause: err });
+    if (err instanceof DocumentError) throw err;
+    throw new DocumentError('io', fileErrorMessage(path, err), { cause: err });
   }
   // Known too large before a byte is read; the streaming count still guards a file that grows meanwhile.
   if (size > maxBytes) throw tooLarge(url, maxBytes);

@@ -152,3 +152,23 @@ function safeHost(url: string): string {
     return url;
   }
 }
+
+/**
+ * A network error's message for a place that already shows the URL beside it (a discovery step): the same words
+ * without the URL, which would otherwise be read twice on one line. A message that words the URL otherwise (a
+ * clipped one) is returned as it is.
+ */
+export function messageWithoutUrl(message: string, url: string): string {
+  if (url === '' || !message.includes(url)) return message;
+  let text = message
+    .split(` (${url})`)
+    .join('')
+    .replace(`waiting for more data from ${url}`, 'waiting for more data')
+    .replace(`waiting for ${url}`, 'waiting for an answer')
+    .replace(`while reading ${url}`, 'while the body was read')
+    .replace(`while fetching ${url}`, 'while fetching it')
+    .replace(`Network error for ${url}: `, 'Network error: ')
+    .replace(`Cancelled: ${url}`, 'Cancelled');
+  if (text.startsWith(`${url} `)) text = `It ${text.slice(url.length + 1)}`;
+  return text.includes(url) ? message : text;
+}
