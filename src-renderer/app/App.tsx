@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import { useSources, useSourcesSync } from '../data/queries.ts';
+import { useMirrorEvents } from '../mirror/queries.ts';
 import { useUi } from '../state/ui.ts';
 import { MAIN_ID, MainPane } from './MainPane.tsx';
 import { Sidebar } from './Sidebar.tsx';
@@ -7,6 +8,7 @@ import { Splitter } from './Splitter.tsx';
 
 export function App() {
   useSourcesSync();
+  useMirrorEvents();
   const sources = useSources().data;
   const sourceId = useUi((s) => s.sourceId);
   const sidebarWidth = useUi((s) => s.sidebarWidth);
