@@ -12,6 +12,8 @@ export interface Dataset1Context {
   state: SourceState;
   /** Where `up` links of the Capability Lists point. */
   sourceDescriptionUrl: string;
+  /** Base of the `rel="duplicate"` locations; default `${base}/mirror`. */
+  duplicateBase?: string;
 }
 
 const P = PATHS.dataset1;
@@ -51,7 +53,7 @@ export function relatedLinks(ctx: Dataset1Context, resource: ResourceState): Lin
   const base = ctx.base;
   const rep = ctx.state.representation(id, version);
   const links: LinkSpec[] = [];
-  if (id % 5 === 0) links.push({ rel: 'duplicate', href: `${base}/mirror/dataset1/res/${id}.${ext}`, pri: 1, modified: resource.lastmod });
+  if (id % 5 === 0) links.push({ rel: 'duplicate', href: `${ctx.duplicateBase ?? `${base}/mirror`}/dataset1/res/${id}.${ext}`, pri: 1, modified: resource.lastmod });
   if (type === 'text/html') links.push({ rel: 'alternate', href: `${base}/dataset1/alt/${id}.txt`, type: 'text/plain' });
   if (id % 11 === 0) links.push({ rel: 'canonical', href: `${base}/dataset1/res/${id}` });
   if (id % 7 === 0) links.push({ rel: 'describedby', href: `${base}/dataset1/meta/${id}.xml`, type: 'application/xml' });

@@ -32,6 +32,10 @@ export interface FixtureSourceOptions {
   slowMs?: number;
   /** Milliseconds every resource (`…/res/N`) waits before it answers: a slow Source, so a run's progress is seen. Default 0. */
   resourceDelayMs?: number;
+  /** When set, every request must carry exactly this Authorization header value, else 401. */
+  auth?: string;
+  /** Base URL of the `rel="duplicate"` mirror locations (default: this server's `/mirror`). */
+  duplicateBase?: string;
 }
 
 /**
@@ -101,6 +105,9 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
     requests.push({ method: req.method ?? 'GET', path, headers: flatten(req.headers) });
+    if (options.auth !== undefined && req.headers.authorization !== options.auth) {
+      return void send(res, 401, 'text/plain', 'Unauthorized\n', { 'www-authenticate': 'Bearer realm="fixture", Basic realm="fixture"' });
+    }
     const failure = failures.get(path.split('?')[0]);
     if (failure === 'hang') return;
     if (failure === 'reset') return void req.socket.destroy();
@@ -129,7 +136,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
   const sourceDescriptionUrl = base + (routes.wellKnown ? PATHS.wellKnown : PATHS.sourceDescription);
   const seed = options.seed ?? 1;
   const state = new SourceState({ seed, resources: options.resources ?? 100, changeListSize: options.changeListSize ?? 40, base });
-  const ctx1: d1.Dataset1Context = { base, state, sourceDescriptionUrl };
+  const ctx1: d1.Dataset1Context = { base, state, sourceDescriptionUrl, duplicateBase: options.duplicateBase };
   const ctx2: d2.Dataset2Context = {
     base,
     seed,

@@ -1,6 +1,6 @@
 // rsdesk sync / audit / runs as people run them: real processes against the fixture Source.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,9 +10,9 @@ import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source
 const BIN = fileURLToPath(new URL('../../bin/rsdesk.mjs', import.meta.url));
 let fixture: FixtureSource;
 
-function rsdesk(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function rsdesk(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -83,6 +83,52 @@ describe('rsdesk sync, audit, runs', () => {
     ]) {
       const r = await rsdesk(args);
       expect(r.code, args.join(' ')).toBe(2);
+    }
+  }, 60_000);
+});
+
+describe('rsdesk sync with credentials and settings', () => {
+  it('takes --basic and --header, keeps the password in the user data folder (not the mirror), reuses both on a reopen', async () => {
+    const basic = `Basic ${Buffer.from('me:pw').toString('base64')}`;
+    const source = await startFixtureSource({ resources: 5, auth: basic });
+    try {
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-auth-'));
+      const data = mkdtempSync(join(tmpdir(), 'rsdesk-data-'));
+      const env = { XDG_DATA_HOME: data, HTTP_PROXY: '', http_proxy: '' };
+      const url = source.url + source.paths.dataset1.resourceList;
+      const denied = await rsdesk(['sync', url, '--dest', mkdtempSync(join(tmpdir(), 'rsdesk-auth-'))], env);
+      expect(denied.code).toBe(1);
+      expect(denied.stderr).toMatch(/401/);
+      const first = await rsdesk(['sync', url, '--dest', dest, '--basic', 'me:pw', '--header', 'X-Archive: yes', '--delay', '0.001', '--json'], env);
+      expect(first.code, first.stderr).toBe(0);
+      expect(JSON.parse(first.stdout)).toMatchObject({ created: 5, failed: 0 });
+      const secrets = join(data, 'resourcesync-desktop', 'mirror-secrets.json');
+      expect(first.stderr).toContain(`kept unsealed (in clear, readable only by your user account) in ${secrets}`);
+      expect(readFileSync(secrets, 'utf8')).toContain('"pw"');
+      expect(statSync(secrets).mode & 0o777).toBe(0o600);
+      expect(source.requests.filter((r) => r.headers.authorization === basic).every((r) => r.headers['x-archive'] === 'yes')).toBe(true);
+      const n = source.requests.length;
+      const again = await rsdesk(['sync', '--dest', dest, '--mode', 'baseline', '--json'], env);
+      expect(again.code, again.stderr).toBe(0);
+      expect(source.requests.slice(n).every((r) => r.headers.authorization === basic && r.headers['x-archive'] === 'yes')).toBe(true);
+      const elsewhere = await rsdesk(['sync', '--dest', dest], { ...env, XDG_DATA_HOME: mkdtempSync(join(tmpdir(), 'rsdesk-data-')) });
+      expect(elsewhere.code).toBe(1);
+      expect(elsewhere.stderr).toContain('give it again with --basic USER:PASSWORD (or RSDESK_BASIC)');
+      const viaEnv = await rsdesk(['audit', '--dest', dest, '--json'], { ...env, XDG_DATA_HOME: mkdtempSync(join(tmpdir(), 'rsdesk-data-')), RSDESK_BASIC: 'me:pw' });
+      expect(viaEnv.code, viaEnv.stderr).toBe(0);
+      for (const args of [
+        ['sync', url, '--dest', dest, '--token', 't', '--basic', 'a:b'],
+        ['sync', url, '--dest', dest, '--basic', 'nocolon'],
+        ['sync', url, '--dest', dest, '--header', 'Authorization: x'],
+        ['sync', url, '--dest', dest, '--header', 'nocolon'],
+        ['sync', url, '--dest', dest, '--proxy', 'ftp://x'],
+        ['sync', url, '--dest', dest, '--timeout', '0'],
+        ['sync', url, '--dest', dest, '--delay', '-1'],
+      ]) {
+        expect((await rsdesk(args, env)).code, args.join(' ')).toBe(2);
+      }
+    } finally {
+      await source.close();
     }
   }, 60_000);
 });

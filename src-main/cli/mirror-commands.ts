@@ -6,7 +6,12 @@ import { parseMap } from '../engine/mirror/local-path.ts';
 import { MirrorState, stateDirOf, STATE_FILE } from '../engine/mirror/state.ts';
 import { sync, type SyncMode, type SyncResult } from '../engine/mirror/sync.ts';
 import type { DeletePolicy } from '../engine/mirror/apply.ts';
+import { FileSecretStore, type SecretStore } from '../engine/mirror/secrets.ts';
+import { parseBasic, parseHeader, SettingsError, type Credentials } from '../engine/mirror/settings.ts';
+import { parseProxySetting, type ProxySetting } from '../engine/http/dispatcher.ts';
+import { join } from 'node:path';
 import type { Io } from './io.ts';
+import { defaultDataDir } from './paths.ts';
 import { UsageError } from './usage.ts';
 
 export interface SyncCommandOptions {
@@ -23,8 +28,35 @@ export interface SyncCommandOptions {
   delay?: string;
   json: boolean;
   token?: string;
+  basic?: string;
+  headers?: string[];
+  proxy?: string;
+  forgetCredentials?: boolean;
   timeoutMs?: number;
   userAgent: string;
+}
+
+/** Where the CLI keeps mirrors' credentials: the user's data folder, never the mirror folder. */
+export function cliSecretStore(env: NodeJS.ProcessEnv = process.env): SecretStore {
+  return new FileSecretStore(join(defaultDataDir(env), 'mirror-secrets.json'));
+}
+
+/** --token / --basic, else RSDESK_TOKEN / RSDESK_BASIC; undefined when none is given. */
+export function credentialsFrom(token: string | undefined, basic: string | undefined, env: NodeJS.ProcessEnv = process.env): Credentials | undefined {
+  if (token !== undefined && basic !== undefined) throw new UsageError('give either --token or --basic, not both');
+  try {
+    if (token !== undefined) {
+      if (token === '') throw new UsageError('--token is empty');
+      return { scheme: 'bearer', token };
+    }
+    if (basic !== undefined) return parseBasic(basic);
+    if (env.RSDESK_TOKEN) return { scheme: 'bearer', token: env.RSDESK_TOKEN };
+    if (env.RSDESK_BASIC) return parseBasic(env.RSDESK_BASIC);
+  } catch (err) {
+    if (err instanceof SettingsError) throw new UsageError(err.message);
+    throw err;
+  }
+  return undefined;
 }
 
 const MODES = ['auto', 'baseline', 'incremental'];
@@ -47,10 +79,19 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     delayMs = Math.round(s * 1000);
   }
   let maps;
+  let headers: Record<string, string> | undefined;
+  let proxy: ProxySetting | undefined;
   try {
     maps = o.maps.map(parseMap);
+    if (o.headers && o.headers.length > 0) headers = Object.fromEntries(o.headers.map(parseHeader));
+    if (o.proxy !== undefined) proxy = parseProxySetting(o.proxy);
   } catch (err) {
     throw new UsageError((err as Error).message);
+  }
+  let credentials: Credentials | null | undefined = credentialsFrom(o.token, o.basic);
+  if (o.forgetCredentials) {
+    if (credentials !== undefined) throw new UsageError('--forget-credentials cannot be given with credentials');
+    credentials = null;
   }
   const dest = resolve(o.dest);
   const tty = process.stderr.isTTY === true && !o.json;
@@ -68,7 +109,10 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     dryRun: o.dryRun,
     concurrency,
     delayMs,
-    token: o.token,
+    headers,
+    proxy,
+    credentials,
+    secretStore: cliSecretStore(),
     timeoutMs: o.timeoutMs,
     userAgent: o.userAgent,
     onNote: (note) => io.err(`${note}\n`),
@@ -116,8 +160,12 @@ function formatBytes(n: number): string {
   return `${(n / 1024 ** 3).toFixed(2)} GiB`;
 }
 
-export async function auditCommand(o: { dest: string; rehash: boolean; json: boolean; token?: string; timeoutMs?: number; userAgent: string }, io: Io): Promise<number> {
-  const report: AuditReport = await audit({ dest: resolve(o.dest), rehash: o.rehash, token: o.token, timeoutMs: o.timeoutMs, userAgent: o.userAgent });
+export async function auditCommand(
+  o: { dest: string; rehash: boolean; json: boolean; token?: string; basic?: string; timeoutMs?: number; userAgent: string },
+  io: Io,
+): Promise<number> {
+  const credentials = credentialsFrom(o.token, o.basic);
+  const report: AuditReport = await audit({ dest: resolve(o.dest), rehash: o.rehash, credentials, secretStore: cliSecretStore(), timeoutMs: o.timeoutMs, userAgent: o.userAgent });
   if (o.json) {
     const { inSync, missing, extra, changed, unverifiable } = report;
     io.out(`${JSON.stringify({ inSync, missing, extra, changed, unverifiable })}\n`);

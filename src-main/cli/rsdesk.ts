@@ -35,9 +35,13 @@ const SYNC_OPTIONS = {
   'dry-run': { type: 'boolean' },
   concurrency: { type: 'string' },
   delay: { type: 'string' },
+  basic: { type: 'string' },
+  header: { type: 'string', multiple: true },
+  proxy: { type: 'string' },
+  'forget-credentials': { type: 'boolean' },
 } as const;
 
-const AUDIT_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, rehash: { type: 'boolean' } } as const;
+const AUDIT_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, rehash: { type: 'boolean' }, basic: { type: 'string' } } as const;
 const RUNS_OPTIONS = { dest: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
 function parse<
@@ -116,7 +120,7 @@ async function mirrorCommand(command: 'sync' | 'audit' | 'runs', args: string[],
     if (values.help) return void io.out(HELP.audit), 0;
     if (positionals.length > 0) throw new UsageError(`audit takes no arguments, got ${JSON.stringify(positionals[0])}`);
     return commands.auditCommand(
-      { dest: needDest(values.dest), rehash: values.rehash ?? false, json: values.json ?? false, token: values.token, timeoutMs: parseTimeout(values.timeout), userAgent },
+      { dest: needDest(values.dest), rehash: values.rehash ?? false, json: values.json ?? false, token: values.token, basic: values.basic, timeoutMs: parseTimeout(values.timeout), userAgent },
       io,
     );
   }
@@ -138,6 +142,10 @@ async function mirrorCommand(command: 'sync' | 'audit' | 'runs', args: string[],
       delay: values.delay,
       json: values.json ?? false,
       token: values.token,
+      basic: values.basic,
+      headers: values.header ?? [],
+      proxy: values.proxy,
+      forgetCredentials: values['forget-credentials'] ?? false,
       timeoutMs: parseTimeout(values.timeout),
       userAgent,
     },

@@ -16,8 +16,9 @@ Usage:
   rsdesk check <url> [--json] [--max-documents N] [--token T] [--timeout S]
   rsdesk serve [--port N] [--data-dir D]
   rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]… [--mode auto|baseline|incremental]
-              [--use-dumps] [--delete keep|delete|quarantine] [--dry-run] [--concurrency N] [--json]
-  rsdesk audit --dest <dir> [--rehash] [--json]
+              [--use-dumps] [--delete keep|delete|quarantine] [--dry-run] [--concurrency N] [--delay S]
+              [--token T | --basic USER:PASS] [--header "Name: value"]… [--proxy env|none|URL] [--timeout S] [--json]
+  rsdesk audit --dest <dir> [--rehash] [--json] [--token T | --basic USER:PASS]
   rsdesk runs --dest <dir> [--json]
   rsdesk <command> --help
   rsdesk --version
@@ -71,7 +72,8 @@ Exit code 0 when no finding is an error, 1 otherwise, 2 on usage errors.
 `,
   sync: `Usage: rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]... [--allow-host HOST]...
                    [--mode auto|baseline|incremental] [--use-dumps] [--delete keep|delete|quarantine]
-                   [--dry-run] [--concurrency N] [--delay S] [--json] [--token T] [--timeout S]
+                   [--dry-run] [--concurrency N] [--delay S] [--json] [--token T | --basic USER:PASS]
+                   [--header "Name: value"]... [--proxy env|none|URL] [--forget-credentials] [--timeout S]
 
 Mirrors a ResourceSync Source into the folder <dir>, whose state lives in <dir>/.resourcesync/. <url> is
 anything discover accepts (a site, a Source Description, a Capability List, a Resource or Change List);
@@ -93,12 +95,22 @@ Options:
   --concurrency N       connections per host (default 8)
   --delay S             pause after each request, in seconds, per connection
   --json                print {"mode","created","updated","deleted","unchanged","failed","bytes","seconds","failures"}
-  --token T             send "Authorization: Bearer T" to the Source (its origin only)
+  --token T             send "Authorization: Bearer T" to the Source (its origin only; also RSDESK_TOKEN)
+  --basic USER:PASS     HTTP basic authentication instead (its origin only; also RSDESK_BASIC)
+  --forget-credentials  stop sending credentials and forget the kept ones
+  --header "Name: value"  an extra request header for the Source's origin (repeatable; replaces the
+                        mirror's extra headers)
+  --proxy P             env (default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY), none, or a proxy URL
   --timeout S           connect and stalled-body timeout in seconds (default 30)
+
+Settings (credentials, headers, concurrency, delay, timeout, proxy) are kept with the mirror: a later
+sync of <dir> uses them without being told again. A token or password is never written into <dir>: it
+is kept in mirror-secrets.json in the user's data folder (in clear, readable only by the user; the
+desktop app seals it with the OS keychain). Progress is shown on stderr when it is a terminal.
 
 Exit code 0 when nothing failed, 1 otherwise, 2 on usage errors.
 `,
-  audit: `Usage: rsdesk audit --dest <dir> [--rehash] [--json] [--token T] [--timeout S]
+  audit: `Usage: rsdesk audit --dest <dir> [--rehash] [--json] [--token T | --basic USER:PASS] [--timeout S]
 
 Compares the mirror in <dir> with the Source's current Resource List (plus the Change List's changes
 since its "at"): in sync, missing, extra (files no listed URI maps to), changed (hash, length or

@@ -1,10 +1,11 @@
 // The one HTTP client of the engine: undici's Agent (connection pools per origin), GET only, redirects followed by
 // hand so each hop is recorded and checked, timeouts on connect/headers and on an idle body, an overall deadline
 // per fetch (a server trickling a byte a second never trips an idle timeout), a byte limit.
-import { Agent } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import { clip } from '../clip.ts';
 import { charsetOf, readText, streamBody, tooLarge } from './body.ts';
+import { makeDispatcher, type ProxyEnv, type ProxySetting } from './dispatcher.ts';
 import { MAX_HEADER_BYTES, NetworkError, formatBytes, formatDuration, toNetworkError } from './errors.ts';
 
 export interface HttpOptions {
@@ -20,6 +21,28 @@ export interface HttpOptions {
   /** Default 5. */
   maxRedirects?: number;
   userAgent?: string;
+  /**
+   * Credentials and extra headers of one Source, sent only to `origin` (never to another host a redirect or a
+   * document names). `authorization` is the whole header value (`Bearer …`, `Basic …`).
+   */
+  sourceHeaders?: SourceHeaders | null;
+  /** Default `env`: HTTP_PROXY / HTTPS_PROXY / NO_PROXY. */
+  proxy?: ProxySetting;
+  /** Where `env` reads the proxies from. Default process.env. */
+  proxyEnv?: ProxyEnv;
+}
+
+export interface SourceHeaders {
+  origin: string;
+  authorization?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** Adds a Source's own headers to a request bound for `url`'s origin, and only there. */
+export function addSourceHeaders(headers: Record<string, string>, url: URL, source: SourceHeaders | null | undefined): void {
+  if (!source || url.origin !== source.origin) return;
+  for (const [name, value] of Object.entries(source.headers ?? {})) headers[name.toLowerCase()] = value;
+  if (source.authorization) headers.authorization = source.authorization;
 }
 
 export interface GetInit {
@@ -87,7 +110,8 @@ export class Http {
   readonly maxRedirects: number;
   readonly userAgent: string;
   #bearerToken: string | null;
-  #agent: Agent;
+  #source: SourceHeaders | null;
+  #agent: Dispatcher;
 
   constructor(options: HttpOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -95,14 +119,19 @@ export class Http {
     this.maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
     this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
     this.#bearerToken = options.bearerToken ? options.bearerToken : null;
-    this.#agent = new Agent({
-      connect: { timeout: this.timeoutMs },
-      headersTimeout: this.timeoutMs,
-      bodyTimeout: this.timeoutMs,
-      connections: 16,
-      // Node's own default (16 KiB), stated: the message for a server over it names the number.
-      maxHeaderSize: MAX_HEADER_BYTES,
-    });
+    this.#source = options.sourceHeaders ?? null;
+    this.#agent = makeDispatcher(
+      {
+        connect: { timeout: this.timeoutMs },
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+        connections: 16,
+        // Node's own default (16 KiB), stated: the message for a server over it names the number.
+        maxHeaderSize: MAX_HEADER_BYTES,
+      },
+      options.proxy,
+      options.proxyEnv,
+    );
   }
 
   async get(url: string, init: GetInit = {}): Promise<HttpResponse> {
@@ -130,6 +159,7 @@ export class Http {
       delete headers.authorization;
       // A token for one Source must not leak to whatever host a redirect names.
       if (this.#bearerToken && current.origin === start.origin) headers.authorization = `Bearer ${this.#bearerToken}`;
+      addSourceHeaders(headers, current, this.#source);
       if (init.signal?.aborted) throw new NetworkError('aborted', `Cancelled: ${href}`, href);
       let data;
       try {

@@ -11,6 +11,9 @@ import { loadDocument } from '../load.ts';
 import { expectationOf, meterFile, recordedMatches } from './fixity.ts';
 import { acquireLock } from './lock.ts';
 import { MirrorState, STATE_DIR, stateDirOf } from './state.ts';
+import type { ProxyEnv } from '../http/dispatcher.ts';
+import type { SecretStore } from './secrets.ts';
+import { accessOf, sourceHeadersOf, type Credentials } from './settings.ts';
 
 export interface AuditReport {
   inSync: boolean;
@@ -28,6 +31,10 @@ export interface AuditOptions {
   dest: string;
   rehash?: boolean;
   token?: string | null;
+  /** Credentials given now (else those the mirror keeps in `secretStore`). */
+  credentials?: Credentials | null;
+  secretStore?: SecretStore;
+  proxyEnv?: ProxyEnv;
   timeoutMs?: number;
   userAgent?: string;
   signal?: AbortSignal;
@@ -40,9 +47,26 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   if (!existsSync(join(stateDir, 'state.sqlite'))) throw new Error(`${options.dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
   const lock = acquireLock(stateDir, 'rsdesk audit', options.dest);
   const state = new MirrorState(stateDir);
-  const http = new Http({ bearerToken: options.token ?? null, timeoutMs: options.timeoutMs, userAgent: options.userAgent });
-  const t0 = Date.now();
   const binding = state.binding();
+  let http: Http;
+  try {
+    // The mirror's own settings: its credentials go to its Source's origin only.
+    const given = options.credentials !== undefined ? options.credentials : options.token ? { scheme: 'bearer' as const, token: options.token } : undefined;
+    const origin = binding ? new URL(binding.capabilityListUrl ?? binding.url).origin : 'null';
+    const { settings, credentials } = accessOf(binding?.settings, origin, binding?.id, given, options.secretStore);
+    http = new Http({
+      sourceHeaders: sourceHeadersOf(settings, credentials),
+      timeoutMs: options.timeoutMs ?? settings.timeoutMs ?? undefined,
+      userAgent: options.userAgent,
+      proxy: settings.proxy,
+      proxyEnv: options.proxyEnv,
+    });
+  } catch (err) {
+    state.close();
+    lock.release();
+    throw err;
+  }
+  const t0 = Date.now();
   const run = state.startRun('audit', options.rehash ? 'rehash' : 'inventory', binding?.resourceListUrl ?? null);
   try {
     if (binding === null || binding.resourceListUrl === null) throw new Error(`The mirror has no Resource List to audit against`);

@@ -2,7 +2,9 @@
 // GET with bounded redirects followed by hand, connect / headers / stalled-body timeouts, an overall deadline per
 // resource, conditional requests, and retries with backoff that honour Retry-After on 429 and 503. Leaner than the
 // document client (engine/http): a mirror makes thousands of small requests, so nothing is done per chunk here.
-import { Agent } from 'undici';
+import type { Dispatcher } from 'undici';
+import { addSourceHeaders, type SourceHeaders } from '../http/client.ts';
+import { makeDispatcher, type ProxyEnv, type ProxySetting } from '../http/dispatcher.ts';
 import type { Readable } from 'node:stream';
 import { NetworkError, formatDuration, toNetworkError } from '../http/errors.ts';
 import { clip } from '../clip.ts';
@@ -22,8 +24,11 @@ export interface FetcherOptions {
   /** First backoff; doubled each retry. Default 500 ms. */
   backoffMs?: number;
   userAgent?: string;
-  /** Sent only to this origin (never to another host a redirect or a mirror location names). */
-  auth?: { origin: string; header: string } | null;
+  /** Credentials and extra headers, sent only to their origin (never to another host a redirect or a mirror location names). */
+  source?: SourceHeaders | null;
+  /** Default `env`: HTTP_PROXY / HTTPS_PROXY / NO_PROXY. */
+  proxy?: ProxySetting;
+  proxyEnv?: ProxyEnv;
 }
 
 export interface Fetched {
@@ -75,8 +80,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 export class Fetcher {
   readonly timeoutMs: number;
   readonly deadlineMs: number;
-  readonly #agent: Agent;
-  readonly #options: Required<Omit<FetcherOptions, 'auth'>> & { auth: FetcherOptions['auth'] };
+  readonly #agent: Dispatcher;
+  readonly #options: Required<Omit<FetcherOptions, 'source' | 'proxy' | 'proxyEnv'>> & { source: SourceHeaders | null };
 
   constructor(options: FetcherOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 30_000;
@@ -90,16 +95,20 @@ export class Fetcher {
       maxRetryAfterMs: options.maxRetryAfterMs ?? 120_000,
       backoffMs: options.backoffMs ?? 500,
       userAgent: options.userAgent ?? 'ResourceSync-Desktop/0.1 (mirror)',
-      auth: options.auth ?? null,
+      source: options.source ?? null,
     };
-    this.#agent = new Agent({
-      connections: this.#options.concurrency,
-      connect: { timeout: this.timeoutMs },
-      headersTimeout: this.timeoutMs,
-      bodyTimeout: this.timeoutMs,
-      keepAliveTimeout: 30_000,
-      maxHeaderSize: 16 * 1024,
-    });
+    this.#agent = makeDispatcher(
+      {
+        connections: this.#options.concurrency,
+        connect: { timeout: this.timeoutMs },
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+        keepAliveTimeout: 30_000,
+        maxHeaderSize: 16 * 1024,
+      },
+      options.proxy,
+      options.proxyEnv,
+    );
   }
 
   /**
@@ -133,8 +142,7 @@ export class Fetcher {
     const startOrigin = current.origin;
     for (let hops = 0; ; hops++) {
       const headers: Record<string, string> = { ...extra, 'user-agent': this.#options.userAgent, accept: '*/*' };
-      const auth = this.#options.auth;
-      if (auth && current.origin === auth.origin) headers.authorization = auth.header;
+      addSourceHeaders(headers, current, this.#options.source);
       // Conditional headers are about the first URL's copy; a redirect elsewhere is fetched whole.
       if (current.origin !== startOrigin) {
         delete headers['if-none-match'];

@@ -8,6 +8,7 @@ import { migrate, type Migration } from '../../store/migrations.ts';
 import { transaction } from '../../store/tx.ts';
 import type { Digests } from './fixity.ts';
 import type { PathMap } from './local-path.ts';
+import type { SourceSettings } from './settings.ts';
 
 export const STATE_DIR = '.resourcesync';
 export const STATE_FILE = 'state.sqlite';
@@ -73,6 +74,10 @@ export interface Binding {
   maps: PathMap[];
   allowHosts: string[];
   createdAt: string;
+  /** The mirror's own id (random): the key of its credentials in a SecretStore. Absent in mirrors made before it. */
+  id?: string;
+  /** Per-Source settings (absent in mirrors made before them: the defaults). */
+  settings?: SourceSettings;
 }
 
 export type InventoryStatus = 'verified' | 'unverifiable' | 'unchecked' | 'deleted' | 'quarantined';

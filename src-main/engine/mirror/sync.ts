@@ -2,18 +2,22 @@
 // mode (auto: resume an interrupted run, else a baseline for a new mirror and incremental afterwards), run it, journal
 // it. Baseline: from a Resource List or Resource List Index; the list's `at` becomes the checkpoint only when the run
 // completes without a failure. Incremental: see incremental.ts.
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { clip } from '../clip.ts';
 import type { DiscoveryResult } from '../../contract/types.ts';
 import { discover } from '../discovery/discover.ts';
 import type { Entry } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
+import type { ProxyEnv, ProxySetting } from '../http/dispatcher.ts';
 import { loadDocument } from '../load.ts';
 import { Applier, type DeletePolicy, type Failure } from './apply.ts';
 import { Fetcher } from './fetcher.ts';
 import { runIncremental } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
 import { acquireLock } from './lock.ts';
+import type { SecretStore } from './secrets.ts';
+import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type Credentials, type SourceSettings } from './settings.ts';
 import { MirrorState, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
@@ -32,7 +36,17 @@ export interface SyncOptions {
   concurrency?: number;
   delayMs?: number;
   timeoutMs?: number;
+  /** Extra request headers for the Source's origin (replace the mirror's). */
+  headers?: Record<string, string>;
+  proxy?: ProxySetting;
+  /** Where a `env` proxy setting reads from. Default process.env. */
+  proxyEnv?: ProxyEnv;
+  /** Bearer token for the Source (same as `credentials: { scheme: 'bearer', token }`). */
   token?: string | null;
+  /** Credentials for the Source's origin; kept in `secretStore` for next time. `null` forgets them. */
+  credentials?: Credentials | null;
+  /** Where credentials are kept between runs (never in the mirror folder). Without one they last this run only. */
+  secretStore?: SecretStore;
   userAgent?: string;
   /** Files per durable batch (tests use small ones). */
   batchSize?: number;
@@ -100,7 +114,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   const lock = acquireLock(stateDir, 'rsdesk sync', dest);
   if (lock.tookOver) options.onNote?.(`Took over the lock left by process ${lock.tookOver.pid}, which is no longer running.`);
   const state = new MirrorState(stateDir);
-  const http = new Http({ bearerToken: options.token ?? null, timeoutMs: options.timeoutMs, userAgent: options.userAgent });
+  let http: Http | null = null;
   try {
     const interrupted = state.markInterrupted();
     const t0 = Date.now();
@@ -108,14 +122,39 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const startMode = options.mode === 'incremental' ? 'incremental' : 'baseline';
     options.onProgress?.({ ...zero, mode: startMode, phase: 'discovery', listed: 0, listComplete: false, listedBytes: 0, settled: 0, bytesFetched: 0 });
     let binding = state.binding();
-    if (binding === null || (options.url !== undefined && options.url !== binding.url) || options.capabilityListUrl !== undefined) {
-      if (options.url === undefined) throw new SyncError(`${dest} is not a mirror yet: give the URL of a Source to mirror`);
-      binding = await bind(http, options, binding);
-      state.setBinding(binding);
-    } else if (options.maps !== undefined || options.allowHosts !== undefined) {
-      binding = { ...binding, maps: options.maps ?? binding.maps, allowHosts: options.allowHosts ?? binding.allowHosts };
-      state.setBinding(binding);
+    // Settings (and where credentials may go) first: discovery already needs them.
+    const rebind = binding === null || (options.url !== undefined && options.url !== binding.url) || options.capabilityListUrl !== undefined;
+    if (rebind && options.url === undefined) throw new SyncError(`${dest} is not a mirror yet: give the URL of a Source to mirror`);
+    const origin = rebind
+      ? new URL(options.capabilityListUrl ?? options.url!).origin
+      : (binding!.settings?.origin ?? new URL(binding!.capabilityListUrl ?? binding!.url).origin);
+    const mirrorId = binding?.id ?? randomUUID();
+    const given = options.credentials !== undefined ? options.credentials : options.token ? { scheme: 'bearer' as const, token: options.token } : undefined;
+    const settings: SourceSettings = mergeSettings(
+      binding?.settings,
+      origin,
+      { headers: options.headers, concurrency: options.concurrency, delayMs: options.delayMs, timeoutMs: options.timeoutMs, proxy: options.proxy },
+      given,
+    );
+    let credentials: Credentials | null;
+    try {
+      credentials = resolveCredentials(settings, mirrorId, given, options.secretStore, options.onNote);
+    } catch (err) {
+      throw err instanceof SettingsError ? new SyncError(err.message) : err;
     }
+    http = new Http({
+      sourceHeaders: sourceHeadersOf(settings, credentials),
+      timeoutMs: settings.timeoutMs ?? undefined,
+      userAgent: options.userAgent,
+      proxy: settings.proxy,
+      proxyEnv: options.proxyEnv,
+    });
+    if (rebind) binding = await bind(http, options, binding);
+    else if (options.maps !== undefined || options.allowHosts !== undefined) {
+      binding = { ...binding!, maps: options.maps ?? binding!.maps, allowHosts: options.allowHosts ?? binding!.allowHosts };
+    }
+    binding = { ...binding!, id: mirrorId, settings };
+    state.setBinding(binding);
     const discoverySeconds = (Date.now() - t0) / 1000;
 
     const checkpoint = state.checkpoint();
@@ -142,10 +181,12 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const run = dryRun ? null : resume ? state.resumeRun(resume.id) : state.startRun(mode, wanted, listUrl);
     if (resume) options.onNote?.(`Resuming run ${resume.id} (interrupted ${resume.kind}); what it verified is not fetched again.`);
     const fetcher = new Fetcher({
-      concurrency: options.concurrency,
-      timeoutMs: options.timeoutMs,
+      concurrency: settings.concurrency ?? undefined,
+      timeoutMs: settings.timeoutMs ?? undefined,
       userAgent: options.userAgent,
-      auth: options.token ? { origin: new URL(binding.capabilityListUrl ?? binding.url).origin, header: `Bearer ${options.token}` } : null,
+      source: sourceHeadersOf(settings, credentials),
+      proxy: settings.proxy,
+      proxyEnv: options.proxyEnv,
     });
     const applier: Applier = new Applier({
       dest,
@@ -156,7 +197,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       paths: new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? listUrl ?? binding.url, maps: binding.maps, allowHosts: binding.allowHosts }),
       deletePolicy: options.deletePolicy ?? 'keep',
       dryRun,
-      delayMs: options.delayMs,
+      delayMs: settings.delayMs ?? undefined,
       signal: options.signal,
       batchSize: options.batchSize,
       onProgress: () => report(),
@@ -202,11 +243,11 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     try {
       try {
         if (mode === 'baseline') {
-          const result = await baseline(http, listUrl!, applier, state, options, phases, onListed);
+          const result = await baseline(http, listUrl!, applier, state, { ...options, concurrency: settings.concurrency ?? undefined }, phases, onListed);
           newCheckpoint = result.at === null ? null : { at: result.at, from: listUrl! };
           if (result.at === null && !paused()) options.onNote?.(`The Resource List gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
         } else {
-          const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, pauseSignal: options.pauseSignal, onNote: options.onNote, onListed: (n) => onListed(n, 0, true), phases, concurrency: options.concurrency ?? 8 });
+          const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, pauseSignal: options.pauseSignal, onNote: options.onNote, onListed: (n) => onListed(n, 0, true), phases, concurrency: settings.concurrency ?? 8 });
           listed = result.changes;
           newCheckpoint = result.checkpoint;
         }
@@ -259,7 +300,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       checkpoint: state.checkpoint()?.at ?? null,
     };
   } finally {
-    await http.close();
+    await http?.close();
     state.close();
     lock.release();
   }
@@ -290,7 +331,11 @@ export async function bind(http: Http, options: SyncOptions, old: Binding | null
     lists = lists.filter((c) => c.url === options.capabilityListUrl);
     if (lists.length === 0) throw new SyncError(`${clip(options.capabilityListUrl)} is not a Capability List of this Source`);
   } else if (direct && direct.capability === 'capabilitylist') lists = lists.filter((c) => c.url === direct.url);
-  if (lists.length === 0) throw new SyncError(`No ResourceSync Source found from ${clip(url)}`);
+  if (lists.length === 0) {
+    // Say what the URL itself answered (a 401 for want of credentials, a 404…): that is what people can act on.
+    const first = result.routes.find((r) => r.route === 'document');
+    throw new SyncError(`No ResourceSync Source found from ${clip(url)}${first && !first.found ? ` (it answered: ${clip(first.refused ?? first.message, 300)})` : ''}`);
+  }
   if (lists.length > 1) {
     throw new SyncError(
       `The Source offers ${lists.length} Capability Lists; choose one with --capabilitylist:\n${lists.map((c) => `  ${c.url}`).join('\n')}`,

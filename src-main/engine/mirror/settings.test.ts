@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { authorizationOf, mergeSettings, parseBasic, parseHeader, resolveCredentials } from './settings.ts';
+import { MemorySecretStore } from './secrets.ts';
+
+describe('settings', () => {
+  it('parses headers as people write them and refuses the transport’s own', () => {
+    expect(parseHeader('X-Api-Key:  abc ')).toEqual(['x-api-key', 'abc']);
+    expect(parseHeader('From: a@b.org')).toEqual(['from', 'a@b.org']);
+    expect(() => parseHeader('no colon')).toThrow(/Name: value/);
+    expect(() => parseHeader('Authorization: Bearer x')).toThrow(/use --token or --basic/);
+    expect(() => parseHeader('Host: elsewhere')).toThrow(/host header cannot be set/);
+    expect(() => parseHeader('bad name: x')).toThrow(/Name: value/);
+  });
+
+  it('parses USER:PASSWORD (colons allowed in the password) into a Basic header', () => {
+    const c = parseBasic('me:pa:ss');
+    expect(c).toEqual({ scheme: 'basic', user: 'me', password: 'pa:ss' });
+    expect(authorizationOf(c)).toBe(`Basic ${Buffer.from('me:pa:ss').toString('base64')}`);
+    expect(authorizationOf({ scheme: 'bearer', token: 't' })).toBe('Bearer t');
+    expect(() => parseBasic(':x')).toThrow(/USER:PASSWORD/);
+    expect(() => parseBasic('nocolon')).toThrow(/USER:PASSWORD/);
+  });
+
+  it('merges changes over the kept settings and keeps the secret out of them', () => {
+    const first = mergeSettings(undefined, 'http://a', { concurrency: 2, headers: { x: '1' } }, { scheme: 'bearer', token: 'T' });
+    expect(first).toEqual({ origin: 'http://a', auth: { scheme: 'bearer' }, headers: { x: '1' }, concurrency: 2, delayMs: null, timeoutMs: null, proxy: 'env' });
+    expect(JSON.stringify(first)).not.toContain('"T"');
+    const second = mergeSettings(first, 'http://a', { delayMs: 10, concurrency: undefined });
+    expect(second).toMatchObject({ concurrency: 2, delayMs: 10, auth: { scheme: 'bearer' } });
+    expect(mergeSettings(second, 'http://a', {}, null).auth).toBeNull();
+    const store = new MemorySecretStore();
+    expect(resolveCredentials(first, 'id1', { scheme: 'bearer', token: 'T' }, store)).toEqual({ scheme: 'bearer', token: 'T' });
+    expect(resolveCredentials(first, 'id1', undefined, store)).toEqual({ scheme: 'bearer', token: 'T' });
+    expect(() => resolveCredentials(first, 'id2', undefined, store)).toThrow(/none is kept on this computer/);
+  });
+});

@@ -1,0 +1,140 @@
+// Per-Source settings of a mirror, kept in its binding so a reopened mirror (by the app or `rsdesk sync --dest DIR`)
+// keeps them: authentication (bearer token or HTTP basic), extra headers, concurrency, delay, timeout, proxy. Every
+// credential and extra header goes to the Source's origin only — never to another host, whether a redirect, a mirror
+// location (`rel="duplicate"`) or an index part names it. The secret itself is not in the binding: it is kept in a
+// SecretStore under the mirror's key (see secrets.ts), and the binding says only which scheme the Source wants.
+import type { SourceHeaders } from '../http/client.ts';
+import type { ProxySetting } from '../http/dispatcher.ts';
+import type { SecretStore } from './secrets.ts';
+
+export type Credentials = { scheme: 'bearer'; token: string } | { scheme: 'basic'; user: string; password: string };
+
+export interface SourceSettings {
+  /** The origin (scheme, host, port) credentials and headers are sent to. */
+  origin: string;
+  /** Which scheme the Source wants; the secret is in the SecretStore under `secretKey(binding id)`. */
+  auth: { scheme: 'bearer' } | { scheme: 'basic'; user: string } | null;
+  /** Extra request headers (lower-case names), sent to the Source's origin only. */
+  headers: Record<string, string>;
+  /** Connections per host; null = the default (8). */
+  concurrency: number | null;
+  /** Pause after each request, per connection; null = none. */
+  delayMs: number | null;
+  /** Idle timeout of one request; null = the default (30 s). */
+  timeoutMs: number | null;
+  proxy: ProxySetting;
+}
+
+/** What a caller may change; absent fields keep the mirror's current value. */
+export type SettingsChange = Partial<Pick<SourceSettings, 'headers' | 'concurrency' | 'delayMs' | 'timeoutMs' | 'proxy'>>;
+
+export const DEFAULT_SETTINGS: Omit<SourceSettings, 'origin'> = {
+  auth: null,
+  headers: {},
+  concurrency: null,
+  delayMs: null,
+  timeoutMs: null,
+  proxy: 'env',
+};
+
+/** Header names a person may not set: the transport's own, and `authorization` (use a token or basic). */
+const RESERVED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'authorization', 'proxy-authorization', 'te', 'upgrade', 'keep-alive']);
+
+export class SettingsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SettingsError';
+  }
+}
+
+/** Parses `Name: value` as people write it on a command line. */
+export function parseHeader(text: string): [string, string] {
+  const colon = text.indexOf(':');
+  const name = colon < 0 ? '' : text.slice(0, colon).trim().toLowerCase();
+  if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new SettingsError(`A header is written "Name: value", not ${JSON.stringify(text)}`);
+  if (RESERVED_HEADERS.has(name)) {
+    throw new SettingsError(`The ${name} header cannot be set${name === 'authorization' ? ' this way; use --token or --basic' : ''}`);
+  }
+  const value = text.slice(colon + 1).trim();
+  if (/[\r\n\0]/.test(value)) throw new SettingsError(`The value of the ${name} header contains a line break`);
+  return [name, value];
+}
+
+/** Parses `USER:PASSWORD` (the password may contain colons; the user may not, as RFC 7617 says). */
+export function parseBasic(text: string): Credentials {
+  const colon = text.indexOf(':');
+  if (colon <= 0) throw new SettingsError('Basic credentials are written USER:PASSWORD');
+  return { scheme: 'basic', user: text.slice(0, colon), password: text.slice(colon + 1) };
+}
+
+export function secretKey(mirrorId: string): string {
+  return `mirror:${mirrorId}`;
+}
+
+/** The value of the Authorization header for these credentials. */
+export function authorizationOf(c: Credentials): string {
+  return c.scheme === 'bearer' ? `Bearer ${c.token}` : `Basic ${Buffer.from(`${c.user}:${c.password}`, 'utf8').toString('base64')}`;
+}
+
+/** The settings after a change, with the origin and the scheme of newly given credentials. */
+export function mergeSettings(old: SourceSettings | undefined, origin: string, change: SettingsChange = {}, credentials?: Credentials | null): SourceSettings {
+  const base: SourceSettings = { ...DEFAULT_SETTINGS, ...old, origin };
+  for (const [k, v] of Object.entries(change)) if (v !== undefined) (base as unknown as Record<string, unknown>)[k] = v;
+  if (credentials) base.auth = credentials.scheme === 'bearer' ? { scheme: 'bearer' } : { scheme: 'basic', user: credentials.user };
+  else if (credentials === null) base.auth = null;
+  return base;
+}
+
+/**
+ * The credentials to use: those given now (kept in `store` for next time, `onNote` says where), else the ones kept
+ * for this mirror. A mirror that needs credentials nobody has here fails with what to do.
+ */
+export function resolveCredentials(
+  settings: SourceSettings,
+  mirrorId: string,
+  given: Credentials | null | undefined,
+  store: SecretStore | undefined,
+  onNote?: (note: string) => void,
+): Credentials | null {
+  const key = secretKey(mirrorId);
+  if (given) {
+    const secret = given.scheme === 'bearer' ? given.token : given.password;
+    if (store && store.get(key) !== secret) {
+      store.set(key, secret);
+      onNote?.(`The ${given.scheme === 'bearer' ? 'token' : 'password'} for ${settings.origin} is kept ${store.description}, not in the mirror folder.`);
+    }
+    if (!store) onNote?.(`The ${given.scheme === 'bearer' ? 'token' : 'password'} is not kept anywhere: give it again on the next run.`);
+    return given;
+  }
+  if (given === null) {
+    store?.delete(key);
+    return null;
+  }
+  if (!settings.auth) return null;
+  const secret = store?.get(key) ?? null;
+  if (secret === null) {
+    const how = settings.auth.scheme === 'bearer' ? '--token (or RSDESK_TOKEN)' : '--basic USER:PASSWORD (or RSDESK_BASIC)';
+    throw new SettingsError(
+      `This mirror sends ${settings.auth.scheme === 'bearer' ? 'a bearer token' : `HTTP basic credentials (user ${settings.auth.user})`} to ${settings.origin}, ` +
+        `and none is kept on this computer; give it again with ${how}`,
+    );
+  }
+  return settings.auth.scheme === 'bearer' ? { scheme: 'bearer', token: secret } : { scheme: 'basic', user: settings.auth.user, password: secret };
+}
+
+/** The headers for the Source's origin. */
+export function sourceHeadersOf(settings: SourceSettings, credentials: Credentials | null): SourceHeaders {
+  return { origin: settings.origin, authorization: credentials ? authorizationOf(credentials) : null, headers: settings.headers };
+}
+
+/** The client settings of a mirror that is already bound (audit, a reopened mirror): its settings and its credentials. */
+export function accessOf(
+  settings: SourceSettings | undefined,
+  fallbackOrigin: string,
+  mirrorId: string | undefined,
+  given: Credentials | null | undefined,
+  store: SecretStore | undefined,
+): { settings: SourceSettings; credentials: Credentials | null } {
+  const merged = mergeSettings(settings, settings?.origin ?? fallbackOrigin, {}, given);
+  return { settings: merged, credentials: resolveCredentials(merged, mirrorId ?? '', given, mirrorId ? store : undefined) };
+}
