@@ -22,6 +22,7 @@ export interface SyncCommandOptions {
   allowHosts: string[];
   mode?: string;
   useDumps: boolean;
+  withMetadata?: boolean;
   delete?: string;
   dryRun: boolean;
   concurrency?: string;
@@ -96,7 +97,6 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
   const dest = resolve(o.dest);
   const tty = process.stderr.isTTY === true && !o.json;
   let lastDraw = 0;
-  if (o.useDumps) io.err('Note: --use-dumps is not implemented yet in this version; resources are fetched one by one.\n');
   const result: SyncResult = await sync({
     url: o.url,
     dest,
@@ -105,6 +105,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     allowHosts: o.allowHosts.length > 0 ? o.allowHosts : undefined,
     mode: (o.mode as SyncMode | undefined) ?? 'auto',
     useDumps: o.useDumps,
+    withMetadata: o.withMetadata ?? false,
     deletePolicy: (o.delete as DeletePolicy | undefined) ?? 'keep',
     dryRun: o.dryRun,
     concurrency,
@@ -136,7 +137,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
 
 export function formatSync(r: SyncResult, dest: string): string {
   const lines = [
-    `${r.dryRun ? 'Dry run, nothing changed: ' : ''}${r.mode === 'baseline' ? 'Baseline' : 'Incremental sync'} of ${dest}${r.resumed ? ' (resumed)' : ''} in ${r.seconds} s`,
+    `${r.dryRun ? 'Dry run, nothing changed: ' : ''}${r.mode === 'baseline' ? 'Baseline' : 'Incremental sync'} of ${dest}${r.from === 'dumps' ? (r.mode === 'baseline' ? ' from the Resource Dump' : ' from the Change Dump') : ''}${r.resumed ? ' (resumed)' : ''} in ${r.seconds} s`,
     `  created ${r.created}, updated ${r.updated}, deleted ${r.deleted}, unchanged ${r.unchanged}, skipped ${r.skipped}, failed ${r.failed}; ${formatBytes(r.bytes)} downloaded`,
   ];
   if (r.wouldDelete.length > 0) {

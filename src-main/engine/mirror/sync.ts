@@ -13,6 +13,11 @@ import type { ProxyEnv, ProxySetting } from '../http/dispatcher.ts';
 import { loadDocument } from '../load.ts';
 import { Applier, type DeletePolicy, type Failure } from './apply.ts';
 import { Fetcher } from './fetcher.ts';
+import { chooseDumps, type DumpChoice } from './dump-choice.ts';
+import { runDumpBaseline } from './dump-baseline.ts';
+import { runDumpIncremental } from './dump-incremental.ts';
+import { JsonPatcher } from './json-patch.ts';
+import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
 import { runIncremental } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
 import { acquireLock } from './lock.ts';
@@ -31,6 +36,8 @@ export interface SyncOptions {
   allowHosts?: string[];
   mode?: SyncMode;
   useDumps?: boolean;
+  /** Also mirror the metadata resources entries link with rel="describedby" (metadata.ts). */
+  withMetadata?: boolean;
   deletePolicy?: DeletePolicy;
   dryRun?: boolean;
   concurrency?: number;
@@ -94,6 +101,12 @@ export interface SyncResult {
   wouldDelete: string[];
   /** The run was paused (pauseSignal): it ended `interrupted` and the next auto sync resumes it. */
   paused: boolean;
+  /** Where the resources came from: the lists, or the dumps' packages (`--use-dumps`). */
+  from: 'lists' | 'dumps';
+  /** Resources brought up to date by a JSON Patch instead of a full fetch (counted in `updated` too). */
+  patched: number;
+  /** Metadata resources (rel="describedby") handed to the fetch with --with-metadata (counted in the counts too). */
+  metadata: number;
   runId: number | null;
   resumed: boolean;
   dryRun: boolean;
@@ -162,22 +175,27 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     let mode: 'baseline' | 'incremental';
     let resume: RunRecord | null = null;
     const wanted = options.mode ?? 'auto';
+    const useDumps = options.useDumps ?? false;
+    // With --use-dumps a Change Dump alone makes incremental syncs possible, a Resource Dump alone a baseline.
+    const hasChanges = binding.changeListUrl !== null || (useDumps && binding.changeDumpUrl !== null);
     if (wanted === 'baseline') mode = 'baseline';
     else if (wanted === 'incremental') {
       if (checkpoint === null) throw new SyncError(`${dest} has no checkpoint yet (no baseline completed): run a baseline first`);
-      if (binding.changeListUrl === null) throw new SyncError(`The Source offers no Change List for this mirror; use --mode baseline`);
+      if (!hasChanges) throw new SyncError(`The Source offers no Change List${useDumps ? ' nor Change Dump' : ''} for this mirror; use --mode baseline`);
       mode = 'incremental';
     } else if (lastInterrupted && lastInterrupted.status === 'interrupted' && newest(state, lastInterrupted)) {
-      mode = lastInterrupted.kind === 'incremental' && binding.changeListUrl !== null && checkpoint !== null ? 'incremental' : 'baseline';
+      mode = lastInterrupted.kind === 'incremental' && hasChanges && checkpoint !== null ? 'incremental' : 'baseline';
       resume = lastInterrupted;
-    } else if (checkpoint === null || binding.changeListUrl === null) mode = 'baseline';
+    } else if (checkpoint === null || !hasChanges) mode = 'baseline';
     else mode = 'incremental';
-    if (mode === 'baseline' && binding.resourceListUrl === null) {
+    if (mode === 'baseline' && binding.resourceListUrl === null && !(useDumps && binding.resourceDumpUrl !== null)) {
       throw new SyncError(`The Source offers no Resource List for this mirror (${binding.capabilityListUrl ?? binding.url}); a baseline needs one`);
     }
 
     const dryRun = options.dryRun ?? false;
-    const listUrl = mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl;
+    // Dumps when asked for and offered (an interrupted dump run resumes from its dump); else the lists, said so.
+    const dumps: DumpChoice = await chooseDumps({ http, binding, mode, useDumps, resume, signal: options.signal, onNote: options.onNote });
+    const listUrl = dumps.url ?? (mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl);
     const run = dryRun ? null : resume ? state.resumeRun(resume.id) : state.startRun(mode, wanted, listUrl);
     if (resume) options.onNote?.(`Resuming run ${resume.id} (interrupted ${resume.kind}); what it verified is not fetched again.`);
     const fetcher = new Fetcher({
@@ -203,6 +221,13 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       onProgress: () => report(),
       onSettled: () => report(),
     });
+    const patcher = new JsonPatcher({ applier, fetcher, state, dest, dryRun, signal: options.signal, onNote: options.onNote });
+    const metadata = new MetadataFetcher({ state, applier, enabled: options.withMetadata ?? false, concurrency: settings.concurrency ?? 8, dryRun });
+    const applyChange = (entry: Entry) => {
+      metadata.note(entry);
+      return patcher.apply(entry);
+    };
+    const onDeleted = (uri: string) => metadata.deleted(uri);
     let listed = 0;
     let listedBytes = 0;
     let listComplete = false;
@@ -242,15 +267,39 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     };
     try {
       try {
-        if (mode === 'baseline') {
-          const result = await baseline(http, listUrl!, applier, state, { ...options, concurrency: settings.concurrency ?? undefined }, phases, onListed);
+        if (mode === 'baseline' && dumps.listing !== null) {
+          const result = await runDumpBaseline({
+            http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, phases,
+            onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, metadata,
+          });
+          newCheckpoint = result.at === null ? null : { at: result.at, from: dumps.url! };
+          if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
+        } else if (mode === 'baseline') {
+          const result = await baseline(http, listUrl!, applier, state, { ...options, concurrency: settings.concurrency ?? undefined }, phases, onListed, metadata);
           newCheckpoint = result.at === null ? null : { at: result.at, from: listUrl! };
           if (result.at === null && !paused()) options.onNote?.(`The Resource List gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
+        } else if (dumps.listing !== null) {
+          applier.repeatable = true;
+          const result = await runDumpIncremental({
+            http, applier, state, stateDir, dumpUrl: dumps.url!, listing: dumps.listing, checkpoint: checkpoint!, runId: run?.id ?? null, dryRun,
+            signal: options.signal, phases, onNote: options.onNote, changeListCovers: binding.changeListUrl !== null, metadata,
+          });
+          listed = result.changes;
+          newCheckpoint = result.checkpoint;
+          // What the Change Dump does not hold yet (changes after its last package) comes from the Change List.
+          if (binding.changeListUrl !== null && !options.signal?.aborted) {
+            await applier.finish();
+            options.onNote?.(`Changes after ${result.checkpoint.at} come from the Change List.`);
+            const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, pauseSignal: options.pauseSignal, onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
+            listed += rest.changes;
+            newCheckpoint = rest.checkpoint;
+          }
         } else {
-          const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, pauseSignal: options.pauseSignal, onNote: options.onNote, onListed: (n) => onListed(n, 0, true), phases, concurrency: settings.concurrency ?? 8 });
+          const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
           listed = result.changes;
           newCheckpoint = result.checkpoint;
         }
+        if (mode === 'incremental' && !paused()) await metadata.run();
       } catch (err) {
         // Paused while a list was still being read: what was started finishes below, the run stays resumable.
         if (!paused()) throw err;
@@ -294,6 +343,9 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       failures: applier.failures,
       wouldDelete: applier.wouldDelete,
       paused: status === 'interrupted',
+      from: dumps.listing !== null ? 'dumps' : 'lists',
+      patched: patcher.patched,
+      metadata: metadata.fetched,
       runId: run?.id ?? null,
       resumed: resume !== null,
       dryRun,
@@ -362,6 +414,7 @@ async function baseline(
   options: SyncOptions,
   phases: Record<string, number>,
   onListed: (n: number, bytes?: number, complete?: boolean) => void,
+  metadata: MetadataFetcher,
 ): Promise<{ at: string | null }> {
   const t0 = Date.now();
   const seen = new Set<string>();
@@ -375,6 +428,7 @@ async function baseline(
     seen.add(entry.loc);
     const length = Number(entry.md.length ?? 0);
     onListed(++listed, Number.isSafeInteger(length) && length > 0 ? length : 0);
+    metadata.note(entry);
     const p = applier.apply(entry).finally(() => inflight.delete(p));
     inflight.add(p);
     if (inflight.size >= limit) await Promise.race(inflight);
@@ -408,10 +462,16 @@ async function baseline(
   }
   onListed(listed, 0, true);
   await Promise.all(inflight);
+  if (!intake?.aborted) await metadata.run();
   phases.fetch = (Date.now() - t0) / 1000;
-  // What the mirror holds that the Source no longer lists: the deletion policy decides.
+  // What the mirror holds that the Source no longer lists (metadata of a listed resource aside): the policy decides.
   if (!intake?.aborted) {
-    for (const { uri } of [...state.paths()]) if (!seen.has(uri)) applier.delete(uri);
+    const described = metadataOf(state);
+    for (const { uri } of [...state.paths()]) {
+      if (seen.has(uri) || keepAsMetadata(described, uri, (u) => seen.has(u))) continue;
+      applier.delete(uri);
+      metadata.deleted(uri);
+    }
   }
   return { at: top.summary.md.at ?? null };
 }
