@@ -138,8 +138,10 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
 export function formatSync(r: SyncResult, dest: string): string {
   const lines = [
     `${r.dryRun ? 'Dry run, nothing changed: ' : ''}${r.mode === 'baseline' ? 'Baseline' : 'Incremental sync'} of ${dest}${r.from === 'dumps' ? (r.mode === 'baseline' ? ' from the Resource Dump' : ' from the Change Dump') : ''}${r.resumed ? ' (resumed)' : ''} in ${r.seconds} s`,
-    `  created ${r.created}, updated ${r.updated}, deleted ${r.deleted}, unchanged ${r.unchanged}, skipped ${r.skipped}, failed ${r.failed}; ${formatBytes(r.bytes)} downloaded`,
+    `  created ${r.created}, updated ${r.updated}, deleted ${r.deleted}, unchanged ${r.unchanged}, skipped ${r.skipped}, failed ${r.failed}; ${formatBytes(r.bytes)} ${r.from === 'dumps' ? 'written' : 'downloaded'}`,
   ];
+  if (r.patched > 0) lines.push(`  ${r.patched} of the updates applied as a JSON Patch to the mirror's copy`);
+  if (r.metadata > 0) lines.push(`  ${r.metadata} metadata record(s) (rel="describedby") fetched or checked, counted above`);
   if (r.wouldDelete.length > 0) {
     lines.push(`  ${r.wouldDelete.length} resource(s) the Source no longer has were kept (--delete keep); --delete delete or quarantine would remove them:`);
     for (const uri of r.wouldDelete.slice(0, 20)) lines.push(`    ${uri}`);

@@ -1,16 +1,21 @@
 // Incremental syncs from Change Dumps (--use-dumps) against the fixture Source, and against a small Source of its own
 // whose one package holds several changes of one URI, a deletion and a bitstream with a wrong hash.
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource, type FixtureSourceOptions } from '../../../e2e/fixture-source/index.ts';
+import { packagePath } from './package/index.ts';
 import { buildZip, manifestXml, md5 } from './package/test-zips.ts';
+import { MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions } from './sync.ts';
 
+const BIN = fileURLToPath(new URL('../../../bin/rsdesk.mjs', import.meta.url));
 let fixture: FixtureSource;
 let dest: string;
 let notes: string[];
@@ -131,6 +136,53 @@ describe('incremental from a Change Dump', () => {
     expect(notes.join('\n')).toMatch(/Change Dump .* could not be read .*uses the Change List instead/);
     expectMirrorMatchesSource();
   });
+});
+
+describe('resume after kill -9 during an incremental sync from a Change Dump', () => {
+  it('does not download an applied package again, resumes a partial one with Range, and ends consistent', async () => {
+    await fixture.close();
+    await start({ changeListSize: 10 });
+    await run({ useDumps: false });
+    // 30 changes after the baseline: Change Lists 4 and 5 close (packages 4 and 5), list 6 stays open.
+    fixture.change('update', 20);
+    fixture.change('create', 5);
+    fixture.change('delete', 5);
+    const pkg5 = fixture.paths.dataset1.changeDumpPackage(5);
+    const CUT = 1_000;
+    fixture.setBroken(pkg5, { stallAfter: CUT });
+    const child = spawn(process.execPath, [BIN, 'sync', capabilityList(), '--dest', dest, '--use-dumps', '--delete', 'delete', '--json'], { stdio: 'ignore' });
+    const part = `${packagePath(join(dest, '.resourcesync', 'packages'), fixture.url + pkg5)}.part`;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (existsSync(part) && statSync(part).size >= CUT) {
+          clearInterval(timer);
+          resolve();
+        } else if (child.exitCode !== null) {
+          clearInterval(timer);
+          reject(new Error(`rsdesk exited with ${child.exitCode} before the kill`));
+        }
+      }, 5);
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const before = fixture.requests.length;
+    expect(fixture.requests.some((r) => r.path === fixture.paths.dataset1.changeDumpPackage(4))).toBe(true);
+    const resumed = await run({ deletePolicy: 'delete' });
+    expect(resumed).toMatchObject({ mode: 'incremental', from: 'dumps', resumed: true, failed: 0 });
+    const after = fixture.requests.slice(before);
+    expect(after.filter((r) => r.path === fixture.paths.dataset1.changeDumpPackage(4))).toEqual([]);
+    const again = after.filter((r) => r.path === pkg5);
+    expect(again).toHaveLength(1);
+    expect(again[0]!.headers.range).toBe(`bytes=${CUT}-`);
+    expectMirrorMatchesSource();
+    expect(resumed.checkpoint).toBe(fixture.state.changes.at(-1)!.datetime.replace('Z', '.000Z'));
+    const state = new MirrorState(stateDirOf(dest));
+    const rows = [...state.rows()];
+    const runs = state.runs();
+    state.close();
+    expect(rows.map((r) => r.uri).sort()).toEqual(fixture.state.live().map((r) => fixture.state.locOf(r.id)).sort());
+    expect(runs.map((r) => r.status)).toEqual(['completed', 'completed']);
+  }, 60_000);
 });
 
 describe('a Change Dump package with several changes of one URI, a deletion and a bad bitstream', () => {
