@@ -7,6 +7,10 @@ import type {
   AppInfo,
   AuditView,
   CheckReport,
+  LiveEvent,
+  LiveStatus,
+  SelfTest,
+  SubscriptionView,
   DiscoveryResult,
   DocumentView,
   Entry,
@@ -159,6 +163,38 @@ export const commandArgs = {
   'runs.retry': mirrorPath,
   'audit.start': z.object({ path: folder, rehash: z.boolean().optional() }).strict(),
   'audit.report': mirrorPath,
+  'live.status': none,
+  'live.settings.set': z
+    .object({
+      host: z.string().trim().min(1, 'Enter the address the callback server listens on').max(255, 'The address is too long'),
+      port: z.number('The port must be a number from 1 to 65535').int('The port must be a whole number').min(1, 'The port must be from 1 to 65535').max(65535, 'The port must be from 1 to 65535'),
+      publicUrl: z
+        .string()
+        .trim()
+        .max(2048, 'The public callback URL is too long')
+        .refine((s) => {
+          try {
+            const u = new URL(s);
+            return u.protocol === 'http:' || u.protocol === 'https:';
+          } catch {
+            return false;
+          }
+        }, 'The public callback URL must be an http or https URL')
+        .nullable(),
+    })
+    .strict(),
+  'live.selftest': none,
+  'live.subscriptions': none,
+  'live.subscribe': z
+    .object({
+      topic: httpUrl,
+      hub: httpUrl,
+      folder: z.string('Choose the mirror folder').trim().min(1, 'Choose the mirror folder').max(4096, 'The folder path is too long'),
+      leaseSeconds: z.number().int('The lease must be a whole number of seconds').min(60, 'The lease must be at least 60 seconds').max(31_536_000, 'The lease must be at most a year').optional(),
+    })
+    .strict(),
+  'live.unsubscribe': z.object({ folder: z.string().min(1).max(4096), id: z.number().int().positive() }).strict(),
+  'live.recent': none,
 } satisfies Record<CommandName, z.ZodType>;
 
 export interface CommandResults {
@@ -205,6 +241,14 @@ export interface CommandResults {
   'audit.start': AuditView;
   /** The last audit of this mirror since the app started, or null. */
   'audit.report': AuditView | null;
+  'live.status': LiveStatus;
+  'live.settings.set': LiveStatus;
+  'live.selftest': SelfTest;
+  'live.subscriptions': SubscriptionView[];
+  'live.subscribe': SubscriptionView;
+  'live.unsubscribe': SubscriptionView;
+  /** The last live events, oldest first. */
+  'live.recent': LiveEvent[];
 }
 
 export type CommandArgs<C extends CommandName> = z.input<(typeof commandArgs)[C]>;

@@ -40,6 +40,14 @@ export const COMMAND_NAMES = [
   'runs.retry',
   'audit.start',
   'audit.report',
+  // Live change notifications (WebSub) and pings:
+  'live.status',
+  'live.settings.set',
+  'live.selftest',
+  'live.subscriptions',
+  'live.subscribe',
+  'live.unsubscribe',
+  'live.recent',
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
@@ -55,6 +63,8 @@ export const EVENT_NAMES = [
   'mirror.progress',
   'mirror.ended',
   'audit.ended',
+  /** Live events in batches (a few a second at most). */
+  'live.events',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 

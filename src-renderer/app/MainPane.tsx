@@ -11,6 +11,8 @@ import { useCheck } from '../state/check.ts';
 import { useMirrorUi } from '../state/mirror.ts';
 import { CreateMirror } from '../mirror/CreateMirror.tsx';
 import { MirrorView } from '../mirror/MirrorView.tsx';
+import { LiveView } from '../live/LiveView.tsx';
+import { useLive } from '../live/state.ts';
 
 /** The skip link's target. */
 export const MAIN_ID = 'main';
@@ -24,6 +26,7 @@ export function MainPane() {
   const summary = useSummary(node && !node.channel ? node.url : null);
   const check = useCheck((s) => (s.visible ? s.run : null));
   const screen = useMirrorUi((s) => s.screen);
+  const live = useLive((s) => s.visible);
 
   if (screen) {
     return (
@@ -33,6 +36,14 @@ export function MainPane() {
         ) : (
           <MirrorView key={screen.path} path={screen.path} />
         )}
+      </main>
+    );
+  }
+
+  if (live) {
+    return (
+      <main id={MAIN_ID} tabIndex={-1} className="main" aria-label="Live">
+        <LiveView />
       </main>
     );
   }

@@ -2,6 +2,7 @@
 // are engine data (react-query). Like the Check report: opening a document or a Source elsewhere hides these views.
 import { create } from 'zustand';
 import type { AuditStatus } from '../../src-main/contract/types.ts';
+import { useLive } from '../live/state.ts';
 import { useCheck } from './check.ts';
 import { useUi } from './ui.ts';
 
@@ -66,6 +67,12 @@ useUi.subscribe((state, previous) => {
 useCheck.subscribe((state, previous) => {
   if (state.visible && (!previous.visible || state.run !== previous.run)) useMirrorUi.getState().close();
 });
+useLive.subscribe((state, previous) => {
+  if (state.visible && !previous.visible) useMirrorUi.getState().close();
+});
 useMirrorUi.subscribe((state, previous) => {
-  if (state.screen !== null && state.screen !== previous.screen) useCheck.getState().hide();
+  if (state.screen !== null && state.screen !== previous.screen) {
+    useCheck.getState().hide();
+    useLive.getState().hide();
+  }
 });
