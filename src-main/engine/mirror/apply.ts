@@ -190,7 +190,7 @@ export class Applier {
       row: row(base, got.fixity, got.etag, got.lastModified, this.#now),
       counts: { [live ? 'updated' : 'created']: 1, bytes: got.fixity.length },
     };
-    this.#writer.stage({ temp: got.temp, final, mtimeMs, record });
+    this.#writer.stage({ temp: got.temp, final, mtimeMs, record, bytes: got.fixity.length });
   }
 
   async #download(url: string, headers: Record<string, string>, expected: Expectation): Promise<Downloaded> {

@@ -23,12 +23,16 @@ export interface Staged<T> {
   mtimeMs?: number;
   /** What to record once the file is durable. */
   record: T;
+  /** The file's size, so that a batch is also flushed by bytes. */
+  bytes?: number;
 }
 
 export interface DurableOptions<T> {
   tmpDir: string;
   /** Files per batch. Default 500. */
   batchSize?: number;
+  /** Bytes per batch: large files are made durable while the next ones download. Default 64 MiB. */
+  batchBytes?: number;
   /** Commits the rows of a batch whose files are durable and in place (one transaction). Failed renames are given apart. */
   commit: (done: T[], failed: { record: T; reason: string }[]) => void;
   /** Set false to skip syncing (tests of other things; never in a real mirror). */
@@ -217,6 +221,8 @@ export class DurableWriter<T> {
   readonly tmpDir: string;
   #batch: Staged<T>[] = [];
   #batchSize: number;
+  #batchBytes: number;
+  #stagedBytes = 0;
   #commit: DurableOptions<T>['commit'];
   #durable: boolean;
   #chain: Promise<void> = Promise.resolve();
@@ -227,6 +233,7 @@ export class DurableWriter<T> {
   constructor(options: DurableOptions<T>) {
     this.tmpDir = options.tmpDir;
     this.#batchSize = options.batchSize ?? 500;
+    this.#batchBytes = options.batchBytes ?? 64 * 1024 * 1024;
     this.#commit = options.commit;
     this.#durable = options.durable ?? true;
     // Whatever an earlier, killed run left half-written is thrown away.
@@ -247,7 +254,8 @@ export class DurableWriter<T> {
   /** Queues a finished file (or a row alone); a full batch is flushed in the background. */
   stage(item: Staged<T>): void {
     this.#batch.push(item);
-    if (this.#batch.length >= this.#batchSize) void this.flush();
+    this.#stagedBytes += item.bytes ?? 0;
+    if (this.#batch.length >= this.#batchSize || this.#stagedBytes >= this.#batchBytes) void this.flush();
   }
 
   get pending(): number {
@@ -256,13 +264,14 @@ export class DurableWriter<T> {
 
   /** Waits while too many batches are queued (backpressure for the fetchers). */
   async drained(): Promise<void> {
-    if (this.#batch.length >= this.#batchSize * 2) await this.flush();
+    if (this.#batch.length >= this.#batchSize * 2 || this.#stagedBytes >= this.#batchBytes * 2) await this.flush();
   }
 
   /** Flushes what is staged; resolves when it is committed. Rejects if a commit failed. */
   flush(): Promise<void> {
     const batch = this.#batch;
     this.#batch = [];
+    this.#stagedBytes = 0;
     this.#chain = this.#chain.then(() => (batch.length > 0 ? this.#flushBatch(batch) : undefined)).catch((err: unknown) => {
       this.#error ??= err;
     });
