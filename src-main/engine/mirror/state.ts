@@ -87,6 +87,52 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
     }
     db.exec('CREATE INDEX inventory_by_path_key ON inventory (path_key)');
   },
+  (db) => {
+    // Live change notifications (engine/live): the WebSub subscriptions that feed this mirror, and the inbox of
+    // every delivery, its raw payload kept durably before the hub was answered, with how far it got.
+    db.exec(`
+      CREATE TABLE live_subscriptions (
+        id INTEGER PRIMARY KEY,
+        topic TEXT NOT NULL,
+        hub TEXT NOT NULL,
+        callback_token TEXT NOT NULL UNIQUE,
+        callback_url TEXT NOT NULL,
+        secret TEXT,
+        -- pending | active | retrying | unsubscribing | unsubscribed | denied | expired
+        status TEXT NOT NULL,
+        -- subscribe | unsubscribe while a request awaits the hub's verification
+        pending_mode TEXT,
+        lease_requested INTEGER,
+        lease_seconds INTEGER,
+        verified_at TEXT,
+        expires_at TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at TEXT,
+        last_error TEXT,
+        cursor TEXT,
+        last_notification_at TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (topic, hub)
+      );
+      CREATE TABLE live_inbox (
+        id INTEGER PRIMARY KEY,
+        subscription_id INTEGER NOT NULL REFERENCES live_subscriptions(id) ON DELETE CASCADE,
+        received_at TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        content_type TEXT,
+        link TEXT,
+        body BLOB,
+        -- received | applying | applied | seen | duplicate | covered | rejected
+        status TEXT NOT NULL,
+        from_at TEXT,
+        until_at TEXT,
+        run_id INTEGER,
+        reason TEXT
+      );
+      CREATE INDEX live_inbox_open ON live_inbox (subscription_id, status);
+      CREATE INDEX live_inbox_hash ON live_inbox (subscription_id, sha256);
+    `);
+  },
 ];
 
 export interface Binding {
