@@ -200,7 +200,7 @@ export class Applier {
       counts: { [live ? 'updated' : 'created']: 1, bytes: got.fixity.length },
     };
     this.#count(record.counts);
-    this.#writer.stage({ temp: got.temp, final, mtimeMs, record });
+    this.#writer.stage({ temp: got.temp, final, mtimeMs, record, bytes: got.fixity.length });
   }
 
   async #download(url: string, headers: Record<string, string>, expected: Expectation): Promise<Downloaded> {
