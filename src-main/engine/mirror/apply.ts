@@ -190,7 +190,7 @@ export class Applier {
       row: row(base, got.fixity, got.etag, got.lastModified, this.#now),
       counts: { [live ? 'updated' : 'created']: 1, bytes: got.fixity.length },
     };
-    this.#writer.stage({ temp: got.temp, final, mtimeMs, record });
+    this.#writer.stage({ temp: got.temp, final, mtimeMs, record, bytes: got.fixity.length });
   }
 
   async #download(url: string, headers: Record<string, string>, expected: Expectation): Promise<Downloaded> {
@@ -318,6 +318,11 @@ export class Applier {
   /** A new temporary file path, outside the visible tree (thrown away by the next run if never staged). */
   tempPath(): string {
     return this.#writer.tempPath();
+  }
+
+  /** A new temporary file written in the thread pool (a small one in one go), outside the visible tree. */
+  tempFile(): TempFile {
+    return this.#writer.tempFile();
   }
 
   /** Puts a finished temporary file in place through the durable batches; a mismatch fails it instead. */
