@@ -168,7 +168,7 @@ async function measure(zipPath: string): Promise<DumpMeasure> {
   };
 }
 
-function measureInChild(zipPath: string): DumpMeasure {
+export function measureInChild(zipPath: string): DumpMeasure {
   const child = spawnSync(
     process.execPath,
     ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', import.meta.filename, '--measure', zipPath],

@@ -82,7 +82,7 @@ export async function runBurst(): Promise<LiveBenchResult['burst']> {
   const { fixture, engine } = rig;
   const topic = fixture.url + fixture.paths.dataset1.notifications;
   // Consecutive intervals starting at the subscription's cursor, one change each to a resource the mirror holds.
-  const startMs = Date.parse(engine.feed(rig.dest)!.store.subscription(rig.subId)!.cursor!) + 1;
+  const startMs = Date.parse(engine.feed(rig.dest)!.store.subscription(rig.subId)!.cursor!);
   const live = fixture.state.live();
   const payloads = Array.from({ length: N }, (_, i) => {
     const r = live[i % live.length];
@@ -104,6 +104,7 @@ export async function runBurst(): Promise<LiveBenchResult['burst']> {
       lastProcessed = performance.now();
     }
     if (e.type === 'gap') gaps++;
+    if (e.type === 'error') console.log(`  (error event: ${e.message})`);
   });
   const url = new URL(rig.callback);
   const pool = new Pool(url.origin, { connections: 64, pipelining: 1 });
@@ -128,6 +129,12 @@ export async function runBurst(): Promise<LiveBenchResult['burst']> {
     await engine.idle();
     const processSeconds = (lastProcessed - t0) / 1000;
     const statuses = store.counts(rig.subId);
+    if (process.env.LIVE_BENCH_DEBUG) {
+      const stuck = store.db.prepare("SELECT id, body FROM live_inbox WHERE status = 'received'").all() as { id: number; body: Uint8Array }[];
+      console.log('cursor', store.subscription(rig.subId)!.cursor, 'stuck', stuck.map((r) => [r.id, /from="([^"]+)" until="([^"]+)"/.exec(Buffer.from(r.body).toString())?.slice(1)]));
+      const last = store.db.prepare("SELECT id, status, from_at, until_at FROM live_inbox WHERE status != 'received' ORDER BY until_at DESC LIMIT 3").all();
+      console.log(last);
+    }
     return { sent: N, answered2xx: answered, sendSeconds, sendRate: N / sendSeconds, persisted, processed, processSeconds, processRate: processed / processSeconds, gaps, statuses };
   } finally {
     await pool.close();

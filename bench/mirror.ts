@@ -14,6 +14,8 @@ import { join, resolve } from 'node:path';
 import type { ChildMeasure } from './mirror/child.ts';
 import { BENCH_DIR, WWW, largeSet, smallSet, writeResourceList, type DataSet } from './mirror/data.ts';
 import { nginxMissing, startNginx, type LoopbackSource } from './mirror/nginx.ts';
+import { measureInChild, type DumpMeasure } from './dump.ts';
+import { DUMP_HOST, prepareDump, writeDumpDocuments } from './mirror/dumpset.ts';
 import { INCR, buildIncremental, freshIncrementalMirror } from './mirror/incremental.ts';
 import { resyncUnavailable, runResyncBaseline, type ResyncRun } from './mirror/resync-sync.ts';
 
@@ -61,6 +63,16 @@ function oursBaseline(listUrl: string): ChildMeasure {
     return child(['sync', JSON.stringify({ url: listUrl, dest, mode: 'baseline', concurrency: CONNECTIONS })]);
   } finally {
     rmSync(dest, { recursive: true, force: true });
+  }
+}
+
+/** Writing and fsyncing `bytes` where the mirrors go: no durable mirror of that many bytes can be faster. */
+function diskFloor(bytes: number): ChildMeasure {
+  const dir = freshDest();
+  try {
+    return child(['disk', dir, String(Math.round(bytes / MiB))]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -148,19 +160,64 @@ async function benchLarge(source: LoopbackSource, runs: number): Promise<void> {
   const n = set.items.length;
   console.log(`\n2. Baseline of ${n} × ${set.items[0]!.length / MiB} MiB resources with sha-256 (load ${load()})`);
   const loops: ChildMeasure[] = [];
+  const disks: ChildMeasure[] = [];
   const ours: ChildMeasure[] = [];
   for (let i = 0; i < runs; i++) {
     loops.push(bareLoop(set, source.url));
+    disks.push(diskFloor(set.bytes));
     const m = oursBaseline(listUrl);
     checkComplete('rsdesk sync', m, n);
     ours.push(m);
   }
   const loop = best(loops, (m) => m.seconds);
+  const disk = best(disks, (m) => m.seconds);
   const our = best(ours, (m) => m.seconds);
   const mb = set.bytes / MiB;
   row('measure', 'resources', 'wall', 'cpu', 'rate', 'peak RSS', 'target');
+  row('disk: one file written + fsync (ref.)', '1', secs(disk.seconds), secs(disk.cpuSeconds), `${num(mb / disk.seconds)} MB/s`, '', `the floor of any durable copy${runsOf(disks)}`);
   row(`bare undici loop (reference)`, num(n), secs(loop.seconds), secs(loop.cpuSeconds), `${num(mb / loop.seconds)} MB/s`, `${loop.peakRssMb.toFixed(0)} MB`, `fetch only${runsOf(loops)}`);
   row('rsdesk sync --mode baseline (ours)', num(n), secs(our.seconds), secs(our.cpuSeconds), `${num(mb / our.seconds)} MB/s`, `${our.peakRssMb.toFixed(0)} MB`, `>= ${MIRROR_TARGETS.largeMbPerSecond} MB/s: ${met(mb / our.seconds >= MIRROR_TARGETS.largeMbPerSecond)}${runsOf(ours)}`);
+}
+
+// ---- 3. a 1 GiB Resource Dump ----
+
+async function benchDump(source: LoopbackSource, runs: number, dump: Awaited<ReturnType<typeof prepareDump>>): Promise<void> {
+  const set = writeDumpDocuments(source.url, dump);
+  const mb = set.bitstreamBytes / MiB;
+  console.log(
+    `\n3. Baseline from a 1 GiB Resource Dump: one package of ${num(set.entries)} bitstreams (${num(mb)} MiB; ${num(set.packageBytes / MiB)} MiB zipped), md5 each (load ${load()})`,
+  );
+  const packageSet: DataSet = { name: 'dump', items: [{ path: new URL(set.packageUrl).pathname.slice(1), length: set.packageBytes, hash: '' }], bytes: set.packageBytes };
+  const loops: ChildMeasure[] = [];
+  const extracts: DumpMeasure[] = [];
+  const disks: ChildMeasure[] = [];
+  const ours: ChildMeasure[] = [];
+  for (let i = 0; i < runs; i++) {
+    loops.push(bareLoop(packageSet, source.url));
+    disks.push(diskFloor(set.bitstreamBytes));
+    extracts.push(measureInChild(dump.path));
+    const dest = freshDest();
+    try {
+      const m = child(['sync', JSON.stringify({ url: set.capabilityListUrl, dest, mode: 'baseline', useDumps: true, allowHosts: [DUMP_HOST], concurrency: CONNECTIONS })]);
+      checkComplete('rsdesk sync --use-dumps', m, set.entries);
+      ours.push(m);
+    } finally {
+      rmSync(dest, { recursive: true, force: true });
+    }
+  }
+  const loop = best(loops, (m) => m.seconds);
+  const extract = best(extracts, (m) => m.seconds);
+  const disk = best(disks, (m) => m.seconds);
+  const our = best(ours, (m) => m.seconds);
+  const rate = mb / our.seconds;
+  row('measure', 'resources', 'wall', 'cpu', 'rate', 'peak RSS', 'target');
+  row('disk: one file written + fsync (ref.)', '1', secs(disk.seconds), secs(disk.cpuSeconds), `${num(mb / disk.seconds)} MB/s`, '', `the floor of any durable copy${runsOf(disks)}`);
+  row('bare undici download of the package (ref.)', '1', secs(loop.seconds), secs(loop.cpuSeconds), `${num(set.packageBytes / MiB / loop.seconds)} MB/s`, `${loop.peakRssMb.toFixed(0)} MB`, `zipped MB/s, fetch only${runsOf(loops)}`);
+  row('readPackage of the local file (ref.)', num(extract.verified), secs(extract.seconds), secs(extract.cpuSeconds), `${num(extract.mbPerSecond)} MB/s`, `${extract.peakRssMb.toFixed(0)} MB`, `extract + verify only: no download, no fsync, no inventory${runsOf(extracts)}`);
+  row('rsdesk sync --use-dumps (ours)', num(our.verified ?? 0), secs(our.seconds), secs(our.cpuSeconds), `${num(rate)} MB/s`, `${our.peakRssMb.toFixed(0)} MB`, `download + extract + verify + batched fsync + inventory${runsOf(ours)}`);
+  console.log(
+    `   ${num(rate)} MB/s (>= ${MIRROR_TARGETS.dumpMbPerSecond} MB/s): ${met(rate >= MIRROR_TARGETS.dumpMbPerSecond)}; peak RSS ${our.peakRssMb.toFixed(0)} MB (<= ${MIRROR_TARGETS.dumpPeakRssMb} MB): ${met(our.peakRssMb <= MIRROR_TARGETS.dumpPeakRssMb)}; phases ${Object.entries(our.phases ?? {}).map(([k, v]) => `${k} ${v.toFixed(2)} s`).join(', ')}`,
+  );
 }
 
 // ---- 4. incremental against a large inventory ----
@@ -214,10 +271,12 @@ export async function runMirrorBench(argv: string[]): Promise<void> {
   // Generated before nginx starts, so generation time never overlaps a measure.
   if (only.includes('1')) smallSet();
   if (only.includes('2')) largeSet();
+  const dump = only.includes('3') ? await prepareDump() : null;
   const source = await startNginx(WWW);
   try {
     if (only.includes('1')) await benchSmall(source, runs);
     if (only.includes('2')) await benchLarge(source, runs);
+    if (only.includes('3')) await benchDump(source, runs, dump!);
     if (only.includes('4')) await benchIncremental(source, runs);
   } finally {
     source.stop();

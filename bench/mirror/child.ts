@@ -1,9 +1,13 @@
 // One measure in a fresh process (so its peak RSS is its own), called by bench/mirror.ts:
 //   child.ts sync '<json SyncOptions>'        the real sync engine (engine/mirror/sync.ts), as `rsdesk sync` runs it
+//   child.ts disk <folder> <MiB>            the disk's floor: MiB written and fsynced
 //   child.ts fetch-loop <urls file> <connections> <in flight>
 //                                             the reference: a bare undici loop that fetches and discards each body
 // Prints one JSON line: the measure.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Agent } from 'undici';
 import { MirrorState, stateDirOf } from '../../src-main/engine/mirror/state.ts';
 import { sync, type SyncOptions } from '../../src-main/engine/mirror/sync.ts';
@@ -87,9 +91,29 @@ async function measureFetchLoop(urlsFile: string, connections: number, inFlight:
   };
 }
 
+/** The disk's floor for a durable mirror: `mib` MiB written in 1 MiB slices into a new file, then fsynced. */
+async function measureDisk(dir: string, mib: number): Promise<ChildMeasure> {
+  const path = join(dir, `disk-${process.pid}.bin`);
+  const slice = randomBytes(1 << 20);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const handle = await open(path, 'w');
+  try {
+    for (let i = 0; i < mib; i++) await handle.write(slice);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  await rm(path, { force: true });
+  return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, systemSeconds: cpu.system / 1e6, peakRssMb: process.resourceUsage().maxRSS / 1024, resources: 1, bytes: mib << 20, failed: 0 };
+}
+
 const [command, ...args] = process.argv.slice(2);
 let measure: ChildMeasure;
 if (command === 'sync') measure = await measureSync(JSON.parse(args[0]!) as SyncOptions);
+else if (command === 'disk') measure = await measureDisk(args[0]!, Number(args[1]));
 else if (command === 'fetch-loop') measure = await measureFetchLoop(args[0]!, Number(args[1]), Number(args[2]));
 else throw new Error(`unknown measure ${command}`);
 console.log(JSON.stringify(measure));

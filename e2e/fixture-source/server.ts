@@ -31,6 +31,8 @@ export interface FixtureSourceOptions {
   routes?: Partial<site.Routes>;
   /** How long `/slow` and `/slow-body` stall. Default 60000. */
   slowMs?: number;
+  /** Milliseconds every resource (`…/res/N`) waits before it answers: a slow Source, so a run's progress is seen. Default 0. */
+  resourceDelayMs?: number;
   /** The WebSub hub's leases, retries and delivery concurrency. */
   hub?: Partial<Omit<HubOptions, 'url' | 'capabilityListFor'>>;
   /** dataset1's Capability List names the Resource Dump Index and the Change Dump Index instead of the plain dumps. */
@@ -93,6 +95,8 @@ export interface FixtureSource {
   hub: FixtureHub;
   /** Make a path (without query) fail; null restores it. */
   setBroken(path: string, failure: Failure | null): void;
+  /** Changes `resourceDelayMs` from now on. */
+  setResourceDelay(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -108,6 +112,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
   const failures = new Map<string, Failure>();
   const timers = new Set<NodeJS.Timeout>();
   let handle: (req: IncomingMessage, res: ServerResponse, path: string) => void | Promise<void> = () => {};
+  let resourceDelayMs = options.resourceDelayMs ?? 0;
 
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
@@ -130,10 +135,13 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
       if (failure.times !== undefined && --failure.times <= 0) failures.delete(path.split('?')[0]);
       return void send(res, failure.status, 'text/plain', failure.body ?? `Failure ${failure.status}`, failure.headers);
     }
-    Promise.resolve(handle(req, res, path)).catch((err: unknown) => {
-      if (!res.headersSent) send(res, 500, 'text/plain', `Fixture error: ${String(err)}`);
-      else res.destroy();
-    });
+    const answer = () =>
+      Promise.resolve(handle(req, res, path)).catch((err: unknown) => {
+        if (!res.headersSent) send(res, 500, 'text/plain', `Fixture error: ${String(err)}`);
+        else res.destroy();
+      });
+    if (resourceDelayMs > 0 && /\/res\/\d+/.test(path)) stall(resourceDelayMs, () => void answer());
+    else void answer();
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -376,6 +384,9 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     notifications,
     requests,
     hubRequests,
+    setResourceDelay(ms) {
+      resourceDelayMs = ms;
+    },
     hub,
     setBroken(path, failure) {
       if (failure === null) failures.delete(path);

@@ -23,3 +23,11 @@ export class CancelledError extends Error {
     this.name = 'CancelledError';
   }
 }
+
+/** A mirror cannot do what was asked now (it is locked by another program, running, not bound, …): the message says why. */
+export class MirrorError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MirrorError';
+  }
+}

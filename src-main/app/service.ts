@@ -12,6 +12,7 @@ import { EventHub } from './events.ts';
 import { HttpHolder } from './http-holder.ts';
 import { CheckService } from './check.ts';
 import { DiscoveryRuns } from './discovery-runs.ts';
+import { MirrorService } from './mirrors.ts';
 import { LiveService } from './live.ts';
 
 export interface ServiceDeps {
@@ -19,6 +20,12 @@ export interface ServiceDeps {
   store: Store;
   adapter: 'electron' | 'http';
   openExternal?: (url: string) => Promise<void> | void;
+  /** The system's folder dialog (desktop app); absent in a browser, where the page asks for a path. */
+  chooseFolder?: () => Promise<string | null>;
+  /** Opens a folder in the file manager; resolves with an error text, '' when it worked. */
+  openPath?: (path: string) => Promise<string>;
+  /** How often a running mirror's progress is sent at most (ms); default 250. */
+  progressIntervalMs?: number;
   version: string;
   log?: ErrorLogger;
   /** The live side (callback server, subscriptions): where its settings are kept, and a port for this run (tests: 0). */
@@ -64,6 +71,14 @@ export function createService(deps: ServiceDeps): Service {
   const refusals = new RefusalMemory();
   const documents = new DocumentService({ store, http, events, refusals });
   const checks = new CheckService({ http, events });
+  const mirrors = new MirrorService({
+    store,
+    events,
+    userAgent: `ResourceSync-Desktop/${deps.version} (mirror)`,
+    chooseFolder: deps.chooseFolder,
+    openPath: deps.openPath,
+    progressIntervalMs: deps.progressIntervalMs,
+  });
   const abort = new AbortController();
   const running = new Set<Promise<unknown>>();
 
@@ -180,6 +195,22 @@ export function createService(deps: ServiceDeps): Service {
     'check.run': ({ url, runId, maxDocuments }) => checks.run(url, runId, maxDocuments),
     'check.cancel': ({ runId }) => checks.cancel(runId),
 
+    'mirrors.list': () => mirrors.list(),
+    'mirrors.get': ({ path }) => mirrors.get(path),
+    'mirrors.create': (args) => mirrors.create(args),
+    'mirrors.update': (args) => mirrors.update(args),
+    'mirrors.forget': ({ path }) => mirrors.forget(path),
+    'mirrors.chooseFolder': () => mirrors.chooseFolder(),
+    'mirrors.openFolder': ({ path }) => mirrors.openFolder(path),
+    'runs.start': ({ path, mode, dryRun }) => mirrors.start(path, mode, dryRun),
+    'runs.pause': ({ path }) => mirrors.pause(path),
+    'runs.resume': ({ path }) => mirrors.resume(path),
+    'runs.cancel': ({ path }) => mirrors.cancel(path),
+    'runs.list': ({ path }) => mirrors.runs(path),
+    'runs.failures': ({ path, runId }) => mirrors.failures(path, runId),
+    'runs.retry': ({ path }) => mirrors.start(path, 'auto'),
+    'audit.start': ({ path, rehash }) => mirrors.audit(path, rehash),
+    'audit.report': ({ path }) => mirrors.auditReport(path),
     'live.status': () => live.status(),
     'live.settings.set': (settings) => live.setSettings(settings),
     'live.selftest': () => live.selfTest(),
@@ -197,7 +228,7 @@ export function createService(deps: ServiceDeps): Service {
     close() {
       closing ??= (async () => {
         abort.abort();
-        await Promise.allSettled([documents.close(), checks.close(), live.close(), ...running]);
+        await Promise.allSettled([documents.close(), checks.close(), mirrors.close(), live.close(), ...running]);
         await http.close();
         store.close();
       })();

@@ -2,10 +2,11 @@
 import { z } from 'zod';
 import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, TIMEOUT_RANGE, TIMEOUT_SECONDS } from './limits.ts';
 import type { CommandName } from './names.ts';
-import { ENTRY_SORT_KEYS } from './types.ts';
+import { DELETE_POLICIES, ENTRY_SORT_KEYS, MIRROR_MODES } from './types.ts';
 import type {
   AddSourceResult,
   AppInfo,
+  AuditView,
   CheckReport,
   LiveEvent,
   LiveStatus,
@@ -15,7 +16,11 @@ import type {
   DocumentView,
   Entry,
   EntryPage,
+  MirrorDetail,
+  MirrorRun,
+  MirrorSummary,
   RawDocument,
+  RunFailures,
   SavedSource,
   Settings,
 } from './types.ts';
@@ -48,6 +53,30 @@ const timeoutMessage = `Timeout must be ${TIMEOUT_RANGE}`;
 const maxDocumentsMessage = `The most documents to check must be ${CHECK_MAX_DOCUMENTS_RANGE}`;
 
 const none = z.object({}).strict();
+
+/** A mirror's folder: an absolute path (the service says so when it is not). */
+const folder = z
+  .string('Choose a folder for the mirror')
+  .trim()
+  .min(1, 'Choose a folder for the mirror')
+  .max(4096, 'The folder path is too long (at most 4,096 characters)')
+  .refine((s) => !s.includes('\0'), 'The folder path contains a NUL character');
+const mirrorPath = z.object({ path: folder }).strict();
+
+/** The range the mirror form offers, in its words. */
+export const MIRROR_LIMITS = { concurrency: { min: 1, max: 64 }, delaySeconds: { min: 0, max: 60 } } as const;
+const concurrencyMessage = `Connections must be a whole number from ${MIRROR_LIMITS.concurrency.min} to ${MIRROR_LIMITS.concurrency.max}`;
+const delayMessage = `The pause between requests must be from ${MIRROR_LIMITS.delaySeconds.min} to ${MIRROR_LIMITS.delaySeconds.max} seconds`;
+const mirrorOptions = {
+  deletePolicy: z.enum(DELETE_POLICIES, 'Choose what happens to files the Source deletes: keep, delete or quarantine').optional(),
+  concurrency: z
+    .number(concurrencyMessage)
+    .int(concurrencyMessage)
+    .min(MIRROR_LIMITS.concurrency.min, concurrencyMessage)
+    .max(MIRROR_LIMITS.concurrency.max, concurrencyMessage)
+    .optional(),
+  delaySeconds: z.number(delayMessage).min(MIRROR_LIMITS.delaySeconds.min, delayMessage).max(MIRROR_LIMITS.delaySeconds.max, delayMessage).optional(),
+};
 
 export const commandArgs = {
   'app.info': none,
@@ -104,6 +133,39 @@ export const commandArgs = {
     })
     .strict(),
   'check.cancel': z.object({ runId }).strict(),
+  'mirrors.list': none,
+  'mirrors.get': mirrorPath,
+  'mirrors.create': z
+    .object({
+      /** A Capability List, Resource List or Change List (or anything discovery accepts); absent: the folder is a mirror already. */
+      url: httpUrl.optional(),
+      path: folder,
+      capabilityListUrl: httpUrl.optional(),
+      ...mirrorOptions,
+      /** `PREFIX=DIR`: URIs under PREFIX go under DIR of the folder. */
+      maps: z.array(z.string().max(8192)).max(100, 'At most 100 folder mappings').optional(),
+      allowHosts: z.array(z.string().max(255)).max(100, 'At most 100 other hosts').optional(),
+    })
+    .strict(),
+  'mirrors.update': z.object({ path: folder, ...mirrorOptions }).strict(),
+  'mirrors.forget': mirrorPath,
+  'mirrors.chooseFolder': none,
+  'mirrors.openFolder': mirrorPath,
+  'runs.start': z
+    .object({
+      path: folder,
+      mode: z.enum(MIRROR_MODES, 'The mode must be auto, baseline or incremental').optional(),
+      dryRun: z.boolean().optional(),
+    })
+    .strict(),
+  'runs.pause': mirrorPath,
+  'runs.resume': mirrorPath,
+  'runs.cancel': mirrorPath,
+  'runs.list': mirrorPath,
+  'runs.failures': z.object({ path: folder, runId: z.number().int().positive() }).strict(),
+  'runs.retry': mirrorPath,
+  'audit.start': z.object({ path: folder, rehash: z.boolean().optional() }).strict(),
+  'audit.report': mirrorPath,
   'live.status': none,
   'live.settings.set': z
     .object({
@@ -158,6 +220,30 @@ export interface CommandResults {
   'check.run': CheckReport;
   /** cancelled: false when no check with that runId was running. */
   'check.cancel': { cancelled: boolean };
+  'mirrors.list': MirrorSummary[];
+  'mirrors.get': MirrorDetail;
+  /** The new mirror (or the folder's own, when it is a mirror already). */
+  'mirrors.create': MirrorSummary;
+  'mirrors.update': MirrorSummary;
+  'mirrors.forget': MirrorSummary[];
+  /** supported: false in a browser (the page asks for a path instead); path: null when the person cancelled. */
+  'mirrors.chooseFolder': { supported: boolean; path: string | null };
+  /** opened: false in a browser, which cannot open local folders. */
+  'mirrors.openFolder': { opened: boolean };
+  /** Returns at once (status running); progress and the end arrive as events. */
+  'runs.start': MirrorSummary;
+  /** paused: false when no sync of that mirror was running. */
+  'runs.pause': { paused: boolean };
+  'runs.resume': MirrorSummary;
+  'runs.cancel': { cancelled: boolean };
+  /** Newest first. */
+  'runs.list': MirrorRun[];
+  'runs.failures': RunFailures;
+  'runs.retry': MirrorSummary;
+  /** Resolves when the audit is done (audit.ended says so too). */
+  'audit.start': AuditView;
+  /** The last audit of this mirror since the app started, or null. */
+  'audit.report': AuditView | null;
   'live.status': LiveStatus;
   'live.settings.set': LiveStatus;
   'live.selftest': SelfTest;

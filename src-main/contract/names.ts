@@ -20,6 +20,26 @@ export const COMMAND_NAMES = [
   // Checking a whole Source:
   'check.run',
   'check.cancel',
+  // Mirrors (a local folder kept in step with a Source list) and their runs:
+  'mirrors.list',
+  'mirrors.get',
+  'mirrors.create',
+  'mirrors.update',
+  /** The app stops listing it; its folder and files stay. */
+  'mirrors.forget',
+  /** A folder picked in the system's dialog (desktop app only). */
+  'mirrors.chooseFolder',
+  'mirrors.openFolder',
+  'runs.start',
+  'runs.pause',
+  'runs.resume',
+  'runs.cancel',
+  'runs.list',
+  'runs.failures',
+  /** Runs the mirror's sync again: what failed is fetched again, what was verified is not. */
+  'runs.retry',
+  'audit.start',
+  'audit.report',
   // Live change notifications (WebSub) and pings:
   'live.status',
   'live.settings.set',
@@ -38,6 +58,11 @@ export const EVENT_NAMES = [
   'document.progress',
   // Checking a whole Source:
   'check.progress',
+  // Mirrors:
+  'mirrors.changed',
+  'mirror.progress',
+  'mirror.ended',
+  'audit.ended',
   /** Live events in batches (a few a second at most). */
   'live.events',
 ] as const;

@@ -122,6 +122,13 @@ export interface Events {
   'document.progress': { url: string; entries: number; bytes: number };
   /** At most about 5 a second per run. */
   'check.progress': { runId: string } & import('../engine/check/model.ts').CheckProgress;
+  /** The mirrors the app remembers, whenever one is added, forgotten, or changes state. */
+  'mirrors.changed': { mirrors: MirrorSummary[] };
+  /** A running sync or audit, in batches: at most about 4 a second per mirror, never one per resource. */
+  'mirror.progress': MirrorProgress;
+  /** A sync ended (completed, failed, cancelled, paused) or could not run. */
+  'mirror.ended': MirrorRunEnd;
+  'audit.ended': MirrorRunEnd & { audit: AuditView | null };
   'live.events': LiveBatch;
 }
 
@@ -156,7 +163,7 @@ export type SubscriptionView = import('../engine/live/model.ts').Subscription & 
 
 /** Errors cross the boundary as plain objects. */
 export interface CommandError {
-  code: 'invalid-arguments' | 'unknown-command' | 'not-found' | 'document' | 'network' | 'cancelled' | 'internal';
+  code: 'invalid-arguments' | 'unknown-command' | 'not-found' | 'document' | 'network' | 'cancelled' | 'mirror' | 'internal';
   /** A plain sentence for people: no codes, no schema language. */
   message: string;
   /** For invalid-arguments: the argument the message is about (e.g. "timeoutMs"), so a form can mark its field. */
@@ -179,4 +186,149 @@ export interface AddSourceResult {
     /** When the pasted URL is a document the reader refused: why, in plain words (even if another route found the Source). */
     refused: string | null;
   };
+}
+
+// ---- Mirrors ----
+
+export type { AuditReport } from '../engine/mirror/audit.ts';
+export type { AuditRow, AuditStatus } from '../engine/mirror/audit-report.ts';
+
+export const MIRROR_MODES = ['auto', 'baseline', 'incremental'] as const;
+export type MirrorMode = (typeof MIRROR_MODES)[number];
+export const DELETE_POLICIES = ['keep', 'delete', 'quarantine'] as const;
+export type MirrorDeletePolicy = (typeof DELETE_POLICIES)[number];
+
+/** How the app runs a mirror's syncs (kept in the app's store beside the mirror's path). */
+export interface MirrorOptions {
+  deletePolicy: MirrorDeletePolicy;
+  /** Connections per host. */
+  concurrency: number;
+  /** Pause after each request, per connection. */
+  delaySeconds: number;
+}
+
+/** One run of the mirror's journal (sync or audit). */
+export interface MirrorRun {
+  id: number;
+  kind: 'baseline' | 'incremental' | 'audit';
+  mode: string;
+  listUrl: string | null;
+  startedAt: string;
+  endedAt: string | null;
+  /** `interrupted`: the process stopped (or the run was paused, message "Paused"); the next sync resumes it. */
+  status: 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+  created: number;
+  updated: number;
+  deleted: number;
+  unchanged: number;
+  skipped: number;
+  failed: number;
+  bytes: number;
+  phases: Record<string, number>;
+  message: string | null;
+}
+
+/**
+ * What the mirror is doing: `ready` (nothing running), `running`, `pausing` (in-flight resources finishing),
+ * `cancelling`, `auditing`, `paused` / `interrupted` (its last sync can be resumed), `missing` (the folder or its
+ * state is gone), `busy` (another process, e.g. `rsdesk sync`, holds its lock).
+ */
+export type MirrorStatus = 'ready' | 'running' | 'pausing' | 'cancelling' | 'auditing' | 'paused' | 'interrupted' | 'missing' | 'busy';
+
+export interface MirrorSummary {
+  /** The mirror's folder (absolute): its id. */
+  path: string;
+  /** The folder's name. */
+  name: string;
+  /** What the mirror was made from (a Capability List, a Resource List, a Change List…). */
+  url: string | null;
+  capabilityListUrl: string | null;
+  resourceListUrl: string | null;
+  changeListUrl: string | null;
+  options: MirrorOptions;
+  addedAt: string;
+  status: MirrorStatus;
+  /** Why it is `missing` or `busy`, in a sentence. */
+  problem: string | null;
+  /** The datetime the mirror is in sync up to (the last complete baseline's `at`, or the last change applied). */
+  checkpoint: string | null;
+  /** Resources the mirror holds. */
+  resources: number;
+  /** The last sync run (not audit). */
+  lastRun: MirrorRun | null;
+  lastAudit: MirrorRun | null;
+  /** The last sync stopped before its end (paused, or the app was closed): Resume takes it up. */
+  resumable: boolean;
+  /** The progress of the run going on, if any. */
+  progress: MirrorProgress | null;
+}
+
+/** A running sync or audit, as the run view shows it. Sent at most about 4 times a second per run. */
+export interface MirrorProgress {
+  path: string;
+  kind: 'sync' | 'audit';
+  mode: 'baseline' | 'incremental' | null;
+  dryRun: boolean;
+  phase: 'discovery' | 'lists' | 'fetch' | 'finishing' | 'audit';
+  /** A pause was asked for: the resources in flight are finishing. */
+  pausing: boolean;
+  cancelling: boolean;
+  /** Resources done (fetched, unchanged, skipped or failed). */
+  done: number;
+  /** Resources listed so far; the total once `totalKnown`. */
+  total: number;
+  totalKnown: boolean;
+  bytesDone: number;
+  /** What the listed `rs:md length`s add up to (0 when the list gives none). */
+  bytesTotal: number;
+  /** Resources per second and bytes per second over the last seconds. */
+  rate: number;
+  byteRate: number;
+  /** Seconds left at the current rate, when the total is known. */
+  etaSeconds: number | null;
+  elapsedSeconds: number;
+  created: number;
+  updated: number;
+  deleted: number;
+  unchanged: number;
+  skipped: number;
+  failed: number;
+}
+
+/** How a run ended, for the run view and notifications. */
+export interface MirrorRunEnd {
+  path: string;
+  kind: 'sync' | 'audit';
+  /** `paused`: stopped on request, resumable; `error`: the run could not run at all (message says why). */
+  status: 'completed' | 'failed' | 'cancelled' | 'paused' | 'error';
+  message: string | null;
+  mode: 'baseline' | 'incremental' | null;
+  created: number;
+  updated: number;
+  deleted: number;
+  unchanged: number;
+  failed: number;
+  bytes: number;
+  seconds: number;
+}
+
+export interface MirrorDetail extends MirrorSummary {
+  /** Newest first, at most 200. */
+  runs: MirrorRun[];
+}
+
+export interface RunFailures {
+  runId: number;
+  total: number;
+  /** At most 1,000. */
+  failures: { uri: string; reason: string }[];
+}
+
+/** An audit's result as the app keeps it (the last one per mirror, while the app runs). */
+export interface AuditView {
+  path: string;
+  at: string;
+  rehash: boolean;
+  seconds: number;
+  report: import('../engine/mirror/audit.ts').AuditReport;
 }

@@ -78,6 +78,16 @@ export const MIGRATIONS: readonly Migration[] = [
     // the same id; its start URL and Source Description stay reserved for it meanwhile.
     db.exec('ALTER TABLE sources ADD COLUMN removed_at TEXT');
   },
+  (db) => {
+    // The mirrors the app remembers: a folder's path alone (its state lives in the folder) and how the app runs it.
+    db.exec(`
+      CREATE TABLE mirrors (
+        path TEXT PRIMARY KEY,
+        options TEXT NOT NULL DEFAULT '{}',
+        added_at TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `);
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -76,7 +76,7 @@ describe('migrations', () => {
     expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
     expect(migrate(db, path)).toBe(SCHEMA_VERSION);
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name);
-    expect(tables).toEqual(['documents', 'entries', 'index_parts', 'settings', 'sources']);
+    expect(tables).toEqual(['documents', 'entries', 'index_parts', 'mirrors', 'settings', 'sources']);
     db.close();
   });
 

@@ -4,6 +4,7 @@ import { DocumentsTable } from './documents.ts';
 import { migrate } from './migrations.ts';
 import { Purger } from './purge.ts';
 import type { SecretBox } from './secrets.ts';
+import { MirrorsTable } from './mirrors.ts';
 import { SettingsTable } from './settings.ts';
 import { SourcesTable } from './sources.ts';
 
@@ -17,6 +18,7 @@ export interface Store {
   readonly sources: SourcesTable;
   readonly settings: SettingsTable;
   readonly documents: DocumentsTable;
+  readonly mirrors: MirrorsTable;
   /** The schema version the database is at (after migrating). */
   readonly schemaVersion: number;
   /** Resolves when the background deletion of dropped documents is done (tests, diagnostics). */
@@ -46,6 +48,7 @@ export function openStore(path: string, options: { secrets?: SecretBox } = {}): 
       sources,
       settings: new SettingsTable(db, options.secrets),
       documents,
+      mirrors: new MirrorsTable(db),
       purged: () => purger.idle(),
       close() {
         purger.stop();

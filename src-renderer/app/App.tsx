@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import { useSources, useSourcesSync } from '../data/queries.ts';
+import { useMirrorEvents } from '../mirror/queries.ts';
 import { useUi } from '../state/ui.ts';
 import { MAIN_ID, MainPane } from './MainPane.tsx';
 import { Sidebar } from './Sidebar.tsx';
@@ -8,6 +9,7 @@ import { useLiveFeedSync } from '../live/queries.ts';
 
 export function App() {
   useSourcesSync();
+  useMirrorEvents();
   useLiveFeedSync();
   const sources = useSources().data;
   const sourceId = useUi((s) => s.sourceId);

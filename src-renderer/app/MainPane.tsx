@@ -8,6 +8,9 @@ import { EntriesTable } from '../entries/EntriesTable.tsx';
 import { Splitter } from './Splitter.tsx';
 import { CheckView } from '../check/CheckView.tsx';
 import { useCheck } from '../state/check.ts';
+import { useMirrorUi } from '../state/mirror.ts';
+import { CreateMirror } from '../mirror/CreateMirror.tsx';
+import { MirrorView } from '../mirror/MirrorView.tsx';
 import { LiveView } from '../live/LiveView.tsx';
 import { useLive } from '../live/state.ts';
 
@@ -22,7 +25,20 @@ export function MainPane() {
   const setDetailHeight = useUi((s) => s.setDetailHeight);
   const summary = useSummary(node && !node.channel ? node.url : null);
   const check = useCheck((s) => (s.visible ? s.run : null));
+  const screen = useMirrorUi((s) => s.screen);
   const live = useLive((s) => s.visible);
+
+  if (screen) {
+    return (
+      <main id={MAIN_ID} tabIndex={-1} className="main" aria-label={screen.kind === 'create' ? 'New mirror' : 'Mirror'}>
+        {screen.kind === 'create' ? (
+          <CreateMirror key={screen.url} url={screen.url} capability={screen.capability} sourceName={screen.sourceName} />
+        ) : (
+          <MirrorView key={screen.path} path={screen.path} />
+        )}
+      </main>
+    );
+  }
 
   if (live) {
     return (

@@ -5,6 +5,7 @@ import { SourceList } from '../sidebar/SourceList.tsx';
 import { SettingsButton } from '../settings/SettingsButton.tsx';
 import { SourceTree } from '../tree/SourceTree.tsx';
 import { CheckButton } from '../check/CheckButton.tsx';
+import { MirrorList } from '../mirror/MirrorList.tsx';
 import { LiveButton } from '../live/LiveButton.tsx';
 
 export function Sidebar() {
@@ -26,6 +27,10 @@ export function Sidebar() {
       <h2 className="pane-title">Sources</h2>
       <div className="sources-box">
         <SourceList />
+      </div>
+      <h2 className="pane-title">Mirrors</h2>
+      <div className="mirrors-box">
+        <MirrorList />
       </div>
       <h2 className="pane-title">{source ? `Documents · ${source.name}` : 'Documents'}</h2>
       {source && <CheckButton source={source} />}

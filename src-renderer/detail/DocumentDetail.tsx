@@ -10,6 +10,7 @@ import { LinksTable, MdTable } from './MdTable.tsx';
 import { RawXml } from './RawXml.tsx';
 import { Tabs } from './Tabs.tsx';
 import { DetailHeader } from './DetailHeader.tsx';
+import { MirrorButton } from '../mirror/MirrorButton.tsx';
 
 export function DocumentDetail({ url, capability }: { url: string; capability?: string }) {
   const summary = useSummary(url);
@@ -24,6 +25,8 @@ export function DocumentDetail({ url, capability }: { url: string; capability?: 
       title={title}
       url={url}
       actions={
+        <>
+        <MirrorButton url={url} capability={view?.capability ?? capability} />
         <button
           type="button"
           className="btn-small"
@@ -33,6 +36,7 @@ export function DocumentDetail({ url, capability }: { url: string; capability?: 
         >
           {refresh.isPending ? 'Refreshing…' : 'Refresh'}
         </button>
+        </>
       }
     />
   );

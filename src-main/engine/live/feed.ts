@@ -53,6 +53,8 @@ export class MirrorFeed {
   readonly #subs = new Map<number, SubState>();
   #writes: Promise<void> = Promise.resolve();
   #pendingWrites = 0;
+  /** Reads scheduled but not yet chained (idle() must wait for them too). */
+  #scheduled = 0;
   #closed = false;
   #syncing = false;
   #syncAgain = false;
@@ -109,7 +111,13 @@ export class MirrorFeed {
   async deliver(row: SubscriptionRow, delivery: Delivery): Promise<DeliveryAnswer> {
     const answer = await receiveDelivery(this.store, this.#events, row, delivery);
     // Processing starts once the answer is on its way.
-    if (answer.inboxId !== undefined) setImmediate(() => this.process(row.id));
+    if (answer.inboxId !== undefined) {
+      this.#scheduled++;
+      setImmediate(() => {
+        this.#scheduled--;
+        this.process(row.id);
+      });
+    }
     return answer;
   }
 
@@ -301,9 +309,10 @@ export class MirrorFeed {
   /** Resolves when nothing is being read or written (tests, benchmarks, a clean stop). */
   async idle(): Promise<void> {
     for (;;) {
+      while (this.#scheduled > 0) await new Promise((r) => setImmediate(r));
       await Promise.all([...this.#subs.values()].map((s) => s.chain));
       await this.#writes;
-      if (this.#pendingWrites === 0 && [...this.#subs.values()].every((s) => s.timer === null || s.seq.waiting === 0)) return;
+      if (this.#scheduled === 0 && this.#pendingWrites === 0 && [...this.#subs.values()].every((s) => s.timer === null || s.seq.waiting === 0)) return;
       await new Promise((r) => setTimeout(r, 10));
     }
   }

@@ -37,6 +37,8 @@ export interface ApplyOptions {
   /** Batch size of durable writes. */
   batchSize?: number;
   onProgress?: (counts: RunCounts) => void;
+  /** Called when one resource is done (fetched, skipped or failed), before its batch is durable: live progress. */
+  onSettled?: () => void;
 }
 
 interface Pending {
@@ -52,6 +54,8 @@ export class Applier {
   readonly failures: Failure[] = [];
   /** URIs a keep policy left in place (what `delete` would have removed). */
   readonly wouldDelete: string[] = [];
+  /** Live progress, ahead of the durable counts: resources done and bytes fetched, committed or not yet. */
+  readonly live: RunCounts & { settled: number } = { settled: 0, bytes: 0, created: 0, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0 };
   readonly #o: ApplyOptions;
   readonly #claims: PathClaims;
   readonly #writer: DurableWriter<Pending>;
@@ -100,6 +104,7 @@ export class Applier {
 
   /** Counts (and a failure) with no file: recorded with the next batch. */
   #note(counts: Partial<RunCounts>, failure?: Failure, row: InventoryRow | null = null): void {
+    this.#count(counts);
     this.#writer.stage({ temp: null, final: '', record: { row, counts, failure } });
   }
 
@@ -109,9 +114,13 @@ export class Applier {
     try {
       await this.#apply(entry);
     } catch (err) {
+      // A cancelled run: what was cut off is not a failure of the resource; the next run fetches it.
+      if (this.#o.signal?.aborted) return;
       const reason = err instanceof Error ? err.message : String(err);
       this.#note({ failed: 1 }, { uri, reason: clip(reason, 500) });
     }
+    this.live.settled++;
+    this.#o.onSettled?.();
     await this.#writer.drained();
   }
 
@@ -190,7 +199,8 @@ export class Applier {
       row: row(base, got.fixity, got.etag, got.lastModified, this.#now),
       counts: { [live ? 'updated' : 'created']: 1, bytes: got.fixity.length },
     };
-    this.#writer.stage({ temp: got.temp, final, mtimeMs, record });
+    this.#count(record.counts);
+    this.#writer.stage({ temp: got.temp, final, mtimeMs, record, bytes: got.fixity.length });
   }
 
   async #download(url: string, headers: Record<string, string>, expected: Expectation): Promise<Downloaded> {
@@ -269,7 +279,13 @@ export class Applier {
       return;
     }
     this.#claims.remove(live.path);
+    this.#count({ deleted: 1 });
     this.#writer.stage({ temp: null, final: '', record: { row: null, removeUri: uri, counts: { deleted: 1 } } });
+  }
+
+  /** Live counts, as soon as a resource is settled (the durable ones follow with its batch). */
+  #count(counts: Partial<RunCounts>): void {
+    for (const [k, v] of Object.entries(counts) as [keyof RunCounts, number][]) this.live[k] += v;
   }
 
   /** Commits everything staged. */

@@ -5,12 +5,12 @@
 // and checked by the next run), never record work that is lost.
 //
 // fsync per file caps a writer near 400–3,700 files/s here; one syncfs(2) per few hundred files costs a few
-// milliseconds. Node has no syncfs, so a small shell kept for the writer's life runs `sync -f` on request (spawning
+// milliseconds (a batch of few or large files is fsynced file by file instead: see #flushBatch). Node has no syncfs, so a small shell kept for the writer's life runs `sync -f` on request (spawning
 // `sync` from Node each time costs the event loop 5–10 ms). Where `sync -f` is missing (macOS, Windows) every file
 // and folder is fsynced instead. File creation, writes, mtimes and renames all run in libuv's thread pool: on a busy
 // disk creating a file can take a millisecond or more, which must not stall the downloads on the main thread.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { closeSync, fsyncSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { mkdir, open, rename, rm, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
@@ -23,12 +23,16 @@ export interface Staged<T> {
   mtimeMs?: number;
   /** What to record once the file is durable. */
   record: T;
+  /** The file's size, so that a batch is also flushed by bytes. */
+  bytes?: number;
 }
 
 export interface DurableOptions<T> {
   tmpDir: string;
   /** Files per batch. Default 500. */
   batchSize?: number;
+  /** Bytes per batch: large files are made durable while the next ones download. Default 64 MiB. */
+  batchBytes?: number;
   /** Commits the rows of a batch whose files are durable and in place (one transaction). Failed renames are given apart. */
   commit: (done: T[], failed: { record: T; reason: string }[]) => void;
   /** Set false to skip syncing (tests of other things; never in a real mirror). */
@@ -122,17 +126,34 @@ function syncfs(path: string): Promise<boolean> {
   return syncfsHelper.run(path);
 }
 
-function fsyncPath(path: string): void {
-  let fd: number | null = null;
+/** Makes one file's bytes (and metadata: its mtime) durable. Throws when the disk refuses. */
+async function fsyncFile(path: string): Promise<void> {
+  // 'r+': Windows flushes only a handle open for writing.
+  const handle = await open(path, 'r+');
   try {
-    fd = openSync(path, 'r');
-    fsyncSync(fd);
-  } catch {
-    // Folders cannot be fsynced on Windows; nothing more can be done there.
+    await handle.sync();
   } finally {
-    if (fd !== null) closeSync(fd);
+    await handle.close();
   }
 }
+
+/** Makes a folder's entries (renames into it) durable, where folders can be fsynced. */
+async function fsyncDir(path: string): Promise<void> {
+  try {
+    const handle = await open(path, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // Folders cannot be fsynced on Windows; nothing more can be done there.
+  }
+}
+
+/** Batches of at most this many files, or of files this large on average, are fsynced file by file. */
+const FEW_FILES = 64;
+const LARGE_FILE = 256 * 1024;
 
 /** Bytes kept in memory before a temporary file is written to: a small resource is written in one go. */
 const SLICE = 1 << 20;
@@ -217,6 +238,8 @@ export class DurableWriter<T> {
   readonly tmpDir: string;
   #batch: Staged<T>[] = [];
   #batchSize: number;
+  #batchBytes: number;
+  #stagedBytes = 0;
   #commit: DurableOptions<T>['commit'];
   #durable: boolean;
   #chain: Promise<void> = Promise.resolve();
@@ -227,6 +250,7 @@ export class DurableWriter<T> {
   constructor(options: DurableOptions<T>) {
     this.tmpDir = options.tmpDir;
     this.#batchSize = options.batchSize ?? 500;
+    this.#batchBytes = options.batchBytes ?? 64 * 1024 * 1024;
     this.#commit = options.commit;
     this.#durable = options.durable ?? true;
     // Whatever an earlier, killed run left half-written is thrown away.
@@ -247,7 +271,8 @@ export class DurableWriter<T> {
   /** Queues a finished file (or a row alone); a full batch is flushed in the background. */
   stage(item: Staged<T>): void {
     this.#batch.push(item);
-    if (this.#batch.length >= this.#batchSize) void this.flush();
+    this.#stagedBytes += item.bytes ?? 0;
+    if (this.#batch.length >= this.#batchSize || this.#stagedBytes >= this.#batchBytes) void this.flush();
   }
 
   get pending(): number {
@@ -256,13 +281,14 @@ export class DurableWriter<T> {
 
   /** Waits while too many batches are queued (backpressure for the fetchers). */
   async drained(): Promise<void> {
-    if (this.#batch.length >= this.#batchSize * 2) await this.flush();
+    if (this.#batch.length >= this.#batchSize * 2 || this.#stagedBytes >= this.#batchBytes * 2) await this.flush();
   }
 
   /** Flushes what is staged; resolves when it is committed. Rejects if a commit failed. */
   flush(): Promise<void> {
     const batch = this.#batch;
     this.#batch = [];
+    this.#stagedBytes = 0;
     this.#chain = this.#chain.then(() => (batch.length > 0 ? this.#flushBatch(batch) : undefined)).catch((err: unknown) => {
       this.#error ??= err;
     });
@@ -284,8 +310,22 @@ export class DurableWriter<T> {
         failedTemps.set(b, `its modification time could not be set: ${(err as Error).message}`);
       }
     });
+    // Many small files: one syncfs (an fsync each would cost a journal commit each). Few or large files: an fsync
+    // each, which writes only their bytes — syncfs would also write out whatever else is dirty on the file system,
+    // such as a dump's package that is deleted once read, or other programs' data.
+    const bytes = withFiles.reduce((n, b) => n + (b.bytes ?? 0), 0);
+    const fileByFile = withFiles.length <= FEW_FILES || bytes >= withFiles.length * LARGE_FILE;
     if (this.#durable && withFiles.length > 0) {
-      if (!(await syncfs(this.tmpDir))) for (const b of withFiles) fsyncPath(b.temp!);
+      const ready = withFiles.filter((b) => !failedTemps.has(b));
+      if (fileByFile || !(await syncfs(this.tmpDir))) {
+        await eachLimited(ready, 8, async (b) => {
+          try {
+            await fsyncFile(b.temp!);
+          } catch (err) {
+            failedTemps.set(b, `could not be made durable: ${(err as Error).message}`);
+          }
+        });
+      }
     }
     const touchedDirs = new Set<string>();
     for (const b of withFiles) {
@@ -309,7 +349,7 @@ export class DurableWriter<T> {
       }
     });
     if (this.#durable && touchedDirs.size > 0) {
-      if (!(await syncfs(this.tmpDir))) for (const dir of touchedDirs) fsyncPath(dir);
+      if (fileByFile || !(await syncfs(this.tmpDir))) await eachLimited([...touchedDirs], 8, fsyncDir);
     }
     const done: T[] = [];
     const failed: { record: T; reason: string }[] = [];

@@ -57,8 +57,13 @@ export class FixityMeter {
   #hashers: [HashAlgorithm, Hash][];
   #bytes = 0;
 
-  /** `alsoCompute`: digests to record even when the entry gives none (default md5, for the inventory). */
-  constructor(expected: Expectation, alsoCompute: HashAlgorithm[] = ['md5']) {
+  /**
+   * `alsoCompute`: digests to record beside the entry's own. Default: md5 when the entry gives no hash (so the
+   * inventory still has one), nothing more when it does — md5 runs at half sha-256's speed here and would cost
+   * a large download more than its own check.
+   */
+  constructor(expected: Expectation, alsoCompute?: HashAlgorithm[]) {
+    alsoCompute ??= Object.keys(expected.hashes).length > 0 ? [] : ['md5'];
     this.expected = expected;
     const algorithms = new Set<HashAlgorithm>([...(Object.keys(expected.hashes) as HashAlgorithm[]), ...alsoCompute]);
     this.#hashers = [...algorithms].map((a) => [a, createHash(NODE_ALGORITHM[a])]);

@@ -21,6 +21,10 @@ export interface IncrementalOptions {
   untilMs?: number;
   concurrency: number;
   signal?: AbortSignal;
+  /** Stop starting changes (those in flight finish); the checkpoint then stays where it was. */
+  pauseSignal?: AbortSignal;
+  /** Called once every list was read, with the number of changes to consider. */
+  onListed?: (changes: number) => void;
   phases: Record<string, number>;
   onNote?: (note: string) => void;
   /** Applies a created/updated change (default: `applier.apply`; the sync passes one that tries JSON Patches first). */
@@ -93,13 +97,14 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
     }
   }
   o.phases.lists = (Date.now() - t0) / 1000;
+  o.onListed?.(last.size);
 
   const t1 = Date.now();
   const ordered = [...last.values()].sort((a, b) => (a.ms ?? Infinity) - (b.ms ?? Infinity) || a.seq - b.seq);
   const inflight = new Set<Promise<void>>();
   const limit = Math.max(2, o.concurrency * 2);
   for (const change of ordered) {
-    if (o.signal?.aborted) break;
+    if (o.signal?.aborted || o.pauseSignal?.aborted) break;
     if (change.entry.md.change === 'deleted') {
       o.applier.delete(change.entry.loc);
       o.onDeleted?.(change.entry.loc);
@@ -114,6 +119,8 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
   o.phases.fetch = (Date.now() - t1) / 1000;
   for (const b of bad) o.applier.fail(b.uri, b.reason);
   await o.applier.finish();
+  // Paused: the changes not started are after the checkpoint still; a resumed run skips what this one applied.
+  if (o.pauseSignal?.aborted) return { changes: considered, checkpoint: o.checkpoint };
 
   // The new checkpoint: the latest change applied, but never past a failed one.
   const failedUris = new Set(o.applier.failures.map((f) => f.uri));

@@ -58,14 +58,32 @@ export interface SyncOptions {
   /** Files per durable batch (tests use small ones). */
   batchSize?: number;
   signal?: AbortSignal;
+  /**
+   * Pause: once aborted, no new resource is started, those in flight finish and are recorded, and the run ends
+   * `interrupted` (message "Paused") with no checkpoint moved: the next `auto` sync resumes it.
+   */
+  pauseSignal?: AbortSignal;
+  /** Called when counts change (per resource done and per durable batch): callers throttle. */
   onProgress?: (progress: SyncProgress) => void;
   /** Called with what is happening, for people (stderr of the CLI). */
   onNote?: (note: string) => void;
 }
 
+export type SyncPhase = 'discovery' | 'lists' | 'fetch' | 'finishing';
+
 export interface SyncProgress extends RunCounts {
   mode: 'baseline' | 'incremental';
+  phase: SyncPhase;
+  /** Resources (or changes) listed so far. */
   listed: number;
+  /** True once every list was read: `listed` is the total. */
+  listComplete: boolean;
+  /** Sum of the `rs:md length` of the resources listed so far that give one. */
+  listedBytes: number;
+  /** Resources done (fetched, found unchanged, skipped or failed), durable or not yet. */
+  settled: number;
+  /** Bytes downloaded so far in this run, durable or not yet. */
+  bytesFetched: number;
 }
 
 export interface SyncResult {
@@ -81,6 +99,8 @@ export interface SyncResult {
   failures: Failure[];
   /** URIs the Source no longer has, kept by the `keep` policy. */
   wouldDelete: string[];
+  /** The run was paused (pauseSignal): it ended `interrupted` and the next auto sync resumes it. */
+  paused: boolean;
   /** Where the resources came from: the lists, or the dumps' packages (`--use-dumps`). */
   from: 'lists' | 'dumps';
   /** Resources brought up to date by a JSON Patch instead of a full fetch (counted in `updated` too). */
@@ -111,6 +131,9 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   try {
     const interrupted = state.markInterrupted();
     const t0 = Date.now();
+    const zero = { created: 0, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0, bytes: 0 };
+    const startMode = options.mode === 'incremental' ? 'incremental' : 'baseline';
+    options.onProgress?.({ ...zero, mode: startMode, phase: 'discovery', listed: 0, listComplete: false, listedBytes: 0, settled: 0, bytesFetched: 0 });
     let binding = state.binding();
     // Settings (and where credentials may go) first: discovery already needs them.
     const rebind = binding === null || (options.url !== undefined && options.url !== binding.url) || options.capabilityListUrl !== undefined;
@@ -183,7 +206,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       proxy: settings.proxy,
       proxyEnv: options.proxyEnv,
     });
-    const applier = new Applier({
+    const applier: Applier = new Applier({
       dest,
       stateDir,
       state,
@@ -195,7 +218,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       delayMs: settings.delayMs ?? undefined,
       signal: options.signal,
       batchSize: options.batchSize,
-      onProgress: (counts) => options.onProgress?.({ ...counts, mode, listed }),
+      onProgress: () => report(),
+      onSettled: () => report(),
     });
     const patcher = new JsonPatcher({ applier, fetcher, state, dest, dryRun, signal: options.signal, onNote: options.onNote });
     const metadata = new MetadataFetcher({ state, applier, enabled: options.withMetadata ?? false, concurrency: settings.concurrency ?? 8, dryRun });
@@ -205,48 +229,91 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     };
     const onDeleted = (uri: string) => metadata.deleted(uri);
     let listed = 0;
+    let listedBytes = 0;
+    let listComplete = false;
+    let phase: SyncPhase = 'lists';
+    const report = (): void =>
+      options.onProgress?.({
+        ...applier.counts,
+        // Ahead of the durable counts, which move per batch.
+        created: applier.live.created,
+        updated: applier.live.updated,
+        deleted: applier.live.deleted,
+        unchanged: applier.live.unchanged,
+        skipped: applier.live.skipped,
+        failed: applier.live.failed,
+        mode,
+        phase,
+        listed,
+        listComplete,
+        listedBytes,
+        settled: applier.live.settled,
+        bytesFetched: applier.live.bytes,
+      });
+    report();
+    const paused = () => options.pauseSignal?.aborted === true && options.signal?.aborted !== true;
     const phases: Record<string, number> = { discovery: discoverySeconds };
     let newCheckpoint: { at: string; from: string } | null = null;
-    let status: 'completed' | 'failed' | 'cancelled' = 'completed';
+    let status: 'completed' | 'failed' | 'cancelled' | 'interrupted' = 'completed';
     let message: string | null = null;
-    try {
-      if (mode === 'baseline' && dumps.listing !== null) {
-        const result = await runDumpBaseline({
-          http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, phases,
-          onNote: options.onNote, onListed: (n) => (listed = n), listing: dumps.listing, metadata,
-        });
-        newCheckpoint = result.at === null ? null : { at: result.at, from: dumps.url! };
-        if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
-      } else if (mode === 'baseline') {
-        const result = await baseline(http, listUrl!, applier, state, { ...options, concurrency: settings.concurrency ?? undefined }, phases, (n) => (listed = n), metadata);
-        newCheckpoint = result.at === null ? null : { at: result.at, from: listUrl! };
-        if (result.at === null) options.onNote?.(`The Resource List gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
-      } else if (dumps.listing !== null) {
-        applier.repeatable = true;
-        const result = await runDumpIncremental({
-          http, applier, state, stateDir, dumpUrl: dumps.url!, listing: dumps.listing, checkpoint: checkpoint!, runId: run?.id ?? null, dryRun,
-          signal: options.signal, phases, onNote: options.onNote, changeListCovers: binding.changeListUrl !== null, metadata,
-        });
-        listed = result.changes;
-        newCheckpoint = result.checkpoint;
-        // What the Change Dump does not hold yet (changes after its last package) comes from the Change List.
-        if (binding.changeListUrl !== null && !options.signal?.aborted) {
-          await applier.finish();
-          options.onNote?.(`Changes after ${result.checkpoint.at} come from the Change List.`);
-          const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
-          listed += rest.changes;
-          newCheckpoint = rest.checkpoint;
-        }
-      } else {
-        const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
-        listed = result.changes;
-        newCheckpoint = result.checkpoint;
+    const onListed = (n: number, bytes = 0, complete = false) => {
+      listed = n;
+      listedBytes += bytes;
+      if (complete) {
+        listComplete = true;
+        phase = 'fetch';
       }
-      if (mode === 'incremental') await metadata.run();
+      report();
+    };
+    try {
+      try {
+        if (mode === 'baseline' && dumps.listing !== null) {
+          const result = await runDumpBaseline({
+            http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, phases,
+            onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, metadata,
+          });
+          newCheckpoint = result.at === null ? null : { at: result.at, from: dumps.url! };
+          if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
+        } else if (mode === 'baseline') {
+          const result = await baseline(http, listUrl!, applier, state, { ...options, concurrency: settings.concurrency ?? undefined }, phases, onListed, metadata);
+          newCheckpoint = result.at === null ? null : { at: result.at, from: listUrl! };
+          if (result.at === null && !paused()) options.onNote?.(`The Resource List gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
+        } else if (dumps.listing !== null) {
+          applier.repeatable = true;
+          const result = await runDumpIncremental({
+            http, applier, state, stateDir, dumpUrl: dumps.url!, listing: dumps.listing, checkpoint: checkpoint!, runId: run?.id ?? null, dryRun,
+            signal: options.signal, phases, onNote: options.onNote, changeListCovers: binding.changeListUrl !== null, metadata,
+          });
+          listed = result.changes;
+          newCheckpoint = result.checkpoint;
+          // What the Change Dump does not hold yet (changes after its last package) comes from the Change List.
+          if (binding.changeListUrl !== null && !options.signal?.aborted) {
+            await applier.finish();
+            options.onNote?.(`Changes after ${result.checkpoint.at} come from the Change List.`);
+            const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, pauseSignal: options.pauseSignal, onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
+            listed += rest.changes;
+            newCheckpoint = rest.checkpoint;
+          }
+        } else {
+          const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
+          listed = result.changes;
+          newCheckpoint = result.checkpoint;
+        }
+        if (mode === 'incremental' && !paused()) await metadata.run();
+      } catch (err) {
+        // Paused while a list was still being read: what was started finishes below, the run stays resumable.
+        if (!paused()) throw err;
+      }
+      phase = 'finishing';
+      report();
       const t = Date.now();
       await applier.finish();
       phases.fetch = (phases.fetch ?? 0) + (Date.now() - t) / 1000;
-      if (applier.counts.failed > 0) {
+      if (paused()) {
+        status = 'interrupted';
+        message = 'Paused';
+        newCheckpoint = null;
+      } else if (applier.counts.failed > 0) {
         status = 'failed';
         message = `${applier.counts.failed} resource${applier.counts.failed === 1 ? '' : 's'} failed; run sync again to retry them`;
       }
@@ -275,6 +342,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       seconds: Math.round((Date.now() - t0) / 10) / 100,
       failures: applier.failures,
       wouldDelete: applier.wouldDelete,
+      paused: status === 'interrupted',
       from: dumps.listing !== null ? 'dumps' : 'lists',
       patched: patcher.patched,
       metadata: metadata.fetched,
@@ -295,7 +363,7 @@ function newest(state: MirrorState, run: RunRecord): boolean {
 }
 
 /** Finds what the mirror is bound to: a list given directly, or the lists of one Capability List. */
-async function bind(http: Http, options: SyncOptions, old: Binding | null): Promise<Binding> {
+export async function bind(http: Http, options: SyncOptions, old: Binding | null): Promise<Binding> {
   const url = options.url!;
   const result: DiscoveryResult = await discover(options.capabilityListUrl ?? url, { http });
   const direct = result.routes.find((r) => r.route === 'document' && r.found);
@@ -345,18 +413,21 @@ async function baseline(
   state: MirrorState,
   options: SyncOptions,
   phases: Record<string, number>,
-  onListed: (n: number) => void,
+  onListed: (n: number, bytes?: number, complete?: boolean) => void,
   metadata: MetadataFetcher,
 ): Promise<{ at: string | null }> {
   const t0 = Date.now();
   const seen = new Set<string>();
   const inflight = new Set<Promise<void>>();
   const limit = Math.max(2, (options.concurrency ?? 8) * 2);
+  // Reading the lists stops on a pause too (new work), while the resources in flight keep the run's own signal.
+  const intake = options.pauseSignal && options.signal ? AbortSignal.any([options.signal, options.pauseSignal]) : (options.pauseSignal ?? options.signal);
   let listed = 0;
   const onEntry = async (entry: Entry) => {
-    if (seen.has(entry.loc)) return;
+    if (seen.has(entry.loc) || intake?.aborted) return;
     seen.add(entry.loc);
-    onListed(++listed);
+    const length = Number(entry.md.length ?? 0);
+    onListed(++listed, Number.isSafeInteger(length) && length > 0 ? length : 0);
     await metadata.note(entry);
     const p = applier.apply(entry).finally(() => inflight.delete(p));
     inflight.add(p);
@@ -364,29 +435,37 @@ async function baseline(
   };
   const children: string[] = [];
   let isIndex = false;
-  const top = await loadDocument(http, listUrl, {
-    signal: options.signal,
-    onStart: (head) => {
-      isIndex = head.isIndex;
-    },
-    onEntry: (entry) => (isIndex ? void children.push(entry.loc) : onEntry(entry)),
-  });
-  if (top.summary.capability !== 'resourcelist') {
-    throw new SyncError(`${clip(listUrl)} is a ${top.summary.capability}, not a Resource List`);
-  }
-  if (top.summary.isIndex) {
-    for (const child of children) {
-      const doc = await loadDocument(http, child, { signal: options.signal, onEntry });
-      if (doc.summary.capability !== 'resourcelist' || doc.summary.isIndex) {
-        throw new SyncError(`${clip(child)}, listed in the Resource List Index, is not a Resource List`);
+  let top;
+  try {
+    top = await loadDocument(http, listUrl, {
+      signal: intake,
+      onStart: (head) => {
+        isIndex = head.isIndex;
+      },
+      onEntry: (entry) => (isIndex ? void children.push(entry.loc) : onEntry(entry)),
+    });
+    if (top.summary.capability !== 'resourcelist') {
+      throw new SyncError(`${clip(listUrl)} is a ${top.summary.capability}, not a Resource List`);
+    }
+    if (top.summary.isIndex) {
+      for (const child of children) {
+        const doc = await loadDocument(http, child, { signal: intake, onEntry });
+        if (doc.summary.capability !== 'resourcelist' || doc.summary.isIndex) {
+          throw new SyncError(`${clip(child)}, listed in the Resource List Index, is not a Resource List`);
+        }
       }
     }
+  } catch (err) {
+    // Whatever stopped the reading (a pause, a cancel, a bad list), what was started settles before the run ends.
+    await Promise.allSettled(inflight);
+    throw err;
   }
+  onListed(listed, 0, true);
   await Promise.all(inflight);
-  await metadata.run();
+  if (!intake?.aborted) await metadata.run();
   phases.fetch = (Date.now() - t0) / 1000;
   // What the mirror holds that the Source no longer lists (metadata of a listed resource aside): the policy decides.
-  if (!options.signal?.aborted) {
+  if (!intake?.aborted) {
     const described = metadataOf(state);
     for (const { uri } of [...state.paths()]) {
       if (seen.has(uri) || keepAsMetadata(described, uri, (u) => seen.has(u))) continue;

@@ -1,0 +1,184 @@
+// Mirroring from the UI, in Chromium over `rsdesk serve` and a slow fixture Source: "Mirror this…" on a Capability
+// List, the form (a path field in the browser), a baseline whose progress bar is seen mid-run, the history, an audit
+// in sync and one with a difference (filter, export), pause and resume, cancel, and axe on every view.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
+import { startAppServer, type AppServer } from './app-server.ts';
+import { addSource, detail, expectAccessible } from './ui-helpers.ts';
+
+let fixture: FixtureSource;
+let app: AppServer;
+let dataDir: string;
+let mirrors: string;
+let screenshots: string;
+
+test.describe.configure({ mode: 'serial' });
+
+const RESOURCES = 60;
+
+test.beforeAll(async ({}, testInfo) => {
+  const root = join(testInfo.project.testDir, '..');
+  screenshots = join(root, 'resources', 'screenshots');
+  mkdirSync(screenshots, { recursive: true });
+  dataDir = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-ui-'));
+  mirrors = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-folders-'));
+  // Every resource takes a while to answer: the run's progress is really seen mid-run.
+  fixture = await startFixtureSource({ resources: RESOURCES, changeListSize: 20, resourceDelayMs: 300 });
+  app = await startAppServer(root, dataDir);
+});
+
+test.afterAll(async () => {
+  await app?.stop();
+  await fixture?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(mirrors, { recursive: true, force: true });
+});
+
+const view = (page: Page) => page.getByRole('main');
+const resourcesBar = (page: Page) => view(page).getByRole('progressbar', { name: 'Resources' });
+
+async function accessible(page: Page, what: string): Promise<void> {
+  await expectAccessible(page, `${what} (light)`);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await expectAccessible(page, `${what} (dark)`);
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+/** Opens the dataset1 Capability List (adding its Source) and fills the mirror form for `folder`. */
+async function openForm(page: Page, folder: string, concurrency: number): Promise<void> {
+  await page.goto(app.url);
+  const capabilityList = fixture.url + PATHS.dataset1.capabilityList;
+  await addSource(page, capabilityList);
+  await expect(detail(page).getByRole('heading', { name: /Capability List/ })).toBeVisible();
+  await detail(page).getByRole('button', { name: 'Mirror this…' }).click();
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror Capability List of 127\.0\.0\.1/ })).toBeVisible();
+  await view(page).getByLabel('Folder', { exact: true }).fill(folder);
+  await view(page).getByLabel('Connections').fill(String(concurrency));
+}
+
+test('creates a mirror from the tree, runs a baseline with a visible progress bar, audits it in sync', async ({ page }) => {
+  const folder = join(mirrors, 'dataset1');
+  await openForm(page, folder, 2);
+  await expect(page.locator('h1')).toHaveCount(1);
+  await view(page).getByRole('radio', { name: /Move them to quarantine/ }).check();
+  await accessible(page, 'the new-mirror form');
+
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(view(page).getByRole('heading', { level: 2, name: /Mirror dataset1/ })).toBeVisible();
+  // Mid-run: the bar has values, some done and not all.
+  const bar = resourcesBar(page);
+  await expect(bar).toBeVisible();
+  await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow')), { timeout: 30_000 }).toBeGreaterThan(4);
+  // The Source slows down to a crawl while the running view is looked at, then speeds up to let the run finish.
+  fixture.setResourceDelay(5_000);
+  // The list streams in while resources are fetched: the total is what was listed so far until it is all read.
+  const now = Number(await bar.getAttribute('aria-valuenow'));
+  expect(now).toBeLessThan(RESOURCES);
+  expect(Number(await bar.getAttribute('aria-valuemax'))).toBeGreaterThanOrEqual(now);
+  expect(Number(await bar.getAttribute('aria-valuemax'))).toBeLessThanOrEqual(RESOURCES);
+  await expect(bar).toHaveAttribute('aria-valuetext', /^\d+ of \d+( listed so far)? resources \(\d+ %\)$/);
+  await expect(view(page).getByRole('progressbar', { name: 'Bytes' })).toBeVisible();
+  await expect(page.getByRole('list', { name: 'Mirrors' })).toContainText(/Running \d+ %/);
+  await expect(view(page).locator('.run-phase')).toContainText(/resources\/s|measuring the rate/);
+  await expect(view(page).getByRole('button', { name: 'Pause' })).toBeEnabled();
+  await page.screenshot({ path: join(screenshots, 'mirror-run.png') });
+  await accessible(page, 'the run view while running');
+  await expect(bar).toBeVisible();
+  fixture.setResourceDelay(20);
+
+  await expect(view(page).getByRole('status').filter({ hasText: 'Baseline completed' })).toContainText(
+    `Baseline completed: ${RESOURCES} created, 0 updated, 0 deleted, 0 unchanged.`,
+    { timeout: 60_000 },
+  );
+  await expect(bar).toHaveCount(0);
+  const history = view(page).getByRole('table', { name: 'Run history' });
+  await expect(history.locator('tbody tr')).toHaveCount(1);
+  await expect(history.locator('tbody tr').first()).toContainText('Baseline');
+  await expect(history.locator('tbody tr').first()).toContainText('completed');
+  expect(existsSync(join(folder, '.resourcesync', 'state.sqlite'))).toBe(true);
+
+  // The audit, from its tab with the keyboard.
+  await view(page).getByRole('tab', { name: /Runs/ }).focus();
+  await page.keyboard.press('ArrowLeft');
+  await expect(view(page).getByRole('tab', { name: 'Audit' })).toHaveAttribute('aria-selected', 'true');
+  await view(page).getByRole('button', { name: 'Audit now' }).click();
+  await expect(view(page).locator('.audit-summary')).toContainText(`In sync: ${RESOURCES} resources match the Source.`);
+
+  // A stray file and a missing one: the report lists both, filterable, exported whole.
+  writeFileSync(join(folder, 'stray.txt'), 'not from the Source');
+  const host = new URL(fixture.url).host.replace(':', '_');
+  rmSync(join(folder, host, ...fixture.state.pathOf(7).split('/').filter(Boolean)));
+  await view(page).getByRole('checkbox', { name: /Read every file again/ }).check();
+  await view(page).getByRole('button', { name: 'Audit again' }).click();
+  await expect(view(page).locator('.audit-summary')).toContainText('Not in sync: 2 differences.');
+  const table = view(page).getByRole('table', { name: 'Audit report' });
+  await expect(table.locator('tbody tr')).toHaveCount(2);
+  await page.screenshot({ path: join(screenshots, 'mirror-audit.png') });
+  await accessible(page, 'the audit report with differences');
+  await view(page).getByRole('combobox').selectOption('extra');
+  await expect(table.locator('tbody tr')).toHaveCount(1);
+  await expect(table.locator('tbody tr')).toContainText('stray.txt');
+  await view(page).getByRole('combobox').selectOption('all');
+  await view(page).getByRole('searchbox', { name: 'Filter the audit by text' }).fill(fixture.state.pathOf(7));
+  await expect(table.locator('tbody tr')).toHaveCount(1);
+  await expect(table.locator('tbody tr')).toContainText('missing');
+  const [csv] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export CSV' }).click()]);
+  const lines = readFileSync((await csv.path())!, 'utf8').trimEnd().split('\r\n');
+  expect(lines[0]).toBe('status,item,reason');
+  expect(lines).toHaveLength(3);
+  const [json] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export JSON' }).click()]);
+  expect(JSON.parse(readFileSync((await json.path())!, 'utf8'))).toMatchObject({ inSync: false, extra: ['stray.txt'] });
+});
+
+test('pauses a run and resumes it after a reload; cancels another', async ({ page }) => {
+  const folder = join(mirrors, 'paused');
+  fixture.setResourceDelay(300);
+  await openForm(page, folder, 1);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  const bar = resourcesBar(page);
+  await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow')), { timeout: 30_000 }).toBeGreaterThan(2);
+  // Slowed to a crawl: the run cannot end by itself before Pause is pressed.
+  fixture.setResourceDelay(3_000);
+  await view(page).getByRole('button', { name: 'Pause' }).click();
+  await expect(view(page).getByRole('status').filter({ hasText: 'Paused after' })).toContainText('Resume takes it up where it stopped.');
+  await expect(view(page).getByRole('heading', { level: 2 })).toContainText('Paused');
+
+  // After a reload the mirror is still listed as paused, and offers Resume.
+  await page.reload();
+  await page.getByRole('list', { name: 'Mirrors' }).getByRole('button', { name: /paused/ }).click();
+  await expect(view(page).getByRole('heading', { level: 2, name: /Mirror paused/ })).toContainText('Paused');
+  await expect(view(page).getByRole('status').filter({ hasText: 'The last run was paused' })).toContainText('nothing already verified is fetched again');
+  await accessible(page, 'a paused mirror');
+  fixture.setResourceDelay(20);
+  await view(page).getByRole('button', { name: 'Resume' }).click();
+  await expect(view(page).getByRole('status').filter({ hasText: 'Baseline completed' })).toBeVisible({ timeout: 60_000 });
+  const history = view(page).getByRole('table', { name: 'Run history' });
+  await expect(history.locator('tbody tr')).toHaveCount(1);
+  await expect(history.locator('tbody tr').first()).toContainText(String(RESOURCES));
+
+  // Cancel a run that is going on (a new baseline of another folder).
+  fixture.setResourceDelay(3_000);
+  await openForm(page, join(mirrors, 'cancelled'), 1);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(resourcesBar(page)).toBeVisible();
+  await view(page).getByRole('button', { name: 'Cancel run' }).click();
+  await expect(view(page).getByRole('status').filter({ hasText: 'Cancelled.' })).toBeVisible();
+  await expect(view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr').first()).toContainText('cancelled');
+  fixture.setResourceDelay(0);
+});
+
+test('says in plain words what is wrong with a folder', async ({ page }) => {
+  const full = join(mirrors, 'full');
+  mkdirSync(full, { recursive: true });
+  writeFileSync(join(full, 'mine.txt'), 'x');
+  await openForm(page, full, 4);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(view(page).getByRole('alert')).toContainText(`${full} is not empty. Choose a new or empty folder`);
+  await view(page).getByLabel('Folder', { exact: true }).fill('relative/path');
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(view(page).getByRole('alert')).toContainText("Give the folder's full path");
+  await accessible(page, 'the new-mirror form with an error');
+});

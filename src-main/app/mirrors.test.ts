@@ -1,0 +1,231 @@
+// The mirror commands through the service's dispatch, as adapters call them, against the fixture Source and a real
+// mirror folder: create from a Capability List, a baseline with batched progress, pause and resume, cancel, history
+// and failures, audit, forget, and a mirror that survives a restart of the app (reopened by its path alone).
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
+import type { CommandName, EventName } from '../contract/names.ts';
+import type { AuditView, Events, MirrorDetail, MirrorSummary, RunFailures } from '../contract/types.ts';
+import { MirrorState, stateDirOf } from '../engine/mirror/state.ts';
+import { openStore } from '../store/store.ts';
+import type { Envelope } from './dispatch.ts';
+import { createService, type Service } from './service.ts';
+
+let fixture: FixtureSource;
+let dir: string;
+let service: Service;
+let events: { at: number; name: EventName; payload: unknown }[] = [];
+
+const dbPath = () => join(dir, 'app.sqlite');
+function open(): Service {
+  const s = createService({ store: openStore(dbPath()), adapter: 'http', version: '0.0.0', log: () => undefined, progressIntervalMs: 100 });
+  s.events.subscribe((name, payload) => events.push({ at: Date.now(), name, payload }));
+  return s;
+}
+
+async function call<T>(command: CommandName, args: unknown): Promise<T> {
+  const envelope: Envelope = await service.dispatch(command, args);
+  if (!envelope.ok) throw Object.assign(new Error(envelope.error.message), { code: envelope.error.code });
+  return envelope.result as T;
+}
+
+async function fails(command: CommandName, args: unknown): Promise<{ code: string; message: string }> {
+  const envelope = await service.dispatch(command, args);
+  expect(envelope.ok, `${command} should fail`).toBe(false);
+  return (envelope as { error: { code: string; message: string } }).error;
+}
+
+function ended(path: string, since = 0): Promise<Events['mirror.ended']> {
+  return new Promise((resolve) => {
+    const poll = () => {
+      const e = events.find((x, i) => i >= since && x.name === 'mirror.ended' && (x.payload as Events['mirror.ended']).path === path);
+      if (e) resolve(e.payload as Events['mirror.ended']);
+      else setTimeout(poll, 20);
+    };
+    poll();
+  });
+}
+
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
+  expect(check()).toBe(true);
+};
+
+const capabilityList = () => fixture.url + fixture.paths.dataset1.capabilityList;
+
+beforeAll(async () => {
+  fixture = await startFixtureSource({ resources: 40, changeListSize: 20 });
+});
+afterAll(async () => {
+  await fixture.close();
+});
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'rsdesk-mirrors-'));
+  events = [];
+  service = open();
+});
+afterEach(async () => {
+  await service.close();
+  fixture.setResourceDelay(0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('mirrors', () => {
+  it('creates a mirror from a Capability List, runs a baseline with batched progress, audits it in sync', async () => {
+    const path = join(dir, 'mirror');
+    const created = await call<MirrorSummary>('mirrors.create', { url: capabilityList(), path, deletePolicy: 'quarantine', concurrency: 4 });
+    expect(created).toMatchObject({
+      path,
+      name: 'mirror',
+      status: 'ready',
+      capabilityListUrl: capabilityList(),
+      resourceListUrl: fixture.url + fixture.paths.dataset1.resourceList,
+      options: { deletePolicy: 'quarantine', concurrency: 4, delaySeconds: 0 },
+      lastRun: null,
+      resources: 0,
+    });
+    expect(existsSync(join(path, '.resourcesync', 'state.sqlite'))).toBe(true);
+    expect(await call<MirrorSummary[]>('mirrors.list', {})).toHaveLength(1);
+
+    fixture.setResourceDelay(20);
+    const began = Date.now();
+    const started = await call<MirrorSummary>('runs.start', { path });
+    expect(started.status).toBe('running');
+    const end = await ended(path);
+    expect(end).toMatchObject({ status: 'completed', mode: 'baseline', created: 40, failed: 0 });
+    expect(end.message).toBe('Baseline completed: 40 created, 0 updated, 0 deleted, 0 unchanged.');
+    const progress = events.filter((e) => e.name === 'mirror.progress').map((e) => e.payload as Events['mirror.progress']);
+    // Batches: never one per resource, at most one per interval (plus the first and the last).
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress.length).toBeLessThan(40);
+    expect(progress.length).toBeLessThanOrEqual(3 + Math.ceil((Date.now() - began) / 100));
+    expect(progress.at(-1)).toMatchObject({ done: 40, total: 40, totalKnown: true, created: 40, kind: 'sync', mode: 'baseline' });
+    expect(progress.at(-1)!.bytesDone).toBe(progress.at(-1)!.bytesTotal);
+    expect(progress.some((p) => p.done > 0 && p.done < 40)).toBe(true);
+
+    const detail = await call<MirrorDetail>('mirrors.get', { path });
+    expect(detail).toMatchObject({ status: 'ready', resources: 40, resumable: false, progress: null, lastRun: { status: 'completed', created: 40 } });
+    expect(detail.checkpoint).not.toBeNull();
+    expect(detail.runs).toHaveLength(1);
+
+    const audit = await call<AuditView>('audit.start', { path });
+    expect(audit.report).toMatchObject({ inSync: true, inSyncCount: 40, missing: [], extra: [] });
+    expect(events.find((e) => e.name === 'audit.ended')?.payload).toMatchObject({ status: 'completed', message: 'In sync: 40 resources match the Source.' });
+    expect(await call<AuditView | null>('audit.report', { path })).toEqual(audit);
+    // An extra file shows in the next audit.
+    writeFileSync(join(path, 'stray.txt'), 'not from the Source');
+    const again = await call<AuditView>('audit.start', { path });
+    expect(again.report).toMatchObject({ inSync: false, extra: ['stray.txt'] });
+    expect((await call<MirrorDetail>('mirrors.get', { path })).runs.map((r) => r.kind)).toEqual(['audit', 'audit', 'baseline']);
+  });
+
+  it('pauses a running sync, survives an app restart as paused, and resumes without fetching twice', async () => {
+    const path = join(dir, 'paused');
+    const first = fixture.requests.length;
+    await call('mirrors.create', { url: capabilityList(), path, concurrency: 2 });
+    fixture.setResourceDelay(60);
+    await call('runs.start', { path });
+    await until(() => events.some((e) => e.name === 'mirror.progress' && (e.payload as Events['mirror.progress']).done >= 4));
+    expect(await call('runs.pause', { path })).toEqual({ paused: true });
+    const end = await ended(path);
+    expect(end.status).toBe('paused');
+    expect(end.created).toBeLessThan(40);
+
+    // The app restarts: the mirror is remembered by its path, and its paused run offers Resume.
+    await service.close();
+    service = open();
+    const [summary] = await call<MirrorSummary[]>('mirrors.list', {});
+    expect(summary).toMatchObject({ path, status: 'paused', resumable: true, lastRun: { status: 'interrupted', message: 'Paused' } });
+
+    const mark = fixture.requests.length;
+    const before = fixture.requests.slice(first).filter((r) => /\/res\/\d+/.test(r.path)).map((r) => r.path);
+    fixture.setResourceDelay(0);
+    const from = events.length;
+    expect((await call<MirrorSummary>('runs.resume', { path })).status).toBe('running');
+    const resumed = await ended(path, from);
+    expect(resumed).toMatchObject({ status: 'completed', failed: 0 });
+    const after = fixture.requests.slice(mark).filter((r) => /\/res\/\d+/.test(r.path)).map((r) => r.path);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.filter((p) => before.includes(p))).toEqual([]);
+    const detail = await call<MirrorDetail>('mirrors.get', { path });
+    expect(detail.runs).toHaveLength(1);
+    expect(detail.runs[0]).toMatchObject({ status: 'completed', created: 40 });
+  });
+
+  it('cancels a running sync; a run the app was killed in shows as interrupted and resumable', async () => {
+    const path = join(dir, 'cancelled');
+    await call('mirrors.create', { url: capabilityList(), path, concurrency: 2 });
+    fixture.setResourceDelay(60);
+    await call('runs.start', { path });
+    expect((await fails('runs.start', { path })).message).toBe('A run of this mirror is going on already.');
+    await until(() => events.some((e) => e.name === 'mirror.progress' && (e.payload as Events['mirror.progress']).done >= 2));
+    expect(await call('runs.cancel', { path })).toEqual({ cancelled: true });
+    const end = await ended(path);
+    expect(end.status).toBe('cancelled');
+    expect((await call<MirrorSummary>('mirrors.get', { path })).lastRun).toMatchObject({ status: 'cancelled', failed: 0 });
+    expect(await call('runs.cancel', { path })).toEqual({ cancelled: false });
+
+    // A run left "running" by a process that is gone (the app was killed): interrupted, resumable.
+    const state = new MirrorState(stateDirOf(path));
+    state.db.prepare("UPDATE runs SET status = 'running', pid = 999999999 WHERE id = 1").run();
+    state.close();
+    expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ status: 'interrupted', resumable: true, lastRun: { status: 'interrupted' } });
+  });
+
+  it('records failures per run and retries them', async () => {
+    const path = join(dir, 'failing');
+    await call('mirrors.create', { url: capabilityList(), path });
+    const broken = fixture.state.pathOf(3);
+    fixture.setBroken(broken, { status: 404 });
+    fixture.setBroken(`/mirror${broken}`, { status: 404 });
+    try {
+      await call('runs.start', { path });
+      const end = await ended(path);
+      expect(end).toMatchObject({ status: 'failed', failed: 1 });
+      expect(end.message).toMatch(/ended with 1 failure: .*Retry fetches what failed again\.$/);
+      const detail = await call<MirrorDetail>('mirrors.get', { path });
+      const failures = await call<RunFailures>('runs.failures', { path, runId: detail.runs[0]!.id });
+      expect(failures).toMatchObject({ total: 1, failures: [{ uri: fixture.url + broken }] });
+      expect(failures.failures[0]!.reason).toMatch(/HTTP 404/);
+    } finally {
+      fixture.setBroken(broken, null);
+      fixture.setBroken(`/mirror${broken}`, null);
+    }
+    const from = events.length;
+    await call('runs.retry', { path });
+    expect(await ended(path, from)).toMatchObject({ status: 'completed', created: 1, unchanged: 39, failed: 0 });
+  });
+
+  it('refuses what cannot be a mirror, in plain sentences, and leaves nothing behind', async () => {
+    expect((await fails('mirrors.create', { url: capabilityList(), path: 'relative/folder' })).message).toMatch(/full path/);
+    const full = join(dir, 'full');
+    mkdirSync(full);
+    writeFileSync(join(full, 'mine.txt'), 'x');
+    expect(await fails('mirrors.create', { url: capabilityList(), path: full })).toMatchObject({ code: 'mirror', message: expect.stringMatching(/is not empty/) });
+    const nowhere = join(dir, 'nowhere');
+    const missing = await fails('mirrors.create', { url: `${fixture.url}/broken/not-there.xml`, path: nowhere });
+    expect(missing.code).not.toBe('internal');
+    expect(existsSync(nowhere)).toBe(false);
+    expect((await fails('mirrors.create', { url: capabilityList(), path: join(dir, 'x'), concurrency: 0 })).message).toBe(
+      'Connections must be a whole number from 1 to 64.',
+    );
+    expect((await fails('runs.start', { path: join(dir, 'unknown') })).code).toBe('not-found');
+    expect(await call('mirrors.chooseFolder', {})).toEqual({ supported: false, path: null });
+  });
+
+  it('reopens an existing mirror folder by its path alone, and forgets a mirror without touching its files', async () => {
+    const path = join(dir, 'kept');
+    await call('mirrors.create', { url: capabilityList(), path });
+    await call('runs.start', { path });
+    await ended(path);
+    expect(await call<MirrorSummary[]>('mirrors.forget', { path })).toEqual([]);
+    expect(existsSync(join(path, '.resourcesync', 'state.sqlite'))).toBe(true);
+    const again = await call<MirrorSummary>('mirrors.create', { path });
+    expect(again).toMatchObject({ path, status: 'ready', resources: 40, url: capabilityList(), lastRun: { status: 'completed' } });
+    expect((await fails('mirrors.create', { url: fixture.url + fixture.paths.dataset2.capabilityList, path })).message).toMatch(/is a mirror of .* already/);
+    rmSync(path, { recursive: true });
+    expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ status: 'missing', problem: expect.stringMatching(/is gone/) });
+  });
+});

@@ -1,0 +1,534 @@
+// Mirrors for the UI: the folders the app remembers (paths in its store, everything else in each folder's own
+// state), one sync or audit at a time per folder, pause / resume / cancel, and progress as events in batches (a
+// timer sends the latest state at most every `progressIntervalMs`, never one message per resource).
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { basename, isAbsolute, join, normalize } from 'node:path';
+import type {
+  AuditView,
+  MirrorDetail,
+  MirrorOptions,
+  MirrorProgress,
+  MirrorRun,
+  MirrorRunEnd,
+  MirrorStatus,
+  MirrorSummary,
+  RunFailures,
+} from '../contract/types.ts';
+import { audit } from '../engine/mirror/audit.ts';
+import { isMirror, prepareMirror, readFailures, readFolder, type FolderStatus } from '../engine/mirror/folder.ts';
+import { parseMap } from '../engine/mirror/local-path.ts';
+import { MirrorLockedError } from '../engine/mirror/lock.ts';
+import { STATE_DIR, type RunRecord } from '../engine/mirror/state.ts';
+import { sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
+import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
+import type { Store } from '../store/store.ts';
+import { InvalidArgumentsError, MirrorError, NotFoundError } from './errors.ts';
+import type { EventHub } from './events.ts';
+
+export interface MirrorServiceDeps {
+  store: Store;
+  events: EventHub;
+  userAgent: string;
+  /** The system's folder dialog (desktop app). */
+  chooseFolder?: () => Promise<string | null>;
+  /** Opens a folder in the system's file manager; resolves with an error text, '' when it worked (shell.openPath). */
+  openPath?: (path: string) => Promise<string>;
+  progressIntervalMs?: number;
+}
+
+interface Active {
+  path: string;
+  kind: 'sync' | 'audit';
+  dryRun: boolean;
+  abort: AbortController;
+  pause: AbortController;
+  startedAt: number;
+  latest: SyncProgress | null;
+  /** (time, done, bytes) of the last seconds, for the rate. */
+  samples: { t: number; done: number; bytes: number }[];
+  changed: boolean;
+  timer: NodeJS.Timeout | null;
+  done: Promise<unknown>;
+}
+
+const RATE_WINDOW_MS = 5_000;
+
+function toRun(r: RunRecord): MirrorRun {
+  const { pid: _pid, ...run } = r;
+  return run;
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
+}
+
+/** Engine errors a person can act on keep their message (as a MirrorError); others go up as they are. */
+function plain(error: unknown): unknown {
+  if (error instanceof SyncError || error instanceof MirrorLockedError) return new MirrorError(error.message);
+  return error;
+}
+
+export class MirrorService {
+  readonly #d: MirrorServiceDeps;
+  readonly #active = new Map<string, Active>();
+  readonly #audits = new Map<string, AuditView>();
+  readonly #interval: number;
+  #closed = false;
+
+  constructor(deps: MirrorServiceDeps) {
+    this.#d = deps;
+    this.#interval = deps.progressIntervalMs ?? 250;
+  }
+
+  // ---- the list ----
+
+  list(): MirrorSummary[] {
+    return this.#d.store.mirrors.list().map((m) => this.#summary(m.path, m.options, m.addedAt));
+  }
+
+  get(path: string): MirrorDetail {
+    const key = this.#known(path);
+    const m = this.#d.store.mirrors.get(key)!;
+    const folder = this.#read(key);
+    const summary = this.#summary(key, m.options, m.addedAt, folder);
+    const runs = (folder.status?.runs ?? []).slice(-200).reverse().map((r) => this.#shown(key, r, folder.status));
+    return { ...summary, runs };
+  }
+
+  runs(path: string): MirrorRun[] {
+    return this.get(path).runs;
+  }
+
+  failures(path: string, runId: number): RunFailures {
+    const key = this.#known(path);
+    return { runId, ...readFailures(key, runId) };
+  }
+
+  async create(args: {
+    url?: string;
+    path: string;
+    capabilityListUrl?: string;
+    deletePolicy?: MirrorOptions['deletePolicy'];
+    concurrency?: number;
+    delaySeconds?: number;
+    maps?: string[];
+    allowHosts?: string[];
+  }): Promise<MirrorSummary> {
+    const path = this.#absolute(args.path);
+    if (this.#active.has(path)) throw new MirrorError('This mirror is running; wait for its run to end.');
+    let maps;
+    try {
+      maps = (args.maps ?? []).filter((m) => m.trim() !== '').map((m) => parseMap(m.trim()));
+    } catch (error) {
+      throw new InvalidArgumentsError((error as Error).message.replace(/^--map:? ?/, 'Folder mapping: '));
+    }
+    const existed = existsSync(path);
+    const wasMirror = isMirror(path);
+    const current = wasMirror ? this.#read(path).status?.binding ?? null : null;
+    if (args.url === undefined) {
+      if (!wasMirror) throw new InvalidArgumentsError(`${path} is not a mirror yet: give the URL of the list to mirror`);
+    } else if (current !== null && current.url !== args.url) {
+      throw new MirrorError(`${path} is a mirror of ${current.url} already. Choose another folder for ${args.url}.`);
+    } else if (!wasMirror && existed && !isEmptyFolder(path)) {
+      throw new MirrorError(`${path} is not empty. Choose a new or empty folder: the mirror puts its own files there.`);
+    }
+    if (args.url !== undefined && current === null) {
+      const settings = this.#d.store.settings.get();
+      try {
+        await prepareMirror({
+          url: args.url,
+          dest: path,
+          capabilityListUrl: args.capabilityListUrl,
+          maps,
+          allowHosts: args.allowHosts,
+          token: settings.bearerToken,
+          timeoutMs: settings.timeoutMs,
+          userAgent: this.#d.userAgent,
+        });
+      } catch (error) {
+        // Nothing of a mirror that could not be made is left behind: the folder we created, or the state in it.
+        try {
+          if (!existed) rmSync(path, { recursive: true, force: true });
+          else if (!wasMirror) rmSync(join(path, STATE_DIR), { recursive: true, force: true });
+        } catch {
+          // Left as it is; the error below says what went wrong.
+        }
+        throw plain(error);
+      }
+    }
+    const old = this.#d.store.mirrors.get(path)?.options ?? DEFAULT_MIRROR_OPTIONS;
+    const options: MirrorOptions = {
+      deletePolicy: args.deletePolicy ?? old.deletePolicy,
+      concurrency: args.concurrency ?? old.concurrency,
+      delaySeconds: args.delaySeconds ?? old.delaySeconds,
+    };
+    const saved = this.#d.store.mirrors.put(path, options);
+    this.#changed();
+    return this.#summary(path, saved.options, saved.addedAt);
+  }
+
+  update(args: { path: string; deletePolicy?: MirrorOptions['deletePolicy']; concurrency?: number; delaySeconds?: number }): MirrorSummary {
+    const key = this.#known(args.path);
+    const old = this.#d.store.mirrors.get(key)!;
+    const options: MirrorOptions = {
+      deletePolicy: args.deletePolicy ?? old.options.deletePolicy,
+      concurrency: args.concurrency ?? old.options.concurrency,
+      delaySeconds: args.delaySeconds ?? old.options.delaySeconds,
+    };
+    const saved = this.#d.store.mirrors.put(key, options);
+    this.#changed();
+    return this.#summary(key, saved.options, saved.addedAt);
+  }
+
+  forget(path: string): MirrorSummary[] {
+    const key = this.#known(path);
+    if (this.#active.has(key)) throw new MirrorError('This mirror is running: cancel its run before removing it from the list.');
+    this.#d.store.mirrors.remove(key);
+    this.#audits.delete(key);
+    const mirrors = this.list();
+    this.#d.events.emit('mirrors.changed', { mirrors });
+    return mirrors;
+  }
+
+  async chooseFolder(): Promise<{ supported: boolean; path: string | null }> {
+    if (!this.#d.chooseFolder) return { supported: false, path: null };
+    return { supported: true, path: await this.#d.chooseFolder() };
+  }
+
+  async openFolder(path: string): Promise<{ opened: boolean }> {
+    const key = this.#known(path);
+    if (!this.#d.openPath) return { opened: false };
+    if (!existsSync(key)) throw new NotFoundError(`The folder ${key} no longer exists.`);
+    const problem = await this.#d.openPath(key);
+    if (problem) throw new MirrorError(`The folder could not be opened: ${problem}`);
+    return { opened: true };
+  }
+
+  // ---- runs ----
+
+  start(path: string, mode: 'auto' | 'baseline' | 'incremental' = 'auto', dryRun = false): MirrorSummary {
+    const key = this.#known(path);
+    if (this.#closed) throw new MirrorError('The app is closing.');
+    if (this.#active.has(key)) throw new MirrorError('A run of this mirror is going on already.');
+    if (!isMirror(key)) throw new NotFoundError(`${key} is no longer a mirror (its folder or its ${STATE_DIR} folder is gone).`);
+    const options = this.#d.store.mirrors.get(key)!.options;
+    const settings = this.#d.store.settings.get();
+    const active = this.#begin(key, 'sync', dryRun);
+    active.done = sync({
+      dest: key,
+      mode,
+      dryRun,
+      deletePolicy: options.deletePolicy,
+      concurrency: options.concurrency,
+      delayMs: Math.round(options.delaySeconds * 1000),
+      token: settings.bearerToken,
+      timeoutMs: settings.timeoutMs,
+      userAgent: this.#d.userAgent,
+      signal: active.abort.signal,
+      pauseSignal: active.pause.signal,
+      onProgress: (p) => {
+        active.latest = p;
+        active.changed = true;
+      },
+    }).then(
+      (result) => this.#end(active, endOf(key, result, active)),
+      (error: unknown) => this.#end(active, failedEnd(key, active, error)),
+    );
+    this.#changed();
+    return this.#summary(key, options, this.#d.store.mirrors.get(key)!.addedAt);
+  }
+
+  /** Resume = a sync in `auto` mode, which takes up the interrupted run first. */
+  resume(path: string): MirrorSummary {
+    return this.start(path, 'auto');
+  }
+
+  pause(path: string): { paused: boolean } {
+    const active = this.#active.get(this.#absolute(path));
+    if (!active || active.kind !== 'sync' || active.pause.signal.aborted) return { paused: false };
+    active.pause.abort();
+    active.changed = true;
+    this.#changed();
+    return { paused: true };
+  }
+
+  cancel(path: string): { cancelled: boolean } {
+    const active = this.#active.get(this.#absolute(path));
+    if (!active || active.abort.signal.aborted) return { cancelled: false };
+    active.abort.abort();
+    active.changed = true;
+    this.#changed();
+    return { cancelled: true };
+  }
+
+  async audit(path: string, rehash = false): Promise<AuditView> {
+    const key = this.#known(path);
+    if (this.#active.has(key)) throw new MirrorError('A run of this mirror is going on already; audit it once the run has ended.');
+    if (!isMirror(key)) throw new NotFoundError(`${key} is no longer a mirror (its folder or its ${STATE_DIR} folder is gone).`);
+    const settings = this.#d.store.settings.get();
+    const active = this.#begin(key, 'audit', false);
+    this.#changed();
+    const t0 = Date.now();
+    const work = audit({ dest: key, rehash, token: settings.bearerToken, timeoutMs: settings.timeoutMs, userAgent: this.#d.userAgent, signal: active.abort.signal });
+    active.done = work.catch(() => undefined);
+    const seconds = () => Math.round((Date.now() - t0) / 100) / 10;
+    const base = { path: key, kind: 'audit' as const, mode: null, created: 0, updated: 0, deleted: 0, bytes: 0 };
+    try {
+      const report = await work;
+      const view: AuditView = { path: key, at: new Date().toISOString(), rehash, seconds: seconds(), report };
+      this.#audits.set(key, view);
+      const notInSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length;
+      this.#finish(active);
+      this.#changed();
+      this.#d.events.emit('audit.ended', {
+        ...base,
+        status: 'completed',
+        message: report.inSync ? `In sync: ${plural(report.inSyncCount, 'resource')} match the Source.` : `Not in sync: ${plural(notInSync, 'difference')}.`,
+        unchanged: report.inSyncCount,
+        failed: notInSync,
+        seconds: view.seconds,
+        audit: view,
+      });
+      return view;
+    } catch (error) {
+      this.#finish(active);
+      this.#changed();
+      const cancelled = active.abort.signal.aborted;
+      const message = cancelled ? 'Audit cancelled.' : (error as Error).message;
+      this.#d.events.emit('audit.ended', { ...base, status: cancelled ? 'cancelled' : 'error', message, unchanged: 0, failed: 0, seconds: seconds(), audit: null });
+      throw cancelled ? new MirrorError(message) : plain(error);
+    }
+  }
+
+  auditReport(path: string): AuditView | null {
+    return this.#audits.get(this.#absolute(path)) ?? null;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const runs = [...this.#active.values()];
+    // A sync is paused rather than cancelled: the next start of the app offers to resume it.
+    for (const run of runs) (run.kind === 'sync' ? run.pause : run.abort).abort();
+    await Promise.allSettled(runs.map((r) => r.done));
+  }
+
+  // ---- inside ----
+
+  #absolute(path: string): string {
+    const trimmed = path.trim();
+    if (!isAbsolute(trimmed)) throw new InvalidArgumentsError(`Give the folder's full path (${JSON.stringify(trimmed.slice(0, 200))} is relative).`);
+    const n = normalize(trimmed);
+    return n.length > 1 ? n.replace(/[\\/]+$/, '') : n;
+  }
+
+  /** The remembered mirror's path, or NotFoundError. */
+  #known(path: string): string {
+    const key = this.#absolute(path);
+    if (!this.#d.store.mirrors.get(key)) throw new NotFoundError(`The app has no mirror in ${key}.`);
+    return key;
+  }
+
+  #read(path: string): { status: FolderStatus | null; problem: string | null } {
+    try {
+      const status = readFolder(path);
+      return { status, problem: status === null ? `The folder ${path} is gone or is no longer a mirror (no ${STATE_DIR}/state.sqlite).` : null };
+    } catch (error) {
+      return { status: null, problem: `The mirror's state in ${path} cannot be read: ${(error as Error).message}` };
+    }
+  }
+
+  /** A run the journal says is running, but that no process runs any more, is shown as what it is: interrupted. */
+  #shown(path: string, r: RunRecord, folder: FolderStatus | null): MirrorRun {
+    const run = toRun(r);
+    if (run.status === 'running' && !this.#active.has(path) && !folder?.heldBy) return { ...run, status: 'interrupted' };
+    return run;
+  }
+
+  #summary(path: string, options: MirrorOptions, addedAt: string, read = this.#read(path)): MirrorSummary {
+    const folder = read.status;
+    const binding = folder?.binding ?? null;
+    const runs = folder?.runs ?? [];
+    const lastSync = runs.filter((r) => r.kind !== 'audit').at(-1);
+    const lastAudit = runs.filter((r) => r.kind === 'audit').at(-1);
+    const lastRun = lastSync ? this.#shown(path, lastSync, folder) : null;
+    const active = this.#active.get(path);
+    const resumable = !active && lastRun?.status === 'interrupted';
+    let status: MirrorStatus;
+    let problem = read.problem;
+    if (active) status = active.kind === 'audit' ? 'auditing' : active.abort.signal.aborted ? 'cancelling' : active.pause.signal.aborted ? 'pausing' : 'running';
+    else if (folder === null) status = 'missing';
+    else if (folder.heldBy) {
+      status = 'busy';
+      problem = `In use by ${folder.heldBy.command} (process ${folder.heldBy.pid}); only one program at a time may write a mirror.`;
+    } else if (resumable) status = lastRun?.message === 'Paused' ? 'paused' : 'interrupted';
+    else status = 'ready';
+    return {
+      path,
+      name: basename(path) || path,
+      url: binding?.url ?? null,
+      capabilityListUrl: binding?.capabilityListUrl ?? null,
+      resourceListUrl: binding?.resourceListUrl ?? null,
+      changeListUrl: binding?.changeListUrl ?? null,
+      options,
+      addedAt,
+      status,
+      problem,
+      checkpoint: folder?.checkpoint?.at ?? null,
+      resources: folder?.resources ?? 0,
+      lastRun,
+      lastAudit: lastAudit ? this.#shown(path, lastAudit, folder) : null,
+      resumable,
+      progress: active ? this.#progress(active) : null,
+    };
+  }
+
+  #begin(path: string, kind: 'sync' | 'audit', dryRun: boolean): Active {
+    const active: Active = {
+      path,
+      kind,
+      dryRun,
+      abort: new AbortController(),
+      pause: new AbortController(),
+      startedAt: Date.now(),
+      latest: null,
+      samples: [],
+      changed: true,
+      timer: null,
+      done: Promise.resolve(),
+    };
+    this.#active.set(path, active);
+    active.timer = setInterval(() => this.#tick(active), this.#interval);
+    active.timer.unref?.();
+    this.#tick(active);
+    return active;
+  }
+
+  /** Sends the latest progress when something changed since the last one: the batching of progress events. */
+  #tick(active: Active): void {
+    const now = Date.now();
+    const p = active.latest;
+    if (p) {
+      active.samples.push({ t: now, done: p.settled, bytes: p.bytesFetched });
+      while (active.samples.length > 2 && now - active.samples[0]!.t > RATE_WINDOW_MS) active.samples.shift();
+    }
+    if (!active.changed) return;
+    active.changed = false;
+    this.#d.events.emit('mirror.progress', this.#progress(active));
+  }
+
+  #progress(active: Active): MirrorProgress {
+    const p = active.latest;
+    const now = Date.now();
+    const first = active.samples[0];
+    const last = active.samples.at(-1);
+    const span = first && last ? (last.t - first.t) / 1000 : 0;
+    const rate = span >= 0.5 ? (last!.done - first!.done) / span : 0;
+    const byteRate = span >= 0.5 ? (last!.bytes - first!.bytes) / span : 0;
+    const done = p?.settled ?? 0;
+    const total = Math.max(p?.listed ?? 0, done);
+    const totalKnown = p?.listComplete ?? false;
+    const bytesTotal = Math.max(p?.listedBytes ?? 0, 0);
+    const bytesDone = p?.bytesFetched ?? 0;
+    let etaSeconds: number | null = null;
+    if (totalKnown && rate > 0) etaSeconds = Math.round((total - done) / rate);
+    else if (bytesTotal > bytesDone && byteRate > 0) etaSeconds = Math.round((bytesTotal - bytesDone) / byteRate);
+    return {
+      path: active.path,
+      kind: active.kind,
+      mode: p?.mode ?? null,
+      dryRun: active.dryRun,
+      phase: active.kind === 'audit' ? 'audit' : (p?.phase ?? 'discovery'),
+      pausing: active.pause.signal.aborted,
+      cancelling: active.abort.signal.aborted,
+      done,
+      total,
+      totalKnown,
+      bytesDone,
+      bytesTotal,
+      rate: Math.round(rate * 10) / 10,
+      byteRate: Math.round(byteRate),
+      etaSeconds,
+      elapsedSeconds: Math.round((now - active.startedAt) / 1000),
+      created: p?.created ?? 0,
+      updated: p?.updated ?? 0,
+      deleted: p?.deleted ?? 0,
+      unchanged: p?.unchanged ?? 0,
+      skipped: p?.skipped ?? 0,
+      failed: p?.failed ?? 0,
+    };
+  }
+
+  #finish(active: Active): void {
+    if (active.timer) clearInterval(active.timer);
+    active.timer = null;
+    if (this.#active.get(active.path) === active) this.#active.delete(active.path);
+  }
+
+  #end(active: Active, end: MirrorRunEnd): void {
+    // The last progress (the bar at its end), then the end itself.
+    active.changed = true;
+    this.#tick(active);
+    this.#finish(active);
+    this.#d.events.emit('mirror.ended', end);
+    this.#changed();
+  }
+
+  #changed(): void {
+    if (this.#closed) return;
+    this.#d.events.emit('mirrors.changed', { mirrors: this.list() });
+  }
+}
+
+function isEmptyFolder(path: string): boolean {
+  try {
+    return readdirSync(path).length === 0;
+  } catch {
+    // Not a folder (a file): the engine's mkdir says so when it is tried.
+    return false;
+  }
+}
+
+function endOf(path: string, r: SyncResult, active: Active): MirrorRunEnd {
+  const status = r.paused ? 'paused' : r.failed > 0 ? 'failed' : 'completed';
+  const what = r.dryRun ? 'Dry run' : r.mode === 'baseline' ? 'Baseline' : 'Incremental sync';
+  const counts = `${plural(r.created, 'created', 'created')}, ${plural(r.updated, 'updated', 'updated')}, ${plural(r.deleted, 'deleted', 'deleted')}, ${plural(r.unchanged, 'unchanged', 'unchanged')}`;
+  const message =
+    status === 'paused'
+      ? `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}; Resume takes it up where it stopped.`
+      : status === 'failed'
+        ? `${what} ended with ${plural(r.failed, 'failure')}: ${counts}. Retry fetches what failed again.`
+        : `${what} completed: ${counts}.`;
+  return {
+    path,
+    kind: 'sync',
+    status,
+    message,
+    mode: r.mode,
+    created: r.created,
+    updated: r.updated,
+    deleted: r.deleted,
+    unchanged: r.unchanged,
+    failed: r.failed,
+    bytes: r.bytes,
+    seconds: r.seconds,
+  };
+}
+
+function failedEnd(path: string, active: Active, error: unknown): MirrorRunEnd {
+  const cancelled = active.abort.signal.aborted;
+  const p = active.latest;
+  return {
+    path,
+    kind: 'sync',
+    status: cancelled ? 'cancelled' : 'error',
+    message: cancelled ? 'Cancelled. What was verified stays; the next run does not fetch it again.' : error instanceof Error ? error.message : String(error),
+    mode: p?.mode ?? null,
+    created: p?.created ?? 0,
+    updated: p?.updated ?? 0,
+    deleted: p?.deleted ?? 0,
+    unchanged: p?.unchanged ?? 0,
+    failed: p?.failed ?? 0,
+    bytes: p?.bytes ?? 0,
+    seconds: Math.round((Date.now() - active.startedAt) / 100) / 10,
+  };
+}

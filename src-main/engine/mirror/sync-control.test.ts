@@ -1,0 +1,106 @@
+// Controlling a running sync: pause (no new work, in-flight finishes, the run stays resumable and the next auto sync
+// resumes it without fetching again what was verified), cancel (an AbortSignal: the run ends cancelled, nothing cut
+// off counts as failed), and the live progress with its totals.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { MirrorState, stateDirOf } from './state.ts';
+import { sync, type SyncProgress } from './sync.ts';
+
+let fixture: FixtureSource;
+let dest: string;
+
+beforeEach(async () => {
+  fixture = await startFixtureSource({ resources: 40, changeListSize: 20, resourceDelayMs: 40 });
+  dest = mkdtempSync(join(tmpdir(), 'mirror-control-'));
+});
+afterEach(async () => {
+  await fixture.close();
+});
+
+const capabilityList = () => fixture.url + fixture.paths.dataset1.capabilityList;
+const resourceGets = () => fixture.requests.filter((r) => /\/res\/\d+/.test(r.path)).map((r) => r.path);
+
+function runs() {
+  const state = new MirrorState(stateDirOf(dest));
+  try {
+    return state.runs();
+  } finally {
+    state.close();
+  }
+}
+
+/** Resolves once `done` resources were settled, then fires `then`. */
+function after(done: number, then: () => void): (p: SyncProgress) => void {
+  let fired = false;
+  return (p) => {
+    if (!fired && p.settled >= done) {
+      fired = true;
+      then();
+    }
+  };
+}
+
+describe('sync control', () => {
+  it('pauses: in-flight resources finish, the run ends interrupted, and auto resumes it without fetching twice', async () => {
+    const pause = new AbortController();
+    const progress: SyncProgress[] = [];
+    const onPause = after(5, () => pause.abort());
+    const first = await sync({
+      url: capabilityList(),
+      dest,
+      concurrency: 2,
+      batchSize: 3,
+      pauseSignal: pause.signal,
+      onProgress: (p) => {
+        progress.push(p);
+        onPause(p);
+      },
+    });
+    expect(first.paused).toBe(true);
+    expect(first.created).toBeGreaterThanOrEqual(5);
+    expect(first.created).toBeLessThan(40);
+    expect(first.failed).toBe(0);
+    expect(first.checkpoint).toBeNull();
+    expect(runs()).toMatchObject([{ id: 1, status: 'interrupted', message: 'Paused', created: first.created }]);
+    // Progress: phases in order, totals never below what is done.
+    expect(progress[0]).toMatchObject({ phase: 'discovery', settled: 0 });
+    expect(progress.some((p) => p.phase === 'lists' && p.listed > 0)).toBe(true);
+    for (const p of progress) expect(p.settled).toBeLessThanOrEqual(p.listed);
+    expect(progress.at(-1)!.phase).toBe('finishing');
+
+    const fetched = new Set(resourceGets());
+    const second = await sync({ dest, concurrency: 4 });
+    expect(second).toMatchObject({ mode: 'baseline', resumed: true, paused: false, failed: 0, runId: 1 });
+    expect(second.created + second.unchanged).toBe(40 - first.created);
+    // Nothing verified before the pause was fetched again.
+    const again = resourceGets().slice(fetched.size);
+    expect(again.filter((path) => fetched.has(path))).toEqual([]);
+    expect(second.checkpoint).not.toBeNull();
+    expect(runs()).toMatchObject([{ id: 1, status: 'completed', created: 40 }]);
+  });
+
+  it('gives the listed total and the bytes the list announces', async () => {
+    let last: SyncProgress | null = null;
+    const result = await sync({ url: capabilityList(), dest, concurrency: 8, onProgress: (p) => (last = p) });
+    expect(result.created).toBe(40);
+    const p = last as unknown as SyncProgress;
+    expect(p).toMatchObject({ listed: 40, listComplete: true, settled: 40, created: 40 });
+    expect(p.listedBytes).toBe(p.bytesFetched);
+    expect(p.bytesFetched).toBe(result.bytes);
+  });
+
+  it('cancels: the run ends cancelled, nothing cut off counts as failed, and the next sync completes the mirror', async () => {
+    const abort = new AbortController();
+    const onCancel = after(4, () => abort.abort());
+    await expect(sync({ url: capabilityList(), dest, concurrency: 2, signal: abort.signal, onProgress: onCancel })).rejects.toThrow();
+    const [run] = runs();
+    expect(run).toMatchObject({ status: 'cancelled', failed: 0 });
+    fixture.setResourceDelay(0);
+    const next = await sync({ dest });
+    expect(next).toMatchObject({ mode: 'baseline', failed: 0 });
+    expect(next.created + next.unchanged).toBe(40);
+  });
+});

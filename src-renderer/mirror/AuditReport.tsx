@@ -1,0 +1,142 @@
+import { useMemo, useState } from 'react';
+import type { AuditStatus, AuditView } from '../../src-main/contract/types.ts';
+import { auditCsv, auditJson, auditRows } from '../../src-main/engine/mirror/audit-report.ts';
+import { errorMessage } from '../bridge/index.ts';
+import { download } from '../check/download.ts';
+import { Spinner } from '../common/Spinner.tsx';
+import { formatCount } from '../lib/format.ts';
+import { useMirrorUi } from '../state/mirror.ts';
+import { formatWhen } from './format.ts';
+import { useAuditReport, useStartAudit } from './queries.ts';
+
+const MAX_ROWS = 1000;
+const STATUS_TEXT: Record<AuditStatus, string> = {
+  missing: 'missing',
+  changed: 'changed',
+  unverifiable: 'unverifiable',
+  extra: 'extra',
+};
+
+function fileName(path: string, extension: string): string {
+  const name = path.split(/[\\/]/).filter(Boolean).at(-1)?.replace(/[^A-Za-z0-9._-]+/g, '_') ?? 'mirror';
+  return `audit-${name}-${new Date().toISOString().slice(0, 10)}.${extension}`;
+}
+
+/** The last audit of the mirror: its verdict, every difference as a filterable table, export as JSON or CSV. */
+export function AuditReport({ path, canStart, auditing }: { path: string; canStart: boolean; auditing: boolean }) {
+  const report = useAuditReport(path);
+  const start = useStartAudit(path);
+  const [rehash, setRehash] = useState(false);
+  const view = report.data ?? null;
+
+  const controls = (
+    <div className="mirror-filters">
+      <button type="button" className="btn-secondary" disabled={!canStart || start.isPending} onClick={() => start.mutate(rehash)}>
+        {view ? 'Audit again' : 'Audit now'}
+      </button>
+      <label className="radio">
+        <input type="checkbox" checked={rehash} onChange={(e) => setRehash(e.target.checked)} />
+        Read every file again (slower; finds files changed on disk)
+      </label>
+    </div>
+  );
+
+  if (report.isPending) return <div className="empty"><Spinner /> Reading the last audit…</div>;
+  return (
+    <div className="mirror-audit">
+      {controls}
+      {start.isError && (
+        <div className="alert alert-error" role="alert">
+          <strong>The audit could not run.</strong> <span>{errorMessage(start.error)}</span>
+        </div>
+      )}
+      {auditing || start.isPending ? (
+        <p className="empty"><Spinner /> Comparing the mirror with the Source…</p>
+      ) : view ? (
+        <AuditTable view={view} />
+      ) : (
+        <p className="empty">No audit since the app started. An audit compares every file of the mirror with what the Source lists now.</p>
+      )}
+    </div>
+  );
+}
+
+function AuditTable({ view }: { view: AuditView }) {
+  const status = useMirrorUi((s) => s.auditStatus);
+  const text = useMirrorUi((s) => s.auditText);
+  const setStatus = useMirrorUi((s) => s.setAuditStatus);
+  const setText = useMirrorUi((s) => s.setAuditText);
+  const rows = useMemo(() => auditRows(view.report), [view]);
+  const shown = useMemo(() => {
+    const needle = text.trim().toLowerCase();
+    return rows.filter((r) => (status === 'all' || r.status === status) && (needle === '' || r.item.toLowerCase().includes(needle) || r.reason.toLowerCase().includes(needle)));
+  }, [rows, status, text]);
+  const r = view.report;
+  return (
+    <>
+      <div className={`audit-summary${r.inSync ? ' in-sync' : ' not-in-sync'}`} role="status">
+        <strong>
+          {r.inSync ? `✓ In sync: ${formatCount(r.inSyncCount)} resources match the Source.` : `Not in sync: ${formatCount(rows.length)} differences.`}
+        </strong>
+        <span className="muted">
+          {' '}
+          {formatCount(r.inSyncCount)} in sync, {formatCount(r.missing.length)} missing, {formatCount(r.changed.length)} changed,{' '}
+          {formatCount(r.unverifiable.length)} unverifiable, {formatCount(r.extra.length)} extra · {view.rehash ? 'every file read again' : 'from the inventory'} ·{' '}
+          {formatWhen(view.at)}
+        </span>
+        <span className="check-export">
+          <button type="button" className="btn-secondary" onClick={() => download(auditJson(r), fileName(view.path, 'json'), 'application/json')}>
+            Export JSON
+          </button>
+          <button type="button" className="btn-secondary" onClick={() => download(auditCsv(r), fileName(view.path, 'csv'), 'text/csv')}>
+            Export CSV
+          </button>
+        </span>
+      </div>
+      {rows.length > 0 && (
+        <>
+          <div className="mirror-filters" role="search" aria-label="Filter the audit">
+            <label>
+              Show{' '}
+              <select value={status} onChange={(e) => setStatus(e.target.value as AuditStatus | 'all')}>
+                <option value="all">every difference</option>
+                <option value="missing">missing only</option>
+                <option value="changed">changed only</option>
+                <option value="unverifiable">unverifiable only</option>
+                <option value="extra">extra only</option>
+              </select>
+            </label>
+            <input type="search" aria-label="Filter the audit by text" placeholder="Filter by URI, path or reason" value={text} onChange={(e) => setText(e.target.value)} />
+            <span className="muted" aria-live="polite">
+              {shown.length === rows.length ? `${formatCount(rows.length)} differences` : `${formatCount(shown.length)} of ${formatCount(rows.length)} differences`}
+            </span>
+          </div>
+          <div className="mirror-table-box">
+            <table className="grid-table mirror-table" aria-label="Audit report">
+              <thead>
+                <tr>
+                  <th scope="col">status</th>
+                  <th scope="col">resource or file</th>
+                  <th scope="col">why</th>
+                </tr>
+              </thead>
+              <tbody>
+                {shown.slice(0, MAX_ROWS).map((row, i) => (
+                  <tr key={i} className={`audit-${row.status}`}>
+                    <td>{STATUS_TEXT[row.status]}</td>
+                    <td className="mono wrap">{row.item}</td>
+                    <td className="wrap">{row.reason}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {shown.length === 0 && <p className="empty">Nothing matches the filter.</p>}
+            {shown.length > MAX_ROWS && (
+              <p className="empty">Showing the first {formatCount(MAX_ROWS)} of {formatCount(shown.length)}: narrow them with the filter, or export the whole report.</p>
+            )}
+          </div>
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,215 @@
+import { useId, useState } from 'react';
+import type { FormEvent } from 'react';
+import { MIRROR_LIMITS } from '../../src-main/contract/commands.ts';
+import type { MirrorDeletePolicy, MirrorMode } from '../../src-main/contract/types.ts';
+import { errorField, errorMessage, getBridge } from '../bridge/index.ts';
+import { useAppInfo } from '../data/queries.ts';
+import { capabilityLabel } from '../lib/capabilities.ts';
+import { useMirrorUi } from '../state/mirror.ts';
+import { useCreateMirror } from './queries.ts';
+
+const POLICIES: { value: MirrorDeletePolicy; label: string; hint: string }[] = [
+  { value: 'keep', label: 'Keep the files', hint: 'Nothing is deleted; each run lists what the Source deleted.' },
+  { value: 'quarantine', label: 'Move them to quarantine', hint: 'Into .resourcesync/quarantine/ inside the mirror, where they can be looked at or restored.' },
+  { value: 'delete', label: 'Delete them', hint: 'The mirror follows the Source exactly.' },
+];
+
+const MODES: { value: MirrorMode; label: string }[] = [
+  { value: 'auto', label: 'Automatic: a baseline now, only the changes afterwards' },
+  { value: 'baseline', label: 'Baseline: compare with the whole Resource List every time' },
+];
+
+/** The form that makes a local mirror of a list: folder, first run, deletions, politeness, folder mappings. */
+export function CreateMirror({ url, capability, sourceName }: { url: string; capability: string | undefined; sourceName: string | null }) {
+  const ids = useId();
+  const electron = useAppInfo().data?.adapter === 'electron';
+  const create = useCreateMirror();
+  const openMirror = useMirrorUi((s) => s.openMirror);
+  const close = useMirrorUi((s) => s.close);
+  const [folder, setFolder] = useState('');
+  const [mode, setMode] = useState<MirrorMode>('auto');
+  const [policy, setPolicy] = useState<MirrorDeletePolicy>('keep');
+  const [concurrency, setConcurrency] = useState('8');
+  const [delay, setDelay] = useState('0');
+  const [maps, setMaps] = useState('');
+  const [startNow, setStartNow] = useState(true);
+  const [choosing, setChoosing] = useState(false);
+  const [chooseError, setChooseError] = useState<string | null>(null);
+  const [startError, setStartError] = useState<string | null>(null);
+  const invalid = create.isError ? errorField(create.error) : null;
+
+  async function choose() {
+    setChoosing(true);
+    setChooseError(null);
+    try {
+      const chosen = await getBridge().invoke('mirrors.chooseFolder', {});
+      if (chosen.path) setFolder(chosen.path);
+    } catch (error) {
+      setChooseError(errorMessage(error));
+    } finally {
+      setChoosing(false);
+    }
+  }
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (create.isPending) return;
+    create.mutate(
+      {
+        url,
+        path: folder,
+        deletePolicy: policy,
+        concurrency: Number(concurrency),
+        delaySeconds: Number(delay),
+        maps: maps.split('\n').map((m) => m.trim()).filter((m) => m !== ''),
+      },
+      {
+        onSuccess: (mirror) => {
+          if (!startNow) return openMirror(mirror.path);
+          getBridge()
+            .invoke('runs.start', { path: mirror.path, mode })
+            .then(() => openMirror(mirror.path))
+            .catch((error: unknown) => setStartError(`The mirror was created, but its first run did not start: ${errorMessage(error)}`));
+        },
+      },
+    );
+  }
+
+  return (
+    <section className="mirror-view" aria-labelledby={`${ids}-title`}>
+      <header className="mirror-header">
+        <h2 id={`${ids}-title`} className="mirror-title">Mirror {capabilityLabel(capability)}{sourceName ? ` of ${sourceName}` : ''}</h2>
+        <span className="mirror-sub mono">{url}</span>
+        <span className="mirror-actions">
+          <button type="button" className="btn-secondary" onClick={close}>Cancel</button>
+        </span>
+      </header>
+      <form className="mirror-form" onSubmit={submit} noValidate>
+        <p className="field-hint">
+          {capability === 'capabilitylist'
+            ? 'The folder is kept in step with this Capability List: a baseline from its Resource List, then the changes from its Change List.'
+            : 'The folder is kept in step with this list.'}{' '}
+          Every file is checked against the hashes and lengths the Source gives before it is put in place.
+        </p>
+        <div className="field">
+          <label htmlFor={`${ids}-folder`}>Folder</label>
+          <div className="field-row">
+            <input
+              id={`${ids}-folder`}
+              type="text"
+              className="mono"
+              value={folder}
+              onChange={(e) => setFolder(e.target.value)}
+              placeholder={electron ? 'Choose a folder' : '/full/path/to/a/new/folder'}
+              aria-describedby={`${ids}-folder-hint`}
+              aria-invalid={invalid === 'path' || undefined}
+              spellCheck={false}
+              autoFocus
+            />
+            {electron && (
+              <button type="button" className="btn-secondary" onClick={() => void choose()} disabled={choosing}>
+                {choosing ? 'Choosing…' : 'Choose…'}
+              </button>
+            )}
+          </div>
+          <p id={`${ids}-folder-hint`} className="field-hint">
+            A new or empty folder (its full path), or one that is this list's mirror already. Its state is kept inside it, in
+            .resourcesync/, so the folder can be moved and opened again.
+          </p>
+          {chooseError && <p className="error-text" role="alert">{chooseError}</p>}
+        </div>
+        <fieldset className="field">
+          <legend>First run</legend>
+          {MODES.map((m) => (
+            <label key={m.value} className="radio">
+              <input type="radio" name={`${ids}-mode`} value={m.value} checked={mode === m.value} onChange={() => setMode(m.value)} />
+              {m.label}
+            </label>
+          ))}
+          <label className="radio">
+            <input type="checkbox" checked={startNow} onChange={(e) => setStartNow(e.target.checked)} />
+            Start it now
+          </label>
+        </fieldset>
+        <fieldset className="field">
+          <legend>When the Source deletes a resource</legend>
+          {POLICIES.map((p) => (
+            <label key={p.value} className="radio">
+              <input type="radio" name={`${ids}-policy`} value={p.value} checked={policy === p.value} onChange={() => setPolicy(p.value)} />
+              <span>
+                {p.label} <span className="muted">— {p.hint}</span>
+              </span>
+            </label>
+          ))}
+        </fieldset>
+        <div className="field-pair">
+          <div className="field">
+            <label htmlFor={`${ids}-concurrency`}>Connections</label>
+            <input
+              id={`${ids}-concurrency`}
+              type="number"
+              className="input-number"
+              min={MIRROR_LIMITS.concurrency.min}
+              max={MIRROR_LIMITS.concurrency.max}
+              step={1}
+              value={concurrency}
+              onChange={(e) => setConcurrency(e.target.value)}
+              aria-invalid={invalid === 'concurrency' || undefined}
+              aria-describedby={`${ids}-concurrency-hint`}
+            />
+            <p id={`${ids}-concurrency-hint`} className="field-hint">Requests at a time to the Source: 1 to 64. Be polite: 8 is plenty.</p>
+          </div>
+          <div className="field">
+            <label htmlFor={`${ids}-delay`}>Pause between requests (seconds)</label>
+            <input
+              id={`${ids}-delay`}
+              type="number"
+              className="input-number"
+              min={0}
+              max={60}
+              step={0.1}
+              value={delay}
+              onChange={(e) => setDelay(e.target.value)}
+              aria-invalid={invalid === 'delaySeconds' || undefined}
+              aria-describedby={`${ids}-delay-hint`}
+            />
+            <p id={`${ids}-delay-hint`} className="field-hint">After each request, per connection: 0 to 60.</p>
+          </div>
+        </div>
+        <details className="field">
+          <summary>Folder mappings</summary>
+          <label htmlFor={`${ids}-maps`}>Mappings, one per line</label>
+          <p id={`${ids}-maps-hint`} className="field-hint">
+            <code>URI-PREFIX=FOLDER</code>: resources under the prefix go into that folder of the mirror. Without one, each
+            resource goes to host/path.
+          </p>
+          <textarea
+            id={`${ids}-maps`}
+            aria-describedby={`${ids}-maps-hint`}
+            className="mono"
+            rows={3}
+            value={maps}
+            onChange={(e) => setMaps(e.target.value)}
+            aria-invalid={invalid === 'maps' || undefined}
+            spellCheck={false}
+          />
+        </details>
+        {startError && (
+          <div className="alert alert-error" role="alert">
+            <span>{startError}</span>
+          </div>
+        )}
+        {create.isError && (
+          <div className="alert alert-error" role="alert">
+            <strong>The mirror was not created.</strong> <span>{errorMessage(create.error)}</span>
+          </div>
+        )}
+        <div className="mirror-form-foot">
+          <button type="submit" className="btn-primary" aria-disabled={create.isPending || undefined}>
+            {create.isPending ? 'Creating…' : 'Create mirror'}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

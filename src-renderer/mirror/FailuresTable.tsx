@@ -1,0 +1,68 @@
+import { errorMessage } from '../bridge/index.ts';
+import { Spinner } from '../common/Spinner.tsx';
+import type { MirrorRun } from '../../src-main/contract/types.ts';
+import { formatCount } from '../lib/format.ts';
+import { useMirrorUi } from '../state/mirror.ts';
+import { runKind } from './format.ts';
+import { useFailures } from './queries.ts';
+
+/** The failures of one run (by default the last one that had any), and Retry, which runs the sync again. */
+export function FailuresTable({ path, runs, onRetry, canRetry }: { path: string; runs: MirrorRun[]; onRetry(): void; canRetry: boolean }) {
+  const chosen = useMirrorUi((s) => s.failuresRun);
+  const showFailures = useMirrorUi((s) => s.showFailures);
+  const withFailures = runs.filter((r) => r.failed > 0);
+  const runId = chosen ?? withFailures[0]?.id ?? null;
+  const failures = useFailures(path, runId);
+  if (withFailures.length === 0) return <p className="empty ok-text">✓ No run of this mirror has failures.</p>;
+  const run = runs.find((r) => r.id === runId);
+  return (
+    <div className="mirror-failures">
+      <div className="mirror-filters">
+        <label>
+          Run{' '}
+          <select value={runId ?? ''} onChange={(e) => showFailures(Number(e.target.value))}>
+            {withFailures.map((r) => (
+              <option key={r.id} value={r.id}>
+                #{r.id} {runKind(r)}: {formatCount(r.failed)} failed
+              </option>
+            ))}
+          </select>
+        </label>
+        {run && run.kind !== 'audit' && (
+          <button type="button" className="btn-secondary" onClick={onRetry} disabled={!canRetry} title="Run the sync again: what failed is fetched again, what was verified is not">
+            Retry failed resources
+          </button>
+        )}
+      </div>
+      {failures.isPending ? (
+        <div className="empty"><Spinner /> Reading the failures…</div>
+      ) : failures.isError ? (
+        <div className="alert alert-error" role="alert">Could not read the failures: {errorMessage(failures.error)}</div>
+      ) : (
+        <div className="mirror-table-box">
+          <table className="grid-table mirror-table" aria-label={`Failures of run ${runId}`}>
+            <thead>
+              <tr>
+                <th scope="col">resource</th>
+                <th scope="col">why</th>
+              </tr>
+            </thead>
+            <tbody>
+              {failures.data.failures.map((f, i) => (
+                <tr key={i}>
+                  <td className="mono wrap">{f.uri}</td>
+                  <td className="wrap">{f.reason}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {failures.data.total > failures.data.failures.length && (
+            <p className="empty">
+              Showing the first {formatCount(failures.data.failures.length)} of {formatCount(failures.data.total)} failures; <code>rsdesk runs --dest FOLDER --json</code> lists them all.
+            </p>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}

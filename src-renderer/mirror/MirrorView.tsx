@@ -1,0 +1,195 @@
+import type { KeyboardEvent, ReactNode } from 'react';
+import type { MirrorDetail } from '../../src-main/contract/types.ts';
+import { errorMessage } from '../bridge/index.ts';
+import { Spinner } from '../common/Spinner.tsx';
+import { useAppInfo } from '../data/queries.ts';
+import { formatCount } from '../lib/format.ts';
+import { useMirrorUi, type MirrorTab } from '../state/mirror.ts';
+import { AuditReport } from './AuditReport.tsx';
+import { FailuresTable } from './FailuresTable.tsx';
+import { countsLine, formatWhen, STATUS_LABEL } from './format.ts';
+import { useForgetMirror, useMirror, useMirrorEnded, useMirrorProgress, useOpenFolder, useRunAction } from './queries.ts';
+import { Counters, RunProgress } from './RunProgress.tsx';
+import { RunHistory } from './RunHistory.tsx';
+
+const BUSY = new Set(['running', 'pausing', 'cancelling', 'auditing']);
+
+const POLICY_TEXT = { keep: 'kept (listed in each run)', quarantine: 'moved to quarantine', delete: 'deleted' } as const;
+
+/** One mirror: what it mirrors, its run (progress, Pause / Resume / Cancel), its history, failures and audit. */
+export function MirrorView({ path }: { path: string }) {
+  const mirror = useMirror(path);
+  const m = mirror.data;
+  if (!m) {
+    return (
+      <section className="mirror-view" aria-label="Mirror">
+        {mirror.isError ? (
+          <div className="alert alert-error" role="alert">Could not open the mirror: {errorMessage(mirror.error)}</div>
+        ) : (
+          <div className="empty"><Spinner /> Opening the mirror…</div>
+        )}
+      </section>
+    );
+  }
+  return <Loaded m={m} />;
+}
+
+function Loaded({ m }: { m: MirrorDetail }) {
+  const electron = useAppInfo().data?.adapter === 'electron';
+  const busy = BUSY.has(m.status);
+  const progress = useMirrorProgress(m.path, busy) ?? m.progress;
+  const ended = useMirrorEnded(m.path);
+  const action = useRunAction(m.path);
+  const forget = useForgetMirror();
+  const open = useOpenFolder();
+  const close = useMirrorUi((s) => s.close);
+  const tab = useMirrorUi((s) => s.tab);
+  const setTab = useMirrorUi((s) => s.setTab);
+  const usable = m.status !== 'missing' && m.status !== 'busy';
+  const syncing = busy && m.status !== 'auditing';
+  const failures = m.runs.filter((r) => r.failed > 0 && r.kind !== 'audit').length;
+
+  const tabs: { id: MirrorTab; label: ReactNode }[] = [
+    { id: 'runs', label: <>Runs <span className="tab-count">{m.runs.length}</span></> },
+    { id: 'failures', label: <>Failures <span className={`tab-count${failures ? ' tab-count-error' : ''}`}>{failures}</span></> },
+    { id: 'audit', label: 'Audit' },
+  ];
+
+  function onTabKey(event: KeyboardEvent<HTMLDivElement>) {
+    const at = tabs.findIndex((t) => t.id === tab);
+    const next = event.key === 'ArrowRight' ? (at + 1) % tabs.length : event.key === 'ArrowLeft' ? (at - 1 + tabs.length) % tabs.length : -1;
+    if (next < 0) return;
+    event.preventDefault();
+    setTab(tabs[next]!.id);
+    event.currentTarget.querySelector<HTMLElement>(`#mirror-tab-${tabs[next]!.id}`)?.focus();
+  }
+
+  return (
+    <section className="mirror-view" aria-labelledby="mirror-title">
+      <header className="mirror-header">
+        <h2 id="mirror-title" className="mirror-title">
+          Mirror {m.name} <span className={`mirror-badge status-${m.status}`}>{STATUS_LABEL[m.status]}</span>
+        </h2>
+        <span className="mirror-sub mono">{m.path}</span>
+        <span className="mirror-actions">
+          {syncing ? (
+            <>
+              <button type="button" className="btn-secondary" disabled={m.status !== 'running' || action.isPending} onClick={() => action.mutate({ action: 'pause' })}>
+                {m.status === 'pausing' ? 'Pausing…' : 'Pause'}
+              </button>
+              <button type="button" className="btn-secondary" disabled={m.status === 'cancelling'} onClick={() => action.mutate({ action: 'cancel' })}>
+                {m.status === 'cancelling' ? 'Cancelling…' : 'Cancel run'}
+              </button>
+            </>
+          ) : m.status === 'auditing' ? (
+            <button type="button" className="btn-secondary" onClick={() => action.mutate({ action: 'cancel' })}>Cancel audit</button>
+          ) : (
+            <>
+              {m.resumable && (
+                <button type="button" className="btn-primary" disabled={!usable || action.isPending} onClick={() => action.mutate({ action: 'resume' })}>
+                  Resume
+                </button>
+              )}
+              <button type="button" className={m.resumable ? 'btn-secondary' : 'btn-primary'} disabled={!usable || action.isPending} onClick={() => action.mutate({ action: 'start' })}>
+                Sync now
+              </button>
+              <button type="button" className="btn-secondary" disabled={!usable} onClick={() => setTab('audit')}>
+                Audit…
+              </button>
+            </>
+          )}
+          {electron && (
+            <button type="button" className="btn-secondary" disabled={m.status === 'missing'} onClick={() => open.mutate(m.path)}>
+              Open folder
+            </button>
+          )}
+          {!busy && (
+            <button
+              type="button"
+              className="btn-secondary"
+              onClick={() => forget.mutate(m.path, { onSuccess: close })}
+              title="The app stops listing this mirror; its folder and files stay where they are"
+            >
+              Remove from list
+            </button>
+          )}
+        </span>
+      </header>
+      <dl className="facts mirror-facts">
+        <div><dt>mirrors</dt><dd className="mono">{m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url ?? '—'}</dd></div>
+        <div><dt>in sync up to</dt><dd className="mono">{m.checkpoint ?? 'not yet (no complete baseline)'}</dd></div>
+        <div><dt>resources</dt><dd>{formatCount(m.resources)}</dd></div>
+        <div><dt>deletions</dt><dd>{POLICY_TEXT[m.options.deletePolicy]}</dd></div>
+        <div><dt>connections</dt><dd>{m.options.concurrency}{m.options.delaySeconds > 0 ? `, ${m.options.delaySeconds} s pause` : ''}</dd></div>
+      </dl>
+      {m.problem && (
+        <div className="alert alert-error mirror-alert" role="alert">
+          <span>{m.problem}</span>
+        </div>
+      )}
+      {action.isError && (
+        <div className="alert alert-error mirror-alert" role="alert">
+          <span>{errorMessage(action.error)}</span>
+        </div>
+      )}
+      {(open.isError || forget.isError) && (
+        <div className="alert alert-error mirror-alert" role="alert">
+          <span>{errorMessage(open.error ?? forget.error)}</span>
+        </div>
+      )}
+      {m.resumable && !busy && !ended && (
+        <div className="alert alert-warning mirror-alert" role="status">
+          <span>
+            {m.status === 'paused' ? 'The last run was paused' : 'The last run was interrupted (the app or the computer stopped)'} after{' '}
+            {formatCount((m.lastRun?.created ?? 0) + (m.lastRun?.updated ?? 0) + (m.lastRun?.unchanged ?? 0))} resources. Resume takes it up:
+            nothing already verified is fetched again.
+          </span>
+        </div>
+      )}
+      <div className="mirror-run" aria-label="Current run" role="region">
+        {busy && progress ? (
+          <RunProgress progress={progress} />
+        ) : busy ? (
+          <p className="run-phase"><Spinner /> Starting…</p>
+        ) : ended ? (
+          <div className={`run-end run-end-${ended.kind === 'audit' && ended.failed > 0 ? 'failed' : ended.status}`} role="status">
+            <strong>{ended.message}</strong>
+            {ended.kind === 'sync' && ended.status !== 'error' && <Counters counts={{ ...ended, skipped: 0 }} />}
+          </div>
+        ) : m.lastRun ? (
+          <p className="run-last">
+            Last run: {formatWhen(m.lastRun.endedAt ?? m.lastRun.startedAt)} · {countsLine(m.lastRun)}
+          </p>
+        ) : (
+          <p className="run-last">No run yet: “Sync now” makes the first baseline.</p>
+        )}
+      </div>
+      <div role="tablist" className="tabs" aria-label="Mirror" onKeyDown={onTabKey}>
+        {tabs.map((t) => (
+          <button
+            key={t.id}
+            id={`mirror-tab-${t.id}`}
+            type="button"
+            role="tab"
+            aria-selected={t.id === tab}
+            aria-controls={`mirror-panel-${t.id}`}
+            tabIndex={t.id === tab ? 0 : -1}
+            className="tab"
+            onClick={() => setTab(t.id)}
+          >
+            {t.label}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id={`mirror-panel-${tab}`} aria-labelledby={`mirror-tab-${tab}`} className="mirror-panel">
+        {tab === 'runs' ? (
+          <RunHistory runs={m.runs} />
+        ) : tab === 'failures' ? (
+          <FailuresTable path={m.path} runs={m.runs.filter((r) => r.kind !== 'audit')} canRetry={usable && !busy} onRetry={() => action.mutate({ action: 'retry' })} />
+        ) : (
+          <AuditReport path={m.path} canStart={usable && !busy} auditing={m.status === 'auditing'} />
+        )}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,62 @@
+import type { MirrorRun } from '../../src-main/contract/types.ts';
+import { formatBytes, formatCount } from '../lib/format.ts';
+import { useMirrorUi } from '../state/mirror.ts';
+import { formatDuration, formatWhen, runKind, runSeconds, runStatus } from './format.ts';
+
+/** Every run of the mirror's journal, newest first. */
+export function RunHistory({ runs }: { runs: MirrorRun[] }) {
+  const showFailures = useMirrorUi((s) => s.showFailures);
+  if (runs.length === 0) return <p className="empty">No runs yet.</p>;
+  return (
+    <div className="mirror-table-box">
+      <table className="grid-table mirror-table" aria-label="Run history">
+        <thead>
+          <tr>
+            <th scope="col">run</th>
+            <th scope="col">started</th>
+            <th scope="col">took</th>
+            <th scope="col">outcome</th>
+            <th scope="col" className="num">created</th>
+            <th scope="col" className="num">updated</th>
+            <th scope="col" className="num">deleted</th>
+            <th scope="col" className="num">unchanged</th>
+            <th scope="col" className="num">failed</th>
+            <th scope="col" className="num">downloaded</th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((run) => {
+            const seconds = runSeconds(run);
+            return (
+              <tr key={run.id} className={`run run-${run.status}`}>
+                <td>
+                  #{run.id} {runKind(run)}
+                </td>
+                <td title={run.startedAt}>{formatWhen(run.startedAt)}</td>
+                <td>{seconds === null ? '—' : formatDuration(seconds)}</td>
+                <td className="wrap">
+                  {runStatus(run)}
+                  {run.message && run.kind !== 'audit' && run.message !== 'Paused' ? <span className="muted"> · {run.message}</span> : null}
+                </td>
+                <td className="num">{run.kind === 'audit' ? '' : formatCount(run.created)}</td>
+                <td className="num">{run.kind === 'audit' ? '' : formatCount(run.updated)}</td>
+                <td className="num">{run.kind === 'audit' ? '' : formatCount(run.deleted)}</td>
+                <td className="num">{formatCount(run.unchanged)}</td>
+                <td className="num">
+                  {run.failed > 0 ? (
+                    <button type="button" className="link-button" onClick={() => showFailures(run.id)} aria-label={`${formatCount(run.failed)} failed: show the failures of run ${run.id}`}>
+                      {formatCount(run.failed)}
+                    </button>
+                  ) : (
+                    '0'
+                  )}
+                </td>
+                <td className="num">{run.kind === 'audit' ? '' : formatBytes(run.bytes)}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

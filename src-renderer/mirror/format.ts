@@ -1,0 +1,63 @@
+// Plain words for mirror states, runs and numbers.
+import type { MirrorRun, MirrorStatus } from '../../src-main/contract/types.ts';
+import { formatBytes, formatCount } from '../lib/format.ts';
+
+export const STATUS_LABEL: Record<MirrorStatus, string> = {
+  ready: 'Ready',
+  running: 'Running',
+  pausing: 'Pausing…',
+  cancelling: 'Cancelling…',
+  auditing: 'Auditing',
+  paused: 'Paused',
+  interrupted: 'Interrupted',
+  missing: 'Folder missing',
+  busy: 'In use elsewhere',
+};
+
+export const RUN_STATUS_LABEL: Record<MirrorRun['status'], string> = {
+  running: 'running',
+  completed: 'completed',
+  failed: 'completed with failures',
+  cancelled: 'cancelled',
+  interrupted: 'interrupted',
+};
+
+export function runStatus(run: MirrorRun): string {
+  if (run.status === 'interrupted' && run.message === 'Paused') return 'paused';
+  if (run.kind === 'audit' && run.status === 'completed') return run.message ?? 'completed';
+  return RUN_STATUS_LABEL[run.status];
+}
+
+export function runKind(run: MirrorRun): string {
+  return run.kind === 'audit' ? 'Audit' : run.kind === 'baseline' ? 'Baseline' : 'Incremental';
+}
+
+/** "3 min 20 s", "45 s", "2 h 5 min". */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+/** A local, readable date and time for a run's start. */
+export function formatWhen(iso: string | null): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toLocaleString('en-GB', { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+}
+
+export function runSeconds(run: MirrorRun): number | null {
+  if (!run.endedAt) return null;
+  return (Date.parse(run.endedAt) - Date.parse(run.startedAt)) / 1000;
+}
+
+export function lastRunLine(run: MirrorRun | null): string {
+  if (!run) return 'never synced';
+  return `${runKind(run)} ${runStatus(run)} · ${formatWhen(run.endedAt ?? run.startedAt)}`;
+}
+
+export function countsLine(r: { created: number; updated: number; deleted: number; unchanged: number; failed: number; bytes: number }): string {
+  return `${formatCount(r.created)} created, ${formatCount(r.updated)} updated, ${formatCount(r.deleted)} deleted, ${formatCount(r.unchanged)} unchanged, ${formatCount(r.failed)} failed · ${formatBytes(r.bytes)}`;
+}

@@ -1,0 +1,145 @@
+// The engine's side of mirrors: the list (kept current by `mirrors.changed`), one mirror's detail and history, the
+// live progress of its run (from `mirror.progress` events, kept in the query cache), failures, audits, and actions.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { AuditView, MirrorProgress, MirrorRunEnd, MirrorSummary } from '../../src-main/contract/types.ts';
+import type { CommandArgs } from '../../src-main/contract/commands.ts';
+import { getBridge } from '../bridge/index.ts';
+import { useBridgeEvent } from '../data/queries.ts';
+
+export const mirrorKeys = {
+  list: ['mirrors'] as const,
+  detail: (path: string) => ['mirror', path] as const,
+  progress: (path: string) => ['mirror-progress', path] as const,
+  ended: (path: string) => ['mirror-ended', path] as const,
+  failures: (path: string, runId: number) => ['mirror-failures', path, runId] as const,
+  audit: (path: string) => ['mirror-audit', path] as const,
+};
+
+export function useMirrors() {
+  return useQuery({ queryKey: mirrorKeys.list, queryFn: () => getBridge().invoke('mirrors.list', {}) });
+}
+
+/** Once, at the top of the app: every mirror event lands in the cache, whichever view is open. */
+export function useMirrorEvents(): void {
+  const client = useQueryClient();
+  useBridgeEvent('mirrors.changed', ({ mirrors }) => {
+    client.setQueryData(mirrorKeys.list, mirrors);
+    void client.invalidateQueries({ queryKey: ['mirror'] });
+  });
+  useBridgeEvent('mirror.progress', (progress) => client.setQueryData(mirrorKeys.progress(progress.path), progress));
+  useBridgeEvent('mirror.ended', (end) => {
+    client.setQueryData(mirrorKeys.ended(end.path), end);
+    client.setQueryData(mirrorKeys.progress(end.path), null);
+    void client.invalidateQueries({ queryKey: ['mirror-failures', end.path] });
+  });
+  useBridgeEvent('audit.ended', (end) => {
+    client.setQueryData(mirrorKeys.progress(end.path), null);
+    if (end.audit) client.setQueryData(mirrorKeys.audit(end.path), end.audit);
+    client.setQueryData(mirrorKeys.ended(end.path), end);
+  });
+}
+
+export function useMirror(path: string) {
+  return useQuery({ queryKey: mirrorKeys.detail(path), queryFn: () => getBridge().invoke('mirrors.get', { path }), staleTime: 0 });
+}
+
+/** The latest progress of the mirror's run; null when none runs. */
+export function useMirrorProgress(path: string, running: boolean): MirrorProgress | null {
+  const data = useQuery({ queryKey: mirrorKeys.progress(path), queryFn: () => null as MirrorProgress | null, enabled: false }).data;
+  return running ? (data ?? null) : null;
+}
+
+/** How the last run of this mirror ended, while the app runs. */
+export function useMirrorEnded(path: string): MirrorRunEnd | null {
+  return useQuery({ queryKey: mirrorKeys.ended(path), queryFn: () => null as MirrorRunEnd | null, enabled: false }).data ?? null;
+}
+
+export function useFailures(path: string, runId: number | null) {
+  return useQuery({
+    queryKey: mirrorKeys.failures(path, runId ?? 0),
+    queryFn: () => getBridge().invoke('runs.failures', { path, runId: runId! }),
+    enabled: runId !== null,
+    staleTime: 0,
+  });
+}
+
+export function useAuditReport(path: string) {
+  return useQuery({
+    queryKey: mirrorKeys.audit(path),
+    queryFn: (): Promise<AuditView | null> => getBridge().invoke('audit.report', { path }),
+    staleTime: Infinity,
+  });
+}
+
+function useListUpdate() {
+  const client = useQueryClient();
+  return (mirror: MirrorSummary) => {
+    client.setQueryData<MirrorSummary[]>(mirrorKeys.list, (list) => {
+      if (!list) return [mirror];
+      return list.some((m) => m.path === mirror.path) ? list.map((m) => (m.path === mirror.path ? mirror : m)) : [...list, mirror];
+    });
+    void client.invalidateQueries({ queryKey: mirrorKeys.detail(mirror.path) });
+  };
+}
+
+export function useCreateMirror() {
+  const update = useListUpdate();
+  return useMutation({
+    mutationFn: (args: CommandArgs<'mirrors.create'>) => getBridge().invoke('mirrors.create', args),
+    onSuccess: update,
+  });
+}
+
+export type RunAction = 'start' | 'resume' | 'retry' | 'pause' | 'cancel';
+
+export function useRunAction(path: string) {
+  const client = useQueryClient();
+  const update = useListUpdate();
+  return useMutation({
+    mutationFn: async ({ action, mode, dryRun }: { action: RunAction; mode?: CommandArgs<'runs.start'>['mode']; dryRun?: boolean }) => {
+      const bridge = getBridge();
+      if (action === 'pause') return bridge.invoke('runs.pause', { path });
+      if (action === 'cancel') return bridge.invoke('runs.cancel', { path });
+      client.setQueryData(mirrorKeys.ended(path), null);
+      if (action === 'resume') return bridge.invoke('runs.resume', { path });
+      if (action === 'retry') return bridge.invoke('runs.retry', { path });
+      return bridge.invoke('runs.start', { path, ...(mode ? { mode } : {}), ...(dryRun ? { dryRun } : {}) });
+    },
+    onSuccess: (result) => {
+      if (result && typeof result === 'object' && 'path' in result) update(result as MirrorSummary);
+      else void client.invalidateQueries({ queryKey: mirrorKeys.detail(path) });
+    },
+  });
+}
+
+export function useStartAudit(path: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (rehash: boolean) => {
+      client.setQueryData(mirrorKeys.ended(path), null);
+      return getBridge().invoke('audit.start', { path, rehash });
+    },
+    onSuccess: (view) => client.setQueryData(mirrorKeys.audit(path), view),
+    onSettled: () => void client.invalidateQueries({ queryKey: mirrorKeys.detail(path) }),
+  });
+}
+
+export function useForgetMirror() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (path: string) => getBridge().invoke('mirrors.forget', { path }),
+    onSuccess: (mirrors) => client.setQueryData(mirrorKeys.list, mirrors),
+  });
+}
+
+export function useOpenFolder() {
+  return useMutation({ mutationFn: (path: string) => getBridge().invoke('mirrors.openFolder', { path }) });
+}
+
+export function useUpdateMirror() {
+  const update = useListUpdate();
+  return useMutation({
+    mutationFn: (args: CommandArgs<'mirrors.update'>) => getBridge().invoke('mirrors.update', args),
+    onSuccess: update,
+  });
+}

@@ -1,0 +1,78 @@
+// UI state of the mirror views (which one is shown, the form's list, the audit filters). Mirrors and runs themselves
+// are engine data (react-query). Like the Check report: opening a document or a Source elsewhere hides these views.
+import { create } from 'zustand';
+import type { AuditStatus } from '../../src-main/contract/types.ts';
+import { useLive } from '../live/state.ts';
+import { useCheck } from './check.ts';
+import { useUi } from './ui.ts';
+
+export type MirrorScreen =
+  | { kind: 'create'; url: string; capability: string | undefined; sourceName: string | null }
+  | { kind: 'mirror'; path: string };
+
+export type MirrorTab = 'runs' | 'failures' | 'audit';
+
+interface MirrorUiState {
+  screen: MirrorScreen | null;
+  tab: MirrorTab;
+  /** The run whose failures the Failures tab shows (null: the last sync run). */
+  failuresRun: number | null;
+  auditStatus: AuditStatus | 'all';
+  auditText: string;
+  openCreate(url: string, capability: string | undefined, sourceName: string | null): void;
+  openMirror(path: string, tab?: MirrorTab): void;
+  close(): void;
+  setTab(tab: MirrorTab): void;
+  showFailures(runId: number | null): void;
+  setAuditStatus(status: AuditStatus | 'all'): void;
+  setAuditText(text: string): void;
+}
+
+export const useMirrorUi = create<MirrorUiState>()((set, get) => ({
+  screen: null,
+  tab: 'runs',
+  failuresRun: null,
+  auditStatus: 'all',
+  auditText: '',
+  openCreate(url, capability, sourceName) {
+    set({ screen: { kind: 'create', url, capability, sourceName } });
+  },
+  openMirror(path, tab) {
+    const current = get().screen;
+    const same = current?.kind === 'mirror' && current.path === path;
+    set({ screen: { kind: 'mirror', path }, tab: tab ?? (same ? get().tab : 'runs'), ...(same ? {} : { failuresRun: null, auditStatus: 'all', auditText: '' }) });
+  },
+  close() {
+    set({ screen: null });
+  },
+  setTab(tab) {
+    set({ tab });
+  },
+  showFailures(runId) {
+    set({ tab: 'failures', failuresRun: runId });
+  },
+  setAuditStatus(auditStatus) {
+    set({ auditStatus });
+  },
+  setAuditText(auditText) {
+    set({ auditText });
+  },
+}));
+
+// Selecting a document or a Source elsewhere brings the document panes back; the Check report and the mirror views
+// take turns in the main pane.
+useUi.subscribe((state, previous) => {
+  if (state.node !== previous.node || state.sourceId !== previous.sourceId) useMirrorUi.getState().close();
+});
+useCheck.subscribe((state, previous) => {
+  if (state.visible && (!previous.visible || state.run !== previous.run)) useMirrorUi.getState().close();
+});
+useLive.subscribe((state, previous) => {
+  if (state.visible && !previous.visible) useMirrorUi.getState().close();
+});
+useMirrorUi.subscribe((state, previous) => {
+  if (state.screen !== null && state.screen !== previous.screen) {
+    useCheck.getState().hide();
+    useLive.getState().hide();
+  }
+});
