@@ -13,6 +13,7 @@ import { EXTENSIONS } from './bodies.ts';
 import { PATHS } from './paths.ts';
 import * as site from './site.ts';
 import { SourceState, type ChangeKind, type ChangeRecord } from './state.ts';
+import { serveSloppy, type SloppyControls } from './sloppy.ts';
 
 export interface FixtureSourceOptions {
   /** 0 (default) = a free port. */
@@ -79,6 +80,8 @@ export interface FixtureSource {
   requests: LoggedRequest[];
   /** POSTs received by the stub hub. */
   hubRequests: HubRequest[];
+  /** Broken entries for the sloppy view of dataset1 (`/sloppy/…`, see sloppy.ts). */
+  sloppy: SloppyControls;
   /** Make a path (without query) fail; null restores it. */
   setBroken(path: string, failure: Failure | null): void;
   close(): Promise<void>;
@@ -137,6 +140,8 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     sourceDescriptionUrl,
   };
   state.onChange((records) => notifications.push(d1.notificationPayload(ctx1, records)));
+  const sloppy: SloppyControls = { extraResources: [], extraChanges: [] };
+  const initialChanges = state.changes.length;
 
   const stall = (ms: number, then: () => void) => {
     const timer = setTimeout(() => {
@@ -317,6 +322,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     }
     const handler = exact[path];
     if (handler) return handler(req, res);
+    if (serveSloppy(base, state, initialChanges, sloppy, req, res, path)) return;
     const doc = broken[path];
     if (doc) return send(res, 200, doc.contentType, doc.body);
     for (const [pattern, fn] of patterns) {
@@ -336,6 +342,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     notifications,
     requests,
     hubRequests,
+    sloppy,
     setBroken(path, failure) {
       if (failure === null) failures.delete(path);
       else failures.set(path, failure);

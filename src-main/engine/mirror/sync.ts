@@ -15,6 +15,7 @@ import { Applier, type DeletePolicy, type Failure } from './apply.ts';
 import { Fetcher } from './fetcher.ts';
 import { runIncremental } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
+import { entryLabel, entryProblem } from './entries.ts';
 import { acquireLock } from './lock.ts';
 import type { SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type Credentials, type SourceSettings } from './settings.ts';
@@ -147,8 +148,16 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     } else if (lastInterrupted && lastInterrupted.status === 'interrupted' && newest(state, lastInterrupted)) {
       mode = lastInterrupted.kind === 'incremental' && binding.changeListUrl !== null && checkpoint !== null ? 'incremental' : 'baseline';
       resume = lastInterrupted;
-    } else if (checkpoint === null || binding.changeListUrl === null) mode = 'baseline';
-    else mode = 'incremental';
+    } else if (checkpoint === null || binding.changeListUrl === null) {
+      mode = 'baseline';
+      if (checkpoint !== null) {
+        options.onNote?.(
+          'The Source offers no Change List for this mirror: a new baseline is compared with the inventory instead. ' +
+            'Only resources whose listed hash or length differ from the local copy are fetched (those the list gives neither ' +
+            'for are asked for conditionally); what the Source no longer lists goes by the deletion policy.',
+        );
+      }
+    } else mode = 'incremental';
     if (mode === 'baseline' && binding.resourceListUrl === null) {
       throw new SyncError(`The Source offers no Resource List for this mirror (${binding.capabilityListUrl ?? binding.url}); a baseline needs one`);
     }
@@ -198,7 +207,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       await applier.finish();
       phases.fetch = (phases.fetch ?? 0) + (Date.now() - t) / 1000;
       if (applier.counts.failed > 0) {
-        status = 'failed';
+        // Failures the entries themselves cause (no loc, a malformed hash…) are reported but hold nothing back.
+        if (applier.retriableFailures > 0) status = 'failed';
         message = `${applier.counts.failed} resource${applier.counts.failed === 1 ? '' : 's'} failed; run sync again to retry them`;
       }
     } catch (err) {
@@ -261,8 +271,12 @@ async function bind(http: Http, options: SyncOptions, old: Binding | null): Prom
   let lists = result.capabilityLists;
   if (options.capabilityListUrl !== undefined) {
     lists = lists.filter((c) => c.url === options.capabilityListUrl);
+    if (lists.length === 0 && direct?.capability === 'capabilitylist' && direct.url === options.capabilityListUrl) lists = [await unlisted(http, direct.url, options)];
     if (lists.length === 0) throw new SyncError(`${clip(options.capabilityListUrl)} is not a Capability List of this Source`);
-  } else if (direct && direct.capability === 'capabilitylist') lists = lists.filter((c) => c.url === direct.url);
+  } else if (direct && direct.capability === 'capabilitylist') {
+    lists = lists.filter((c) => c.url === direct.url);
+    if (lists.length === 0) lists = [await unlisted(http, direct.url, options)];
+  }
   if (lists.length === 0) {
     // Say what the URL itself answered (a 401 for want of credentials, a 404…): that is what people can act on.
     const first = result.routes.find((r) => r.route === 'document');
@@ -285,6 +299,14 @@ async function bind(http: Http, options: SyncOptions, old: Binding | null): Prom
   };
 }
 
+/** A Capability List that discovery found but no Source Description lists (sloppy Sources): read as it is. */
+async function unlisted(http: Http, url: string, options: SyncOptions): Promise<{ url: string; capabilities: { capability: string; url: string }[] }> {
+  const capabilities: { capability: string; url: string }[] = [];
+  await loadDocument(http, url, { signal: options.signal, onEntry: (e) => void (e.md.capability && capabilities.push({ capability: e.md.capability, url: e.loc })) });
+  options.onNote?.(`${clip(url)} is not listed in the Source's Source Description; it is mirrored as it is.`);
+  return { url, capabilities };
+}
+
 /** Streams a Resource List (or each list of an Index) into the applier, `concurrency`×2 resources in flight. */
 async function baseline(
   http: Http,
@@ -300,7 +322,9 @@ async function baseline(
   const inflight = new Set<Promise<void>>();
   const limit = Math.max(2, (options.concurrency ?? 8) * 2);
   let listed = 0;
-  const onEntry = async (entry: Entry) => {
+  const onEntry = async (entry: Entry, documentUrl: string) => {
+    const problem = entryProblem(entry);
+    if (problem !== null) return applier.fail(entryLabel(entry, documentUrl), problem, true);
     if (seen.has(entry.loc)) return;
     seen.add(entry.loc);
     onListed(++listed);
@@ -315,14 +339,28 @@ async function baseline(
     onStart: (head) => {
       isIndex = head.isIndex;
     },
-    onEntry: (entry) => (isIndex ? void children.push(entry.loc) : onEntry(entry)),
+    onEntry: (entry) => {
+      if (isIndex) return void children.push(entry.loc);
+      // Sloppy Sources write an index as a <urlset>: an entry that describes itself as a Resource List (its
+      // capability, or the `at`/`completed` only lists carry) is read as a part, not mirrored as a resource.
+      if (entry.md.capability === 'resourcelist' || entry.md.at !== undefined || entry.md.completed !== undefined) {
+        return void children.push(entry.loc);
+      }
+      return onEntry(entry, listUrl);
+    },
   });
   if (top.summary.capability !== 'resourcelist') {
     throw new SyncError(`${clip(listUrl)} is a ${top.summary.capability}, not a Resource List`);
   }
-  if (top.summary.isIndex) {
+  if (!top.summary.isIndex && children.length > 0) {
+    options.onNote?.(
+      `${clip(listUrl)} is written as a <urlset>, but ${children.length} of its entries are Resource Lists themselves: ` +
+        'read as the parts of a Resource List Index.',
+    );
+  }
+  if (children.length > 0) {
     for (const child of children) {
-      const doc = await loadDocument(http, child, { signal: options.signal, onEntry });
+      const doc = await loadDocument(http, child, { signal: options.signal, onEntry: (entry) => onEntry(entry, child) });
       if (doc.summary.capability !== 'resourcelist' || doc.summary.isIndex) {
         throw new SyncError(`${clip(child)}, listed in the Resource List Index, is not a Resource List`);
       }
