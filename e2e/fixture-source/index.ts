@@ -9,5 +9,5 @@ export { generateBody, represent } from './bodies.ts';
 export type { Representation } from './bodies.ts';
 export { BROKEN_SOURCE } from './broken-source.ts';
 export { HOSTILE_DUMP_EXPECTED } from './hostile-dump.ts';
-export { SLOPPY } from './sloppy.ts';
+export { ODD_BODY, SLOPPY } from './sloppy.ts';
 export type { SloppyControls } from './sloppy.ts';

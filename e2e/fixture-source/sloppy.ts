@@ -14,7 +14,11 @@ export const SLOPPY = {
   resourceListPart: (n: number) => `/sloppy/resourcelist-${n}.xml`,
   changeList: '/sloppy/changelist.xml',
   resource: (id: number) => `/sloppy/res/${id}`,
+  /** Anything under it answers 200 with ODD_BODY: for URIs whose local paths need care (`..`, reserved names…). */
+  odd: '/sloppy/odd/',
 } as const;
+
+export const ODD_BODY = 'an oddly named resource\n';
 
 export interface SloppyControls {
   /** Entries appended to the second Resource List part as they are. */
@@ -75,6 +79,7 @@ export function serveSloppy(
     xml(res, document('urlset', { capability: 'changelist', until: now }, [], entries));
     return true;
   }
+  if (path.startsWith(SLOPPY.odd)) return void plain(res, 200, ODD_BODY), true;
   const resource = /^\/sloppy\/res\/(\d+)$/.exec(path);
   if (resource) {
     const r = state.resources.get(Number(resource[1]));

@@ -3,11 +3,12 @@
 // grows, a 500 for an empty Change List. The mirror degrades gracefully, says what happened and loses nothing; entries
 // that break a MUST fail alone, the rest is applied. Also: `auto` without a Change List is a baseline compared with
 // the inventory.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SLOPPY, startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { ODD_BODY, SLOPPY, startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { duplicates } from './apply.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions } from './sync.ts';
 
@@ -147,5 +148,79 @@ describe('auto without a Change List', () => {
     expect(result).toMatchObject({ created: 1, updated: stillLive, deleted: 1, failed: 0 });
     expect(result.unchanged).toBe(fixture.state.live().length - 1 - stillLive);
     expect(fixture.requests.filter((r) => /\/res\/\d+/.test(r.path)).length - n).toBe(1 + stillLive);
+  });
+});
+
+describe('refusals and mirror locations', () => {
+  it('refuses URIs on another host unless allowed, and keeps unsafe names inside the mirror', async () => {
+    const other = await startFixtureSource({ resources: 2 });
+    try {
+      const foreign = other.url + SLOPPY.odd + 'elsewhere.txt';
+      const odd = ['..%2F..%2F..%2Fescape.txt', 'CON', 'a%3Ab%3F.txt', '%2e%2e%5C%2e%2e%5Cwin.txt'].map((n) => fixture.url + SLOPPY.odd + n);
+      fixture.sloppy.extraResources.push({ loc: foreign }, ...odd.map((loc) => ({ loc })));
+      const refused = await run();
+      expect(refused.skipped).toBe(1);
+      expect(refused.failures).toEqual([
+        { uri: foreign, reason: expect.stringMatching(/^not mirrored: on another host \(127\.0\.0\.1:\d+\) than the Source's/) },
+      ]);
+      expect(other.requests.length).toBe(0);
+      expect(refused.created).toBe(10 + odd.length);
+      // Every odd name landed inside the mirror's folder for its host, with the Source's bytes; nothing outside it.
+      const rows = inventory().filter((r) => r.uri.includes(SLOPPY.odd));
+      expect(rows).toHaveLength(odd.length);
+      for (const row of rows) {
+        expect(row.path.startsWith(`${host()}/sloppy/odd/`), row.path).toBe(true);
+        expect(row.path.split('/').some((seg) => seg === '..' || seg === '.' || seg.toUpperCase() === 'CON')).toBe(false);
+        expect(readFileSync(join(dest, ...row.path.split('/')), 'utf8')).toBe(ODD_BODY);
+      }
+      expect(readdirSync(join(dest, '..')).some((n) => n === 'escape.txt' || n === 'win.txt')).toBe(false);
+      expect(existsSync(join(dest, 'escape.txt'))).toBe(false);
+
+      // Allowed: fetched, into a folder of its own host.
+      const allowed = await run({ allowHosts: [new URL(other.url).host], mode: 'baseline' });
+      // (The odd ones carry neither hash nor validators: downloaded again, as nothing tells they did not change.)
+      expect(allowed).toMatchObject({ created: 1, unchanged: 10, updated: 4, skipped: 0, failed: 0 });
+      expect(other.requests.map((r) => r.path)).toEqual([SLOPPY.odd + 'elsewhere.txt']);
+      expect(readFileSync(join(dest, new URL(other.url).host.replace(':', '_'), 'sloppy', 'odd', 'elsewhere.txt'), 'utf8')).toBe(ODD_BODY);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('tries mirror locations by pri (then document order), http(s) only, before loc', () => {
+    const entry = {
+      index: 0,
+      line: 1,
+      loc: 'http://s/a',
+      md: {},
+      links: [
+        { rel: 'duplicate', href: 'http://m3/a' },
+        { rel: 'duplicate', href: 'http://m2/a', pri: '2' },
+        { rel: 'alternate', href: 'http://alt/a', pri: '1' },
+        { rel: 'duplicate', href: 'ftp://m0/a', pri: '0' },
+        { rel: 'duplicate', href: 'http://m1/a', pri: '1' },
+        { rel: 'duplicate', href: 'http://m2b/a', pri: '2' },
+        { rel: 'duplicate', href: 'http://mx/a', pri: 'high' },
+      ],
+    };
+    expect(duplicates(entry)).toEqual(['http://m1/a', 'http://m2/a', 'http://m2b/a', 'http://m3/a', 'http://mx/a']);
+  });
+
+  it('falls back from a failing mirror location on another host to loc', async () => {
+    const other = await startFixtureSource({ resources: 2 });
+    await fixture.close();
+    fixture = await startFixtureSource({ resources: 10, duplicateBase: `${other.url}/mirror` });
+    try {
+      // Resource 5's mirror is gone, resource 10's answers 503 until retries run out: both come from loc.
+      other.setBroken(`/mirror${fixture.state.pathOf(5)}`, { status: 404 });
+      other.setBroken(`/mirror${fixture.state.pathOf(10)}`, { status: 503, headers: { 'retry-after': '0' } });
+      const result = await run({ url: fixture.url + fixture.paths.dataset1.resourceList });
+      expect(result).toMatchObject({ created: 10, failed: 0 });
+      expect(other.requests.filter((r) => r.path === `/mirror${fixture.state.pathOf(10)}`).length).toBe(4);
+      expect(fixture.requests.some((r) => r.path === fixture.state.pathOf(5))).toBe(true);
+      expect(fixture.requests.some((r) => r.path === fixture.state.pathOf(10))).toBe(true);
+    } finally {
+      await other.close();
+    }
   });
 });
