@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { clip } from '../clip.ts';
 import type { DiscoveryResult } from '../../contract/types.ts';
-import { discover } from '../discovery/discover.ts';
+import { discover, normalizeStartUrl } from '../discovery/discover.ts';
 import type { Entry } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import type { ProxyEnv, ProxySetting } from '../http/dispatcher.ts';
@@ -103,9 +103,15 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     // Settings (and where credentials may go) first: discovery already needs them.
     const rebind = binding === null || (options.url !== undefined && options.url !== binding.url) || options.capabilityListUrl !== undefined;
     if (rebind && options.url === undefined) throw new SyncError(`${dest} is not a mirror yet: give the URL of a Source to mirror`);
-    const origin = rebind
-      ? new URL(options.capabilityListUrl ?? options.url!).origin
-      : (binding!.settings?.origin ?? new URL(binding!.capabilityListUrl ?? binding!.url).origin);
+    let origin: string;
+    try {
+      // A bare host name ("example.org") is a start URL too, as discovery takes it.
+      origin = rebind
+        ? new URL(normalizeStartUrl(options.capabilityListUrl ?? options.url!)).origin
+        : (binding!.settings?.origin ?? new URL(binding!.capabilityListUrl ?? normalizeStartUrl(binding!.url)).origin);
+    } catch (err) {
+      throw new SyncError(err instanceof Error ? err.message : String(err));
+    }
     const mirrorId = binding?.id ?? randomUUID();
     const given = options.credentials !== undefined ? options.credentials : options.token ? { scheme: 'bearer' as const, token: options.token } : undefined;
     const settings: SourceSettings = mergeSettings(
