@@ -102,7 +102,9 @@ describe('a refused large document', { timeout: 120_000 }, () => {
         `${latencies.length} app.info calls meanwhile, slowest ${Math.max(...latencies).toFixed(1)} ms)`,
     );
     expect(latencies.length).toBeGreaterThan(5);
-    expect(Math.max(...latencies)).toBeLessThan(200);
+    // Never held for long: a purge in one statement would stall app.info for about the whole purge. Relative to the
+    // purge's own time (200 ms at least), so a loaded machine slows both alike instead of failing the test.
+    expect(Math.max(...latencies)).toBeLessThan(Math.max(200, purgeMs / 4));
     expect(after).toBeLessThan(5 * 1024 * 1024);
   });
 
