@@ -40,15 +40,16 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
   let seq = 0;
   let considered = 0;
   const collect = (entry: Entry, documentUrl: string) => {
-    const problem = entryProblem(entry);
-    if (problem !== null) {
-      bad.push({ uri: entryLabel(entry, documentUrl), ms: null, reason: problem });
-      return;
-    }
     const ms = entry.md.datetime !== undefined ? parseW3cDatetime(entry.md.datetime) : null;
-    // Changes before the checkpoint were applied already (or are covered by the baseline's snapshot).
+    // Changes before the checkpoint were applied already (or are covered by the baseline's snapshot); a broken one
+    // among them was reported then.
     if (ms !== null && ms < since) return;
     considered++;
+    const problem = entryProblem(entry);
+    if (problem !== null) {
+      bad.push({ uri: entryLabel(entry, documentUrl), ms, reason: problem });
+      return;
+    }
     const change = entry.md.change;
     if (change !== 'created' && change !== 'updated' && change !== 'deleted') {
       bad.push({ uri: entry.loc, ms, reason: change === undefined ? 'not applied: the entry has no change attribute' : `not applied: change="${clip(change, 40)}" is not created, updated or deleted` });
