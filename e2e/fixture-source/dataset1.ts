@@ -12,6 +12,8 @@ export interface Dataset1Context {
   state: SourceState;
   /** Where `up` links of the Capability Lists point. */
   sourceDescriptionUrl: string;
+  /** The Capability List names the Resource Dump Index and Change Dump Index instead of the plain dumps. */
+  dumpIndexes?: boolean;
   /** Base of the `rel="duplicate"` locations; default `${base}/mirror`. */
   duplicateBase?: string;
 }
@@ -34,9 +36,9 @@ export function capabilityList(ctx: Dataset1Context): string {
     ],
     [
       { loc: url(P.resourceList), md: { capability: 'resourcelist' } },
-      { loc: url(P.resourceDump), md: { capability: 'resourcedump' } },
+      { loc: url(ctx.dumpIndexes ? P.resourceDumpIndex : P.resourceDump), md: { capability: 'resourcedump' } },
       { loc: url(P.changeListIndex), md: { capability: 'changelist' } },
-      { loc: url(P.changeDump), md: { capability: 'changedump' } },
+      { loc: url(ctx.dumpIndexes ? P.changeDumpIndex : P.changeDump), md: { capability: 'changedump' } },
       {
         loc: url(P.notifications),
         md: { capability: 'change-notification' },
@@ -146,19 +148,34 @@ export function resourceDumpPackage(ctx: Dataset1Context, part: number): Promise
   return built;
 }
 
-export async function resourceDump(ctx: Dataset1Context): Promise<string> {
+/** The Resource Dump, or (`part`) one child of the Resource Dump Index holding only that package. */
+export async function resourceDump(ctx: Dataset1Context, part?: number): Promise<string | null> {
   const parts = dumpParts(ctx.state);
+  if (part !== undefined && (part < 1 || part > parts.length)) return null;
   const built = await Promise.all(parts.map((_, i) => resourceDumpPackage(ctx, i + 1)!));
   const at = ctx.state.now();
+  const links = part === undefined ? [up(ctx)] : [up(ctx), { rel: 'index', href: ctx.base + P.resourceDumpIndex }];
   return document(
     'urlset',
     { capability: 'resourcedump', at, completed: at },
+    links,
+    built
+      .map((b, i) => ({
+        loc: ctx.base + P.resourceDumpPackage(i + 1),
+        md: { type: 'application/zip', length: b.zip.length, at: b.at, completed: b.at, hash: md5Token(b.zip) },
+        links: [{ rel: 'contents', href: ctx.base + P.resourceDumpManifest(i + 1), type: 'application/xml' }],
+      }))
+      .filter((_, i) => part === undefined || i + 1 === part),
+  );
+}
+
+export function resourceDumpIndex(ctx: Dataset1Context): string {
+  const at = ctx.state.now();
+  return document(
+    'sitemapindex',
+    { capability: 'resourcedump', at, completed: at },
     [up(ctx)],
-    built.map((b, i) => ({
-      loc: ctx.base + P.resourceDumpPackage(i + 1),
-      md: { type: 'application/zip', length: b.zip.length, at: b.at, completed: b.at, hash: md5Token(b.zip) },
-      links: [{ rel: 'contents', href: ctx.base + P.resourceDumpManifest(i + 1), type: 'application/xml' }],
-    })),
+    dumpParts(ctx.state).map((_, i) => ({ loc: ctx.base + P.resourceDumpChild(i + 1), md: { at } })),
   );
 }
 
@@ -172,12 +189,16 @@ function changeEntry(ctx: Dataset1Context, record: ChangeRecord, path?: string):
       href: `${ctx.base}/dataset1/mementos/${record.id}/v${record.version}`,
       modified: record.datetime,
     });
+    if (record.id % 7 === 0) links.push({ rel: 'describedby', href: `${ctx.base}/dataset1/meta/${record.id}.xml`, type: 'application/xml' });
     if (record.change === 'updated' && record.type === 'application/json') {
       links.push({
         rel: PATCH_REL,
         href: `${ctx.base}/dataset1/patches/${record.id}/v${record.version}.json-patch`,
         type: 'application/json-patch+json',
       });
+    } else if (record.change === 'updated' && record.type === 'text/plain') {
+      // A patch of a type mirrors do not apply (and the fixture does not serve): they fetch the resource whole.
+      links.push({ rel: PATCH_REL, href: `${ctx.base}/dataset1/patches/${record.id}/v${record.version}.diff`, type: 'text/x-diff' });
     }
   }
   return {
@@ -255,19 +276,44 @@ export function changeDumpPackage(ctx: Dataset1Context, n: number): Promise<Buil
   return built;
 }
 
-export async function changeDump(ctx: Dataset1Context): Promise<string> {
-  const slices = closedSlices(ctx.state);
+/** The Change Dump, or (`child`) one child of the Change Dump Index: packages 2·child−1 and 2·child. */
+export async function changeDump(ctx: Dataset1Context, child?: number): Promise<string | null> {
+  let slices = closedSlices(ctx.state);
+  let links = [up(ctx)];
+  let md: Record<string, string | undefined> = { capability: 'changedump', from: iso(BASE_TIME) };
+  if (child !== undefined) {
+    const mine = slices.filter((s) => Math.ceil(s.number / 2) === child);
+    if (mine.length === 0) return null;
+    const closed = mine.length === 2 || slices.some((s) => s.number > mine[0].number);
+    md = { capability: 'changedump', from: mine[0].from, until: closed ? mine.at(-1)!.until : undefined };
+    slices = mine;
+    links = [up(ctx), { rel: 'index', href: ctx.base + P.changeDumpIndex }];
+  }
   const built = await Promise.all(slices.map((s) => changeDumpPackage(ctx, s.number)!));
   return document(
     'urlset',
-    { capability: 'changedump', from: iso(BASE_TIME) },
-    [up(ctx)],
+    md,
+    links,
     slices.map((s, i) => ({
       loc: ctx.base + P.changeDumpPackage(s.number),
       lastmod: s.until,
       md: { type: 'application/zip', length: built[i].zip.length, from: s.from, until: s.until, hash: md5Token(built[i].zip) },
       links: [{ rel: 'contents', href: ctx.base + P.changeDumpManifest(s.number), type: 'application/xml' }],
     })),
+  );
+}
+
+export function changeDumpIndex(ctx: Dataset1Context): string {
+  const slices = closedSlices(ctx.state);
+  const children = Math.ceil(slices.length / 2);
+  return document(
+    'sitemapindex',
+    { capability: 'changedump', from: iso(BASE_TIME) },
+    [up(ctx)],
+    Array.from({ length: children }, (_, k) => {
+      const mine = slices.filter((s) => Math.ceil(s.number / 2) === k + 1);
+      return { loc: ctx.base + P.changeDumpChild(k + 1), md: { from: mine[0].from, until: mine.length === 2 ? mine[1].until : undefined } };
+    }),
   );
 }
 

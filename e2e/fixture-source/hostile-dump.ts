@@ -22,11 +22,13 @@ export const HOSTILE_DUMP_EXPECTED: Readonly<Record<string, string>> = {
 export interface HostileDump {
   dump: string;
   zip: Buffer;
+  /** A Capability List offering only this Resource Dump. */
+  capabilityList: string;
 }
 
 const cache = new Map<string, Promise<HostileDump>>();
 
-export function hostileDump(base: string, paths: { resourceDump: string; package: string }): Promise<HostileDump> {
+export function hostileDump(base: string, paths: { resourceDump: string; package: string; capabilityList: string }): Promise<HostileDump> {
   let built = cache.get(base);
   if (!built) {
     built = build(base, paths);
@@ -35,7 +37,7 @@ export function hostileDump(base: string, paths: { resourceDump: string; package
   return built;
 }
 
-async function build(base: string, paths: { resourceDump: string; package: string }): Promise<HostileDump> {
+async function build(base: string, paths: { resourceDump: string; package: string; capabilityList: string }): Promise<HostileDump> {
   const loc = (name: string) => `${base}/hostile-dump/r/${name}`;
   const at = '2025-01-01T00:00:00Z';
   const manifest = manifestXml('resourcedump-manifest', [
@@ -65,5 +67,6 @@ async function build(base: string, paths: { resourceDump: string; package: strin
       md: { type: 'application/zip', length: zip.length, at, hash: `md5:${createHash('md5').update(zip).digest('hex')}` },
     },
   ]);
-  return { dump, zip };
+  const capabilityList = document('urlset', { capability: 'capabilitylist' }, [], [{ loc: base + paths.resourceDump, md: { capability: 'resourcedump' } }]);
+  return { dump, zip, capabilityList };
 }

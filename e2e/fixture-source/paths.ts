@@ -32,6 +32,12 @@ export const PATHS = {
     changeDump: '/dataset1/changedump.xml',
     changeDumpPackage: (n: number) => `/dataset1/changedump/${n}.zip`,
     changeDumpManifest: (n: number) => `/dataset1/changedump/${n}-manifest.xml`,
+    /** A Resource Dump Index: one child Resource Dump per package (the Capability List names it with `dumpIndexes`). */
+    resourceDumpIndex: '/dataset1/resourcedump-index.xml',
+    resourceDumpChild: (part: number) => `/dataset1/resourcedump-${part}.xml`,
+    /** A Change Dump Index: one child Change Dump per two packages (named by the Capability List with `dumpIndexes`). */
+    changeDumpIndex: '/dataset1/changedump-index.xml',
+    changeDumpChild: (n: number) => `/dataset1/changedump-${n}.xml`,
     /** The change-notification channel (WebSub topic). */
     notifications: '/dataset1/notifications',
   },
@@ -40,6 +46,8 @@ export const PATHS = {
   hostileDump: {
     resourceDump: '/hostile-dump/resourcedump.xml',
     package: '/hostile-dump/package.zip',
+    /** A Capability List that offers only the hostile Resource Dump, for mirroring it. */
+    capabilityList: '/hostile-dump/capabilitylist.xml',
   },
 
   dataset2: {

@@ -31,6 +31,8 @@ export interface FixtureSourceOptions {
   routes?: Partial<site.Routes>;
   /** How long `/slow` and `/slow-body` stall. Default 60000. */
   slowMs?: number;
+  /** dataset1's Capability List names the Resource Dump Index and the Change Dump Index instead of the plain dumps. */
+  dumpIndexes?: boolean;
   /** When set, every request must carry exactly this Authorization header value, else 401. */
   auth?: string;
   /** Base URL of the `rel="duplicate"` mirror locations (default: this server's `/mirror`). */
@@ -44,6 +46,8 @@ export interface FixtureSourceOptions {
 export type Failure =
   | { status: number; body?: string; headers?: Record<string, string>; times?: number }
   | { cutAfter: number }
+  /** The normal answer's first N bytes of body, then nothing more (the connection stays open), once. */
+  | { stallAfter: number }
   | 'hang'
   | 'reset'
   /** Headers and half the body, then nothing (a stalled body). */
@@ -73,8 +77,11 @@ export interface FixtureSource {
   paths: typeof PATHS;
   /** dataset1's resources and change log. */
   state: SourceState;
-  /** Create, update or delete dataset1 resources; each change advances the logical clock by one second. */
-  change(kind: ChangeKind, count?: number): ChangeRecord[];
+  /**
+   * Create, update or delete dataset1 resources; each change advances the logical clock by one second. `id`: update
+   * or delete that resource (when live) instead of one picked at random.
+   */
+  change(kind: ChangeKind, count?: number, id?: number): ChangeRecord[];
   /** Change-notification payloads, one per `change()` call, newest last (also served at the topic URL). */
   notifications: string[];
   requests: LoggedRequest[];
@@ -113,6 +120,9 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     else if (failure && 'cutAfter' in failure) {
       failures.delete(path.split('?')[0]);
       cutAfter(res, failure.cutAfter);
+    } else if (failure && 'stallAfter' in failure) {
+      failures.delete(path.split('?')[0]);
+      cutAfter(res, failure.stallAfter, false);
     } else if (failure) {
       // `times`: fail that many requests, then answer normally again.
       if (failure.times !== undefined && --failure.times <= 0) failures.delete(path.split('?')[0]);
@@ -131,7 +141,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
   const sourceDescriptionUrl = base + (routes.wellKnown ? PATHS.wellKnown : PATHS.sourceDescription);
   const seed = options.seed ?? 1;
   const state = new SourceState({ seed, resources: options.resources ?? 100, changeListSize: options.changeListSize ?? 40, base });
-  const ctx1: d1.Dataset1Context = { base, state, sourceDescriptionUrl, duplicateBase: options.duplicateBase };
+  const ctx1: d1.Dataset1Context = { base, state, sourceDescriptionUrl, dumpIndexes: options.dumpIndexes ?? false, duplicateBase: options.duplicateBase };
   const ctx2: d2.Dataset2Context = {
     base,
     seed,
@@ -165,6 +175,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     [PATHS.dataset2.about]: (_req, res) => send(res, 200, HTML, site.aboutPage('About dataset2')),
     [PATHS.hostileDump.resourceDump]: async (_req, res) => send(res, 200, XML, (await hostileDump(base, PATHS.hostileDump)).dump),
     [PATHS.hostileDump.package]: async (req, res) => sendPackage(req, res, (await hostileDump(base, PATHS.hostileDump)).zip),
+    [PATHS.hostileDump.capabilityList]: async (_req, res) => send(res, 200, XML, (await hostileDump(base, PATHS.hostileDump)).capabilityList),
     '/style.css': (_req, res) => send(res, 200, 'text/css', 'body { font-family: sans-serif; }\n'),
     [PATHS.slow]: (_req, res) => stall(slowMs, () => send(res, 200, 'text/plain', 'finally\n')),
     [PATHS.slowBody]: (_req, res) => {
@@ -186,9 +197,11 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     [PATHS.dataset1.capabilityList]: (_req, res) => send(res, 200, XML, d1.capabilityList(ctx1)),
     [PATHS.dataset1.resourceList]: (_req, res) => send(res, 200, XML, d1.resourceList(ctx1)),
     [PATHS.dataset1.resourceListGzip]: (_req, res) => sendBody(res, 'application/gzip', gzipSync(d1.resourceList(ctx1))),
-    [PATHS.dataset1.resourceDump]: async (_req, res) => send(res, 200, XML, await d1.resourceDump(ctx1)),
+    [PATHS.dataset1.resourceDump]: async (_req, res) => send(res, 200, XML, (await d1.resourceDump(ctx1))!),
+    [PATHS.dataset1.resourceDumpIndex]: (_req, res) => send(res, 200, XML, d1.resourceDumpIndex(ctx1)),
+    [PATHS.dataset1.changeDumpIndex]: (_req, res) => send(res, 200, XML, d1.changeDumpIndex(ctx1)),
     [PATHS.dataset1.changeListIndex]: (_req, res) => send(res, 200, XML, d1.changeListIndex(ctx1)),
-    [PATHS.dataset1.changeDump]: async (_req, res) => send(res, 200, XML, await d1.changeDump(ctx1)),
+    [PATHS.dataset1.changeDump]: async (_req, res) => send(res, 200, XML, (await d1.changeDump(ctx1))!),
     [PATHS.dataset1.notifications]: (_req, res) =>
       send(res, 200, XML, notifications.at(-1) ?? '', {
         link: `<${base}${PATHS.dataset1.notifications}>; rel="self", <${base}${PATHS.hub}>; rel="hub"`,
@@ -266,8 +279,19 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
         const r = resource(Number(m[1]));
         const version = Number(m[2]);
         if (!r || version < 2 || version > r.version) return notFound(res);
-        const value = JSON.parse(state.representation(r.id, version).body.toString('utf8'));
-        send(res, 200, 'application/json-patch+json', JSON.stringify([{ op: 'replace', path: '', value }]) + '\n');
+        // From the version before to this one: a `test` of the version first, so it applies to that version only.
+        const before = JSON.parse(state.representation(r.id, version - 1).body.toString('utf8')) as Record<string, unknown>;
+        const after = JSON.parse(state.representation(r.id, version).body.toString('utf8')) as Record<string, unknown>;
+        const ops: unknown[] = [{ op: 'test', path: '/version', value: before.version }];
+        for (const key of Object.keys(after)) if (JSON.stringify(after[key]) !== JSON.stringify(before[key])) ops.push({ op: 'replace', path: `/${key}`, value: after[key] });
+        send(res, 200, 'application/json-patch+json', JSON.stringify(ops) + '\n');
+      },
+    ],
+    [
+      /^\/dataset1\/(resourcedump|changedump)-(\d+)\.xml$/,
+      async (m, _req, res) => {
+        const doc = m[1] === 'resourcedump' ? await d1.resourceDump(ctx1, Number(m[2])) : await d1.changeDump(ctx1, Number(m[2]));
+        return doc === null ? notFound(res) : send(res, 200, XML, doc);
       },
     ],
     [
@@ -338,7 +362,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     routes,
     paths: PATHS,
     state,
-    change: (kind, count) => state.change(kind, count),
+    change: (kind, count, id) => state.change(kind, count, id),
     notifications,
     requests,
     hubRequests,
@@ -416,8 +440,8 @@ function alter(res: ServerResponse, how: 'stall' | 'corrupt' | 'long'): void {
   }) as typeof res.end;
 }
 
-/** Lets the first `limit` bytes of the body through, then drops the connection. */
-function cutAfter(res: ServerResponse, limit: number): void {
+/** Lets the first `limit` bytes of the body through, then drops the connection (or, `drop` false, leaves it hanging). */
+function cutAfter(res: ServerResponse, limit: number, drop = true): void {
   let sent = 0;
   const write = res.write.bind(res) as (chunk: Buffer) => boolean;
   const end = res.end.bind(res) as () => void;
@@ -431,13 +455,14 @@ function cutAfter(res: ServerResponse, limit: number): void {
   };
   res.write = ((chunk: unknown) => {
     pass(chunk);
-    if (sent >= limit) setTimeout(() => res.destroy(), 20);
+    if (sent >= limit && drop) setTimeout(() => res.destroy(), 20);
     return true;
   }) as typeof res.write;
   res.end = ((chunk?: unknown) => {
     pass(chunk);
-    if (sent >= limit) setTimeout(() => res.destroy(), 20);
-    else end();
+    if (sent >= limit) {
+      if (drop) setTimeout(() => res.destroy(), 20);
+    } else end();
     return res;
   }) as typeof res.end;
 }

@@ -92,10 +92,11 @@ export class SourceState {
     this.#listeners.push(listener);
   }
 
-  change(kind: ChangeKind, count = 1): ChangeRecord[] {
+  /** `id`: update or delete that resource (a live one) instead of one picked at random. */
+  change(kind: ChangeKind, count = 1, id?: number): ChangeRecord[] {
     const records: ChangeRecord[] = [];
     for (let i = 0; i < count; i++) {
-      const record = this.#changeOne(kind);
+      const record = this.#changeOne(kind, id);
       if (!record) break;
       records.push(record);
     }
@@ -103,7 +104,7 @@ export class SourceState {
     return records;
   }
 
-  #changeOne(kind: ChangeKind): ChangeRecord | null {
+  #changeOne(kind: ChangeKind, id?: number): ChangeRecord | null {
     let resource: ResourceState;
     if (kind === 'create') {
       const id = this.#nextId++;
@@ -112,7 +113,8 @@ export class SourceState {
     } else {
       const live = this.live();
       if (live.length === 0) return null;
-      resource = live[Math.floor(this.#random() * live.length)];
+      const chosen = id === undefined ? undefined : this.resources.get(id);
+      resource = chosen && !chosen.deleted ? chosen : live[Math.floor(this.#random() * live.length)];
       if (kind === 'update') resource.version += 1;
       else resource.deleted = true;
     }

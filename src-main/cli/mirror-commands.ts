@@ -22,6 +22,7 @@ export interface SyncCommandOptions {
   allowHosts: string[];
   mode?: string;
   useDumps: boolean;
+  withMetadata?: boolean;
   delete?: string;
   dryRun: boolean;
   concurrency?: string;
@@ -94,7 +95,6 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     credentials = null;
   }
   const dest = resolve(o.dest);
-  if (o.useDumps) io.err('Note: --use-dumps is not implemented yet in this version; resources are fetched one by one.\n');
   // Progress on stderr only when it is a terminal; --json output (stdout) is never mixed with it.
   const progress = new ProgressLine(io);
   const started = Date.now();
@@ -106,6 +106,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     allowHosts: o.allowHosts.length > 0 ? o.allowHosts : undefined,
     mode: (o.mode as SyncMode | undefined) ?? 'auto',
     useDumps: o.useDumps,
+    withMetadata: o.withMetadata ?? false,
     deletePolicy: (o.delete as DeletePolicy | undefined) ?? 'keep',
     dryRun: o.dryRun,
     concurrency,
@@ -141,9 +142,11 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
 
 export function formatSync(r: SyncResult, dest: string): string {
   const lines = [
-    `${r.dryRun ? 'Dry run, nothing changed: ' : ''}${r.mode === 'baseline' ? 'Baseline' : 'Incremental sync'} of ${dest}${r.resumed ? ' (resumed)' : ''} in ${r.seconds} s`,
-    `  created ${r.created}, updated ${r.updated}, deleted ${r.deleted}, unchanged ${r.unchanged}, skipped ${r.skipped}, failed ${r.failed}; ${formatBytes(r.bytes)} downloaded`,
+    `${r.dryRun ? 'Dry run, nothing changed: ' : ''}${r.mode === 'baseline' ? 'Baseline' : 'Incremental sync'} of ${dest}${r.from === 'dumps' ? (r.mode === 'baseline' ? ' from the Resource Dump' : ' from the Change Dump') : ''}${r.resumed ? ' (resumed)' : ''} in ${r.seconds} s`,
+    `  created ${r.created}, updated ${r.updated}, deleted ${r.deleted}, unchanged ${r.unchanged}, skipped ${r.skipped}, failed ${r.failed}; ${formatBytes(r.bytes)} ${r.from === 'dumps' ? 'written' : 'downloaded'}`,
   ];
+  if (r.patched > 0) lines.push(`  ${r.patched} of the updates applied as a JSON Patch to the mirror's copy`);
+  if (r.metadata > 0) lines.push(`  ${r.metadata} metadata record(s) (rel="describedby") fetched or checked, counted above`);
   if (r.wouldDelete.length > 0) {
     lines.push(`  ${r.wouldDelete.length} resource(s) the Source no longer has were kept (--delete keep); --delete delete or quarantine would remove them:`);
     for (const uri of r.wouldDelete.slice(0, 20)) lines.push(`    ${uri}`);

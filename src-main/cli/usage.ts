@@ -16,7 +16,7 @@ Usage:
   rsdesk check <url> [--json] [--max-documents N] [--token T] [--timeout S]
   rsdesk serve [--port N] [--data-dir D]
   rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]… [--mode auto|baseline|incremental]
-              [--use-dumps] [--delete keep|delete|quarantine] [--dry-run] [--concurrency N] [--delay S]
+              [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine] [--dry-run] [--concurrency N] [--delay S]
               [--token T | --basic USER:PASS] [--header "Name: value"]… [--proxy env|none|URL] [--timeout S] [--json]
   rsdesk audit --dest <dir> [--rehash] [--json] [--token T | --basic USER:PASS]
   rsdesk runs --dest <dir> [--json]
@@ -71,7 +71,7 @@ Options:
 Exit code 0 when no finding is an error, 1 otherwise, 2 on usage errors.
 `,
   sync: `Usage: rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]... [--allow-host HOST]...
-                   [--mode auto|baseline|incremental] [--use-dumps] [--delete keep|delete|quarantine]
+                   [--mode auto|baseline|incremental] [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine]
                    [--dry-run] [--concurrency N] [--delay S] [--json] [--token T | --basic USER:PASS]
                    [--header "Name: value"]... [--proxy env|none|URL] [--forget-credentials] [--timeout S]
 
@@ -88,7 +88,13 @@ Options:
   --allow-host HOST     also mirror URIs on HOST (repeatable; * for any); other hosts are refused
   --mode M              auto (default: resume an interrupted run, else baseline for a new mirror,
                         incremental afterwards), baseline or incremental
-  --use-dumps           use Resource Dumps / Change Dumps (not implemented yet: resources are fetched)
+  --use-dumps           baseline from the Resource Dump, incremental from the Change Dump (or their
+                        Indexes), when the Capability List offers them: packages download into
+                        <dir>/.resourcesync/packages/ (resumable), each bitstream is checked and put in
+                        place; changes after the Change Dump come from the Change List. Otherwise the
+                        lists are used, and said so
+  --with-metadata       also mirror the metadata records entries link with rel="describedby", each at
+                        the path its own URI maps to, known to the inventory as metadata of its resource
   --delete P            what to do with resources the Source deleted: keep (default; reported),
                         delete, or quarantine (moved into <dir>/.resourcesync/quarantine/)
   --dry-run             show what would happen; nothing is written

@@ -61,6 +61,11 @@ export class Applier {
   readonly #claims = new PathClaims();
   readonly #writer: DurableWriter<Pending>;
   readonly #now = new Date().toISOString();
+  /**
+   * One URI may rightly change more than once in this run (a Change Dump's bitstreams in turn, then the Change List):
+   * the shortcut that skips what this run did already (for a resumed run) is then off.
+   */
+  repeatable = false;
 
   constructor(options: ApplyOptions) {
     this.#o = options;
@@ -120,7 +125,7 @@ export class Applier {
     const existing = o.state.get(uri);
     const live = existing !== null && existing.status !== 'deleted' && existing.status !== 'quarantined' ? existing : null;
     // Done already in this run (a resumed run): never fetched twice.
-    if (live && live.runId === o.runId) return;
+    if (live && live.runId === o.runId && !this.repeatable) return;
     const expected = expectationOf(entry.md);
     let rel: string;
     if (live) rel = live.path;
@@ -293,6 +298,75 @@ export class Applier {
   async finish(): Promise<void> {
     await this.#writer.flush();
   }
+
+  // ---- Bytes that come from elsewhere than a download of the resource (dump packages, JSON Patch): the same path
+  // claims, unchanged-copy check, durable batches and journal as a download. See dump-baseline.ts, json-patch.ts.
+
+  /**
+   * Decides what a resource needs before its bytes are written: null when nothing is to be written (done already in
+   * this run, not mirrored, the local copy already matches, or a dry run; each is counted here), else where to write.
+   */
+  prepare(entry: Pick<Entry, 'loc' | 'lastmod' | 'md'>): WriteTarget | null {
+    const o = this.#o;
+    const uri = entry.loc;
+    const existing = o.state.get(uri);
+    const live = existing !== null && existing.status !== 'deleted' && existing.status !== 'quarantined' ? existing : null;
+    if (live && live.runId === o.runId && o.runId !== -1 && !this.repeatable) return null;
+    let rel: string;
+    if (live) rel = live.path;
+    else {
+      const mapped = o.paths.map(uri);
+      if (!mapped.ok) {
+        this.#note({ skipped: 1 }, { uri, reason: `not mirrored: ${mapped.reason}` });
+        return null;
+      }
+      rel = o.dryRun ? mapped.path : this.#claims.claim(mapped.path, uri);
+    }
+    const final = join(o.dest, ...rel.split('/'));
+    const base = { uri, path: rel, lastmod: entry.lastmod ?? null, type: entry.md.type ?? null, runId: o.runId };
+    const expected = expectationOf(entry.md);
+    if (live && recordedMatches(expected, live.length, live.digests) && sizeIs(final, live.length)) {
+      this.#note({ unchanged: 1 }, undefined, o.dryRun ? null : { ...live, ...base, verifiedAt: this.#now });
+      return null;
+    }
+    if (o.dryRun) {
+      this.#note(live ? { updated: 1 } : { created: 1 });
+      return null;
+    }
+    const mtimeMs = entry.lastmod ? (parseW3cDatetime(entry.lastmod) ?? undefined) : undefined;
+    return { uri, final, base, live, mtimeMs, expected };
+  }
+
+  /** A new temporary file path, outside the visible tree (thrown away by the next run if never staged). */
+  tempPath(): string {
+    return this.#writer.tempPath();
+  }
+
+  /** Puts a finished temporary file in place through the durable batches; a mismatch fails it instead. */
+  stageFile(target: WriteTarget, temp: string, fixity: FixityResult): void {
+    if (fixity.status === 'mismatch') {
+      rmSync(temp, { force: true });
+      this.#note({ failed: 1 }, { uri: target.uri, reason: clip(`fixity mismatch: ${fixity.reasons.join('; ')}`, 1000) });
+      return;
+    }
+    this.#stage({ kind: 'file', temp, fixity, etag: null, lastModified: null }, target.final, target.mtimeMs, target.base, target.live);
+  }
+
+  /** Waits while too many files are staged (backpressure for writers other than `apply`). */
+  async settle(): Promise<void> {
+    await this.#writer.drained();
+  }
+}
+
+/** Where a resource's bytes go, from `Applier.prepare`. */
+export interface WriteTarget {
+  uri: string;
+  final: string;
+  base: RowBase;
+  live: InventoryRow | null;
+  mtimeMs: number | undefined;
+  /** What the entry promises (hash, length). */
+  expected: Expectation;
 }
 
 type RowBase = { uri: string; path: string; lastmod: string | null; type: string | null; runId: number };

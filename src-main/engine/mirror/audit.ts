@@ -10,6 +10,7 @@ import { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import { expectationOf, meterFile, recordedMatches } from './fixity.ts';
 import { acquireLock } from './lock.ts';
+import { keepAsMetadata, metadataOf } from './metadata.ts';
 import { MirrorState, STATE_DIR, stateDirOf } from './state.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
 import type { SecretStore } from './secrets.ts';
@@ -128,6 +129,12 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
         continue;
       }
       report.inSyncCount++;
+    }
+    // Metadata mirrored beside a listed resource (--with-metadata) is not extra.
+    const described = metadataOf(state);
+    for (const uri of described.keys()) {
+      const row = state.get(uri);
+      if (row !== null && keepAsMetadata(described, uri, (u) => listed.has(u))) listedPaths.add(row.path);
     }
     for (const rel of walk(options.dest, '')) if (!listedPaths.has(rel)) report.extra.push(rel);
     report.inSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length === 0;

@@ -23,6 +23,10 @@ export interface IncrementalOptions {
   signal?: AbortSignal;
   phases: Record<string, number>;
   onNote?: (note: string) => void;
+  /** Applies a created/updated change (default: `applier.apply`; the sync passes one that tries JSON Patches first). */
+  applyChange?: (entry: Entry) => Promise<void>;
+  /** Called for every deletion handed to the deletion policy. */
+  onDeleted?: (uri: string) => void;
 }
 
 interface Change {
@@ -118,9 +122,10 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
     if (o.signal?.aborted) break;
     if (change.entry.md.change === 'deleted') {
       o.applier.delete(change.entry.loc);
+      o.onDeleted?.(change.entry.loc);
       continue;
     }
-    const p = o.applier.apply(change.entry).finally(() => inflight.delete(p));
+    const p = (o.applyChange ? o.applyChange(change.entry) : o.applier.apply(change.entry)).finally(() => inflight.delete(p));
     inflight.add(p);
     if (inflight.size >= limit) await Promise.race(inflight);
   }

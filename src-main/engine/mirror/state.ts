@@ -61,6 +61,18 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX failures_by_run ON failures (run_id);
     `);
   },
+  (db) => {
+    // Metadata resources fetched beside the resources they describe (rs:ln rel="describedby", --with-metadata):
+    // their files and inventory rows are ordinary ones; this says which resource each describes (metadata.ts).
+    db.exec(`
+      CREATE TABLE described_by (
+        uri TEXT NOT NULL,
+        describes TEXT NOT NULL,
+        PRIMARY KEY (uri, describes)
+      ) WITHOUT ROWID;
+      CREATE INDEX described_by_resource ON described_by (describes);
+    `);
+  },
 ];
 
 export interface Binding {

@@ -13,6 +13,11 @@ import type { ProxyEnv, ProxySetting } from '../http/dispatcher.ts';
 import { loadDocument } from '../load.ts';
 import { Applier, type DeletePolicy, type Failure } from './apply.ts';
 import { Fetcher } from './fetcher.ts';
+import { chooseDumps, type DumpChoice } from './dump-choice.ts';
+import { runDumpBaseline } from './dump-baseline.ts';
+import { runDumpIncremental } from './dump-incremental.ts';
+import { JsonPatcher } from './json-patch.ts';
+import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
 import { runIncremental } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
 import { entryLabel, entryProblem } from './entries.ts';
@@ -32,6 +37,8 @@ export interface SyncOptions {
   allowHosts?: string[];
   mode?: SyncMode;
   useDumps?: boolean;
+  /** Also mirror the metadata resources entries link with rel="describedby" (metadata.ts). */
+  withMetadata?: boolean;
   deletePolicy?: DeletePolicy;
   dryRun?: boolean;
   concurrency?: number;
@@ -75,6 +82,12 @@ export interface SyncResult {
   failures: Failure[];
   /** URIs the Source no longer has, kept by the `keep` policy. */
   wouldDelete: string[];
+  /** Where the resources came from: the lists, or the dumps' packages (`--use-dumps`). */
+  from: 'lists' | 'dumps';
+  /** Resources brought up to date by a JSON Patch instead of a full fetch (counted in `updated` too). */
+  patched: number;
+  /** Metadata resources (rel="describedby") handed to the fetch with --with-metadata (counted in the counts too). */
+  metadata: number;
   runId: number | null;
   resumed: boolean;
   dryRun: boolean;
@@ -146,30 +159,35 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     let mode: 'baseline' | 'incremental';
     let resume: RunRecord | null = null;
     const wanted = options.mode ?? 'auto';
+    const useDumps = options.useDumps ?? false;
+    // With --use-dumps a Change Dump alone makes incremental syncs possible, a Resource Dump alone a baseline.
+    const hasChanges = binding.changeListUrl !== null || (useDumps && binding.changeDumpUrl !== null);
     if (wanted === 'baseline') mode = 'baseline';
     else if (wanted === 'incremental') {
       if (checkpoint === null) throw new SyncError(`${dest} has no checkpoint yet (no baseline completed): run a baseline first`);
-      if (binding.changeListUrl === null) throw new SyncError(`The Source offers no Change List for this mirror; use --mode baseline`);
+      if (!hasChanges) throw new SyncError(`The Source offers no Change List${useDumps ? ' nor Change Dump' : ''} for this mirror; use --mode baseline`);
       mode = 'incremental';
     } else if (lastInterrupted && lastInterrupted.status === 'interrupted' && newest(state, lastInterrupted)) {
-      mode = lastInterrupted.kind === 'incremental' && binding.changeListUrl !== null && checkpoint !== null ? 'incremental' : 'baseline';
+      mode = lastInterrupted.kind === 'incremental' && hasChanges && checkpoint !== null ? 'incremental' : 'baseline';
       resume = lastInterrupted;
-    } else if (checkpoint === null || binding.changeListUrl === null) {
+    } else if (checkpoint === null || !hasChanges) {
       mode = 'baseline';
       if (checkpoint !== null) {
         options.onNote?.(
-          'The Source offers no Change List for this mirror: a new baseline is compared with the inventory instead. ' +
+          `The Source offers no Change List${useDumps ? ' nor Change Dump' : ''} for this mirror: a new baseline is compared with the inventory instead. ` +
             'Only resources whose listed hash or length differ from the local copy are fetched (those the list gives neither ' +
             'for are asked for conditionally); what the Source no longer lists goes by the deletion policy.',
         );
       }
     } else mode = 'incremental';
-    if (mode === 'baseline' && binding.resourceListUrl === null) {
+    if (mode === 'baseline' && binding.resourceListUrl === null && !(useDumps && binding.resourceDumpUrl !== null)) {
       throw new SyncError(`The Source offers no Resource List for this mirror (${binding.capabilityListUrl ?? binding.url}); a baseline needs one`);
     }
 
     const dryRun = options.dryRun ?? false;
-    const listUrl = mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl;
+    // Dumps when asked for and offered (an interrupted dump run resumes from its dump); else the lists, said so.
+    const dumps: DumpChoice = await chooseDumps({ http, binding, mode, useDumps, resume, signal: options.signal, onNote: options.onNote });
+    const listUrl = dumps.url ?? (mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl);
     const run = dryRun ? null : resume ? state.resumeRun(resume.id) : state.startRun(mode, wanted, listUrl);
     if (resume) options.onNote?.(`Resuming run ${resume.id} (interrupted ${resume.kind}); what it verified is not fetched again.`);
     const fetcher = new Fetcher({
@@ -194,21 +212,52 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       batchSize: options.batchSize,
       onProgress: (counts) => options.onProgress?.({ ...counts, mode, listed }),
     });
+    const patcher = new JsonPatcher({ applier, fetcher, state, dest, dryRun, signal: options.signal, onNote: options.onNote });
+    const metadata = new MetadataFetcher({ state, applier, enabled: options.withMetadata ?? false, concurrency: settings.concurrency ?? 8, dryRun });
+    const applyChange = (entry: Entry) => {
+      metadata.note(entry);
+      return patcher.apply(entry);
+    };
+    const onDeleted = (uri: string) => metadata.deleted(uri);
     let listed = 0;
     const phases: Record<string, number> = { discovery: discoverySeconds };
     let newCheckpoint: { at: string; from: string } | null = null;
     let status: 'completed' | 'failed' | 'cancelled' = 'completed';
     let message: string | null = null;
     try {
-      if (mode === 'baseline') {
-        const result = await baseline(http, listUrl!, applier, state, { ...options, concurrency: settings.concurrency ?? undefined }, phases, (n) => (listed = n));
+      if (mode === 'baseline' && dumps.listing !== null) {
+        const result = await runDumpBaseline({
+          http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, phases,
+          onNote: options.onNote, onListed: (n) => (listed = n), listing: dumps.listing, metadata,
+        });
+        newCheckpoint = result.at === null ? null : { at: result.at, from: dumps.url! };
+        if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
+      } else if (mode === 'baseline') {
+        const result = await baseline(http, listUrl!, applier, state, { ...options, concurrency: settings.concurrency ?? undefined }, phases, (n) => (listed = n), metadata);
         newCheckpoint = result.at === null ? null : { at: result.at, from: listUrl! };
         if (result.at === null) options.onNote?.(`The Resource List gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
+      } else if (dumps.listing !== null) {
+        applier.repeatable = true;
+        const result = await runDumpIncremental({
+          http, applier, state, stateDir, dumpUrl: dumps.url!, listing: dumps.listing, checkpoint: checkpoint!, runId: run?.id ?? null, dryRun,
+          signal: options.signal, phases, onNote: options.onNote, changeListCovers: binding.changeListUrl !== null, metadata,
+        });
+        listed = result.changes;
+        newCheckpoint = result.checkpoint;
+        // What the Change Dump does not hold yet (changes after its last package) comes from the Change List.
+        if (binding.changeListUrl !== null && !options.signal?.aborted) {
+          await applier.finish();
+          options.onNote?.(`Changes after ${result.checkpoint.at} come from the Change List.`);
+          const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
+          listed += rest.changes;
+          newCheckpoint = rest.checkpoint;
+        }
       } else {
-        const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8 });
+        const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
         listed = result.changes;
         newCheckpoint = result.checkpoint;
       }
+      if (mode === 'incremental') await metadata.run();
       const t = Date.now();
       await applier.finish();
       phases.fetch = (phases.fetch ?? 0) + (Date.now() - t) / 1000;
@@ -242,6 +291,9 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       seconds: Math.round((Date.now() - t0) / 10) / 100,
       failures: applier.failures,
       wouldDelete: applier.wouldDelete,
+      from: dumps.listing !== null ? 'dumps' : 'lists',
+      patched: patcher.patched,
+      metadata: metadata.fetched,
       runId: run?.id ?? null,
       resumed: resume !== null,
       dryRun,
@@ -322,6 +374,7 @@ async function baseline(
   options: SyncOptions,
   phases: Record<string, number>,
   onListed: (n: number) => void,
+  metadata: MetadataFetcher,
 ): Promise<{ at: string | null }> {
   const t0 = Date.now();
   const seen = new Set<string>();
@@ -334,6 +387,7 @@ async function baseline(
     if (seen.has(entry.loc)) return;
     seen.add(entry.loc);
     onListed(++listed);
+    metadata.note(entry);
     const p = applier.apply(entry).finally(() => inflight.delete(p));
     inflight.add(p);
     if (inflight.size >= limit) await Promise.race(inflight);
@@ -373,10 +427,16 @@ async function baseline(
     }
   }
   await Promise.all(inflight);
+  await metadata.run();
   phases.fetch = (Date.now() - t0) / 1000;
-  // What the mirror holds that the Source no longer lists: the deletion policy decides.
+  // What the mirror holds that the Source no longer lists (metadata of a listed resource aside): the policy decides.
   if (!options.signal?.aborted) {
-    for (const { uri } of [...state.paths()]) if (!seen.has(uri)) applier.delete(uri);
+    const described = metadataOf(state);
+    for (const { uri } of [...state.paths()]) {
+      if (seen.has(uri) || keepAsMetadata(described, uri, (u) => seen.has(u))) continue;
+      applier.delete(uri);
+      metadata.deleted(uri);
+    }
   }
   return { at: top.summary.md.at ?? null };
 }

@@ -224,20 +224,29 @@ export async function downloadPackage(options: DownloadOptions): Promise<Downloa
       if (append) await hashFile(part, hs);
       let written = offset;
       const limit = expectedLength;
+      // A transfer that breaks off ends the file cleanly, so every byte that arrived is on disk to resume from
+      // (an error thrown through the pipeline would destroy the file stream with writes still queued).
+      let broke: unknown = null;
       await pipeline(
         async function* () {
-          for await (const chunk of response.body) {
-            written += chunk.byteLength;
-            if (limit !== null && written > limit) {
-              throw new PackageDownloadError('length-mismatch', `The package ${clip(url)} is longer than the ${limit.toLocaleString('en')} bytes the Dump gives; refused`, url);
+          try {
+            for await (const chunk of response.body) {
+              written += chunk.byteLength;
+              if (limit !== null && written > limit) {
+                throw new PackageDownloadError('length-mismatch', `The package ${clip(url)} is longer than the ${limit.toLocaleString('en')} bytes the Dump gives; refused`, url);
+              }
+              for (const [, h] of hs) h.update(chunk);
+              options.onProgress?.(written, limit);
+              yield chunk;
             }
-            for (const [, h] of hs) h.update(chunk);
-            options.onProgress?.(written, limit);
-            yield chunk;
+          } catch (err) {
+            if (err instanceof PackageDownloadError) throw err;
+            broke = err;
           }
         },
         createWriteStream(part, { flags: append ? 'a' : 'w' }),
       );
+      if (broke !== null) throw broke;
       offset = written;
       if (limit !== null && written !== limit) {
         throw new PackageDownloadError('length-mismatch', `The package ${clip(url)} ended after ${written.toLocaleString('en')} bytes, the Dump gives ${limit.toLocaleString('en')}; refused`, url);

@@ -1,0 +1,226 @@
+// Baselines from Resource Dumps (--use-dumps) against the fixture Source: a Resource Dump and a Resource Dump Index,
+// the hostile package (entries refused one by one, the good one applied), a package that cannot be had, the fall back
+// to the Resource List, a dry run, and a resume after kill -9 in the middle of a package download.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HOSTILE_DUMP_EXPECTED, startFixtureSource, type FixtureSource, type FixtureSourceOptions } from '../../../e2e/fixture-source/index.ts';
+import { packagePath } from './package/index.ts';
+import { MirrorState, stateDirOf } from './state.ts';
+import { sync, type SyncOptions } from './sync.ts';
+
+const BIN = fileURLToPath(new URL('../../../bin/rsdesk.mjs', import.meta.url));
+let fixture: FixtureSource;
+let dest: string;
+let notes: string[];
+
+async function start(options: FixtureSourceOptions = {}): Promise<void> {
+  fixture = await startFixtureSource({ resources: 30, changeListSize: 20, ...options });
+}
+beforeEach(async () => {
+  await start();
+  dest = mkdtempSync(join(tmpdir(), 'mirror-dump-'));
+  notes = [];
+});
+afterEach(async () => {
+  await fixture.close();
+});
+
+const capabilityList = () => fixture.url + fixture.paths.dataset1.capabilityList;
+const run = (options: Partial<SyncOptions> = {}) =>
+  sync({ url: capabilityList(), dest, batchSize: 7, timeoutMs: 5_000, useDumps: true, onNote: (n) => void notes.push(n), ...options });
+const host = () => new URL(fixture.url).host.replace(':', '_');
+const fileOf = (id: number) => join(dest, host(), ...fixture.state.pathOf(id).split('/').filter(Boolean));
+const resourceRequests = () => fixture.requests.filter((r) => /\/res\/\d+/.test(r.path));
+const packageRequests = (part: number) => fixture.requests.filter((r) => r.path === fixture.paths.dataset1.resourceDumpPackage(part));
+
+function inventory() {
+  const state = new MirrorState(stateDirOf(dest));
+  try {
+    return [...state.rows()];
+  } finally {
+    state.close();
+  }
+}
+
+function expectMirrorMatchesSource(): void {
+  for (const r of fixture.state.live()) {
+    const body = fixture.state.representation(r.id, r.version).body;
+    expect(readFileSync(fileOf(r.id)).equals(body), `resource ${r.id}`).toBe(true);
+  }
+}
+
+function visibleFiles(dir = dest, rel = ''): string[] {
+  return readdirSync(join(dir, rel), { withFileTypes: true }).flatMap((d) => {
+    if (rel === '' && d.name === '.resourcesync') return [];
+    const path = rel ? `${rel}/${d.name}` : d.name;
+    return d.isDirectory() ? visibleFiles(dir, path) : [path];
+  });
+}
+
+describe('baseline from a Resource Dump', () => {
+  it('applies every bitstream of every package, verified and durable, with no request per resource', async () => {
+    const result = await run();
+    expect(result).toMatchObject({ mode: 'baseline', from: 'dumps', created: 30, failed: 0, updated: 0 });
+    expectMirrorMatchesSource();
+    expect(resourceRequests()).toEqual([]);
+    expect(packageRequests(1)).toHaveLength(1);
+    expect(packageRequests(2)).toHaveLength(1);
+    const rows = inventory();
+    expect(rows).toHaveLength(30);
+    expect(rows.every((r) => r.status === 'verified' && r.digests.md5 && r.digests['sha-256'] && r.type)).toBe(true);
+    const r1 = fixture.state.resources.get(1)!;
+    expect(statSync(fileOf(1)).mtimeMs).toBe(Date.parse(r1.lastmod));
+    // The dump's (and its packages' and manifests') at: the fixture's now.
+    expect(result.checkpoint).toBe(fixture.state.now());
+    expect(visibleFiles().sort()).toEqual(fixture.state.live().map((r) => `${host()}${fixture.state.pathOf(r.id)}`).sort());
+    // The work space is cleaned up once the dump is applied.
+    expect(existsSync(join(dest, '.resourcesync', 'packages'))).toBe(false);
+
+    // Again: the packages are read, nothing is written.
+    const again = await run({ mode: 'baseline' });
+    expect(again).toMatchObject({ from: 'dumps', created: 0, updated: 0, unchanged: 30, failed: 0 });
+    expect(resourceRequests()).toEqual([]);
+  });
+
+  it('follows a Resource Dump Index, and deletes what no manifest lists by the deletion policy', async () => {
+    await fixture.close();
+    await start({ dumpIndexes: true });
+    const first = await run();
+    expect(first).toMatchObject({ from: 'dumps', created: 30, failed: 0 });
+    expect(fixture.requests.some((r) => r.path === fixture.paths.dataset1.resourceDumpChild(2))).toBe(true);
+    expectMirrorMatchesSource();
+    const [gone] = fixture.change('delete', 1);
+    const [updated] = fixture.change('update', 1);
+    const second = await run({ mode: 'baseline', deletePolicy: 'delete' });
+    expect(second).toMatchObject({ from: 'dumps', deleted: 1, failed: 0 });
+    expect(second.updated).toBe(updated.id === gone.id ? 0 : 1);
+    expect(existsSync(fileOf(gone.id))).toBe(false);
+    expectMirrorMatchesSource();
+    expect(resourceRequests()).toEqual([]);
+  });
+
+  it('a dry run reads the manifests linked with rel="contents" and downloads no package', async () => {
+    const dry = await run({ dryRun: true });
+    expect(dry).toMatchObject({ from: 'dumps', dryRun: true, created: 30, failed: 0 });
+    expect(packageRequests(1)).toEqual([]);
+    expect(packageRequests(2)).toEqual([]);
+    expect(visibleFiles()).toEqual([]);
+  });
+
+  it('a package that cannot be had fails alone: the others apply, nothing is deleted, no checkpoint', async () => {
+    await run();
+    fixture.change('delete', 1);
+    fixture.setBroken(fixture.paths.dataset1.resourceDumpPackage(2), { status: 404 });
+    const result = await run({ mode: 'baseline', deletePolicy: 'delete' });
+    expect(result.failed).toBe(1);
+    expect(result.failures[0]!.uri).toBe(fixture.url + fixture.paths.dataset1.resourceDumpPackage(2));
+    expect(result.failures[0]!.reason).toMatch(/The package could not be used: .*404/);
+    expect(result.deleted).toBe(0);
+    expect(notes.join('\n')).toMatch(/nothing was deleted/);
+    const state = new MirrorState(stateDirOf(dest));
+    const lastRun = state.runs().at(-1)!;
+    state.close();
+    expect(lastRun.status).toBe('failed');
+
+    // A package whose bytes do not match the Dump's hash is refused whole.
+    fixture.setBroken(fixture.paths.dataset1.resourceDumpPackage(2), 'corrupt');
+    const corrupt = await run({ mode: 'baseline' });
+    expect(corrupt.failures.map((f) => f.reason).join('\n')).toMatch(/md5 of the package .* the Dump says/);
+  });
+
+  it('falls back to the Resource List, and says so, when the dump is not offered or cannot be read', async () => {
+    fixture.setBroken(fixture.paths.dataset1.resourceDump, { status: 500 });
+    const result = await run();
+    expect(result).toMatchObject({ from: 'lists', created: 30, failed: 0 });
+    expect(notes.join('\n')).toMatch(/Resource Dump .* could not be read .*uses the Resource List instead/);
+    expect(resourceRequests().length).toBeGreaterThanOrEqual(30);
+
+    const other = mkdtempSync(join(tmpdir(), 'mirror-dump-'));
+    notes = [];
+    const direct = await run({ url: fixture.url + fixture.paths.dataset1.resourceList, dest: other });
+    expect(direct).toMatchObject({ from: 'lists', created: 30 });
+    expect(notes.join('\n')).toMatch(/offers no Resource Dump for this mirror; the baseline uses the Resource List instead/);
+  });
+});
+
+describe('the hostile package', () => {
+  it('refuses each hostile entry with its reason and applies the good one', async () => {
+    // Without the Source Description's routes, the hostile Capability List (listed by no Source Description) is the Source.
+    await fixture.close();
+    await start({ routes: { wellKnown: false, htmlLink: false, linkHeader: false, robots: false } });
+    const result = await run({ url: fixture.url + fixture.paths.hostileDump.capabilityList });
+    expect(result.from).toBe('dumps');
+    expect(result.created).toBe(1);
+    const reasons = Object.fromEntries(result.failures.map((f) => [f.uri.split('/').at(-1), f.reason]));
+    const failing = Object.keys(HOSTILE_DUMP_EXPECTED).filter((k) => HOSTILE_DUMP_EXPECTED[k] !== 'verified');
+    expect(Object.keys(reasons).sort()).toEqual(failing.sort());
+    expect(reasons.escape).toMatch(/leads out of the package/);
+    expect(reasons.link).toMatch(/symbolic link/);
+    expect(reasons.bomb).toMatch(/would expand/);
+    expect(reasons.missing).toMatch(/not in the package/);
+    expect(reasons['bad-hash']).toMatch(/md5 is .* the manifest says/);
+    expect(reasons['local-header']).toMatch(/local header/);
+    expect(result.checkpoint).toBeNull();
+    const files = visibleFiles();
+    expect(files).toEqual([`${host()}/hostile-dump/r/good`]);
+    expect(readFileSync(join(dest, files[0]!), 'utf8')).toBe('A good bitstream among hostile ones.\n');
+    // Nothing escaped the mirror's folder.
+    expect(existsSync(join(dirname(dest), 'escape.txt'))).toBe(false);
+    expect(inventory().map((r) => r.uri.split('/').at(-1))).toEqual(['good']);
+  });
+});
+
+describe('resume after kill -9 during a dump baseline', () => {
+  it('does not download a completed package again and resumes a partial one with Range', async () => {
+    const part2 = fixture.paths.dataset1.resourceDumpPackage(2);
+    const CUT = 2_000;
+    fixture.setBroken(part2, { stallAfter: CUT });
+    const child = spawn(process.execPath, [BIN, 'sync', capabilityList(), '--dest', dest, '--use-dumps', '--json'], { stdio: 'ignore' });
+    const packages = join(dest, '.resourcesync', 'packages');
+    // Wait until the second package is partly on disk (the first one is applied by then).
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        const part = `${packagePath(packages, fixture.url + part2)}.part`;
+        if (existsSync(part) && statSync(part).size >= CUT) {
+          clearInterval(timer);
+          resolve();
+        } else if (child.exitCode !== null) {
+          clearInterval(timer);
+          reject(new Error(`rsdesk exited with ${child.exitCode} before the kill`));
+        }
+      }, 5);
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    expect(visibleFiles().filter((f) => f.includes('.resourcesync') || f.endsWith('.part'))).toEqual([]);
+    const verified = inventory().filter((r) => r.status === 'verified');
+    expect(verified.length).toBe(15);
+    for (const row of verified) {
+      expect(createHash('md5').update(readFileSync(join(dest, ...row.path.split('/')))).digest('hex')).toBe(row.digests.md5);
+    }
+
+    const before = fixture.requests.length;
+    const resumed = await run();
+    expect(resumed).toMatchObject({ mode: 'baseline', from: 'dumps', resumed: true, failed: 0 });
+    const after = fixture.requests.slice(before);
+    expect(after.filter((r) => r.path === fixture.paths.dataset1.resourceDumpPackage(1))).toEqual([]);
+    const again = after.filter((r) => r.path === part2);
+    expect(again).toHaveLength(1);
+    expect(again[0]!.headers.range).toBe(`bytes=${CUT}-`);
+    expect(notes.join('\n')).toMatch(/1 package of the Resource Dump applied before the interruption/);
+    expectMirrorMatchesSource();
+    expect(inventory()).toHaveLength(30);
+    expect(resumed.checkpoint).toBe(fixture.state.now());
+    const state = new MirrorState(stateDirOf(dest));
+    const runs = state.runs();
+    state.close();
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.status).toBe('completed');
+    expect(runs[0]!.created).toBe(30);
+  }, 60_000);
+});

@@ -1,0 +1,186 @@
+// Baseline from a Resource Dump or Resource Dump Index (core spec §11): each package downloaded into the mirror's
+// own work space (`.resourcesync/packages/`, resumable with Range), its manifest read (and compared with the Dump's
+// rel="contents" copy), each bitstream streamed out by its `path` through the fixity checks into the same durable
+// batches and inventory as a list baseline. Refused entries fail alone with their reason; a package that cannot be
+// had or read at all fails alone too (then nothing is deleted and the run gets no checkpoint). A package applied
+// completely is recorded, so a killed run, resumed, does not download it again.
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { clip } from '../clip.ts';
+import { parseW3cDatetime, type Entry } from '../documents/index.ts';
+import type { Http } from '../http/client.ts';
+import { loadDocument } from '../load.ts';
+import type { Applier } from './apply.ts';
+import { packageApplier } from './dump-apply.ts';
+import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
+import { keepAsMetadata, metadataOf, type MetadataFetcher } from './metadata.ts';
+import { dumpPackages, fetchPackage, type DumpListing, type DumpPackage, type PackageReport } from './package/index.ts';
+import type { MirrorState } from './state.ts';
+
+export const PACKAGES_DIR = 'packages';
+
+export interface DumpBaselineOptions {
+  http: Http;
+  applier: Applier;
+  state: MirrorState;
+  stateDir: string;
+  dumpUrl: string;
+  /** The run's id (null for a dry run). */
+  runId: number | null;
+  dryRun: boolean;
+  signal?: AbortSignal;
+  phases: Record<string, number>;
+  onNote?: (note: string) => void;
+  onListed?: (n: number) => void;
+  /** The listing, when the caller read it already (to choose between dumps and lists). */
+  listing?: DumpListing;
+  /** Notes the describedby links of what the packages hold, and fetches them (--with-metadata). */
+  metadata?: MetadataFetcher;
+}
+
+/** The earliest of several W3C datetimes: the moment the whole snapshot is known to be at least as new as. */
+class Earliest {
+  value: string | null = null;
+  #ms = Infinity;
+  add(at: string | undefined): void {
+    const ms = at === undefined ? null : parseW3cDatetime(at);
+    if (ms !== null && ms < this.#ms) {
+      this.#ms = ms;
+      this.value = at!;
+    }
+  }
+}
+
+/** How long one package may take: at least 30 minutes, more for a large one (at 256 KiB/s). */
+export function packageDeadline(pkg: DumpPackage): number {
+  const length = Number(pkg.entry.md.length ?? 0);
+  const ms = Number.isFinite(length) ? (length / (256 * 1024)) * 1000 : 0;
+  return Date.now() + Math.max(30 * 60_000, ms);
+}
+
+export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: string | null; complete: boolean }> {
+  const t0 = Date.now();
+  const listing = o.listing ?? (await dumpPackages(o.http, o.dumpUrl, { signal: o.signal }));
+  if (listing.kind !== 'resourcedump') throw new Error(`${clip(o.dumpUrl)} is a Change Dump, not a Resource Dump`);
+  o.phases.lists = (Date.now() - t0) / 1000;
+  let complete = true;
+  for (const problem of listing.problems) {
+    o.applier.fail(o.dumpUrl, problem);
+    complete = false;
+  }
+  const earliest = new Earliest();
+  earliest.add(listing.md.at);
+  const seen = new Set<string>();
+  let listed = 0;
+  const count = (loc: string) => {
+    if (!seen.has(loc)) {
+      seen.add(loc);
+      o.onListed?.(++listed);
+    }
+  };
+  const done = o.runId === null ? new Set<string>() : donePackages(o.state, o.runId, o.dumpUrl);
+  if (done.size > 0) o.onNote?.(`${done.size} package${done.size === 1 ? '' : 's'} of the Resource Dump applied before the interruption; not downloaded again.`);
+  const workDir = join(o.stateDir, PACKAGES_DIR);
+  if (!o.dryRun) await mkdir(workDir, { recursive: true });
+  const t1 = Date.now();
+
+  for (const pkg of listing.packages) {
+    if (o.signal?.aborted) break;
+    const loc = pkg.entry.loc;
+    earliest.add(pkg.entry.md.at);
+    if (done.has(loc)) continue;
+    if (o.dryRun) {
+      if (!(await dryRunPackage(o, pkg, count))) complete = false;
+      continue;
+    }
+    const bridge = packageApplier(o.applier);
+    let report: PackageReport;
+    try {
+      ({ report } = await fetchPackage({
+        http: o.http,
+        package: pkg,
+        kind: 'resourcedump',
+        workDir,
+        sink: bridge.sink,
+        alsoCompute: ['md5'],
+        onOutcome: async (outcome) => {
+          count(outcome.entry.loc);
+          if (outcome.status !== 'failed') o.metadata?.note(outcome.entry);
+          await bridge.outcome(outcome);
+        },
+        signal: o.signal,
+        deadlineAt: packageDeadline(pkg),
+      }));
+    } catch (err) {
+      if (o.signal?.aborted) throw err;
+      // The whole package is unusable; its entries are unknown, so nothing may be deleted on its account.
+      complete = false;
+      o.applier.fail(loc, `The package could not be used: ${(err as Error).message}`);
+      await o.applier.finish();
+      continue;
+    }
+    earliest.add(report.manifest.md.at);
+    notePackage(o, loc, report);
+    await o.applier.finish();
+    markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
+  }
+  await o.metadata?.run();
+  await o.applier.finish();
+  o.phases.fetch = (Date.now() - t1) / 1000;
+  if (o.signal?.aborted) return { at: null, complete: false };
+
+  // What the mirror holds that no manifest lists: the deletion policy decides, but only when every package was read
+  // (an unreadable one may hold them). Rows touched by this run (a resumed one) and URIs that failed are kept.
+  if (complete) {
+    const failed = new Set(o.runId === null ? [] : o.state.failures(o.runId).map((f) => f.uri));
+    const described = metadataOf(o.state);
+    for (const { uri } of [...o.state.paths()]) {
+      if (seen.has(uri) || failed.has(uri) || keepAsMetadata(described, uri, (u) => seen.has(u))) continue;
+      if (o.runId !== null && o.state.get(uri)?.runId === o.runId) continue;
+      o.applier.delete(uri);
+      o.metadata?.deleted(uri);
+    }
+    await o.applier.finish();
+  } else o.onNote?.('Not every package of the Resource Dump could be used: nothing was deleted, and the mirror gets no new checkpoint.');
+  if (!o.dryRun && complete) {
+    clearDumpProgress(o.state);
+    await rm(workDir, { recursive: true, force: true });
+  }
+  return { at: earliest.value, complete };
+}
+
+/** A dry run reads the Dump's rel="contents" copy of each manifest instead of downloading the package. */
+async function dryRunPackage(o: DumpBaselineOptions, pkg: DumpPackage, count: (loc: string) => void): Promise<boolean> {
+  const contents = pkg.entry.links.find((l) => l.rel === 'contents');
+  if (contents === undefined) {
+    o.onNote?.(`${clip(pkg.entry.loc)} links no copy of its manifest (rel="contents"): a dry run cannot tell what it holds without downloading it.`);
+    return false;
+  }
+  try {
+    await loadDocument(o.http, contents.href, {
+      signal: o.signal,
+      onEntry: (entry: Entry) => {
+        count(entry.loc);
+        o.applier.prepare(entry);
+      },
+    });
+    return true;
+  } catch (err) {
+    o.onNote?.(`The manifest of ${clip(pkg.entry.loc)} (${clip(contents.href)}) could not be read: ${(err as Error).message}`);
+    return false;
+  }
+}
+
+/** Says what a package held besides its bitstreams: refused ZIP entries, files the manifest does not name, a copy that differs. */
+export function notePackage(o: { onNote?: (note: string) => void }, loc: string, report: PackageReport): void {
+  const named = new Set(report.outcomes.filter((x) => x.status === 'failed').map((x) => x.entry.zipName));
+  const refused = report.refusedZipEntries.filter((r) => !named.has(r.name.normalize('NFC')));
+  if (refused.length > 0 || report.refusedLeftOut > 0) {
+    o.onNote?.(`${clip(loc)}: ${refused.length + report.refusedLeftOut} ZIP entr${refused.length + report.refusedLeftOut === 1 ? 'y' : 'ies'} the manifest does not name were refused (${refused.slice(0, 3).map((r) => r.reason).join('; ')}).`);
+  }
+  const unlisted = report.unlisted.length + report.unlistedLeftOut;
+  if (unlisted > 0) o.onNote?.(`${clip(loc)}: ${unlisted} file${unlisted === 1 ? '' : 's'} in the package that the manifest does not name were not extracted.`);
+  if (report.contentsMismatch.length > 0) {
+    o.onNote?.(`${clip(loc)}: the manifest in the package and the Dump's linked copy differ; the package's own was used. ${report.contentsMismatch.slice(0, 3).join('; ')}`);
+  }
+}

@@ -1,0 +1,248 @@
+// Incremental syncs from Change Dumps (--use-dumps) against the fixture Source, and against a small Source of its own
+// whose one package holds several changes of one URI, a deletion and a bitstream with a wrong hash.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startFixtureSource, type FixtureSource, type FixtureSourceOptions } from '../../../e2e/fixture-source/index.ts';
+import { packagePath } from './package/index.ts';
+import { buildZip, manifestXml, md5 } from './package/test-zips.ts';
+import { MirrorState, stateDirOf } from './state.ts';
+import { sync, type SyncOptions } from './sync.ts';
+
+const BIN = fileURLToPath(new URL('../../../bin/rsdesk.mjs', import.meta.url));
+let fixture: FixtureSource;
+let dest: string;
+let notes: string[];
+
+async function start(options: FixtureSourceOptions = {}): Promise<void> {
+  fixture = await startFixtureSource({ resources: 30, changeListSize: 20, ...options });
+}
+beforeEach(async () => {
+  await start();
+  dest = mkdtempSync(join(tmpdir(), 'mirror-cdump-'));
+  notes = [];
+});
+afterEach(async () => {
+  await fixture.close();
+});
+
+const capabilityList = () => fixture.url + fixture.paths.dataset1.capabilityList;
+const run = (options: Partial<SyncOptions> = {}) =>
+  sync({ url: capabilityList(), dest, batchSize: 7, timeoutMs: 5_000, useDumps: true, onNote: (n) => void notes.push(n), ...options });
+const host = () => new URL(fixture.url).host.replace(':', '_');
+const fileOf = (id: number) => join(dest, host(), ...fixture.state.pathOf(id).split('/').filter(Boolean));
+const resourceRequests = () => fixture.requests.filter((r) => /\/res\/\d+/.test(r.path));
+const packageRequests = (n: number) => fixture.requests.filter((r) => r.path === fixture.paths.dataset1.changeDumpPackage(n));
+
+function expectMirrorMatchesSource(): void {
+  for (const r of fixture.state.live()) {
+    const body = fixture.state.representation(r.id, r.version).body;
+    expect(readFileSync(fileOf(r.id)).equals(body), `resource ${r.id}`).toBe(true);
+  }
+  for (const r of fixture.state.resources.values()) if (r.deleted) expect(existsSync(fileOf(r.id)), `deleted ${r.id}`).toBe(false);
+}
+
+/**
+ * After a baseline at t31: changes 31–40 close the second Change List (so the Change Dump's second package holds
+ * them), 41–45 stay in the open Change List. Resource 3 is updated twice in the package, resource 31 created and
+ * updated there; 4 deleted there, 10 deleted after it.
+ */
+function changes() {
+  fixture.change('update', 2, 3);
+  const [created] = fixture.change('create', 1);
+  fixture.change('delete', 1, 4);
+  fixture.change('update', 1, created!.id);
+  for (const id of [5, 6, 7, 8, 9]) fixture.change('update', 1, id);
+  fixture.change('update', 1, 3);
+  fixture.change('create', 1);
+  fixture.change('delete', 1, 10);
+  fixture.change('update', 1, 11);
+  const last = fixture.change('update', 1, 12);
+  expect(fixture.state.changes).toHaveLength(45);
+  return { created: created!, last: last[0]! };
+}
+
+describe('incremental from a Change Dump', () => {
+  it('applies the packages after the checkpoint in order, then the Change List for what comes after them', async () => {
+    const baseline = await run();
+    expect(baseline).toMatchObject({ mode: 'baseline', from: 'dumps', created: 30, failed: 0 });
+    const { created, last } = changes();
+    const before = resourceRequests().length;
+    const result = await run({ deletePolicy: 'delete' });
+    expect(result).toMatchObject({ mode: 'incremental', from: 'dumps', failed: 0, created: 2, updated: 11, deleted: 2 });
+    expectMirrorMatchesSource();
+    // Resource 31 was created and updated inside the package: the file holds the second version.
+    expect(readFileSync(fileOf(created.id)).equals(fixture.state.representation(created.id, 2).body)).toBe(true);
+    // The first package ends before the checkpoint; the second is read once; only the open list's changes are fetched.
+    expect(packageRequests(1)).toEqual([]);
+    expect(packageRequests(2)).toHaveLength(1);
+    const fetched = resourceRequests().slice(before).map((r) => r.path);
+    expect(new Set(fetched)).toEqual(new Set([3, 32, 11, 12].map((id) => fixture.state.pathOf(id))));
+    expect(result.checkpoint).toBe(last.datetime.replace('Z', '.000Z'));
+    expect(notes.join('\n')).toMatch(/1 package of the Change Dump end before the checkpoint/);
+    expect(notes.join('\n')).toMatch(/come from the Change List/);
+
+    // Nothing new: the package ending at the checkpoint is not read again.
+    const quiet = await run();
+    expect(quiet).toMatchObject({ mode: 'incremental', created: 0, updated: 0, deleted: 0, failed: 0 });
+    expect(packageRequests(2)).toHaveLength(1);
+  });
+
+  it('follows a Change Dump Index; quarantine; a dry run downloads no package', async () => {
+    await fixture.close();
+    await start({ dumpIndexes: true });
+    await run();
+    changes();
+    const dry = await run({ dryRun: true, deletePolicy: 'quarantine' });
+    expect(dry).toMatchObject({ mode: 'incremental', from: 'dumps', dryRun: true, failed: 0 });
+    expect(dry.deleted).toBe(2);
+    expect(packageRequests(2)).toEqual([]);
+    expect(existsSync(fileOf(4))).toBe(true);
+    const result = await run({ deletePolicy: 'quarantine' });
+    expect(result).toMatchObject({ from: 'dumps', failed: 0, deleted: 2 });
+    expect(fixture.requests.some((r) => r.path === fixture.paths.dataset1.changeDumpChild(1))).toBe(true);
+    expectMirrorMatchesSource();
+    const rel = fileOf(4).slice(dest.length + 1);
+    expect(existsSync(join(dest, '.resourcesync', 'quarantine', rel))).toBe(true);
+  });
+
+  it('keeps by default, and a package that cannot be had is fetched from the Change List instead', async () => {
+    await run();
+    changes();
+    fixture.setBroken(fixture.paths.dataset1.changeDumpPackage(2), { status: 404 });
+    const before = resourceRequests().length;
+    const result = await run();
+    expect(result).toMatchObject({ from: 'dumps', failed: 0, deleted: 0 });
+    expect(result.wouldDelete.sort()).toEqual([4, 10].map((id) => fixture.state.locOf(id)).sort());
+    expect(notes.join('\n')).toMatch(/package could not be used: .*404.*fetched from the Change List instead/);
+    expect(resourceRequests().length - before).toBeGreaterThan(4);
+    for (const r of fixture.state.live()) {
+      expect(readFileSync(fileOf(r.id)).equals(fixture.state.representation(r.id, r.version).body), `resource ${r.id}`).toBe(true);
+    }
+  });
+
+  it('falls back to the Change List, and says so, when the Change Dump cannot be read', async () => {
+    await run();
+    changes();
+    fixture.setBroken(fixture.paths.dataset1.changeDump, { status: 500 });
+    const result = await run({ deletePolicy: 'delete' });
+    expect(result).toMatchObject({ mode: 'incremental', from: 'lists', failed: 0 });
+    expect(notes.join('\n')).toMatch(/Change Dump .* could not be read .*uses the Change List instead/);
+    expectMirrorMatchesSource();
+  });
+});
+
+describe('resume after kill -9 during an incremental sync from a Change Dump', () => {
+  it('does not download an applied package again, resumes a partial one with Range, and ends consistent', async () => {
+    await fixture.close();
+    await start({ changeListSize: 10 });
+    await run({ useDumps: false });
+    // 30 changes after the baseline: Change Lists 4 and 5 close (packages 4 and 5), list 6 stays open.
+    fixture.change('update', 20);
+    fixture.change('create', 5);
+    fixture.change('delete', 5);
+    const pkg5 = fixture.paths.dataset1.changeDumpPackage(5);
+    const CUT = 1_000;
+    fixture.setBroken(pkg5, { stallAfter: CUT });
+    const child = spawn(process.execPath, [BIN, 'sync', capabilityList(), '--dest', dest, '--use-dumps', '--delete', 'delete', '--json'], { stdio: 'ignore' });
+    const part = `${packagePath(join(dest, '.resourcesync', 'packages'), fixture.url + pkg5)}.part`;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (existsSync(part) && statSync(part).size >= CUT) {
+          clearInterval(timer);
+          resolve();
+        } else if (child.exitCode !== null) {
+          clearInterval(timer);
+          reject(new Error(`rsdesk exited with ${child.exitCode} before the kill`));
+        }
+      }, 5);
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const before = fixture.requests.length;
+    expect(fixture.requests.some((r) => r.path === fixture.paths.dataset1.changeDumpPackage(4))).toBe(true);
+    const resumed = await run({ deletePolicy: 'delete' });
+    expect(resumed).toMatchObject({ mode: 'incremental', from: 'dumps', resumed: true, failed: 0 });
+    const after = fixture.requests.slice(before);
+    expect(after.filter((r) => r.path === fixture.paths.dataset1.changeDumpPackage(4))).toEqual([]);
+    const again = after.filter((r) => r.path === pkg5);
+    expect(again).toHaveLength(1);
+    expect(again[0]!.headers.range).toBe(`bytes=${CUT}-`);
+    expectMirrorMatchesSource();
+    expect(resumed.checkpoint).toBe(fixture.state.changes.at(-1)!.datetime.replace('Z', '.000Z'));
+    const state = new MirrorState(stateDirOf(dest));
+    const rows = [...state.rows()];
+    const runs = state.runs();
+    state.close();
+    expect(rows.map((r) => r.uri).sort()).toEqual(fixture.state.live().map((r) => fixture.state.locOf(r.id)).sort());
+    expect(runs.map((r) => r.status)).toEqual(['completed', 'completed']);
+  }, 60_000);
+});
+
+describe('a Change Dump package with several changes of one URI, a deletion and a bad bitstream', () => {
+  let server: Server;
+  let base: string;
+  afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('applies them in order, fails the bad one alone, and keeps the checkpoint before it', async () => {
+    const A1 = 'a, first version\n';
+    const A2 = 'a, second version\n';
+    const C = 'c\n';
+    const R0 = 'r0, mirrored by the baseline\n';
+    server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const manifest = manifestXml('changedump-manifest', [
+      { loc: `${base}/r/a`, path: '/a1', change: 'created', datetime: '2024-01-02T00:00:01Z', hash: `md5:${md5(A1)}`, length: A1.length },
+      { loc: `${base}/r/a`, path: '/a2', change: 'updated', datetime: '2024-01-02T00:00:02Z', hash: `md5:${md5(A2)}`, length: A2.length },
+      { loc: `${base}/r/b`, path: '/b', change: 'created', datetime: '2024-01-02T00:00:03Z', hash: `md5:${md5('other bytes')}` },
+      { loc: `${base}/r/c`, path: '/c', change: 'created', datetime: '2024-01-02T00:00:04Z', hash: `md5:${md5(C)}` },
+      { loc: `${base}/r/r0`, change: 'deleted', datetime: '2024-01-02T00:00:05Z' },
+      { loc: `${base}/r/d`, path: '/c', change: 'moved', datetime: '2024-01-02T00:00:06Z' },
+    ]);
+    const zip = await buildZip([
+      { name: 'manifest.xml', body: manifest },
+      { name: 'a1', body: A1 },
+      { name: 'a2', body: A2 },
+      { name: 'b', body: 'some bytes' },
+      { name: 'c', body: C },
+    ]);
+    const docs: Record<string, string> = {
+      '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rl.xml</loc><rs:md capability="resourcelist"/></url><url><loc>${base}/cd.xml</loc><rs:md capability="changedump"/></url></urlset>`,
+      '/rl.xml': `<urlset ${ns}><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/><url><loc>${base}/r/r0</loc><rs:md hash="md5:${md5(R0)}"/></url></urlset>`,
+      '/cd.xml':
+        `<urlset ${ns}><rs:md capability="changedump" from="2024-01-01T00:00:00Z"/><url><loc>${base}/p.zip</loc>` +
+        `<rs:md type="application/zip" length="${zip.length}" from="2024-01-01T00:00:00Z" until="2024-01-03T00:00:00Z" hash="md5:${createHash('md5').update(zip).digest('hex')}"/></url></urlset>`,
+    };
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      if (path === '/p.zip') return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length }).end(zip);
+      if (path === '/r/r0') return void res.writeHead(200).end(R0);
+      res.writeHead(404).end();
+    });
+    const mirror = (o: Partial<SyncOptions> = {}) => sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, onNote: (n) => void notes.push(n), ...o });
+    const first = await mirror();
+    expect(first).toMatchObject({ mode: 'baseline', from: 'lists', created: 1, failed: 0 });
+    expect(notes.join('\n')).toMatch(/offers no Resource Dump/);
+    const result = await mirror({ deletePolicy: 'delete' });
+    expect(result).toMatchObject({ mode: 'incremental', from: 'dumps', created: 2, updated: 1, deleted: 1, failed: 2 });
+    const reasons = Object.fromEntries(result.failures.map((f) => [f.uri.split('/').at(-1), f.reason]));
+    expect(reasons.b).toMatch(/md5 is .* the manifest says/);
+    expect(reasons.d).toMatch(/unknown change "moved"/);
+    const dir = join(dest, new URL(base).host.replace(':', '_'), 'r');
+    expect(readFileSync(join(dir, 'a'), 'utf8')).toBe(A2);
+    expect(readFileSync(join(dir, 'c'), 'utf8')).toBe(C);
+    expect(existsSync(join(dir, 'b'))).toBe(false);
+    expect(existsSync(join(dir, 'r0'))).toBe(false);
+    // Only past what was applied: a's second version, just before b's failure.
+    expect(result.checkpoint).toBe('2024-01-02T00:00:02.000Z');
+  });
+});

@@ -1,0 +1,192 @@
+// Incremental sync from a Change Dump or Change Dump Index (core spec §13): the packages whose period reaches past
+// the checkpoint, oldest first; in each, the changes at or after the checkpoint in the order of their `datetime`,
+// every one applied (several bitstreams of one URI in turn, the last one staying), deletions (no path) by the
+// mirror's deletion policy. An entry that cannot be applied fails alone; a package that cannot be had stops the dump
+// there, so changes are never applied out of order. The checkpoint advances only past changes that were applied.
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { clip } from '../clip.ts';
+import { parseW3cDatetime, type Entry } from '../documents/index.ts';
+import type { Http } from '../http/client.ts';
+import { loadDocument } from '../load.ts';
+import type { Applier } from './apply.ts';
+import { packageApplier } from './dump-apply.ts';
+import { notePackage, packageDeadline, PACKAGES_DIR } from './dump-baseline.ts';
+import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
+import type { MetadataFetcher } from './metadata.ts';
+import { fetchPackage, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
+import type { Checkpoint, MirrorState } from './state.ts';
+
+export interface DumpIncrementalOptions {
+  http: Http;
+  applier: Applier;
+  state: MirrorState;
+  stateDir: string;
+  dumpUrl: string;
+  listing: DumpListing;
+  checkpoint: Checkpoint;
+  runId: number | null;
+  dryRun: boolean;
+  signal?: AbortSignal;
+  phases: Record<string, number>;
+  onNote?: (note: string) => void;
+  /** Notes the describedby links of the changed resources, and removes the metadata of deleted ones. */
+  metadata?: MetadataFetcher;
+  /** Whether a Change List will fetch what a package that cannot be had holds (then its failure is only a note). */
+  changeListCovers: boolean;
+}
+
+export interface DumpIncrementalResult {
+  /** Changes at or after the checkpoint that were considered. */
+  changes: number;
+  checkpoint: Checkpoint;
+  /** False when a package could not be had: the packages after it were not read. */
+  complete: boolean;
+}
+
+/** Packages that may hold changes at or after the checkpoint, oldest first. */
+export function packagesAfter(listing: DumpListing, checkpoint: Checkpoint, dumpUrl: string): DumpPackage[] {
+  const since = parseW3cDatetime(checkpoint.at) ?? 0;
+  // A checkpoint this dump set covers its own instant; one set by a list baseline does not (a change at `at` counts).
+  const coveredThrough = (until: number) => until < since || (until === since && checkpoint.from === dumpUrl);
+  return listing.packages
+    .map((p, i) => ({ p, i }))
+    .filter(({ p }) => p.untilMs === undefined || !coveredThrough(p.untilMs))
+    .sort((a, b) => (a.p.fromMs ?? 0) - (b.p.fromMs ?? 0) || a.i - b.i)
+    .map(({ p }) => p);
+}
+
+export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<DumpIncrementalResult> {
+  const since = parseW3cDatetime(o.checkpoint.at);
+  if (since === null) throw new Error(`The mirror's checkpoint "${clip(o.checkpoint.at)}" is not a datetime`);
+  for (const problem of o.listing.problems) o.onNote?.(`The Change Dump: ${problem}`);
+  const packages = packagesAfter(o.listing, o.checkpoint, o.dumpUrl);
+  const skipped = o.listing.packages.length - packages.length;
+  if (skipped > 0) o.onNote?.(`${skipped} package${skipped === 1 ? '' : 's'} of the Change Dump end before the checkpoint; not downloaded.`);
+  const done = o.runId === null ? new Set<string>() : donePackages(o.state, o.runId, o.dumpUrl);
+  const workDir = join(o.stateDir, PACKAGES_DIR);
+  if (!o.dryRun) await mkdir(workDir, { recursive: true });
+  const t0 = Date.now();
+
+  const isNew = (e: Pick<ManifestEntry, 'datetimeMs'>) => e.datetimeMs === undefined || e.datetimeMs >= since;
+  let changes = 0;
+  let complete = true;
+  // Checkpoint bookkeeping: the latest instant up to which every change was applied, frozen at the first failure.
+  let latest = since;
+  let frozen = false;
+  const reach = (ms: number | undefined) => {
+    if (!frozen && ms !== undefined && ms > latest) latest = ms;
+  };
+  const freeze = () => {
+    frozen = true;
+  };
+
+  for (const pkg of packages) {
+    if (o.signal?.aborted) break;
+    const loc = pkg.entry.loc;
+    if (done.has(loc)) {
+      reach(pkg.untilMs);
+      continue;
+    }
+    if (o.dryRun) {
+      if (!(await dryRunPackage(o, pkg, since, () => changes++))) {
+        complete = false;
+        break;
+      }
+      reach(pkg.untilMs);
+      continue;
+    }
+    // URIs written in this package and not yet committed: a later change of the same URI waits for them, so the
+    // changes of one URI land in order (a deletion after a creation removes the created file, not an older one).
+    const pending = new Set<string>();
+    const settle = async (uri: string) => {
+      if (pending.has(uri)) {
+        await o.applier.finish();
+        pending.clear();
+      }
+    };
+    let failedInPackage = false;
+    const bridge = packageApplier(o.applier, { skip: (e) => !isNew(e) });
+    try {
+      await fetchPackage({
+        http: o.http,
+        package: pkg,
+        kind: 'changedump',
+        workDir,
+        alsoCompute: ['md5'],
+        sink: async (entry, stream) => {
+          await settle(entry.loc);
+          return bridge.sink(entry, stream);
+        },
+        onDeleted: async (entry) => {
+          if (!isNew(entry)) return;
+          await settle(entry.loc);
+          o.applier.delete(entry.loc);
+          o.metadata?.deleted(entry.loc);
+          pending.add(entry.loc);
+        },
+        onOutcome: async (outcome) => {
+          if (!isNew(outcome.entry)) return;
+          changes++;
+          await bridge.outcome(outcome);
+          if (outcome.status === 'failed') {
+            failedInPackage = true;
+            freeze();
+          } else {
+            pending.add(outcome.entry.loc);
+            reach(outcome.entry.datetimeMs);
+            if (outcome.status !== 'deleted') o.metadata?.note(outcome.entry);
+          }
+        },
+        signal: o.signal,
+        deadlineAt: packageDeadline(pkg),
+      }).then(({ report }) => notePackage(o, loc, report));
+    } catch (err) {
+      if (o.signal?.aborted) throw err;
+      complete = false;
+      freeze();
+      const reason = `The package could not be used: ${(err as Error).message}`;
+      if (o.changeListCovers) o.onNote?.(`${clip(loc)}: ${reason}; its changes and those after it are fetched from the Change List instead.`);
+      else o.applier.fail(loc, `${reason}; the packages after it were not applied, so changes stay in order`);
+      await o.applier.finish();
+      break;
+    }
+    await o.applier.finish();
+    // Every change of the package applied: the checkpoint may move to the end of its period.
+    if (!failedInPackage) reach(pkg.untilMs);
+    markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
+  }
+  await o.applier.finish();
+  o.phases.fetch = (Date.now() - t0) / 1000;
+  if (!o.dryRun && complete && !o.signal?.aborted) {
+    clearDumpProgress(o.state);
+    await rm(workDir, { recursive: true, force: true });
+  }
+  const checkpoint = latest === since ? o.checkpoint : { at: new Date(latest).toISOString(), from: o.dumpUrl };
+  return { changes, checkpoint, complete };
+}
+
+/** A dry run reads the Dump's rel="contents" copies of the manifests instead of downloading packages. */
+async function dryRunPackage(o: DumpIncrementalOptions, pkg: DumpPackage, since: number, count: () => void): Promise<boolean> {
+  const contents = pkg.entry.links.find((l) => l.rel === 'contents');
+  if (contents === undefined) {
+    o.onNote?.(`${clip(pkg.entry.loc)} links no copy of its manifest (rel="contents"): a dry run cannot tell what it holds without downloading it.`);
+    return false;
+  }
+  const entries: Entry[] = [];
+  try {
+    await loadDocument(o.http, contents.href, { signal: o.signal, onEntry: (e) => void entries.push(e) });
+  } catch (err) {
+    o.onNote?.(`The manifest of ${clip(pkg.entry.loc)} (${clip(contents.href)}) could not be read: ${(err as Error).message}`);
+    return false;
+  }
+  for (const e of entries) {
+    const ms = e.md.datetime === undefined ? null : parseW3cDatetime(e.md.datetime);
+    if (ms !== null && ms < since) continue;
+    count();
+    if (e.md.change === 'deleted') o.applier.delete(e.loc);
+    else if (e.md.change === 'created' || e.md.change === 'updated') o.applier.prepare(e);
+    else o.applier.fail(e.loc, `not applied: change="${clip(e.md.change ?? '', 40)}" is not created, updated or deleted`);
+  }
+  return true;
+}

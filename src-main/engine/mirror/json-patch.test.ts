@@ -1,0 +1,92 @@
+// JSON Patch links of Change List entries against the fixture Source: a patch applied instead of a full fetch (and
+// checked against the change's hash), every way it can fail falling back to the full fetch with a note, and a patch
+// of another type not applied.
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { MirrorState, stateDirOf } from './state.ts';
+import { sync, type SyncOptions } from './sync.ts';
+
+let fixture: FixtureSource;
+let dest: string;
+let notes: string[];
+
+beforeEach(async () => {
+  fixture = await startFixtureSource({ resources: 30, changeListSize: 100 });
+  dest = mkdtempSync(join(tmpdir(), 'mirror-patch-'));
+  notes = [];
+});
+afterEach(async () => {
+  await fixture.close();
+});
+
+const run = (options: Partial<SyncOptions> = {}) =>
+  sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, batchSize: 7, timeoutMs: 5_000, onNote: (n) => void notes.push(n), ...options });
+const host = () => new URL(fixture.url).host.replace(':', '_');
+const fileOf = (id: number) => join(dest, host(), ...fixture.state.pathOf(id).split('/').filter(Boolean));
+const patchPath = (id: number, v: number) => `/dataset1/patches/${id}/v${v}.json-patch`;
+let mark = 0;
+const requested = (path: string) => fixture.requests.slice(mark).filter((r) => r.path === path).length;
+
+/** Rewrites a local copy and its inventory row alike (so the mirror takes it for the copy it recorded). */
+function rewriteLocal(id: number, body: string): void {
+  writeFileSync(fileOf(id), body);
+  const state = new MirrorState(stateDirOf(dest));
+  const hash = (a: string) => createHash(a).update(body).digest('hex');
+  state.db.prepare('UPDATE inventory SET md5 = ?, sha256 = ?, length = ? WHERE uri = ?').run(hash('md5'), hash('sha256'), Buffer.byteLength(body), fixture.state.locOf(id));
+  state.close();
+}
+
+describe('JSON Patch', () => {
+  it('patches JSON resources it holds, checked against the hash, and fetches whole whenever that does not work', async () => {
+    await run();
+    // JSON resources are those with id % 3 === 1; resource 3 is text with a patch of another type.
+    fixture.change('update', 1, 1);
+    fixture.change('update', 2, 4); // the patch to v3 tests for v2: the mirror holds v1
+    fixture.change('update', 1, 7);
+    fixture.setBroken(patchPath(7, 2), { status: 404 });
+    fixture.change('update', 1, 13);
+    fixture.change('update', 1, 16);
+    fixture.change('update', 1, 3);
+    // Resource 13's copy is written with indentation: the patched copy is written out in the style that matches.
+    const v13 = JSON.parse(readFileSync(fileOf(13), 'utf8')) as Record<string, unknown>;
+    rewriteLocal(13, JSON.stringify(v13, null, 2) + '\n');
+    // Resource 16's copy says something else than the Source's: patched, it cannot match the change's hash.
+    const v16 = JSON.parse(readFileSync(fileOf(16), 'utf8')) as Record<string, unknown>;
+    rewriteLocal(16, JSON.stringify({ ...v16, dataset: 'tampered' }) + '\n');
+
+    mark = fixture.requests.length;
+    const dry = await run({ dryRun: true });
+    expect(dry).toMatchObject({ mode: 'incremental', updated: 6, patched: 0 });
+    expect(requested(patchPath(1, 2))).toBe(0);
+
+    mark = fixture.requests.length;
+    const result = await run();
+    expect(result).toMatchObject({ mode: 'incremental', updated: 6, failed: 0, patched: 2 });
+    for (const r of fixture.state.live()) {
+      expect(readFileSync(fileOf(r.id)).equals(fixture.state.representation(r.id, r.version).body), `resource ${r.id}`).toBe(true);
+    }
+    // Patched: the patch fetched, the resource not.
+    for (const id of [1, 13]) {
+      expect(requested(patchPath(id, 2))).toBe(1);
+      expect(requested(fixture.state.pathOf(id))).toBe(0);
+    }
+    // Fetched whole, each with its reason.
+    for (const id of [4, 7, 16, 3]) expect(requested(fixture.state.pathOf(id)), `resource ${id}`).toBe(1);
+    const said = notes.join('\n');
+    expect(said).toMatch(new RegExp(`${fixture.state.pathOf(4)}: the JSON Patch .* was not applied \\(it does not apply to the local copy: .*\\); fetched whole instead`));
+    expect(said).toMatch(new RegExp(`${fixture.state.pathOf(7)}: the JSON Patch .* was not applied \\(HTTP 404\\); fetched whole instead`));
+    expect(said).toMatch(new RegExp(`${fixture.state.pathOf(16)}: the JSON Patch .* was not applied \\(the patched copy does not match the change's hash and length\\)`));
+    expect(said).toMatch(new RegExp(`${fixture.state.pathOf(3)}: its patch is of type "text/x-diff", which is not applied; fetched whole instead`));
+    // The inventory knows the patched copy.
+    const state = new MirrorState(stateDirOf(dest));
+    const row = state.get(fixture.state.locOf(1))!;
+    state.close();
+    expect(row.status).toBe('verified');
+    expect(row.digests.md5).toBe(fixture.state.representation(1, 2).md5);
+    expect(row.lastmod).toBe(fixture.state.resources.get(1)!.lastmod);
+  });
+});
