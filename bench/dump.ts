@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, rm, stat, unlink } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
@@ -116,7 +116,7 @@ export async function ensureDump(): Promise<{ path: string; bytes: number; entri
   if (current?.version === DATA_VERSION && existsSync(zipPath)) {
     entries = current.entries;
   } else {
-    process.stdout.write(`generating a 1 GiB Resource Dump package in ${DATA_DIR} (once)…\n`);
+    process.stdout.write(`generating a 1 GiB Resource Dump package in ${relative(process.cwd(), DATA_DIR)} (once)…\n`);
     ({ entries } = await generate(zipPath));
     writeFileSync(stamp, JSON.stringify({ version: DATA_VERSION, entries }));
   }
@@ -181,7 +181,7 @@ function measureInChild(zipPath: string): DumpMeasure {
 export async function runDumpBench(runs = 3): Promise<void> {
   const dump = await ensureDump();
   console.log(
-    `Resource Dump package: ${dump.entries.toLocaleString('en')} bitstreams, 1,024 MiB uncompressed, ${(dump.bytes / MB).toFixed(0)} MiB on disk (${dump.path})`,
+    `Resource Dump package: ${dump.entries.toLocaleString('en')} bitstreams, 1,024 MiB uncompressed, ${(dump.bytes / MB).toFixed(0)} MiB on disk (${relative(process.cwd(), dump.path)})`,
   );
   console.log(`${'measure'.padEnd(34)} ${'wall'.padStart(10)} ${'cpu'.padStart(10)} ${'rate'.padStart(12)} ${'peak RSS'.padStart(11)}   target`);
   const results: DumpMeasure[] = [];

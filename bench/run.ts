@@ -1,30 +1,15 @@
-// `npm run bench`: every benchmark, each printing its measure beside the reference it is judged against.
-import { printResult, runParseBench } from './parse.ts';
-import { runResyncReference } from './resync.ts';
-import { runDumpBench } from './dump.ts';
+// `npm run bench`: the mirroring benchmarks (bench/mirror.ts), each measure beside its reference measured in the same
+// run, then the live-notification benchmarks (bench/live.ts). `npm run bench -- --only=1,4 --runs=1` picks mirroring
+// benchmarks (and skips the live ones unless --live is given too); `npm run bench:reader` measures the document
+// reader, `npm run bench:dump` Resource Dump extraction from a local package, `npm run bench:live` the live ones alone.
+import { runLiveBench } from './live.ts';
+import { runMirrorBench } from './mirror.ts';
 
-// `npm run bench -- --dump` adds the 1 GiB Resource Dump extraction (generating its package takes ~40 s the first
-// time); `npm run bench:dump` runs it alone.
-const withDump = process.argv.includes('--dump');
-
-console.log(`ResourceSync Desktop benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
-const result = await runParseBench();
-printResult(result);
-
-const resync = runResyncReference(result.file.path);
-if ('unavailable' in resync) {
-  console.log(`resync (Python reference client): not run — ${resync.unavailable}`);
-} else {
-  const label = 'resync ResourceList.read (Python)'.padEnd(34);
-  console.log(
-    `${label} ${`${resync.seconds.toFixed(3)} s`.padStart(10)} ${''.padStart(10)} ${`${resync.rssGrowthMb.toFixed(1)} MB`.padStart(11)} ${`${resync.peakRssMb.toFixed(1)} MB`.padStart(11)}   reference client, ${resync.entries.toLocaleString('en')} entries`,
-  );
-  console.log(`reader vs resync on the same file: ${(resync.seconds / result.readerCold.seconds).toFixed(1)}× faster on a first run, ${(resync.seconds / result.readerBest.seconds).toFixed(1)}× warm`);
-}
-
-if (withDump) {
+const args = process.argv.slice(2);
+const only = args.some((a) => a.startsWith('--only'));
+console.log(`ResourceSync Desktop mirroring benchmarks — Node ${process.version}, ${new Date().toISOString()}`);
+await runMirrorBench(args.filter((a) => a !== '--live'));
+if (!only || args.includes('--live')) {
   console.log('');
-  await runDumpBench();
-} else {
-  console.log('\n(Resource Dump extraction not run: add --dump, or run npm run bench:dump)');
+  await runLiveBench();
 }

@@ -323,7 +323,9 @@ export function changeDumpIndex(ctx: Dataset1Context): string {
 export function notificationPayload(ctx: Dataset1Context, records: ChangeRecord[]): string {
   return document(
     'urlset',
-    { capability: 'change-notification', from: records[0].datetime, until: records[records.length - 1].datetime },
+    // Consecutive notifications cover consecutive intervals (CN §3): each starts where the one before ended, at
+    // the datetime of the change before its first.
+    { capability: 'change-notification', from: ctx.state.changes[records[0].seq - 2]?.datetime ?? iso(BASE_TIME), until: records[records.length - 1].datetime },
     [up(ctx)],
     records.map((r) => changeEntry(ctx, r)),
   );

@@ -333,7 +333,7 @@ describe('fixture Source', () => {
     expect(noUp.doc.summary.findings.map((f) => f.code)).toContain('missing-up');
   });
 
-  it('has a slow endpoint, a redirect loop, failures on demand, a stub hub and a request log', async () => {
+  it('has a slow endpoint, a redirect loop, failures on demand, a hub and a request log', async () => {
     const quick = new Http({ timeoutMs: 200 });
     try {
       await expect(quick.get(fixture.url + PATHS.slow)).rejects.toMatchObject({ code: 'timeout' });
@@ -356,7 +356,8 @@ describe('fixture Source', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: 'hub.mode=subscribe&hub.topic=x',
     });
-    expect(res.status).toBe(202);
+    // No hub.callback: the hub refuses the request (WebSub §5.1).
+    expect(res.status).toBe(400);
     expect(fixture.hubRequests.at(-1)?.body).toBe('hub.mode=subscribe&hub.topic=x');
 
     const logged = fixture.requests.filter((r) => r.path === PATHS.dataset1.resourceList);

@@ -11,6 +11,7 @@ import * as d1 from './dataset1.ts';
 import * as d2 from './dataset2.ts';
 import { EXTENSIONS } from './bodies.ts';
 import { PATHS } from './paths.ts';
+import { FixtureHub, type HubOptions } from './hub.ts';
 import * as site from './site.ts';
 import { SourceState, type ChangeKind, type ChangeRecord } from './state.ts';
 import { serveSloppy, type SloppyControls } from './sloppy.ts';
@@ -31,6 +32,8 @@ export interface FixtureSourceOptions {
   routes?: Partial<site.Routes>;
   /** How long `/slow` and `/slow-body` stall. Default 60000. */
   slowMs?: number;
+  /** The WebSub hub's leases, retries and delivery concurrency. */
+  hub?: Partial<Omit<HubOptions, 'url' | 'capabilityListFor'>>;
   /** dataset1's Capability List names the Resource Dump Index and the Change Dump Index instead of the plain dumps. */
   dumpIndexes?: boolean;
   /** When set, every request must carry exactly this Authorization header value, else 401. */
@@ -85,10 +88,12 @@ export interface FixtureSource {
   /** Change-notification payloads, one per `change()` call, newest last (also served at the topic URL). */
   notifications: string[];
   requests: LoggedRequest[];
-  /** POSTs received by the stub hub. */
+  /** POSTs received by the hub. */
   hubRequests: HubRequest[];
   /** Broken entries for the sloppy view of dataset1 (`/sloppy/…`, see sloppy.ts). */
   sloppy: SloppyControls;
+  /** The WebSub hub at PATHS.hub: its subscriptions, deliveries and faults on demand. */
+  hub: FixtureHub;
   /** Make a path (without query) fail; null restores it. */
   setBroken(path: string, failure: Failure | null): void;
   close(): Promise<void>;
@@ -149,7 +154,18 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     entriesPerPart: options.bigListEntries ?? 20_000,
     sourceDescriptionUrl,
   };
-  state.onChange((records) => notifications.push(d1.notificationPayload(ctx1, records)));
+  const topic = base + PATHS.dataset1.notifications;
+  const hub = new FixtureHub({
+    url: base + PATHS.hub,
+    capabilityListFor: (t) => (t === topic ? base + PATHS.dataset1.capabilityList : null),
+    ...options.hub,
+  });
+  state.onChange((records) => {
+    const payload = d1.notificationPayload(ctx1, records);
+    notifications.push(payload);
+    // The Source notifies its hub, which delivers to every subscriber (CN §4.1, §4.3).
+    hub.publish(topic, payload);
+  });
   const sloppy: SloppyControls = { extraResources: [], extraChanges: [] };
   const initialChanges = state.changes.length;
 
@@ -191,7 +207,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
       if (req.method !== 'POST') return send(res, 405, 'text/plain', 'POST only\n', { allow: 'POST' });
       return readBody(req).then((body) => {
         hubRequests.push({ method: 'POST', path: req.url ?? '', headers: flatten(req.headers), body });
-        send(res, 202, 'text/plain', 'Accepted\n');
+        return hub.handle(req, res, body);
       });
     },
     [PATHS.dataset1.capabilityList]: (_req, res) => send(res, 200, XML, d1.capabilityList(ctx1)),
@@ -367,12 +383,14 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     requests,
     hubRequests,
     sloppy,
+    hub,
     setBroken(path, failure) {
       if (failure === null) failures.delete(path);
       else failures.set(path, failure);
     },
     close: () =>
       new Promise<void>((resolve) => {
+        hub.close();
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
         server.closeAllConnections();

@@ -5,7 +5,7 @@ import { processIo, type Io } from './io.ts';
 import { defaultDataDir, packageVersion, rendererDir } from './paths.ts';
 import { HELP, parseMaxDocuments, parsePort, parseTimeout, UsageError } from './usage.ts';
 
-const COMMANDS = ['discover', 'inspect', 'check', 'serve', 'sync', 'audit', 'runs'] as const;
+const COMMANDS = ['discover', 'inspect', 'check', 'serve', 'sync', 'audit', 'runs', 'watch'] as const;
 type Command = (typeof COMMANDS)[number];
 
 const NETWORK_OPTIONS = {
@@ -43,10 +43,29 @@ const SYNC_OPTIONS = {
 } as const;
 
 const AUDIT_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, rehash: { type: 'boolean' }, basic: { type: 'string' } } as const;
+const WATCH_OPTIONS = {
+  dest: { type: 'string' },
+  listen: { type: 'string' },
+  'public-url': { type: 'string' },
+  secret: { type: 'string' },
+  lease: { type: 'string' },
+  apply: { type: 'boolean' },
+  'sync-on-ping': { type: 'boolean' },
+  json: { type: 'boolean' },
+  timeout: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 const RUNS_OPTIONS = { dest: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
 function parse<
-  O extends typeof NETWORK_OPTIONS | typeof SERVE_OPTIONS | typeof CHECK_OPTIONS | typeof SYNC_OPTIONS | typeof AUDIT_OPTIONS | typeof RUNS_OPTIONS,
+  O extends
+    | typeof NETWORK_OPTIONS
+    | typeof SERVE_OPTIONS
+    | typeof CHECK_OPTIONS
+    | typeof SYNC_OPTIONS
+    | typeof AUDIT_OPTIONS
+    | typeof RUNS_OPTIONS
+    | typeof WATCH_OPTIONS,
 >(args: string[], options: O) {
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
@@ -87,6 +106,27 @@ async function run(command: Command, args: string[], io: Io, version: string): P
     return checkCommand({ ...options, maxDocuments: parseMaxDocuments(values['max-documents']) }, io);
   }
   if (command === 'sync' || command === 'audit' || command === 'runs') return mirrorCommand(command, args, io, userAgent);
+  if (command === 'watch') {
+    const { values, positionals } = parse(args, WATCH_OPTIONS);
+    if (values.help) return void io.out(HELP.watch), 0;
+    if (positionals.length > 1) throw new UsageError(`expected one URL, got ${positionals.length} arguments`);
+    const { watchCommand } = await import('./watch-command.ts');
+    return watchCommand(
+      {
+        url: positionals[0],
+        dest: values.dest,
+        listen: values.listen,
+        publicUrl: values['public-url'],
+        secret: values.secret,
+        lease: values.lease,
+        apply: values.apply ?? false,
+        syncOnPing: values['sync-on-ping'] ?? false,
+        json: values.json ?? false,
+        timeoutMs: parseTimeout(values.timeout),
+      },
+      io,
+    );
+  }
   const { values, positionals } = parse(args, NETWORK_OPTIONS);
   if (values.help) {
     io.out(HELP[command]);

@@ -20,6 +20,9 @@ Usage:
               [--token T | --basic USER:PASS] [--header "Name: value"]… [--proxy env|none|URL] [--timeout S] [--json]
   rsdesk audit --dest <dir> [--rehash] [--json] [--token T | --basic USER:PASS]
   rsdesk runs --dest <dir> [--json]
+  rsdesk watch <capabilitylist-or-topic-url> --dest <dir> [--listen HOST:PORT] [--public-url URL] [--secret S]
+               [--lease SECONDS] [--apply] [--sync-on-ping] [--json]
+  rsdesk watch --listen HOST:PORT [--json]
   rsdesk <command> --help
   rsdesk --version
 
@@ -129,6 +132,30 @@ Exit code 0 only when in sync, 1 otherwise, 2 on usage errors.
 
 The run history of the mirror in <dir>: each sync and audit with its counts, bytes, phase times and
 failures.
+`,
+  watch: `Usage: rsdesk watch <capabilitylist-or-topic-url> --dest <dir> [--listen HOST:PORT] [--public-url URL]
+                    [--secret S] [--lease SECONDS] [--apply] [--sync-on-ping] [--json]
+       rsdesk watch --listen HOST:PORT [--json]
+
+Subscribes (WebSub) to the change-notification channel(s) of a Capability List, or to one topic URL,
+through a callback server of its own, and prints every event until Ctrl+C or SIGTERM, which
+unsubscribes and exits 0. The subscriptions and every notification received are kept in the mirror
+folder <dir> (.resourcesync/state.sqlite); with --apply the changes are applied to that mirror (same
+fixity, atomic writes and journal as rsdesk sync), gaps are filled from the Change List. With
+--listen alone it only receives pings (RSS Ping 1.0 GET /ping, 2.0 POST /ping, XML-RPC POST /RPC2).
+
+Options:
+  --dest D           the mirror folder the channel feeds
+  --listen HOST:PORT where the callback server listens (default 127.0.0.1:${'8741'}; port 0: any free one)
+  --public-url URL   the URL hubs reach the callback server by (a tunnel, a reverse proxy)
+  --secret S         the hub.secret for signed deliveries (default: a fresh random one)
+  --lease SECONDS    the lease to ask for (the hub decides; renewed at about 80 %)
+  --apply            apply notifications to the mirror (else only read, order and report them)
+  --sync-on-ping     a ping naming this Source starts an incremental sync (with --apply)
+  --json             one JSON object per line per event: {"type": "subscribed" | "notification" |
+                     "applied" | "gap" | "renewed" | "ping" | "rejected" | "error" | …, "at": …, …}
+  --timeout S        deadline of each request to the hub and the Source (default 30)
+  -h, --help         this help
 `,
   serve: `Usage: rsdesk serve [--port N] [--data-dir D]
 

@@ -2,13 +2,13 @@
 // ask conditionally when the inventory knows its validators, else download it (mirror locations by `pri`, then
 // `loc`) through the fixity meter into a temporary file that the durable writer puts in place; and apply deletions by
 // the mirror's policy. Counts and failures reach the run journal in the same transaction as the rows.
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
 import { NetworkError, toNetworkError } from '../http/errors.ts';
-import { DurableWriter } from './durable.ts';
+import { DurableWriter, type TempFile } from './durable.ts';
 import { FetchFailure, httpDate, resourceSignal, type Fetcher } from './fetcher.ts';
 import { FixityMeter, expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
 import { LocalPaths, PathClaims } from './local-path.ts';
@@ -58,7 +58,7 @@ export class Applier {
   /** URIs a keep policy left in place (what `delete` would have removed). */
   readonly wouldDelete: string[] = [];
   readonly #o: ApplyOptions;
-  readonly #claims = new PathClaims();
+  readonly #claims: PathClaims;
   readonly #writer: DurableWriter<Pending>;
   readonly #now = new Date().toISOString();
   /**
@@ -69,7 +69,8 @@ export class Applier {
 
   constructor(options: ApplyOptions) {
     this.#o = options;
-    for (const { uri, path } of options.state.paths()) this.#claims.add(path, uri);
+    // Paths the inventory holds are looked up as needed, never loaded whole (a mirror may hold millions).
+    this.#claims = new PathClaims(options.state);
     this.#writer = new DurableWriter<Pending>({
       tmpDir: join(options.stateDir, 'tmp'),
       batchSize: options.batchSize,
@@ -210,8 +211,7 @@ export class Applier {
   async #download(url: string, headers: Record<string, string>, expected: Expectation): Promise<Downloaded> {
     const o = this.#o;
     const { signal, done } = resourceSignal(o.fetcher.deadlineMs, o.signal);
-    let temp: string | null = null;
-    let fd: number | null = null;
+    let file: TempFile | null = null;
     try {
       const response = await o.fetcher.get(url, headers, signal);
       if (response.status === 304) {
@@ -228,22 +228,21 @@ export class Applier {
         return { kind: 'failed', reason: `the server announces ${declared} bytes, the list says ${expected.length}; not downloaded` };
       }
       const meter = new FixityMeter(expected);
-      temp = this.#writer.tempPath();
-      fd = openSync(temp, 'w');
+      file = this.#writer.tempFile();
       for await (const chunk of response.body) {
         meter.update(chunk as Buffer);
         if (meter.overLength) {
           response.body.destroy();
           throw new FetchFailure(`more bytes than the ${expected.length!.toLocaleString('en')} the list gives; stopped`);
         }
-        writeSync(fd, chunk as Buffer);
+        const wait = file.add(chunk as Buffer);
+        if (wait) await wait;
       }
-      closeSync(fd);
-      fd = null;
       const fixity = meter.finish();
       if (fixity.status === 'mismatch') throw new FetchFailure(`fixity mismatch: ${fixity.reasons.join('; ')}`);
-      const result: Downloaded = { kind: 'file', temp, fixity, etag: response.headers.etag ?? null, lastModified: httpDate(response.headers['last-modified']) };
-      temp = null;
+      await file.close();
+      const result: Downloaded = { kind: 'file', temp: file.path, fixity, etag: response.headers.etag ?? null, lastModified: httpDate(response.headers['last-modified']) };
+      file = null;
       return result;
     } catch (err) {
       if (o.signal?.aborted) throw err;
@@ -253,8 +252,7 @@ export class Applier {
       return { kind: 'failed', reason };
     } finally {
       done();
-      if (fd !== null) closeSync(fd);
-      if (temp !== null) rmSync(temp, { force: true });
+      if (file !== null) await file.discard();
       if (o.delayMs) await new Promise((r) => setTimeout(r, o.delayMs));
     }
   }

@@ -105,7 +105,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
         alsoCompute: ['md5'],
         onOutcome: async (outcome) => {
           count(outcome.entry.loc);
-          if (outcome.status !== 'failed') o.metadata?.note(outcome.entry);
+          if (outcome.status !== 'failed') await o.metadata?.note(outcome.entry);
           await bridge.outcome(outcome);
         },
         signal: o.signal,

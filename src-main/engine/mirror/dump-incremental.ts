@@ -135,7 +135,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           } else {
             pending.add(outcome.entry.loc);
             reach(outcome.entry.datetimeMs);
-            if (outcome.status !== 'deleted') o.metadata?.note(outcome.entry);
+            if (outcome.status !== 'deleted') await o.metadata?.note(outcome.entry);
           }
         },
         signal: o.signal,

@@ -1,13 +1,17 @@
 // Atomic, durable writes in batches. Each resource is written to a temporary file under `.resourcesync/tmp/` (never
-// in the visible tree); once a batch is full: one syncfs makes every temporary file's bytes durable, each is renamed
-// into place, a second syncfs makes the renames durable, and only then are the batch's inventory rows committed, in
-// one transaction. A crash may lose unrecorded work (files renamed but not yet recorded are found again and checked
-// by the next run), never record work that is lost.
+// in the visible tree); once a batch is full: one syncfs makes every temporary file's bytes (and mtimes) durable, each
+// is renamed into place, a second syncfs makes the renames durable, and only then are the batch's inventory rows
+// committed, in one transaction. A crash may lose unrecorded work (files renamed but not yet recorded are found again
+// and checked by the next run), never record work that is lost.
 //
-// fsync per file caps a writer near 400–3,700 files/s here; one `sync -f` (syncfs(2)) per few hundred files costs
-// a few milliseconds. Where `sync -f` is missing (macOS, Windows) every file and folder is fsynced instead.
-import { execFile } from 'node:child_process';
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, utimesSync } from 'node:fs';
+// fsync per file caps a writer near 400–3,700 files/s here; one syncfs(2) per few hundred files costs a few
+// milliseconds. Node has no syncfs, so a small shell kept for the writer's life runs `sync -f` on request (spawning
+// `sync` from Node each time costs the event loop 5–10 ms). Where `sync -f` is missing (macOS, Windows) every file
+// and folder is fsynced instead. File creation, writes, mtimes and renames all run in libuv's thread pool: on a busy
+// disk creating a file can take a millisecond or more, which must not stall the downloads on the main thread.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { closeSync, fsyncSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { mkdir, open, rename, rm, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 export interface Staged<T> {
@@ -33,15 +37,89 @@ export interface DurableOptions<T> {
 
 let syncfsWorks: boolean | null = process.platform === 'linux' ? null : false;
 
-function syncfs(path: string): Promise<boolean> {
-  if (syncfsWorks === false) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    execFile('sync', ['-f', path], { timeout: 120_000 }, (err) => {
-      if (err && syncfsWorks === null) syncfsWorks = false;
-      else if (!err) syncfsWorks = true;
-      resolve(!err);
+/**
+ * Runs `sync -f PATH` (syncfs(2): every dirty page and inode of PATH's file system) from a long-lived shell, one
+ * request at a time. Resolves false when syncfs is not available here (then the caller fsyncs file by file).
+ */
+class Syncfs {
+  #shell: ChildProcessWithoutNullStreams | null = null;
+  #waiting: ((ok: boolean) => void)[] = [];
+  #buffer = '';
+
+  run(path: string): Promise<boolean> {
+    // One path per line: a path with a newline cannot be passed this way (the caller then fsyncs).
+    if (syncfsWorks === false || path.includes('\n')) return Promise.resolve(false);
+    const shell = this.#start();
+    if (shell === null) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      // Referenced only while a request is pending: an idle shell never keeps the process alive.
+      if (this.#waiting.length === 0) this.#ref(shell, true);
+      this.#waiting.push((ok) => {
+        if (!ok && syncfsWorks === null) syncfsWorks = false;
+        else if (ok) syncfsWorks = true;
+        resolve(ok);
+      });
+      shell.stdin.write(`${path}\n`);
     });
-  });
+  }
+
+  #start(): ChildProcessWithoutNullStreams | null {
+    if (this.#shell !== null) return this.#shell;
+    let shell: ChildProcessWithoutNullStreams;
+    try {
+      shell = spawn('/bin/sh', ['-c', 'while IFS= read -r p; do if sync -f "$p" 2>/dev/null; then echo 0; else echo 1; fi; done'], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+    } catch {
+      syncfsWorks = false;
+      return null;
+    }
+    shell.stdout.setEncoding('utf8');
+    shell.stdout.on('data', (text: string) => {
+      this.#buffer += text;
+      let at: number;
+      while ((at = this.#buffer.indexOf('\n')) !== -1) {
+        const line = this.#buffer.slice(0, at);
+        this.#buffer = this.#buffer.slice(at + 1);
+        this.#settle(line === '0');
+      }
+    });
+    const gone = () => {
+      this.#shell = null;
+      while (this.#waiting.length > 0) this.#settle(false);
+    };
+    shell.on('error', gone);
+    shell.on('exit', gone);
+    shell.stdin.on('error', () => undefined);
+    (shell.stderr as unknown as { unref(): void }).unref();
+    (shell.stdin as unknown as { unref(): void }).unref();
+    this.#ref(shell, false);
+    this.#shell = shell;
+    return shell;
+  }
+
+  #ref(shell: ChildProcessWithoutNullStreams, on: boolean): void {
+    const stdout = shell.stdout as unknown as { ref(): void; unref(): void };
+    if (on) {
+      shell.ref();
+      stdout.ref();
+    } else {
+      shell.unref();
+      stdout.unref();
+    }
+  }
+
+  #settle(ok: boolean): void {
+    this.#waiting.shift()?.(ok);
+    if (this.#waiting.length === 0 && this.#shell !== null) this.#ref(this.#shell, false);
+  }
+}
+
+/** One per process: the shell exits with it (its stdin closes). */
+const syncfsHelper = new Syncfs();
+
+function syncfs(path: string): Promise<boolean> {
+  return syncfsHelper.run(path);
 }
 
 function fsyncPath(path: string): void {
@@ -54,6 +132,85 @@ function fsyncPath(path: string): void {
   } finally {
     if (fd !== null) closeSync(fd);
   }
+}
+
+/** Bytes kept in memory before a temporary file is written to: a small resource is written in one go. */
+const SLICE = 1 << 20;
+
+/**
+ * A temporary file written in the thread pool: a body up to 1 MiB in one `writeFile`, a larger one in slices of about
+ * 1 MiB, each written while the next is being received.
+ */
+export class TempFile {
+  readonly path: string;
+  #chunks: Buffer[] = [];
+  #held = 0;
+  #handle: Promise<FileHandle> | null = null;
+  #writing: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  /** Adds a chunk; returns a promise to await only when the caller should wait for the disk (backpressure). */
+  add(chunk: Buffer): Promise<void> | undefined {
+    this.#chunks.push(chunk);
+    this.#held += chunk.byteLength;
+    if (this.#held < SLICE) return undefined;
+    return this.#spill();
+  }
+
+  async #spill(): Promise<void> {
+    const chunks = this.#chunks;
+    this.#chunks = [];
+    this.#held = 0;
+    this.#handle ??= open(this.path, 'w');
+    const handle = await this.#handle;
+    // At most one slice being written while the next one fills.
+    await this.#writing;
+    this.#writing = handle.writev(chunks);
+  }
+
+  /** Writes what is left and closes the file. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#handle === null) {
+      await writeFile(this.path, this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#held));
+      this.#chunks = [];
+      return;
+    }
+    const handle = await this.#handle;
+    try {
+      await this.#writing;
+      if (this.#chunks.length > 0) await handle.writev(this.#chunks);
+      this.#chunks = [];
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Closes (if open) and removes the file: an aborted or failed download. */
+  async discard(): Promise<void> {
+    this.#closed = true;
+    this.#chunks = [];
+    if (this.#handle !== null) {
+      const handle = await this.#handle.catch(() => null);
+      await this.#writing.catch(() => undefined);
+      await handle?.close().catch(() => undefined);
+    }
+    await rm(this.path, { force: true });
+  }
+}
+
+/** Runs `fn` over `items`, at most `limit` at a time (the thread pool has four threads). */
+async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 export class DurableWriter<T> {
@@ -82,12 +239,13 @@ export class DurableWriter<T> {
     return join(this.tmpDir, `${process.pid}-${++this.#n}.part`);
   }
 
+  /** A new temporary file, written off the main thread. */
+  tempFile(): TempFile {
+    return new TempFile(this.tempPath());
+  }
+
   /** Queues a finished file (or a row alone); a full batch is flushed in the background. */
   stage(item: Staged<T>): void {
-    if (item.temp !== null && item.mtimeMs !== undefined && Number.isFinite(item.mtimeMs)) {
-      const seconds = item.mtimeMs / 1000;
-      utimesSync(item.temp, seconds, seconds);
-    }
     this.#batch.push(item);
     if (this.#batch.length >= this.#batchSize) void this.flush();
   }
@@ -115,33 +273,53 @@ export class DurableWriter<T> {
 
   async #flushBatch(batch: Staged<T>[]): Promise<void> {
     const withFiles = batch.filter((b) => b.temp !== null);
+    const failedTemps = new Map<Staged<T>, string>();
+    // mtimes first, so that the syncfs below makes them durable with the bytes.
+    await eachLimited(withFiles, 8, async (b) => {
+      if (b.mtimeMs === undefined || !Number.isFinite(b.mtimeMs)) return;
+      const seconds = b.mtimeMs / 1000;
+      try {
+        await utimes(b.temp!, seconds, seconds);
+      } catch (err) {
+        failedTemps.set(b, `its modification time could not be set: ${(err as Error).message}`);
+      }
+    });
     if (this.#durable && withFiles.length > 0) {
       if (!(await syncfs(this.tmpDir))) for (const b of withFiles) fsyncPath(b.temp!);
     }
-    const done: T[] = [];
-    const failed: { record: T; reason: string }[] = [];
     const touchedDirs = new Set<string>();
-    for (const b of batch) {
-      if (b.temp === null) {
-        done.push(b.record);
-        continue;
-      }
-      try {
-        const dir = dirname(b.final);
-        if (!this.#madeDirs.has(dir)) {
-          mkdirSync(dir, { recursive: true });
+    for (const b of withFiles) {
+      const dir = dirname(b.final);
+      if (!failedTemps.has(b) && !this.#madeDirs.has(dir)) {
+        try {
+          await mkdir(dir, { recursive: true });
           this.#madeDirs.add(dir);
+        } catch (err) {
+          failedTemps.set(b, `could not be put in place: ${(err as Error).message}`);
         }
-        renameSync(b.temp, b.final);
-        touchedDirs.add(dir);
-        done.push(b.record);
-      } catch (err) {
-        rmSync(b.temp, { force: true });
-        failed.push({ record: b.record, reason: `could not be put in place: ${(err as Error).message}` });
       }
     }
+    await eachLimited(withFiles, 8, async (b) => {
+      if (failedTemps.has(b)) return;
+      try {
+        await rename(b.temp!, b.final);
+        touchedDirs.add(dirname(b.final));
+      } catch (err) {
+        failedTemps.set(b, `could not be put in place: ${(err as Error).message}`);
+      }
+    });
     if (this.#durable && touchedDirs.size > 0) {
       if (!(await syncfs(this.tmpDir))) for (const dir of touchedDirs) fsyncPath(dir);
+    }
+    const done: T[] = [];
+    const failed: { record: T; reason: string }[] = [];
+    for (const b of batch) {
+      const reason = failedTemps.get(b);
+      if (reason === undefined) done.push(b.record);
+      else {
+        await rm(b.temp!, { force: true });
+        failed.push({ record: b.record, reason });
+      }
     }
     this.#commit(done, failed);
   }

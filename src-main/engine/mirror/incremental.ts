@@ -19,6 +19,8 @@ export interface IncrementalOptions {
   state: MirrorState;
   changeListUrl: string;
   checkpoint: Checkpoint;
+  /** Only changes up to this instant (epoch ms), for filling one missing interval (live notifications' gaps). */
+  untilMs?: number;
   concurrency: number;
   signal?: AbortSignal;
   phases: Record<string, number>;
@@ -48,6 +50,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
     // Changes before the checkpoint were applied already (or are covered by the baseline's snapshot); a broken one
     // among them was reported then.
     if (ms !== null && ms < since) return;
+    if (o.untilMs !== undefined && ms !== null && ms > o.untilMs) return;
     considered++;
     const problem = entryProblem(entry);
     if (problem !== null) {
@@ -102,7 +105,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
   if (top.summary.isIndex) {
     // Closed lists that ended before the checkpoint hold nothing new; the rest in chronological order.
     const wanted = children
-      .filter((c) => c.until === null || c.until >= since)
+      .filter((c) => (c.until === null || c.until >= since) && (o.untilMs === undefined || c.from === null || c.from <= o.untilMs))
       .sort((a, b) => (a.from ?? 0) - (b.from ?? 0) || a.seq - b.seq);
     if (wanted.length < children.length) o.onNote?.(`${children.length - wanted.length} closed Change Lists end before the checkpoint; not read.`);
     for (const child of wanted) {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { LocalPaths, PathClaims, caseKey, parseMap, safeName } from './local-path.ts';
+import { MIRROR_MIGRATIONS, MirrorState, STATE_FILE, type InventoryRow } from './state.ts';
 
 const SRC = 'http://example.org/dataset1/capabilitylist.xml';
 const paths = (options: Partial<ConstructorParameters<typeof LocalPaths>[0]> = {}) => new LocalPaths({ sourceUrl: SRC, ...options });
@@ -146,3 +151,77 @@ describe('PathClaims', () => {
     expect(claims.size).toBe(1);
   });
 });
+
+describe('PathClaims over a mirror inventory (looked up, not loaded)', () => {
+  const row = (uri: string, path: string): InventoryRow => ({
+    uri,
+    path,
+    length: 1,
+    digests: {},
+    lastmod: null,
+    etag: null,
+    lastModified: null,
+    type: null,
+    status: 'verified',
+    verifiedAt: null,
+    runId: 1,
+  });
+
+  function inventory(rows: [string, string][]): MirrorState {
+    const state = new MirrorState(join(mkdtempSync(join(tmpdir(), 'claims-')), '.resourcesync'));
+    state.transaction(() => rows.forEach(([uri, path]) => state.put(row(uri, path))));
+    return state;
+  }
+
+  it('keeps clear of what the inventory holds: case clashes, files and folders either way round', () => {
+    const state = inventory([
+      ['http://h/Readme', 'h/Readme'],
+      ['http://h/a', 'h/a'],
+      ['http://h/x/y', 'h/x/y'],
+    ]);
+    try {
+      const claims = new PathClaims(state);
+      expect(claims.claim('h/Readme', 'http://h/Readme')).toBe('h/Readme');
+      expect(claims.claim('h/README', 'http://h/README')).toBe('h/README%~2');
+      expect(claims.claim('h/a/b', 'http://h/a/b')).toBe('h/a%dir/b');
+      expect(claims.claim('h/X', 'http://h/X')).toBe('h/X%file');
+      expect(claims.claim('h/free', 'http://h/free')).toBe('h/free');
+      expect(claims.holder('h/Readme')).toBe('http://h/Readme');
+      expect(claims.holder('h/a%dir/b')).toBe('http://h/a/b');
+      expect(claims.size).toBe(4);
+    } finally {
+      state.close();
+    }
+  });
+
+  it('frees an inventory path removed in this run', () => {
+    const state = inventory([['http://h/a/b', 'h/a/b']]);
+    try {
+      const claims = new PathClaims(state);
+      claims.remove('h/a/b');
+      expect(claims.holder('h/a/b')).toBeUndefined();
+      expect(claims.claim('h/a/B', 'http://h/a/B')).toBe('h/a/B');
+    } finally {
+      state.close();
+    }
+  });
+
+  it('the migration fills the case-folded key of rows written before it', () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'claims-')), '.resourcesync');
+    mkdirSync(dir);
+    const db = new DatabaseSync(join(dir, STATE_FILE));
+    MIRROR_MIGRATIONS[0]!(db);
+    db.exec('PRAGMA user_version = 1');
+    db.prepare("INSERT INTO inventory (uri, path, status) VALUES ('http://h/%C3%84', 'h/\u00c4', 'verified')").run();
+    db.close();
+    const state = new MirrorState(dir);
+    try {
+      expect(state.fileByKey('h/\u00e4')).toEqual({ uri: 'http://h/%C3%84', path: 'h/\u00c4' });
+      expect(state.hasUnder('h')).toBe(true);
+      expect(state.hasUnder('h/\u00e4')).toBe(false);
+    } finally {
+      state.close();
+    }
+  });
+});
+

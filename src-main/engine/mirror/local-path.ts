@@ -195,24 +195,66 @@ function normalizePrefix(prefix: string): string {
 }
 
 /**
+ * The paths a mirror's inventory already holds, looked up on demand: a mirror may hold millions of them, far too many
+ * to load for a run that touches a thousand (MirrorState implements it with an index on the case-folded path).
+ */
+export interface ClaimStore {
+  /** The row whose `caseKey(path)` is `key`, if any. */
+  fileByKey(key: string): { path: string; uri: string } | undefined;
+  /** True when some row's path lies under the folder whose `caseKey` is `key`. */
+  hasUnder(key: string): boolean;
+}
+
+/**
  * Which relative paths are taken, so that two URIs never share one: case-only clashes (the file systems of Windows
  * and macOS fold case) and a URI that is a file where another needs a folder (`/a` and `/a/b`). A clash gets an
- * alternate path; the inventory records it, so it stays the same on later runs.
+ * alternate path; the inventory records it, so it stays the same on later runs. What this run claims and removes is
+ * kept here; what the inventory held before is asked of the store.
  */
 export class PathClaims {
-  /** caseKey(file path) → the exact path and the URI that holds it. */
-  readonly #files = new Map<string, { path: string; uri: string }>();
-  /** caseKey(folder) → how many claimed files lie under it. */
+  /** caseKey(file path) → the exact path and the URI that holds it; null: removed in this run. */
+  readonly #files = new Map<string, { path: string; uri: string } | null>();
+  /** caseKey(folder) → how many of this run's claimed files lie under it. */
   readonly #dirs = new Map<string, number>();
+  readonly #store: ClaimStore | null;
+  /** Folders (caseKey) the store holds no file as: asked once per run, not once per file inside them. */
+  readonly #notFiles = new Set<string>();
 
+  constructor(store: ClaimStore | null = null) {
+    this.#store = store;
+  }
+
+  /** Paths claimed or added in this run (the store's not counted). */
   get size(): number {
-    return this.#files.size;
+    let n = 0;
+    for (const f of this.#files.values()) if (f !== null) n++;
+    return n;
+  }
+
+  #file(key: string): { path: string; uri: string } | undefined {
+    const here = this.#files.get(key);
+    if (here !== undefined) return here ?? undefined;
+    return this.#store?.fileByKey(key);
+  }
+
+  #isFile(key: string): boolean {
+    if (this.#files.has(key)) return this.#files.get(key) !== null;
+    if (this.#store === null || this.#notFiles.has(key)) return false;
+    if (this.#store.fileByKey(key) !== undefined) return true;
+    this.#notFiles.add(key);
+    return false;
+  }
+
+  // A folder whose files were all removed in this run still counts as a folder here: a file claiming its name gets
+  // the alternate `%file` name, which is safe (only unusual).
+  #isDir(key: string): boolean {
+    return this.#dirs.has(key) || (this.#store?.hasUnder(key) ?? false);
   }
 
   /** Records a path that is already in use (from the inventory). */
   add(path: string, uri: string): void {
     const key = caseKey(path);
-    if (this.#files.has(key)) return;
+    if (this.#files.get(key)) return;
     this.#files.set(key, { path, uri });
     const parts = path.split('/');
     for (let i = 1; i < parts.length; i++) {
@@ -223,20 +265,24 @@ export class PathClaims {
 
   remove(path: string): void {
     const key = caseKey(path);
-    if (this.#files.get(key)?.path !== path) return;
-    this.#files.delete(key);
-    const parts = path.split('/');
-    for (let i = 1; i < parts.length; i++) {
-      const dir = caseKey(parts.slice(0, i).join('/'));
-      const n = (this.#dirs.get(dir) ?? 1) - 1;
-      if (n <= 0) this.#dirs.delete(dir);
-      else this.#dirs.set(dir, n);
-    }
+    const held = this.#files.get(key);
+    if (held) {
+      if (held.path !== path) return;
+      const parts = path.split('/');
+      for (let i = 1; i < parts.length; i++) {
+        const dir = caseKey(parts.slice(0, i).join('/'));
+        const n = (this.#dirs.get(dir) ?? 1) - 1;
+        if (n <= 0) this.#dirs.delete(dir);
+        else this.#dirs.set(dir, n);
+      }
+    } else if (held === null || this.#store?.fileByKey(key)?.path !== path) return;
+    if (this.#store === null) this.#files.delete(key);
+    else this.#files.set(key, null);
   }
 
   /** The URI that holds exactly this path, if any. */
   holder(path: string): string | undefined {
-    const held = this.#files.get(caseKey(path));
+    const held = this.#file(caseKey(path));
     return held?.path === path ? held.uri : undefined;
   }
 
@@ -246,22 +292,23 @@ export class PathClaims {
     // Folders on the way that are files already: the folder gets an alternate name.
     for (let i = 0; i < parts.length - 1; i++) {
       const prefix = parts.slice(0, i + 1).join('/');
-      if (this.#files.has(caseKey(prefix))) parts[i] = `${parts[i]}%dir`;
+      if (this.#isFile(caseKey(prefix))) parts[i] = `${parts[i]}%dir`;
     }
     let path = parts.join('/');
     // A file where a folder is in use: the file gets an alternate name beside it.
-    if (this.#dirs.has(caseKey(path))) path = `${path}%file`;
-    const taken = this.#files.get(caseKey(path));
+    if (this.#isDir(caseKey(path))) path = `${path}%file`;
+    const taken = this.#file(caseKey(path));
     if (taken !== undefined) {
       if (taken.uri === uri) return taken.path;
       let n = 2;
       const free = (p: string) => {
-        const t = this.#files.get(caseKey(p));
-        return (t === undefined || t.uri === uri) && !this.#dirs.has(caseKey(p));
+        const t = this.#file(caseKey(p));
+        return (t === undefined || t.uri === uri) && !this.#isDir(caseKey(p));
       };
       while (!free(`${path}%~${n}`)) n++;
       path = `${path}%~${n}`;
-      if (this.#files.get(caseKey(path))?.uri === uri) return this.#files.get(caseKey(path))!.path;
+      const mine = this.#file(caseKey(path));
+      if (mine?.uri === uri) return mine.path;
     }
     this.add(path, uri);
     return path;

@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import type { Applier } from './apply.ts';
 import { audit } from './audit.ts';
+import { MetadataFetcher } from './metadata.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions } from './sync.ts';
 
@@ -83,5 +85,37 @@ describe('describedby metadata', () => {
     const without = await sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest: other, timeoutMs: 5_000 });
     expect(without).toMatchObject({ created: 30, metadata: 0 });
     expect(existsSync(join(other, host(), 'dataset1', 'meta'))).toBe(false);
+  });
+});
+
+describe('MetadataFetcher', () => {
+  it('fetches while entries are noted, from a bounded queue, each relation recorded', async () => {
+    const state = new MirrorState(stateDirOf(dest));
+    let inFlight = 0;
+    let most = 0;
+    const applied: string[] = [];
+    const applier = {
+      apply: async (e: { loc: string }) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((r) => setImmediate(r));
+        applied.push(e.loc);
+        inFlight--;
+      },
+      delete: () => undefined,
+    } as unknown as Applier;
+    const fetcher = new MetadataFetcher({ state, applier, enabled: true, concurrency: 4 });
+    // Noted but not yet handed to the applier, at most: without the bound it would reach all 2,000.
+    let lag = 0;
+    for (let i = 0; i < 2_000; i++) {
+      await fetcher.note({ loc: `http://s.example/r/${i}`, links: [{ rel: 'describedby', href: `http://s.example/m/${i}.xml` }] });
+      lag = Math.max(lag, i + 1 - applied.length - inFlight);
+    }
+    await fetcher.run();
+    expect(applied).toHaveLength(2_000);
+    expect(most).toBeLessThanOrEqual(4);
+    expect(lag).toBeLessThanOrEqual(513);
+    expect(Number((state.db.prepare('SELECT COUNT(*) AS n FROM described_by').get() as { n: number }).n)).toBe(2_000);
+    state.close();
   });
 });

@@ -3,15 +3,19 @@
 // (the link's hash, length and type when it gives them), durable, in the inventory — and the `described_by` table
 // says which resource it describes. So a baseline does not take it for a resource the Source no longer lists, an
 // audit does not report it as extra, and it goes (by the deletion policy) when the last resource it describes goes.
+// Fetched while the lists stream, from a bounded queue: memory does not grow with the number of resources.
 import type { Entry } from '../documents/model.ts';
 import type { Applier } from './apply.ts';
 import type { MirrorState } from './state.ts';
 
 interface Wanted {
-  href: string;
   describes: string;
   entry: Entry;
 }
+
+/** Metadata fetches waiting at most; whoever notes more waits for room. */
+const QUEUE_MAX = 512;
+const RELATIONS_BATCH = 256;
 
 export class MetadataFetcher {
   /** Metadata resources handed to the applier in this run. */
@@ -21,8 +25,14 @@ export class MetadataFetcher {
   readonly #enabled: boolean;
   readonly #dryRun: boolean;
   readonly #concurrency: number;
-  readonly #queued = new Set<string>();
-  #wanted: Wanted[] = [];
+  #queue: Wanted[] = [];
+  #workers = 0;
+  #idle: (() => void)[] = [];
+  #room: (() => void)[] = [];
+  /** The last few metadata URIs handed out, so one shared by neighbouring resources is fetched once. */
+  #recent = new Set<string>();
+  /** Relations not yet written: written together, one transaction per RELATIONS_BATCH (not one fsync each). */
+  #relations: [string, string][] = [];
 
   constructor(o: { state: MirrorState; applier: Applier; enabled: boolean; concurrency: number; dryRun?: boolean }) {
     this.#state = o.state;
@@ -32,45 +42,60 @@ export class MetadataFetcher {
     this.#concurrency = Math.max(1, o.concurrency);
   }
 
-  /** Notes the describedby links of a resource that was listed or changed (fetched later, by `run`). */
-  note(entry: Pick<Entry, 'loc' | 'links'>): void {
+  /** Notes the describedby links of a resource that was listed or changed; fetched in the background. */
+  async note(entry: Pick<Entry, 'loc' | 'links'>): Promise<void> {
     if (!this.#enabled) return;
     for (const link of entry.links) {
       if (link.rel !== 'describedby' || !/^https?:\/\//i.test(link.href) || link.href === entry.loc) continue;
-      const key = `${link.href}\n${entry.loc}`;
-      if (this.#queued.has(key)) continue;
-      this.#queued.add(key);
-      this.#wanted.push({
-        href: link.href,
+      while (this.#queue.length >= QUEUE_MAX) await new Promise<void>((r) => this.#room.push(r));
+      this.#queue.push({
         describes: entry.loc,
         entry: { index: 0, line: 0, loc: link.href, lastmod: link.modified, md: { hash: link.hash, length: link.length, type: link.type }, links: [] },
       });
+      while (this.#workers < this.#concurrency && this.#queue.length > 0) void this.#work();
     }
   }
 
-  /** Fetches what was noted: each metadata URI once, `concurrency` at a time. */
-  async run(): Promise<void> {
-    const wanted = this.#wanted;
-    this.#wanted = [];
-    const insert = this.#state.db.prepare('INSERT OR IGNORE INTO described_by (uri, describes) VALUES (?, ?)');
-    const once = new Map<string, Entry>();
-    for (const w of wanted) {
-      // A dry run writes nothing, the relation included.
-      if (!this.#dryRun) insert.run(w.href, w.describes);
-      if (!once.has(w.href)) once.set(w.href, w.entry);
-    }
-    const queue = [...once.values()];
-    const worker = async () => {
-      for (let e = queue.shift(); e !== undefined; e = queue.shift()) {
+  async #work(): Promise<void> {
+    this.#workers++;
+    try {
+      for (let w = this.#queue.shift(); w !== undefined; w = this.#queue.shift()) {
+        this.#room.shift()?.();
+        // A dry run writes nothing, the relation included.
+        if (!this.#dryRun) this.#relations.push([w.entry.loc, w.describes]);
+        if (this.#relations.length >= RELATIONS_BATCH) this.#writeRelations();
+        if (this.#recent.has(w.entry.loc)) continue;
+        this.#recent.add(w.entry.loc);
+        if (this.#recent.size > 4 * QUEUE_MAX) this.#recent.delete(this.#recent.values().next().value!);
         this.fetched++;
-        await this.#applier.apply(e);
+        await this.#applier.apply(w.entry);
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.#concurrency, queue.length) }, worker));
+    } finally {
+      this.#workers--;
+      if (this.#workers === 0) for (const resolve of this.#idle.splice(0)) resolve();
+    }
+  }
+
+  /** Waits until everything noted is fetched (and its relation recorded). */
+  async run(): Promise<void> {
+    while (this.#workers < this.#concurrency && this.#queue.length > 0) void this.#work();
+    if (this.#workers > 0) await new Promise<void>((r) => this.#idle.push(r));
+    this.#writeRelations();
+  }
+
+  #writeRelations(): void {
+    if (this.#relations.length === 0) return;
+    const rows = this.#relations;
+    this.#relations = [];
+    const insert = this.#state.db.prepare('INSERT OR IGNORE INTO described_by (uri, describes) VALUES (?, ?)');
+    this.#state.transaction(() => {
+      for (const [uri, describes] of rows) insert.run(uri, describes);
+    });
   }
 
   /** After `uri` was deleted: its metadata goes too (by the same policy) unless it still describes another resource. */
   deleted(uri: string): void {
+    this.#writeRelations();
     const db = this.#state.db;
     const rows = db.prepare('SELECT uri FROM described_by WHERE describes = ?').all(uri) as { uri: string }[];
     if (rows.length === 0) return;

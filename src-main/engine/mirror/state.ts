@@ -7,7 +7,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { migrate, type Migration } from '../../store/migrations.ts';
 import { transaction } from '../../store/tx.ts';
 import type { Digests } from './fixity.ts';
-import type { PathMap } from './local-path.ts';
+import { caseKey, type ClaimStore, type PathMap } from './local-path.ts';
 import type { SourceSettings } from './settings.ts';
 
 export const STATE_DIR = '.resourcesync';
@@ -71,6 +71,66 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (uri, describes)
       ) WITHOUT ROWID;
       CREATE INDEX described_by_resource ON described_by (describes);
+    `);
+  },
+  (db) => {
+    // The case-folded path (caseKey), indexed: path clashes are looked up in the inventory instead of loading every
+    // path of a mirror that may hold millions (local-path.ts, PathClaims).
+    db.exec('ALTER TABLE inventory ADD COLUMN path_key TEXT');
+    const page = db.prepare('SELECT uri, path FROM inventory WHERE uri > ? ORDER BY uri LIMIT 10000');
+    const set = db.prepare('UPDATE inventory SET path_key = ? WHERE uri = ?');
+    for (let after = ''; ; ) {
+      const rows = page.all(after) as { uri: string; path: string }[];
+      if (rows.length === 0) break;
+      for (const r of rows) set.run(caseKey(r.path), r.uri);
+      after = rows.at(-1)!.uri;
+    }
+    db.exec('CREATE INDEX inventory_by_path_key ON inventory (path_key)');
+  },
+  (db) => {
+    // Live change notifications (engine/live): the WebSub subscriptions that feed this mirror, and the inbox of
+    // every delivery, its raw payload kept durably before the hub was answered, with how far it got.
+    db.exec(`
+      CREATE TABLE live_subscriptions (
+        id INTEGER PRIMARY KEY,
+        topic TEXT NOT NULL,
+        hub TEXT NOT NULL,
+        callback_token TEXT NOT NULL UNIQUE,
+        callback_url TEXT NOT NULL,
+        secret TEXT,
+        -- pending | active | retrying | unsubscribing | unsubscribed | denied | expired
+        status TEXT NOT NULL,
+        -- subscribe | unsubscribe while a request awaits the hub's verification
+        pending_mode TEXT,
+        lease_requested INTEGER,
+        lease_seconds INTEGER,
+        verified_at TEXT,
+        expires_at TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at TEXT,
+        last_error TEXT,
+        cursor TEXT,
+        last_notification_at TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (topic, hub)
+      );
+      CREATE TABLE live_inbox (
+        id INTEGER PRIMARY KEY,
+        subscription_id INTEGER NOT NULL REFERENCES live_subscriptions(id) ON DELETE CASCADE,
+        received_at TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        content_type TEXT,
+        link TEXT,
+        body BLOB,
+        -- received | applying | applied | seen | duplicate | covered | rejected
+        status TEXT NOT NULL,
+        from_at TEXT,
+        until_at TEXT,
+        run_id INTEGER,
+        reason TEXT
+      );
+      CREATE INDEX live_inbox_open ON live_inbox (subscription_id, status);
+      CREATE INDEX live_inbox_hash ON live_inbox (subscription_id, sha256);
     `);
   },
 ];
@@ -201,11 +261,13 @@ function toRun(raw: Record<string, unknown>): RunRecord {
   };
 }
 
-export class MirrorState {
+export class MirrorState implements ClaimStore {
   readonly db: DatabaseSync;
   readonly path: string;
   #get: StatementSync;
   #put: StatementSync;
+  #byKey: StatementSync;
+  #under: StatementSync;
 
   constructor(stateDir: string) {
     mkdirSync(stateDir, { recursive: true });
@@ -222,11 +284,13 @@ export class MirrorState {
     }
     this.#get = this.db.prepare('SELECT * FROM inventory WHERE uri = ?');
     this.#put = this.db.prepare(`
-      INSERT INTO inventory (uri, path, length, md5, sha1, sha256, lastmod, etag, last_modified, type, status, verified_at, run_id)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (uri) DO UPDATE SET path = excluded.path, length = excluded.length, md5 = excluded.md5, sha1 = excluded.sha1,
+      INSERT INTO inventory (uri, path, length, md5, sha1, sha256, lastmod, etag, last_modified, type, status, verified_at, run_id, path_key)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (uri) DO UPDATE SET path = excluded.path, path_key = excluded.path_key, length = excluded.length, md5 = excluded.md5, sha1 = excluded.sha1,
         sha256 = excluded.sha256, lastmod = excluded.lastmod, etag = excluded.etag, last_modified = excluded.last_modified,
         type = excluded.type, status = excluded.status, verified_at = excluded.verified_at, run_id = excluded.run_id`);
+    this.#byKey = this.db.prepare('SELECT uri, path FROM inventory WHERE path_key = ? LIMIT 1');
+    this.#under = this.db.prepare('SELECT 1 AS found FROM inventory WHERE path_key >= ? AND path_key < ? LIMIT 1');
   }
 
   close(): void {
@@ -287,7 +351,20 @@ export class MirrorState {
       row.status,
       row.verifiedAt,
       row.runId,
+      caseKey(row.path),
     );
+  }
+
+  /** The row whose case-folded path is `key` (ClaimStore). */
+  fileByKey(key: string): { path: string; uri: string } | undefined {
+    const raw = this.#byKey.get(key) as { uri: string; path: string } | undefined;
+    return raw === undefined ? undefined : { uri: raw.uri, path: raw.path };
+  }
+
+  /** True when a row's path lies under the folder whose case-folded path is `key` (ClaimStore). */
+  hasUnder(key: string): boolean {
+    // Every key under `key/` sorts between `key/` and `key0` ('0' follows '/' in UTF-8 byte order).
+    return this.#under.get(`${key}/`, `${key}0`) !== undefined;
   }
 
   remove(uri: string): void {

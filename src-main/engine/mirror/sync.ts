@@ -214,8 +214,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     });
     const patcher = new JsonPatcher({ applier, fetcher, state, dest, dryRun, signal: options.signal, onNote: options.onNote });
     const metadata = new MetadataFetcher({ state, applier, enabled: options.withMetadata ?? false, concurrency: settings.concurrency ?? 8, dryRun });
-    const applyChange = (entry: Entry) => {
-      metadata.note(entry);
+    const applyChange = async (entry: Entry) => {
+      await metadata.note(entry);
       return patcher.apply(entry);
     };
     const onDeleted = (uri: string) => metadata.deleted(uri);
@@ -387,7 +387,7 @@ async function baseline(
     if (seen.has(entry.loc)) return;
     seen.add(entry.loc);
     onListed(++listed);
-    metadata.note(entry);
+    await metadata.note(entry);
     const p = applier.apply(entry).finally(() => inflight.delete(p));
     inflight.add(p);
     if (inflight.size >= limit) await Promise.race(inflight);

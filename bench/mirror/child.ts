@@ -1,0 +1,95 @@
+// One measure in a fresh process (so its peak RSS is its own), called by bench/mirror.ts:
+//   child.ts sync '<json SyncOptions>'        the real sync engine (engine/mirror/sync.ts), as `rsdesk sync` runs it
+//   child.ts fetch-loop <urls file> <connections> <in flight>
+//                                             the reference: a bare undici loop that fetches and discards each body
+// Prints one JSON line: the measure.
+import { readFileSync } from 'node:fs';
+import { Agent } from 'undici';
+import { MirrorState, stateDirOf } from '../../src-main/engine/mirror/state.ts';
+import { sync, type SyncOptions } from '../../src-main/engine/mirror/sync.ts';
+
+export interface ChildMeasure {
+  seconds: number;
+  cpuSeconds: number;
+  /** of which in the kernel */
+  systemSeconds: number;
+  peakRssMb: number;
+  resources: number;
+  bytes: number;
+  failed: number;
+  /** sync only */
+  verified?: number;
+  phases?: Record<string, number>;
+  counts?: Record<string, number>;
+  firstFailure?: string;
+}
+
+async function measureSync(options: SyncOptions): Promise<ChildMeasure> {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const result = await sync(options);
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const peakRssMb = process.resourceUsage().maxRSS / 1024;
+  // Outside the timing: what the run recorded.
+  const state = new MirrorState(stateDirOf(options.dest));
+  let verified: number;
+  let phases: Record<string, number>;
+  try {
+    verified = Number((state.db.prepare("SELECT COUNT(*) AS n FROM inventory WHERE status = 'verified' AND run_id = ?").get(result.runId) as { n: number }).n);
+    phases = state.run(result.runId!)?.phases ?? {};
+  } finally {
+    state.close();
+  }
+  return {
+    seconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    systemSeconds: cpu.system / 1e6,
+    peakRssMb,
+    resources: result.created + result.updated + result.deleted + result.unchanged,
+    bytes: result.bytes,
+    failed: result.failed,
+    verified,
+    phases,
+    counts: { created: result.created, updated: result.updated, deleted: result.deleted, unchanged: result.unchanged, skipped: result.skipped },
+    firstFailure: result.failures[0] ? `${result.failures[0].uri}: ${result.failures[0].reason}` : undefined,
+  };
+}
+
+async function measureFetchLoop(urlsFile: string, connections: number, inFlight: number): Promise<ChildMeasure> {
+  const urls = readFileSync(urlsFile, 'utf8').split('\n').filter(Boolean);
+  const agent = new Agent({ connections, keepAliveTimeout: 30_000 });
+  let next = 0;
+  let bytes = 0;
+  let failed = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const worker = async () => {
+    while (next < urls.length) {
+      const url = new URL(urls[next++]!);
+      const { statusCode, body } = await agent.request({ origin: url.origin, path: url.pathname, method: 'GET' });
+      for await (const chunk of body) bytes += (chunk as Buffer).length;
+      if (statusCode !== 200) failed++;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  await agent.close();
+  return {
+    seconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    systemSeconds: cpu.system / 1e6,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    resources: urls.length,
+    bytes,
+    failed,
+  };
+}
+
+const [command, ...args] = process.argv.slice(2);
+let measure: ChildMeasure;
+if (command === 'sync') measure = await measureSync(JSON.parse(args[0]!) as SyncOptions);
+else if (command === 'fetch-loop') measure = await measureFetchLoop(args[0]!, Number(args[1]), Number(args[2]));
+else throw new Error(`unknown measure ${command}`);
+console.log(JSON.stringify(measure));

@@ -1,0 +1,161 @@
+// rsdesk watch: subscribes to a Source's change-notification channel(s) through a callback server of its own and
+// prints every event as it happens (one JSON object per line with --json) until Ctrl+C or SIGTERM, which
+// unsubscribes (waiting a few seconds for the hub's verification) and exits 0. `--listen` without a URL runs only
+// the callback server: pings.
+import { resolve } from 'node:path';
+import { clip } from '../engine/clip.ts';
+import { LiveEngine, DEFAULT_LIVE_PORT } from '../engine/live/engine.ts';
+import type { LiveEvent } from '../engine/live/model.ts';
+import { MirrorState, stateDirOf } from '../engine/mirror/state.ts';
+import type { Io } from './io.ts';
+import { UsageError } from './usage.ts';
+
+export interface WatchOptions {
+  url?: string;
+  dest?: string;
+  listen?: string;
+  publicUrl?: string;
+  secret?: string;
+  lease?: string;
+  apply: boolean;
+  syncOnPing: boolean;
+  json: boolean;
+  timeoutMs?: number;
+  /** Resolves when the command should stop (tests); default: SIGINT or SIGTERM. */
+  stopSignal?: Promise<void>;
+}
+
+export function parseListen(value: string | undefined): { host: string; port: number } {
+  if (value === undefined) return { host: '127.0.0.1', port: DEFAULT_LIVE_PORT };
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(value) ?? /^()()(\d{1,5})$/.exec(value);
+  if (!m || Number(m[3]) > 65535) throw new UsageError(`--listen must be HOST:PORT (or PORT), not ${JSON.stringify(value)}`);
+  return { host: m[1] || m[2] || '127.0.0.1', port: Number(m[3]) };
+}
+
+function parseLease(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,8}$/.test(value) || Number(value) < 1) throw new UsageError(`--lease must be a whole number of seconds, not ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/** One line for people. */
+export function describeEvent(e: LiveEvent): string {
+  const time = e.at.slice(11, 19);
+  switch (e.type) {
+    case 'listening':
+      return `${time} listening on ${e.address}; callbacks at ${e.callbackBase}/websub/…`;
+    case 'subscribing':
+      return `${time} asking ${e.hub} to ${e.mode} ${e.topic}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}`;
+    case 'subscribed':
+    case 'renewed':
+      return `${time} ${e.type} to ${e.topic}${e.leaseSeconds !== null ? ` (lease ${e.leaseSeconds} s, until ${e.expiresAt})` : ''}`;
+    case 'unsubscribed':
+    case 'expired':
+      return `${time} ${e.type}: ${e.topic}`;
+    case 'denied':
+      return `${time} the hub denied the subscription to ${e.topic}${e.reason ? `: ${e.reason}` : ''}`;
+    case 'notification':
+      return `${time} notification ${e.from} – ${e.until}: ${e.count} change${e.count === 1 ? '' : 's'}${e.warnings.length ? ` (${e.warnings.join('; ')})` : ''}` +
+        e.changes.slice(0, 20).map((c) => `\n    ${c.change.padEnd(8)} ${c.uri}`).join('') + (e.changes.length > 20 ? `\n    … ${e.changes.length - 20} more` : '');
+    case 'applied':
+      return `${time} applied: created ${e.created}, updated ${e.updated}, deleted ${e.deleted}, unchanged ${e.unchanged}, failed ${e.failed}` +
+        e.changes.filter((c) => c.outcome === 'failed').map((c) => `\n    failed ${c.uri}: ${c.reason}`).join('');
+    case 'duplicate':
+      return `${time} dropped a notification: ${e.reason}`;
+    case 'gap':
+      return `${time} gap from ${e.from} to ${e.until}: ${e.action === 'catch-up' ? 'catching up from the Change List' : e.action === 'needs-sync' ? 'the mirror needs an incremental sync' : 'not applied (no --apply)'}`;
+    case 'caught-up':
+      return `${time} caught up ${e.from} – ${e.until}: created ${e.created}, updated ${e.updated}, deleted ${e.deleted}, failed ${e.failed}`;
+    case 'ping': {
+      const p = e.ping;
+      return `${time} ping (${p.kind}) ${p.siteName ?? ''} ${p.siteUri ?? p.feedUri ?? ''}`.trimEnd() + (e.triggered.length ? ` → syncing ${e.triggered.join(', ')}` : '');
+    }
+    case 'sync':
+      return `${time} synced ${e.dest} (${e.reason}): created ${e.created}, updated ${e.updated}, deleted ${e.deleted}, failed ${e.failed}`;
+    case 'rejected':
+      return `${time} rejected ${e.what}: ${e.reason}`;
+    case 'error':
+      return `${time} error: ${e.message}`;
+  }
+}
+
+export async function watchCommand(o: WatchOptions, io: Io): Promise<number> {
+  const listenOnly = o.url === undefined && o.dest === undefined;
+  if (listenOnly && o.listen === undefined) throw new UsageError('missing <url> and --dest (or --listen HOST:PORT alone, to receive pings only)');
+  if (!listenOnly && o.url === undefined) throw new UsageError('missing <capabilitylist-or-topic-url>');
+  if (!listenOnly && o.dest === undefined) throw new UsageError('missing --dest <dir>');
+  const { host, port } = parseListen(o.listen);
+  const leaseSeconds = parseLease(o.lease);
+  if (o.publicUrl !== undefined) {
+    try {
+      new URL(o.publicUrl);
+    } catch {
+      throw new UsageError(`--public-url must be a URL, not ${JSON.stringify(o.publicUrl)}`);
+    }
+  }
+  const engine = new LiveEngine({ host, port, publicUrl: o.publicUrl ?? null, hubTimeoutMs: o.timeoutMs });
+  engine.events.on((e) => io.out((o.json ? JSON.stringify(e) : describeEvent(e)) + '\n'));
+  const stop = o.stopSignal ?? signalled();
+  await engine.start();
+  const mine: number[] = [];
+  let dest: string | null = null;
+  try {
+    if (!listenOnly) {
+      dest = resolve(o.dest!);
+      const found = await engine.channels(o.url!);
+      if (found.channels.length === 0) {
+        io.err(`rsdesk: ${clip(o.url!)} is ${found.found}: nothing to subscribe to.\n`);
+        return 1;
+      }
+      bindIfNew(dest, found.binding);
+      engine.openMirror(dest, { apply: o.apply, pingSync: o.syncOnPing });
+      for (const channel of found.channels) {
+        const sub = await engine.subscribe({ dest, topic: channel.topic, hub: channel.hub, leaseSeconds, ...(o.secret !== undefined ? { secret: o.secret } : {}) });
+        mine.push(sub.id);
+      }
+    }
+    await stop;
+    if (dest !== null) await unsubscribeAll(engine, dest, mine);
+    return 0;
+  } finally {
+    await engine.stop();
+  }
+}
+
+/** A new mirror folder gets the binding of the Capability List it watches (what apply and catch-up need). */
+function bindIfNew(dest: string, binding: Awaited<ReturnType<LiveEngine['channels']>>['binding']): void {
+  const state = new MirrorState(stateDirOf(dest));
+  try {
+    if (state.binding() === null && binding !== null) state.setBinding({ ...binding, maps: [], allowHosts: [], createdAt: new Date().toISOString() });
+  } finally {
+    state.close();
+  }
+}
+
+async function unsubscribeAll(engine: LiveEngine, dest: string, ids: number[]): Promise<void> {
+  const waiting = new Set(ids);
+  const done = new Promise<void>((res) => {
+    const off = engine.events.on((e) => {
+      if ((e.type === 'unsubscribed' || e.type === 'denied') && waiting.delete(e.subscriptionId) && waiting.size === 0) {
+        off();
+        res();
+      }
+    });
+    if (waiting.size === 0) res();
+  });
+  for (const id of ids) await engine.unsubscribe(dest, id).catch(() => waiting.delete(id));
+  // The hub verifies the unsubscription with a GET to us: wait for it, a few seconds at most.
+  await Promise.race([done, new Promise((r) => setTimeout(r, 5_000).unref())]);
+}
+
+function signalled(): Promise<void> {
+  return new Promise((res) => {
+    const on = () => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      res();
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}

@@ -1,0 +1,197 @@
+// Applies notifications to their mirror through the mirror's own machinery (engine/mirror): the Applier's fetch,
+// fixity, durable batched writes and deletion policy, one journal run per batch of notifications. A batch's inbox
+// rows name their run before anything is fetched; a crash leaves them `applying`, and the next start resumes that
+// same run, in which the Applier skips every URI it already committed: nothing is lost, nothing applied twice.
+// Within a batch only the last change per URI is applied (in datetime order), as incremental sync does.
+import { parseW3cDatetime } from '../documents/datetime.ts';
+import type { Http } from '../http/client.ts';
+import { Applier, type DeletePolicy } from '../mirror/apply.ts';
+import type { Fetcher } from '../mirror/fetcher.ts';
+import { runIncremental } from '../mirror/incremental.ts';
+import { LocalPaths } from '../mirror/local-path.ts';
+import { acquireLock } from '../mirror/lock.ts';
+import type { MirrorState, RunCounts } from '../mirror/state.ts';
+import type { AppliedChange } from './model.ts';
+import type { ChangeItem, Notification } from './payload.ts';
+import type { LiveStore, SubscriptionRow } from './store.ts';
+
+export interface MirrorContext {
+  dest: string;
+  stateDir: string;
+  state: MirrorState;
+  store: LiveStore;
+  fetcher: Fetcher;
+  http: Http;
+  deletePolicy: DeletePolicy;
+  concurrency: number;
+  batchSize?: number;
+}
+
+export interface Taken {
+  inboxId: number;
+  notification: Notification;
+}
+
+export interface BatchResult {
+  runId: number;
+  counts: RunCounts;
+  changes: AppliedChange[];
+}
+
+const LOCK_COMMAND = 'live notifications (rsdesk watch / ResourceSync Desktop)';
+
+function withLock<T>(ctx: MirrorContext, fn: () => Promise<T>): Promise<T> {
+  const lock = acquireLock(ctx.stateDir, LOCK_COMMAND, ctx.dest);
+  return fn().finally(() => lock.release());
+}
+
+function pathsOf(ctx: MirrorContext): LocalPaths {
+  const binding = ctx.state.binding();
+  if (binding === null) throw new Error(`${ctx.dest} is not bound to a Source yet`);
+  return new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.url, maps: binding.maps, allowHosts: binding.allowHosts });
+}
+
+function newApplier(ctx: MirrorContext, runId: number): Applier {
+  return new Applier({
+    dest: ctx.dest,
+    stateDir: ctx.stateDir,
+    state: ctx.state,
+    runId,
+    fetcher: ctx.fetcher,
+    paths: pathsOf(ctx),
+    deletePolicy: ctx.deletePolicy,
+    dryRun: false,
+    batchSize: ctx.batchSize,
+  });
+}
+
+/** The last change per URI over the batch, in datetime order; changes before `coveredBeforeMs` left out. */
+export function collapse(items: Taken[], coveredBeforeMs: number | null): ChangeItem[] {
+  const last = new Map<string, { c: ChangeItem; seq: number }>();
+  let seq = 0;
+  for (const { notification } of items) {
+    for (const c of notification.changes) {
+      seq++;
+      if (coveredBeforeMs !== null && c.ms !== null && c.ms < coveredBeforeMs) continue;
+      const prior = last.get(c.uri);
+      if (!prior || prior.c.ms === null || c.ms === null || c.ms >= prior.c.ms) last.set(c.uri, { c, seq });
+    }
+  }
+  return [...last.values()].sort((a, b) => (a.c.ms ?? Infinity) - (b.c.ms ?? Infinity) || a.seq - b.seq).map((x) => x.c);
+}
+
+async function applyChanges(ctx: MirrorContext, applier: Applier, changes: ChangeItem[]): Promise<AppliedChange[]> {
+  const inflight = new Set<Promise<void>>();
+  for (const c of changes) {
+    if (c.change === 'deleted') applier.delete(c.uri);
+    else if (c.change !== 'created' && c.change !== 'updated') applier.fail(c.uri, `not applied: change="${c.change.slice(0, 40)}" is not created, updated or deleted`);
+    else {
+      const p = applier.apply(c.entry).finally(() => inflight.delete(p));
+      inflight.add(p);
+      if (inflight.size >= ctx.concurrency * 2) await Promise.race(inflight);
+    }
+  }
+  await Promise.all(inflight);
+  await applier.finish();
+  const failed = new Map(applier.failures.map((f) => [f.uri, f.reason]));
+  const kept = new Set(applier.wouldDelete);
+  return changes.map((c) => {
+    const reason = failed.get(c.uri);
+    const outcome = reason !== undefined ? 'failed' : kept.has(c.uri) ? 'kept' : c.change;
+    return { uri: c.uri, change: c.change, datetime: c.datetime, outcome, ...(reason !== undefined ? { reason } : {}) };
+  });
+}
+
+/** Applies taken notifications of one subscription as one run (or resumes the run they were given before a crash). */
+export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Taken[], coveredBeforeMs: number | null, resumeRunId: number | null): Promise<BatchResult> {
+  return withLock(ctx, async () => {
+    const { state, store } = ctx;
+    const ids = items.map((i) => i.inboxId);
+    const run = resumeRunId !== null && state.run(resumeRunId) ? state.resumeRun(resumeRunId) : state.startRun('incremental', 'live', sub.topic);
+    store.transaction(() => {
+      for (const { inboxId, notification: n } of items) store.setInbox([inboxId], { status: 'applying', runId: run.id, fromAt: n.from, untilAt: n.until });
+    });
+    const t0 = Date.now();
+    const applier = newApplier(ctx, run.id);
+    let changes: AppliedChange[];
+    try {
+      changes = await applyChanges(ctx, applier, collapse(items, coveredBeforeMs));
+    } catch (err) {
+      state.endRun(run.id, 'failed', { fetch: (Date.now() - t0) / 1000 }, (err as Error).message);
+      throw err;
+    }
+    const last = items[items.length - 1].notification;
+    const firstFrom = coveredBeforeMs ?? items[0].notification.fromMs;
+    const failed = applier.counts.failed;
+    store.transaction(() => {
+      state.endRun(run.id, failed > 0 ? 'failed' : 'completed', { fetch: (Date.now() - t0) / 1000 }, failed > 0 ? `${failed} resource(s) failed; run sync to retry them` : null);
+      store.setInbox(ids, { status: 'applied' });
+      store.updateSubscription(sub.id, { cursor: last.until, lastNotificationAt: new Date().toISOString() });
+      advanceCheckpoint(state, firstFrom, last.until, sub.topic, failed);
+    });
+    return { runId: run.id, counts: { ...applier.counts }, changes };
+  });
+}
+
+/**
+ * The mirror's checkpoint moves to `until` only when nothing can be missing: it already covered everything before
+ * this batch's start, and nothing failed. Otherwise it stays, and `rsdesk sync` later takes the Change List from it.
+ */
+function advanceCheckpoint(state: MirrorState, fromMs: number, until: string, topic: string, failed: number): void {
+  const checkpoint = state.checkpoint();
+  if (checkpoint === null || failed > 0) return;
+  const at = parseW3cDatetime(checkpoint.at);
+  const next = parseW3cDatetime(until);
+  if (at === null || next === null || at < fromMs || next <= at) return;
+  state.setCheckpoint({ at: until, from: topic });
+}
+
+/** Fills a gap [from, until] from the Source's Change List through the mirror's incremental sync. */
+export function catchUp(ctx: MirrorContext, sub: SubscriptionRow, changeListUrl: string, from: string, until: string): Promise<BatchResult> {
+  return withLock(ctx, async () => {
+    const { state, store } = ctx;
+    const run = state.startRun('incremental', 'live-catch-up', changeListUrl);
+    const applier = newApplier(ctx, run.id);
+    const phases: Record<string, number> = {};
+    const untilMs = parseW3cDatetime(until)!;
+    try {
+      await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint: { at: from, from: changeListUrl }, untilMs, concurrency: ctx.concurrency, phases });
+      await applier.finish();
+    } catch (err) {
+      await applier.finish().catch(() => undefined);
+      state.endRun(run.id, 'failed', phases, (err as Error).message);
+      throw err;
+    }
+    const failed = applier.counts.failed;
+    store.transaction(() => {
+      state.endRun(run.id, failed > 0 ? 'failed' : 'completed', phases, null);
+      store.updateSubscription(sub.id, { cursor: until });
+      advanceCheckpoint(state, parseW3cDatetime(from)!, until, sub.topic, failed);
+    });
+    const changes = applier.failures.map((f) => ({ uri: f.uri, change: 'unknown', datetime: null, outcome: 'failed', reason: f.reason }));
+    return { runId: run.id, counts: { ...applier.counts }, changes };
+  });
+}
+
+/** An incremental sync of the whole mirror from its checkpoint (a ping asked for it). */
+export function syncFromCheckpoint(ctx: MirrorContext, changeListUrl: string): Promise<RunCounts> {
+  return withLock(ctx, async () => {
+    const { state } = ctx;
+    const checkpoint = state.checkpoint();
+    if (checkpoint === null) throw new Error(`${ctx.dest} has no checkpoint yet (no baseline completed); run rsdesk sync first`);
+    const run = state.startRun('incremental', 'ping', changeListUrl);
+    const applier = newApplier(ctx, run.id);
+    const phases: Record<string, number> = {};
+    try {
+      const result = await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint, concurrency: ctx.concurrency, phases });
+      await applier.finish();
+      if (result.checkpoint) state.setCheckpoint(result.checkpoint);
+      state.endRun(run.id, applier.counts.failed > 0 ? 'failed' : 'completed', phases, null);
+    } catch (err) {
+      await applier.finish().catch(() => undefined);
+      state.endRun(run.id, 'failed', phases, (err as Error).message);
+      throw err;
+    }
+    return { ...applier.counts };
+  });
+}

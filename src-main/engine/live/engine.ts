@@ -1,0 +1,260 @@
+// The live engine: one callback server for every mirror's WebSub subscriptions and for pings, an event stream of
+// typed events, and the functions a UI or the CLI calls (subscribe, unsubscribe, list, find channels, self-test).
+// Each mirror's subscriptions and deliveries live in that mirror's own state.sqlite (feed.ts).
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { request } from 'undici';
+import { startCallbackServer, type CallbackServer, type HttpAnswer } from '../../server/callback-server.ts';
+import { clip } from '../clip.ts';
+import { Http } from '../http/client.ts';
+import { findChannels, type ChannelsFound } from './channels.ts';
+import { LiveEvents } from './events.ts';
+import { MirrorFeed, type FeedOptions } from './feed.ts';
+import type { Ping, Subscription } from './model.ts';
+import { readPing10, readPing20, type PingResult } from './ping.ts';
+import { readXmlRpcPing, xmlRpcAnswer } from './xmlrpc.ts';
+
+/** The default callback port: fixed, so hubs keep reaching the same callback URLs across restarts. */
+export const DEFAULT_LIVE_PORT = 8741;
+
+export interface LiveEngineOptions {
+  host?: string;
+  /** 0 = any free port (tests). Default DEFAULT_LIVE_PORT. */
+  port?: number;
+  /** The URL hubs reach this server by (a tunnel, a reverse proxy), without the /websub/… part. */
+  publicUrl?: string | null;
+  http?: Http;
+  hubTimeoutMs?: number;
+  verifyTimeoutMs?: number;
+  retryBaseMs?: number;
+  renewAt?: number;
+  reorderWaitMs?: number;
+  maxBodyBytes?: number;
+  concurrency?: number;
+  lockRetryMs?: number;
+  /** Events kept for late listeners. */
+  keepEvents?: number;
+}
+
+export interface SelfTest {
+  url: string;
+  reachable: boolean;
+  message: string;
+}
+
+export interface SubscribeInput {
+  dest: string;
+  topic: string;
+  hub: string;
+  leaseSeconds?: number | null;
+  secret?: string | null;
+}
+
+export class LiveEngine {
+  readonly events: LiveEvents;
+  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'keepEvents'>> & { publicUrl: string | null };
+  readonly #http: Http;
+  readonly #ownHttp: boolean;
+  readonly #feeds = new Map<string, MirrorFeed>();
+  readonly #selfTests = new Set<string>();
+  #server: CallbackServer | null = null;
+
+  constructor(options: LiveEngineOptions = {}) {
+    this.events = new LiveEvents(options.keepEvents ?? 1_000);
+    this.#o = {
+      host: options.host ?? '127.0.0.1',
+      port: options.port ?? DEFAULT_LIVE_PORT,
+      publicUrl: options.publicUrl ? options.publicUrl.replace(/\/+$/, '') : null,
+      hubTimeoutMs: options.hubTimeoutMs ?? 30_000,
+      verifyTimeoutMs: options.verifyTimeoutMs ?? 120_000,
+      retryBaseMs: options.retryBaseMs ?? 1_000,
+      renewAt: options.renewAt ?? 0.8,
+      reorderWaitMs: options.reorderWaitMs ?? 5_000,
+      maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
+      concurrency: options.concurrency ?? 8,
+      lockRetryMs: options.lockRetryMs ?? 2_000,
+    };
+    if (this.#o.publicUrl !== null) new URL(this.#o.publicUrl);
+    this.#http = options.http ?? new Http();
+    this.#ownHttp = options.http === undefined;
+  }
+
+  /** Starts the callback server. */
+  async start(): Promise<{ address: string; callbackBase: string }> {
+    this.#server = await startCallbackServer(
+      {
+        verification: (token, query) => this.#verification(token, query),
+        delivery: (token, headers, body) => this.#delivery(token, headers, body),
+        pingGet: async (query) => this.#ping(readPing10(query), 'text'),
+        pingPost: async (_headers, body) => this.#ping(readPing20(body.toString('utf8')), 'text'),
+        xmlRpc: async (_headers, body) => this.#ping(readXmlRpcPing(body.toString('utf8')), 'xmlrpc'),
+        selfTest: (nonce) => (this.#selfTests.has(nonce) ? { status: 200, body: nonce } : { status: 404, body: 'Not found\n' }),
+        refused: (method, path, status, reason) =>
+          this.events.emit({ type: 'rejected', what: path.includes('/websub/') ? 'delivery' : 'ping', reason: `${method} ${clip(path, 80)}: ${reason} (answered ${status})`, path: clip(path, 200) }),
+      },
+      { host: this.#o.host, port: this.#o.port, maxBodyBytes: this.#o.maxBodyBytes },
+    );
+    const address = this.#server.url;
+    this.events.emit({ type: 'listening', address, callbackBase: this.callbackBase() });
+    return { address, callbackBase: this.callbackBase() };
+  }
+
+  get address(): string | null {
+    return this.#server?.url ?? null;
+  }
+
+  /** Where hubs send to: the public URL setting, else the server's own address (127.0.0.1 for a wildcard bind). */
+  callbackBase(): string {
+    if (this.#o.publicUrl !== null) return this.#o.publicUrl;
+    if (this.#server === null) throw new Error('The callback server is not started');
+    const wildcard = this.#server.host === '0.0.0.0' || this.#server.host === '::';
+    return wildcard ? `http://127.0.0.1:${this.#server.port}` : this.#server.url;
+  }
+
+  /** Opens a mirror's live side: its subscriptions are taken up again and stored deliveries processed. */
+  openMirror(dest: string, options: Partial<FeedOptions> = {}): MirrorFeed {
+    const key = resolve(dest);
+    const existing = this.#feeds.get(key);
+    if (existing) return existing;
+    const feed = new MirrorFeed(
+      key,
+      this.events,
+      this.#http,
+      {
+        apply: options.apply ?? true,
+        deletePolicy: options.deletePolicy ?? 'keep',
+        pingSync: options.pingSync ?? false,
+        reorderWaitMs: options.reorderWaitMs ?? this.#o.reorderWaitMs,
+        concurrency: options.concurrency ?? this.#o.concurrency,
+        lockRetryMs: options.lockRetryMs ?? this.#o.lockRetryMs,
+        batchSize: options.batchSize,
+      },
+      {
+        callbackUrl: (token) => `${this.callbackBase()}/websub/${token}`,
+        hubTimeoutMs: this.#o.hubTimeoutMs,
+        verifyTimeoutMs: this.#o.verifyTimeoutMs,
+        retryBaseMs: this.#o.retryBaseMs,
+        renewAt: this.#o.renewAt,
+      },
+    );
+    this.#feeds.set(key, feed);
+    feed.start();
+    return feed;
+  }
+
+  async closeMirror(dest: string): Promise<void> {
+    const key = resolve(dest);
+    const feed = this.#feeds.get(key);
+    this.#feeds.delete(key);
+    await feed?.close();
+  }
+
+  feed(dest: string): MirrorFeed | null {
+    return this.#feeds.get(resolve(dest)) ?? null;
+  }
+
+  /** Finds the notification channels of a Capability List or a topic URL. */
+  channels(url: string, signal?: AbortSignal): Promise<ChannelsFound> {
+    return findChannels(this.#http, url, signal);
+  }
+
+  subscribe(input: SubscribeInput): Promise<Subscription> {
+    const feed = this.feed(input.dest) ?? this.openMirror(input.dest);
+    return feed.subscribe({ topic: input.topic, hub: input.hub, leaseSeconds: input.leaseSeconds, secret: input.secret });
+  }
+
+  unsubscribe(dest: string, id: number): Promise<Subscription> {
+    const feed = this.feed(dest);
+    if (!feed) throw new Error(`${dest} is not open`);
+    return feed.unsubscribe(id);
+  }
+
+  /** Every subscription of every open mirror. */
+  subscriptions(): Subscription[] {
+    return [...this.#feeds.values()].flatMap((f) => f.subscriptions());
+  }
+
+  /** Asks this server, through the public callback URL, for a one-time answer: can hubs reach us that way? */
+  async selfTest(timeoutMs = 10_000): Promise<SelfTest> {
+    const nonce = randomBytes(16).toString('base64url');
+    const url = `${this.callbackBase()}/.rsdesk-selftest/${nonce}`;
+    this.#selfTests.add(nonce);
+    try {
+      const res = await request(url, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
+      const text = (await res.body.text()).slice(0, 200);
+      if (res.statusCode === 200 && text === nonce) return { url: this.callbackBase(), reachable: true, message: `Reachable: ${this.callbackBase()} leads to this callback server.` };
+      return { url: this.callbackBase(), reachable: false, message: `${this.callbackBase()} answered HTTP ${res.statusCode}, but not as this callback server: hubs would not reach it there.` };
+    } catch (err) {
+      return { url: this.callbackBase(), reachable: false, message: `${this.callbackBase()} could not be reached: ${(err as Error).message}` };
+    } finally {
+      this.#selfTests.delete(nonce);
+    }
+  }
+
+  /** Resolves once every open mirror has read and applied what it received. */
+  async idle(): Promise<void> {
+    await Promise.all([...this.#feeds.values()].map((f) => f.idle()));
+  }
+
+  async stop(): Promise<void> {
+    await this.#server?.close();
+    this.#server = null;
+    for (const feed of this.#feeds.values()) await feed.close();
+    this.#feeds.clear();
+    if (this.#ownHttp) await this.#http.close();
+  }
+
+  #find(token: string) {
+    for (const feed of this.#feeds.values()) {
+      const row = feed.byToken(token);
+      if (row) return { feed, row };
+    }
+    return null;
+  }
+
+  #verification(token: string, query: URLSearchParams): HttpAnswer {
+    const found = this.#find(token);
+    if (!found) {
+      this.events.emit({ type: 'rejected', what: 'verification', reason: `a verification (hub.mode=${clip(query.get('hub.mode') ?? '', 30)}) for a callback no subscription has`, path: '/websub/…' });
+      return { status: 404, body: 'No such subscription\n' };
+    }
+    return found.feed.verify(found.row, query);
+  }
+
+  async #delivery(token: string, headers: Record<string, string>, body: Buffer): Promise<HttpAnswer> {
+    const found = this.#find(token);
+    if (!found) {
+      this.events.emit({ type: 'rejected', what: 'delivery', reason: 'a delivery to a callback no subscription has', path: '/websub/…' });
+      return { status: 404, body: 'No such subscription\n' };
+    }
+    return found.feed.deliver(found.row, { headers, body });
+  }
+
+  #ping(result: PingResult, style: 'text' | 'xmlrpc'): HttpAnswer {
+    if (!result.ok) {
+      this.events.emit({ type: 'rejected', what: 'ping', reason: result.reason });
+      return style === 'xmlrpc'
+        ? { status: 400, body: xmlRpcAnswer(true, `Malformed ping: ${result.reason}`), contentType: 'text/xml; charset=utf-8' }
+        : { status: 400, body: `Malformed ping: ${result.reason}\n` };
+    }
+    const triggered = this.#pingSync(result.ping);
+    this.events.emit({ type: 'ping', ping: result.ping, triggered });
+    const message = 'Thanks for the ping.';
+    return style === 'xmlrpc' ? { status: 200, body: xmlRpcAnswer(false, message), contentType: 'text/xml; charset=utf-8' } : { status: 200, body: `${message}\n` };
+  }
+
+  /** Mirrors whose Source (same origin as what they are bound to) the ping names, that sync on pings. */
+  #pingSync(ping: Ping): string[] {
+    const urls = [ping.siteUri, ping.feedUri, ...ping.items.map((i) => i.link)].filter((u): u is string => u !== null);
+    const origins = new Set(urls.map((u) => new URL(u).origin));
+    const triggered: string[] = [];
+    for (const feed of this.#feeds.values()) {
+      const binding = feed.state.binding();
+      if (!binding) continue;
+      const theirs = [binding.url, binding.capabilityListUrl].filter((u): u is string => !!u).map((u) => new URL(u).origin);
+      if (!theirs.some((o) => origins.has(o))) continue;
+      if (feed.pingSync(`a ${ping.kind} ping for ${clip(urls[0] ?? '', 100)}`)) triggered.push(feed.dest);
+    }
+    return triggered;
+  }
+}

@@ -1,0 +1,361 @@
+// One mirror's live side: its subscriptions (Subscriber), the deliveries they receive (receiver.ts → inbox), and
+// the path from a stored delivery to the mirror: read the payload, drop exact duplicates, put it in order
+// (Sequencer), fill gaps from the Change List, apply (apply-live.ts). Notifications of one subscription are
+// processed one at a time; everything that writes the mirror goes through one queue.
+import { clip } from '../clip.ts';
+import { parseW3cDatetime } from '../documents/datetime.ts';
+import type { Http } from '../http/client.ts';
+import type { DeletePolicy } from '../mirror/apply.ts';
+import { Fetcher } from '../mirror/fetcher.ts';
+import { MirrorLockedError } from '../mirror/lock.ts';
+import { MirrorState, stateDirOf } from '../mirror/state.ts';
+import { applyBatch, catchUp, syncFromCheckpoint, type MirrorContext, type Taken } from './apply-live.ts';
+import type { LiveEvents } from './events.ts';
+import type { Subscription } from './model.ts';
+import { readNotification } from './payload.ts';
+import { linkWarnings, receiveDelivery, type Delivery, type DeliveryAnswer } from './receiver.ts';
+import { Sequencer, type Step } from './sequencer.ts';
+import { LiveStore, type SubscriptionRow } from './store.ts';
+import { publicView, Subscriber, type SubscribeRequest, type SubscriberOptions, type VerificationAnswer } from './subscriber.ts';
+
+export interface FeedOptions {
+  /** Apply notifications to the mirror (else they are only read, ordered and reported). */
+  apply: boolean;
+  deletePolicy: DeletePolicy;
+  /** An RSS Ping naming this mirror's Source starts an incremental sync. */
+  pingSync: boolean;
+  /** How long a notification waits for the ones before it before the hole counts as a gap. */
+  reorderWaitMs: number;
+  concurrency: number;
+  /** Wait before trying again when another process holds the mirror's lock. */
+  lockRetryMs: number;
+  batchSize?: number;
+}
+
+interface SubState {
+  seq: Sequencer<Taken>;
+  /** Inbox rows already read into the sequencer (or being resumed). */
+  known: Set<number>;
+  /** The highest inbox id read so far. */
+  lastId: number;
+  chain: Promise<void>;
+  timer: NodeJS.Timeout | null;
+}
+
+export class MirrorFeed {
+  readonly dest: string;
+  readonly state: MirrorState;
+  readonly store: LiveStore;
+  readonly subscriber: Subscriber;
+  readonly options: FeedOptions;
+  readonly #events: LiveEvents;
+  readonly #ctx: MirrorContext;
+  readonly #subs = new Map<number, SubState>();
+  #writes: Promise<void> = Promise.resolve();
+  #pendingWrites = 0;
+  #closed = false;
+  #syncing = false;
+  #syncAgain = false;
+
+  constructor(dest: string, events: LiveEvents, http: Http, options: FeedOptions, subscriberOptions: SubscriberOptions) {
+    this.dest = dest;
+    this.options = options;
+    this.#events = events;
+    const stateDir = stateDirOf(dest);
+    this.state = new MirrorState(stateDir);
+    this.store = new LiveStore(this.state.db, dest);
+    this.subscriber = new Subscriber(this.store, events, subscriberOptions);
+    const fetcher = new Fetcher({ concurrency: options.concurrency });
+    this.#ctx = { dest, stateDir, state: this.state, store: this.store, fetcher, http, deletePolicy: options.deletePolicy, concurrency: options.concurrency, batchSize: options.batchSize };
+  }
+
+  /** Restores subscriptions and takes up every delivery that was stored but not yet settled. */
+  start(): void {
+    this.subscriber.restore();
+    for (const row of this.store.subscriptions()) {
+      // Batches interrupted while being applied: resumed as the same runs, before anything newer.
+      const applying = this.store.open(row.id).filter((r) => r.status === 'applying');
+      const byRun = new Map<number, number[]>();
+      for (const r of applying) byRun.set(r.runId ?? -1, [...(byRun.get(r.runId ?? -1) ?? []), r.id]);
+      const sub = this.#sub(row);
+      for (const [runId, ids] of byRun) {
+        for (const id of ids) sub.known.add(id);
+        sub.chain = sub.chain.then(() => this.#resume(row.id, runId, ids));
+      }
+      this.process(row.id);
+    }
+  }
+
+  subscriptions(): Subscription[] {
+    return this.store.subscriptions().map(publicView);
+  }
+
+  subscribe(r: SubscribeRequest): Promise<Subscription> {
+    return this.subscriber.subscribe({ ...r, cursor: r.cursor ?? startCursor(this.state.checkpoint()?.at ?? null) });
+  }
+
+  unsubscribe(id: number): Promise<Subscription> {
+    return this.subscriber.unsubscribe(id);
+  }
+
+  byToken(token: string): SubscriptionRow | null {
+    return this.store.byToken(token);
+  }
+
+  verify(row: SubscriptionRow, query: URLSearchParams): VerificationAnswer {
+    return this.subscriber.verify(row, query);
+  }
+
+  async deliver(row: SubscriptionRow, delivery: Delivery): Promise<DeliveryAnswer> {
+    const answer = await receiveDelivery(this.store, this.#events, row, delivery);
+    // Processing starts once the answer is on its way.
+    if (answer.inboxId !== undefined) setImmediate(() => this.process(row.id));
+    return answer;
+  }
+
+  #sub(row: SubscriptionRow): SubState {
+    let sub = this.#subs.get(row.id);
+    if (!sub) {
+      sub = { seq: new Sequencer<Taken>(row.cursor ? parseW3cDatetime(row.cursor) : null), known: new Set(), lastId: 0, chain: Promise.resolve(), timer: null };
+      this.#subs.set(row.id, sub);
+    }
+    return sub;
+  }
+
+  /** Reads whatever this subscription has received and not read yet. */
+  process(subscriptionId: number): void {
+    if (this.#closed) return;
+    const row = this.store.subscription(subscriptionId);
+    if (!row) return;
+    const sub = this.#sub(row);
+    sub.chain = sub.chain.then(() => this.#read(subscriptionId)).catch((err: unknown) => this.#error(err, row));
+  }
+
+  async #read(subscriptionId: number): Promise<void> {
+    if (this.#closed) return;
+    const row = this.store.subscription(subscriptionId)!;
+    const sub = this.#sub(row);
+    const capabilityListUrl = this.state.binding()?.capabilityListUrl ?? null;
+    for (let batch = this.store.received(subscriptionId, sub.lastId); batch.length > 0; batch = this.store.received(subscriptionId, sub.lastId)) {
+     for (const inbox of batch) {
+      if (this.#closed) return;
+      sub.lastId = Math.max(sub.lastId, inbox.id);
+      if (sub.known.has(inbox.id)) continue;
+      sub.known.add(inbox.id);
+      const base = { subscriptionId, topic: row.topic, dest: this.dest, inboxId: inbox.id };
+      if (this.store.seenBefore(subscriptionId, inbox.sha256, inbox.id)) {
+        this.store.setInbox([inbox.id], { status: 'duplicate', reason: 'the same payload was received before' });
+        this.#events.emit({ type: 'duplicate', ...base, from: null, until: null, reason: 'the same payload was received before; dropped' });
+        continue;
+      }
+      const parsed = await readNotification(inbox.body ?? new Uint8Array(), `${row.topic} (delivery ${inbox.id})`);
+      if (!parsed.ok) {
+        this.store.setInbox([inbox.id], { status: 'rejected', reason: parsed.reason });
+        this.#events.emit({ type: 'rejected', what: 'notification', reason: parsed.reason, subscriptionId, topic: row.topic });
+        continue;
+      }
+      const n = parsed.notification;
+      // Nothing is written here: a row stays `received` until it is applied (or dropped), so the event is not
+      // held up by another commit; a restart reads it again.
+      this.#events.emit({
+        type: 'notification',
+        ...base,
+        from: n.from,
+        until: n.until,
+        count: n.changes.length,
+        changes: n.changes.map((c) => ({ uri: c.uri, change: c.change, datetime: c.datetime })),
+        warnings: [...linkWarnings(inbox.link, row, capabilityListUrl), ...n.findings.map((f) => f.message)],
+      });
+      this.#steps(row, sub.seq.add({ fromMs: n.fromMs, untilMs: n.untilMs, item: { inboxId: inbox.id, notification: n } }));
+     }
+    }
+    this.#arm(row, sub);
+  }
+
+  /** Keeps a timer running while notifications wait for their predecessors. */
+  #arm(row: SubscriptionRow, sub: SubState): void {
+    if (sub.timer) clearTimeout(sub.timer);
+    sub.timer = null;
+    const since = sub.seq.waitingSince;
+    if (since === null || this.#closed) return;
+    sub.timer = setTimeout(() => {
+      sub.timer = null;
+      if (this.#closed) return;
+      sub.chain = sub.chain
+        .then(() => {
+          this.#steps(row, sub.seq.expire());
+          this.#arm(row, sub);
+        })
+        .catch((err: unknown) => this.#error(err, row));
+    }, Math.max(0, since + this.options.reorderWaitMs - Date.now()));
+  }
+
+  #steps(row: SubscriptionRow, steps: Step<Taken>[]): void {
+    const base = { subscriptionId: row.id, topic: row.topic, dest: this.dest };
+    for (const step of steps) {
+      if (step.kind === 'covered') {
+        const n = step.item.item.notification;
+        this.store.setInbox([step.item.item.inboxId], { status: 'covered', reason: 'everything it says was covered already' });
+        this.#events.emit({ type: 'duplicate', ...base, inboxId: step.item.item.inboxId, from: n.from, until: n.until, reason: 'its interval was covered already (by an earlier notification or a catch-up); dropped' });
+      } else if (step.kind === 'gap') {
+        const from = new Date(step.fromMs).toISOString();
+        const until = new Date(step.untilMs).toISOString();
+        const changeListUrl = this.state.binding()?.changeListUrl ?? null;
+        const action = !this.options.apply ? 'none' : changeListUrl ? 'catch-up' : 'needs-sync';
+        this.#events.emit({ type: 'gap', ...base, from, until, action });
+        if (action === 'catch-up') this.#write(row, () => this.#catchUp(row, changeListUrl!, from, until));
+        else if (action === 'needs-sync') this.#write(row, async () => this.#markNeedsSync(from, until));
+      } else if (!this.options.apply) {
+        const last = step.items[step.items.length - 1].item.notification;
+        this.store.transaction(() => {
+          for (const { item } of step.items) this.store.setInbox([item.inboxId], { status: 'seen', fromAt: item.notification.from, untilAt: item.notification.until });
+          this.store.updateSubscription(row.id, { cursor: last.until, lastNotificationAt: new Date().toISOString() });
+        });
+      } else {
+        const items = step.items.map((i) => i.item);
+        this.#write(row, () => this.#apply(row, items, step.coveredBeforeMs, null));
+      }
+    }
+  }
+
+  async #apply(row: SubscriptionRow, items: Taken[], coveredBeforeMs: number | null, resumeRunId: number | null): Promise<void> {
+    const result = await applyBatch(this.#ctx, this.store.subscription(row.id)!, items, coveredBeforeMs, resumeRunId);
+    const c = result.counts;
+    this.#events.emit({
+      type: 'applied',
+      subscriptionId: row.id,
+      topic: row.topic,
+      dest: this.dest,
+      inboxIds: items.map((i) => i.inboxId),
+      runId: result.runId,
+      created: c.created,
+      updated: c.updated,
+      deleted: c.deleted,
+      unchanged: c.unchanged,
+      failed: c.failed,
+      changes: result.changes,
+    });
+  }
+
+  async #resume(subscriptionId: number, runId: number, ids: number[]): Promise<void> {
+    const row = this.store.subscription(subscriptionId)!;
+    const items: Taken[] = [];
+    for (const id of ids) {
+      const inbox = this.store.inbox(id)!;
+      const parsed = await readNotification(inbox.body ?? new Uint8Array(), `${row.topic} (delivery ${id})`);
+      if (parsed.ok) items.push({ inboxId: id, notification: parsed.notification });
+      else this.store.setInbox([id], { status: 'rejected', reason: parsed.reason });
+    }
+    if (items.length === 0) return;
+    const sub = this.#sub(row);
+    const last = items[items.length - 1].notification;
+    // The sequencer continues after the resumed batch.
+    sub.seq.advance(last.untilMs);
+    const cursorMs = row.cursor ? parseW3cDatetime(row.cursor) : null;
+    await new Promise<void>((resolve) => this.#write(row, () => this.#apply(row, items, cursorMs, runId), resolve));
+  }
+
+  async #catchUp(row: SubscriptionRow, changeListUrl: string, from: string, until: string): Promise<void> {
+    const base = { subscriptionId: row.id, topic: row.topic, dest: this.dest };
+    try {
+      const result = await catchUp(this.#ctx, this.store.subscription(row.id)!, changeListUrl, from, until);
+      const c = result.counts;
+      this.#events.emit({ type: 'caught-up', ...base, from, until, created: c.created, updated: c.updated, deleted: c.deleted, failed: c.failed });
+    } catch (err) {
+      if (err instanceof MirrorLockedError) throw err;
+      this.#events.emit({ type: 'error', ...base, message: `Could not catch up from the Change List for ${from} – ${until}: ${(err as Error).message}` });
+      this.#markNeedsSync(from, until);
+    }
+  }
+
+  #markNeedsSync(from: string, until: string): void {
+    this.state.db
+      .prepare(`INSERT INTO meta (key, value) VALUES ('needs-sync', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`)
+      .run(JSON.stringify({ from, until, since: new Date().toISOString(), reason: 'a gap in the change notifications' }));
+  }
+
+  /** Runs writes to the mirror one at a time; a lock held by another process makes it wait and try again. */
+  #write(row: SubscriptionRow, job: () => Promise<void>, done?: () => void): void {
+    this.#pendingWrites++;
+    const attempt = async (): Promise<void> => {
+      for (let warned = false; !this.#closed; ) {
+        try {
+          return await job();
+        } catch (err) {
+          if (!(err instanceof MirrorLockedError)) throw err;
+          if (!warned) this.#events.emit({ type: 'error', subscriptionId: row.id, dest: this.dest, message: `${err.message} Notifications wait, stored, until it is free.` });
+          warned = true;
+          await new Promise((r) => setTimeout(r, this.options.lockRetryMs));
+        }
+      }
+    };
+    this.#writes = this.#writes
+      .then(attempt)
+      .catch((err: unknown) => this.#error(err, row))
+      .finally(() => {
+        this.#pendingWrites--;
+        done?.();
+      });
+  }
+
+  /** Resolves when nothing is being read or written (tests, benchmarks, a clean stop). */
+  async idle(): Promise<void> {
+    for (;;) {
+      await Promise.all([...this.#subs.values()].map((s) => s.chain));
+      await this.#writes;
+      if (this.#pendingWrites === 0 && [...this.#subs.values()].every((s) => s.timer === null || s.seq.waiting === 0)) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  /** An RSS Ping named this mirror's Source: an incremental sync, unless one is running (then one more after it). */
+  pingSync(reason: string): boolean {
+    const changeListUrl = this.state.binding()?.changeListUrl ?? null;
+    if (!this.options.pingSync || !this.options.apply || changeListUrl === null) return false;
+    if (this.#syncing) {
+      this.#syncAgain = true;
+      return true;
+    }
+    this.#syncing = true;
+    const row = { id: -1 } as SubscriptionRow;
+    this.#write(row, async () => {
+      try {
+        do {
+          this.#syncAgain = false;
+          const c = await syncFromCheckpoint(this.#ctx, changeListUrl);
+          this.#events.emit({ type: 'sync', dest: this.dest, reason, created: c.created, updated: c.updated, deleted: c.deleted, failed: c.failed });
+        } while (this.#syncAgain && !this.#closed);
+      } catch (err) {
+        if (err instanceof MirrorLockedError) throw err;
+        this.#events.emit({ type: 'error', dest: this.dest, message: `The sync a ping asked for failed: ${(err as Error).message}` });
+      } finally {
+        this.#syncing = false;
+      }
+    });
+    return true;
+  }
+
+  #error(err: unknown, row: SubscriptionRow): void {
+    this.#events.emit({ type: 'error', ...(row.id > 0 ? { subscriptionId: row.id } : {}), dest: this.dest, message: clip(err instanceof Error ? err.message : String(err), 1000) });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.subscriber.close();
+    for (const s of this.#subs.values()) if (s.timer) clearTimeout(s.timer);
+    await this.#writes.catch(() => undefined);
+    await Promise.all([...this.#subs.values()].map((s) => s.chain.catch(() => undefined)));
+    await this.#ctx.fetcher.close();
+    this.state.close();
+  }
+}
+
+/**
+ * Where a new subscription's order starts: just before the mirror's checkpoint. Incremental sync leaves changes at
+ * the checkpoint's own instant to be applied (it skips only earlier ones), while a notification's `until` includes
+ * its instant; starting 1 ms earlier keeps a change at exactly the checkpoint from being taken as covered.
+ */
+function startCursor(at: string | null): string | null {
+  const ms = at === null ? null : parseW3cDatetime(at);
+  return ms === null ? null : new Date(ms - 1).toISOString();
+}

@@ -1,0 +1,58 @@
+// Subscriber requests to a hub (WebSub §5.1): a form POST with hub.mode, hub.topic, hub.callback and, for a
+// subscription, hub.lease_seconds and hub.secret. The hub answers 202 Accepted and verifies our intent afterwards;
+// any other answer is a failure, reported with the hub's own words (clipped). A deadline on the whole exchange.
+import { request } from 'undici';
+import { clip } from '../clip.ts';
+import { toNetworkError } from '../http/errors.ts';
+import { parseHttpUrl, DEFAULT_USER_AGENT } from '../http/client.ts';
+
+export interface HubRequest {
+  hub: string;
+  mode: 'subscribe' | 'unsubscribe';
+  topic: string;
+  callback: string;
+  leaseSeconds?: number | null;
+  secret?: string | null;
+  timeoutMs?: number;
+}
+
+export type HubAnswer = { ok: true; status: number } | { ok: false; status: number | null; reason: string; retryAfterMs: number | null };
+
+/** WebSub §5.1: hub.secret MUST be less than 200 bytes. */
+export const MAX_SECRET_BYTES = 199;
+
+export async function askHub(r: HubRequest): Promise<HubAnswer> {
+  const url = parseHttpUrl(r.hub);
+  const form = new URLSearchParams({ 'hub.mode': r.mode, 'hub.topic': r.topic, 'hub.callback': r.callback });
+  if (r.mode === 'subscribe' && r.leaseSeconds) form.set('hub.lease_seconds', String(r.leaseSeconds));
+  if (r.mode === 'subscribe' && r.secret) form.set('hub.secret', r.secret);
+  const timeoutMs = r.timeoutMs ?? 30_000;
+  try {
+    const res = await request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': DEFAULT_USER_AGENT },
+      body: form.toString(),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs),
+    } as Parameters<typeof request>[1]);
+    let text = '';
+    try {
+      // The hub's explanation, if any: at most 4 KiB of it is read.
+      for await (const chunk of res.body) {
+        text += Buffer.from(chunk as Uint8Array).toString('utf8');
+        if (text.length > 4096) break;
+      }
+    } catch {
+      // A body that breaks off changes nothing about the status.
+    }
+    res.body.destroy();
+    if (res.statusCode >= 200 && res.statusCode <= 299) return { ok: true, status: res.statusCode };
+    const retryAfter = res.headers['retry-after'];
+    const seconds = typeof retryAfter === 'string' && /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) * 1000 : null;
+    const said = text.trim() ? `: ${clip(text.trim().replace(/\s+/g, ' '), 200)}` : '';
+    return { ok: false, status: res.statusCode, reason: `the hub ${url.host} answered HTTP ${res.statusCode}${said}`, retryAfterMs: seconds };
+  } catch (err) {
+    return { ok: false, status: null, reason: toNetworkError(err, url.href, timeoutMs).message, retryAfterMs: null };
+  }
+}

@@ -1,0 +1,108 @@
+// Order of notifications against the fixture hub's faults: out-of-order deliveries are put back in order, exact
+// duplicates dropped, gaps filled from the Change List (or the mirror marked as needing a sync when it has none).
+import { afterEach, describe, expect, it } from 'vitest';
+import { MirrorState, stateDirOf } from '../mirror/state.ts';
+import { mirrored, sourceBytes, startRig, waitFor, type Rig } from './test-support.ts';
+
+let rig: Rig;
+afterEach(async () => {
+  await rig?.close();
+});
+
+async function subscribe(r: Rig): Promise<number> {
+  const sub = await r.engine.subscribe({ dest: r.dest, topic: r.topic, hub: r.hubUrl });
+  await waitFor(r, 'subscribed');
+  await r.fixture.hub.settled();
+  return sub.id;
+}
+
+function expectMirrored(r: Rig, ids: number[]): void {
+  for (const id of ids) expect(mirrored(r, id)?.equals(sourceBytes(r, id)), `resource ${id}`).toBe(true);
+}
+
+async function settle(r: Rig): Promise<void> {
+  await r.fixture.hub.settled();
+  await r.engine.idle();
+}
+
+describe('order', () => {
+  it('puts a notification that arrives early back after the one before it', async () => {
+    rig = await startRig();
+    await subscribe(rig);
+    rig.fixture.hub.faults.holdNext = 1;
+    const [first] = rig.fixture.change('update');
+    const [second] = rig.fixture.change('create');
+    await settle(rig);
+    const notes = rig.events.filter((e) => e.type === 'notification');
+    // Delivered second first…
+    expect(notes.map((n) => n.changes[0].uri)).toEqual([second.loc, first.loc]);
+    // …applied in order, as one batch, with no gap.
+    const applied = rig.events.filter((e) => e.type === 'applied');
+    expect(applied).toHaveLength(1);
+    expect(applied[0].inboxIds).toEqual([notes[1].inboxId, notes[0].inboxId]);
+    expect(rig.events.some((e) => e.type === 'gap')).toBe(false);
+    expectMirrored(rig, [first.id, second.id]);
+  });
+
+  it('drops an exact duplicate', async () => {
+    rig = await startRig();
+    const id = await subscribe(rig);
+    rig.fixture.hub.faults.duplicate = 1;
+    const [record] = rig.fixture.change('update');
+    await settle(rig);
+    expect(rig.events.filter((e) => e.type === 'notification')).toHaveLength(1);
+    expect(rig.events.filter((e) => e.type === 'duplicate')).toHaveLength(1);
+    expect(rig.events.filter((e) => e.type === 'applied')).toHaveLength(1);
+    expect(rig.engine.feed(rig.dest)!.store.counts(id)).toEqual({ applied: 1, duplicate: 1 });
+    expectMirrored(rig, [record.id]);
+  });
+
+  it('fills a gap from the Change List, then goes on with the notifications', async () => {
+    rig = await startRig();
+    await subscribe(rig);
+    rig.fixture.hub.faults.drop = 2;
+    const lost = [...rig.fixture.change('update'), ...rig.fixture.change('delete')];
+    const [after] = rig.fixture.change('create');
+    await settle(rig);
+    const gap = await waitFor(rig, 'gap');
+    expect(gap.action).toBe('catch-up');
+    const caught = await waitFor(rig, 'caught-up');
+    expect(caught.updated + caught.deleted).toBeGreaterThanOrEqual(1);
+    await waitFor(rig, 'applied', (e) => e.changes.some((c) => c.uri === after.loc));
+    expectMirrored(rig, [lost[0].id, after.id]);
+    expect(mirrored(rig, lost[1].id)).not.toBeNull(); // deletion policy "keep"
+    // The Change List was read for it.
+    expect(rig.fixture.requests.some((r) => r.path.startsWith('/dataset1/changelists/'))).toBe(true);
+    // Order before the gap, the catch-up, then the notification after it.
+    const kinds = rig.events.filter((e) => ['gap', 'caught-up', 'applied'].includes(e.type)).map((e) => e.type);
+    expect(kinds).toEqual(['gap', 'caught-up', 'applied']);
+  });
+
+  it('marks the mirror as needing a sync when the Source has no Change List', async () => {
+    rig = await startRig();
+    const state = new MirrorState(stateDirOf(rig.dest));
+    state.setBinding({ ...state.binding()!, changeListUrl: null });
+    state.close();
+    await subscribe(rig);
+    rig.fixture.hub.faults.drop = 1;
+    rig.fixture.change('update');
+    const [after] = rig.fixture.change('update');
+    await settle(rig);
+    const gap = await waitFor(rig, 'gap');
+    expect(gap.action).toBe('needs-sync');
+    await waitFor(rig, 'applied', (e) => e.changes.some((c) => c.uri === after.loc));
+    const needs = rig.engine.feed(rig.dest)!.state.db.prepare("SELECT value FROM meta WHERE key = 'needs-sync'").get() as { value: string };
+    expect(JSON.parse(needs.value)).toMatchObject({ from: gap.from, until: gap.until });
+  });
+
+  it('moves the checkpoint along only while nothing can be missing', async () => {
+    rig = await startRig();
+    await subscribe(rig);
+    const before = rig.engine.feed(rig.dest)!.state.checkpoint()!.at;
+    rig.fixture.change('update');
+    const [record] = rig.fixture.change('update');
+    await settle(rig);
+    expect(rig.engine.feed(rig.dest)!.state.checkpoint()).toEqual({ at: record.datetime, from: rig.topic });
+    expect(record.datetime > before).toBe(true);
+  });
+});

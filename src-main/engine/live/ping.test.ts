@@ -1,0 +1,121 @@
+// RSS Ping 1.0 (GET /ping), 2.0 (POST /ping) and XML-RPC weblogUpdates pings (POST /RPC2) on the callback server:
+// each one an event, malformed ones a 400 with the reason and an event, XML safety as everywhere; a ping naming a
+// watched Source makes it sync when that Source asks for it.
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { mirrored, sourceBytes, startRig, waitFor, type Rig } from './test-support.ts';
+
+let rig: Rig;
+afterEach(async () => {
+  await rig?.close();
+});
+
+async function call(path: string, init: { method?: string; body?: string; contentType?: string } = {}) {
+  const res = await request(rig.engine.address + path, {
+    method: (init.method ?? 'GET') as 'GET',
+    body: init.body,
+    headers: init.contentType ? { 'content-type': init.contentType } : {},
+  });
+  return { status: res.statusCode, text: await res.body.text() };
+}
+
+const RSS_PING_2 = (site: string) => `<rss_ping version=2>
+  <site_name>hail2u.net - Weblog</site_name>
+  <site_uri>${site}</site_uri>
+  <feed_uri type="RSS 2.0">${site}feed</feed_uri>
+  <payload type="RSS 1.0 fragment" encoding="UTF-8" xmlns="http://purl.org/rss/1.0/"
+    xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:dc="http://purl.org/dc/elements/1.1/">
+    <item rdf:about="${site}sports/good-bye_sam_cassell.html">
+      <title>Sam Cassellサヨウナラ</title>
+      <link>${site}sports/good-bye_sam_cassell.html</link>
+      <dc:subject>Sports</dc:subject>
+    </item>
+  </payload>
+</rss_ping>`;
+
+const XMLRPC = (method: string, params: string[]) =>
+  `<?xml version="1.0"?><methodCall><methodName>${method}</methodName><params>${params.map((p) => `<param><value><string>${p}</string></value></param>`).join('')}</params></methodCall>`;
+
+describe('RSS Ping', () => {
+  it('1.0: GET /ping with the five parameters', async () => {
+    rig = await startRig({ baseline: false });
+    const q = new URLSearchParams({ site_name: 'A site', site_uri: 'http://example.org/', feed_uri: 'http://example.org/feed', item_title: 'News', item_link: 'http://example.org/news' });
+    expect(await call(`/ping?${q}`)).toEqual({ status: 200, text: 'Thanks for the ping.\n' });
+    const e = await waitFor(rig, 'ping');
+    expect(e.ping).toEqual({ kind: 'rss-ping-1.0', siteName: 'A site', siteUri: 'http://example.org/', feedUri: 'http://example.org/feed', items: [{ title: 'News', link: 'http://example.org/news' }] });
+  });
+
+  it('2.0: POST /ping with an <rss_ping> carrying RSS 1.0, RSS 2.0 or Atom', async () => {
+    rig = await startRig({ baseline: false });
+    expect((await call('/ping', { method: 'POST', body: RSS_PING_2('http://hail2u.net/blog/'), contentType: 'text/xml' })).status).toBe(200);
+    const e1 = await waitFor(rig, 'ping');
+    expect(e1.ping).toMatchObject({
+      kind: 'rss-ping-2.0',
+      siteName: 'hail2u.net - Weblog',
+      feedUri: 'http://hail2u.net/blog/feed',
+      payloadFormat: 'RSS 1.0 fragment',
+      items: [{ title: 'Sam Cassellサヨウナラ', link: 'http://hail2u.net/blog/sports/good-bye_sam_cassell.html' }],
+    });
+    const rss2 = `<rss_ping version="2"><site_uri>http://b.example/</site_uri><payload><rss version="2.0"><channel><item><title>T2</title><link>http://b.example/2</link></item></channel></rss></payload></rss_ping>`;
+    await call('/ping', { method: 'POST', body: rss2, contentType: 'application/xml' });
+    const e2 = await waitFor(rig, 'ping', (e) => e !== e1);
+    expect(e2.ping).toMatchObject({ payloadFormat: 'RSS 2.0', items: [{ title: 'T2', link: 'http://b.example/2' }] });
+    const atom = `<rss_ping version="2"><feed_uri>http://c.example/atom</feed_uri><payload><entry xmlns="http://www.w3.org/2005/Atom"><title>T3</title><link href="http://c.example/3"/></entry></payload></rss_ping>`;
+    await call('/ping', { method: 'POST', body: atom });
+    const e3 = await waitFor(rig, 'ping', (e) => e !== e1 && e !== e2);
+    expect(e3.ping).toMatchObject({ payloadFormat: 'Atom', siteUri: null, items: [{ title: 'T3', link: 'http://c.example/3' }] });
+  });
+
+  it('XML-RPC: weblogUpdates.ping and extendedPing answer the customary struct', async () => {
+    rig = await startRig({ baseline: false });
+    const a = await call('/RPC2', { method: 'POST', body: XMLRPC('weblogUpdates.ping', ['My blog', 'http://d.example/']), contentType: 'text/xml' });
+    expect(a.status).toBe(200);
+    expect(a.text).toContain('<member><name>flerror</name><value><boolean>0</boolean></value></member>');
+    expect(a.text).toContain('<name>message</name><value><string>Thanks for the ping.</string>');
+    expect((await waitFor(rig, 'ping')).ping).toMatchObject({ kind: 'weblogUpdates.ping', siteName: 'My blog', siteUri: 'http://d.example/' });
+    await call('/RPC2', { method: 'POST', body: XMLRPC('weblogUpdates.extendedPing', ['My blog', 'http://d.example/', 'http://d.example/changed', 'http://d.example/rss.xml']) });
+    expect((await waitFor(rig, 'ping', (e) => e.ping.kind === 'weblogUpdates.extendedPing')).ping.feedUri).toBe('http://d.example/rss.xml');
+  });
+
+  it('malformed pings get a 400 with the reason and an event; DOCTYPEs are refused', async () => {
+    rig = await startRig({ baseline: false, engine: { maxBodyBytes: 2048 } });
+    const cases: [string, Parameters<typeof call>[1], string][] = [
+      ['/ping?site_name=x', {}, 'neither site_uri nor feed_uri'],
+      ['/ping?site_uri=javascript:alert(1)', {}, 'not an http(s) URL'],
+      ['/ping', { method: 'POST', body: '<rss_ping><site_uri>http://x/</site_uri>' }, 'not well-formed'],
+      ['/ping', { method: 'POST', body: '<!DOCTYPE rss_ping [<!ENTITY e SYSTEM "file:///etc/passwd">]><rss_ping><site_uri>&e;</site_uri></rss_ping>' }, 'DOCTYPE'],
+      ['/ping', { method: 'POST', body: '<rss><channel/></rss>' }, 'not <rss_ping>'],
+      ['/RPC2', { method: 'POST', body: XMLRPC('weblogUpdates.nonsense', ['a', 'http://x/']) }, 'unknown method'],
+      ['/RPC2', { method: 'POST', body: XMLRPC('weblogUpdates.ping', ['only a name']) }, 'at least two parameters'],
+      ['/RPC2', { method: 'POST', body: 'not xml at all' }, 'not well-formed'],
+    ];
+    for (const [path, init, reason] of cases) {
+      const before = rig.events.length;
+      const res = await call(path, init);
+      expect(res.status, path).toBe(400);
+      expect(res.text).toContain(reason);
+      if (path === '/RPC2') expect(res.text).toContain('<boolean>1</boolean>');
+      const e = await waitFor(rig, 'rejected', (x) => x.what === 'ping', 5_000, before);
+      expect(e.reason).toContain(reason);
+    }
+    const big = await call('/ping', { method: 'POST', body: `<rss_ping>${'x'.repeat(3000)}</rss_ping>` });
+    expect(big.status).toBe(413);
+    expect(rig.events.some((e) => e.type === 'ping')).toBe(false);
+  });
+
+  it('a ping naming a watched Source starts an incremental sync of its mirror', async () => {
+    rig = await startRig();
+    rig.engine.openMirror(rig.dest, { pingSync: true });
+    const [record] = rig.fixture.change('update');
+    const q = new URLSearchParams({ site_name: 'Fixture', site_uri: rig.fixture.url + '/' });
+    await call(`/ping?${q}`);
+    const ping = await waitFor(rig, 'ping');
+    expect(ping.triggered).toEqual([rig.engine.feed(rig.dest)!.dest]);
+    const synced = await waitFor(rig, 'sync');
+    expect(synced.updated).toBe(1);
+    expect(mirrored(rig, record.id)!.equals(sourceBytes(rig, record.id))).toBe(true);
+    // Another Source's ping changes nothing here.
+    await call(`/ping?site_uri=${encodeURIComponent('http://elsewhere.example/')}`);
+    expect((await waitFor(rig, 'ping', (e) => e !== ping)).triggered).toEqual([]);
+  });
+});

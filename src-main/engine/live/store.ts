@@ -1,0 +1,241 @@
+// The live tables of one mirror's state.sqlite: subscriptions and the inbox of deliveries. A delivery's row is
+// committed (synchronous=FULL, so on disk) before the hub gets its 2xx; several deliveries arriving together share
+// one commit (group commit), so a burst does not pay one fsync per notification.
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { transaction } from '../../store/tx.ts';
+import type { Subscription, SubscriptionStatus } from './model.ts';
+
+export interface SubscriptionRow extends Subscription {
+  callbackToken: string;
+  secret: string | null;
+  pendingMode: 'subscribe' | 'unsubscribe' | null;
+}
+
+/** `seen`: taken in order by a watcher that does not apply (no --apply). */
+export type InboxStatus = 'received' | 'applying' | 'applied' | 'seen' | 'duplicate' | 'covered' | 'rejected';
+
+export interface InboxRow {
+  id: number;
+  subscriptionId: number;
+  receivedAt: string;
+  sha256: string;
+  contentType: string | null;
+  link: string | null;
+  body: Uint8Array | null;
+  status: InboxStatus;
+  fromAt: string | null;
+  untilAt: string | null;
+  runId: number | null;
+  reason: string | null;
+}
+
+export interface NewDelivery {
+  subscriptionId: number;
+  sha256: string;
+  contentType: string | null;
+  link: string | null;
+  body: Uint8Array;
+}
+
+function toSubscription(raw: Record<string, unknown>, dest: string): SubscriptionRow {
+  const n = (k: string) => (raw[k] === null || raw[k] === undefined ? null : Number(raw[k]));
+  const s = (k: string) => (raw[k] === null || raw[k] === undefined ? null : String(raw[k]));
+  return {
+    id: Number(raw.id),
+    dest,
+    topic: String(raw.topic),
+    hub: String(raw.hub),
+    callbackUrl: String(raw.callback_url),
+    callbackToken: String(raw.callback_token),
+    secret: s('secret'),
+    hasSecret: raw.secret !== null,
+    status: raw.status as SubscriptionStatus,
+    pendingMode: s('pending_mode') as SubscriptionRow['pendingMode'],
+    leaseRequested: n('lease_requested'),
+    leaseSeconds: n('lease_seconds'),
+    verifiedAt: s('verified_at'),
+    expiresAt: s('expires_at'),
+    attempts: Number(raw.attempts ?? 0),
+    nextAttemptAt: s('next_attempt_at'),
+    lastError: s('last_error'),
+    cursor: s('cursor'),
+    lastNotificationAt: s('last_notification_at'),
+    createdAt: String(raw.created_at),
+  };
+}
+
+function toInbox(raw: Record<string, unknown>): InboxRow {
+  return {
+    id: Number(raw.id),
+    subscriptionId: Number(raw.subscription_id),
+    receivedAt: String(raw.received_at),
+    sha256: String(raw.sha256),
+    contentType: (raw.content_type as string | null) ?? null,
+    link: (raw.link as string | null) ?? null,
+    body: (raw.body as Uint8Array | null) ?? null,
+    status: raw.status as InboxStatus,
+    fromAt: (raw.from_at as string | null) ?? null,
+    untilAt: (raw.until_at as string | null) ?? null,
+    runId: raw.run_id === null || raw.run_id === undefined ? null : Number(raw.run_id),
+    reason: (raw.reason as string | null) ?? null,
+  };
+}
+
+const SUB_FIELDS: Record<string, string> = {
+  status: 'status',
+  pendingMode: 'pending_mode',
+  leaseRequested: 'lease_requested',
+  leaseSeconds: 'lease_seconds',
+  verifiedAt: 'verified_at',
+  expiresAt: 'expires_at',
+  attempts: 'attempts',
+  nextAttemptAt: 'next_attempt_at',
+  lastError: 'last_error',
+  cursor: 'cursor',
+  lastNotificationAt: 'last_notification_at',
+  secret: 'secret',
+  callbackUrl: 'callback_url',
+};
+
+export class LiveStore {
+  readonly db: DatabaseSync;
+  readonly dest: string;
+  #insert: StatementSync;
+  #queue: { delivery: NewDelivery; resolve: (id: number) => void; reject: (err: unknown) => void }[] = [];
+  #scheduled = false;
+
+  constructor(db: DatabaseSync, dest: string) {
+    this.db = db;
+    this.dest = dest;
+    this.#insert = db.prepare(
+      `INSERT INTO live_inbox (subscription_id, received_at, sha256, content_type, link, body, status) VALUES (?, ?, ?, ?, ?, ?, 'received')`,
+    );
+  }
+
+  // ---- subscriptions ----
+
+  subscriptions(): SubscriptionRow[] {
+    return (this.db.prepare('SELECT * FROM live_subscriptions ORDER BY id').all() as Record<string, unknown>[]).map((r) => toSubscription(r, this.dest));
+  }
+
+  subscription(id: number): SubscriptionRow | null {
+    const raw = this.db.prepare('SELECT * FROM live_subscriptions WHERE id = ?').get(id) as Record<string, unknown> | undefined;
+    return raw ? toSubscription(raw, this.dest) : null;
+  }
+
+  byToken(token: string): SubscriptionRow | null {
+    const raw = this.db.prepare('SELECT * FROM live_subscriptions WHERE callback_token = ?').get(token) as Record<string, unknown> | undefined;
+    return raw ? toSubscription(raw, this.dest) : null;
+  }
+
+  byTopic(topic: string, hub: string): SubscriptionRow | null {
+    const raw = this.db.prepare('SELECT * FROM live_subscriptions WHERE topic = ? AND hub = ?').get(topic, hub) as Record<string, unknown> | undefined;
+    return raw ? toSubscription(raw, this.dest) : null;
+  }
+
+  addSubscription(s: { topic: string; hub: string; callbackToken: string; callbackUrl: string; secret: string | null; leaseRequested: number | null; cursor: string | null }): SubscriptionRow {
+    const result = this.db
+      .prepare(
+        `INSERT INTO live_subscriptions (topic, hub, callback_token, callback_url, secret, status, lease_requested, cursor, created_at)
+         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+      )
+      .run(s.topic, s.hub, s.callbackToken, s.callbackUrl, s.secret, s.leaseRequested, s.cursor, new Date().toISOString());
+    return this.subscription(Number(result.lastInsertRowid))!;
+  }
+
+  updateSubscription(id: number, fields: Partial<Omit<SubscriptionRow, 'id' | 'dest' | 'topic' | 'hub' | 'callbackToken' | 'hasSecret' | 'createdAt'>>): SubscriptionRow {
+    const sets: string[] = [];
+    const values: (string | number | null)[] = [];
+    for (const [key, value] of Object.entries(fields)) {
+      const column = SUB_FIELDS[key];
+      if (!column) continue;
+      sets.push(`${column} = ?`);
+      values.push((value ?? null) as string | number | null);
+    }
+    if (sets.length) this.db.prepare(`UPDATE live_subscriptions SET ${sets.join(', ')} WHERE id = ?`).run(...values, id);
+    return this.subscription(id)!;
+  }
+
+  // ---- inbox ----
+
+  /** Persists a delivery; resolves once it is committed (shared with whatever else arrived meanwhile). */
+  receive(delivery: NewDelivery): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ delivery, resolve, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  #flush(): void {
+    this.#scheduled = false;
+    const batch = this.#queue.splice(0);
+    if (batch.length === 0) return;
+    const now = new Date().toISOString();
+    let ids: number[];
+    try {
+      ids = transaction(this.db, () =>
+        batch.map(({ delivery: d }) => Number(this.#insert.run(d.subscriptionId, now, d.sha256, d.contentType, d.link, d.body).lastInsertRowid)),
+      );
+    } catch (err) {
+      for (const b of batch) b.reject(err);
+      return;
+    }
+    batch.forEach((b, i) => b.resolve(ids[i]));
+  }
+
+  inbox(id: number): InboxRow | null {
+    const raw = this.db.prepare('SELECT * FROM live_inbox WHERE id = ?').get(id) as Record<string, unknown> | undefined;
+    return raw ? toInbox(raw) : null;
+  }
+
+  /** Deliveries not yet settled (received, or being applied), oldest first. */
+  open(subscriptionId: number): InboxRow[] {
+    return (
+      this.db
+        .prepare(`SELECT * FROM live_inbox WHERE subscription_id = ? AND status IN ('received', 'applying') ORDER BY id`)
+        .all(subscriptionId) as Record<string, unknown>[]
+    ).map(toInbox);
+  }
+
+  /** Deliveries received after `afterId` and not read yet, oldest first. */
+  received(subscriptionId: number, afterId: number): InboxRow[] {
+    return (
+      this.db
+        .prepare(`SELECT * FROM live_inbox WHERE subscription_id = ? AND id > ? AND status = 'received' ORDER BY id LIMIT 1000`)
+        .all(subscriptionId, afterId) as Record<string, unknown>[]
+    ).map(toInbox);
+  }
+
+  /** Another delivery of the same subscription with the same bytes, already taken (not this one). */
+  seenBefore(subscriptionId: number, sha256: string, id: number): boolean {
+    return (
+      this.db
+        .prepare(`SELECT 1 FROM live_inbox WHERE subscription_id = ? AND sha256 = ? AND id < ? AND status NOT IN ('rejected') LIMIT 1`)
+        .get(subscriptionId, sha256, id) !== undefined
+    );
+  }
+
+  setInbox(ids: number[], fields: { status: InboxStatus; fromAt?: string | null; untilAt?: string | null; runId?: number | null; reason?: string | null }): void {
+    const stmt = this.db.prepare(
+      `UPDATE live_inbox SET status = ?, from_at = COALESCE(?, from_at), until_at = COALESCE(?, until_at), run_id = COALESCE(?, run_id), reason = COALESCE(?, reason) WHERE id = ?`,
+    );
+    for (const id of ids) stmt.run(fields.status, fields.fromAt ?? null, fields.untilAt ?? null, fields.runId ?? null, fields.reason ?? null, id);
+  }
+
+  counts(subscriptionId: number): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.db.prepare('SELECT status, COUNT(*) AS n FROM live_inbox WHERE subscription_id = ? GROUP BY status').all(subscriptionId) as {
+      status: string;
+      n: number;
+    }[])
+      out[r.status] = Number(r.n);
+    return out;
+  }
+
+  transaction<T>(fn: () => T): T {
+    return transaction(this.db, fn);
+  }
+}

@@ -1,0 +1,249 @@
+// The subscriptions of one mirror through their life (WebSub §5): ask the hub, wait for its intent verification,
+// renew at ~80 % of the granted lease, back off when the hub fails or never verifies, unsubscribe. Each change is
+// written to the mirror's state.sqlite first, so a restart takes every subscription up where it was.
+import { randomBytes } from 'node:crypto';
+import { clip } from '../clip.ts';
+import { backoffMs, MAX_TIMER_MS } from './backoff.ts';
+import type { LiveEvents } from './events.ts';
+import { askHub, MAX_SECRET_BYTES } from './hub-client.ts';
+import type { Subscription } from './model.ts';
+import type { LiveStore, SubscriptionRow } from './store.ts';
+
+export interface SubscriberOptions {
+  /** The callback URL for a token (the public URL setting, else the server's own address). */
+  callbackUrl: (token: string) => string;
+  hubTimeoutMs: number;
+  /** How long a hub may take to verify after its 202. */
+  verifyTimeoutMs: number;
+  retryBaseMs: number;
+  /** Renew when this fraction of the lease has passed. */
+  renewAt: number;
+}
+
+export interface SubscribeRequest {
+  topic: string;
+  hub: string;
+  leaseSeconds?: number | null;
+  /** Default: a fresh random secret. `null`: none (deliveries are then not authenticated). */
+  secret?: string | null;
+  /** The mirror's position to start from (its checkpoint), for a new subscription. */
+  cursor?: string | null;
+}
+
+export type VerificationAnswer = { status: number; body: string; reason?: string };
+
+export function publicView(row: SubscriptionRow): Subscription {
+  const { callbackToken: _t, secret: _s, pendingMode: _p, ...rest } = row;
+  return rest;
+}
+
+export class Subscriber {
+  readonly #store: LiveStore;
+  readonly #events: LiveEvents;
+  readonly #o: SubscriberOptions;
+  readonly #timers = new Map<number, NodeJS.Timeout>();
+  #closed = false;
+
+  constructor(store: LiveStore, events: LiveEvents, options: SubscriberOptions) {
+    this.#store = store;
+    this.#events = events;
+    this.#o = options;
+  }
+
+  #base(row: SubscriptionRow) {
+    return { subscriptionId: row.id, topic: row.topic, dest: row.dest };
+  }
+
+  async subscribe(r: SubscribeRequest): Promise<Subscription> {
+    const secret = r.secret === undefined ? randomBytes(24).toString('base64url') : r.secret;
+    if (secret !== null && Buffer.byteLength(secret) > MAX_SECRET_BYTES) throw new Error(`The secret must be shorter than 200 bytes (WebSub §5.1)`);
+    new URL(r.topic);
+    new URL(r.hub);
+    let row = this.#store.byTopic(r.topic, r.hub);
+    if (row === null) {
+      const token = randomBytes(24).toString('base64url');
+      row = this.#store.addSubscription({
+        topic: r.topic,
+        hub: r.hub,
+        callbackToken: token,
+        callbackUrl: this.#o.callbackUrl(token),
+        secret,
+        leaseRequested: r.leaseSeconds ?? null,
+        cursor: r.cursor ?? null,
+      });
+    } else {
+      row = this.#store.updateSubscription(row.id, {
+        secret: r.secret === undefined ? (row.secret ?? secret) : secret,
+        leaseRequested: r.leaseSeconds ?? row.leaseRequested,
+        status: row.status === 'active' ? 'active' : 'pending',
+        attempts: 0,
+        callbackUrl: this.#o.callbackUrl(row.callbackToken),
+      });
+    }
+    await this.#ask(row.id, 'subscribe');
+    return publicView(this.#store.subscription(row.id)!);
+  }
+
+  async unsubscribe(id: number): Promise<Subscription> {
+    const row = this.#store.subscription(id);
+    if (!row) throw new Error(`No subscription ${id}`);
+    if (row.status === 'unsubscribed') return publicView(row);
+    this.#store.updateSubscription(id, { status: 'unsubscribing', attempts: 0 });
+    await this.#ask(id, 'unsubscribe');
+    return publicView(this.#store.subscription(id)!);
+  }
+
+  /** Takes every subscription up after a start: renewals scheduled, requests retried, new callback URLs told. */
+  restore(): void {
+    const now = Date.now();
+    for (const row of this.#store.subscriptions()) {
+      if (row.status === 'unsubscribed' || row.status === 'denied') continue;
+      const callbackUrl = this.#o.callbackUrl(row.callbackToken);
+      const moved = callbackUrl !== row.callbackUrl;
+      if (moved) this.#store.updateSubscription(row.id, { callbackUrl });
+      if (row.status === 'unsubscribing') this.#later(row.id, 0, 'unsubscribe');
+      else if (row.status === 'active' && !moved && row.expiresAt !== null) this.#scheduleRenewal(this.#store.subscription(row.id)!);
+      else {
+        const at = row.nextAttemptAt ? Date.parse(row.nextAttemptAt) - now : 0;
+        this.#later(row.id, Math.max(0, at), 'subscribe');
+      }
+    }
+  }
+
+  async #ask(id: number, mode: 'subscribe' | 'unsubscribe'): Promise<void> {
+    if (this.#closed) return;
+    this.#clear(id);
+    let row = this.#store.updateSubscription(id, { pendingMode: mode });
+    const attempt = row.attempts + 1;
+    this.#events.emit({ type: 'subscribing', ...this.#base(row), hub: row.hub, mode, attempt });
+    const answer = await askHub({
+      hub: row.hub,
+      mode,
+      topic: row.topic,
+      callback: row.callbackUrl,
+      leaseSeconds: row.leaseRequested,
+      secret: row.secret,
+      timeoutMs: this.#o.hubTimeoutMs,
+    });
+    row = this.#store.subscription(id)!;
+    if (this.#closed || row.pendingMode !== mode) return; // verified (or changed) while we waited for the answer
+    if (answer.ok) {
+      // Accepted: the hub verifies our intent next. If it never does, ask again later.
+      this.#later(id, this.#o.verifyTimeoutMs, mode, 'the hub accepted the request but did not verify it in time');
+      return;
+    }
+    this.#failed(row, mode, answer.reason, answer.retryAfterMs);
+  }
+
+  #failed(row: SubscriptionRow, mode: 'subscribe' | 'unsubscribe', reason: string, retryAfterMs: number | null = null): void {
+    const attempts = row.attempts + 1;
+    const wait = backoffMs(attempts, this.#o.retryBaseMs, retryAfterMs);
+    const lapsed = row.status === 'active' && row.expiresAt !== null && Date.parse(row.expiresAt) <= Date.now();
+    const status = mode === 'unsubscribe' ? 'unsubscribing' : lapsed ? 'expired' : row.status === 'active' ? 'active' : row.status === 'expired' ? 'expired' : 'retrying';
+    if (lapsed) this.#events.emit({ type: 'expired', ...this.#base(row), hub: row.hub });
+    this.#store.updateSubscription(row.id, {
+      attempts,
+      lastError: reason,
+      status,
+      nextAttemptAt: new Date(Date.now() + wait).toISOString(),
+    });
+    this.#events.emit({ type: 'error', subscriptionId: row.id, dest: row.dest, message: `${mode === 'subscribe' ? 'Subscribing to' : 'Unsubscribing from'} ${clip(row.topic)} failed (${reason}); trying again in ${Math.round(wait / 1000)} s` });
+    this.#later(row.id, wait, mode);
+  }
+
+  #later(id: number, ms: number, mode: 'subscribe' | 'unsubscribe', timeoutReason?: string): void {
+    this.#clear(id);
+    if (this.#closed) return;
+    const timer = setTimeout(() => {
+      this.#timers.delete(id);
+      const row = this.#store.subscription(id);
+      if (!row) return;
+      if (timeoutReason !== undefined) {
+        if (row.pendingMode !== mode) return;
+        return this.#failed(row, mode, timeoutReason);
+      }
+      void this.#ask(id, mode);
+    }, Math.min(ms, MAX_TIMER_MS));
+    timer.unref?.();
+    this.#timers.set(id, timer);
+  }
+
+  #scheduleRenewal(row: SubscriptionRow): void {
+    if (row.expiresAt === null || row.leaseSeconds === null) return;
+    const expires = Date.parse(row.expiresAt);
+    const renewAt = expires - row.leaseSeconds * 1000 * (1 - this.#o.renewAt);
+    const wait = renewAt - Date.now();
+    if (wait > MAX_TIMER_MS) {
+      this.#clear(row.id);
+      const timer = setTimeout(() => this.#scheduleRenewal(this.#store.subscription(row.id)!), MAX_TIMER_MS);
+      timer.unref?.();
+      this.#timers.set(row.id, timer);
+      return;
+    }
+    this.#later(row.id, Math.max(0, wait), 'subscribe');
+  }
+
+  /** The hub's intent verification (WebSub §5.3) or denial (§5.2) for the subscription with this token. */
+  verify(row: SubscriptionRow, query: URLSearchParams): VerificationAnswer {
+    const mode = query.get('hub.mode');
+    const topic = query.get('hub.topic');
+    const refuse = (reason: string): VerificationAnswer => {
+      this.#events.emit({ type: 'rejected', what: 'verification', reason, subscriptionId: row.id, topic: row.topic });
+      return { status: 404, body: 'No such subscription request\n', reason };
+    };
+    if (topic !== row.topic) return refuse(`a verification for topic ${clip(topic ?? '(none)')}, which is not this subscription's topic ${clip(row.topic)}`);
+    if (mode === 'denied') {
+      if (row.status === 'unsubscribed') return refuse('a denial for a subscription that has ended');
+      const reason = query.get('hub.reason');
+      this.#clear(row.id);
+      this.#store.updateSubscription(row.id, { status: 'denied', pendingMode: null, lastError: reason ? clip(reason, 500) : 'denied by the hub' });
+      this.#events.emit({ type: 'denied', ...this.#base(row), hub: row.hub, reason: reason ? clip(reason, 500) : null });
+      return { status: 200, body: 'ok\n' };
+    }
+    if (mode !== 'subscribe' && mode !== 'unsubscribe') return refuse(`a verification with hub.mode=${clip(mode ?? '(none)', 40)}`);
+    if (row.pendingMode !== mode) {
+      return refuse(`a verification to ${mode} ${clip(row.topic)}, which we did not ask for${row.pendingMode ? ` (we asked to ${row.pendingMode})` : ''}`);
+    }
+    const challenge = query.get('hub.challenge');
+    if (challenge === null || challenge === '') return refuse('a verification without hub.challenge');
+    this.#clear(row.id);
+    if (mode === 'unsubscribe') {
+      this.#store.updateSubscription(row.id, { status: 'unsubscribed', pendingMode: null, expiresAt: null, attempts: 0, nextAttemptAt: null });
+      this.#events.emit({ type: 'unsubscribed', ...this.#base(row), hub: row.hub });
+      return { status: 200, body: challenge };
+    }
+    const leaseText = query.get('hub.lease_seconds');
+    const lease = leaseText !== null && /^\d{1,10}$/.test(leaseText) ? Number(leaseText) : (row.leaseRequested ?? null);
+    const now = Date.now();
+    const renewal = row.verifiedAt !== null && row.status === 'active';
+    const updated = this.#store.updateSubscription(row.id, {
+      status: 'active',
+      pendingMode: null,
+      leaseSeconds: lease,
+      verifiedAt: new Date(now).toISOString(),
+      expiresAt: lease === null ? null : new Date(now + lease * 1000).toISOString(),
+      attempts: 0,
+      nextAttemptAt: null,
+      lastError: null,
+    });
+    const granted = { ...this.#base(updated), hub: updated.hub, leaseSeconds: lease, expiresAt: updated.expiresAt };
+    this.#events.emit(renewal ? { type: 'renewed', ...granted } : { type: 'subscribed', ...granted });
+    // Renewal is scheduled once this answer is out (a hub may deliver right after it).
+    setImmediate(() => {
+      if (!this.#closed) this.#scheduleRenewal(this.#store.subscription(row.id)!);
+    });
+    return { status: 200, body: challenge };
+  }
+
+  #clear(id: number): void {
+    const timer = this.#timers.get(id);
+    if (timer) clearTimeout(timer);
+    this.#timers.delete(id);
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const timer of this.#timers.values()) clearTimeout(timer);
+    this.#timers.clear();
+  }
+}

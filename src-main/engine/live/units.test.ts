@@ -1,0 +1,82 @@
+// The live engine's pure parts: signatures, Content-Type, the sequencer, payloads.
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { classifyBody, parseContentType } from './content-type.ts';
+import { readNotification } from './payload.ts';
+import { Sequencer } from './sequencer.ts';
+import { checkSignature, signBody } from './signature.ts';
+
+describe('X-Hub-Signature', () => {
+  const body = Buffer.from('<urlset/>');
+  it('accepts every method WebSub names, and nothing else', () => {
+    for (const method of ['sha1', 'sha256', 'sha384', 'sha512'] as const) {
+      expect(checkSignature(signBody(method, 's', body), 's', body)).toEqual({ ok: true, method });
+      expect(checkSignature(`${method.toUpperCase()}=${createHmac(method, 's').update(body).digest('hex').toUpperCase()}`, 's', body).ok).toBe(true);
+    }
+    expect(checkSignature(`md5=${createHmac('md5', 's').update(body).digest('hex')}`, 's', body)).toMatchObject({ ok: false, reason: expect.stringContaining('not one of') });
+  });
+  it('refuses a missing, malformed, short or wrong signature', () => {
+    expect(checkSignature(undefined, 's', body).ok).toBe(false);
+    expect(checkSignature('sha256', 's', body).ok).toBe(false);
+    expect(checkSignature('sha256=abc', 's', body).ok).toBe(false);
+    expect(checkSignature(signBody('sha256', 'other', body), 's', body)).toMatchObject({ ok: false, reason: expect.stringContaining('does not match') });
+    expect(checkSignature(signBody('sha256', 's', Buffer.from('<urlset />')), 's', body).ok).toBe(false);
+  });
+});
+
+describe('Content-Type', () => {
+  it('parses parameters, quoted or not', () => {
+    expect(parseContentType('Application/XML; charset="utf-8"; x=1')).toEqual({ essence: 'application/xml', params: { charset: 'utf-8', x: '1' } });
+    expect(parseContentType('nonsense')).toBeNull();
+  });
+  it('sniffs when the type is missing or generic, refuses other types and XML types with non-XML bytes', () => {
+    const xml = Buffer.from('\uFEFF  <?xml version="1.0"?><urlset/>');
+    expect(classifyBody(undefined, xml)).toMatchObject({ xml: true, sniffed: true });
+    expect(classifyBody('application/octet-stream', xml)).toMatchObject({ xml: true, sniffed: true });
+    expect(classifyBody('application/rss+xml', xml)).toMatchObject({ xml: true, sniffed: false });
+    expect(classifyBody('text/html', xml)).toMatchObject({ xml: false });
+    expect(classifyBody('application/xml', Buffer.from('hello'))).toMatchObject({ xml: false });
+  });
+});
+
+describe('Sequencer', () => {
+  const n = (from: number, until: number, item = `${from}-${until}`) => ({ fromMs: from, untilMs: until, item });
+  it('takes consecutive intervals at once, holds one that comes early until its predecessor arrives', () => {
+    const s = new Sequencer<string>(null);
+    expect(s.add(n(0, 10))).toEqual([{ kind: 'take', items: [n(0, 10)], coveredBeforeMs: null }]);
+    expect(s.add(n(20, 30))).toEqual([]);
+    expect(s.waiting).toBe(1);
+    expect(s.add(n(10, 20))).toEqual([{ kind: 'take', items: [n(10, 20), n(20, 30)], coveredBeforeMs: 10 }]);
+    expect(s.cursor).toBe(30);
+  });
+  it('reports a gap when the wait is over, then goes on', () => {
+    const s = new Sequencer<string>(10);
+    s.add(n(20, 30));
+    s.add(n(30, 40));
+    expect(s.expire()).toEqual([
+      { kind: 'gap', fromMs: 10, untilMs: 20 },
+      { kind: 'take', items: [n(20, 30), n(30, 40)], coveredBeforeMs: 20 },
+    ]);
+    expect(s.waitingSince).toBeNull();
+  });
+  it('drops what lies wholly before the cursor and takes an overlap with the covered part marked', () => {
+    const s = new Sequencer<string>(100);
+    expect(s.add(n(50, 90))).toEqual([{ kind: 'covered', item: n(50, 90) }]);
+    expect(s.add(n(90, 120))).toEqual([{ kind: 'take', items: [n(90, 120)], coveredBeforeMs: 100 }]);
+  });
+});
+
+describe('change-notification payloads', () => {
+  const doc = (md: string, entries = '') =>
+    Buffer.from(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md ${md}/>${entries}</urlset>`);
+  it('reads from, until and the changes', async () => {
+    const r = await readNotification(doc('capability="change-notification" from="2025-01-01T00:00:00Z" until="2025-01-01T00:10:00Z"', '<url><loc>http://x/a</loc><rs:md change="deleted" datetime="2025-01-01T00:01:00Z"/></url>'), 't');
+    expect(r).toMatchObject({ ok: true, notification: { from: '2025-01-01T00:00:00Z', changes: [{ uri: 'http://x/a', change: 'deleted' }] } });
+  });
+  it('refuses another capability, a missing until, until before from', async () => {
+    expect(await readNotification(doc('capability="changelist" from="2025-01-01T00:00:00Z"'), 't')).toMatchObject({ ok: false, reason: expect.stringContaining('"changelist"') });
+    expect(await readNotification(doc('capability="change-notification" from="2025-01-01T00:00:00Z"'), 't')).toMatchObject({ ok: false, reason: expect.stringContaining('until') });
+    expect(await readNotification(doc('capability="change-notification" from="2025-01-02T00:00:00Z" until="2025-01-01T00:00:00Z"'), 't')).toMatchObject({ ok: false, reason: expect.stringContaining('before') });
+    expect(await readNotification(Buffer.from('not xml'), 't')).toMatchObject({ ok: false });
+  });
+});

@@ -1,0 +1,172 @@
+// The WebSub subscriber against the fixture Source's hub, all on 127.0.0.1: subscribe and intent verification,
+// signed deliveries applied to the mirror, renewal, unsubscription; forged verifications, bad and missing
+// signatures, denial, a failing hub, refused payloads and bodies over the limit.
+import { createHmac } from 'node:crypto';
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { signBody } from './signature.ts';
+import { mirrored, sourceBytes, startRig, waitFor, type Rig } from './test-support.ts';
+
+let rig: Rig;
+afterEach(async () => {
+  await rig?.close();
+});
+
+async function subscribed(r: Rig, o: { leaseSeconds?: number; secret?: string | null } = {}) {
+  const sub = await r.engine.subscribe({ dest: r.dest, topic: r.topic, hub: r.hubUrl, ...o });
+  await waitFor(r, 'subscribed', (e) => e.subscriptionId === sub.id);
+  // The hub records the subscription once our answer to its verification is in.
+  await r.fixture.hub.settled();
+  return r.engine.subscriptions().find((s) => s.id === sub.id)!;
+}
+
+async function post(url: string, body: string, headers: Record<string, string>) {
+  const res = await request(url, { method: 'POST', body, headers });
+  return { status: res.statusCode, text: await res.body.text() };
+}
+
+describe('subscribing', () => {
+  it('subscribes, answers the verification, receives signed notifications and applies them to the mirror', async () => {
+    rig = await startRig();
+    const sub = await subscribed(rig, { leaseSeconds: 3600 });
+    expect(sub.status).toBe('active');
+    expect(sub.leaseSeconds).toBe(3600);
+    expect(sub.callbackUrl).toMatch(/\/websub\/[A-Za-z0-9_-]{32}$/);
+    // The form the hub got: every parameter of WebSub §5.1, a fresh secret of our own.
+    const form = new URLSearchParams(rig.fixture.hub.requests.at(-1)!.body);
+    expect(form.get('hub.mode')).toBe('subscribe');
+    expect(form.get('hub.topic')).toBe(rig.topic);
+    expect(form.get('hub.callback')).toBe(sub.callbackUrl);
+    expect(form.get('hub.lease_seconds')).toBe('3600');
+    expect(form.get('hub.secret')).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(rig.fixture.hub.verifications.at(-1)).toMatchObject({ mode: 'subscribe', confirmed: true });
+
+    const [record] = rig.fixture.change('update');
+    const n = await waitFor(rig, 'notification');
+    expect(n.changes).toEqual([{ uri: record.loc, change: 'updated', datetime: record.datetime }]);
+    expect(n.warnings).toEqual([]);
+    const applied = await waitFor(rig, 'applied');
+    expect(applied.updated).toBe(1);
+    expect(applied.changes[0]).toMatchObject({ uri: record.loc, outcome: 'updated' });
+    expect(mirrored(rig, record.id)!.equals(sourceBytes(rig, record.id))).toBe(true);
+    expect(rig.fixture.hub.deliveries.at(-1)).toMatchObject({ status: 202, attempt: 1 });
+    expect(rig.fixture.hub.deliveries.at(-1)!.signature).toMatch(/^sha256=[0-9a-f]{64}$/);
+  });
+
+  it('renews the lease at about 80 % and unsubscribes', async () => {
+    rig = await startRig();
+    const sub = await subscribed(rig, { leaseSeconds: 2 });
+    const renewed = await waitFor(rig, 'renewed', (e) => e.subscriptionId === sub.id, 5_000);
+    expect(renewed.leaseSeconds).toBe(2);
+    await rig.fixture.hub.settled();
+    const verifications = rig.fixture.hub.verifications.filter((v) => v.mode === 'subscribe' && v.confirmed);
+    expect(verifications.length).toBeGreaterThanOrEqual(2);
+    await rig.engine.unsubscribe(rig.dest, sub.id);
+    await waitFor(rig, 'unsubscribed', (e) => e.subscriptionId === sub.id);
+    await rig.fixture.hub.settled();
+    expect(rig.fixture.hub.live(rig.topic)).toHaveLength(0);
+    expect(rig.engine.subscriptions()[0].status).toBe('unsubscribed');
+    // A delivery after the end is told 410 Gone.
+    const res = await post(sub.callbackUrl, '<x/>', { 'content-type': 'application/xml' });
+    expect(res.status).toBe(410);
+  });
+
+  it('retries with backoff when the hub fails, and records a denial', async () => {
+    rig = await startRig();
+    rig.fixture.hub.faults.failRequests = 2;
+    const sub = await subscribed(rig);
+    expect(rig.events.filter((e) => e.type === 'error' && e.subscriptionId === sub.id)).toHaveLength(2);
+    expect(rig.events.filter((e) => e.type === 'subscribing').map((e) => (e as { attempt: number }).attempt)).toEqual([1, 2, 3]);
+
+    await rig.engine.unsubscribe(rig.dest, sub.id);
+    await waitFor(rig, 'unsubscribed');
+    rig.fixture.hub.faults.deny = 'Not for you';
+    await rig.engine.subscribe({ dest: rig.dest, topic: rig.topic, hub: rig.hubUrl });
+    const denied = await waitFor(rig, 'denied');
+    expect(denied.reason).toBe('Not for you');
+    expect(rig.engine.subscriptions()[0]).toMatchObject({ status: 'denied', lastError: 'Not for you' });
+  });
+
+  it('restores subscriptions when the engine starts again', async () => {
+    rig = await startRig();
+    const sub = await subscribed(rig, { leaseSeconds: 3600 });
+    await rig.engine.closeMirror(rig.dest);
+    rig.engine.openMirror(rig.dest);
+    expect(rig.engine.subscriptions()).toMatchObject([{ id: sub.id, status: 'active' }]);
+    const [record] = rig.fixture.change('create');
+    await waitFor(rig, 'applied', (e) => e.changes.some((c) => c.uri === record.loc));
+    expect(mirrored(rig, record.id)!.equals(sourceBytes(rig, record.id))).toBe(true);
+  });
+});
+
+describe('forgeries', () => {
+  it('answers 404 to verifications for an unknown callback, another topic or a mode it did not ask for', async () => {
+    rig = await startRig();
+    const sub = await subscribed(rig);
+    const base = new URL(sub.callbackUrl);
+    const unknown = await rig.fixture.hub.forgeVerification(`${base.origin}/websub/${'A'.repeat(32)}`, { 'hub.mode': 'subscribe', 'hub.topic': rig.topic, 'hub.challenge': 'c1' });
+    expect(unknown).toEqual({ status: 404, body: 'No such subscription\n' });
+    const otherTopic = await rig.fixture.hub.forgeVerification(sub.callbackUrl, { 'hub.mode': 'subscribe', 'hub.topic': rig.topic + '/other', 'hub.challenge': 'c2' });
+    expect(otherTopic.status).toBe(404);
+    const wrongMode = await rig.fixture.hub.forgeVerification(sub.callbackUrl, { 'hub.mode': 'unsubscribe', 'hub.topic': rig.topic, 'hub.challenge': 'c3' });
+    expect(wrongMode.status).toBe(404);
+    // Already verified: a second subscribe verification nobody asked for is not answered either.
+    const replay = await rig.fixture.hub.forgeVerification(sub.callbackUrl, { 'hub.mode': 'subscribe', 'hub.topic': rig.topic, 'hub.challenge': 'c4', 'hub.lease_seconds': '1' });
+    expect(replay.status).toBe(404);
+    const rejected = rig.events.filter((e) => e.type === 'rejected' && e.what === 'verification');
+    expect(rejected).toHaveLength(4);
+    expect(rig.engine.subscriptions()[0]).toMatchObject({ status: 'active' });
+    expect(rig.engine.subscriptions()[0].leaseSeconds).not.toBe(1);
+  });
+
+  it('acknowledges and discards deliveries with a bad or missing signature, and accepts sha1/sha384/sha512 ones', async () => {
+    rig = await startRig();
+    const sub = await subscribed(rig);
+    rig.fixture.hub.faults.signature = 'bad';
+    rig.fixture.change('update');
+    const bad = await waitFor(rig, 'rejected', (e) => e.what === 'delivery');
+    expect(bad.reason).toContain('does not match');
+    rig.fixture.hub.faults.signature = 'missing';
+    rig.fixture.change('update');
+    const missing = await waitFor(rig, 'rejected', (e) => e.what === 'delivery' && e !== bad);
+    expect(missing.reason).toContain('no X-Hub-Signature');
+    await rig.fixture.hub.settled();
+    // Acknowledged (2xx, so the hub does not retry), never stored.
+    expect(rig.fixture.hub.deliveries.map((d) => d.status)).toEqual([202, 202]);
+    expect(rig.engine.feed(rig.dest)!.store.counts(sub.id)).toEqual({});
+    expect(rig.events.some((e) => e.type === 'notification')).toBe(false);
+
+    rig.fixture.hub.faults.signature = null;
+    for (const method of ['sha1', 'sha384', 'sha512'] as const) {
+      rig.fixture.hub.faults.method = method;
+      rig.fixture.change('update');
+    }
+    await rig.fixture.hub.settled();
+    await rig.engine.idle();
+    expect(rig.events.filter((e) => e.type === 'notification')).toHaveLength(3);
+  });
+
+  it('refuses payloads that are not change notifications, and bodies over the limit', async () => {
+    rig = await startRig({ engine: { maxBodyBytes: 4096 } });
+    const sub = await subscribed(rig, { secret: 'sekrit' });
+    const signed = (body: string) => ({ 'content-type': 'application/xml; charset=utf-8', 'x-hub-signature': signBody('sha256', 'sekrit', Buffer.from(body)) });
+    const resourceList = (await (await request(rig.fixture.url + rig.fixture.paths.dataset1.changeListIndex)).body.text()).slice(0, 4000);
+    expect((await post(sub.callbackUrl, resourceList, signed(resourceList))).status).toBe(202);
+    const r1 = await waitFor(rig, 'rejected', (e) => e.what === 'notification');
+    expect(r1.reason).toContain('a <sitemapindex>; change notifications are <urlset> documents');
+    const doctype = '<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY x "y">]><urlset/>';
+    await post(sub.callbackUrl, doctype, signed(doctype));
+    const r2 = await waitFor(rig, 'rejected', (e) => e.what === 'notification' && e !== r1);
+    expect(r2.reason).toContain('DOCTYPE');
+    const html = '<html><body>hello</body></html>';
+    await post(sub.callbackUrl, html, { ...signed(html), 'content-type': 'text/html' });
+    const r3 = await waitFor(rig, 'rejected', (e) => e.what === 'notification' && e !== r1 && e !== r2);
+    expect(r3.reason).toBeTruthy();
+    const big = 'x'.repeat(5000);
+    const tooBig = await post(sub.callbackUrl, big, signed(big));
+    expect(tooBig.status).toBe(413);
+    const hmac = createHmac('sha256', 'sekrit').update('x').digest('hex');
+    expect(hmac).toHaveLength(64);
+    expect(rig.engine.feed(rig.dest)!.store.counts(sub.id)).toEqual({ rejected: 3 });
+  });
+});

@@ -1,0 +1,97 @@
+// The durable writer: temporary files written off the main thread (small in one go, large in slices), batches whose
+// rows are committed only once their files are in place with their mtimes, and failures of one file kept apart.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DurableWriter, TempFile } from './durable.ts';
+
+const fresh = () => mkdtempSync(join(tmpdir(), 'durable-'));
+
+async function fill(file: TempFile, body: Buffer, chunk: number): Promise<void> {
+  for (let i = 0; i < body.length; i += chunk) {
+    const wait = file.add(body.subarray(i, i + chunk));
+    if (wait) await wait;
+  }
+}
+
+describe('TempFile', () => {
+  it('writes a small body and a body of many slices byte for byte', async () => {
+    const dir = fresh();
+    for (const size of [0, 1, 2048, (1 << 20) - 1, 5 * (1 << 20) + 123]) {
+      const body = randomBytes(size);
+      const file = new TempFile(join(dir, `f${size}`));
+      await fill(file, body, 64 * 1024);
+      await file.close();
+      expect(readFileSync(file.path).equals(body), `size ${size}`).toBe(true);
+    }
+  });
+
+  it('discard removes the file whether it was opened or not', async () => {
+    const dir = fresh();
+    const small = new TempFile(join(dir, 'small'));
+    small.add(Buffer.from('abc'));
+    await small.discard();
+    const large = new TempFile(join(dir, 'large'));
+    await fill(large, randomBytes(3 << 20), 1 << 16);
+    expect(existsSync(large.path)).toBe(true);
+    await large.discard();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('DurableWriter', () => {
+  it('commits a batch only once its files are in place, with their mtimes, in staging order', async () => {
+    const dest = fresh();
+    const commits: { done: string[]; failed: string[]; present: boolean[] }[] = [];
+    const writer = new DurableWriter<string>({
+      tmpDir: join(dest, '.state', 'tmp'),
+      batchSize: 3,
+      commit: (done, failed) =>
+        commits.push({ done, failed: failed.map((f) => f.record), present: done.filter((d) => d.startsWith('f')).map((d) => existsSync(join(dest, 'a', d))) }),
+    });
+    const mtime = Date.UTC(2020, 1, 3, 4, 5, 6);
+    for (const name of ['f1', 'row', 'f2', 'f3']) {
+      if (name === 'row') {
+        writer.stage({ temp: null, final: '', record: name });
+        continue;
+      }
+      const file = writer.tempFile();
+      file.add(Buffer.from(name));
+      await file.close();
+      writer.stage({ temp: file.path, final: join(dest, 'a', name), mtimeMs: mtime, record: name });
+    }
+    await writer.flush();
+    expect(commits).toEqual([
+      { done: ['f1', 'row', 'f2'], failed: [], present: [true, true] },
+      { done: ['f3'], failed: [], present: [true] },
+    ]);
+    expect(readFileSync(join(dest, 'a', 'f2'), 'utf8')).toBe('f2');
+    expect(statSync(join(dest, 'a', 'f3')).mtimeMs).toBe(mtime);
+    expect(readdirSync(join(dest, '.state', 'tmp'))).toEqual([]);
+  });
+
+  it('a file that cannot be put in place fails alone; the rest of its batch is committed', async () => {
+    const dest = fresh();
+    // A file where the folder of the second resource should be.
+    writeFileSync(join(dest, 'blocked'), 'x');
+    let result: { done: string[]; failed: { record: string; reason: string }[] } | null = null;
+    const writer = new DurableWriter<string>({ tmpDir: join(dest, '.tmp'), commit: (done, failed) => (result = { done, failed }) });
+    for (const [name, final] of [
+      ['ok', join(dest, 'ok')],
+      ['bad', join(dest, 'blocked', 'bad')],
+    ]) {
+      const file = writer.tempFile();
+      file.add(Buffer.from(name!));
+      await file.close();
+      writer.stage({ temp: file.path, final: final!, record: name! });
+    }
+    await writer.flush();
+    expect(result!.done).toEqual(['ok']);
+    expect(result!.failed.map((f) => f.record)).toEqual(['bad']);
+    expect(result!.failed[0]!.reason).toMatch(/could not be put in place/);
+    expect(readFileSync(join(dest, 'ok'), 'utf8')).toBe('ok');
+    expect(readdirSync(join(dest, '.tmp'))).toEqual([]);
+  });
+});
