@@ -20,7 +20,8 @@ export async function startAppServer(root: string, dataDir: string, timeoutMs = 
   if (!existsSync(join(root, 'out/renderer/index.html'))) {
     throw new Error('out/renderer is missing: run `npm run build` before the end-to-end tests');
   }
-  const child = spawn(process.execPath, [join(root, 'bin/rsdesk.mjs'), 'serve', '--port', String(port), '--data-dir', dataDir], {
+  // The callback server of live notifications on any free port: parallel runs never collide on the default one.
+  const child = spawn(process.execPath, [join(root, 'bin/rsdesk.mjs'), 'serve', '--port', String(port), '--live-port', '0', '--data-dir', dataDir], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

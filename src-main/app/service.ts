@@ -12,6 +12,7 @@ import { EventHub } from './events.ts';
 import { HttpHolder } from './http-holder.ts';
 import { CheckService } from './check.ts';
 import { DiscoveryRuns } from './discovery-runs.ts';
+import { LiveService } from './live.ts';
 
 export interface ServiceDeps {
   /** Owned by the service from now on: `close()` closes it. */
@@ -20,11 +21,15 @@ export interface ServiceDeps {
   openExternal?: (url: string) => Promise<void> | void;
   version: string;
   log?: ErrorLogger;
+  /** The live side (callback server, subscriptions): where its settings are kept, and a port for this run (tests: 0). */
+  live?: { dataDir: string | null; port?: number };
 }
 
 export interface Service {
   dispatch: Dispatch;
   events: EventHub;
+  /** Starts the callback server and takes up the subscriptions (adapters call it once they are up). */
+  startLive(): Promise<void>;
   /** Cancels running work, closes the HTTP client and the store. */
   close(): Promise<void>;
 }
@@ -70,6 +75,12 @@ export function createService(deps: ServiceDeps): Service {
   };
 
   const discoveries = new DiscoveryRuns(abort.signal);
+  const live = new LiveService({
+    dataDir: deps.live?.dataDir ?? null,
+    port: deps.live ? deps.live.port : 0,
+    send: (batch) => events.emit('live.events', batch),
+    capabilityLists: () => store.sources.list().flatMap((s) => s.capabilityListUrls),
+  });
 
   /** url: already through normalizeStartUrl, so bad input was refused as invalid-arguments before any request. */
   const discoverWith = (url: string, runId: string, signal: AbortSignal): Promise<DiscoveryResult> =>
@@ -168,16 +179,25 @@ export function createService(deps: ServiceDeps): Service {
 
     'check.run': ({ url, runId, maxDocuments }) => checks.run(url, runId, maxDocuments),
     'check.cancel': ({ runId }) => checks.cancel(runId),
+
+    'live.status': () => live.status(),
+    'live.settings.set': (settings) => live.setSettings(settings),
+    'live.selftest': () => live.selfTest(),
+    'live.subscriptions': () => live.subscriptions(),
+    'live.subscribe': (input) => live.subscribe(input),
+    'live.unsubscribe': ({ folder, id }) => live.unsubscribe(folder, id),
+    'live.recent': () => live.recent(),
   };
 
   let closing: Promise<void> | null = null;
   return {
     dispatch: createDispatch(handlers, { log: deps.log }),
     events,
+    startLive: () => live.start(),
     close() {
       closing ??= (async () => {
         abort.abort();
-        await Promise.allSettled([documents.close(), checks.close(), ...running]);
+        await Promise.allSettled([documents.close(), checks.close(), live.close(), ...running]);
         await http.close();
         store.close();
       })();

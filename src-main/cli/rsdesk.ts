@@ -17,6 +17,7 @@ const NETWORK_OPTIONS = {
 
 const SERVE_OPTIONS = {
   port: { type: 'string' },
+  'live-port': { type: 'string' },
   'data-dir': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -92,7 +93,7 @@ async function run(command: Command, args: string[], io: Io, version: string): P
     if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${JSON.stringify(positionals[0])}`);
     const dataDir = values['data-dir'] !== undefined ? resolve(values['data-dir']) : defaultDataDir();
     const { serveCommand } = await import('./serve-command.ts');
-    return serveCommand({ port: parsePort(values.port), dataDir, rendererDir: rendererDir(), version }, io);
+    return serveCommand({ port: parsePort(values.port), livePort: values['live-port'] !== undefined ? parsePort(values['live-port']) ?? 0 : undefined, dataDir, rendererDir: rendererDir(), version }, io);
   }
   if (command === 'check') {
     const { values, positionals } = parse(args, CHECK_OPTIONS);

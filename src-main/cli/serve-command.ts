@@ -8,6 +8,8 @@ import type { Io } from './io.ts';
 
 export interface ServeOptions {
   port?: number;
+  /** The callback server's port for this run (default: the saved setting). */
+  livePort?: number;
   dataDir: string;
   rendererDir: string;
   version: string;
@@ -34,7 +36,7 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
   }
   mkdirSync(options.dataDir, { recursive: true });
   const store = openStore(join(options.dataDir, 'rsdesk.sqlite'));
-  const service = createService({ store, adapter: 'http', version: options.version });
+  const service = createService({ store, adapter: 'http', version: options.version, live: { dataDir: options.dataDir, port: options.livePort } });
   let adapter;
   try {
     adapter = await startHttpAdapter({
@@ -49,6 +51,7 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
     io.err(`rsdesk: cannot listen on 127.0.0.1${options.port ? `:${options.port}` : ''}: ${reason}\n`);
     return 1;
   }
+  await service.startLive();
   const stopped = options.stopped ?? untilSignal();
   io.out(`ResourceSync Desktop at ${adapter.url}\n`);
   await stopped;

@@ -14,7 +14,7 @@ Usage:
   rsdesk discover <url> [--json] [--token T] [--timeout S]
   rsdesk inspect <url-or-file> [--json] [--token T] [--timeout S]
   rsdesk check <url> [--json] [--max-documents N] [--token T] [--timeout S]
-  rsdesk serve [--port N] [--data-dir D]
+  rsdesk serve [--port N] [--live-port N] [--data-dir D]
   rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]… [--mode auto|baseline|incremental]
               [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine] [--dry-run] [--concurrency N] [--delay S]
               [--token T | --basic USER:PASS] [--header "Name: value"]… [--proxy env|none|URL] [--timeout S] [--json]
@@ -157,13 +157,15 @@ Options:
   --timeout S        deadline of each request to the hub and the Source (default 30)
   -h, --help         this help
 `,
-  serve: `Usage: rsdesk serve [--port N] [--data-dir D]
+  serve: `Usage: rsdesk serve [--port N] [--live-port N] [--data-dir D]
 
 Runs ResourceSync Desktop in your browser: serves the built UI on 127.0.0.1 only and prints its
 address (with a one-time access token). Runs until Ctrl+C.
 
 Options:
   --port N       port to listen on (default: any free port)
+  --live-port N  port of the callback server for change notifications and pings, for this run
+                 (default: the one in Settings, 8741; 0: any free one)
   --data-dir D   where the database lives (default: the platform's application data folder)
   -h, --help     this help
 `,

@@ -6,6 +6,10 @@ import type {
   AddSourceResult,
   AppInfo,
   CheckReport,
+  LiveEvent,
+  LiveStatus,
+  SelfTest,
+  SubscriptionView,
   DiscoveryResult,
   DocumentView,
   Entry,
@@ -97,6 +101,38 @@ export const commandArgs = {
     })
     .strict(),
   'check.cancel': z.object({ runId }).strict(),
+  'live.status': none,
+  'live.settings.set': z
+    .object({
+      host: z.string().trim().min(1, 'Enter the address the callback server listens on').max(255, 'The address is too long'),
+      port: z.number('The port must be a number from 1 to 65535').int('The port must be a whole number').min(1, 'The port must be from 1 to 65535').max(65535, 'The port must be from 1 to 65535'),
+      publicUrl: z
+        .string()
+        .trim()
+        .max(2048, 'The public callback URL is too long')
+        .refine((s) => {
+          try {
+            const u = new URL(s);
+            return u.protocol === 'http:' || u.protocol === 'https:';
+          } catch {
+            return false;
+          }
+        }, 'The public callback URL must be an http or https URL')
+        .nullable(),
+    })
+    .strict(),
+  'live.selftest': none,
+  'live.subscriptions': none,
+  'live.subscribe': z
+    .object({
+      topic: httpUrl,
+      hub: httpUrl,
+      folder: z.string('Choose the mirror folder').trim().min(1, 'Choose the mirror folder').max(4096, 'The folder path is too long'),
+      leaseSeconds: z.number().int('The lease must be a whole number of seconds').min(60, 'The lease must be at least 60 seconds').max(31_536_000, 'The lease must be at most a year').optional(),
+    })
+    .strict(),
+  'live.unsubscribe': z.object({ folder: z.string().min(1).max(4096), id: z.number().int().positive() }).strict(),
+  'live.recent': none,
 } satisfies Record<CommandName, z.ZodType>;
 
 export interface CommandResults {
@@ -119,6 +155,14 @@ export interface CommandResults {
   'check.run': CheckReport;
   /** cancelled: false when no check with that runId was running. */
   'check.cancel': { cancelled: boolean };
+  'live.status': LiveStatus;
+  'live.settings.set': LiveStatus;
+  'live.selftest': SelfTest;
+  'live.subscriptions': SubscriptionView[];
+  'live.subscribe': SubscriptionView;
+  'live.unsubscribe': SubscriptionView;
+  /** The last live events, oldest first. */
+  'live.recent': LiveEvent[];
 }
 
 export type CommandArgs<C extends CommandName> = z.input<(typeof commandArgs)[C]>;

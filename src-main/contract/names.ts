@@ -20,6 +20,14 @@ export const COMMAND_NAMES = [
   // Checking a whole Source:
   'check.run',
   'check.cancel',
+  // Live change notifications (WebSub) and pings:
+  'live.status',
+  'live.settings.set',
+  'live.selftest',
+  'live.subscriptions',
+  'live.subscribe',
+  'live.unsubscribe',
+  'live.recent',
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
@@ -30,6 +38,8 @@ export const EVENT_NAMES = [
   'document.progress',
   // Checking a whole Source:
   'check.progress',
+  /** Live events in batches (a few a second at most). */
+  'live.events',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 

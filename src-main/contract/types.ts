@@ -122,7 +122,37 @@ export interface Events {
   'document.progress': { url: string; entries: number; bytes: number };
   /** At most about 5 a second per run. */
   'check.progress': { runId: string } & import('../engine/check/model.ts').CheckProgress;
+  'live.events': LiveBatch;
 }
+
+export type { LiveEvent, Subscription, ChangeSummary, AppliedChange, Ping } from '../engine/live/model.ts';
+export type { SelfTest } from '../engine/live/engine.ts';
+export type { LiveBatch } from '../app/live-batch.ts';
+import type { LiveBatch } from '../app/live-batch.ts';
+
+/** The callback server's settings. */
+export interface LiveSettings {
+  /** The address it listens on (127.0.0.1: this machine only). */
+  host: string;
+  port: number;
+  /** The URL hubs reach it by (a tunnel, a reverse proxy), when they cannot reach this machine directly. */
+  publicUrl: string | null;
+}
+
+export interface LiveStatus {
+  settings: LiveSettings;
+  /** http://host:port as listening, null when the server is not running. */
+  address: string | null;
+  /** What hubs are given as the start of callback URLs. */
+  callbackBase: string | null;
+  /** Why the server is not running, in words. */
+  error: string | null;
+  /** Where new mirror folders go unless the person picks another. */
+  suggestedFolder: string;
+}
+
+/** A subscription as the app shows it; `now` is the engine's clock, for lease countdowns. */
+export type SubscriptionView = import('../engine/live/model.ts').Subscription & { now: string };
 
 /** Errors cross the boundary as plain objects. */
 export interface CommandError {

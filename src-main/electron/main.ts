@@ -95,7 +95,9 @@ async function start(): Promise<void> {
     adapter: 'electron',
     version: app.getVersion(),
     openExternal: (url) => shell.openExternal(url),
+    live: { dataDir: app.getPath('userData') },
   });
+  void service.startLive();
 
   ipcMain.handle(IPC_INVOKE, (event, command: unknown, args: unknown) => {
     // Only our own renderer may call the engine, never a frame that navigated elsewhere.

@@ -4,9 +4,11 @@ import { useUi } from '../state/ui.ts';
 import { MAIN_ID, MainPane } from './MainPane.tsx';
 import { Sidebar } from './Sidebar.tsx';
 import { Splitter } from './Splitter.tsx';
+import { useLiveFeedSync } from '../live/queries.ts';
 
 export function App() {
   useSourcesSync();
+  useLiveFeedSync();
   const sources = useSources().data;
   const sourceId = useUi((s) => s.sourceId);
   const sidebarWidth = useUi((s) => s.sidebarWidth);

@@ -8,6 +8,8 @@ import { EntriesTable } from '../entries/EntriesTable.tsx';
 import { Splitter } from './Splitter.tsx';
 import { CheckView } from '../check/CheckView.tsx';
 import { useCheck } from '../state/check.ts';
+import { LiveView } from '../live/LiveView.tsx';
+import { useLive } from '../live/state.ts';
 
 /** The skip link's target. */
 export const MAIN_ID = 'main';
@@ -20,6 +22,15 @@ export function MainPane() {
   const setDetailHeight = useUi((s) => s.setDetailHeight);
   const summary = useSummary(node && !node.channel ? node.url : null);
   const check = useCheck((s) => (s.visible ? s.run : null));
+  const live = useLive((s) => s.visible);
+
+  if (live) {
+    return (
+      <main id={MAIN_ID} tabIndex={-1} className="main" aria-label="Live">
+        <LiveView />
+      </main>
+    );
+  }
 
   if (check) {
     return (

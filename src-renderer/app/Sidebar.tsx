@@ -5,6 +5,7 @@ import { SourceList } from '../sidebar/SourceList.tsx';
 import { SettingsButton } from '../settings/SettingsButton.tsx';
 import { SourceTree } from '../tree/SourceTree.tsx';
 import { CheckButton } from '../check/CheckButton.tsx';
+import { LiveButton } from '../live/LiveButton.tsx';
 
 export function Sidebar() {
   const info = useAppInfo().data;
@@ -18,6 +19,7 @@ export function Sidebar() {
       <header className="brand">
         <h1 className="brand-name">ResourceSync Desktop</h1>
         {info && <span className="muted brand-version">v{info.version} · {info.adapter}</span>}
+        <LiveButton />
         <SettingsButton />
       </header>
       <AddSource />

@@ -1,6 +1,7 @@
 import type { NodeRef } from '../state/ui.ts';
 import { DetailHeader } from './DetailHeader.tsx';
 import { LinkTarget } from './LinkTarget.tsx';
+import { SubscribeForm } from '../live/SubscribeForm.tsx';
 
 /** A change-notification channel is a WebSub topic: nothing to fetch, only where to subscribe. */
 export function ChannelDetail({ node }: { node: NodeRef }) {
@@ -20,6 +21,7 @@ export function ChannelDetail({ node }: { node: NodeRef }) {
         <p className="muted note">
           Notifications are pushed by the hub (WebSub) to subscribers; the channel itself is not a document and is not fetched.
         </p>
+        {node.hub && <SubscribeForm topic={node.url} hub={node.hub} />}
       </div>
     </div>
   );

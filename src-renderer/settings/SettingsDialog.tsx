@@ -3,6 +3,7 @@ import { Spinner } from '../common/Spinner.tsx';
 import { useSettings } from '../data/queries.ts';
 import { Dialog } from './Dialog.tsx';
 import { SettingsForm } from './SettingsForm.tsx';
+import { CallbackSettings } from '../live/CallbackSettings.tsx';
 
 export function SettingsDialog({ onClose }: { onClose(): void }) {
   const settings = useSettings();
@@ -12,7 +13,10 @@ export function SettingsDialog({ onClose }: { onClose(): void }) {
   return (
     <Dialog title="Settings" onClose={onClose}>
       {ready ? (
-        <SettingsForm stored={settings.data} onClose={onClose} />
+        <>
+          <SettingsForm stored={settings.data} onClose={onClose} />
+          <CallbackSettings />
+        </>
       ) : settings.isError ? (
         <>
           <div className="alert alert-error" role="alert">

@@ -340,6 +340,11 @@ export class Applier {
     return this.#writer.tempPath();
   }
 
+  /** A new temporary file written in the thread pool (a small one in one go), outside the visible tree. */
+  tempFile(): TempFile {
+    return this.#writer.tempFile();
+  }
+
   /** Puts a finished temporary file in place through the durable batches; a mismatch fails it instead. */
   stageFile(target: WriteTarget, temp: string, fixity: FixityResult): void {
     if (fixity.status === 'mismatch') {

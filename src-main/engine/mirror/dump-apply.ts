@@ -3,10 +3,8 @@
 // verified one is staged into the Applier's durable batches, so it is recorded only after fixity and fsync, exactly
 // like a downloaded resource. A bitstream the mirror does not need (the local copy already matches, not mirrored,
 // done already in this run, before the checkpoint) is read to its end and dropped.
-import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Applier, WriteTarget } from './apply.ts';
 import { judge } from './fixity.ts';
 import type { BitstreamSink, EntryOutcome, ManifestEntry } from './package/index.ts';
@@ -30,14 +28,19 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
       await drain(stream);
       return null;
     }
-    const temp = applier.tempPath();
+    // Written like a download: a small bitstream in one go, a large one in 1 MiB slices with backpressure.
+    const file = applier.tempFile();
     try {
-      await pipeline(stream, createWriteStream(temp, { highWaterMark: 1 << 20 }));
+      for await (const chunk of stream) {
+        const wait = file.add(chunk as Buffer);
+        if (wait) await wait;
+      }
+      await file.close();
     } catch (err) {
-      await rm(temp, { force: true });
+      await file.discard();
       throw err;
     }
-    written.set(entry, { target, temp });
+    written.set(entry, { target, temp: file.path });
     return null;
   };
   const outcome = async (o: EntryOutcome): Promise<void> => {

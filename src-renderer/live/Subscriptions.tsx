@@ -1,0 +1,105 @@
+import { useEffect, useState } from 'react';
+import type { SubscriptionView } from '../../src-main/contract/types.ts';
+import { errorMessage } from '../bridge/index.ts';
+import { useSubscriptions, useUnsubscribe } from './queries.ts';
+
+const STATUS: Record<string, string> = {
+  pending: 'waiting for the hub to confirm',
+  active: 'active',
+  retrying: 'retrying (the hub failed)',
+  unsubscribing: 'unsubscribing',
+  unsubscribed: 'unsubscribed',
+  denied: 'denied by the hub',
+  expired: 'expired',
+};
+
+/** Seconds as "1 h 02 min", "4 min 05 s", "12 s". */
+export function countdown(ms: number): string {
+  if (ms <= 0) return 'ending now';
+  const s = Math.floor(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const r = s % 60;
+  if (h > 0) return `${h} h ${String(m).padStart(2, '0')} min`;
+  if (m > 0) return `${m} min ${String(r).padStart(2, '0')} s`;
+  return `${r} s`;
+}
+
+function useNow(ms = 1000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(t);
+  }, [ms]);
+  return now;
+}
+
+function time(iso: string | null): string {
+  return iso ? new Date(iso).toLocaleString() : 'none yet';
+}
+
+function Lease({ sub, now }: { sub: SubscriptionView; now: number }) {
+  if (sub.status !== 'active' || !sub.expiresAt) return <>{sub.leaseSeconds ? `${sub.leaseSeconds} s granted` : '—'}</>;
+  return <>renews before it ends in {countdown(Date.parse(sub.expiresAt) - now)}</>;
+}
+
+export function Subscriptions() {
+  const subs = useSubscriptions();
+  const unsubscribe = useUnsubscribe();
+  const now = useNow();
+  const shown = (subs.data ?? []).filter((s) => s.status !== 'unsubscribed');
+  return (
+    <section className="live-section" aria-labelledby="live-subs-title">
+      <h3 id="live-subs-title" className="live-h">Subscriptions</h3>
+      {subs.isError && <p className="error-text" role="alert">{errorMessage(subs.error)}</p>}
+      {unsubscribe.isError && <p className="error-text" role="alert">{errorMessage(unsubscribe.error)}</p>}
+      {shown.length === 0 ? (
+        <p className="muted">No subscriptions yet. Open a Change Notification channel in a Source's tree and choose Subscribe.</p>
+      ) : (
+        <div className="live-table-box">
+          <table className="live-table">
+            <thead>
+              <tr>
+                <th scope="col">Topic</th>
+                <th scope="col">Hub</th>
+                <th scope="col">Mirror folder</th>
+                <th scope="col">Status</th>
+                <th scope="col">Lease</th>
+                <th scope="col">Last notification</th>
+                <th scope="col"><span className="sr-only">Actions</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((s) => (
+                <tr key={`${s.dest}#${s.id}`}>
+                  <td className="mono wrap">{s.topic}</td>
+                  <td className="mono wrap">{s.hub}</td>
+                  <td className="mono wrap">{s.dest}</td>
+                  <td>
+                    {STATUS[s.status] ?? s.status}
+                    {s.lastError && <div className="error-text">{s.lastError}</div>}
+                  </td>
+                  <td><Lease sub={s} now={now} /></td>
+                  <td>{time(s.lastNotificationAt)}</td>
+                  <td>
+                    {s.status !== 'unsubscribing' && (
+                      <button
+                        type="button"
+                        className="btn-small"
+                        aria-label={`Unsubscribe from ${s.topic}`}
+                        disabled={unsubscribe.isPending}
+                        onClick={() => unsubscribe.mutate({ folder: s.dest, id: s.id })}
+                      >
+                        Unsubscribe
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

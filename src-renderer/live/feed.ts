@@ -1,0 +1,138 @@
+// The live feed's rows, built from the engine's live events: one row per change of a notification (its outcome
+// filled in when the change is applied), and one per ping, gap, rejected delivery, error or subscription change.
+// Pure functions: the store (state.ts) keeps the capped buffer.
+import type { LiveEvent } from '../../src-main/contract/types.ts';
+
+export type RowKind = 'change' | 'ping' | 'gap' | 'rejected' | 'error' | 'subscription' | 'sync';
+
+export interface FeedRow {
+  /** Unique and stable: the virtualizer's key. */
+  key: string;
+  kind: RowKind;
+  /** When it arrived (ISO). */
+  at: string;
+  /** created | updated | deleted for changes. */
+  change?: string;
+  uri?: string;
+  /** The change's own datetime. */
+  datetime?: string | null;
+  /** For changes: what applying it did (null: not applied yet). */
+  outcome?: string | null;
+  reason?: string;
+  /** Where it came from: the origin of the topic or the URI (the Source filter). */
+  origin: string | null;
+  /** A sentence for every other kind of row. */
+  text?: string;
+  subscriptionId?: number;
+}
+
+let seq = 0;
+const nextKey = () => `r${++seq}`;
+
+export function originOf(url: string | null | undefined): string | null {
+  if (!url) return null;
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+}
+
+export function changeKey(subscriptionId: number, uri: string, datetime: string | null | undefined): string {
+  return `${subscriptionId}|${uri}|${datetime ?? ''}`;
+}
+
+/** The rows an event adds, oldest first (the store shows them newest first). Applied events add none. */
+export function rowsOf(e: LiveEvent): FeedRow[] {
+  switch (e.type) {
+    case 'notification':
+      return e.changes.map((c) => ({
+        key: nextKey(),
+        kind: 'change',
+        at: e.at,
+        change: c.change,
+        uri: c.uri,
+        datetime: c.datetime,
+        outcome: null,
+        origin: originOf(c.uri) ?? originOf(e.topic),
+        subscriptionId: e.subscriptionId,
+      }));
+    case 'ping': {
+      const p = e.ping;
+      const where = p.siteUri ?? p.feedUri ?? p.items[0]?.link ?? '';
+      const name = p.siteName ? `${p.siteName} ` : '';
+      const items = p.items.length > 0 ? ` (${p.items.length} item${p.items.length === 1 ? '' : 's'})` : '';
+      const sync = e.triggered.length > 0 ? `; syncing ${e.triggered.join(', ')}` : '';
+      return [{ key: nextKey(), kind: 'ping', at: e.at, uri: where, origin: originOf(where), text: `Ping (${pingName(p.kind)}) from ${name}${where}${items}${sync}` }];
+    }
+    case 'gap': {
+      const action = e.action === 'catch-up' ? 'catching up from the Change List' : e.action === 'needs-sync' ? 'the mirror needs an incremental sync' : 'not applied';
+      return [{ key: nextKey(), kind: 'gap', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Gap: no notification covered ${e.from} to ${e.until}; ${action}.` }];
+    }
+    case 'caught-up':
+      return [{ key: nextKey(), kind: 'sync', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Caught up ${e.from} to ${e.until}: ${e.created} created, ${e.updated} updated, ${e.deleted} deleted, ${e.failed} failed.` }];
+    case 'rejected': {
+      const what = e.what === 'delivery' ? 'Refused a delivery' : e.what === 'verification' ? 'Refused a verification request' : e.what === 'ping' ? 'Refused a ping' : 'Refused a notification';
+      return [{ key: nextKey(), kind: 'rejected', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `${what}: ${e.reason}` }];
+    }
+    case 'error':
+      return [{ key: nextKey(), kind: 'error', at: e.at, origin: null, subscriptionId: e.subscriptionId, text: `Error: ${e.message}` }];
+    case 'duplicate':
+      return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Dropped a notification: ${e.reason}` }];
+    case 'subscribed':
+      return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Subscribed to ${e.topic}${e.leaseSeconds !== null ? ` (lease ${e.leaseSeconds} s)` : ''}.` }];
+    case 'renewed':
+      return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Renewed the subscription to ${e.topic}${e.leaseSeconds !== null ? ` (lease ${e.leaseSeconds} s)` : ''}.` }];
+    case 'unsubscribed':
+      return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Unsubscribed from ${e.topic}.` }];
+    case 'denied':
+      return [{ key: nextKey(), kind: 'error', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `The hub denied the subscription to ${e.topic}${e.reason ? `: ${e.reason}` : '.'}` }];
+    case 'expired':
+      return [{ key: nextKey(), kind: 'error', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `The subscription to ${e.topic} expired (not renewed in time).` }];
+    case 'sync':
+      return [{ key: nextKey(), kind: 'sync', at: e.at, origin: null, text: `Synced ${e.dest} (${e.reason}): ${e.created} created, ${e.updated} updated, ${e.deleted} deleted, ${e.failed} failed.` }];
+    default:
+      return [];
+  }
+}
+
+function pingName(kind: string): string {
+  return kind === 'rss-ping-1.0' ? 'RSS Ping 1.0' : kind === 'rss-ping-2.0' ? 'RSS Ping 2.0' : kind;
+}
+
+/** What applying did, in words a person reads. */
+export function outcomeText(outcome: string | null | undefined): string {
+  switch (outcome) {
+    case null:
+    case undefined:
+      return 'waiting';
+    case 'created':
+    case 'updated':
+    case 'deleted':
+      return `applied (${outcome})`;
+    case 'unchanged':
+      return 'applied (already up to date)';
+    case 'kept':
+      return 'kept (deletion policy)';
+    case 'skipped':
+      return 'skipped';
+    case 'failed':
+      return 'failed';
+    default:
+      return outcome;
+  }
+}
+
+/** Changes per minute over the last `minutes` minutes, oldest first, from change rows (`now` in ms). */
+export function perMinute(rows: readonly FeedRow[], now: number, minutes = 30): { start: number; count: number }[] {
+  const end = Math.floor(now / 60_000) * 60_000 + 60_000;
+  const start = end - minutes * 60_000;
+  const buckets = Array.from({ length: minutes }, (_, i) => ({ start: start + i * 60_000, count: 0 }));
+  for (const r of rows) {
+    if (r.kind !== 'change') continue;
+    const t = Date.parse(r.at);
+    if (t < start || t >= end) continue;
+    buckets[Math.floor((t - start) / 60_000)].count++;
+  }
+  return buckets;
+}

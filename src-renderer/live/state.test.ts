@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import type { LiveEvent } from '../../src-main/contract/types.ts';
+import { perMinute } from './feed.ts';
+import { addEvents } from './state.ts';
+
+const at = '2026-01-01T10:00:30.000Z';
+const base = { at, subscriptionId: 1, topic: 'http://s.example/notify', dest: '/m' };
+
+function notification(uris: string[]): LiveEvent {
+  return { ...base, type: 'notification', inboxId: 1, from: 'a', until: 'b', count: uris.length, changes: uris.map((uri) => ({ uri, change: 'created', datetime: '2026-01-01T09:00:00Z' })), warnings: [] };
+}
+
+describe('the live feed rows', () => {
+  it('shows each change newest first, then fills in what applying it did', () => {
+    let { rows } = addEvents([], [notification(['http://s.example/a', 'http://s.example/b'])]);
+    expect(rows.map((r) => [r.uri, r.outcome])).toEqual([
+      ['http://s.example/b', null],
+      ['http://s.example/a', null],
+    ]);
+    const applied: LiveEvent = {
+      ...base,
+      type: 'applied',
+      inboxIds: [1],
+      runId: 1,
+      created: 1,
+      updated: 0,
+      deleted: 0,
+      unchanged: 0,
+      failed: 1,
+      changes: [
+        { uri: 'http://s.example/a', change: 'created', datetime: '2026-01-01T09:00:00Z', outcome: 'created' },
+        { uri: 'http://s.example/b', change: 'created', datetime: '2026-01-01T09:00:00Z', outcome: 'failed', reason: 'HTTP 404' },
+      ],
+    };
+    ({ rows } = addEvents(rows, [applied]));
+    expect(rows.map((r) => [r.uri, r.outcome, r.reason])).toEqual([
+      ['http://s.example/b', 'failed', 'HTTP 404'],
+      ['http://s.example/a', 'created', undefined],
+    ]);
+  });
+
+  it('keeps at most the cap and says how many fell off', () => {
+    const { rows, dropped } = addEvents([], [notification(['1', '2', '3', '4', '5'].map((n) => `http://s.example/${n}`))], 3);
+    expect(rows.map((r) => r.uri)).toEqual(['http://s.example/5', 'http://s.example/4', 'http://s.example/3']);
+    expect(dropped).toBe(2);
+  });
+
+  it('marks gaps, refused deliveries and errors, each in words', () => {
+    const { rows } = addEvents([], [
+      { ...base, type: 'gap', from: '2026-01-01T09:00:00Z', until: '2026-01-01T09:05:00Z', action: 'catch-up' },
+      { at, type: 'rejected', what: 'delivery', reason: 'the signature does not match' },
+      { at, type: 'error', message: 'The disk is full' },
+    ]);
+    expect(rows.map((r) => [r.kind, r.text])).toEqual([
+      ['error', 'Error: The disk is full'],
+      ['rejected', 'Refused a delivery: the signature does not match'],
+      ['gap', 'Gap: no notification covered 2026-01-01T09:00:00Z to 2026-01-01T09:05:00Z; catching up from the Change List.'],
+    ]);
+  });
+
+  it('counts changes per minute of arrival', () => {
+    const { rows } = addEvents([], [notification(['http://s.example/a', 'http://s.example/b']), { ...notification(['http://s.example/c']), at: '2026-01-01T10:02:10.000Z' }]);
+    const buckets = perMinute(rows, Date.parse('2026-01-01T10:02:59.000Z'), 5);
+    expect(buckets.map((b) => b.count)).toEqual([0, 0, 2, 0, 1]);
+  });
+});

@@ -1,0 +1,111 @@
+// The live feed's store: a capped buffer of rows, newest first, with pause (events held, not lost, up to the same
+// cap) and filters. Fed by the engine's live.events batches (LiveFeedSync in queries.ts).
+import { create } from 'zustand';
+import type { LiveBatch, LiveEvent } from '../../src-main/contract/types.ts';
+import { changeKey, rowsOf, type FeedRow } from './feed.ts';
+
+/** The most rows the feed keeps; older ones are dropped, and the feed says how many. */
+export const FEED_CAP = 5_000;
+
+export type ChangeFilter = 'all' | 'created' | 'updated' | 'deleted' | 'other';
+
+interface LiveState {
+  visible: boolean;
+  /** Newest first. */
+  rows: FeedRow[];
+  /** Rows dropped from the end because of the cap (and events the engine dropped before they reached us). */
+  dropped: number;
+  paused: boolean;
+  /** Events that came while paused, oldest first. */
+  held: LiveEvent[];
+  origin: string;
+  change: ChangeFilter;
+  /** Bumped when a subscription changes, so the list is read again. */
+  subscriptionsSeq: number;
+  show(): void;
+  hide(): void;
+  receive(batch: LiveBatch): void;
+  /** Events from before the page opened: they go below what is already shown. */
+  receiveEarlier(events: LiveEvent[]): void;
+  setPaused(paused: boolean): void;
+  setOrigin(origin: string): void;
+  setChange(change: ChangeFilter): void;
+  clear(): void;
+}
+
+const SUBSCRIPTION_EVENTS = new Set(['subscribed', 'renewed', 'unsubscribed', 'denied', 'expired', 'subscribing', 'notification', 'applied', 'gap', 'caught-up']);
+
+/** Adds events to rows (newest first), applying outcomes to the rows they concern; returns the rows and how many fell off. */
+export function addEvents(rows: FeedRow[], events: readonly LiveEvent[], cap = FEED_CAP): { rows: FeedRow[]; dropped: number } {
+  const fresh: FeedRow[] = [];
+  let next = rows;
+  for (const e of events) {
+    if (e.type === 'applied') {
+      const outcomes = new Map(e.changes.map((c) => [changeKey(e.subscriptionId, c.uri, c.datetime), c]));
+      const update = (r: FeedRow): FeedRow => {
+        if (r.kind !== 'change' || r.outcome !== null || r.subscriptionId !== e.subscriptionId) return r;
+        const c = outcomes.get(changeKey(r.subscriptionId, r.uri ?? '', r.datetime));
+        return c ? { ...r, outcome: c.outcome, reason: c.reason } : r;
+      };
+      for (let i = 0; i < fresh.length; i++) fresh[i] = update(fresh[i]);
+      if (next.some((r) => r.kind === 'change' && r.outcome === null)) next = next.map(update);
+      continue;
+    }
+    fresh.push(...rowsOf(e));
+  }
+  const all = [...fresh.reverse(), ...next];
+  const dropped = Math.max(0, all.length - cap);
+  return { rows: dropped > 0 ? all.slice(0, cap) : all, dropped };
+}
+
+export const useLive = create<LiveState>()((set, get) => ({
+  visible: false,
+  rows: [],
+  dropped: 0,
+  paused: false,
+  held: [],
+  origin: '',
+  change: 'all',
+  subscriptionsSeq: 0,
+  show: () => set({ visible: true }),
+  hide: () => set({ visible: false }),
+  receive(batch) {
+    const s = get();
+    const touches = batch.events.some((e) => SUBSCRIPTION_EVENTS.has(e.type));
+    const seqPatch = touches ? { subscriptionsSeq: s.subscriptionsSeq + 1 } : {};
+    if (s.paused) {
+      const held = [...s.held, ...batch.events];
+      const over = Math.max(0, held.length - FEED_CAP);
+      set({ held: over > 0 ? held.slice(over) : held, dropped: s.dropped + batch.dropped + over, ...seqPatch });
+      return;
+    }
+    const { rows, dropped } = addEvents(s.rows, batch.events);
+    set({ rows, dropped: s.dropped + batch.dropped + dropped, ...seqPatch });
+  },
+  receiveEarlier(events) {
+    const s = get();
+    const { rows: older } = addEvents([], events);
+    const all = [...s.rows, ...older];
+    const dropped = Math.max(0, all.length - FEED_CAP);
+    set({ rows: dropped > 0 ? all.slice(0, FEED_CAP) : all, dropped: s.dropped + dropped, subscriptionsSeq: s.subscriptionsSeq + 1 });
+  },
+  setPaused(paused) {
+    const s = get();
+    if (paused) return set({ paused: true });
+    const { rows, dropped } = addEvents(s.rows, s.held);
+    set({ paused: false, held: [], rows, dropped: s.dropped + dropped });
+  },
+  setOrigin: (origin) => set({ origin }),
+  setChange: (change) => set({ change }),
+  clear: () => set({ rows: [], dropped: 0, held: [] }),
+}));
+
+// Opening a document or a Source, or a check report, brings the other panes back.
+import { useUi } from '../state/ui.ts';
+import { useCheck } from '../state/check.ts';
+useUi.subscribe((state, previous) => {
+  if (state.node !== previous.node || state.sourceId !== previous.sourceId) useLive.getState().hide();
+});
+useCheck.subscribe((state, previous) => {
+  if (state.visible && !previous.visible) useLive.getState().hide();
+});
