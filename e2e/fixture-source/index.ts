@@ -9,5 +9,7 @@ export { generateBody, represent } from './bodies.ts';
 export type { Representation } from './bodies.ts';
 export { BROKEN_SOURCE } from './broken-source.ts';
 export { HOSTILE_DUMP_EXPECTED } from './hostile-dump.ts';
+export { ODD_BODY, SLOPPY } from './sloppy.ts';
+export type { SloppyControls } from './sloppy.ts';
 export { FixtureHub } from './hub.ts';
 export type { HubDelivery, HubFaults, HubOptions, HubSubscription, HubVerification } from './hub.ts';

@@ -14,6 +14,7 @@ import { PATHS } from './paths.ts';
 import { FixtureHub, type HubOptions } from './hub.ts';
 import * as site from './site.ts';
 import { SourceState, type ChangeKind, type ChangeRecord } from './state.ts';
+import { serveSloppy, type SloppyControls } from './sloppy.ts';
 
 export interface FixtureSourceOptions {
   /** 0 (default) = a free port. */
@@ -91,6 +92,8 @@ export interface FixtureSource {
   requests: LoggedRequest[];
   /** POSTs received by the hub. */
   hubRequests: HubRequest[];
+  /** Broken entries for the sloppy view of dataset1 (`/sloppy/…`, see sloppy.ts). */
+  sloppy: SloppyControls;
   /** The WebSub hub at PATHS.hub: its subscriptions, deliveries and faults on demand. */
   hub: FixtureHub;
   /** Make a path (without query) fail; null restores it. */
@@ -171,6 +174,8 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     // The Source notifies its hub, which delivers to every subscriber (CN §4.1, §4.3).
     hub.publish(topic, payload);
   });
+  const sloppy: SloppyControls = { extraResources: [], extraChanges: [] };
+  const initialChanges = state.changes.length;
 
   const stall = (ms: number, then: () => void) => {
     const timer = setTimeout(() => {
@@ -365,6 +370,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     }
     const handler = exact[path];
     if (handler) return handler(req, res);
+    if (serveSloppy(base, state, initialChanges, sloppy, req, res, path)) return;
     const doc = broken[path];
     if (doc) return send(res, 200, doc.contentType, doc.body);
     for (const [pattern, fn] of patterns) {
@@ -387,6 +393,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     setResourceDelay(ms) {
       resourceDelayMs = ms;
     },
+    sloppy,
     hub,
     setBroken(path, failure) {
       if (failure === null) failures.delete(path);

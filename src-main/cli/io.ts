@@ -1,9 +1,55 @@
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /** True when stderr is a terminal: progress is drawn there only then. */
+  readonly errIsTTY?: boolean;
+  /** Width of that terminal, in columns. */
+  readonly errColumns?: number;
 }
 
 export const processIo: Io = {
   out: (text) => void process.stdout.write(text),
   err: (text) => void process.stderr.write(text),
+  get errIsTTY() {
+    return process.stderr.isTTY === true;
+  },
+  get errColumns() {
+    return process.stderr.columns;
+  },
 };
+
+/**
+ * One line of progress on a terminal's stderr, redrawn in place (at most 5 times a second) and erased before anything
+ * else is written there or when the command ends. Nothing at all when stderr is not a terminal (a log, a pipe).
+ */
+export class ProgressLine {
+  readonly #io: Io;
+  #shown = false;
+  #last = 0;
+
+  constructor(io: Io) {
+    this.#io = io;
+  }
+
+  get enabled(): boolean {
+    return this.#io.errIsTTY === true;
+  }
+
+  draw(text: string, force = false): void {
+    if (!this.enabled) return;
+    const now = Date.now();
+    if (!force && now - this.#last < 200) return;
+    this.#last = now;
+    const width = Math.max(20, (this.#io.errColumns ?? 80) - 1);
+    const line = text.length > width ? `${text.slice(0, width - 1)}…` : text;
+    this.#io.err(`\r\x1b[K${line}`);
+    this.#shown = true;
+  }
+
+  /** Erases the line (before a note, or at the end). */
+  clear(): void {
+    if (!this.#shown) return;
+    this.#io.err('\r\x1b[K');
+    this.#shown = false;
+  }
+}

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
+import { main } from './rsdesk.ts';
+import type { Io } from './io.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/rsdesk.mjs', import.meta.url));
 let fixture: FixtureSource;
@@ -131,4 +133,26 @@ describe('rsdesk sync with credentials and settings', () => {
       await source.close();
     }
   }, 60_000);
+});
+
+describe('progress', () => {
+  const capture = (errIsTTY: boolean) => {
+    const io = { out: '', err: '' };
+    const sink: Io = { out: (t) => void (io.out += t), err: (t) => void (io.err += t), errIsTTY, errColumns: 100 };
+    return { io, sink };
+  };
+
+  it('is one line redrawn in place on a terminal, erased at the end; nothing when stderr is not a terminal', async () => {
+    const url = fixture.url + fixture.paths.dataset1.resourceList;
+    const tty = capture(true);
+    expect(await main(['sync', url, '--dest', mkdtempSync(join(tmpdir(), 'rsdesk-tty-')), '--json'], tty.sink)).toBe(0);
+    expect(tty.io.err).toMatch(/^\r\x1b\[KBaseline: 20 of 20 listed, 0 failed, [\d.]+ KiB/);
+    expect(tty.io.err.endsWith('\r\x1b[K')).toBe(true);
+    expect(tty.io.err).not.toContain('\n');
+    expect(JSON.parse(tty.io.out)).toMatchObject({ mode: 'baseline', created: 20 });
+
+    const pipe = capture(false);
+    expect(await main(['sync', url, '--dest', mkdtempSync(join(tmpdir(), 'rsdesk-tty-')), '--json'], pipe.sink)).toBe(0);
+    expect(pipe.io.err).toBe('');
+  });
 });

@@ -10,7 +10,7 @@ import { FileSecretStore, type SecretStore } from '../engine/mirror/secrets.ts';
 import { parseBasic, parseHeader, SettingsError, type Credentials } from '../engine/mirror/settings.ts';
 import { parseProxySetting, type ProxySetting } from '../engine/http/dispatcher.ts';
 import { join } from 'node:path';
-import type { Io } from './io.ts';
+import { ProgressLine, type Io } from './io.ts';
 import { defaultDataDir } from './paths.ts';
 import { UsageError } from './usage.ts';
 
@@ -82,8 +82,9 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     credentials = null;
   }
   const dest = resolve(o.dest);
-  const tty = process.stderr.isTTY === true && !o.json;
-  let lastDraw = 0;
+  // Progress on stderr only when it is a terminal; --json output (stdout) is never mixed with it.
+  const progress = new ProgressLine(io);
+  const started = Date.now();
   const result: SyncResult = await sync({
     url: o.url,
     dest,
@@ -103,18 +104,22 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     secretStore: cliSecretStore(),
     timeoutMs: o.timeoutMs,
     userAgent: o.userAgent,
-    onNote: (note) => io.err(`${note}\n`),
-    onProgress: tty
+    onNote: (note) => {
+      progress.clear();
+      io.err(`${note}\n`);
+    },
+    onProgress: progress.enabled
       ? (p) => {
-          const now = Date.now();
-          if (now - lastDraw < 200) return;
-          lastDraw = now;
           const done = p.created + p.updated + p.unchanged + p.failed + p.skipped;
-          io.err(`\r${p.mode}: ${done.toLocaleString('en')} of ${p.listed.toLocaleString('en')} listed, ${p.failed} failed, ${formatBytes(p.bytes)}   `);
+          const seconds = (Date.now() - started) / 1000;
+          const rate = seconds > 1 ? `, ${Math.round(done / seconds).toLocaleString('en')}/s` : '';
+          progress.draw(
+            `${p.mode === 'baseline' ? 'Baseline' : 'Incremental'}: ${done.toLocaleString('en')} of ${p.listed.toLocaleString('en')} listed, ` +
+              `${p.failed.toLocaleString('en')} failed, ${formatBytes(p.bytes)}${rate}`,
+          );
         }
       : undefined,
-  });
-  if (tty) io.err('\n');
+  }).finally(() => progress.clear());
   if (o.json) {
     const { mode, created, updated, deleted, unchanged, failed, bytes, seconds, failures } = result;
     io.out(`${JSON.stringify({ mode, created, updated, deleted, unchanged, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })) })}\n`);

@@ -119,7 +119,8 @@ describe('settings kept with the mirror', () => {
     const source = await fixtureWith({ duplicateBase: `${other.url}/mirror` });
     const dest = tmp('headers-');
     await sync({
-      url: source.url + source.paths.dataset1.capabilityList,
+      // A bare host name, as people type it.
+      url: source.url.replace('http://', '') + source.paths.dataset1.capabilityList,
       dest,
       headers: { 'x-api-key': 'k1', from: 'archivist@example.org' },
       concurrency: 3,

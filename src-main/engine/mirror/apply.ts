@@ -9,7 +9,7 @@ import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
 import { NetworkError, toNetworkError } from '../http/errors.ts';
 import { DurableWriter, type TempFile } from './durable.ts';
-import { FetchFailure, resourceSignal, type Fetcher } from './fetcher.ts';
+import { FetchFailure, httpDate, resourceSignal, type Fetcher } from './fetcher.ts';
 import { FixityMeter, expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
 import { LocalPaths, PathClaims } from './local-path.ts';
 import type { InventoryRow, MirrorState, RunCounts } from './state.ts';
@@ -20,6 +20,11 @@ export const QUARANTINE_DIR = 'quarantine';
 export interface Failure {
   uri: string;
   reason: string;
+  /**
+   * The entry itself is at fault (breaks a MUST of the spec: no loc, an unknown change, a malformed hash): retrying
+   * cannot help, so it does not hold the checkpoint back. (The journal records it like any other failure.)
+   */
+  permanent?: boolean;
 }
 
 export interface ApplyOptions {
@@ -178,6 +183,12 @@ export class Applier {
         // The Source says unchanged; trusted only when nothing the list promises contradicts the recorded copy.
         const fits = live !== null && (Object.keys(expected.hashes).length === 0 || recordedMatches(expected, live.length, live.digests));
         if (fits) {
+          if (expected.problems.length > 0) {
+            // Not modified, but the entry's hash or length cannot be checked: kept, and said.
+            const reason = `kept but not verified: ${expected.problems.join('; ')}`;
+            this.#note({ failed: 1 }, { uri, reason, permanent: true }, { ...live, ...base, status: 'unverifiable', verifiedAt: this.#now });
+            return;
+          }
           this.#note({ unchanged: 1 }, undefined, { ...live, ...base, verifiedAt: this.#now });
           return;
         }
@@ -195,9 +206,13 @@ export class Applier {
   }
 
   #stage(got: Downloaded & { kind: 'file' }, final: string, mtimeMs: number | undefined, base: RowBase, live: InventoryRow | null): void {
+    const unverifiable = got.fixity.status === 'unverifiable';
     const record: Pending = {
       row: row(base, got.fixity, got.etag, got.lastModified, this.#now),
-      counts: { [live ? 'updated' : 'created']: 1, bytes: got.fixity.length },
+      // A hash or length that cannot be checked (malformed, an unknown algorithm): the bytes are kept, marked
+      // unverifiable in the inventory, and the entry is reported as failed with the reason.
+      counts: { [unverifiable ? 'failed' : live ? 'updated' : 'created']: 1, bytes: got.fixity.length },
+      failure: unverifiable ? { uri: base.uri, reason: `kept but not verified: ${got.fixity.reasons.join('; ')}`, permanent: true } : undefined,
     };
     this.#count(record.counts);
     this.#writer.stage({ temp: got.temp, final, mtimeMs, record, bytes: got.fixity.length });
@@ -236,7 +251,7 @@ export class Applier {
       const fixity = meter.finish();
       if (fixity.status === 'mismatch') throw new FetchFailure(`fixity mismatch: ${fixity.reasons.join('; ')}`);
       await file.close();
-      const result: Downloaded = { kind: 'file', temp: file.path, fixity, etag: response.headers.etag ?? null, lastModified: response.headers['last-modified'] ?? null };
+      const result: Downloaded = { kind: 'file', temp: file.path, fixity, etag: response.headers.etag ?? null, lastModified: httpDate(response.headers['last-modified']) };
       file = null;
       return result;
     } catch (err) {
@@ -252,9 +267,14 @@ export class Applier {
     }
   }
 
-  /** Records a failure of an entry that cannot be applied at all. */
-  fail(uri: string, reason: string): void {
-    this.#note({ failed: 1 }, { uri, reason });
+  /** Records a failure of an entry that cannot be applied at all (`permanent`: the entry itself breaks the spec). */
+  fail(uri: string, reason: string, permanent = false): void {
+    this.#note({ failed: 1 }, { uri, reason, ...(permanent ? { permanent } : {}) });
+  }
+
+  /** Failures that a later run may mend (network, HTTP, fixity): they hold the checkpoint back. */
+  get retriableFailures(): number {
+    return this.failures.filter((f) => !f.permanent).length;
   }
 
   /** Applies the deletion policy to a URI the Source no longer has. */

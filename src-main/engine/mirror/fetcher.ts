@@ -57,6 +57,17 @@ export function retryAfterMs(value: string | undefined, now = Date.now()): numbe
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
+/**
+ * A Last-Modified value fit to send back in If-Modified-Since: an HTTP-date as it is; a date in another form (sloppy
+ * Sources send ISO datetimes) rewritten as an HTTP-date; anything unreadable dropped rather than echoed.
+ */
+export function httpDate(value: string | undefined): string | null {
+  if (value === undefined || value.trim() === '') return null;
+  if (/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(value.trim())) return value.trim();
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : new Date(ms).toUTCString();
+}
+
 function flatten(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;

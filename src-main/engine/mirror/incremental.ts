@@ -8,6 +8,8 @@ import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
+import { HttpStatusError } from '../http/errors.ts';
+import { entryLabel, entryProblem } from './entries.ts';
 import type { Applier } from './apply.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
 
@@ -47,15 +49,21 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
   const bad: { uri: string; reason: string; ms: number | null }[] = [];
   let seq = 0;
   let considered = 0;
-  const collect = (entry: Entry) => {
+  const collect = (entry: Entry, documentUrl: string) => {
     const ms = entry.md.datetime !== undefined ? parseW3cDatetime(entry.md.datetime) : null;
-    // Changes before the checkpoint were applied already (or are covered by the baseline's snapshot).
+    // Changes before the checkpoint were applied already (or are covered by the baseline's snapshot); a broken one
+    // among them was reported then.
     if (ms !== null && ms < since) return;
     if (o.untilMs !== undefined && ms !== null && ms > o.untilMs) return;
     considered++;
+    const problem = entryProblem(entry);
+    if (problem !== null) {
+      bad.push({ uri: entryLabel(entry, documentUrl), ms, reason: problem });
+      return;
+    }
     const change = entry.md.change;
     if (change !== 'created' && change !== 'updated' && change !== 'deleted') {
-      bad.push({ uri: entry.loc, ms, reason: `not applied: change="${clip(change ?? '', 40)}" is not created, updated or deleted` });
+      bad.push({ uri: entry.loc, ms, reason: change === undefined ? 'not applied: the entry has no change attribute' : `not applied: change="${clip(change, 40)}" is not created, updated or deleted` });
       return;
     }
     const prior = last.get(entry.loc);
@@ -66,8 +74,10 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
 
   const children: { url: string; from: number | null; until: number | null; seq: number }[] = [];
   let isIndex = false;
-  const top = await loadDocument(o.http, o.changeListUrl, {
-    signal: o.signal,
+  let top;
+  try {
+    top = await loadDocument(o.http, o.changeListUrl, {
+      signal: o.signal,
     onStart: (head) => {
       isIndex = head.isIndex;
     },
@@ -79,9 +89,22 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
           until: entry.md.until ? parseW3cDatetime(entry.md.until) : null,
           seq: children.length,
         });
-      } else collect(entry);
+      } else collect(entry, o.changeListUrl);
     },
-  });
+    });
+  } catch (err) {
+    // Some Sources answer a server error rather than an empty Change List. Nothing was read, so nothing is lost by
+    // waiting: the checkpoint stays, and the next run asks again. Said, not hidden.
+    if (err instanceof HttpStatusError && err.status >= 500 && !o.signal?.aborted) {
+      o.onNote?.(
+        `The Change List answered HTTP ${err.status} (${clip(o.changeListUrl)}). Some Sources do so when no change is listed; ` +
+          `nothing was applied and the checkpoint stays at ${o.checkpoint.at}. If it persists, the Source has a problem.`,
+      );
+      o.phases.lists = (Date.now() - t0) / 1000;
+      return { changes: 0, checkpoint: o.checkpoint };
+    }
+    throw err;
+  }
   if (top.summary.capability !== 'changelist') throw new Error(`${clip(o.changeListUrl)} is a ${top.summary.capability}, not a Change List`);
   if (top.summary.isIndex) {
     // Closed lists that ended before the checkpoint hold nothing new; the rest in chronological order.
@@ -90,7 +113,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
       .sort((a, b) => (a.from ?? 0) - (b.from ?? 0) || a.seq - b.seq);
     if (wanted.length < children.length) o.onNote?.(`${children.length - wanted.length} closed Change Lists end before the checkpoint; not read.`);
     for (const child of wanted) {
-      const doc = await loadDocument(o.http, child.url, { signal: o.signal, onEntry: collect });
+      const doc = await loadDocument(o.http, child.url, { signal: o.signal, onEntry: (entry) => collect(entry, child.url) });
       if (doc.summary.capability !== 'changelist' || doc.summary.isIndex) {
         throw new Error(`${clip(child.url)}, listed in the Change List Index, is not a Change List`);
       }
@@ -117,16 +140,16 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
   await Promise.all(inflight);
   await o.applier.finish();
   o.phases.fetch = (Date.now() - t1) / 1000;
-  for (const b of bad) o.applier.fail(b.uri, b.reason);
+  for (const b of bad) o.applier.fail(b.uri, b.reason, true);
   await o.applier.finish();
   // Paused: the changes not started are after the checkpoint still; a resumed run skips what this one applied.
   if (o.pauseSignal?.aborted) return { changes: considered, checkpoint: o.checkpoint };
 
   // The new checkpoint: the latest change applied, but never past a failed one.
-  const failedUris = new Set(o.applier.failures.map((f) => f.uri));
+  // Entries that break the spec (bad) fail for good: waiting for them would hold the mirror back forever.
+  const failedUris = new Set(o.applier.failures.filter((f) => !f.permanent).map((f) => f.uri));
   let earliestFailed = Infinity;
   for (const c of ordered) if (failedUris.has(c.entry.loc) && c.ms !== null) earliestFailed = Math.min(earliestFailed, c.ms);
-  for (const b of bad) if (b.ms !== null) earliestFailed = Math.min(earliestFailed, b.ms);
   let latest = since;
   for (const c of ordered) if (c.ms !== null && c.ms < earliestFailed && c.ms > latest) latest = c.ms;
   if (earliestFailed !== Infinity && earliestFailed <= latest) latest = since;

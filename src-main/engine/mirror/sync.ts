@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { clip } from '../clip.ts';
 import type { DiscoveryResult } from '../../contract/types.ts';
-import { discover } from '../discovery/discover.ts';
+import { discover, normalizeStartUrl } from '../discovery/discover.ts';
 import type { Entry } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import type { ProxyEnv, ProxySetting } from '../http/dispatcher.ts';
@@ -20,6 +20,7 @@ import { JsonPatcher } from './json-patch.ts';
 import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
 import { runIncremental } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
+import { entryLabel, entryProblem } from './entries.ts';
 import { acquireLock } from './lock.ts';
 import type { SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type Credentials, type SourceSettings } from './settings.ts';
@@ -138,9 +139,15 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     // Settings (and where credentials may go) first: discovery already needs them.
     const rebind = binding === null || (options.url !== undefined && options.url !== binding.url) || options.capabilityListUrl !== undefined;
     if (rebind && options.url === undefined) throw new SyncError(`${dest} is not a mirror yet: give the URL of a Source to mirror`);
-    const origin = rebind
-      ? new URL(options.capabilityListUrl ?? options.url!).origin
-      : (binding!.settings?.origin ?? new URL(binding!.capabilityListUrl ?? binding!.url).origin);
+    let origin: string;
+    try {
+      // A bare host name ("example.org") is a start URL too, as discovery takes it.
+      origin = rebind
+        ? new URL(normalizeStartUrl(options.capabilityListUrl ?? options.url!)).origin
+        : (binding!.settings?.origin ?? new URL(binding!.capabilityListUrl ?? normalizeStartUrl(binding!.url)).origin);
+    } catch (err) {
+      throw new SyncError(err instanceof Error ? err.message : String(err));
+    }
     const mirrorId = binding?.id ?? randomUUID();
     const given = options.credentials !== undefined ? options.credentials : options.token ? { scheme: 'bearer' as const, token: options.token } : undefined;
     const settings: SourceSettings = mergeSettings(
@@ -186,8 +193,16 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     } else if (lastInterrupted && lastInterrupted.status === 'interrupted' && newest(state, lastInterrupted)) {
       mode = lastInterrupted.kind === 'incremental' && hasChanges && checkpoint !== null ? 'incremental' : 'baseline';
       resume = lastInterrupted;
-    } else if (checkpoint === null || !hasChanges) mode = 'baseline';
-    else mode = 'incremental';
+    } else if (checkpoint === null || !hasChanges) {
+      mode = 'baseline';
+      if (checkpoint !== null) {
+        options.onNote?.(
+          `The Source offers no Change List${useDumps ? ' nor Change Dump' : ''} for this mirror: a new baseline is compared with the inventory instead. ` +
+            'Only resources whose listed hash or length differ from the local copy are fetched (those the list gives neither ' +
+            'for are asked for conditionally); what the Source no longer lists goes by the deletion policy.',
+        );
+      }
+    } else mode = 'incremental';
     if (mode === 'baseline' && binding.resourceListUrl === null && !(useDumps && binding.resourceDumpUrl !== null)) {
       throw new SyncError(`The Source offers no Resource List for this mirror (${binding.capabilityListUrl ?? binding.url}); a baseline needs one`);
     }
@@ -314,7 +329,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         message = 'Paused';
         newCheckpoint = null;
       } else if (applier.counts.failed > 0) {
-        status = 'failed';
+        // Failures the entries themselves cause (no loc, a malformed hash…) are reported but hold nothing back.
+        if (applier.retriableFailures > 0) status = 'failed';
         message = `${applier.counts.failed} resource${applier.counts.failed === 1 ? '' : 's'} failed; run sync again to retry them`;
       }
     } catch (err) {
@@ -381,8 +397,12 @@ export async function bind(http: Http, options: SyncOptions, old: Binding | null
   let lists = result.capabilityLists;
   if (options.capabilityListUrl !== undefined) {
     lists = lists.filter((c) => c.url === options.capabilityListUrl);
+    if (lists.length === 0 && direct?.capability === 'capabilitylist' && direct.url === options.capabilityListUrl) lists = [await unlisted(http, direct.url, options)];
     if (lists.length === 0) throw new SyncError(`${clip(options.capabilityListUrl)} is not a Capability List of this Source`);
-  } else if (direct && direct.capability === 'capabilitylist') lists = lists.filter((c) => c.url === direct.url);
+  } else if (direct && direct.capability === 'capabilitylist') {
+    lists = lists.filter((c) => c.url === direct.url);
+    if (lists.length === 0) lists = [await unlisted(http, direct.url, options)];
+  }
   if (lists.length === 0) {
     // Say what the URL itself answered (a 401 for want of credentials, a 404…): that is what people can act on.
     const first = result.routes.find((r) => r.route === 'document');
@@ -405,6 +425,14 @@ export async function bind(http: Http, options: SyncOptions, old: Binding | null
   };
 }
 
+/** A Capability List that discovery found but no Source Description lists (sloppy Sources): read as it is. */
+async function unlisted(http: Http, url: string, options: SyncOptions): Promise<{ url: string; capabilities: { capability: string; url: string }[] }> {
+  const capabilities: { capability: string; url: string }[] = [];
+  await loadDocument(http, url, { signal: options.signal, onEntry: (e) => void (e.md.capability && capabilities.push({ capability: e.md.capability, url: e.loc })) });
+  options.onNote?.(`${clip(url)} is not listed in the Source's Source Description; it is mirrored as it is.`);
+  return { url, capabilities };
+}
+
 /** Streams a Resource List (or each list of an Index) into the applier, `concurrency`×2 resources in flight. */
 async function baseline(
   http: Http,
@@ -423,8 +451,11 @@ async function baseline(
   // Reading the lists stops on a pause too (new work), while the resources in flight keep the run's own signal.
   const intake = options.pauseSignal && options.signal ? AbortSignal.any([options.signal, options.pauseSignal]) : (options.pauseSignal ?? options.signal);
   let listed = 0;
-  const onEntry = async (entry: Entry) => {
-    if (seen.has(entry.loc) || intake?.aborted) return;
+  const onEntry = async (entry: Entry, documentUrl: string) => {
+    if (intake?.aborted) return;
+    const problem = entryProblem(entry);
+    if (problem !== null) return applier.fail(entryLabel(entry, documentUrl), problem, true);
+    if (seen.has(entry.loc)) return;
     seen.add(entry.loc);
     const length = Number(entry.md.length ?? 0);
     onListed(++listed, Number.isSafeInteger(length) && length > 0 ? length : 0);
@@ -442,14 +473,28 @@ async function baseline(
       onStart: (head) => {
         isIndex = head.isIndex;
       },
-      onEntry: (entry) => (isIndex ? void children.push(entry.loc) : onEntry(entry)),
+      onEntry: (entry) => {
+        if (isIndex) return void children.push(entry.loc);
+        // Sloppy Sources write an index as a <urlset>: an entry that describes itself as a Resource List (its
+        // capability, or the `at`/`completed` only lists carry) is read as a part, not mirrored as a resource.
+        if (entry.md.capability === 'resourcelist' || entry.md.at !== undefined || entry.md.completed !== undefined) {
+          return void children.push(entry.loc);
+        }
+        return onEntry(entry, listUrl);
+      },
     });
     if (top.summary.capability !== 'resourcelist') {
       throw new SyncError(`${clip(listUrl)} is a ${top.summary.capability}, not a Resource List`);
     }
-    if (top.summary.isIndex) {
+    if (!top.summary.isIndex && children.length > 0) {
+      options.onNote?.(
+        `${clip(listUrl)} is written as a <urlset>, but ${children.length} of its entries are Resource Lists themselves: ` +
+          'read as the parts of a Resource List Index.',
+      );
+    }
+    if (children.length > 0) {
       for (const child of children) {
-        const doc = await loadDocument(http, child, { signal: intake, onEntry });
+        const doc = await loadDocument(http, child, { signal: intake, onEntry: (entry) => onEntry(entry, child) });
         if (doc.summary.capability !== 'resourcelist' || doc.summary.isIndex) {
           throw new SyncError(`${clip(child)}, listed in the Resource List Index, is not a Resource List`);
         }

@@ -1,0 +1,18 @@
+// Entry-level checks shared by baseline and incremental runs: an entry that breaks a MUST of the spec in a way that
+// makes it impossible to apply (no `loc`, a `loc` that is not an absolute http(s) URI) fails alone, with its reason,
+// and the rest of the document is applied. Such a failure is permanent — retrying cannot mend the Source's document —
+// so it does not hold the checkpoint back.
+import { clip } from '../clip.ts';
+import type { Entry } from '../documents/model.ts';
+
+/** Why the entry cannot be applied at all, or null. */
+export function entryProblem(entry: Entry): string | null {
+  if (entry.loc.trim() === '') return `not applied: the entry has no <loc> (mandatory, core spec §7)`;
+  if (!/^https?:\/\/[^/?#]/i.test(entry.loc)) return `not applied: <loc> "${clip(entry.loc, 100)}" is not an absolute http(s) URI`;
+  return null;
+}
+
+/** A name for the entry in a failure: its loc, or where it stands when it has none. */
+export function entryLabel(entry: Entry, documentUrl: string): string {
+  return entry.loc.trim() !== '' ? entry.loc : `${documentUrl} (entry at line ${entry.line})`;
+}

@@ -1,0 +1,74 @@
+// The mirror's fetcher against the fixture Source: retries honouring Retry-After in each of its forms (delta seconds,
+// an HTTP-date, the ISO datetime sloppy Sources send), a wait longer than a mirror accepts failing with that said, and
+// Last-Modified values made fit to send back.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { Fetcher, FetchFailure, httpDate, resourceSignal, retryAfterMs } from './fetcher.ts';
+
+let fixture: FixtureSource;
+let fetcher: Fetcher;
+beforeEach(async () => {
+  fixture = await startFixtureSource({ resources: 3 });
+  fetcher = new Fetcher({ backoffMs: 10, proxyEnv: {} });
+});
+afterEach(async () => {
+  await fetcher.close();
+  await fixture.close();
+});
+
+async function get(path: string) {
+  const { signal, done } = resourceSignal(30_000);
+  try {
+    const response = await fetcher.get(fixture.url + path, {}, signal);
+    response.body.resume();
+    return response;
+  } finally {
+    done();
+  }
+}
+
+describe('Retry-After', () => {
+  it('reads delta seconds, HTTP-dates and ISO datetimes', () => {
+    const now = Date.UTC(2025, 0, 1, 0, 0, 0);
+    expect(retryAfterMs('2', now)).toBe(2000);
+    expect(retryAfterMs('Wed, 01 Jan 2025 00:00:05 GMT', now)).toBe(5000);
+    expect(retryAfterMs('2025-01-01T00:00:07Z', now)).toBe(7000);
+    expect(retryAfterMs('2024-12-31T00:00:00Z', now)).toBe(0);
+    expect(retryAfterMs('soon', now)).toBeNull();
+    expect(retryAfterMs(undefined, now)).toBeNull();
+  });
+
+  it('waits as asked on 429 and 503, then gets the resource; counts each attempt at the Source', async () => {
+    const path = fixture.state.pathOf(1);
+    fixture.setBroken(path, { status: 429, headers: { 'retry-after': new Date(Date.now() + 2000).toUTCString() }, times: 1 });
+    const t0 = Date.now();
+    const first = await get(path);
+    expect(first.status).toBe(200);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    fixture.setBroken(path, { status: 503, headers: { 'retry-after': '0' }, times: 3 });
+    const n = fixture.requests.length;
+    expect((await get(path)).status).toBe(200);
+    expect(fixture.requests.length - n).toBe(4);
+    // Out of retries: the last answer is given back as it is, for the caller to report.
+    fixture.setBroken(path, { status: 503, headers: { 'retry-after': '0' } });
+    expect((await get(path)).status).toBe(503);
+  });
+
+  it('fails with the reason when the Source asks to wait longer than a mirror waits', async () => {
+    const path = fixture.state.pathOf(2);
+    fixture.setBroken(path, { status: 503, headers: { 'retry-after': '3600' } });
+    await expect(get(path)).rejects.toThrow(FetchFailure);
+    await expect(get(path)).rejects.toThrow(/HTTP 503: the server asks to wait 60 min \(Retry-After\), longer than the 2 min a mirror waits/);
+  });
+});
+
+describe('Last-Modified', () => {
+  it('keeps HTTP-dates, rewrites ISO datetimes, drops what cannot be read', () => {
+    expect(httpDate('Wed, 01 Jan 2025 00:00:05 GMT')).toBe('Wed, 01 Jan 2025 00:00:05 GMT');
+    expect(httpDate('2025-01-01T00:00:05Z')).toBe('Wed, 01 Jan 2025 00:00:05 GMT');
+    expect(httpDate('2025-01-01T01:00:05+01:00')).toBe('Wed, 01 Jan 2025 00:00:05 GMT');
+    expect(httpDate('yesterday')).toBeNull();
+    expect(httpDate('')).toBeNull();
+    expect(httpDate(undefined)).toBeNull();
+  });
+});
