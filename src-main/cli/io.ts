@@ -26,6 +26,8 @@ export class ProgressLine {
   readonly #io: Io;
   #shown = false;
   #last = 0;
+  #pending: string | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(io: Io) {
     this.#io = io;
@@ -38,7 +40,16 @@ export class ProgressLine {
   draw(text: string, force = false): void {
     if (!this.enabled) return;
     const now = Date.now();
-    if (!force && now - this.#last < 200) return;
+    if (!force && now - this.#last < 200) {
+      // The newest state is drawn when the pause is over, so a burst never leaves an old count on screen.
+      this.#pending = text;
+      this.#timer ??= setTimeout(() => {
+        this.#timer = undefined;
+        if (this.#pending !== undefined) this.draw(this.#pending, true);
+      }, 200 - (now - this.#last)).unref();
+      return;
+    }
+    this.#pending = undefined;
     this.#last = now;
     const width = Math.max(20, (this.#io.errColumns ?? 80) - 1);
     const line = text.length > width ? `${text.slice(0, width - 1)}…` : text;
@@ -48,6 +59,9 @@ export class ProgressLine {
 
   /** Erases the line (before a note, or at the end). */
   clear(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#pending = undefined;
     if (!this.#shown) return;
     this.#io.err('\r\x1b[K');
     this.#shown = false;
