@@ -22,7 +22,14 @@ function fakeElectron(options: { lock: boolean }) {
   const windows: FakeWindow[] = [];
   const opened: string[] = [];
   const handlers = new Map<string, Listener>();
-  const calls = { quit: 0, exit: [] as number[], setPath: [] as [string, string][] };
+  const calls = {
+    quit: 0,
+    exit: [] as number[],
+    setPath: [] as [string, string][],
+    dialogs: [] as unknown[],
+    openedPaths: [] as string[],
+    progress: [] as number[],
+  };
   let headersHandler: Listener | undefined;
   let permissionHandler: Listener | undefined;
 
@@ -45,6 +52,11 @@ function fakeElectron(options: { lock: boolean }) {
     }
     once() {}
     isDestroyed = () => false;
+    isFocused = () => true;
+    setProgressBar(value: number) {
+      calls.progress.push(value);
+    }
+    static getFocusedWindow = () => windows[0] ?? null;
   }
 
   const electron = {
@@ -67,7 +79,14 @@ function fakeElectron(options: { lock: boolean }) {
         setPermissionRequestHandler: (handler: Listener) => (permissionHandler = handler),
       },
     },
-    shell: { openExternal: (url: string) => void opened.push(url) },
+    shell: {
+      openExternal: (url: string) => void opened.push(url),
+      openPath: async (path: string) => (calls.openedPaths.push(path), ''),
+    },
+    dialog: {
+      showOpenDialog: async (...args: unknown[]) => (calls.dialogs.push(args.at(-1)), { canceled: false, filePaths: ['/chosen/folder'] }),
+    },
+    Notification: Object.assign(class {}, { isSupported: () => false }),
     Menu: { buildFromTemplate: (template: unknown) => template, setApplicationMenu() {} },
     // A reversible stand-in for the OS keychain.
     safeStorage: {
@@ -162,6 +181,17 @@ describe('Electron main process (built bundle)', () => {
       });
       expect(await invoke(appFrame, 'fs.read', {})).toMatchObject({ ok: false, error: { code: 'unknown-command' } });
       expect(await invoke({ senderFrame: { url: 'https://elsewhere.example/' } }, 'app.info', {})).toMatchObject({ ok: false });
+    } finally {
+      quit(fake);
+    }
+  });
+
+  it('chooses a mirror folder with the native dialog and opens one in the file manager', async () => {
+    const fake = await startMain({ lock: true });
+    const invoke = fake.handlers.get(IPC_INVOKE)!;
+    try {
+      expect(await invoke(appFrame, 'mirrors.chooseFolder', {})).toMatchObject({ ok: true, result: { supported: true, path: '/chosen/folder' } });
+      expect(fake.calls.dialogs).toEqual([expect.objectContaining({ properties: ['openDirectory', 'createDirectory'] })]);
     } finally {
       quit(fake);
     }

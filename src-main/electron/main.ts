@@ -1,12 +1,14 @@
 // Electron main process: one hardened window, the IPC adapter of the contract, and nothing of the engine
 // beyond wiring (the engine itself never imports electron).
-import { join } from 'node:path';
-import { app, BrowserWindow, ipcMain, safeStorage, session, shell, type WebContents } from 'electron';
+import { basename, join } from 'node:path';
+import { app, BrowserWindow, dialog, ipcMain, Notification, safeStorage, session, shell, type WebContents } from 'electron';
 import { IPC_EVENT, IPC_INVOKE } from '../contract/names.ts';
 import { createService } from '../app/service.ts';
 import { CSP } from '../server/csp.ts';
 import { openStore, type SecretBox } from '../store/store.ts';
 import { installMenu } from './menu.ts';
+import { noticeFor, RunStatus } from './run-status.ts';
+import type { MirrorProgress, MirrorRunEnd } from '../contract/types.ts';
 
 const devServerUrl = process.env.ELECTRON_RENDERER_URL;
 const rendererIndex = join(__dirname, '../renderer/index.html');
@@ -96,6 +98,13 @@ async function start(): Promise<void> {
     version: app.getVersion(),
     openExternal: (url) => shell.openExternal(url),
     live: { dataDir: app.getPath('userData') },
+    chooseFolder: async () => {
+      const parent = BrowserWindow.getFocusedWindow() ?? BrowserWindow.getAllWindows()[0];
+      const options = { title: 'Choose the mirror folder', properties: ['openDirectory', 'createDirectory'] as Array<'openDirectory' | 'createDirectory'> };
+      const chosen = parent ? await dialog.showOpenDialog(parent, options) : await dialog.showOpenDialog(options);
+      return chosen.canceled || chosen.filePaths.length === 0 ? null : chosen.filePaths[0];
+    },
+    openPath: (path) => shell.openPath(path),
   });
   void service.startLive();
 
@@ -109,8 +118,25 @@ async function start(): Promise<void> {
   });
 
   let win = createWindow();
+  // Mirror runs show outside the window too: progress on the taskbar/dock icon, a notification when a long run ends
+  // while the window is in the background (run-status.ts decides; these lines only apply it).
+  const runStatus = new RunStatus();
+  const showRunStatus = () => {
+    for (const w of BrowserWindow.getAllWindows()) w.setProgressBar?.(runStatus.taskbarValue());
+  };
   const unsubscribe = service.events.subscribe((name, payload) => {
     for (const w of BrowserWindow.getAllWindows()) w.webContents.send(IPC_EVENT, name, payload);
+    if (name === 'mirror.progress') {
+      runStatus.progress(payload as MirrorProgress);
+      showRunStatus();
+    } else if (name === 'mirror.ended' || name === 'audit.ended') {
+      const end = payload as MirrorRunEnd;
+      runStatus.ended(end.path);
+      showRunStatus();
+      const focused = BrowserWindow.getAllWindows().some((w) => w.isFocused?.());
+      const notice = noticeFor(end, { focused, minSeconds: 30, name: basename(end.path) });
+      if (notice && Notification?.isSupported?.()) new Notification(notice).show();
+    }
   });
 
   app.on('second-instance', () => {
