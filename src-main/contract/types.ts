@@ -136,6 +136,7 @@ export type { LiveEvent, Subscription, ChangeSummary, AppliedChange, Ping } from
 export type { SelfTest } from '../engine/live/engine.ts';
 export type { LiveBatch } from '../app/live-batch.ts';
 import type { LiveBatch } from '../app/live-batch.ts';
+import type { RunCounts, RunStatus } from '../engine/mirror/state.ts';
 
 /** The callback server's settings. */
 export interface LiveSettings {
@@ -208,7 +209,7 @@ export interface MirrorOptions {
 }
 
 /** One run of the mirror's journal (sync or audit). */
-export interface MirrorRun {
+export interface MirrorRun extends RunCounts {
   id: number;
   kind: 'baseline' | 'incremental' | 'audit';
   mode: string;
@@ -216,14 +217,7 @@ export interface MirrorRun {
   startedAt: string;
   endedAt: string | null;
   /** `interrupted`: the process stopped (or the run was paused, message "Paused"); the next sync resumes it. */
-  status: 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
-  created: number;
-  updated: number;
-  deleted: number;
-  unchanged: number;
-  skipped: number;
-  failed: number;
-  bytes: number;
+  status: RunStatus;
   phases: Record<string, number>;
   message: string | null;
 }

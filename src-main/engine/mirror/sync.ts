@@ -87,15 +87,8 @@ export interface SyncProgress extends RunCounts {
   bytesFetched: number;
 }
 
-export interface SyncResult {
+export interface SyncResult extends RunCounts {
   mode: 'baseline' | 'incremental';
-  created: number;
-  updated: number;
-  deleted: number;
-  unchanged: number;
-  skipped: number;
-  failed: number;
-  bytes: number;
   seconds: number;
   failures: Failure[];
   /** URIs the Source no longer has, kept by the `keep` policy. */
