@@ -124,9 +124,17 @@ export class Applier {
       const reason = err instanceof Error ? err.message : String(err);
       this.#note({ failed: 1 }, { uri, reason: clip(reason, 500) });
     }
+    this.settledOne();
+    await this.#writer.drained();
+  }
+
+  /**
+   * One more resource (or change) done, for the live progress. `apply` counts its own; writers that come through
+   * `prepare`/`stageFile`/`fail`/`delete` (dump packages, deletions) call it once per entry they finish.
+   */
+  settledOne(): void {
     this.live.settled++;
     this.#o.onSettled?.();
-    await this.#writer.drained();
   }
 
   async #apply(entry: Entry): Promise<void> {

@@ -52,6 +52,8 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
       if (w) await rm(w.temp, { force: true });
       applier.fail(o.entry.loc, o.reason);
     }
+    // Every outcome (a deletion too) is one entry done: the run view's counters move as the package applies.
+    applier.settledOne();
     await applier.settle();
   };
   return { sink, outcome };

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HOSTILE_DUMP_EXPECTED, startFixtureSource, type FixtureSource, type FixtureSourceOptions } from '../../../e2e/fixture-source/index.ts';
 import { packagePath } from './package/index.ts';
 import { MirrorState, stateDirOf } from './state.ts';
-import { sync, type SyncOptions } from './sync.ts';
+import { sync, type SyncOptions, type SyncProgress } from './sync.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/rsdesk.mjs', import.meta.url));
 let fixture: FixtureSource;
@@ -85,6 +85,20 @@ describe('baseline from a Resource Dump', () => {
     const again = await run({ mode: 'baseline' });
     expect(again).toMatchObject({ from: 'dumps', created: 0, updated: 0, unchanged: 30, failed: 0 });
     expect(resourceRequests()).toEqual([]);
+  });
+
+  it('reports live progress while the packages apply: resources done, listed and bytes move, not only at the end', async () => {
+    const seen: SyncProgress[] = [];
+    const result = await run({ onProgress: (p) => void seen.push({ ...p }) });
+    expect(result).toMatchObject({ from: 'dumps', created: 30 });
+    const last = seen.at(-1)!;
+    expect(last).toMatchObject({ settled: 30, listed: 30, created: 30 });
+    expect(last.bytesFetched).toBe(result.bytes);
+    // Counted as each bitstream settles (batches of 7 here): intermediate values are seen, and done never passes listed.
+    const settled = new Set(seen.map((p) => p.settled));
+    expect([...settled].some((n) => n > 0 && n < 30)).toBe(true);
+    expect(seen.every((p) => p.settled <= Math.max(p.listed, 30))).toBe(true);
+    expect(seen.some((p) => p.phase === 'fetch' && p.settled < 30)).toBe(true);
   });
 
   it('follows a Resource Dump Index, and deletes what no manifest lists by the deletion policy', async () => {

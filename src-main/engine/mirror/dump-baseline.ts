@@ -166,6 +166,7 @@ async function dryRunPackage(o: DumpBaselineOptions, pkg: DumpPackage, count: (l
       onEntry: (entry: Entry) => {
         count(entry.loc);
         o.applier.prepare(entry);
+        o.applier.settledOne();
       },
     });
     return true;

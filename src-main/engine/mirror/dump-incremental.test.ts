@@ -13,7 +13,7 @@ import { startFixtureSource, type FixtureSource, type FixtureSourceOptions } fro
 import { packagePath } from './package/index.ts';
 import { buildZip, manifestXml, md5 } from './package/test-zips.ts';
 import { MirrorState, stateDirOf } from './state.ts';
-import { sync, type SyncOptions } from './sync.ts';
+import { sync, type SyncOptions, type SyncProgress } from './sync.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/rsdesk.mjs', import.meta.url));
 let fixture: FixtureSource;
@@ -92,6 +92,21 @@ describe('incremental from a Change Dump', () => {
     const quiet = await run();
     expect(quiet).toMatchObject({ mode: 'incremental', created: 0, updated: 0, deleted: 0, failed: 0 });
     expect(packageRequests(2)).toHaveLength(1);
+  });
+
+  it('reports live progress of the changes a Change Dump applies', async () => {
+    await run();
+    changes();
+    const seen: SyncProgress[] = [];
+    const result = await run({ deletePolicy: 'delete', onProgress: (p) => void seen.push({ ...p }) });
+    expect(result).toMatchObject({ mode: 'incremental', from: 'dumps', failed: 0 });
+    const last = seen.at(-1)!;
+    const applied = result.created + result.updated + result.deleted + result.unchanged;
+    expect(last.settled).toBeGreaterThanOrEqual(applied);
+    expect(last.listed).toBeGreaterThanOrEqual(last.settled);
+    expect(last).toMatchObject({ created: result.created, updated: result.updated, deleted: result.deleted });
+    // Progress was reported while the package applied, before the Change List's own changes.
+    expect(seen.some((p) => p.settled > 0 && p.settled < last.settled)).toBe(true);
   });
 
   it('follows a Change Dump Index; quarantine; a dry run downloads no package', async () => {

@@ -34,6 +34,8 @@ export interface DumpIncrementalOptions {
   metadata?: MetadataFetcher;
   /** Whether a Change List will fetch what a package that cannot be had holds (then its failure is only a note). */
   changeListCovers: boolean;
+  /** The changes considered so far (for the live progress). */
+  onListed?: (n: number) => void;
 }
 
 export interface DumpIncrementalResult {
@@ -89,7 +91,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
       continue;
     }
     if (o.dryRun) {
-      if (!(await dryRunPackage(o, pkg, since, () => changes++))) {
+      if (!(await dryRunPackage(o, pkg, since, () => o.onListed?.(++changes)))) {
         complete = false;
         break;
       }
@@ -127,7 +129,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
         },
         onOutcome: async (outcome) => {
           if (!isNew(outcome.entry)) return;
-          changes++;
+          o.onListed?.(++changes);
           await bridge.outcome(outcome);
           if (outcome.status === 'failed') {
             failedInPackage = true;
@@ -187,6 +189,7 @@ async function dryRunPackage(o: DumpIncrementalOptions, pkg: DumpPackage, since:
     if (e.md.change === 'deleted') o.applier.delete(e.loc);
     else if (e.md.change === 'created' || e.md.change === 'updated') o.applier.prepare(e);
     else o.applier.fail(e.loc, `not applied: change="${clip(e.md.change ?? '', 40)}" is not created, updated or deleted`);
+    o.applier.settledOne();
   }
   return true;
 }

@@ -131,6 +131,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
     if (change.entry.md.change === 'deleted') {
       o.applier.delete(change.entry.loc);
       o.onDeleted?.(change.entry.loc);
+      o.applier.settledOne();
       continue;
     }
     const p = (o.applyChange ? o.applyChange(change.entry) : o.applier.apply(change.entry)).finally(() => inflight.delete(p));

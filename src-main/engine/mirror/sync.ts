@@ -275,6 +275,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     };
     try {
       try {
+        // A dump's packages are listed already: what comes now is applying them (listed grows as their entries do).
+        if (dumps.listing !== null) phase = 'fetch';
         if (mode === 'baseline' && dumps.listing !== null) {
           const result = await runDumpBaseline({
             http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, phases,
@@ -291,6 +293,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           const result = await runDumpIncremental({
             http, applier, state, stateDir, dumpUrl: dumps.url!, listing: dumps.listing, checkpoint: checkpoint!, runId: run?.id ?? null, dryRun,
             signal: options.signal, phases, onNote: options.onNote, changeListCovers: binding.changeListUrl !== null, metadata,
+            onListed: (n) => onListed(n),
           });
           listed = result.changes;
           newCheckpoint = result.checkpoint;
@@ -298,7 +301,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           if (binding.changeListUrl !== null && !options.signal?.aborted) {
             await applier.finish();
             options.onNote?.(`Changes after ${result.checkpoint.at} come from the Change List.`);
-            const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, pauseSignal: options.pauseSignal, onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
+            const fromDump = result.changes;
+            const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(fromDump + n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
             listed += rest.changes;
             newCheckpoint = rest.checkpoint;
           }
