@@ -186,7 +186,7 @@ export class Applier {
     const problems: string[] = [];
     for (const location of locations) {
       const useConditional = location === uri && !problems.includes('304') ? conditional : {};
-      const got = await this.#download(location, useConditional, expected);
+      const got = await this.#download(location, useConditional, expected, lastmodMs);
       if (got.kind === 'not-modified') {
         // The Source says unchanged; trusted only when nothing the list promises contradicts the recorded copy.
         const fits = live !== null && (Object.keys(expected.hashes).length === 0 || recordedMatches(expected, live.length, live.digests));
@@ -201,12 +201,13 @@ export class Applier {
           return;
         }
         problems.push('304');
-        const again = await this.#download(uri, {}, expected);
-        if (again.kind === 'file') return this.#stage(again, final, lastmodMs, base, live);
+        const again = await this.#download(uri, {}, expected, lastmodMs);
+        if (again.kind === 'file') return this.#stage(again, final, undefined, base, live);
         if (again.kind === 'failed') problems.push(again.reason);
         break;
       }
-      if (got.kind === 'file') return this.#stage(got, final, lastmodMs, base, live);
+      // The mtime was given as the file was written.
+      if (got.kind === 'file') return this.#stage(got, final, undefined, base, live);
       problems.push(location === uri ? got.reason : `mirror ${location}: ${got.reason}`);
     }
     const reasons = problems.filter((p) => p !== '304');
@@ -226,7 +227,7 @@ export class Applier {
     this.#writer.stage({ temp: got.temp, final, mtimeMs, record, bytes: got.fixity.length });
   }
 
-  async #download(url: string, headers: Record<string, string>, expected: Expectation): Promise<Downloaded> {
+  async #download(url: string, headers: Record<string, string>, expected: Expectation, mtimeMs: number | undefined): Promise<Downloaded> {
     const o = this.#o;
     const { signal, done } = resourceSignal(o.fetcher.deadlineMs, o.signal);
     let file: TempFile | null = null;
@@ -246,7 +247,7 @@ export class Applier {
         return { kind: 'failed', reason: `the server announces ${declared} bytes, the list says ${expected.length}; not downloaded` };
       }
       const meter = new FixityMeter(expected);
-      file = this.#writer.tempFile();
+      file = this.#writer.tempFile(mtimeMs);
       for await (const chunk of response.body) {
         meter.update(chunk as Buffer);
         if (meter.overLength) {

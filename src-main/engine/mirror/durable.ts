@@ -5,14 +5,17 @@
 // and checked by the next run), never record work that is lost.
 //
 // fsync per file caps a writer near 400–3,700 files/s here; one syncfs(2) per few hundred files costs a few
-// milliseconds (a batch of few or large files is fsynced file by file instead: see #flushBatch). Node has no syncfs, so a small shell kept for the writer's life runs `sync -f` on request (spawning
-// `sync` from Node each time costs the event loop 5–10 ms). Where `sync -f` is missing (macOS, Windows) every file
-// and folder is fsynced instead. File creation, writes, mtimes and renames all run in libuv's thread pool: on a busy
-// disk creating a file can take a millisecond or more, which must not stall the downloads on the main thread.
+// milliseconds (a batch of few or large files is fsynced file by file instead: see #flushBatch). Node has no syncfs,
+// so a small shell kept for the writer's life runs `sync -f` on request (spawning `sync` from Node each time costs
+// the event loop 5–10 ms). Where `sync -f` is missing (macOS, Windows) every file and folder is fsynced instead.
+// Small files are created, written, given their mtimes, renamed and fsynced on a thread of their own
+// (file-thread.ts); large ones stream through libuv's thread pool. On a busy disk creating a file can take a
+// millisecond or more, which must not stall the downloads on the main thread.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
-import { mkdir, open, rename, rm, utimes, writeFile, type FileHandle } from 'node:fs/promises';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { fileThread, type FileJob } from './file-thread.ts';
 
 export interface Staged<T> {
   /** The temporary file (already closed), or null for a row without a file (nothing to rename). */
@@ -126,31 +129,6 @@ function syncfs(path: string): Promise<boolean> {
   return syncfsHelper.run(path);
 }
 
-/** Makes one file's bytes (and metadata: its mtime) durable. Throws when the disk refuses. */
-async function fsyncFile(path: string): Promise<void> {
-  // 'r+': Windows flushes only a handle open for writing.
-  const handle = await open(path, 'r+');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Makes a folder's entries (renames into it) durable, where folders can be fsynced. */
-async function fsyncDir(path: string): Promise<void> {
-  try {
-    const handle = await open(path, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Folders cannot be fsynced on Windows; nothing more can be done there.
-  }
-}
-
 /** Batches of at most this many files, or of files this large on average, are fsynced file by file. */
 const FEW_FILES = 64;
 const LARGE_FILE = 256 * 1024;
@@ -170,8 +148,12 @@ export class TempFile {
   #writing: Promise<unknown> = Promise.resolve();
   #closed = false;
 
-  constructor(path: string) {
+  /** Given at creation, the file gets its mtime as it is written (one system call fewer than setting it later). */
+  readonly mtimeMs: number | undefined;
+
+  constructor(path: string, mtimeMs?: number) {
     this.path = path;
+    this.mtimeMs = mtimeMs !== undefined && Number.isFinite(mtimeMs) ? mtimeMs : undefined;
   }
 
   /** Adds a chunk; returns a promise to await only when the caller should wait for the disk (backpressure). */
@@ -198,8 +180,10 @@ export class TempFile {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#handle === null) {
-      await writeFile(this.path, this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#held));
+      // A small body: created, written and closed in one job on the file thread.
+      const chunks = this.#chunks;
       this.#chunks = [];
+      await fileThread.one({ op: 'write', path: this.path, chunks, mtimeMs: this.mtimeMs });
       return;
     }
     const handle = await this.#handle;
@@ -207,6 +191,7 @@ export class TempFile {
       await this.#writing;
       if (this.#chunks.length > 0) await handle.writev(this.#chunks);
       this.#chunks = [];
+      if (this.mtimeMs !== undefined) await handle.utimes(this.mtimeMs / 1000, this.mtimeMs / 1000);
     } finally {
       await handle.close();
     }
@@ -223,15 +208,6 @@ export class TempFile {
     }
     await rm(this.path, { force: true });
   }
-}
-
-/** Runs `fn` over `items`, at most `limit` at a time (the thread pool has four threads). */
-async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 export class DurableWriter<T> {
@@ -263,9 +239,9 @@ export class DurableWriter<T> {
     return join(this.tmpDir, `${process.pid}-${++this.#n}.part`);
   }
 
-  /** A new temporary file, written off the main thread. */
-  tempFile(): TempFile {
-    return new TempFile(this.tempPath());
+  /** A new temporary file, written off the main thread; with `mtimeMs`, given that mtime as it is closed. */
+  tempFile(mtimeMs?: number): TempFile {
+    return new TempFile(this.tempPath(), mtimeMs);
   }
 
   /** Queues a finished file (or a row alone); a full batch is flushed in the background. */
@@ -300,67 +276,74 @@ export class DurableWriter<T> {
   async #flushBatch(batch: Staged<T>[]): Promise<void> {
     const withFiles = batch.filter((b) => b.temp !== null);
     const failedTemps = new Map<Staged<T>, string>();
-    // mtimes first, so that the syncfs below makes them durable with the bytes.
-    await eachLimited(withFiles, 8, async (b) => {
-      if (b.mtimeMs === undefined || !Number.isFinite(b.mtimeMs)) return;
-      const seconds = b.mtimeMs / 1000;
-      try {
-        await utimes(b.temp!, seconds, seconds);
-      } catch (err) {
-        failedTemps.set(b, `its modification time could not be set: ${(err as Error).message}`);
+    // Runs one job per staged file on the file thread; a failed job fails its file with `why`.
+    const each = async (items: Staged<T>[], job: (b: Staged<T>) => FileJob | null, why: string) => {
+      const jobs: FileJob[] = [];
+      const owners: Staged<T>[] = [];
+      for (const b of items) {
+        if (failedTemps.has(b)) continue;
+        const j = job(b);
+        if (j === null) continue;
+        jobs.push(j);
+        owners.push(b);
       }
-    });
+      const results = await fileThread.run(jobs);
+      results.forEach((r, i) => {
+        if (r !== null) failedTemps.set(owners[i]!, `${why}: ${r}`);
+      });
+    };
+    // mtimes first, so that the syncfs below makes them durable with the bytes.
+    await each(
+      withFiles,
+      (b) => (b.mtimeMs === undefined || !Number.isFinite(b.mtimeMs) ? null : { op: 'utimes', path: b.temp!, mtimeMs: b.mtimeMs }),
+      'its modification time could not be set',
+    );
     // Many small files: one syncfs (an fsync each would cost a journal commit each). Few or large files: an fsync
     // each, which writes only their bytes — syncfs would also write out whatever else is dirty on the file system,
     // such as a dump's package that is deleted once read, or other programs' data.
     const bytes = withFiles.reduce((n, b) => n + (b.bytes ?? 0), 0);
     const fileByFile = withFiles.length <= FEW_FILES || bytes >= withFiles.length * LARGE_FILE;
     if (this.#durable && withFiles.length > 0) {
-      const ready = withFiles.filter((b) => !failedTemps.has(b));
-      if (fileByFile || !(await syncfs(this.tmpDir))) {
-        await eachLimited(ready, 8, async (b) => {
-          try {
-            await fsyncFile(b.temp!);
-          } catch (err) {
-            failedTemps.set(b, `could not be made durable: ${(err as Error).message}`);
-          }
-        });
-      }
+      if (fileByFile || !(await syncfs(this.tmpDir))) await each(withFiles, (b) => ({ op: 'fsync', path: b.temp! }), 'could not be made durable');
     }
-    const touchedDirs = new Set<string>();
+    const newDirs: string[] = [];
     for (const b of withFiles) {
       const dir = dirname(b.final);
       if (!failedTemps.has(b) && !this.#madeDirs.has(dir)) {
-        try {
-          await mkdir(dir, { recursive: true });
-          this.#madeDirs.add(dir);
-        } catch (err) {
-          failedTemps.set(b, `could not be put in place: ${(err as Error).message}`);
-        }
+        this.#madeDirs.add(dir);
+        newDirs.push(dir);
       }
     }
-    await eachLimited(withFiles, 8, async (b) => {
-      if (failedTemps.has(b)) return;
-      try {
-        await rename(b.temp!, b.final);
-        touchedDirs.add(dirname(b.final));
-      } catch (err) {
-        failedTemps.set(b, `could not be put in place: ${(err as Error).message}`);
+    const dirResults = await fileThread.run(newDirs.map((path) => ({ op: 'mkdir', path })));
+    const badDirs = new Map<string, string>();
+    dirResults.forEach((r, i) => {
+      if (r !== null) {
+        badDirs.set(newDirs[i]!, r);
+        this.#madeDirs.delete(newDirs[i]!);
       }
     });
+    for (const b of withFiles) {
+      const bad = badDirs.get(dirname(b.final));
+      if (bad !== undefined && !failedTemps.has(b)) failedTemps.set(b, `could not be put in place: ${bad}`);
+    }
+    await each(withFiles, (b) => ({ op: 'rename', from: b.temp!, to: b.final }), 'could not be put in place');
+    const touchedDirs = new Set<string>();
+    for (const b of withFiles) if (!failedTemps.has(b)) touchedDirs.add(dirname(b.final));
     if (this.#durable && touchedDirs.size > 0) {
-      if (fileByFile || !(await syncfs(this.tmpDir))) await eachLimited([...touchedDirs], 8, fsyncDir);
+      if (fileByFile || !(await syncfs(this.tmpDir))) await fileThread.run([...touchedDirs].map((path) => ({ op: 'fsync', path, dir: true })));
     }
     const done: T[] = [];
     const failed: { record: T; reason: string }[] = [];
+    const removals: FileJob[] = [];
     for (const b of batch) {
       const reason = failedTemps.get(b);
       if (reason === undefined) done.push(b.record);
       else {
-        await rm(b.temp!, { force: true });
+        removals.push({ op: 'rm', path: b.temp! });
         failed.push({ record: b.record, reason });
       }
     }
+    await fileThread.run(removals);
     this.#commit(done, failed);
   }
 }

@@ -1,0 +1,63 @@
+// The file thread: jobs run in the order they were queued (across calls made in the same tick and later ones), each
+// job's failure comes back as its own result without stopping the others, and mtimes are set as files are written.
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FileThread } from './file-thread.ts';
+
+const fresh = () => mkdtempSync(join(tmpdir(), 'file-thread-'));
+
+describe('FileThread', () => {
+  it('writes, renames and sets mtimes in order, one result per job', async () => {
+    const dir = fresh();
+    const thread = new FileThread();
+    const mtime = Date.UTC(2019, 4, 6, 7, 8, 9);
+    const first = thread.run([
+      { op: 'write', path: join(dir, 'a.part'), chunks: [Buffer.from('hello '), Buffer.from('world')], mtimeMs: mtime },
+      { op: 'mkdir', path: join(dir, 'x', 'y') },
+    ]);
+    // Queued in the same tick: runs after the first call's jobs, so the file exists by then.
+    const second = thread.run([
+      { op: 'rename', from: join(dir, 'a.part'), to: join(dir, 'x', 'y', 'a.txt') },
+      { op: 'fsync', path: join(dir, 'x', 'y', 'a.txt') },
+      { op: 'fsync', path: join(dir, 'x', 'y'), dir: true },
+    ]);
+    expect(await first).toEqual([null, null]);
+    expect(await second).toEqual([null, null, null]);
+    const final = join(dir, 'x', 'y', 'a.txt');
+    expect(readFileSync(final, 'utf8')).toBe('hello world');
+    expect(statSync(final).mtimeMs).toBe(mtime);
+    expect(existsSync(join(dir, 'a.part'))).toBe(false);
+  });
+
+  it('reports a failed job with its reason and runs the rest', async () => {
+    const dir = fresh();
+    writeFileSync(join(dir, 'there'), 'x');
+    const thread = new FileThread();
+    const results = await thread.run([
+      { op: 'rename', from: join(dir, 'missing'), to: join(dir, 'elsewhere') },
+      { op: 'write', path: join(dir, 'no-such-folder', 'f'), chunks: [Buffer.from('x')] },
+      { op: 'utimes', path: join(dir, 'there'), mtimeMs: 0 },
+      { op: 'rm', path: join(dir, 'there') },
+    ]);
+    expect(results[0]).toMatch(/ENOENT/);
+    expect(results[1]).toMatch(/ENOENT/);
+    expect(results.slice(2)).toEqual([null, null]);
+    expect(existsSync(join(dir, 'there'))).toBe(false);
+    await expect(thread.one({ op: 'utimes', path: join(dir, 'gone'), mtimeMs: 0 })).rejects.toThrow(/ENOENT/);
+  });
+
+  it('keeps order across many batches sent while earlier ones are still running', async () => {
+    const dir = fresh();
+    const thread = new FileThread();
+    const path = join(dir, 'f');
+    const runs: Promise<unknown>[] = [];
+    for (let i = 0; i < 200; i++) {
+      runs.push(thread.run([{ op: 'write', path, chunks: [Buffer.from(String(i))] }]));
+      if (i % 7 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(runs);
+    expect(readFileSync(path, 'utf8')).toBe('199');
+  });
+});
