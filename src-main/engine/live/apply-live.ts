@@ -30,6 +30,11 @@ export interface MirrorContext {
 export interface Taken {
   inboxId: number;
   notification: Notification;
+  /**
+   * Its changes before this were covered when it was taken (the cursor then): set when it joined a batch that
+   * started at an earlier cursor, so batching leaves out exactly what applying it alone would have left out.
+   */
+  coveredBeforeMs?: number | null;
 }
 
 export interface BatchResult {
@@ -69,10 +74,11 @@ function newApplier(ctx: MirrorContext, runId: number): Applier {
 export function collapse(items: Taken[], coveredBeforeMs: number | null): ChangeItem[] {
   const last = new Map<string, { c: ChangeItem; seq: number }>();
   let seq = 0;
-  for (const { notification } of items) {
+  for (const { notification, coveredBeforeMs: own } of items) {
+    const covered = own === undefined || own === null ? coveredBeforeMs : coveredBeforeMs === null ? own : Math.max(own, coveredBeforeMs);
     for (const c of notification.changes) {
       seq++;
-      if (coveredBeforeMs !== null && c.ms !== null && c.ms < coveredBeforeMs) continue;
+      if (covered !== null && c.ms !== null && c.ms < covered) continue;
       const prior = last.get(c.uri);
       if (!prior || prior.c.ms === null || c.ms === null || c.ms >= prior.c.ms) last.set(c.uri, { c, seq });
     }
@@ -107,9 +113,11 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
   return withLock(ctx, async () => {
     const { state, store } = ctx;
     const ids = items.map((i) => i.inboxId);
-    const run = resumeRunId !== null && state.run(resumeRunId) ? state.resumeRun(resumeRunId) : state.startRun('incremental', 'live', sub.topic);
-    store.transaction(() => {
-      for (const { inboxId, notification: n } of items) store.setInbox([inboxId], { status: 'applying', runId: run.id, fromAt: n.from, untilAt: n.until });
+    // The run and the rows that name it are committed together: one durable write, and no run without its rows.
+    const run = store.transaction(() => {
+      const r = resumeRunId !== null && state.run(resumeRunId) ? state.resumeRun(resumeRunId) : state.startRun('incremental', 'live', sub.topic);
+      for (const { inboxId, notification: n } of items) store.setInbox([inboxId], { status: 'applying', runId: r.id, fromAt: n.from, untilAt: n.until });
+      return r;
     });
     const t0 = Date.now();
     const applier = newApplier(ctx, run.id);

@@ -39,8 +39,34 @@ interface SubState {
   /** The highest inbox id read so far. */
   lastId: number;
   chain: Promise<void>;
+  /** A read is chained and has not started: another request to read is already answered by it. */
+  readQueued: boolean;
   timer: NodeJS.Timeout | null;
 }
+
+/** Notifications taken in order and queued to be applied as one run, not started yet (more may join it). */
+interface OpenBatch {
+  items: Taken[];
+  coveredBeforeMs: number | null;
+  /** When it was opened (performance.now()). */
+  openedAt: number;
+}
+
+/**
+ * The most notifications one batch takes in: while a batch is being applied, what is taken meanwhile joins the next
+ * one (one run, one lock, a few commits for all of them), so a burst is applied in a few large batches instead of
+ * one run per notification; this bounds how much one run holds.
+ */
+export const MAX_BATCH_NOTIFICATIONS = 500;
+
+/**
+ * While deliveries keep arriving (one within QUIET_MS), a batch about to start waits for more to join it, up to
+ * LINGER_MS after it was opened. Applying a batch costs a few durable commits, which hold up the callback server's
+ * thread; applying a burst in a few batches instead of one per delivery is what lets it keep up. A lone notification
+ * waits QUIET_MS at most.
+ */
+export const QUIET_MS = 2;
+export const LINGER_MS = 50;
 
 export class MirrorFeed {
   readonly dest: string;
@@ -51,8 +77,12 @@ export class MirrorFeed {
   readonly #events: LiveEvents;
   readonly #ctx: MirrorContext;
   readonly #subs = new Map<number, SubState>();
+  /** Per subscription: the batch queued last, while it has not started. */
+  readonly #open = new Map<number, OpenBatch>();
   #writes: Promise<void> = Promise.resolve();
   #pendingWrites = 0;
+  /** When the last delivery was stored (performance.now()). */
+  #lastDelivery = 0;
   /** Reads scheduled but not yet chained (idle() must wait for them too). */
   #scheduled = 0;
   #closed = false;
@@ -65,7 +95,7 @@ export class MirrorFeed {
     this.#events = events;
     const stateDir = stateDirOf(dest);
     this.state = new MirrorState(stateDir);
-    this.store = new LiveStore(this.state.db, dest);
+    this.store = new LiveStore(this.state.db, dest, this.state.path);
     this.subscriber = new Subscriber(this.store, events, subscriberOptions);
     const fetcher = new Fetcher({ concurrency: options.concurrency });
     this.#ctx = { dest, stateDir, state: this.state, store: this.store, fetcher, http, deletePolicy: options.deletePolicy, concurrency: options.concurrency, batchSize: options.batchSize };
@@ -112,6 +142,7 @@ export class MirrorFeed {
     const answer = await receiveDelivery(this.store, this.#events, row, delivery);
     // Processing starts once the answer is on its way.
     if (answer.inboxId !== undefined) {
+      this.#lastDelivery = performance.now();
       this.#scheduled++;
       setImmediate(() => {
         this.#scheduled--;
@@ -124,7 +155,7 @@ export class MirrorFeed {
   #sub(row: SubscriptionRow): SubState {
     let sub = this.#subs.get(row.id);
     if (!sub) {
-      sub = { seq: new Sequencer<Taken>(row.cursor ? parseW3cDatetime(row.cursor) : null), known: new Set(), lastId: 0, chain: Promise.resolve(), timer: null };
+      sub = { seq: new Sequencer<Taken>(row.cursor ? parseW3cDatetime(row.cursor) : null), known: new Set(), lastId: 0, chain: Promise.resolve(), readQueued: false, timer: null };
       this.#subs.set(row.id, sub);
     }
     return sub;
@@ -133,10 +164,20 @@ export class MirrorFeed {
   /** Reads whatever this subscription has received and not read yet. */
   process(subscriptionId: number): void {
     if (this.#closed) return;
+    let sub = this.#subs.get(subscriptionId);
+    if (sub?.readQueued) return;
     const row = this.store.subscription(subscriptionId);
     if (!row) return;
-    const sub = this.#sub(row);
-    sub.chain = sub.chain.then(() => this.#read(subscriptionId)).catch((err: unknown) => this.#error(err, row));
+    sub ??= this.#sub(row);
+    const queued = sub;
+    queued.readQueued = true;
+    // The read takes everything stored when it starts (and what is stored while it runs): one read per burst.
+    sub.chain = sub.chain
+      .then(() => {
+        queued.readQueued = false;
+        return this.#read(subscriptionId);
+      })
+      .catch((err: unknown) => this.#error(err, row));
   }
 
   async #read(subscriptionId: number): Promise<void> {
@@ -211,6 +252,8 @@ export class MirrorFeed {
         const changeListUrl = this.state.binding()?.changeListUrl ?? null;
         const action = !this.options.apply ? 'none' : changeListUrl ? 'catch-up' : 'needs-sync';
         this.#events.emit({ type: 'gap', ...base, from, until, action });
+        // The catch-up runs after what is queued before it; nothing taken later may join a batch ahead of it.
+        this.#open.delete(row.id);
         if (action === 'catch-up') this.#write(row, () => this.#catchUp(row, changeListUrl!, from, until));
         else if (action === 'needs-sync') this.#write(row, async () => this.#markNeedsSync(from, until));
       } else if (!this.options.apply) {
@@ -220,9 +263,37 @@ export class MirrorFeed {
           this.store.updateSubscription(row.id, { cursor: last.until, lastNotificationAt: new Date().toISOString() });
         });
       } else {
-        const items = step.items.map((i) => i.item);
-        this.#write(row, () => this.#apply(row, items, step.coveredBeforeMs, null));
+        this.#enqueueApply(row, step.items.map((i) => i.item), step.coveredBeforeMs);
       }
+    }
+  }
+
+  /** Queues taken notifications to be applied: they join the batch queued last if it has not started and has room. */
+  #enqueueApply(row: SubscriptionRow, items: Taken[], coveredBeforeMs: number | null): void {
+    const open = this.#open.get(row.id);
+    if (open !== undefined && open.items.length + items.length <= MAX_BATCH_NOTIFICATIONS) {
+      for (const item of items) open.items.push(coveredBeforeMs === open.coveredBeforeMs ? item : { ...item, coveredBeforeMs });
+      return;
+    }
+    const batch: OpenBatch = { items: [...items], coveredBeforeMs, openedAt: performance.now() };
+    this.#open.set(row.id, batch);
+    this.#write(row, async () => {
+      await this.#linger(row.id, batch);
+      // Started: it takes no more (a retry after a lock wait applies the same items).
+      if (this.#open.get(row.id) === batch) this.#open.delete(row.id);
+      return this.#apply(row, batch.items, batch.coveredBeforeMs, null);
+    });
+  }
+
+  /** Waits while deliveries keep arriving and the batch may still grow (see LINGER_MS). */
+  async #linger(subscriptionId: number, batch: OpenBatch): Promise<void> {
+    for (;;) {
+      const now = performance.now();
+      const open = this.#open.get(subscriptionId) === batch;
+      if (!open || this.#closed || batch.items.length >= MAX_BATCH_NOTIFICATIONS) return;
+      if (now - this.#lastDelivery >= QUIET_MS && this.#scheduled === 0) return;
+      if (now - batch.openedAt >= LINGER_MS) return;
+      await new Promise((r) => setTimeout(r, 1));
     }
   }
 
@@ -259,6 +330,7 @@ export class MirrorFeed {
     const last = items[items.length - 1].notification;
     // The sequencer continues after the resumed batch.
     sub.seq.advance(last.untilMs);
+    this.#open.delete(subscriptionId);
     const cursorMs = row.cursor ? parseW3cDatetime(row.cursor) : null;
     await new Promise<void>((resolve) => this.#write(row, () => this.#apply(row, items, cursorMs, runId), resolve));
   }
@@ -327,6 +399,8 @@ export class MirrorFeed {
     }
     this.#syncing = true;
     const row = { id: -1 } as SubscriptionRow;
+    // Notifications taken after this ping are applied after its sync.
+    this.#open.clear();
     this.#write(row, async () => {
       try {
         do {
@@ -355,6 +429,7 @@ export class MirrorFeed {
     await this.#writes.catch(() => undefined);
     await Promise.all([...this.#subs.values()].map((s) => s.chain.catch(() => undefined)));
     await this.#ctx.fetcher.close();
+    await this.store.close();
     this.state.close();
   }
 }

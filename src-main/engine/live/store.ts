@@ -1,8 +1,11 @@
 // The live tables of one mirror's state.sqlite: subscriptions and the inbox of deliveries. A delivery's row is
 // committed (synchronous=FULL, so on disk) before the hub gets its 2xx; several deliveries arriving together share
-// one commit (group commit), so a burst does not pay one fsync per notification.
+// one commit (group commit), so a burst does not pay one fsync per notification. Those commits are made by a worker
+// thread (inbox-writer.ts) when the store knows its database file, so that waiting for the disk does not stop the
+// callback server; otherwise here.
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { transaction } from '../../store/tx.ts';
+import { InboxWriter, type NewDelivery } from './inbox-writer.ts';
 import type { Subscription, SubscriptionStatus } from './model.ts';
 
 export interface SubscriptionRow extends Subscription {
@@ -29,13 +32,7 @@ export interface InboxRow {
   reason: string | null;
 }
 
-export interface NewDelivery {
-  subscriptionId: number;
-  sha256: string;
-  contentType: string | null;
-  link: string | null;
-  body: Uint8Array;
-}
+export type { NewDelivery };
 
 function toSubscription(raw: Record<string, unknown>, dest: string): SubscriptionRow {
   const n = (k: string) => (raw[k] === null || raw[k] === undefined ? null : Number(raw[k]));
@@ -101,41 +98,56 @@ export class LiveStore {
   readonly db: DatabaseSync;
   readonly dest: string;
   #insert: StatementSync;
+  /** Statements prepared once: a burst runs several of these per delivery, and preparing costs more than running. */
+  readonly #stmts = new Map<string, StatementSync>();
   #queue: { delivery: NewDelivery; resolve: (id: number) => void; reject: (err: unknown) => void }[] = [];
   #scheduled = false;
+  readonly #path: string | null;
+  #writer: InboxWriter | null = null;
+  #ended = false;
 
-  constructor(db: DatabaseSync, dest: string) {
+  /** `path`: the database's file, for the storing thread (null: deliveries are committed on this thread). */
+  constructor(db: DatabaseSync, dest: string, path: string | null = null) {
     this.db = db;
     this.dest = dest;
+    this.#path = path;
     this.#insert = db.prepare(
       `INSERT INTO live_inbox (subscription_id, received_at, sha256, content_type, link, body, status) VALUES (?, ?, ?, ?, ?, ?, 'received')`,
     );
   }
 
+  #stmt(sql: string): StatementSync {
+    let stmt = this.#stmts.get(sql);
+    if (stmt === undefined) {
+      stmt = this.db.prepare(sql);
+      this.#stmts.set(sql, stmt);
+    }
+    return stmt;
+  }
+
   // ---- subscriptions ----
 
   subscriptions(): SubscriptionRow[] {
-    return (this.db.prepare('SELECT * FROM live_subscriptions ORDER BY id').all() as Record<string, unknown>[]).map((r) => toSubscription(r, this.dest));
+    return (this.#stmt('SELECT * FROM live_subscriptions ORDER BY id').all() as Record<string, unknown>[]).map((r) => toSubscription(r, this.dest));
   }
 
   subscription(id: number): SubscriptionRow | null {
-    const raw = this.db.prepare('SELECT * FROM live_subscriptions WHERE id = ?').get(id) as Record<string, unknown> | undefined;
+    const raw = this.#stmt('SELECT * FROM live_subscriptions WHERE id = ?').get(id) as Record<string, unknown> | undefined;
     return raw ? toSubscription(raw, this.dest) : null;
   }
 
   byToken(token: string): SubscriptionRow | null {
-    const raw = this.db.prepare('SELECT * FROM live_subscriptions WHERE callback_token = ?').get(token) as Record<string, unknown> | undefined;
+    const raw = this.#stmt('SELECT * FROM live_subscriptions WHERE callback_token = ?').get(token) as Record<string, unknown> | undefined;
     return raw ? toSubscription(raw, this.dest) : null;
   }
 
   byTopic(topic: string, hub: string): SubscriptionRow | null {
-    const raw = this.db.prepare('SELECT * FROM live_subscriptions WHERE topic = ? AND hub = ?').get(topic, hub) as Record<string, unknown> | undefined;
+    const raw = this.#stmt('SELECT * FROM live_subscriptions WHERE topic = ? AND hub = ?').get(topic, hub) as Record<string, unknown> | undefined;
     return raw ? toSubscription(raw, this.dest) : null;
   }
 
   addSubscription(s: { topic: string; hub: string; callbackToken: string; callbackUrl: string; secret: string | null; leaseRequested: number | null; cursor: string | null }): SubscriptionRow {
-    const result = this.db
-      .prepare(
+    const result = this.#stmt(
         `INSERT INTO live_subscriptions (topic, hub, callback_token, callback_url, secret, status, lease_requested, cursor, created_at)
          VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
       )
@@ -152,7 +164,7 @@ export class LiveStore {
       sets.push(`${column} = ?`);
       values.push((value ?? null) as string | number | null);
     }
-    if (sets.length) this.db.prepare(`UPDATE live_subscriptions SET ${sets.join(', ')} WHERE id = ?`).run(...values, id);
+    if (sets.length) this.#stmt(`UPDATE live_subscriptions SET ${sets.join(', ')} WHERE id = ?`).run(...values, id);
     return this.subscription(id)!;
   }
 
@@ -160,6 +172,12 @@ export class LiveStore {
 
   /** Persists a delivery; resolves once it is committed (shared with whatever else arrived meanwhile). */
   receive(delivery: NewDelivery): Promise<number> {
+    if (this.#ended) return Promise.reject(new Error('The delivery could not be stored: the mirror is being closed'));
+    if (this.#path !== null) {
+      // Started on the first delivery: a mirror that receives nothing costs no thread.
+      this.#writer ??= new InboxWriter(this.#path);
+      return this.#writer.receive(delivery);
+    }
     return new Promise((resolve, reject) => {
       this.#queue.push({ delivery, resolve, reject });
       if (!this.#scheduled) {
@@ -187,15 +205,14 @@ export class LiveStore {
   }
 
   inbox(id: number): InboxRow | null {
-    const raw = this.db.prepare('SELECT * FROM live_inbox WHERE id = ?').get(id) as Record<string, unknown> | undefined;
+    const raw = this.#stmt('SELECT * FROM live_inbox WHERE id = ?').get(id) as Record<string, unknown> | undefined;
     return raw ? toInbox(raw) : null;
   }
 
   /** Deliveries not yet settled (received, or being applied), oldest first. */
   open(subscriptionId: number): InboxRow[] {
     return (
-      this.db
-        .prepare(`SELECT * FROM live_inbox WHERE subscription_id = ? AND status IN ('received', 'applying') ORDER BY id`)
+      this.#stmt(`SELECT * FROM live_inbox WHERE subscription_id = ? AND status IN ('received', 'applying') ORDER BY id`)
         .all(subscriptionId) as Record<string, unknown>[]
     ).map(toInbox);
   }
@@ -203,8 +220,7 @@ export class LiveStore {
   /** Deliveries received after `afterId` and not read yet, oldest first. */
   received(subscriptionId: number, afterId: number): InboxRow[] {
     return (
-      this.db
-        .prepare(`SELECT * FROM live_inbox WHERE subscription_id = ? AND id > ? AND status = 'received' ORDER BY id LIMIT 1000`)
+      this.#stmt(`SELECT * FROM live_inbox WHERE subscription_id = ? AND id > ? AND status = 'received' ORDER BY id LIMIT 1000`)
         .all(subscriptionId, afterId) as Record<string, unknown>[]
     ).map(toInbox);
   }
@@ -212,14 +228,13 @@ export class LiveStore {
   /** Another delivery of the same subscription with the same bytes, already taken (not this one). */
   seenBefore(subscriptionId: number, sha256: string, id: number): boolean {
     return (
-      this.db
-        .prepare(`SELECT 1 FROM live_inbox WHERE subscription_id = ? AND sha256 = ? AND id < ? AND status NOT IN ('rejected') LIMIT 1`)
+      this.#stmt(`SELECT 1 FROM live_inbox WHERE subscription_id = ? AND sha256 = ? AND id < ? AND status NOT IN ('rejected') LIMIT 1`)
         .get(subscriptionId, sha256, id) !== undefined
     );
   }
 
   setInbox(ids: number[], fields: { status: InboxStatus; fromAt?: string | null; untilAt?: string | null; runId?: number | null; reason?: string | null }): void {
-    const stmt = this.db.prepare(
+    const stmt = this.#stmt(
       `UPDATE live_inbox SET status = ?, from_at = COALESCE(?, from_at), until_at = COALESCE(?, until_at), run_id = COALESCE(?, run_id), reason = COALESCE(?, reason) WHERE id = ?`,
     );
     for (const id of ids) stmt.run(fields.status, fields.fromAt ?? null, fields.untilAt ?? null, fields.runId ?? null, fields.reason ?? null, id);
@@ -227,7 +242,7 @@ export class LiveStore {
 
   counts(subscriptionId: number): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const r of this.db.prepare('SELECT status, COUNT(*) AS n FROM live_inbox WHERE subscription_id = ? GROUP BY status').all(subscriptionId) as {
+    for (const r of this.#stmt('SELECT status, COUNT(*) AS n FROM live_inbox WHERE subscription_id = ? GROUP BY status').all(subscriptionId) as {
       status: string;
       n: number;
     }[])
@@ -237,5 +252,12 @@ export class LiveStore {
 
   transaction<T>(fn: () => T): T {
     return transaction(this.db, fn);
+  }
+
+  /** Waits for deliveries handed over to be stored, and stops the storing thread. */
+  async close(): Promise<void> {
+    this.#ended = true;
+    await this.#writer?.close();
+    this.#writer = null;
   }
 }

@@ -1,8 +1,10 @@
 // The live engine's pure parts: signatures, Content-Type, the sequencer, payloads.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { Entry } from '../documents/model.ts';
+import { collapse } from './apply-live.ts';
 import { classifyBody, parseContentType } from './content-type.ts';
-import { readNotification } from './payload.ts';
+import { readNotification, type Notification } from './payload.ts';
 import { Sequencer } from './sequencer.ts';
 import { checkSignature, signBody } from './signature.ts';
 
@@ -78,5 +80,33 @@ describe('change-notification payloads', () => {
     expect(await readNotification(doc('capability="change-notification" from="2025-01-01T00:00:00Z"'), 't')).toMatchObject({ ok: false, reason: expect.stringContaining('until') });
     expect(await readNotification(doc('capability="change-notification" from="2025-01-02T00:00:00Z" until="2025-01-01T00:00:00Z"'), 't')).toMatchObject({ ok: false, reason: expect.stringContaining('before') });
     expect(await readNotification(Buffer.from('not xml'), 't')).toMatchObject({ ok: false });
+  });
+});
+
+describe('collapse (what a batch applies)', () => {
+  const n = (changes: [string, string, number][]): Notification => ({
+    from: '',
+    until: '',
+    fromMs: 0,
+    untilMs: 0,
+    up: null,
+    findings: [],
+    changes: changes.map(([uri, change, ms]) => ({ uri, change, datetime: new Date(ms).toISOString(), ms, entry: { loc: uri, md: {}, ln: [] } as unknown as Entry })),
+  });
+  it('keeps the last change per URI in datetime order, leaving out what was covered before the batch', () => {
+    const items = [
+      { inboxId: 1, notification: n([['a', 'created', 10], ['b', 'updated', 12]]) },
+      { inboxId: 2, notification: n([['a', 'deleted', 20], ['c', 'updated', 5]]) },
+    ];
+    expect(collapse(items, 8).map((c) => [c.uri, c.change])).toEqual([['b', 'updated'], ['a', 'deleted']]);
+    expect(collapse(items, null).map((c) => c.uri)).toEqual(['c', 'b', 'a']);
+  });
+  it('leaves out, for a notification that joined the batch later, what was covered when it was taken', () => {
+    const items = [
+      { inboxId: 1, notification: n([['a', 'updated', 10]]) },
+      // Taken once the cursor was at 30: its change at 25 was covered by then (as if applied in a batch of its own).
+      { inboxId: 2, notification: n([['b', 'deleted', 25], ['c', 'updated', 35]]), coveredBeforeMs: 30 },
+    ];
+    expect(collapse(items, 0).map((c) => c.uri)).toEqual(['a', 'c']);
   });
 });
