@@ -119,6 +119,11 @@ describe('mirrors', () => {
     const again = await call<AuditView>('audit.start', { path });
     expect(again.report).toMatchObject({ inSync: false, extra: ['stray.txt'] });
     expect((await call<MirrorDetail>('mirrors.get', { path })).runs.map((r) => r.kind)).toEqual(['audit', 'audit', 'baseline']);
+
+    // The report is kept in the mirror: after a restart of the app the last one is still there, whole.
+    await service.close();
+    service = open();
+    expect(await call<AuditView | null>('audit.report', { path })).toEqual(again);
   });
 
   it('pauses a running sync, survives an app restart as paused, and resumes without fetching twice', async () => {

@@ -14,7 +14,7 @@ import type {
   MirrorSummary,
   RunFailures,
 } from '../contract/types.ts';
-import { audit } from '../engine/mirror/audit.ts';
+import { audit, lastAudit } from '../engine/mirror/audit.ts';
 import { isMirror, prepareMirror, readFailures, readFolder, type FolderStatus } from '../engine/mirror/folder.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { MirrorLockedError } from '../engine/mirror/lock.ts';
@@ -71,7 +71,6 @@ function plain(error: unknown): unknown {
 export class MirrorService {
   readonly #d: MirrorServiceDeps;
   readonly #active = new Map<string, Active>();
-  readonly #audits = new Map<string, AuditView>();
   readonly #interval: number;
   #closed = false;
 
@@ -184,7 +183,6 @@ export class MirrorService {
     const key = this.#known(path);
     if (this.#active.has(key)) throw new MirrorError('This mirror is running: cancel its run before removing it from the list.');
     this.#d.store.mirrors.remove(key);
-    this.#audits.delete(key);
     const mirrors = this.list();
     this.#d.events.emit('mirrors.changed', { mirrors });
     return mirrors;
@@ -275,8 +273,9 @@ export class MirrorService {
     const base = { path: key, kind: 'audit' as const, mode: null, created: 0, updated: 0, deleted: 0, bytes: 0 };
     try {
       const report = await work;
-      const view: AuditView = { path: key, at: new Date().toISOString(), rehash, seconds: seconds(), report };
-      this.#audits.set(key, view);
+      // The engine kept the report in the mirror's state; the view is that saved one (its time and duration).
+      const saved = this.#savedAudit(key);
+      const view: AuditView = saved ?? { path: key, at: new Date().toISOString(), rehash, seconds: seconds(), report };
       const notInSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length;
       this.#finish(active);
       this.#changed();
@@ -300,8 +299,19 @@ export class MirrorService {
     }
   }
 
+  /** The last audit's report, kept in the mirror's own state: it is there after a restart, and after `rsdesk audit`. */
   auditReport(path: string): AuditView | null {
-    return this.#audits.get(this.#absolute(path)) ?? null;
+    return this.#savedAudit(this.#known(path));
+  }
+
+  #savedAudit(path: string): AuditView | null {
+    try {
+      const saved = lastAudit(path);
+      return saved === null ? null : { path, at: saved.at, rehash: saved.rehash, seconds: saved.seconds, report: saved.report };
+    } catch {
+      // The folder is gone or no longer a mirror: the mirror's status says so; there is no report to show.
+      return null;
+    }
   }
 
   async close(): Promise<void> {

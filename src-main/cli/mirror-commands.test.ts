@@ -59,6 +59,16 @@ describe('rsdesk sync, audit, runs', () => {
     expect(notInSync.code).toBe(1);
     expect(JSON.parse(notInSync.stdout).missing).toEqual([fixture.state.locOf(1)]);
 
+    // The last report is kept in the mirror: --last prints it again, with nothing fetched.
+    const requests = fixture.requests.length;
+    const last = await rsdesk(['audit', '--dest', dest, '--last', '--json']);
+    expect(last.code).toBe(1);
+    expect(JSON.parse(last.stdout)).toMatchObject({ inSync: false, missing: [fixture.state.locOf(1)], rehash: false });
+    const lastText = await rsdesk(['audit', '--dest', dest, '--last']);
+    expect(lastText.stdout).toMatch(/^Last audit: \d{4}-\d\d-\d\dT[^\n]*\nNot in sync \(19 resources match\):\n  missing \(1\):/);
+    expect(fixture.requests.length).toBe(requests);
+    expect((await rsdesk(['audit', '--dest', dest, '--last', '--rehash'])).code).toBe(2);
+
     const runs = await rsdesk(['runs', '--dest', dest, '--json']);
     expect(runs.code).toBe(0);
     expect(JSON.parse(runs.stdout).runs.map((r: { kind: string }) => r.kind)).toEqual(['baseline', 'incremental', 'audit', 'audit']);

@@ -1,7 +1,7 @@
 // rsdesk sync / audit / runs: a local mirror of a Source, kept in a folder.
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { audit, type AuditReport } from '../engine/mirror/audit.ts';
+import { audit, lastAudit, type AuditReport } from '../engine/mirror/audit.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { MirrorState, stateDirOf, STATE_FILE } from '../engine/mirror/state.ts';
 import { sync, type SyncMode, type SyncResult } from '../engine/mirror/sync.ts';
@@ -156,14 +156,31 @@ function formatBytes(n: number): string {
 }
 
 export async function auditCommand(
-  o: { dest: string; rehash: boolean; json: boolean; token?: string; basic?: string; timeoutMs?: number; userAgent: string },
+  o: { dest: string; rehash: boolean; json: boolean; last?: boolean; token?: string; basic?: string; timeoutMs?: number; userAgent: string },
   io: Io,
 ): Promise<number> {
+  if (o.last) {
+    // The report kept in the mirror's state by the last audit (of rsdesk or the app); nothing is fetched.
+    const saved = lastAudit(resolve(o.dest));
+    if (saved === null) {
+      if (o.json) io.out('null\n');
+      else io.out(`No audit report is kept for ${resolve(o.dest)} yet: run rsdesk audit --dest DIR without --last.\n`);
+      return 1;
+    }
+    if (!o.json) io.out(`Last audit: ${saved.at}${saved.rehash ? ' (every file hashed again)' : ''}, ${saved.seconds} s\n`);
+    printAudit(saved.report, o.json, io, { at: saved.at, rehash: saved.rehash });
+    return saved.report.inSync ? 0 : 1;
+  }
   const credentials = credentialsFrom(o.token, o.basic);
   const report: AuditReport = await audit({ dest: resolve(o.dest), rehash: o.rehash, credentials, secretStore: cliSecretStore(), timeoutMs: o.timeoutMs, userAgent: o.userAgent });
-  if (o.json) {
+  printAudit(report, o.json, io);
+  return report.inSync ? 0 : 1;
+}
+
+function printAudit(report: AuditReport, json: boolean, io: Io, when?: { at: string; rehash: boolean }): void {
+  if (json) {
     const { inSync, missing, extra, changed, unverifiable } = report;
-    io.out(`${JSON.stringify({ inSync, missing, extra, changed, unverifiable })}\n`);
+    io.out(`${JSON.stringify({ inSync, missing, extra, changed, unverifiable, ...when })}\n`);
   } else {
     const lines = [report.inSync ? `In sync: ${report.inSyncCount} resources match the Source.` : `Not in sync (${report.inSyncCount} resources match):`];
     const section = (title: string, items: string[]) => {
@@ -178,7 +195,6 @@ export async function auditCommand(
     section('unverifiable', report.unverifiable.map((c) => `${c.uri}: ${c.reason}`));
     io.out(`${lines.join('\n')}\n`);
   }
-  return report.inSync ? 0 : 1;
 }
 
 export function runsCommand(o: { dest: string; json: boolean }, io: Io): number {

@@ -43,7 +43,7 @@ const SYNC_OPTIONS = {
   'forget-credentials': { type: 'boolean' },
 } as const;
 
-const AUDIT_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, rehash: { type: 'boolean' }, basic: { type: 'string' } } as const;
+const AUDIT_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, rehash: { type: 'boolean' }, last: { type: 'boolean' }, basic: { type: 'string' } } as const;
 const WATCH_OPTIONS = {
   dest: { type: 'string' },
   listen: { type: 'string' },
@@ -161,9 +161,10 @@ async function mirrorCommand(command: 'sync' | 'audit' | 'runs', args: string[],
     if (values.help) return void io.out(HELP.audit), 0;
     if (positionals.length > 0) throw new UsageError(`audit takes no arguments, got ${JSON.stringify(positionals[0])}`);
     const dest = needDest(values.dest);
+    if (values.last && values.rehash) throw new UsageError('--last prints the kept report; --rehash runs a new audit: give one of them');
     const timeoutMs = parseTimeout(values.timeout);
     return (await commands()).auditCommand(
-      { dest, rehash: values.rehash ?? false, json: values.json ?? false, token: values.token, basic: values.basic, timeoutMs, userAgent },
+      { dest, rehash: values.rehash ?? false, json: values.json ?? false, last: values.last ?? false, token: values.token, basic: values.basic, timeoutMs, userAgent },
       io,
     );
   }

@@ -20,7 +20,7 @@ Usage:
               [--mode auto|baseline|incremental] [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine]
               [--dry-run] [--concurrency N] [--delay S] [--token T | --basic USER:PASS] [--header "Name: value"]…
               [--proxy env|none|URL] [--timeout S] [--json]
-  rsdesk audit --dest <dir> [--rehash] [--json] [--token T | --basic USER:PASS] [--timeout S]
+  rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
   rsdesk runs --dest <dir> [--json]
   rsdesk watch <capabilitylist-or-topic-url> --dest <dir> [--listen HOST:PORT] [--public-url URL] [--secret S]
                [--lease SECONDS] [--apply] [--sync-on-ping] [--json]
@@ -122,16 +122,18 @@ desktop app seals it with the OS keychain). Progress is shown on stderr when it 
 
 Exit code 0 when nothing failed, 1 otherwise, 2 on usage errors.
 `,
-  audit: `Usage: rsdesk audit --dest <dir> [--rehash] [--json] [--token T | --basic USER:PASS] [--timeout S]
+  audit: `Usage: rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
 
 Compares the mirror in <dir> with the Source's current Resource List (plus the Change List's changes
 since its "at"): in sync, missing, extra (files no listed URI maps to), changed (hash, length or
 lastmod), unverifiable. --rehash reads every local file again instead of trusting the inventory.
---json prints {"inSync","missing","extra","changed","unverifiable"}.
+--json prints {"inSync","missing","extra","changed","unverifiable"}. Each report is kept in the
+mirror's state (the newest 5); --last prints the last one again without asking the Source.
 
 Options:
   --dest DIR     the mirror's folder
   --rehash       hash every local file again
+  --last         print the last audit's report, kept in the mirror; nothing is fetched
   --json         print the report as JSON
   --token T      send "Authorization: Bearer T" to the Source (its origin only)
   --timeout S    per-request timeout in whole seconds, 1 to 600 (default 30)

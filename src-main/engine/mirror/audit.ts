@@ -11,7 +11,7 @@ import { loadDocument } from '../load.ts';
 import { expectationOf, meterFile, recordedMatches } from './fixity.ts';
 import { acquireLock } from './lock.ts';
 import { keepAsMetadata, metadataOf } from './metadata.ts';
-import { MirrorState, STATE_DIR, stateDirOf } from './state.ts';
+import { MirrorState, STATE_DIR, stateDirOf, type SavedAudit } from './state.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
 import type { SecretStore } from './secrets.ts';
 import { accessOf, sourceHeadersOf, type Credentials } from './settings.ts';
@@ -144,7 +144,10 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
         ...report.changed.map((c) => ({ uri: c.uri, reason: `changed: ${c.reason}` })),
       ]),
     );
-    state.endRun(run.id, 'completed', { audit: (Date.now() - t0) / 1000 }, report.inSync ? 'in sync' : 'not in sync');
+    const seconds = Math.round((Date.now() - t0) / 100) / 10;
+    const ended = state.endRun(run.id, 'completed', { audit: (Date.now() - t0) / 1000 }, report.inSync ? 'in sync' : 'not in sync');
+    // Kept with its run: the report is there after a restart (the app's Audit tab, `rsdesk audit --last`).
+    state.saveAudit({ runId: run.id, at: ended.endedAt ?? new Date().toISOString(), rehash: options.rehash ?? false, seconds, report });
     return report;
   } catch (err) {
     state.endRun(run.id, 'failed', { audit: (Date.now() - t0) / 1000 }, clip((err as Error).message, 500));
@@ -185,5 +188,17 @@ function* walk(root: string, rel: string): Generator<string> {
     const path = rel === '' ? d.name : `${rel}/${d.name}`;
     if (d.isDirectory()) yield* walk(root, path);
     else yield path;
+  }
+}
+
+/** The newest audit report kept in the mirror's state (null when it was never audited, or only before reports were kept). */
+export function lastAudit(dest: string): SavedAudit | null {
+  const stateDir = stateDirOf(dest);
+  if (!existsSync(join(stateDir, 'state.sqlite'))) throw new Error(`${dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
+  const state = new MirrorState(stateDir);
+  try {
+    return state.audit();
+  } finally {
+    state.close();
   }
 }

@@ -133,7 +133,49 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX live_inbox_hash ON live_inbox (subscription_id, sha256);
     `);
   },
+  (db) => {
+    // Audit reports, kept with the audit's run so the last one is there after a restart (the app's Audit tab,
+    // `rsdesk audit --last`): one row per report, one row per item that is not in sync. The newest few are kept.
+    db.exec(`
+      CREATE TABLE audit_reports (
+        run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+        at TEXT NOT NULL,
+        rehash INTEGER NOT NULL,
+        seconds REAL NOT NULL,
+        in_sync INTEGER NOT NULL,
+        in_sync_count INTEGER NOT NULL
+      );
+      CREATE TABLE audit_items (
+        run_id INTEGER NOT NULL REFERENCES audit_reports(run_id) ON DELETE CASCADE,
+        -- missing | extra | changed | unverifiable
+        status TEXT NOT NULL,
+        item TEXT NOT NULL,
+        reason TEXT
+      );
+      CREATE INDEX audit_items_by_run ON audit_items (run_id);
+    `);
+  },
 ];
+
+/** How many audit reports a mirror keeps (the newest). */
+export const KEPT_AUDIT_REPORTS = 5;
+
+/** An audit report as kept in the mirror's state. */
+export interface SavedAudit {
+  runId: number;
+  /** When the audit ended. */
+  at: string;
+  rehash: boolean;
+  seconds: number;
+  report: {
+    inSync: boolean;
+    inSyncCount: number;
+    missing: string[];
+    extra: string[];
+    changed: { uri: string; reason: string }[];
+    unverifiable: { uri: string; reason: string }[];
+  };
+}
 
 export interface Binding {
   /** What the person gave (a site, a Source Description, a Capability List, a list). */
@@ -444,6 +486,54 @@ export class MirrorState implements ClaimStore {
 
   failures(runId: number): { uri: string; reason: string }[] {
     return this.db.prepare('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid').all(runId) as { uri: string; reason: string }[];
+  }
+
+  // ---- audit reports ----
+
+  /** Keeps an audit's report with its run; older reports beyond KEPT_AUDIT_REPORTS are dropped. */
+  saveAudit(audit: SavedAudit): void {
+    const { report } = audit;
+    this.transaction(() => {
+      this.db
+        .prepare('INSERT OR REPLACE INTO audit_reports (run_id, at, rehash, seconds, in_sync, in_sync_count) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(audit.runId, audit.at, audit.rehash ? 1 : 0, audit.seconds, report.inSync ? 1 : 0, report.inSyncCount);
+      this.db.prepare('DELETE FROM audit_items WHERE run_id = ?').run(audit.runId);
+      const insert = this.db.prepare('INSERT INTO audit_items (run_id, status, item, reason) VALUES (?, ?, ?, ?)');
+      for (const uri of report.missing) insert.run(audit.runId, 'missing', uri, null);
+      for (const path of report.extra) insert.run(audit.runId, 'extra', path, null);
+      for (const c of report.changed) insert.run(audit.runId, 'changed', c.uri, c.reason);
+      for (const c of report.unverifiable) insert.run(audit.runId, 'unverifiable', c.uri, c.reason);
+      const old = this.db.prepare('SELECT run_id FROM audit_reports ORDER BY run_id DESC LIMIT -1 OFFSET ?').all(KEPT_AUDIT_REPORTS) as { run_id: number }[];
+      for (const r of old) {
+        this.db.prepare('DELETE FROM audit_items WHERE run_id = ?').run(r.run_id);
+        this.db.prepare('DELETE FROM audit_reports WHERE run_id = ?').run(r.run_id);
+      }
+    });
+  }
+
+  /** The newest kept audit report (or that of run `runId`), null when none is kept. */
+  audit(runId?: number): SavedAudit | null {
+    const raw = (
+      runId === undefined
+        ? this.db.prepare('SELECT * FROM audit_reports ORDER BY run_id DESC LIMIT 1').get()
+        : this.db.prepare('SELECT * FROM audit_reports WHERE run_id = ?').get(runId)
+    ) as { run_id: number; at: string; rehash: number; seconds: number; in_sync: number; in_sync_count: number } | undefined;
+    if (raw === undefined) return null;
+    const id = Number(raw.run_id);
+    const report: SavedAudit['report'] = { inSync: raw.in_sync === 1, inSyncCount: Number(raw.in_sync_count), missing: [], extra: [], changed: [], unverifiable: [] };
+    const items = this.db.prepare('SELECT status, item, reason FROM audit_items WHERE run_id = ? ORDER BY rowid').iterate(id) as Iterable<{ status: string; item: string; reason: string | null }>;
+    for (const row of items) {
+      if (row.status === 'missing') report.missing.push(row.item);
+      else if (row.status === 'extra') report.extra.push(row.item);
+      else if (row.status === 'changed') report.changed.push({ uri: row.item, reason: row.reason ?? '' });
+      else if (row.status === 'unverifiable') report.unverifiable.push({ uri: row.item, reason: row.reason ?? '' });
+    }
+    return { runId: id, at: raw.at, rehash: raw.rehash === 1, seconds: Number(raw.seconds), report };
+  }
+
+  /** The run ids of the kept audit reports, newest first. */
+  auditRuns(): number[] {
+    return (this.db.prepare('SELECT run_id FROM audit_reports ORDER BY run_id DESC').all() as { run_id: number }[]).map((r) => Number(r.run_id));
   }
 
   endRun(id: number, status: RunStatus, phases: Record<string, number>, message: string | null = null): RunRecord {

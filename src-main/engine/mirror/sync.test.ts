@@ -2,14 +2,14 @@
 // skipped downloads and conditional requests, mirror locations, failures on demand, and a resume after kill -9.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
-import { audit } from './audit.ts';
-import { MirrorState, stateDirOf } from './state.ts';
+import { audit, lastAudit } from './audit.ts';
+import { KEPT_AUDIT_REPORTS, MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions } from './sync.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/rsdesk.mjs', import.meta.url));
@@ -216,6 +216,37 @@ describe('audit', () => {
     expect(report.changed.length).toBe(1);
     const rehashed = await audit({ dest, rehash: true });
     expect(rehashed.changed.map((c) => c.uri)).toContain(fixture.state.locOf(3));
+  });
+
+  it('keeps the last reports in the mirror state: read back whole after the state is closed, the newest few only', async () => {
+    expect(() => lastAudit(join(dest, 'nowhere'))).toThrow(/is not a mirror/);
+    await run();
+    expect(lastAudit(dest)).toBeNull();
+    const clean = await audit({ dest });
+    const first = lastAudit(dest)!;
+    expect(first).toMatchObject({ rehash: false, report: { ...clean } });
+    expect(first.report).toEqual(clean);
+    expect(Date.parse(first.at)).not.toBeNaN();
+    writeFileSync(join(dest, host(), 'stray.txt'), 'x');
+    rmSync(fileOf(2));
+    writeFileSync(fileOf(3), readFileSync(fileOf(3)).map((b, i) => (i === 0 ? b ^ 1 : b)));
+    const dirty = await audit({ dest, rehash: true });
+    const saved = lastAudit(dest)!;
+    // Every item, in the order the audit found them, with its reason: the same report as the one returned.
+    expect(saved.report).toEqual(dirty);
+    expect(saved).toMatchObject({ rehash: true });
+    expect(saved.runId).toBeGreaterThan(first.runId);
+    // The run it belongs to is the audit's run in the journal.
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      expect(state.run(saved.runId)).toMatchObject({ kind: 'audit', mode: 'rehash', status: 'completed' });
+      for (let i = 0; i < KEPT_AUDIT_REPORTS; i++) await audit({ dest });
+      expect(state.auditRuns()).toHaveLength(KEPT_AUDIT_REPORTS);
+      expect(state.audit(first.runId)).toBeNull();
+      expect(Number((state.db.prepare('SELECT COUNT(*) AS n FROM audit_items WHERE run_id = ?').get(saved.runId) as { n: number }).n)).toBe(0);
+    } finally {
+      state.close();
+    }
   });
 });
 
