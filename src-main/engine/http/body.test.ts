@@ -77,6 +77,8 @@ describe('eager', () => {
     expect(got).toEqual(['early']);
 
     const gone = new Readable({ read() {} });
+    // Whoever destroyed it was listening (an http response is); without a listener the error would be uncaught here.
+    gone.on('error', () => undefined);
     gone.destroy(new Error('refused'));
     await pause(2);
     await expect(
