@@ -18,6 +18,8 @@ import { audit, lastAudit } from '../engine/mirror/audit.ts';
 import { isMirror, prepareMirror, readFailures, readFolder, type FolderStatus } from '../engine/mirror/folder.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { MirrorLockedError } from '../engine/mirror/lock.ts';
+import type { SecretStore } from '../engine/mirror/secrets.ts';
+import type { AskAgain } from '../engine/mirror/settings.ts';
 import { STATE_DIR, type RunRecord } from '../engine/mirror/state.ts';
 import { sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
@@ -34,7 +36,15 @@ export interface MirrorServiceDeps {
   /** Opens a folder in the system's file manager; resolves with an error text, '' when it worked (shell.openPath). */
   openPath?: (path: string) => Promise<string>;
   progressIntervalMs?: number;
+  /** Where each mirror's credentials are kept between runs (desktop app: sealed with the OS keychain). */
+  secretStore?: SecretStore;
 }
+
+/** In the app, credentials come from Settings (a bearer token); HTTP basic ones only from rsdesk so far. */
+export const APP_ASK_AGAIN: AskAgain = {
+  bearer: 'enter it as the bearer token in Settings, then run the mirror again',
+  basic: 'the app cannot take HTTP basic credentials yet: give them with rsdesk sync --dest FOLDER --basic USER:PASSWORD',
+};
 
 interface Active {
   path: string;
@@ -220,6 +230,8 @@ export class MirrorService {
       concurrency: options.concurrency,
       delayMs: Math.round(options.delaySeconds * 1000),
       token: settings.bearerToken,
+      secretStore: this.#d.secretStore,
+      askAgain: APP_ASK_AGAIN,
       timeoutMs: settings.timeoutMs,
       userAgent: this.#d.userAgent,
       signal: active.abort.signal,
@@ -267,7 +279,7 @@ export class MirrorService {
     const active = this.#begin(key, 'audit', false);
     this.#changed();
     const t0 = Date.now();
-    const work = audit({ dest: key, rehash, token: settings.bearerToken, timeoutMs: settings.timeoutMs, userAgent: this.#d.userAgent, signal: active.abort.signal });
+    const work = audit({ dest: key, rehash, token: settings.bearerToken, secretStore: this.#d.secretStore, askAgain: APP_ASK_AGAIN, timeoutMs: settings.timeoutMs, userAgent: this.#d.userAgent, signal: active.abort.signal });
     active.done = work.catch(() => undefined);
     const seconds = () => Math.round((Date.now() - t0) / 100) / 10;
     const base = { path: key, kind: 'audit' as const, mode: null, created: 0, updated: 0, deleted: 0, bytes: 0 };
