@@ -21,6 +21,7 @@ import { MirrorLockedError } from '../engine/mirror/lock.ts';
 import type { SecretStore } from '../engine/mirror/secrets.ts';
 import type { AskAgain } from '../engine/mirror/settings.ts';
 import { STATE_DIR, type RunRecord } from '../engine/mirror/state.ts';
+import { checkRetry, retryResources, RetryError, type RetryResult } from '../engine/mirror/retry.ts';
 import { sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
 import type { Store } from '../store/store.ts';
@@ -74,7 +75,7 @@ function plural(n: number, one: string, many = `${one}s`): string {
 
 /** Engine errors a person can act on keep their message (as a MirrorError); others go up as they are. */
 function plain(error: unknown): unknown {
-  if (error instanceof SyncError || error instanceof MirrorLockedError) return new MirrorError(error.message);
+  if (error instanceof SyncError || error instanceof RetryError || error instanceof MirrorLockedError) return new MirrorError(error.message);
   return error;
 }
 
@@ -243,6 +244,47 @@ export class MirrorService {
     }).then(
       (result) => this.#end(active, endOf(key, result, active)),
       (error: unknown) => this.#end(active, failedEnd(key, active, error)),
+    );
+    this.#changed();
+    return this.#summary(key, options, this.#d.store.mirrors.get(key)!.addedAt);
+  }
+
+  /**
+   * Fetches again only chosen failures of a run (all of them when `uris` is absent), as a run of its own in the
+   * journal; what was verified is not touched. Progress and the end come as for a sync.
+   */
+  retry(path: string, runId: number, uris?: string[]): MirrorSummary {
+    const key = this.#known(path);
+    if (this.#closed) throw new MirrorError('The app is closing.');
+    if (this.#active.has(key)) throw new MirrorError('A run of this mirror is going on already.');
+    if (!isMirror(key)) throw new NotFoundError(`${key} is no longer a mirror (its folder or its ${STATE_DIR} folder is gone).`);
+    try {
+      checkRetry(key, runId, uris);
+    } catch (error) {
+      throw plain(error);
+    }
+    const options = this.#d.store.mirrors.get(key)!.options;
+    const settings = this.#d.store.settings.get();
+    const active = this.#begin(key, 'sync', false);
+    active.done = retryResources({
+      dest: key,
+      runId,
+      uris,
+      deletePolicy: options.deletePolicy,
+      concurrency: options.concurrency,
+      token: settings.bearerToken,
+      secretStore: this.#d.secretStore,
+      askAgain: APP_ASK_AGAIN,
+      timeoutMs: settings.timeoutMs,
+      userAgent: this.#d.userAgent,
+      signal: active.abort.signal,
+      onProgress: (p) => {
+        active.latest = p;
+        active.changed = true;
+      },
+    }).then(
+      (result) => this.#end(active, retryEnd(key, result, runId, active)),
+      (error: unknown) => this.#end(active, failedEnd(key, active, plain(error))),
     );
     this.#changed();
     return this.#summary(key, options, this.#d.store.mirrors.get(key)!.addedAt);
@@ -526,6 +568,32 @@ function endOf(path: string, r: SyncResult, active: Active): MirrorRunEnd {
     status,
     message,
     mode: r.mode,
+    created: r.created,
+    updated: r.updated,
+    deleted: r.deleted,
+    unchanged: r.unchanged,
+    failed: r.failed,
+    bytes: r.bytes,
+    seconds: r.seconds,
+  };
+}
+
+function retryEnd(path: string, r: RetryResult, runId: number, active: Active): MirrorRunEnd {
+  const cancelled = active.abort.signal.aborted;
+  const status = cancelled ? 'cancelled' : r.failed > 0 ? 'failed' : 'completed';
+  const what = `Retry of ${plural(r.asked, 'resource')} of run ${runId}`;
+  const counts = `${plural(r.created, 'created', 'created')}, ${plural(r.updated, 'updated', 'updated')}, ${plural(r.deleted, 'deleted', 'deleted')}, ${plural(r.unchanged, 'unchanged', 'unchanged')}`;
+  const message = cancelled
+    ? `${what} cancelled. What was verified stays.`
+    : status === 'failed'
+      ? `${what}: ${plural(r.failed, 'failed again', 'failed again')}; ${counts}. The Failures tab says why.`
+      : `${what} completed: ${counts}.`;
+  return {
+    path,
+    kind: 'sync',
+    status,
+    message,
+    mode: active.latest?.mode ?? null,
     created: r.created,
     updated: r.updated,
     deleted: r.deleted,

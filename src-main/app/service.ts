@@ -218,7 +218,7 @@ export function createService(deps: ServiceDeps): Service {
     'runs.cancel': ({ path }) => mirrors.cancel(path),
     'runs.list': ({ path }) => mirrors.runs(path),
     'runs.failures': ({ path, runId }) => mirrors.failures(path, runId),
-    'runs.retry': ({ path }) => mirrors.start(path, 'auto'),
+    'runs.retry': ({ path, runId, uris }) => mirrors.retry(path, runId, uris),
     'audit.start': ({ path, rehash }) => mirrors.audit(path, rehash),
     'audit.report': ({ path }) => mirrors.auditReport(path),
     'live.status': () => live.status(),
