@@ -110,6 +110,43 @@ describe('live commands', () => {
     expect(subs[0]).toMatchObject({ dest: folder, status: 'active' });
   });
 
+  it('after a port change, asks the hub at once to send to the new callback URL and to unsubscribe the old one', async () => {
+    const { service, batches } = open();
+    await call(service, 'sources.add', { url: `${fixture.url}/`, runId: 'a' });
+    const topic = fixture.url + PATHS.dataset1.notifications;
+    const folder = join(dir, 'mirror');
+    const sub = await call(service, 'live.subscribe', { topic, hub: fixture.url + PATHS.hub, folder });
+    await until(batches, (e) => e.type === 'subscribed');
+    await fixture.hub.settled();
+    const oldCallback = sub.callbackUrl;
+    expect(fixture.hub.live(topic).map((s) => s.callback)).toEqual([oldCallback]);
+
+    const port = await freePort();
+    const status = await call(service, 'live.settings.set', { host: '127.0.0.1', port, publicUrl: null });
+    expect(status).toMatchObject({ address: `http://127.0.0.1:${port}`, error: null });
+    const newCallback = oldCallback.replace(/:\d+\//, `:${port}/`);
+    // Renewed at the new URL (not at the next renewal), the old one unsubscribed: the hub verified that at the old
+    // address, which was served until it had.
+    await until(batches, (e) => e.type === 'renewed');
+    const deadline = Date.now() + 10_000;
+    while (fixture.hub.live(topic).some((s) => s.callback === oldCallback) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await fixture.hub.settled();
+    expect(fixture.hub.live(topic).map((s) => s.callback)).toEqual([newCallback]);
+    expect(fixture.hub.verifications.filter((v) => v.callback === oldCallback && v.mode === 'unsubscribe')).toEqual([
+      { callback: oldCallback, mode: 'unsubscribe', topic, status: 200, confirmed: true },
+    ]);
+    expect((await call(service, 'live.subscriptions', {}))[0]).toMatchObject({ status: 'active', callbackUrl: newCallback });
+
+    // Notifications now come to the new port, once each.
+    const [record] = fixture.change('create');
+    await until(batches, (e) => e.type === 'applied');
+    await fixture.hub.settled();
+    const deliveries = fixture.hub.deliveries.filter((d) => d.publication === fixture.hub.deliveries.at(-1)!.publication);
+    expect(deliveries.map((d) => [d.callback, d.status])).toEqual([[newCallback, 202]]);
+    const host = new URL(fixture.url).host.replace(':', '_');
+    expect(readFileSync(join(folder, host, ...fixture.state.pathOf(record.id).split('/').filter(Boolean))).equals(fixture.state.representation(record.id, 1).body)).toBe(true);
+  });
+
   it('keeps the callback server settings, answers the self-test, refuses bad settings in words', async () => {
     const { service } = open();
     const test = await call(service, 'live.selftest', {});

@@ -94,20 +94,34 @@ export class LiveService {
     };
   }
 
-  /** New settings restart the server; subscriptions keep their callback URLs (a hub is asked again on renewal). */
+  /**
+   * New settings move the running server: every subscription whose callback URL changes is asked for again at once
+   * at the new URL, and its hub asked to unsubscribe the old one (engine.reconfigure). When the server cannot move
+   * (the new port is taken), it is started afresh with the new settings, and status() says why it does not listen.
+   */
   async setSettings(settings: LiveSettings): Promise<LiveStatus> {
     if (settings.publicUrl !== null) {
       const u = new URL(settings.publicUrl);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InvalidArgumentsError('The public callback URL must be an http or https URL');
     }
     await this.start();
-    await this.#engine?.stop();
-    this.#engine = null;
     this.#config = { ...this.#config, ...settings };
     this.#save();
-    this.#starting = null;
     // A port set by the person wins over the test override from now on.
     this.#o.port = undefined;
+    const engine = this.#engine;
+    if (engine !== null && engine.address !== null) {
+      try {
+        await engine.reconfigure({ host: this.#config.host, port: this.#config.port, publicUrl: this.#config.publicUrl });
+        this.#serverError = null;
+        return this.status();
+      } catch {
+        // Could not move: started afresh below, which records why it cannot listen.
+      }
+    }
+    await engine?.stop();
+    this.#engine = null;
+    this.#starting = null;
     return this.status();
   }
 

@@ -62,6 +62,8 @@ export class LiveEngine {
   readonly #feeds = new Map<string, MirrorFeed>();
   readonly #selfTests = new Set<string>();
   #server: CallbackServer | null = null;
+  /** Servers at an address given up, kept until hubs have verified the old callbacks' unsubscription. */
+  readonly #retired = new Set<CallbackServer>();
 
   constructor(options: LiveEngineOptions = {}) {
     this.events = new LiveEvents(options.keepEvents ?? 1_000);
@@ -86,7 +88,14 @@ export class LiveEngine {
 
   /** Starts the callback server. */
   async start(): Promise<{ address: string; callbackBase: string }> {
-    this.#server = await startCallbackServer(
+    this.#server = await this.#listen(this.#o.host, this.#o.port);
+    const address = this.#server.url;
+    this.events.emit({ type: 'listening', address, callbackBase: this.callbackBase() });
+    return { address, callbackBase: this.callbackBase() };
+  }
+
+  #listen(host: string, port: number): Promise<CallbackServer> {
+    return startCallbackServer(
       {
         verification: (token, query) => this.#verification(token, query),
         delivery: (token, headers, body) => this.#delivery(token, headers, body),
@@ -97,11 +106,64 @@ export class LiveEngine {
         refused: (method, path, status, reason) =>
           this.events.emit({ type: 'rejected', what: path.includes('/websub/') ? 'delivery' : 'ping', reason: `${method} ${clip(path, 80)}: ${reason} (answered ${status})`, path: clip(path, 200) }),
       },
-      { host: this.#o.host, port: this.#o.port, maxBodyBytes: this.#o.maxBodyBytes },
+      { host, port, maxBodyBytes: this.#o.maxBodyBytes },
     );
-    const address = this.#server.url;
-    this.events.emit({ type: 'listening', address, callbackBase: this.callbackBase() });
-    return { address, callbackBase: this.callbackBase() };
+  }
+
+  /**
+   * Moves the callback server to another address or public URL while running. Every subscription whose callback
+   * URL changes is asked for again at once at the new one, and the hub asked to unsubscribe the old one; the old
+   * address keeps being served until the hubs have verified that (or for at most `graceMs`), so that verification
+   * can reach us. Throws when the new address cannot be listened on (the old one is then still served), or when
+   * the same port on another interface could not be taken over (then nothing is served: start again).
+   */
+  async reconfigure(o: { host: string; port: number; publicUrl: string | null }, graceMs = Math.min(this.#o.verifyTimeoutMs, 60_000)): Promise<void> {
+    const publicUrl = o.publicUrl ? o.publicUrl.replace(/\/+$/, '') : null;
+    if (publicUrl !== null) new URL(publicUrl);
+    const old = this.#server;
+    if (old === null) throw new Error('The callback server is not started');
+    let fresh: CallbackServer | null = null;
+    if (o.host !== this.#o.host || o.port !== old.port) {
+      try {
+        fresh = await this.#listen(o.host, o.port);
+      } catch (err) {
+        // The same port on another interface: the old server has to let go of it first (no grace period then).
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || o.port !== old.port) throw err;
+        await old.close();
+        this.#server = null;
+        fresh = await this.#listen(o.host, o.port);
+      }
+    }
+    this.#o.host = o.host;
+    this.#o.port = o.port;
+    this.#o.publicUrl = publicUrl;
+    const givenUp = fresh !== null ? this.#server : null;
+    if (fresh !== null) this.#server = fresh;
+    this.events.emit({ type: 'listening', address: this.#server!.url, callbackBase: this.callbackBase() });
+    for (const feed of this.#feeds.values()) feed.subscriber.moveCallbacks();
+    this.#afterMove(givenUp, graceMs);
+  }
+
+  /**
+   * After a move: the server given up (if the port changed) is closed once no hub still has to verify an old
+   * callback's unsubscription, or after graceMs; past that, such a verification is no longer expected anywhere.
+   */
+  #afterMove(server: CallbackServer | null, graceMs: number): void {
+    if (server !== null) this.#retired.add(server);
+    const until = Date.now() + graceMs;
+    const timer = setInterval(() => {
+      const waiting = [...this.#feeds.values()].some((f) => f.subscriber.retiring > 0);
+      if (waiting && Date.now() < until && (server === null || this.#retired.has(server))) return;
+      clearInterval(timer);
+      if (server !== null && this.#retired.delete(server)) void server.close();
+      if (this.#retired.size === 0) for (const f of this.#feeds.values()) f.subscriber.forgetRetiring();
+    }, 100);
+    timer.unref?.();
+  }
+
+  /** Addresses given up that are still served (hubs have yet to verify the old callbacks' unsubscription). */
+  get retiredAddresses(): string[] {
+    return [...this.#retired].map((s) => s.url);
   }
 
   get address(): string | null {
@@ -205,6 +267,8 @@ export class LiveEngine {
   async stop(): Promise<void> {
     await this.#server?.close();
     this.#server = null;
+    for (const server of this.#retired) await server.close();
+    this.#retired.clear();
     for (const feed of this.#feeds.values()) await feed.close();
     this.#feeds.clear();
     if (this.#ownHttp) await this.#http.close();

@@ -42,6 +42,8 @@ export class Subscriber {
   readonly #events: LiveEvents;
   readonly #o: SubscriberOptions;
   readonly #timers = new Map<number, NodeJS.Timeout>();
+  /** Per token: the callback URL given up when the server moved, whose unsubscription the hub is still to verify. */
+  readonly #retiring = new Map<string, { callback: string; topic: string }>();
   #closed = false;
 
   constructor(store: LiveStore, events: LiveEvents, options: SubscriberOptions) {
@@ -91,6 +93,48 @@ export class Subscriber {
     this.#store.updateSubscription(id, { status: 'unsubscribing', attempts: 0 });
     await this.#ask(id, 'unsubscribe');
     return publicView(this.#store.subscription(id)!);
+  }
+
+  /** Old callback URLs whose unsubscription the hub has not verified yet. */
+  get retiring(): number {
+    return this.#retiring.size;
+  }
+
+  /** The engine stops serving the old callback URLs: a verification for them can no longer arrive. */
+  forgetRetiring(): void {
+    this.#retiring.clear();
+  }
+
+  /**
+   * The callback server moved (another port, another public URL) while running: each subscription is asked for
+   * again at once at its new callback URL — the hub would otherwise go on sending to the old one until the next
+   * renewal — and the hub is asked to unsubscribe the old one, which it verifies at the old URL (the engine keeps
+   * serving it for a while). A subscription being ended keeps its old URL: that is the one to unsubscribe.
+   */
+  moveCallbacks(): void {
+    for (const row of this.#store.subscriptions()) {
+      if (row.status === 'unsubscribed' || row.status === 'denied' || row.status === 'unsubscribing') continue;
+      const callbackUrl = this.#o.callbackUrl(row.callbackToken);
+      if (callbackUrl === row.callbackUrl) continue;
+      this.#store.updateSubscription(row.id, { callbackUrl, attempts: 0, nextAttemptAt: null });
+      void this.#ask(row.id, 'subscribe');
+      void this.#retire(row);
+    }
+  }
+
+  async #retire(row: SubscriptionRow): Promise<void> {
+    if (this.#closed) return;
+    // Recorded before asking: the hub may verify before its answer to the request reaches us.
+    this.#retiring.set(row.callbackToken, { callback: row.callbackUrl, topic: row.topic });
+    const answer = await askHub({ hub: row.hub, mode: 'unsubscribe', topic: row.topic, callback: row.callbackUrl, timeoutMs: this.#o.hubTimeoutMs });
+    if (answer.ok || this.#closed) return;
+    if (this.#retiring.get(row.callbackToken)?.callback === row.callbackUrl) this.#retiring.delete(row.callbackToken);
+    this.#events.emit({
+      type: 'error',
+      subscriptionId: row.id,
+      dest: row.dest,
+      message: `The hub could not be asked to stop sending to the old callback URL ${clip(row.callbackUrl)} (${answer.reason}); it stops when that lease ends.`,
+    });
   }
 
   /** Takes every subscription up after a start: renewals scheduled, requests retried, new callback URLs told. */
@@ -201,6 +245,15 @@ export class Subscriber {
       return { status: 200, body: 'ok\n' };
     }
     if (mode !== 'subscribe' && mode !== 'unsubscribe') return refuse(`a verification with hub.mode=${clip(mode ?? '(none)', 40)}`);
+    const retired = this.#retiring.get(row.callbackToken);
+    if (mode === 'unsubscribe' && row.pendingMode !== 'unsubscribe' && retired !== undefined) {
+      // The hub confirms it stops using the callback URL given up when the server moved; the subscription itself
+      // goes on at its new URL.
+      const challenge = query.get('hub.challenge');
+      if (challenge === null || challenge === '') return refuse('a verification without hub.challenge');
+      this.#retiring.delete(row.callbackToken);
+      return { status: 200, body: challenge };
+    }
     if (row.pendingMode !== mode) {
       return refuse(`a verification to ${mode} ${clip(row.topic)}, which we did not ask for${row.pendingMode ? ` (we asked to ${row.pendingMode})` : ''}`);
     }

@@ -99,6 +99,35 @@ describe('subscribing', () => {
   });
 });
 
+describe('moving the callback server', () => {
+  it('asks the hub at once to send to the new public URL and to unsubscribe the old one', async () => {
+    rig = await startRig();
+    const sub = await subscribed(rig, { leaseSeconds: 3600 });
+    const address = rig.engine.address!;
+    const port = Number(new URL(address).port);
+    // A reverse proxy's prefix: the same server answers under it (tokens are matched at the end of the path).
+    await rig.engine.reconfigure({ host: '127.0.0.1', port, publicUrl: `${address}/proxy/` });
+    const moved = rig.engine.subscriptions()[0].callbackUrl;
+    expect(moved).toBe(sub.callbackUrl.replace(address, `${address}/proxy`));
+    await waitFor(rig, 'renewed', (e) => e.subscriptionId === sub.id);
+    const deadline = Date.now() + 5_000;
+    while (rig.fixture.hub.live(rig.topic).length > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await rig.fixture.hub.settled();
+    expect(rig.fixture.hub.live(rig.topic).map((s) => s.callback)).toEqual([moved]);
+    expect(rig.fixture.hub.verifications.filter((v) => v.callback === sub.callbackUrl && v.mode === 'unsubscribe')).toMatchObject([{ confirmed: true }]);
+    // The subscription itself goes on: active, and applying what arrives at the new URL.
+    expect(rig.engine.subscriptions()[0]).toMatchObject({ status: 'active' });
+    const [record] = rig.fixture.change('update');
+    await waitFor(rig, 'applied', (e) => e.changes.some((c) => c.uri === record.loc));
+    expect(rig.fixture.hub.deliveries.at(-1)).toMatchObject({ callback: moved, status: 202 });
+    // Nothing changes when nothing moved; an unsubscription the hub was not asked for is still refused.
+    await rig.engine.reconfigure({ host: '127.0.0.1', port, publicUrl: `${address}/proxy` });
+    expect(rig.engine.subscriptions()[0].callbackUrl).toBe(moved);
+    const forged = await rig.fixture.hub.forgeVerification(moved, { 'hub.mode': 'unsubscribe', 'hub.topic': rig.topic, 'hub.challenge': 'x' });
+    expect(forged.status).toBe(404);
+  });
+});
+
 describe('forgeries', () => {
   it('answers 404 to verifications for an unknown callback, another topic or a mode it did not ask for', async () => {
     rig = await startRig();
