@@ -34,17 +34,22 @@ export function tooLarge(url: string, maxBytes: number): NetworkError {
 }
 
 /**
- * Yields the body's chunks. Stopping early (break, or an error thrown by the consumer) destroys the socket
- * stream, so an abandoned body never keeps a connection busy.
+ * Yields the body's chunks. Reading starts at once (see `eager`), so call this as soon as the response arrives.
+ * Stopping early (break, or an error thrown by the consumer) destroys the socket stream, so an abandoned body never
+ * keeps a connection busy.
  */
-export async function* streamBody(raw: Readable, options: BodyOptions): AsyncGenerator<Uint8Array> {
+export function streamBody(raw: Readable, options: BodyOptions): AsyncGenerator<Uint8Array> {
   const decoder = decoderFor(options.contentEncoding);
   // The limit counts decoded bytes: a small compressed body must not expand past it.
   const source: Readable = decoder ? raw.pipe(decoder) : raw;
   if (decoder) raw.on('error', (err) => decoder.destroy(err));
+  return readBody(raw, decoder, eager(source), options);
+}
+
+async function* readBody(raw: Readable, decoder: Transform | null, chunks: AsyncIterable<Buffer | string>, options: BodyOptions): AsyncGenerator<Uint8Array> {
   let bytes = 0;
   try {
-    for await (const chunk of source) {
+    for await (const chunk of chunks) {
       const bytesChunk: Uint8Array = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       bytes += bytesChunk.byteLength;
       if (options.maxBytes !== undefined && bytes > options.maxBytes) throw tooLarge(options.url, options.maxBytes);
@@ -65,6 +70,74 @@ export async function* streamBody(raw: Readable, options: BodyOptions): AsyncGen
     if (!raw.destroyed) raw.destroy();
     if (decoder && !decoder.destroyed) decoder.destroy();
   }
+}
+
+/** How much a body may hold ahead of its consumer before the socket is paused. */
+const AHEAD = 1 << 20;
+
+/**
+ * Starts reading a stream at once, keeping its chunks (up to `ahead` bytes ahead of the consumer, then the stream is
+ * paused), and yields every one of them before any error. A plain `for await` loses what arrived while the consumer
+ * was busy, or before it began, when the stream is then destroyed by an error (a transfer that broke off): those
+ * bytes did arrive, and a resumed download must not ask for them again.
+ */
+export function eager(source: Readable, ahead = AHEAD): AsyncIterable<Buffer | string> {
+  const queue: (Buffer | string)[] = [];
+  let queued = 0;
+  let ended = source.readableEnded;
+  const prematureClose = () => Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+  let failure: { error: unknown } | null = source.errored ? { error: source.errored } : source.destroyed && !ended ? { error: prematureClose() } : null;
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  const onData = (chunk: Buffer | string) => {
+    queue.push(chunk);
+    queued += chunk.length;
+    if (queued >= ahead) source.pause();
+    notify();
+  };
+  const onEnd = () => {
+    ended = true;
+    notify();
+  };
+  const onError = (error: unknown) => {
+    failure ??= { error };
+    notify();
+  };
+  const onClose = () => {
+    // Closed without an end nor an error: cut off (what `for await` reports as a premature close).
+    if (!ended && failure === null) failure = { error: prematureClose() };
+    notify();
+  };
+  source.on('data', onData);
+  source.on('end', onEnd);
+  source.on('error', onError);
+  source.on('close', onClose);
+  async function* chunks(): AsyncGenerator<Buffer | string> {
+    try {
+      for (;;) {
+        if (queue.length > 0) {
+          const chunk = queue.shift()!;
+          queued -= chunk.length;
+          if (source.isPaused() && queued < ahead / 2 && !source.destroyed) source.resume();
+          yield chunk;
+          continue;
+        }
+        if (failure !== null) throw (failure as { error: unknown }).error;
+        if (ended) return;
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+    } finally {
+      source.off('data', onData);
+      source.off('end', onEnd);
+      source.off('error', onError);
+      source.off('close', onClose);
+    }
+  }
+  return { [Symbol.asyncIterator]: chunks };
 }
 
 function errorCodeOf(err: unknown): string {

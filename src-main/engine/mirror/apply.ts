@@ -224,7 +224,7 @@ export class Applier {
       failure: unverifiable ? { uri: base.uri, reason: `kept but not verified: ${got.fixity.reasons.join('; ')}`, permanent: true } : undefined,
     };
     this.#count(record.counts);
-    this.#writer.stage({ temp: got.temp, final, mtimeMs, record, bytes: got.fixity.length });
+    this.#writer.stage({ temp: got.temp, final, mtimeMs, record, bytes: got.fixity.length, written: got.written });
   }
 
   async #download(url: string, headers: Record<string, string>, expected: Expectation, mtimeMs: number | undefined): Promise<Downloaded> {
@@ -259,8 +259,11 @@ export class Applier {
       }
       const fixity = meter.finish();
       if (fixity.status === 'mismatch') throw new FetchFailure(`fixity mismatch: ${fixity.reasons.join('; ')}`);
-      await file.close();
-      const result: Downloaded = { kind: 'file', temp: file.path, fixity, etag: response.headers.etag ?? null, lastModified: httpDate(response.headers['last-modified']) };
+      // Not awaited: the next download starts while this file is written; its batch waits for it (and fails it alone
+      // if the disk refuses it).
+      const written = file.close();
+      written.catch(() => undefined);
+      const result: Downloaded = { kind: 'file', temp: file.path, written, fixity, etag: response.headers.etag ?? null, lastModified: httpDate(response.headers['last-modified']) };
       file = null;
       return result;
     } catch (err) {
@@ -400,7 +403,7 @@ export interface WriteTarget {
 type RowBase = { uri: string; path: string; lastmod: string | null; type: string | null; runId: number };
 
 type Downloaded =
-  | { kind: 'file'; temp: string; fixity: FixityResult; etag: string | null; lastModified: string | null }
+  | { kind: 'file'; temp: string; written?: Promise<void>; fixity: FixityResult; etag: string | null; lastModified: string | null }
   | { kind: 'not-modified' }
   | { kind: 'failed'; reason: string };
 

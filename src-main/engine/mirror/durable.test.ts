@@ -94,4 +94,23 @@ describe('DurableWriter', () => {
     expect(readFileSync(join(dest, 'ok'), 'utf8')).toBe('ok');
     expect(readdirSync(join(dest, '.tmp'))).toEqual([]);
   });
+
+  it('waits for files handed over while still being written; one the disk refused fails alone', async () => {
+    const dest = fresh();
+    let result: { done: string[]; failed: { record: string; reason: string }[] } | null = null;
+    const writer = new DurableWriter<string>({ tmpDir: join(dest, '.tmp'), commit: (done, failed) => (result = { done, failed }) });
+    const late = writer.tempFile(Date.UTC(2021, 0, 2));
+    late.add(Buffer.from('late bytes'));
+    // Handed over before its write finished: the batch must not rename a half-written file.
+    writer.stage({ temp: late.path, final: join(dest, 'late'), record: 'late', written: late.close() });
+    const refused = writer.tempFile();
+    writer.stage({ temp: refused.path, final: join(dest, 'refused'), record: 'refused', written: Promise.reject(new Error('no space left on device')) });
+    await writer.flush();
+    expect(result!.done).toEqual(['late']);
+    expect(result!.failed).toEqual([{ record: 'refused', reason: 'could not be written: no space left on device' }]);
+    expect(readFileSync(join(dest, 'late'), 'utf8')).toBe('late bytes');
+    expect(statSync(join(dest, 'late')).mtimeMs).toBe(Date.UTC(2021, 0, 2));
+    expect(existsSync(join(dest, 'refused'))).toBe(false);
+    expect(readdirSync(join(dest, '.tmp'))).toEqual([]);
+  });
 });

@@ -28,6 +28,11 @@ export interface Staged<T> {
   record: T;
   /** The file's size, so that a batch is also flushed by bytes. */
   bytes?: number;
+  /**
+   * Settles when the temporary file is fully written (TempFile.close()): a download hands its file over without
+   * waiting for the disk, and the batch waits for it before making it durable. A rejection fails that file alone.
+   */
+  written?: Promise<void>;
 }
 
 export interface DurableOptions<T> {
@@ -276,6 +281,17 @@ export class DurableWriter<T> {
   async #flushBatch(batch: Staged<T>[]): Promise<void> {
     const withFiles = batch.filter((b) => b.temp !== null);
     const failedTemps = new Map<Staged<T>, string>();
+    // Files handed over before they were fully written: all written (or failed) before anything else happens.
+    await Promise.all(
+      withFiles.map(async (b) => {
+        if (b.written === undefined) return;
+        try {
+          await b.written;
+        } catch (err) {
+          failedTemps.set(b, `could not be written: ${(err as Error).message}`);
+        }
+      }),
+    );
     // Runs one job per staged file on the file thread; a failed job fails its file with `why`.
     const each = async (items: Staged<T>[], job: (b: Staged<T>) => FileJob | null, why: string) => {
       const jobs: FileJob[] = [];
