@@ -113,6 +113,24 @@ export class Applier {
     this.#writer.stage({ temp: null, final: '', record: { row, counts, failure } });
   }
 
+  /**
+   * Folders that did not exist when this run first looked: whatever they hold now, this run put there, so a new
+   * resource's path in one needs no look for a copy left by an earlier run (one system call fewer per file in a
+   * fresh mirror). Bounded; forgetting only costs that look again.
+   */
+  readonly #folderExisted = new Map<string, boolean>();
+
+  #mayHoldOlderFiles(path: string): boolean {
+    const folder = dirname(path);
+    let existed = this.#folderExisted.get(folder);
+    if (existed === undefined) {
+      if (this.#folderExisted.size >= 100_000) this.#folderExisted.clear();
+      existed = existsSync(folder);
+      this.#folderExisted.set(folder, existed);
+    }
+    return existed;
+  }
+
   /** Applies a created/updated (or listed) resource. Never rejects: a failure is recorded against its URI. */
   async apply(entry: Entry): Promise<void> {
     const uri = entry.loc;
@@ -164,7 +182,7 @@ export class Applier {
       this.#note({ unchanged: 1 }, undefined, o.dryRun ? null : { ...live, ...base, etag: live.etag, lastModified: live.lastModified, verifiedAt: live.verifiedAt });
       return;
     }
-    if (!live && Object.keys(expected.hashes).length > 0 && isFile(final)) {
+    if (!live && Object.keys(expected.hashes).length > 0 && this.#mayHoldOlderFiles(final) && isFile(final)) {
       // A file from an interrupted run (renamed, not yet recorded) or an older copy: checked, not downloaded.
       const local = await meterFile(final, expected);
       if (local.status === 'verified') {

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HOSTILE_DUMP_EXPECTED, startFixtureSource, type FixtureSource, type FixtureSourceOptions } from '../../../e2e/fixture-source/index.ts';
@@ -196,11 +197,25 @@ describe('resume after kill -9 during a dump baseline', () => {
     fixture.setBroken(part2, { stallAfter: CUT });
     const child = spawn(process.execPath, [BIN, 'sync', capabilityList(), '--dest', dest, '--use-dumps', '--json'], { stdio: 'ignore' });
     const packages = join(dest, '.resourcesync', 'packages');
-    // Wait until the second package is partly on disk (the first one is applied by then).
+    // The first package is recorded as applied, and the second (downloaded while the first was read) is partly on
+    // disk, stalled by the Source.
+    const firstDone = () => {
+      const path = join(stateDirOf(dest), 'state.sqlite');
+      if (!existsSync(path)) return false;
+      const db = new DatabaseSync(path);
+      try {
+        const row = db.prepare("SELECT value FROM meta WHERE key = 'dump-progress'").get() as { value: string } | undefined;
+        return row !== undefined && (JSON.parse(row.value) as { done: string[] }).done.length === 1;
+      } catch {
+        return false; // not created yet, or busy
+      } finally {
+        db.close();
+      }
+    };
     await new Promise<void>((resolve, reject) => {
       const timer = setInterval(() => {
         const part = `${packagePath(packages, fixture.url + part2)}.part`;
-        if (existsSync(part) && statSync(part).size >= CUT) {
+        if (existsSync(part) && statSync(part).size >= CUT && firstDone()) {
           clearInterval(timer);
           resolve();
         } else if (child.exitCode !== null) {

@@ -14,7 +14,7 @@ import type { Applier } from './apply.ts';
 import { packageApplier } from './dump-apply.ts';
 import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
 import { keepAsMetadata, metadataOf, type MetadataFetcher } from './metadata.ts';
-import { dumpPackages, fetchPackage, type DumpListing, type DumpPackage, type PackageReport } from './package/index.ts';
+import { dumpPackages, fetchPackage, PackagePrefetch, type DumpListing, type DumpPackage, type PackageReport } from './package/index.ts';
 import type { MirrorState } from './state.ts';
 
 export const PACKAGES_DIR = 'packages';
@@ -86,47 +86,55 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
   if (!o.dryRun) await mkdir(workDir, { recursive: true });
   const t1 = Date.now();
 
-  for (const pkg of listing.packages) {
-    if (o.signal?.aborted) break;
-    const loc = pkg.entry.loc;
-    earliest.add(pkg.entry.md.at);
-    if (done.has(loc)) continue;
-    if (o.dryRun) {
-      if (!(await dryRunPackage(o, pkg, count))) complete = false;
-      continue;
-    }
-    const bridge = packageApplier(o.applier);
-    let report: PackageReport;
-    try {
-      ({ report } = await fetchPackage({
-        http: o.http,
-        package: pkg,
-        kind: 'resourcedump',
-        workDir,
-        sink: bridge.sink,
-        alsoCompute: ['md5'],
-        // Small bitstreams cost more in file operations than in bytes: several at once hide that latency.
-        concurrency: DUMP_CONCURRENCY,
-        onOutcome: async (outcome) => {
-          count(outcome.entry.loc);
-          if (outcome.status !== 'failed') await o.metadata?.note(outcome.entry);
-          await bridge.outcome(outcome);
-        },
-        signal: o.signal,
-        deadlineAt: packageDeadline(pkg),
-      }));
-    } catch (err) {
-      if (o.signal?.aborted) throw err;
-      // The whole package is unusable; its entries are unknown, so nothing may be deleted on its account.
-      complete = false;
-      o.applier.fail(loc, `The package could not be used: ${(err as Error).message}`);
+  const prefetch = new PackagePrefetch();
+  const toRead = listing.packages.filter((p) => !done.has(p.entry.loc));
+  const downloadOf = (p: DumpPackage) => ({ http: o.http, package: p, workDir, signal: o.signal, deadlineAt: packageDeadline(p) });
+  try {
+    for (const pkg of listing.packages) {
+      if (o.signal?.aborted) break;
+      const loc = pkg.entry.loc;
+      earliest.add(pkg.entry.md.at);
+      if (done.has(loc)) continue;
+      if (o.dryRun) {
+        if (!(await dryRunPackage(o, pkg, count))) complete = false;
+        continue;
+      }
+      const bridge = packageApplier(o.applier);
+      let report: PackageReport;
+      try {
+        ({ report } = await fetchPackage({
+          http: o.http,
+          package: pkg,
+          kind: 'resourcedump',
+          workDir,
+          sink: bridge.sink,
+          alsoCompute: ['md5'],
+          // Small bitstreams cost more in file operations than in bytes: several at once hide that latency.
+          concurrency: DUMP_CONCURRENCY,
+          onOutcome: async (outcome) => {
+            count(outcome.entry.loc);
+            if (outcome.status !== 'failed') await o.metadata?.note(outcome.entry);
+            await bridge.outcome(outcome);
+          },
+          signal: o.signal,
+          deadlineAt: packageDeadline(pkg),
+          downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf)),
+        }));
+      } catch (err) {
+        if (o.signal?.aborted) throw err;
+        // The whole package is unusable; its entries are unknown, so nothing may be deleted on its account.
+        complete = false;
+        o.applier.fail(loc, `The package could not be used: ${(err as Error).message}`);
+        await o.applier.finish();
+        continue;
+      }
+      earliest.add(report.manifest.md.at);
+      notePackage(o, loc, report);
       await o.applier.finish();
-      continue;
+      markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
     }
-    earliest.add(report.manifest.md.at);
-    notePackage(o, loc, report);
-    await o.applier.finish();
-    markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
+  } finally {
+    await prefetch.settle();
   }
   await o.metadata?.run();
   await o.applier.finish();
@@ -188,4 +196,10 @@ export function notePackage(o: { onNote?: (note: string) => void }, loc: string,
   if (report.contentsMismatch.length > 0) {
     o.onNote?.(`${clip(loc)}: the manifest in the package and the Dump's linked copy differ; the package's own was used. ${report.contentsMismatch.slice(0, 3).join('; ')}`);
   }
+}
+
+/** The package read after `pkg` (the next of `toRead`), to download while `pkg` is read; null for the last. */
+export function nextOf<T>(toRead: DumpPackage[], pkg: DumpPackage, of: (p: DumpPackage) => T): T | null {
+  const i = toRead.indexOf(pkg);
+  return i >= 0 && i + 1 < toRead.length ? of(toRead[i + 1]!) : null;
 }

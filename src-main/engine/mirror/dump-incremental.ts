@@ -11,10 +11,10 @@ import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import type { Applier } from './apply.ts';
 import { packageApplier } from './dump-apply.ts';
-import { notePackage, packageDeadline, PACKAGES_DIR } from './dump-baseline.ts';
+import { nextOf, notePackage, packageDeadline, PACKAGES_DIR } from './dump-baseline.ts';
 import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
 import type { MetadataFetcher } from './metadata.ts';
-import { fetchPackage, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
+import { fetchPackage, PackagePrefetch, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
 
 export interface DumpIncrementalOptions {
@@ -83,80 +83,88 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
     frozen = true;
   };
 
-  for (const pkg of packages) {
-    if (o.signal?.aborted) break;
-    const loc = pkg.entry.loc;
-    if (done.has(loc)) {
-      reach(pkg.untilMs);
-      continue;
-    }
-    if (o.dryRun) {
-      if (!(await dryRunPackage(o, pkg, since, () => o.onListed?.(++changes)))) {
+  const prefetch = new PackagePrefetch();
+  const toRead = packages.filter((p) => !done.has(p.entry.loc));
+  const downloadOf = (p: DumpPackage) => ({ http: o.http, package: p, workDir, signal: o.signal, deadlineAt: packageDeadline(p) });
+  try {
+    for (const pkg of packages) {
+      if (o.signal?.aborted) break;
+      const loc = pkg.entry.loc;
+      if (done.has(loc)) {
+        reach(pkg.untilMs);
+        continue;
+      }
+      if (o.dryRun) {
+        if (!(await dryRunPackage(o, pkg, since, () => o.onListed?.(++changes)))) {
+          complete = false;
+          break;
+        }
+        reach(pkg.untilMs);
+        continue;
+      }
+      // URIs written in this package and not yet committed: a later change of the same URI waits for them, so the
+      // changes of one URI land in order (a deletion after a creation removes the created file, not an older one).
+      const pending = new Set<string>();
+      const settle = async (uri: string) => {
+        if (pending.has(uri)) {
+          await o.applier.finish();
+          pending.clear();
+        }
+      };
+      let failedInPackage = false;
+      const bridge = packageApplier(o.applier, { skip: (e) => !isNew(e) });
+      try {
+        await fetchPackage({
+          http: o.http,
+          package: pkg,
+          kind: 'changedump',
+          workDir,
+          alsoCompute: ['md5'],
+          sink: async (entry, stream) => {
+            await settle(entry.loc);
+            return bridge.sink(entry, stream);
+          },
+          onDeleted: async (entry) => {
+            if (!isNew(entry)) return;
+            await settle(entry.loc);
+            o.applier.delete(entry.loc);
+            o.metadata?.deleted(entry.loc);
+            pending.add(entry.loc);
+          },
+          onOutcome: async (outcome) => {
+            if (!isNew(outcome.entry)) return;
+            o.onListed?.(++changes);
+            await bridge.outcome(outcome);
+            if (outcome.status === 'failed') {
+              failedInPackage = true;
+              freeze();
+            } else {
+              pending.add(outcome.entry.loc);
+              reach(outcome.entry.datetimeMs);
+              if (outcome.status !== 'deleted') await o.metadata?.note(outcome.entry);
+            }
+          },
+          signal: o.signal,
+          deadlineAt: packageDeadline(pkg),
+          downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf)),
+        }).then(({ report }) => notePackage(o, loc, report));
+      } catch (err) {
+        if (o.signal?.aborted) throw err;
         complete = false;
+        freeze();
+        const reason = `The package could not be used: ${(err as Error).message}`;
+        if (o.changeListCovers) o.onNote?.(`${clip(loc)}: ${reason}; its changes and those after it are fetched from the Change List instead.`);
+        else o.applier.fail(loc, `${reason}; the packages after it were not applied, so changes stay in order`);
+        await o.applier.finish();
         break;
       }
-      reach(pkg.untilMs);
-      continue;
-    }
-    // URIs written in this package and not yet committed: a later change of the same URI waits for them, so the
-    // changes of one URI land in order (a deletion after a creation removes the created file, not an older one).
-    const pending = new Set<string>();
-    const settle = async (uri: string) => {
-      if (pending.has(uri)) {
-        await o.applier.finish();
-        pending.clear();
-      }
-    };
-    let failedInPackage = false;
-    const bridge = packageApplier(o.applier, { skip: (e) => !isNew(e) });
-    try {
-      await fetchPackage({
-        http: o.http,
-        package: pkg,
-        kind: 'changedump',
-        workDir,
-        alsoCompute: ['md5'],
-        sink: async (entry, stream) => {
-          await settle(entry.loc);
-          return bridge.sink(entry, stream);
-        },
-        onDeleted: async (entry) => {
-          if (!isNew(entry)) return;
-          await settle(entry.loc);
-          o.applier.delete(entry.loc);
-          o.metadata?.deleted(entry.loc);
-          pending.add(entry.loc);
-        },
-        onOutcome: async (outcome) => {
-          if (!isNew(outcome.entry)) return;
-          o.onListed?.(++changes);
-          await bridge.outcome(outcome);
-          if (outcome.status === 'failed') {
-            failedInPackage = true;
-            freeze();
-          } else {
-            pending.add(outcome.entry.loc);
-            reach(outcome.entry.datetimeMs);
-            if (outcome.status !== 'deleted') await o.metadata?.note(outcome.entry);
-          }
-        },
-        signal: o.signal,
-        deadlineAt: packageDeadline(pkg),
-      }).then(({ report }) => notePackage(o, loc, report));
-    } catch (err) {
-      if (o.signal?.aborted) throw err;
-      complete = false;
-      freeze();
-      const reason = `The package could not be used: ${(err as Error).message}`;
-      if (o.changeListCovers) o.onNote?.(`${clip(loc)}: ${reason}; its changes and those after it are fetched from the Change List instead.`);
-      else o.applier.fail(loc, `${reason}; the packages after it were not applied, so changes stay in order`);
       await o.applier.finish();
-      break;
+      // Every change of the package applied: the checkpoint may move to the end of its period.
+      if (!failedInPackage) reach(pkg.untilMs);
+      markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
     }
-    await o.applier.finish();
-    // Every change of the package applied: the checkpoint may move to the end of its period.
-    if (!failedInPackage) reach(pkg.untilMs);
-    markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
+  } finally {
+    await prefetch.settle();
   }
   await o.applier.finish();
   o.phases.fetch = (Date.now() - t0) / 1000;

@@ -8,7 +8,7 @@ import { Http } from '../../http/index.ts';
 import { downloadPackage } from './download.ts';
 import type { ManifestEntry } from './model.ts';
 import { tempFileSink, type TempFile } from './sinks.ts';
-import { dumpPackages, fetchPackage, packagePath } from './source.ts';
+import { dumpPackages, fetchPackage, PackagePrefetch, packagePath } from './source.ts';
 
 let fixture: FixtureSource;
 let dir: string;
@@ -56,6 +56,59 @@ describe('dumps of the fixture Source', () => {
     for (const r of live) expect(got.get(fixture.state.locOf(r.id))).toEqual(fixture.state.representation(r.id, r.version).body);
     // Packages are removed once read; nothing is left in the work folder.
     expect(await readdir(work)).toEqual([]);
+  });
+
+  it('downloads the next package while the current one is read, and only once', async () => {
+    const listing = await dumpPackages(http, fixture.url + PATHS.dataset1.resourceDump);
+    const [first, second] = listing.packages;
+    const secondPath = PATHS.dataset1.resourceDumpPackage(2);
+    const requestsOfSecond = () => fixture.requests.filter((r) => r.path === secondPath).length;
+    const before = requestsOfSecond();
+    const prefetch = new PackagePrefetch();
+    const of = (p: typeof first) => ({ http, package: p!, workDir: work });
+    const sinkOut = tempFileSink(out);
+    let secondAskedWhileReadingFirst = false;
+    await fetchPackage({
+      http,
+      package: first!,
+      workDir: work,
+      kind: 'resourcedump',
+      downloading: prefetch.downloadFor(of(first), of(second)),
+      sink: async (entry, stream) => {
+        // Reading the first package: the second one's request comes meanwhile (or the test fails after 10 s).
+        for (let waited = 0; requestsOfSecond() === before && waited < 10_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+        secondAskedWhileReadingFirst ||= requestsOfSecond() > before;
+        return sinkOut(entry, stream);
+      },
+    });
+    expect(secondAskedWhileReadingFirst).toBe(true);
+    const { download, report } = await fetchPackage({ http, package: second!, workDir: work, kind: 'resourcedump', downloading: prefetch.take(second!), sink: sinkOut });
+    expect(download.reused).toBe(false);
+    expect(report.counts.failed).toBe(0);
+    expect(requestsOfSecond() - before).toBe(1);
+    await prefetch.settle();
+    expect(await readdir(work)).toEqual([]);
+  });
+
+  it('a prefetched download the run no longer needs is stopped and left to resume', async () => {
+    const listing = await dumpPackages(http, fixture.url + PATHS.dataset1.resourceDump);
+    const path = PATHS.dataset1.resourceDumpPackage(1);
+    fixture.setBroken(path, { stallAfter: 300 });
+    const prefetch = new PackagePrefetch();
+    // A client that would wait two minutes for the stalled body: only stopping it ends this test in time.
+    const patient = new Http({ timeoutMs: 120_000 });
+    prefetch.start({ http: patient, package: listing.packages[0]!, workDir: work });
+    const part = `${packagePath(work, fixture.url + path)}.part`;
+    for (let waited = 0; waited < 10_000; waited += 10) {
+      const size = await readFile(part).then((b) => b.length, () => 0);
+      if (size >= 300) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await prefetch.settle();
+    // What came stays for the next run to resume from.
+    expect((await readFile(part)).length).toBe(300);
+    fixture.setBroken(path, null);
+    await patient.close();
   });
 
   it('resumes a package download that broke off, with Range and If-Range', async () => {

@@ -84,6 +84,82 @@ export interface FetchPackageOptions extends Omit<ReadPackageOptions, 'url' | 'c
   /** Epoch ms by which the download must be done. */
   deadlineAt?: number;
   onDownloadProgress?: (bytes: number, total: number | null) => void;
+  /** This package's download, already under way (see PackagePrefetch); otherwise it is downloaded here. */
+  downloading?: Promise<DownloadResult>;
+}
+
+type DownloadOf = Pick<FetchPackageOptions, 'http' | 'package' | 'workDir' | 'signal' | 'deadlineAt' | 'onDownloadProgress'>;
+
+function startDownload(options: DownloadOf): Promise<DownloadResult> {
+  const { entry } = options.package;
+  return downloadPackage({
+    http: options.http,
+    url: entry.loc,
+    dest: packagePath(options.workDir, entry.loc),
+    length: entry.md.length,
+    hash: entry.md.hash,
+    signal: options.signal,
+    deadlineAt: options.deadlineAt,
+    onProgress: options.onDownloadProgress,
+  });
+}
+
+/**
+ * Downloads the next package of a Dump while the current one is read, so that the network and the disk work at the
+ * same time (reading a package is bound by inflating, hashing and writing; downloading by the network). At most one
+ * package ahead: two packages on disk at a time. A download that fails is reported when its package's turn comes,
+ * as if it had been downloaded then; one left unfinished by a stop is resumed by the next run like any other.
+ */
+export class PackagePrefetch {
+  #ahead: { loc: string; download: Promise<DownloadResult>; stop: AbortController } | null = null;
+
+  /**
+   * The download of `current` (already under way, or started now); once it is done, `next` (the package to be read
+   * after it, if any) starts downloading while `current` is read.
+   */
+  downloadFor(current: DownloadOf, next: DownloadOf | null): Promise<DownloadResult> {
+    const download = this.take(current.package) ?? startDownload(current);
+    if (next !== null) {
+      download.then(
+        () => {
+          if (!next.signal?.aborted) this.start(next);
+        },
+        () => undefined,
+      );
+    }
+    return download;
+  }
+
+  /** Starts downloading `options.package` (unless it already is). */
+  start(options: DownloadOf): void {
+    if (this.#ahead?.loc === options.package.entry.loc) return;
+    const stop = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+    const download = startDownload({ ...options, signal });
+    // Handled when it is taken; never an unhandled rejection meanwhile.
+    download.catch(() => undefined);
+    this.#ahead = { loc: options.package.entry.loc, download, stop };
+  }
+
+  /** The download started for `pkg`, if any (taken: it is the caller's now). */
+  take(pkg: DumpPackage): Promise<DownloadResult> | undefined {
+    if (this.#ahead?.loc !== pkg.entry.loc) return undefined;
+    const { download } = this.#ahead;
+    this.#ahead = null;
+    return download;
+  }
+
+  /**
+   * Stops a download nobody took (the run stopped early) and waits for it, so nothing keeps writing after the run;
+   * what it brought stays in the work folder for the next run to resume.
+   */
+  async settle(): Promise<void> {
+    const ahead = this.#ahead;
+    this.#ahead = null;
+    if (ahead === null) return;
+    ahead.stop.abort(new Error('the run stopped before this package was read'));
+    await ahead.download.catch(() => undefined);
+  }
 }
 
 /** Where a package downloads: named after its URL, so an interrupted download is found again by the next run. */
@@ -97,19 +173,9 @@ export function packagePath(workDir: string, loc: string): string {
  * (PackageDownloadError, NetworkError, PackageError); bad entries are outcomes in the report.
  */
 export async function fetchPackage(options: FetchPackageOptions): Promise<{ download: DownloadResult; report: PackageReport }> {
-  const { http, workDir, signal } = options;
+  const { http, signal } = options;
   const { entry } = options.package;
-  const dest = packagePath(workDir, entry.loc);
-  const download = await downloadPackage({
-    http,
-    url: entry.loc,
-    dest,
-    length: entry.md.length,
-    hash: entry.md.hash,
-    signal,
-    deadlineAt: options.deadlineAt,
-    onProgress: options.onDownloadProgress,
-  });
+  const download = await (options.downloading ?? startDownload(options));
   const contents = entry.links.find((l) => l.rel === 'contents');
   try {
     const report = await readPackage(download.path, {
