@@ -77,6 +77,8 @@ describe('eager', () => {
     expect(got).toEqual(['early']);
 
     const gone = new Readable({ read() {} });
+    // Without a listener the stream's own 'error' event (emitted before eager() is called) is uncaught.
+    gone.on('error', () => undefined);
     gone.destroy(new Error('refused'));
     await pause(2);
     await expect(
