@@ -185,10 +185,17 @@ export class TempFile {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#handle === null) {
-      // A small body: created, written and closed in one job on the file thread.
-      const chunks = this.#chunks;
+      // A small body: created, written and closed in one job on the file thread. Its bytes are copied once into a
+      // buffer of their own that moves to the thread: posting the chunks as they are would copy every buffer they
+      // are views of (often a whole socket read of 64 KiB for a 2 KiB body).
+      const own = Buffer.allocUnsafeSlow(this.#held);
+      let at = 0;
+      for (const chunk of this.#chunks) {
+        own.set(chunk, at);
+        at += chunk.byteLength;
+      }
       this.#chunks = [];
-      await fileThread.one({ op: 'write', path: this.path, chunks, mtimeMs: this.mtimeMs });
+      await fileThread.one({ op: 'write', path: this.path, chunks: [own], mtimeMs: this.mtimeMs }, [own.buffer as ArrayBuffer]);
       return;
     }
     const handle = await this.#handle;

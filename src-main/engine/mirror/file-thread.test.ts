@@ -60,4 +60,15 @@ describe('FileThread', () => {
     await Promise.all(runs);
     expect(readFileSync(path, 'utf8')).toBe('199');
   });
+
+  it('moves a transferred buffer to the thread instead of copying it', async () => {
+    const dir = fresh();
+    const thread = new FileThread();
+    const own = Buffer.allocUnsafeSlow(4);
+    own.write('move');
+    const path = join(dir, 'moved');
+    await thread.one({ op: 'write', path, chunks: [own] }, [own.buffer as ArrayBuffer]);
+    expect(own.buffer.byteLength).toBe(0);
+    expect(readFileSync(path, 'utf8')).toBe('move');
+  });
 });

@@ -92,17 +92,23 @@ export class FileThread {
   #failed = false;
   #queued: FileJob[] = [];
   #queuedResolvers: { from: number; to: number; resolve: (r: FileJobResult[]) => void }[] = [];
+  #transfer: ArrayBuffer[] = [];
   #scheduled = false;
   #inFlight: { parts: { from: number; to: number; resolve: (r: FileJobResult[]) => void }[] }[] = [];
 
-  /** Runs `jobs` in order on the file thread (after every job queued before them); resolves with one result each. */
-  run(jobs: FileJob[]): Promise<FileJobResult[]> {
+  /**
+   * Runs `jobs` in order on the file thread (after every job queued before them); resolves with one result each.
+   * `transfer`: ArrayBuffers of the jobs' chunks that move to the thread instead of being copied (the caller must not
+   * touch them afterwards).
+   */
+  run(jobs: FileJob[], transfer: ArrayBuffer[] = []): Promise<FileJobResult[]> {
     if (jobs.length === 0) return Promise.resolve([]);
     const worker = this.#start();
     if (worker === null) return runHere(jobs);
     return new Promise((resolve) => {
       const from = this.#queued.length;
       this.#queued.push(...jobs);
+      this.#transfer.push(...transfer);
       this.#queuedResolvers.push({ from, to: this.#queued.length, resolve });
       if (!this.#scheduled) {
         this.#scheduled = true;
@@ -113,8 +119,8 @@ export class FileThread {
   }
 
   /** One job; rejects with its error. */
-  async one(job: FileJob): Promise<void> {
-    const [result] = await this.run([job]);
+  async one(job: FileJob, transfer: ArrayBuffer[] = []): Promise<void> {
+    const [result] = await this.run([job], transfer);
     if (result !== null && result !== undefined) throw new Error(result);
   }
 
@@ -123,8 +129,10 @@ export class FileThread {
     const worker = this.#worker;
     const jobs = this.#queued;
     const parts = this.#queuedResolvers;
+    const transfer = this.#transfer;
     this.#queued = [];
     this.#queuedResolvers = [];
+    this.#transfer = [];
     if (jobs.length === 0) return;
     if (worker === null) {
       void runHere(jobs).then((results) => settle(parts, results));
@@ -132,7 +140,7 @@ export class FileThread {
     }
     if (this.#inFlight.length === 0) worker.ref();
     this.#inFlight.push({ parts });
-    worker.postMessage(jobs);
+    worker.postMessage(jobs, transfer);
   }
 
   #start(): Worker | null {
