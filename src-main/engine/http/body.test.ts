@@ -77,7 +77,7 @@ describe('eager', () => {
     expect(got).toEqual(['early']);
 
     const gone = new Readable({ read() {} });
-    // Without a listener the stream's own 'error' event (emitted before eager() is called) is uncaught.
+    // Whoever destroyed it was listening (an http response is); without a listener the error would be uncaught here.
     gone.on('error', () => undefined);
     gone.destroy(new Error('refused'));
     await pause(2);
