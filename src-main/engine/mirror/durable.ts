@@ -8,8 +8,8 @@
 // milliseconds (a batch of few or large files is fsynced file by file instead: see #flushBatch). Node has no syncfs,
 // so a small shell kept for the writer's life runs `sync -f` on request (spawning `sync` from Node each time costs
 // the event loop 5–10 ms). Where `sync -f` is missing (macOS, Windows) every file and folder is fsynced instead.
-// Small files are created, written, given their mtimes, renamed and fsynced on a thread of their own
-// (file-thread.ts); large ones stream through libuv's thread pool. On a busy disk creating a file can take a
+// Small files are created, written, given their mtimes and renamed on a thread of their own (file-thread.ts);
+// large ones stream through libuv's thread pool, where fsyncs run too (several at once: they wait on the disk). On a busy disk creating a file can take a
 // millisecond or more, which must not stall the downloads on the main thread.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -134,15 +134,53 @@ function syncfs(path: string): Promise<boolean> {
   return syncfsHelper.run(path);
 }
 
+/** Makes one file's bytes (and metadata: its mtime) durable. Throws when the disk refuses. */
+async function fsyncFile(path: string): Promise<void> {
+  // 'r+': Windows flushes only a handle open for writing.
+  const handle = await open(path, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Makes a folder's entries (renames into it) durable, where folders can be fsynced. */
+async function fsyncDir(path: string): Promise<void> {
+  try {
+    const handle = await open(path, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // Folders cannot be fsynced on Windows; nothing more can be done there.
+  }
+}
+
+/** Runs `fn` over `items`, at most `limit` at a time (the thread pool has four threads). */
+async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
 /** Batches of at most this many files, or of files this large on average, are fsynced file by file. */
 const FEW_FILES = 64;
 const LARGE_FILE = 256 * 1024;
+
+/** Bodies up to this size go to the file thread (their cost is in system calls, not in bytes). */
+const TINY = 64 * 1024;
 
 /** Bytes kept in memory before a temporary file is written to: a small resource is written in one go. */
 const SLICE = 1 << 20;
 
 /**
- * A temporary file written in the thread pool: a body up to 1 MiB in one `writeFile`, a larger one in slices of about
+ * A temporary file written off the main thread: a body up to 64 KiB in one job on the file thread, up to 1 MiB in
+ * one write in libuv's pool, a larger one in slices of about
  * 1 MiB, each written while the next is being received.
  */
 export class TempFile {
@@ -184,6 +222,20 @@ export class TempFile {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#handle === null && this.#held > TINY) {
+      // A body of a few hundred KiB: one writeFile in the pool, as it is (copying it to the file thread would cost
+      // more than the system calls it saves).
+      const chunks = this.#chunks;
+      this.#chunks = [];
+      const handle = await open(this.path, 'w');
+      try {
+        await handle.writev(chunks);
+        if (this.mtimeMs !== undefined) await handle.utimes(this.mtimeMs / 1000, this.mtimeMs / 1000);
+      } finally {
+        await handle.close();
+      }
+      return;
+    }
     if (this.#handle === null) {
       // A small body: created, written and closed in one job on the file thread. Its bytes are copied once into a
       // buffer of their own that moves to the thread: posting the chunks as they are would copy every buffer they
@@ -327,7 +379,21 @@ export class DurableWriter<T> {
     const bytes = withFiles.reduce((n, b) => n + (b.bytes ?? 0), 0);
     const fileByFile = withFiles.length <= FEW_FILES || bytes >= withFiles.length * LARGE_FILE;
     if (this.#durable && withFiles.length > 0) {
-      if (fileByFile || !(await syncfs(this.tmpDir))) await each(withFiles, (b) => ({ op: 'fsync', path: b.temp! }), 'could not be made durable');
+      // fsyncs wait on the disk: they run in libuv's pool, several at once, not on the file thread, where they would
+      // hold up the quick jobs (small files being created) queued behind them.
+      if (fileByFile || !(await syncfs(this.tmpDir))) {
+        await eachLimited(
+          withFiles.filter((b) => !failedTemps.has(b)),
+          8,
+          async (b) => {
+            try {
+              await fsyncFile(b.temp!);
+            } catch (err) {
+              failedTemps.set(b, `could not be made durable: ${(err as Error).message}`);
+            }
+          },
+        );
+      }
     }
     const newDirs: string[] = [];
     for (const b of withFiles) {
@@ -353,7 +419,7 @@ export class DurableWriter<T> {
     const touchedDirs = new Set<string>();
     for (const b of withFiles) if (!failedTemps.has(b)) touchedDirs.add(dirname(b.final));
     if (this.#durable && touchedDirs.size > 0) {
-      if (fileByFile || !(await syncfs(this.tmpDir))) await fileThread.run([...touchedDirs].map((path) => ({ op: 'fsync', path, dir: true })));
+      if (fileByFile || !(await syncfs(this.tmpDir))) await eachLimited([...touchedDirs], 8, fsyncDir);
     }
     const done: T[] = [];
     const failed: { record: T; reason: string }[] = [];

@@ -1,7 +1,8 @@
 // Hashing on a thread of its own, for long streams whose bytes the main thread only passes along (a dump package
 // being downloaded): md5 runs at about 600 MB/s, so hashing a package on the main thread costs it a second per
 // 600 MB that the download and the extraction of other packages need. Bytes are copied into 1 MiB blocks that move
-// to the thread (transferred, not cloned); at most 16 MiB wait for it, after which `update` asks the caller to wait.
+// to the thread (transferred, not cloned) and come back to be filled again; at most 4 MiB per stream wait for the
+// thread, after which `update` asks the caller to wait.
 import { createHash, type Hash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 
@@ -14,10 +15,12 @@ parentPort.on('message', (m) => {
   if (m.t === 's') hashes.set(m.id, m.algorithms.map((a) => createHash(a)));
   else if (m.t === 'u') {
     const data = new Uint8Array(m.data, 0, m.length);
-    for (const h of hashes.get(m.id)) h.update(data);
-    parentPort.postMessage({ t: 'a', id: m.id, n: m.length });
-  } else if (m.t === 'd') {
     const hs = hashes.get(m.id);
+    if (hs !== undefined) for (const h of hs) h.update(data);
+    // The block goes back to be filled again: no fresh memory per megabyte hashed.
+    parentPort.postMessage({ t: 'a', id: m.id, n: m.length, data: m.data }, [m.data]);
+  } else if (m.t === 'd') {
+    const hs = hashes.get(m.id) || [];
     hashes.delete(m.id);
     parentPort.postMessage({ t: 'r', id: m.id, digests: hs.map((h) => h.digest('hex')) });
   } else if (m.t === 'x') hashes.delete(m.id);
@@ -25,8 +28,11 @@ parentPort.on('message', (m) => {
 `;
 
 const BLOCK = 1 << 20;
-const HIGH = 16 * BLOCK;
-const LOW = 4 * BLOCK;
+const HIGH = 4 * BLOCK;
+const LOW = 1 * BLOCK;
+/** Blocks back from the thread, to be filled again (at most this many kept). */
+const spare: Buffer[] = [];
+const SPARE = 8;
 
 interface Pending {
   outstanding: number;
@@ -45,7 +51,7 @@ class HashThread {
     if (this.#failed) return null;
     try {
       const worker = new Worker(THREAD_SOURCE, { eval: true, name: 'rsdesk-hash' });
-      worker.on('message', (m: { t: string; id: number; n?: number; digests?: string[] }) => this.#onMessage(m));
+      worker.on('message', (m: { t: string; id: number; n?: number; digests?: string[]; data?: ArrayBuffer }) => this.#onMessage(m));
       const lost = () => {
         this.#worker = null;
         this.#failed = true;
@@ -81,7 +87,8 @@ class HashThread {
     if (this.#pending.size === 0) this.#worker?.unref();
   }
 
-  #onMessage(m: { t: string; id: number; n?: number; digests?: string[] }): void {
+  #onMessage(m: { t: string; id: number; n?: number; digests?: string[]; data?: ArrayBuffer }): void {
+    if (m.data !== undefined && spare.length < SPARE) spare.push(Buffer.from(m.data));
     const p = this.#pending.get(m.id);
     if (p === undefined) return;
     if (m.t === 'a') {
@@ -126,7 +133,7 @@ export class StreamHash {
     if (this.#remote === null) return undefined;
     let at = 0;
     while (at < chunk.byteLength) {
-      this.#block ??= Buffer.allocUnsafeSlow(BLOCK);
+      this.#block ??= spare.pop() ?? Buffer.allocUnsafeSlow(BLOCK);
       const n = Math.min(BLOCK - this.#filled, chunk.byteLength - at);
       this.#block.set(chunk.subarray(at, at + n), this.#filled);
       this.#filled += n;

@@ -165,6 +165,30 @@ describe('readPackage: concurrency', () => {
 });
 
 describe('readPackage: entries that fail alone', () => {
+  it('large bitstreams (hashed off the main thread) are verified, and a wrong digest fails that one alone', async () => {
+    const { randomBytes } = await import('node:crypto');
+    const big1 = randomBytes(3 * (1 << 20) + 5);
+    const big2 = randomBytes(2 * (1 << 20));
+    const path = await write(
+      [
+        { name: 'big1', body: big1 },
+        { name: 'big2', body: big2, compress: false },
+      ],
+      manifestXml('resourcedump-manifest', [
+        { loc: 'http://example.com/big1', path: '/big1', hash: `md5:${md5(big1)} sha-256:${sha256(big1)}`, length: big1.length },
+        { loc: 'http://example.com/big2', path: '/big2', hash: `sha-256:${sha256(Buffer.from('not these bytes'))}` },
+      ]),
+    );
+    const { report } = await read(path);
+    const o1 = byLoc(report.outcomes, 'http://example.com/big1');
+    expect(o1).toMatchObject({ status: 'verified', length: big1.length });
+    expect(o1.status === 'verified' && o1.digests).toMatchObject({ md5: md5(big1), 'sha-256': sha256(big1) });
+    const o2 = byLoc(report.outcomes, 'http://example.com/big2');
+    expect(o2).toMatchObject({ status: 'failed', code: 'hash-mismatch' });
+    expect(o2.status === 'failed' && o2.reason).toMatch(/sha-256 is [0-9a-f]{64}, the manifest says/);
+    expect(await readdir(out)).toHaveLength(1);
+  });
+
   it('a hash or length that does not match fails that entry; the sink sees its stream error', async () => {
     const { files, items } = good();
     items[0].hash = `md5:${md5('something else')}`;
