@@ -4,8 +4,9 @@
 //     one after another; p50 and p99 from the change to the event (resource fetch excluded: apply off).
 //     Target p99 <= 100 ms.
 //  2. burst: 1,000 signed notifications (consecutive intervals, one change each) POSTed as fast as 64 connections
-//     carry them, at >= 1,000/s; every one must be answered 2xx, stored, read and applied (apply on: the changes
-//     name resources the mirror already holds with their hashes, so the mirror's apply path runs without fetching).
+//     carry them (opened during the burst, as a hub starting to deliver would), at >= 1,000/s; every one must be
+//     answered 2xx, stored, read and applied (apply on: the changes name resources the mirror already holds with
+//     their hashes, so the mirror's apply path runs without fetching).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

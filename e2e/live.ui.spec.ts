@@ -144,3 +144,69 @@ test('subscribes from the tree, sees notifications arrive and the mirror updated
   await expect(subs).toContainText('No subscriptions yet');
   await expect(rows.filter({ hasText: 'Unsubscribed from' })).toBeVisible();
 });
+
+test('offers the mirrors of the channel\'s Capability List, makes one from the form, and feeds the one chosen', async ({ page }) => {
+  await page.goto(app.url);
+  // A new page remembers nothing: down the tree to the channel with the keyboard.
+  const sd = page.getByRole('treeitem', { name: /Source Description/ });
+  await sd.focus();
+  await page.keyboard.press('ArrowRight');
+  const list = page.getByRole('treeitem', { name: /Capability List/ }).first();
+  await expect(list).toBeVisible();
+  await page.keyboard.press('ArrowRight');
+  await expect(list).toBeFocused();
+  await page.keyboard.press('ArrowRight');
+  const channel = page.getByRole('treeitem', { name: 'Change Notification channel' });
+  await channel.click();
+  const detail = page.getByRole('main', { name: 'Change Notification channel' });
+  // No mirror yet: a folder, and the way to make a mirror with all its options.
+  await expect(detail.getByRole('radio', { name: 'A folder' })).toBeChecked();
+  await detail.getByRole('button', { name: 'Create a mirror of this Capability List…' }).click();
+  const form = page.getByRole('main', { name: 'New mirror' });
+  await expect(form.getByRole('heading', { level: 2, name: /^Mirror Capability List of 127\.0\.0\.1/ })).toBeVisible();
+  const chosenDir = join(dataDir, 'chosen');
+  await form.getByLabel('Folder', { exact: true }).fill(chosenDir);
+  await form.getByRole('checkbox', { name: 'Start it now' }).uncheck();
+  await form.getByRole('button', { name: 'Create mirror' }).click();
+  await expect(page.getByRole('list', { name: 'Mirrors' })).toContainText('chosen');
+
+  // Back at the channel: the new mirror is offered first and chosen; another folder stays possible.
+  await list.click();
+  await channel.click();
+  const mine = detail.getByRole('radio', { name: /^chosen — mirrors this Capability List/ });
+  await expect(mine).toBeChecked();
+  await expect(detail.getByLabel('Mirror folder the notifications are applied to')).toHaveCount(0);
+  await page.screenshot({ path: join(screenshots, 'live-subscribe.png') });
+  await expectAccessible(page, 'the Subscribe form with a mirror to choose (light)');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await expectAccessible(page, 'the Subscribe form with a mirror to choose (dark)');
+  await page.emulateMedia({ colorScheme: 'light' });
+
+  // The keyboard alone: Down to "Another folder" shows the folder field, Up comes back to the mirror.
+  await mine.focus();
+  await page.keyboard.press('ArrowDown');
+  await expect(detail.getByRole('radio', { name: 'Another folder' })).toBeChecked();
+  await expect(detail.getByLabel('Mirror folder the notifications are applied to')).toBeVisible();
+  await page.keyboard.press('ArrowUp');
+  await expect(mine).toBeChecked();
+  await expect(detail.getByLabel('Mirror folder the notifications are applied to')).toHaveCount(0);
+  await page.keyboard.press('Tab');
+  await expect(detail.getByRole('button', { name: 'Subscribe' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(detail.getByRole('status')).toHaveText(`Asked the hub to subscribe ${chosenDir}; it confirms in a moment. Open Live`);
+  await expect(detail).toContainText(`Subscribed: feeds ${chosenDir} (active)`);
+  await fixture.hub.settled();
+
+  // A change of the Source lands in the chosen mirror.
+  const [changed] = fixture.change('update');
+  const host = new URL(fixture.url).host.replace(':', '_');
+  const file = join(chosenDir, host, ...fixture.state.pathOf(changed.id).split('/').filter(Boolean));
+  const r = fixture.state.resources.get(changed.id)!;
+  await expect.poll(() => {
+    try {
+      return readFileSync(file).equals(fixture.state.representation(r.id, r.version).body);
+    } catch {
+      return false;
+    }
+  }, { timeout: 20_000 }).toBe(true);
+});

@@ -182,3 +182,55 @@ test('says in plain words what is wrong with a folder', async ({ page }) => {
   await expect(view(page).getByRole('alert')).toContainText("Give the folder's full path");
   await accessible(page, 'the new-mirror form with an error');
 });
+
+test('the failures table retries one resource, then all the failed ones, each a run of its own', async ({ page }) => {
+  fixture.setResourceDelay(0);
+  const broken = [3, 5, 7];
+  const setBroken = (on: boolean) => {
+    for (const id of broken) {
+      fixture.setBroken(fixture.state.pathOf(id), on ? { status: 404 } : null);
+      fixture.setBroken(`/mirror${fixture.state.pathOf(id)}`, on ? { status: 404 } : null);
+    }
+  };
+  // Resources fetched since `mark` (a mirror location counts as the resource).
+  const fetched = (mark: number) =>
+    fixture.requests
+      .slice(mark)
+      .map((r) => r.path.replace(/^\/mirror\//, '/'))
+      .filter((p) => p.includes('/res/'));
+  setBroken(true);
+  await openForm(page, join(mirrors, 'failing'), 4);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(view(page).getByRole('status').filter({ hasText: 'Baseline ended with 3 failures' })).toBeVisible({ timeout: 60_000 });
+  setBroken(false);
+
+  await view(page).getByRole('tab', { name: /Failures/ }).click();
+  const table = view(page).getByRole('table', { name: /^Failures of run \d+$/ });
+  await expect(table.locator('tbody tr')).toHaveCount(3);
+  await accessible(page, 'the failures of a run, with Retry');
+
+  // One resource: only it is fetched again.
+  let mark = fixture.requests.length;
+  await table.getByRole('button', { name: `Retry ${fixture.state.locOf(5)}` }).click();
+  await expect(view(page).getByRole('status').filter({ hasText: 'Retry of 1 resource' })).toContainText(
+    /^Retry of 1 resource of run \d+ completed: 1 created, 0 updated, 0 deleted, 0 unchanged\./,
+  );
+  expect(fetched(mark)).toEqual([fixture.state.pathOf(5)]);
+
+  // All the failed ones, from the keyboard: the two still missing are fetched, the one retried is found in place.
+  mark = fixture.requests.length;
+  const all = view(page).getByRole('button', { name: 'Retry all failed (3)' });
+  await all.focus();
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('status').filter({ hasText: 'Retry of 3 resources' })).toContainText(
+    /^Retry of 3 resources of run \d+ completed: 2 created, 0 updated, 0 deleted, 1 unchanged\./,
+  );
+  expect(fetched(mark).sort()).toEqual([fixture.state.pathOf(3), fixture.state.pathOf(7)].sort());
+  const history = view(page).getByRole('tab', { name: /Runs/ });
+  await history.click();
+  const rows = view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr');
+  await expect(rows).toHaveCount(3);
+  await expect(rows.nth(0)).toContainText('Retry');
+  await expect(rows.nth(0)).toContainText('completed');
+  await expect(rows.nth(2)).toContainText('Baseline');
+});

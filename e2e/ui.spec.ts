@@ -337,7 +337,8 @@ test('Settings: a bearer token goes to the Source on discovery, persists, and ca
   const dialog = page.getByRole('dialog', { name: 'Settings' });
   const tokenField = dialog.getByLabel('Bearer token');
   const timeoutField = dialog.getByLabel('Timeout (seconds)');
-  const saved = dialog.getByRole('status');
+  const requests = dialog.getByRole('form', { name: 'Requests to Sources' });
+  const saved = requests.getByRole('status');
   await page.goto(app.url);
 
   // A modal dialog: focus moves in, Tab stays in, Escape closes and hands focus back.
@@ -348,8 +349,22 @@ test('Settings: a bearer token goes to the Source on discovery, persists, and ca
   await expect(tokenField).toHaveAttribute('type', 'password');
   await expect(tokenField).toHaveValue('');
   await expect(timeoutField).toHaveValue('30');
-  // Five tab stops (token, Show, timeout, Cancel, Save): six presses either way wrap around.
-  for (const key of [...Array(6).fill('Tab'), ...Array(6).fill('Shift+Tab')] as string[]) {
+  // Top to bottom: the requests' section with its Save, the callback server's with its own actions, then Close.
+  await expect(dialog.getByRole('heading', { level: 3 })).toHaveText(['Requests to Sources', 'Callback server (live notifications)']);
+  await expect(requests).toContainText("Stored unencrypted in the data folder of rsdesk serve, as is each mirror's own copy of it (readable only by your user account).");
+  const order = ['Show token', 'Save', 'Listen on address', 'Port', 'Public callback URL', 'Apply and restart the server', 'Test reachability', 'Close'];
+  for (const name of order) {
+    await page.keyboard.press('Tab');
+    if (name === 'Save') await page.keyboard.press('Tab'); // past the timeout field
+    const label = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement;
+      return el.getAttribute('aria-label') ?? (el.id ? document.querySelector(`label[for="${el.id}"]`)?.textContent : null) ?? el.textContent ?? '';
+    });
+    expect(label.trim()).toBe(name);
+  }
+  await tokenField.focus();
+  // Tab and Shift+Tab stay inside: twelve presses either way wrap around.
+  for (const key of [...Array(12).fill('Tab'), ...Array(12).fill('Shift+Tab')] as string[]) {
     await page.keyboard.press(key);
     expect(await dialog.evaluate((el) => el.contains(document.activeElement) && el !== document.activeElement)).toBe(true);
   }

@@ -40,6 +40,8 @@ export interface FixtureSourceOptions {
   dumpIndexes?: boolean;
   /** When set, every request must carry exactly this Authorization header value, else 401. */
   auth?: string;
+  /** With `auth`: the WebSub hub answers without it (a hub is often another service than the Source). */
+  openHub?: boolean;
   /** Base URL of the `rel="duplicate"` mirror locations (default: this server's `/mirror`). */
   duplicateBase?: string;
 }
@@ -120,7 +122,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
     requests.push({ method: req.method ?? 'GET', path, headers: flatten(req.headers) });
-    if (options.auth !== undefined && req.headers.authorization !== options.auth) {
+    if (options.auth !== undefined && req.headers.authorization !== options.auth && !(options.openHub && path.split('?')[0] === PATHS.hub)) {
       return void send(res, 401, 'text/plain', 'Unauthorized\n', { 'www-authenticate': 'Bearer realm="fixture", Basic realm="fixture"' });
     }
     const failure = failures.get(path.split('?')[0]);

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import type { LiveSettings, LiveStatus, SubscriptionView } from '../contract/types.ts';
 import { DEFAULT_LIVE_PORT, LiveEngine, type SelfTest } from '../engine/live/engine.ts';
 import type { LiveEvent } from '../engine/live/model.ts';
+import type { SecretStore } from '../engine/mirror/secrets.ts';
 import { MirrorState, stateDirOf } from '../engine/mirror/state.ts';
 import { InvalidArgumentsError, NotFoundError } from './errors.ts';
 import { LiveBatcher, type LiveBatch } from './live-batch.ts';
@@ -20,6 +21,8 @@ export interface LiveServiceOptions {
   batchIntervalMs?: number;
   /** Lists the Capability Lists of saved Sources: where a channel's topic is looked up for its mirror's binding. */
   capabilityLists: () => string[];
+  /** Where mirrors' credentials are kept (the same store as their syncs): applied notifications send them too. */
+  secretStore?: SecretStore;
 }
 
 interface LiveConfig extends LiveSettings {
@@ -51,7 +54,7 @@ export class LiveService {
 
   async #start(): Promise<void> {
     const port = this.#o.port ?? this.#config.port;
-    const engine = new LiveEngine({ host: this.#config.host, port, publicUrl: this.#config.publicUrl });
+    const engine = new LiveEngine({ host: this.#config.host, port, publicUrl: this.#config.publicUrl, secretStore: this.#o.secretStore });
     engine.events.on((e) => this.#batcher.push(e));
     this.#engine = engine;
     try {

@@ -198,9 +198,19 @@ describe('mirrors', () => {
       fixture.setBroken(broken, null);
       fixture.setBroken(`/mirror${broken}`, null);
     }
+    // Retry fetches just the failed resource, as a run of its own; nothing else is asked for.
+    const failedRunId = (await call<MirrorDetail>('mirrors.get', { path })).runs[0]!.id;
     const from = events.length;
-    await call('runs.retry', { path });
-    expect(await ended(path, from)).toMatchObject({ status: 'completed', created: 1, unchanged: 39, failed: 0 });
+    const requests = fixture.requests.length;
+    await call('runs.retry', { path, runId: failedRunId, uris: [fixture.url + broken] });
+    expect(await ended(path, from)).toMatchObject({ status: 'completed', created: 1, unchanged: 0, failed: 0, message: `Retry of 1 resource of run ${failedRunId} completed: 1 created, 0 updated, 0 deleted, 0 unchanged.` });
+    // The list is read for what the resource must be; of the resources only the failed one is fetched.
+    expect(fixture.requests.slice(requests).map((r) => r.path.replace(/^\/mirror\//, '/')).filter((p) => p.includes('/res/'))).toEqual([broken]);
+    const runs = (await call<MirrorDetail>('mirrors.get', { path })).runs;
+    expect(runs[0]).toMatchObject({ mode: 'retry', status: 'completed', created: 1 });
+    // Arguments are checked before anything runs, in plain words.
+    expect(await fails('runs.retry', { path, runId: failedRunId, uris: [] })).toMatchObject({ code: 'invalid-arguments', message: 'Choose at least one resource to retry.' });
+    expect((await fails('runs.retry', { path, runId: failedRunId, uris: [fixture.url + '/other'] })).message).toMatch(/did not fail in run \d+; only its failures can be retried/);
   });
 
   it('refuses what cannot be a mirror, in plain sentences, and leaves nothing behind', async () => {

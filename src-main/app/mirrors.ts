@@ -18,7 +18,10 @@ import { audit, lastAudit } from '../engine/mirror/audit.ts';
 import { isMirror, prepareMirror, readFailures, readFolder, type FolderStatus } from '../engine/mirror/folder.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { MirrorLockedError } from '../engine/mirror/lock.ts';
+import type { SecretStore } from '../engine/mirror/secrets.ts';
+import type { AskAgain } from '../engine/mirror/settings.ts';
 import { STATE_DIR, type RunRecord } from '../engine/mirror/state.ts';
+import { checkRetry, retryResources, RetryError, type RetryResult } from '../engine/mirror/retry.ts';
 import { sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
 import type { Store } from '../store/store.ts';
@@ -34,7 +37,15 @@ export interface MirrorServiceDeps {
   /** Opens a folder in the system's file manager; resolves with an error text, '' when it worked (shell.openPath). */
   openPath?: (path: string) => Promise<string>;
   progressIntervalMs?: number;
+  /** Where each mirror's credentials are kept between runs (desktop app: sealed with the OS keychain). */
+  secretStore?: SecretStore;
 }
+
+/** In the app, credentials come from Settings (a bearer token); HTTP basic ones only from rsdesk so far. */
+export const APP_ASK_AGAIN: AskAgain = {
+  bearer: 'enter it as the bearer token in Settings, then run the mirror again',
+  basic: 'the app cannot take HTTP basic credentials yet: give them with rsdesk sync --dest FOLDER --basic USER:PASSWORD',
+};
 
 interface Active {
   path: string;
@@ -64,7 +75,7 @@ function plural(n: number, one: string, many = `${one}s`): string {
 
 /** Engine errors a person can act on keep their message (as a MirrorError); others go up as they are. */
 function plain(error: unknown): unknown {
-  if (error instanceof SyncError || error instanceof MirrorLockedError) return new MirrorError(error.message);
+  if (error instanceof SyncError || error instanceof RetryError || error instanceof MirrorLockedError) return new MirrorError(error.message);
   return error;
 }
 
@@ -220,6 +231,8 @@ export class MirrorService {
       concurrency: options.concurrency,
       delayMs: Math.round(options.delaySeconds * 1000),
       token: settings.bearerToken,
+      secretStore: this.#d.secretStore,
+      askAgain: APP_ASK_AGAIN,
       timeoutMs: settings.timeoutMs,
       userAgent: this.#d.userAgent,
       signal: active.abort.signal,
@@ -231,6 +244,47 @@ export class MirrorService {
     }).then(
       (result) => this.#end(active, endOf(key, result, active)),
       (error: unknown) => this.#end(active, failedEnd(key, active, error)),
+    );
+    this.#changed();
+    return this.#summary(key, options, this.#d.store.mirrors.get(key)!.addedAt);
+  }
+
+  /**
+   * Fetches again only chosen failures of a run (all of them when `uris` is absent), as a run of its own in the
+   * journal; what was verified is not touched. Progress and the end come as for a sync.
+   */
+  retry(path: string, runId: number, uris?: string[]): MirrorSummary {
+    const key = this.#known(path);
+    if (this.#closed) throw new MirrorError('The app is closing.');
+    if (this.#active.has(key)) throw new MirrorError('A run of this mirror is going on already.');
+    if (!isMirror(key)) throw new NotFoundError(`${key} is no longer a mirror (its folder or its ${STATE_DIR} folder is gone).`);
+    try {
+      checkRetry(key, runId, uris);
+    } catch (error) {
+      throw plain(error);
+    }
+    const options = this.#d.store.mirrors.get(key)!.options;
+    const settings = this.#d.store.settings.get();
+    const active = this.#begin(key, 'sync', false);
+    active.done = retryResources({
+      dest: key,
+      runId,
+      uris,
+      deletePolicy: options.deletePolicy,
+      concurrency: options.concurrency,
+      token: settings.bearerToken,
+      secretStore: this.#d.secretStore,
+      askAgain: APP_ASK_AGAIN,
+      timeoutMs: settings.timeoutMs,
+      userAgent: this.#d.userAgent,
+      signal: active.abort.signal,
+      onProgress: (p) => {
+        active.latest = p;
+        active.changed = true;
+      },
+    }).then(
+      (result) => this.#end(active, retryEnd(key, result, runId, active)),
+      (error: unknown) => this.#end(active, failedEnd(key, active, plain(error))),
     );
     this.#changed();
     return this.#summary(key, options, this.#d.store.mirrors.get(key)!.addedAt);
@@ -267,7 +321,7 @@ export class MirrorService {
     const active = this.#begin(key, 'audit', false);
     this.#changed();
     const t0 = Date.now();
-    const work = audit({ dest: key, rehash, token: settings.bearerToken, timeoutMs: settings.timeoutMs, userAgent: this.#d.userAgent, signal: active.abort.signal });
+    const work = audit({ dest: key, rehash, token: settings.bearerToken, secretStore: this.#d.secretStore, askAgain: APP_ASK_AGAIN, timeoutMs: settings.timeoutMs, userAgent: this.#d.userAgent, signal: active.abort.signal });
     active.done = work.catch(() => undefined);
     const seconds = () => Math.round((Date.now() - t0) / 100) / 10;
     const base = { path: key, kind: 'audit' as const, mode: null, created: 0, updated: 0, deleted: 0, bytes: 0 };
@@ -514,6 +568,32 @@ function endOf(path: string, r: SyncResult, active: Active): MirrorRunEnd {
     status,
     message,
     mode: r.mode,
+    created: r.created,
+    updated: r.updated,
+    deleted: r.deleted,
+    unchanged: r.unchanged,
+    failed: r.failed,
+    bytes: r.bytes,
+    seconds: r.seconds,
+  };
+}
+
+function retryEnd(path: string, r: RetryResult, runId: number, active: Active): MirrorRunEnd {
+  const cancelled = active.abort.signal.aborted;
+  const status = cancelled ? 'cancelled' : r.failed > 0 ? 'failed' : 'completed';
+  const what = `Retry of ${plural(r.asked, 'resource')} of run ${runId}`;
+  const counts = `${plural(r.created, 'created', 'created')}, ${plural(r.updated, 'updated', 'updated')}, ${plural(r.deleted, 'deleted', 'deleted')}, ${plural(r.unchanged, 'unchanged', 'unchanged')}`;
+  const message = cancelled
+    ? `${what} cancelled. What was verified stays.`
+    : status === 'failed'
+      ? `${what}: ${plural(r.failed, 'failed again', 'failed again')}; ${counts}. The Failures tab says why.`
+      : `${what} completed: ${counts}.`;
+  return {
+    path,
+    kind: 'sync',
+    status,
+    message,
+    mode: active.latest?.mode ?? null,
     created: r.created,
     updated: r.updated,
     deleted: r.deleted,

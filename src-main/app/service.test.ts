@@ -427,6 +427,6 @@ describe('settings and shell', () => {
     service = open(undefined, { adapter: 'http', openExternal: (url) => void opened.push(url) });
     expect(await call('shell.openExternal', { url: 'https://127.0.0.1:1/page' })).toEqual({ opened: false });
     expect(opened).toHaveLength(1);
-    expect(await call('app.info', {})).toEqual({ name: 'ResourceSync Desktop', version: '1.2.3', adapter: 'http', platform: process.platform });
+    expect(await call('app.info', {})).toEqual({ name: 'ResourceSync Desktop', version: '1.2.3', adapter: 'http', platform: process.platform, secrets: null });
   });
 });

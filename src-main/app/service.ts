@@ -4,6 +4,7 @@ import type { AddSourceResult, DiscoveryResult } from '../contract/types.ts';
 import { discover, sameStartUrl } from '../engine/discovery/discover.ts';
 import { RefusalMemory } from '../engine/refusals.ts';
 import type { Store } from '../store/store.ts';
+import type { SecretStore } from '../engine/mirror/secrets.ts';
 import { createDispatch, type Dispatch, type ErrorLogger, type Handlers } from './dispatch.ts';
 import { DocumentService } from './documents.ts';
 import { InvalidArgumentsError, NotFoundError } from './errors.ts';
@@ -28,6 +29,12 @@ export interface ServiceDeps {
   progressIntervalMs?: number;
   version: string;
   log?: ErrorLogger;
+  /**
+   * Where each mirror's credentials are kept between runs, for syncs, audits and applied notifications alike (the
+   * desktop app: a file whose values are sealed with the OS keychain through safeStorage, handed in by
+   * src-main/electron; rsdesk serve: the same file unsealed, mode 600). Without one they last a run.
+   */
+  mirrorSecrets?: SecretStore;
   /** The live side (callback server, subscriptions): where its settings are kept, and a port for this run (tests: 0). */
   live?: { dataDir: string | null; port?: number };
 }
@@ -78,6 +85,7 @@ export function createService(deps: ServiceDeps): Service {
     chooseFolder: deps.chooseFolder,
     openPath: deps.openPath,
     progressIntervalMs: deps.progressIntervalMs,
+    secretStore: deps.mirrorSecrets,
   });
   const abort = new AbortController();
   const running = new Set<Promise<unknown>>();
@@ -95,6 +103,7 @@ export function createService(deps: ServiceDeps): Service {
     port: deps.live ? deps.live.port : 0,
     send: (batch) => events.emit('live.events', batch),
     capabilityLists: () => store.sources.list().flatMap((s) => s.capabilityListUrls),
+    secretStore: deps.mirrorSecrets,
   });
 
   /** url: already through normalizeStartUrl, so bad input was refused as invalid-arguments before any request. */
@@ -135,6 +144,7 @@ export function createService(deps: ServiceDeps): Service {
       version: deps.version,
       adapter: deps.adapter,
       platform: process.platform,
+      secrets: deps.mirrorSecrets ? { sealed: deps.mirrorSecrets.sealed, description: deps.mirrorSecrets.description } : null,
     }),
 
     'sources.list': () => store.sources.list(),
@@ -208,7 +218,7 @@ export function createService(deps: ServiceDeps): Service {
     'runs.cancel': ({ path }) => mirrors.cancel(path),
     'runs.list': ({ path }) => mirrors.runs(path),
     'runs.failures': ({ path, runId }) => mirrors.failures(path, runId),
-    'runs.retry': ({ path }) => mirrors.start(path, 'auto'),
+    'runs.retry': ({ path, runId, uris }) => mirrors.retry(path, runId, uris),
     'audit.start': ({ path, rehash }) => mirrors.audit(path, rehash),
     'audit.report': ({ path }) => mirrors.auditReport(path),
     'live.status': () => live.status(),

@@ -253,7 +253,11 @@ describe('rsdesk serve', { timeout: 120_000 }, () => {
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
           body: JSON.stringify({ command: 'app.info', args: {} }),
         });
-        expect(await answer.json()).toEqual({ ok: true, result: { name: 'ResourceSync Desktop', version: VERSION, adapter: 'http', platform: process.platform } });
+        expect(await answer.json()).toEqual({
+          ok: true,
+          // Mirrors' credentials: in the data folder, in clear (mode 600); the app's Settings says so.
+          result: { name: 'ResourceSync Desktop', version: VERSION, adapter: 'http', platform: process.platform, secrets: { sealed: false, description: expect.stringMatching(/^unsealed \(in clear, readable only by your user account\) in .*mirror-secrets\.json$/) } },
+        });
         const saved = await fetch(origin + 'api/invoke', {
           method: 'POST',
           headers: { authorization: `Bearer ${token}` },

@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createService } from '../app/service.ts';
+import { FileSecretStore } from '../engine/mirror/secrets.ts';
 import { startHttpAdapter } from '../server/http-adapter.ts';
 import { openStore } from '../store/store.ts';
 import type { Io } from './io.ts';
@@ -36,7 +37,9 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
   }
   mkdirSync(options.dataDir, { recursive: true });
   const store = openStore(join(options.dataDir, 'rsdesk.sqlite'));
-  const service = createService({ store, adapter: 'http', version: options.version, live: { dataDir: options.dataDir, port: options.livePort } });
+  // Mirrors' credentials: a file beside the database, in clear with mode 600 (no keychain outside the desktop app).
+  const mirrorSecrets = new FileSecretStore(join(options.dataDir, 'mirror-secrets.json'));
+  const service = createService({ store, adapter: 'http', version: options.version, live: { dataDir: options.dataDir, port: options.livePort }, mirrorSecrets });
   let adapter;
   try {
     adapter = await startHttpAdapter({

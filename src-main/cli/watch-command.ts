@@ -9,6 +9,7 @@ import type { LiveEvent } from '../engine/live/model.ts';
 import { MirrorState, stateDirOf } from '../engine/mirror/state.ts';
 import type { Io } from './io.ts';
 import { UsageError } from './usage.ts';
+import { cliSecretStore } from './mirror-commands.ts';
 
 export interface WatchOptions {
   url?: string;
@@ -93,7 +94,7 @@ export async function watchCommand(o: WatchOptions, io: Io): Promise<number> {
       throw new UsageError(`--public-url must be a URL, not ${JSON.stringify(o.publicUrl)}`);
     }
   }
-  const engine = new LiveEngine({ host, port, publicUrl: o.publicUrl ?? null, hubTimeoutMs: o.timeoutMs });
+  const engine = new LiveEngine({ host, port, publicUrl: o.publicUrl ?? null, hubTimeoutMs: o.timeoutMs, secretStore: cliSecretStore() });
   engine.events.on((e) => io.out((o.json ? JSON.stringify(e) : describeEvent(e)) + '\n'));
   const stop = o.stopSignal ?? signalled();
   await engine.start();

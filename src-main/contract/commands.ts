@@ -163,7 +163,17 @@ export const commandArgs = {
   'runs.cancel': mirrorPath,
   'runs.list': mirrorPath,
   'runs.failures': z.object({ path: folder, runId: z.number().int().positive() }).strict(),
-  'runs.retry': mirrorPath,
+  'runs.retry': z
+    .object({
+      path: folder,
+      runId: z.number('Choose the run whose failures are retried').int().positive('Choose the run whose failures are retried'),
+      uris: z
+        .array(z.string().min(1, 'A resource to retry has an empty URI').max(8192, 'A resource URI is too long (at most 8,192 characters)'), 'Give the resources to retry as a list of URIs')
+        .min(1, 'Choose at least one resource to retry')
+        .max(10_000, 'At most 10,000 resources can be retried at once')
+        .optional(),
+    })
+    .strict(),
   'audit.start': z.object({ path: folder, rehash: z.boolean().optional() }).strict(),
   'audit.report': mirrorPath,
   'live.status': none,

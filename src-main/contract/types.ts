@@ -10,6 +10,11 @@ export interface AppInfo {
   version: string;
   adapter: 'electron' | 'http';
   platform: string;
+  /**
+   * How tokens and passwords are kept at rest (the Settings token and each mirror's credentials): sealed with the OS
+   * keychain (Electron's safeStorage) or in clear in a file only the user can read. Null: not kept (a run only).
+   */
+  secrets: { sealed: boolean; description: string } | null;
 }
 
 export interface SavedSource {

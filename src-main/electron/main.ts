@@ -6,6 +6,7 @@ import { IPC_EVENT, IPC_INVOKE } from '../contract/names.ts';
 import { createService } from '../app/service.ts';
 import { CSP } from '../server/csp.ts';
 import { openStore, type SecretBox } from '../store/store.ts';
+import { FileSecretStore } from '../engine/mirror/secrets.ts';
 import { installMenu } from './menu.ts';
 import { noticeFor, RunStatus } from './run-status.ts';
 import type { MirrorProgress, MirrorRunEnd } from '../contract/types.ts';
@@ -91,13 +92,18 @@ async function start(): Promise<void> {
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
   app.on('web-contents-created', (_event, contents) => harden(contents));
 
-  const store = openStore(join(app.getPath('userData'), 'rsdesk.sqlite'), { secrets: keychainBox() });
+  const box = keychainBox();
+  const store = openStore(join(app.getPath('userData'), 'rsdesk.sqlite'), { secrets: box });
+  // Each mirror's token or password, outside the mirror folder, every value sealed by the same keychain box (in
+  // clear, mode 600, where the system offers no keychain; Settings says which).
+  const mirrorSecrets = new FileSecretStore(join(app.getPath('userData'), 'mirror-secrets.json'), box);
   const service = createService({
     store,
     adapter: 'electron',
     version: app.getVersion(),
     openExternal: (url) => shell.openExternal(url),
     live: { dataDir: app.getPath('userData') },
+    mirrorSecrets,
     chooseFolder: async () => {
       const parent = BrowserWindow.getFocusedWindow() ?? BrowserWindow.getAllWindows()[0];
       const options = { title: 'Choose the mirror folder', properties: ['openDirectory', 'createDirectory'] as Array<'openDirectory' | 'createDirectory'> };

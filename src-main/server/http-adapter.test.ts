@@ -160,7 +160,7 @@ describe('startHttpAdapter', () => {
     const info = await invoke('app.info', {});
     expect(info.status).toBe(200);
     expect(info.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(JSON.parse(info.body)).toEqual({ ok: true, result: { name: 'ResourceSync Desktop', version: '9.9.9', adapter: 'http', platform: process.platform } });
+    expect(JSON.parse(info.body)).toEqual({ ok: true, result: { name: 'ResourceSync Desktop', version: '9.9.9', adapter: 'http', platform: process.platform, secrets: null } });
 
     expect(JSON.parse((await invoke('settings.set', { bearerToken: 's3cret', timeoutMs: 5000 })).body)).toEqual({
       ok: true,

@@ -21,7 +21,7 @@ export function ChannelDetail({ node }: { node: NodeRef }) {
         <p className="muted note">
           Notifications are pushed by the hub (WebSub) to subscribers; the channel itself is not a document and is not fetched.
         </p>
-        {node.hub && <SubscribeForm topic={node.url} hub={node.hub} />}
+        {node.hub && <SubscribeForm topic={node.url} hub={node.hub} capabilityListUrl={node.list ?? null} />}
       </div>
     </div>
   );

@@ -27,8 +27,8 @@ export function CallbackSettings() {
   }
 
   return (
-    <form className="dialog-body callback-settings" onSubmit={submit} noValidate aria-labelledby={`${ids}-title`}>
-      <h3 id={`${ids}-title`} className="live-h">Callback server (live notifications)</h3>
+    <form className="settings-section" onSubmit={submit} noValidate aria-labelledby={`${ids}-title`}>
+      <h3 id={`${ids}-title`} className="settings-h">Callback server (live notifications)</h3>
       <p className="field-hint">
         {status.isError
           ? errorMessage(status.error)
@@ -70,12 +70,12 @@ export function CallbackSettings() {
         </p>
       )}
       {test.isError && <p className="error-text" role="alert">{errorMessage(test.error)}</p>}
-      <div className="callback-actions">
+      <div className="settings-actions">
+        <button type="submit" className="btn-primary" aria-disabled={save.isPending || undefined}>
+          {save.isPending ? 'Restarting…' : 'Apply and restart the server'}
+        </button>
         <button type="button" className="btn-secondary" onClick={() => test.mutate()} aria-disabled={test.isPending || undefined}>
           {test.isPending ? 'Testing…' : 'Test reachability'}
-        </button>
-        <button type="submit" className="btn-secondary" aria-disabled={save.isPending || undefined}>
-          {save.isPending ? 'Restarting…' : 'Apply and restart the server'}
         </button>
         {save.isSuccess && <span className="ok-text">✓ Restarted with these settings.</span>}
       </div>

@@ -1,7 +1,12 @@
-import { useEffect, useId, useState } from 'react';
+import { useEffect, useId, useMemo, useState } from 'react';
 import { errorMessage } from '../bridge/index.ts';
+import { useSources } from '../data/queries.ts';
+import { useMirrors } from '../mirror/queries.ts';
+import { useMirrorUi } from '../state/mirror.ts';
+import { useUi } from '../state/ui.ts';
 import { useLiveStatus, useSubscribe, useSubscriptions } from './queries.ts';
 import { useLive } from './state.ts';
+import { CLOSENESS_TEXT, rankMirrors } from './mirror-choice.ts';
 
 function hostOf(url: string): string {
   try {
@@ -11,17 +16,36 @@ function hostOf(url: string): string {
   }
 }
 
-/** Subscribe to a channel: the hub pushes its notifications, and the mirror in the chosen folder is kept up to date. */
-export function SubscribeForm({ topic, hub }: { topic: string; hub: string }) {
+const OTHER = '';
+
+/**
+ * Subscribe to a channel: the hub pushes its notifications, and they are applied to a mirror. The mirrors the app
+ * knows are offered (those of this Capability List first, then those of the same Source); another folder is the
+ * fallback (a new folder becomes a mirror of this Source), and a mirror can be made first, with all its options.
+ */
+export function SubscribeForm({ topic, hub, capabilityListUrl }: { topic: string; hub: string; capabilityListUrl: string | null }) {
   const status = useLiveStatus().data;
   const subs = useSubscriptions().data ?? [];
+  const mirrors = useMirrors().data;
+  const sources = useSources().data;
+  const sourceId = useUi((s) => s.sourceId);
   const subscribe = useSubscribe();
-  const [folder, setFolder] = useState('');
+  const openCreate = useMirrorUi((s) => s.openCreate);
   const id = useId();
+  const source = sources?.find((s) => s.id === sourceId) ?? null;
+
+  const offered = useMemo(() => rankMirrors(mirrors ?? [], capabilityListUrl, source, topic), [mirrors, capabilityListUrl, source, topic]);
+
+  // The chosen mirror's path, or OTHER for the folder field. Until the person chooses: the closest mirror of this
+  // Capability List when there is one, else the folder field.
+  const [choice, setChoice] = useState<string | null>(null);
+  const [folder, setFolder] = useState('');
   const sep = status?.suggestedFolder.includes('\\') ? '\\' : '/';
   useEffect(() => {
     if (status && folder === '') setFolder(`${status.suggestedFolder}${sep}${hostOf(topic)}`);
   }, [status, folder, topic, sep]);
+  const chosen = choice ?? (offered[0]?.c === 0 ? offered[0].m.path : OTHER);
+  const target = chosen === OTHER ? folder.trim() : chosen;
   const existing = subs.filter((s) => s.topic === topic && s.status !== 'unsubscribed');
 
   return (
@@ -36,19 +60,53 @@ export function SubscribeForm({ topic, hub }: { topic: string; hub: string }) {
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          subscribe.mutate({ topic, hub, folder });
+          if (target !== '') subscribe.mutate({ topic, hub, folder: target });
         }}
       >
-        <label htmlFor={`${id}-folder`}>Mirror folder the notifications are applied to</label>
-        <div className="subscribe-row">
-          <input id={`${id}-folder`} className="mono" value={folder} onChange={(e) => setFolder(e.target.value)} spellCheck={false} required />
-          <button type="submit" className="btn-primary" disabled={subscribe.isPending || folder.trim() === ''}>
+        <fieldset className="subscribe-choice">
+          <legend>Apply the notifications to</legend>
+          {offered.map(({ m, c }) => (
+            <label key={m.path} className="radio subscribe-option">
+              <input type="radio" name={`${id}-target`} value={m.path} checked={chosen === m.path} onChange={() => setChoice(m.path)} />
+              <span>
+                <span className="subscribe-name">{m.name}</span> <span className="muted">— {CLOSENESS_TEXT[c]}</span>
+                <span className="mono subscribe-path">{m.path}</span>
+              </span>
+            </label>
+          ))}
+          <label className="radio subscribe-option">
+            <input type="radio" name={`${id}-target`} value={OTHER} checked={chosen === OTHER} onChange={() => setChoice(OTHER)} />
+            <span>{offered.length > 0 ? 'Another folder' : 'A folder'}</span>
+          </label>
+          {chosen === OTHER && (
+            <div className="subscribe-folder">
+              <label htmlFor={`${id}-folder`}>Mirror folder the notifications are applied to</label>
+              <input
+                id={`${id}-folder`}
+                className="mono"
+                value={folder}
+                onChange={(e) => setFolder(e.target.value)}
+                aria-describedby={`${id}-folder-hint`}
+                spellCheck={false}
+                required
+              />
+              <p id={`${id}-folder-hint`} className="muted note">
+                Its full path. A new folder becomes a mirror of this Source: the changes the hub announces are fetched into it as
+                they arrive.
+              </p>
+            </div>
+          )}
+        </fieldset>
+        <div className="subscribe-actions">
+          <button type="submit" className="btn-primary" disabled={subscribe.isPending || target === ''}>
             {subscribe.isPending ? 'Subscribing…' : 'Subscribe'}
           </button>
+          {capabilityListUrl !== null && (
+            <button type="button" className="btn-secondary" onClick={() => openCreate(capabilityListUrl, 'capabilitylist', source?.name ?? null)}>
+              Create a mirror of this Capability List…
+            </button>
+          )}
         </div>
-        <p className="muted note">
-          A new folder becomes a mirror of this Source: changes the hub announces are fetched into it as they arrive.
-        </p>
       </form>
       {subscribe.isError && <p className="error-text" role="alert">{errorMessage(subscribe.error)}</p>}
       {subscribe.isSuccess && (

@@ -6,8 +6,21 @@ import { useMirrorUi } from '../state/mirror.ts';
 import { runKind } from './format.ts';
 import { useFailures } from './queries.ts';
 
-/** The failures of one run (by default the last one that had any), and Retry, which runs the sync again. */
-export function FailuresTable({ path, runs, onRetry, canRetry }: { path: string; runs: MirrorRun[]; onRetry(): void; canRetry: boolean }) {
+/**
+ * The failures of one run (by default the last one that had any). Retry fetches again just that resource, Retry all
+ * failed just the run's failures: each is a run of its own (mode retry), the rest of the mirror is not touched.
+ */
+export function FailuresTable({
+  path,
+  runs,
+  onRetry,
+  canRetry,
+}: {
+  path: string;
+  runs: MirrorRun[];
+  onRetry(runId: number, uris?: string[]): void;
+  canRetry: boolean;
+}) {
   const chosen = useMirrorUi((s) => s.failuresRun);
   const showFailures = useMirrorUi((s) => s.showFailures);
   const withFailures = runs.filter((r) => r.failed > 0);
@@ -29,8 +42,14 @@ export function FailuresTable({ path, runs, onRetry, canRetry }: { path: string;
           </select>
         </label>
         {run && run.kind !== 'audit' && (
-          <button type="button" className="btn-secondary" onClick={onRetry} disabled={!canRetry} title="Run the sync again: what failed is fetched again, what was verified is not">
-            Retry failed resources
+          <button
+            type="button"
+            className="btn-secondary"
+            onClick={() => onRetry(run.id)}
+            disabled={!canRetry}
+            title="Fetch again only the resources that failed in this run"
+          >
+            Retry all failed ({formatCount(run.failed)})
           </button>
         )}
       </div>
@@ -45,6 +64,7 @@ export function FailuresTable({ path, runs, onRetry, canRetry }: { path: string;
               <tr>
                 <th scope="col">resource</th>
                 <th scope="col">why</th>
+                {run && run.kind !== 'audit' && <th scope="col"><span className="sr-only">action</span></th>}
               </tr>
             </thead>
             <tbody>
@@ -52,6 +72,19 @@ export function FailuresTable({ path, runs, onRetry, canRetry }: { path: string;
                 <tr key={i}>
                   <td className="mono wrap">{f.uri}</td>
                   <td className="wrap">{f.reason}</td>
+                  {run && run.kind !== 'audit' && (
+                    <td className="cell-action">
+                      <button
+                        type="button"
+                        className="btn-small"
+                        onClick={() => onRetry(run.id, [f.uri])}
+                        disabled={!canRetry || f.uri === ''}
+                        aria-label={`Retry ${f.uri}`}
+                      >
+                        Retry
+                      </button>
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>

@@ -185,7 +185,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
         {tab === 'runs' ? (
           <RunHistory runs={m.runs} />
         ) : tab === 'failures' ? (
-          <FailuresTable path={m.path} runs={m.runs.filter((r) => r.kind !== 'audit')} canRetry={usable && !busy} onRetry={() => action.mutate({ action: 'retry' })} />
+          <FailuresTable path={m.path} runs={m.runs.filter((r) => r.kind !== 'audit')} canRetry={usable && !busy} onRetry={(runId, uris) => action.mutate({ action: 'retry', retry: { runId, uris } })} />
         ) : (
           <AuditReport path={m.path} canStart={usable && !busy} auditing={m.status === 'auditing'} />
         )}

@@ -29,7 +29,7 @@ export function runStatus(run: MirrorRun): string {
 }
 
 export function runKind(run: MirrorRun): string {
-  return run.kind === 'audit' ? 'Audit' : run.kind === 'baseline' ? 'Baseline' : 'Incremental';
+  return run.kind === 'audit' ? 'Audit' : run.mode === 'retry' ? 'Retry' : run.kind === 'baseline' ? 'Baseline' : 'Incremental';
 }
 
 /** "3 min 20 s", "45 s", "2 h 5 min". */

@@ -96,13 +96,24 @@ export function useRunAction(path: string) {
   const client = useQueryClient();
   const update = useListUpdate();
   return useMutation({
-    mutationFn: async ({ action, mode, dryRun }: { action: RunAction; mode?: CommandArgs<'runs.start'>['mode']; dryRun?: boolean }) => {
+    mutationFn: async ({
+      action,
+      mode,
+      dryRun,
+      retry,
+    }: {
+      action: RunAction;
+      mode?: CommandArgs<'runs.start'>['mode'];
+      dryRun?: boolean;
+      /** Which failures to retry: a run's, all of them or the chosen URIs. */
+      retry?: { runId: number; uris?: string[] };
+    }) => {
       const bridge = getBridge();
       if (action === 'pause') return bridge.invoke('runs.pause', { path });
       if (action === 'cancel') return bridge.invoke('runs.cancel', { path });
       client.setQueryData(mirrorKeys.ended(path), null);
       if (action === 'resume') return bridge.invoke('runs.resume', { path });
-      if (action === 'retry') return bridge.invoke('runs.retry', { path });
+      if (action === 'retry') return bridge.invoke('runs.retry', { path, runId: retry!.runId, ...(retry!.uris ? { uris: retry!.uris } : {}) });
       return bridge.invoke('runs.start', { path, ...(mode ? { mode } : {}), ...(dryRun ? { dryRun } : {}) });
     },
     onSuccess: (result) => {

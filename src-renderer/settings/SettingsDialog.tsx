@@ -14,8 +14,17 @@ export function SettingsDialog({ onClose }: { onClose(): void }) {
     <Dialog title="Settings" onClose={onClose}>
       {ready ? (
         <>
-          <SettingsForm stored={settings.data} onClose={onClose} />
-          <CallbackSettings />
+          {/* Top to bottom, each section with its own action; the foot only closes the dialog. */}
+          <div className="dialog-scroll">
+            <SettingsForm stored={settings.data} />
+            <CallbackSettings />
+          </div>
+          <div className="dialog-foot">
+            <span className="dialog-foot-status" />
+            <button type="button" className="btn-secondary" onClick={onClose}>
+              Close
+            </button>
+          </div>
         </>
       ) : settings.isError ? (
         <>

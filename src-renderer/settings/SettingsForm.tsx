@@ -2,6 +2,7 @@ import { useId, useState } from 'react';
 import type { FormEvent } from 'react';
 import { TIMEOUT_RANGE, TIMEOUT_SECONDS } from '../../src-main/contract/limits.ts';
 import type { Settings } from '../../src-main/contract/types.ts';
+import { keptNote } from './kept-note.ts';
 import { errorCode, errorField, errorMessage } from '../bridge/index.ts';
 import { useAppInfo, useSaveSettings } from '../data/queries.ts';
 import { TokenField } from './TokenField.tsx';
@@ -11,13 +12,13 @@ import type { Field, FormValues } from './values.ts';
 interface Props {
   /** What the engine holds now; the form starts from it and compares against it. */
   stored: Settings;
-  onClose(): void;
 }
 
-export function SettingsForm({ stored, onClose }: Props) {
+export function SettingsForm({ stored }: Props) {
   const ids = useId();
   const save = useSaveSettings();
-  const adapter = useAppInfo().data?.adapter;
+  const info = useAppInfo().data;
+  const kept = keptNote(info);
   const [values, setValues] = useState<FormValues>(() => toValues(stored));
   const [local, setLocal] = useState<{ field: Field; message: string } | null>(null);
   const dirty = !unchanged(values, stored);
@@ -48,8 +49,9 @@ export function SettingsForm({ stored, onClose }: Props) {
   }
 
   return (
-    <form onSubmit={submit} noValidate>
-      <div className="dialog-body">
+    <form className="settings-section" onSubmit={submit} noValidate aria-labelledby={`${ids}-title`}>
+      <h3 id={`${ids}-title`} className="settings-h">Requests to Sources</h3>
+      <div className="settings-fields">
         <div className="field">
           <label htmlFor={`${ids}-token`}>Bearer token</label>
           <TokenField
@@ -57,17 +59,17 @@ export function SettingsForm({ stored, onClose }: Props) {
             value={values.token}
             onChange={(token) => edit({ token })}
             invalid={invalidField === 'token'}
-            describedBy={`${ids}-token-note`}
+            describedBy={`${ids}-token-note ${ids}-token-kept`}
             // The form appears once the settings are read, after the dialog took focus: it moves here.
             autoFocus
           />
           <p id={`${ids}-token-note`} className="field-hint">
             Sent as <code>Authorization: Bearer …</code> with every request to every Source, discovery included, so
             set it only for Sources you trust. Never sent across origins when a Source redirects. Leave empty for
-            none.{' '}
-            {adapter === 'electron'
-              ? 'Kept sealed with the system keychain where one is available.'
-              : 'Stored unencrypted in the data folder of rsdesk serve.'}
+            none. Each mirror keeps a copy of the token it last ran with, and goes on using it when this field is emptied.
+          </p>
+          <p id={`${ids}-token-kept`} className={kept.warn ? 'settings-warning' : 'field-hint'}>
+            {kept.text}
           </p>
         </div>
         <div className="field">
@@ -100,17 +102,14 @@ export function SettingsForm({ stored, onClose }: Props) {
           </div>
         )}
       </div>
-      <div className="dialog-foot">
-        <span className="dialog-foot-status ok-text" role="status">
-          {savedNow ? '✓ Saved. Used from the next request on.' : ''}
-        </span>
-        <button type="button" className="btn-secondary" onClick={onClose}>
-          {savedNow ? 'Close' : 'Cancel'}
-        </button>
+      <div className="settings-actions">
         {/* aria-disabled, not disabled: a disabled button would drop the focus out of the dialog. */}
         <button type="submit" className="btn-primary" aria-disabled={save.isPending || undefined}>
           {save.isPending ? 'Saving…' : 'Save'}
         </button>
+        <span className="ok-text" role="status">
+          {savedNow ? '✓ Saved. Used from the next request on.' : dirty ? 'Not saved yet.' : ''}
+        </span>
       </div>
     </form>
   );

@@ -14,6 +14,8 @@ export interface NodeRef {
   /** A change-notification channel: a WebSub topic, never fetched. */
   channel?: boolean;
   hub?: string;
+  /** A channel's Capability List: the mirrors bound to it are offered first when subscribing. */
+  list?: string;
 }
 
 export interface EntryRef {

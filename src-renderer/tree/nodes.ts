@@ -25,7 +25,7 @@ export function childNodes(parent: NodeRef, view: DocumentView): NodeRef[] {
     const capability = child.capability ?? child.md.capability;
     const hub = child.hub ?? child.links.find((l) => l.rel === 'hub')?.href;
     const channel = capability === 'change-notification' && view.capability === 'capabilitylist';
-    return { id: `${parent.id}/${i}`, url: child.url, capability, channel, ...(hub ? { hub } : {}) };
+    return { id: `${parent.id}/${i}`, url: child.url, capability, channel, ...(hub ? { hub } : {}), ...(channel ? { list: view.url } : {}) };
   });
 }
 

@@ -10,6 +10,7 @@ import { Http } from '../http/client.ts';
 import { findChannels, type ChannelsFound } from './channels.ts';
 import { LiveEvents } from './events.ts';
 import { MirrorFeed, type FeedOptions } from './feed.ts';
+import type { SecretStore } from '../mirror/secrets.ts';
 import type { Ping, Subscription } from './model.ts';
 import { readPing10, readPing20, type PingResult } from './ping.ts';
 import { readXmlRpcPing, xmlRpcAnswer } from './xmlrpc.ts';
@@ -34,6 +35,8 @@ export interface LiveEngineOptions {
   lockRetryMs?: number;
   /** Events kept for late listeners. */
   keepEvents?: number;
+  /** Where mirrors' credentials are kept (the store their syncs use): applying notifications sends them too. */
+  secretStore?: SecretStore;
 }
 
 export interface SelfTest {
@@ -52,7 +55,8 @@ export interface SubscribeInput {
 
 export class LiveEngine {
   readonly events: LiveEvents;
-  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'keepEvents'>> & { publicUrl: string | null };
+  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'keepEvents' | 'secretStore'>> & { publicUrl: string | null };
+  readonly #secrets: SecretStore | undefined;
   readonly #http: Http;
   readonly #ownHttp: boolean;
   readonly #feeds = new Map<string, MirrorFeed>();
@@ -77,6 +81,7 @@ export class LiveEngine {
       lockRetryMs: options.lockRetryMs ?? 2_000,
     };
     if (this.#o.publicUrl !== null) new URL(this.#o.publicUrl);
+    this.#secrets = options.secretStore;
     this.#http = options.http ?? new Http();
     this.#ownHttp = options.http === undefined;
   }
@@ -190,6 +195,7 @@ export class LiveEngine {
         concurrency: options.concurrency ?? this.#o.concurrency,
         lockRetryMs: options.lockRetryMs ?? this.#o.lockRetryMs,
         batchSize: options.batchSize,
+        secretStore: options.secretStore ?? this.#secrets,
       },
       {
         callbackUrl: (token) => `${this.callbackBase()}/websub/${token}`,

@@ -4,10 +4,12 @@
 // processed one at a time; everything that writes the mirror goes through one queue.
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
-import type { Http } from '../http/client.ts';
+import { Http } from '../http/client.ts';
 import type { DeletePolicy } from '../mirror/apply.ts';
 import { Fetcher } from '../mirror/fetcher.ts';
 import { MirrorLockedError } from '../mirror/lock.ts';
+import type { SecretStore } from '../mirror/secrets.ts';
+import { accessOf, sourceHeadersOf } from '../mirror/settings.ts';
 import { MirrorState, stateDirOf } from '../mirror/state.ts';
 import { applyBatch, catchUp, syncFromCheckpoint, type MirrorContext, type Taken } from './apply-live.ts';
 import type { LiveEvents } from './events.ts';
@@ -30,6 +32,8 @@ export interface FeedOptions {
   /** Wait before trying again when another process holds the mirror's lock. */
   lockRetryMs: number;
   batchSize?: number;
+  /** Where the mirror's credentials are kept (the same store its syncs use); without one none are sent. */
+  secretStore?: SecretStore;
 }
 
 interface SubState {
@@ -86,6 +90,7 @@ export class MirrorFeed {
   /** Reads scheduled but not yet chained (idle() must wait for them too). */
   #scheduled = 0;
   #closed = false;
+  #ownHttp: Http | null;
   #syncing = false;
   #syncAgain = false;
 
@@ -97,8 +102,12 @@ export class MirrorFeed {
     this.state = new MirrorState(stateDir);
     this.store = new LiveStore(this.state.db, dest, this.state.path);
     this.subscriber = new Subscriber(this.store, events, subscriberOptions);
-    const fetcher = new Fetcher({ concurrency: options.concurrency });
-    this.#ctx = { dest, stateDir, state: this.state, store: this.store, fetcher, http, deletePolicy: options.deletePolicy, concurrency: options.concurrency, batchSize: options.batchSize };
+    // Notified resources (and a gap's catch-up) are fetched as a sync of this mirror fetches them: with its own
+    // settings, and its credentials for its Source's origin only.
+    const access = this.#access(options.secretStore);
+    const fetcher = new Fetcher({ concurrency: options.concurrency, ...access?.fetcher });
+    this.#ownHttp = access ? new Http(access.http) : null;
+    this.#ctx = { dest, stateDir, state: this.state, store: this.store, fetcher, http: this.#ownHttp ?? http, deletePolicy: options.deletePolicy, concurrency: options.concurrency, batchSize: options.batchSize };
   }
 
   /** Restores subscriptions and takes up every delivery that was stored but not yet settled. */
@@ -418,6 +427,30 @@ export class MirrorFeed {
     return true;
   }
 
+  /** The client settings of the mirror's binding, with the credentials kept for it; null when it is not bound yet. */
+  #access(secrets: SecretStore | undefined) {
+    const binding = this.state.binding();
+    if (binding === null) return null;
+    let origin: string;
+    try {
+      origin = binding.settings?.origin ?? new URL(binding.capabilityListUrl ?? binding.url).origin;
+    } catch {
+      return null;
+    }
+    let access;
+    try {
+      access = accessOf(binding.settings, origin, binding.id, undefined, secrets);
+    } catch (err) {
+      // Credentials this computer does not have: notifications are still read and ordered; fetches will say 401.
+      this.#events.emit({ type: 'error', dest: this.dest, message: `${(err as Error).message.replace(/; give it again with .*$/, '')}. Changes are fetched without them.` });
+      access = accessOf(binding.settings, origin, binding.id, null, undefined);
+    }
+    const { settings, credentials } = access;
+    const source = sourceHeadersOf(settings, credentials);
+    const timeoutMs = settings.timeoutMs ?? undefined;
+    return { fetcher: { source, timeoutMs, proxy: settings.proxy }, http: { sourceHeaders: source, timeoutMs, proxy: settings.proxy } };
+  }
+
   #error(err: unknown, row: SubscriptionRow): void {
     this.#events.emit({ type: 'error', ...(row.id > 0 ? { subscriptionId: row.id } : {}), dest: this.dest, message: clip(err instanceof Error ? err.message : String(err), 1000) });
   }
@@ -429,6 +462,7 @@ export class MirrorFeed {
     await this.#writes.catch(() => undefined);
     await Promise.all([...this.#subs.values()].map((s) => s.chain.catch(() => undefined)));
     await this.#ctx.fetcher.close();
+    await this.#ownHttp?.close();
     await this.store.close();
     this.state.close();
   }

@@ -14,7 +14,7 @@ import { keepAsMetadata, metadataOf } from './metadata.ts';
 import { MirrorState, STATE_DIR, stateDirOf, type SavedAudit } from './state.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
 import type { SecretStore } from './secrets.ts';
-import { accessOf, sourceHeadersOf, type Credentials } from './settings.ts';
+import { accessOf, sourceHeadersOf, type AskAgain, type Credentials } from './settings.ts';
 
 export interface AuditReport {
   inSync: boolean;
@@ -35,6 +35,8 @@ export interface AuditOptions {
   /** Credentials given now (else those the mirror keeps in `secretStore`). */
   credentials?: Credentials | null;
   secretStore?: SecretStore;
+  /** What to say when the mirror needs credentials this computer does not keep (default: the CLI's options). */
+  askAgain?: AskAgain;
   proxyEnv?: ProxyEnv;
   timeoutMs?: number;
   userAgent?: string;
@@ -54,7 +56,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     // The mirror's own settings: its credentials go to its Source's origin only.
     const given = options.credentials !== undefined ? options.credentials : options.token ? { scheme: 'bearer' as const, token: options.token } : undefined;
     const origin = binding ? new URL(binding.capabilityListUrl ?? binding.url).origin : 'null';
-    const { settings, credentials } = accessOf(binding?.settings, origin, binding?.id, given, options.secretStore);
+    const { settings, credentials } = accessOf(binding?.settings, origin, binding?.id, given, options.secretStore, options.askAgain);
     http = new Http({
       sourceHeaders: sourceHeadersOf(settings, credentials),
       timeoutMs: options.timeoutMs ?? settings.timeoutMs ?? undefined,

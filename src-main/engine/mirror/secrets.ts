@@ -12,11 +12,14 @@ export interface SecretStore {
   delete(key: string): void;
   /** Where and how values are kept, for a note to people ("sealed with the OS keychain in …"). */
   readonly description: string;
+  /** True when values are sealed (by the OS keychain) before they are written. */
+  readonly sealed: boolean;
 }
 
 /** Secrets that live only as long as the process (nothing is written). */
 export class MemorySecretStore implements SecretStore {
   readonly description = 'in memory only (not kept after this run)';
+  readonly sealed = false;
   readonly #values = new Map<string, string>();
   get(key: string): string | null {
     return this.#values.get(key) ?? null;
@@ -35,11 +38,13 @@ type Stored = { sealed: boolean; value: string };
 export class FileSecretStore implements SecretStore {
   readonly path: string;
   readonly description: string;
+  readonly sealed: boolean;
   readonly #box: SecretBox | undefined;
 
   constructor(path: string, box?: SecretBox) {
     this.path = path;
     this.#box = box;
+    this.sealed = box !== undefined;
     this.description = box
       ? `sealed with the OS keychain in ${path}`
       : `unsealed (in clear, readable only by your user account) in ${path}`;

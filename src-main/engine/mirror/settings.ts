@@ -67,6 +67,15 @@ export function parseBasic(text: string): Credentials {
   return { scheme: 'basic', user: text.slice(0, colon), password: text.slice(colon + 1) };
 }
 
+/** How to give credentials again, said when a mirror needs some that this computer does not keep. */
+export interface AskAgain {
+  bearer: string;
+  basic: string;
+}
+
+/** The CLI's words (the app passes its own). */
+export const CLI_ASK_AGAIN: AskAgain = { bearer: 'give it again with --token (or RSDESK_TOKEN)', basic: 'give it again with --basic USER:PASSWORD (or RSDESK_BASIC)' };
+
 export function secretKey(mirrorId: string): string {
   return `mirror:${mirrorId}`;
 }
@@ -95,6 +104,7 @@ export function resolveCredentials(
   given: Credentials | null | undefined,
   store: SecretStore | undefined,
   onNote?: (note: string) => void,
+  askAgain: AskAgain = CLI_ASK_AGAIN,
 ): Credentials | null {
   const key = secretKey(mirrorId);
   if (given) {
@@ -113,10 +123,9 @@ export function resolveCredentials(
   if (!settings.auth) return null;
   const secret = store?.get(key) ?? null;
   if (secret === null) {
-    const how = settings.auth.scheme === 'bearer' ? '--token (or RSDESK_TOKEN)' : '--basic USER:PASSWORD (or RSDESK_BASIC)';
     throw new SettingsError(
       `This mirror sends ${settings.auth.scheme === 'bearer' ? 'a bearer token' : `HTTP basic credentials (user ${settings.auth.user})`} to ${settings.origin}, ` +
-        `and none is kept on this computer; give it again with ${how}`,
+        `and none is kept on this computer; ${askAgain[settings.auth.scheme]}`,
     );
   }
   return settings.auth.scheme === 'bearer' ? { scheme: 'bearer', token: secret } : { scheme: 'basic', user: settings.auth.user, password: secret };
@@ -134,7 +143,8 @@ export function accessOf(
   mirrorId: string | undefined,
   given: Credentials | null | undefined,
   store: SecretStore | undefined,
+  askAgain?: AskAgain,
 ): { settings: SourceSettings; credentials: Credentials | null } {
   const merged = mergeSettings(settings, settings?.origin ?? fallbackOrigin, {}, given);
-  return { settings: merged, credentials: resolveCredentials(merged, mirrorId ?? '', given, mirrorId ? store : undefined) };
+  return { settings: merged, credentials: resolveCredentials(merged, mirrorId ?? '', given, mirrorId ? store : undefined, undefined, askAgain) };
 }

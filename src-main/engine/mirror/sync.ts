@@ -23,7 +23,7 @@ import { LocalPaths, type PathMap } from './local-path.ts';
 import { entryLabel, entryProblem } from './entries.ts';
 import { acquireLock } from './lock.ts';
 import type { SecretStore } from './secrets.ts';
-import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type Credentials, type SourceSettings } from './settings.ts';
+import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
 import { MirrorState, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
@@ -55,6 +55,8 @@ export interface SyncOptions {
   credentials?: Credentials | null;
   /** Where credentials are kept between runs (never in the mirror folder). Without one they last this run only. */
   secretStore?: SecretStore;
+  /** What to say when the mirror needs credentials this computer does not keep (default: the CLI's options). */
+  askAgain?: AskAgain;
   userAgent?: string;
   /** Files per durable batch (tests use small ones). */
   batchSize?: number;
@@ -151,7 +153,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     );
     let credentials: Credentials | null;
     try {
-      credentials = resolveCredentials(settings, mirrorId, given, options.secretStore, options.onNote);
+      credentials = resolveCredentials(settings, mirrorId, given, options.secretStore, options.onNote, options.askAgain);
     } catch (err) {
       throw err instanceof SettingsError ? new SyncError(err.message) : err;
     }
