@@ -3,13 +3,13 @@
 // `Range` + `If-Range`, so a package that changed meanwhile comes back whole (200) and is restarted cleanly. The
 // Dump entry's rs:md `length` and `hash` are the package's fixity: a server that announces another length is
 // refused before a byte is written, and the finished file is renamed into place only when both match.
+import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { clip } from '../../clip.ts';
 import { parseHashes, type HashAlgorithm } from '../../documents/index.ts';
 import { HttpStatusError, NetworkError, type Http } from '../../http/index.ts';
-import { StreamHash } from '../hash-thread.ts';
 
 export interface DownloadOptions {
   http: Http;
@@ -83,17 +83,15 @@ async function readMeta(path: string): Promise<PartMeta | null> {
   }
 }
 
-/** A hash of the package for every algorithm the Dump gives, computed off the main thread. */
-function hashers(algorithms: HashAlgorithm[]): StreamHash {
-  return new StreamHash(algorithms.map((a) => NODE_ALGORITHM[a]));
+function hashers(algorithms: HashAlgorithm[]): [HashAlgorithm, Hash][] {
+  return algorithms.map((a) => [a, createHash(NODE_ALGORITHM[a])]);
 }
 
-/** Feeds a file to the hash (the part already downloaded, before appending to it). */
-async function hashFile(path: string, hs: StreamHash): Promise<void> {
-  if (hs.algorithms.length === 0) return;
+/** Feeds the first `bytes` of a file to the hashers (the part already downloaded, before appending to it). */
+async function hashFile(path: string, hs: [HashAlgorithm, Hash][]): Promise<void> {
+  if (hs.length === 0) return;
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
-    const wait = hs.update(chunk as Buffer);
-    if (wait) await wait;
+    for (const [, h] of hs) h.update(chunk as Buffer);
   }
 }
 
@@ -114,12 +112,9 @@ function validatorOf(headers: Record<string, string>): string | null {
   return headers['last-modified'] ?? null;
 }
 
-async function digestsOf(algorithms: HashAlgorithm[], hs: StreamHash): Promise<Partial<Record<HashAlgorithm, string>>> {
-  const hex = await hs.digest();
+function digestsOf(hs: [HashAlgorithm, Hash][]): Partial<Record<HashAlgorithm, string>> {
   const out: Partial<Record<HashAlgorithm, string>> = {};
-  algorithms.forEach((a, i) => {
-    if (hex[i] !== undefined) out[a] = hex[i];
-  });
+  for (const [a, h] of hs) out[a] = h.digest('hex');
   return out;
 }
 
@@ -148,13 +143,8 @@ export async function downloadPackage(options: DownloadOptions): Promise<Downloa
   const finalSize = await sizeOf(dest);
   if (finalSize !== null && (expectedLength === null || finalSize === expectedLength) && algorithms.length > 0) {
     const hs = hashers(algorithms);
-    let digests: Partial<Record<HashAlgorithm, string>>;
-    try {
-      await hashFile(dest, hs);
-      digests = await digestsOf(algorithms, hs);
-    } finally {
-      hs.discard();
-    }
+    await hashFile(dest, hs);
+    const digests = digestsOf(hs);
     if (verify(digests) === null) {
       return { path: dest, bytes: finalSize, digests, resumedFrom: finalSize, resumes: 0, restarts: 0, reused: true, problems };
     }
@@ -175,125 +165,117 @@ export async function downloadPackage(options: DownloadOptions): Promise<Downloa
   let restarts = 0;
   const maxResumes = options.maxResumes ?? 5;
 
-  // The hash of the attempt under way; thrown away when an attempt fails, so no hash is left open.
-  let hs: StreamHash | null = null;
-  try {
-    for (;;) {
-      const headers: Record<string, string> = {};
-      if (offset > 0) {
-        headers.range = `bytes=${offset}-`;
-        if (meta?.validator) headers['if-range'] = meta.validator;
-      }
-      const before = offset;
-      try {
-        // The download's own deadline, when given, replaces the client's per-fetch one (5 min by default): a large
-        // package may rightly take longer.
-        const deadlineMs = options.deadlineAt === undefined ? undefined : Math.max(0, options.deadlineAt - Date.now());
-        const response = await http.get(url, { signal, headers, deadlineAt: options.deadlineAt, deadlineMs, accept: 'application/zip, */*' });
-        let append = false;
-        if (response.status === 206 && offset > 0) {
-          const range = parseContentRange(response.headers['content-range'] ?? '');
-          if (range === null || range.start !== offset || (expectedLength !== null && range.total !== null && range.total !== expectedLength)) {
-            await response.discard();
-            if (range !== null && range.total !== null && expectedLength !== null && range.total !== expectedLength) {
-              throw new PackageDownloadError(
-                'length-mismatch',
-                `The server says the package ${clip(url)} is ${range.total.toLocaleString('en')} bytes, the Dump says ${expectedLength.toLocaleString('en')}; refused`,
-                url,
-              );
-            }
-            throw new PackageDownloadError('bad-content-range', `The server answered a resumption of ${clip(url)} with an unusable Content-Range ${clip(JSON.stringify(response.headers['content-range'] ?? ''))}`, url);
-          }
-          append = true;
-        } else if (response.status === 416 && offset > 0) {
-          // The part no longer fits what the server has: start over.
+  for (;;) {
+    const headers: Record<string, string> = {};
+    if (offset > 0) {
+      headers.range = `bytes=${offset}-`;
+      if (meta?.validator) headers['if-range'] = meta.validator;
+    }
+    const before = offset;
+    try {
+      // The download's own deadline, when given, replaces the client's per-fetch one (5 min by default): a large
+      // package may rightly take longer.
+      const deadlineMs = options.deadlineAt === undefined ? undefined : Math.max(0, options.deadlineAt - Date.now());
+      const response = await http.get(url, { signal, headers, deadlineAt: options.deadlineAt, deadlineMs, accept: 'application/zip, */*' });
+      let append = false;
+      if (response.status === 206 && offset > 0) {
+        const range = parseContentRange(response.headers['content-range'] ?? '');
+        if (range === null || range.start !== offset || (expectedLength !== null && range.total !== null && range.total !== expectedLength)) {
           await response.discard();
-          await rm(part, { force: true });
-          offset = 0;
-          meta = null;
-          restarts++;
-          continue;
-        } else if (response.status === 200) {
-          if (offset > 0) restarts++;
-          offset = 0;
-        } else {
-          await response.discard();
-          throw new HttpStatusError(response.status, response.statusText, response.url);
-        }
-        if (!append) {
-          const declared = response.headers['content-length'];
-          if (expectedLength !== null && declared !== undefined && !response.headers['content-encoding'] && Number(declared) !== expectedLength) {
-            await response.discard();
+          if (range !== null && range.total !== null && expectedLength !== null && range.total !== expectedLength) {
             throw new PackageDownloadError(
               'length-mismatch',
-              `The server sends the package ${clip(url)} as ${Number(declared).toLocaleString('en')} bytes, the Dump says ${expectedLength.toLocaleString('en')}; refused`,
+              `The server says the package ${clip(url)} is ${range.total.toLocaleString('en')} bytes, the Dump says ${expectedLength.toLocaleString('en')}; refused`,
               url,
             );
           }
-          meta = { url, validator: validatorOf(response.headers) };
-          await writeFile(metaPath, JSON.stringify(meta));
+          throw new PackageDownloadError('bad-content-range', `The server answered a resumption of ${clip(url)} with an unusable Content-Range ${clip(JSON.stringify(response.headers['content-range'] ?? ''))}`, url);
         }
-        hs?.discard();
-        hs = hashers(algorithms);
-        if (append) await hashFile(part, hs);
-        let written = offset;
-        const limit = expectedLength;
-        // A transfer that breaks off ends the file cleanly, so every byte that arrived is on disk to resume from
-        // (an error thrown through the pipeline would destroy the file stream with writes still queued).
-        let broke: unknown = null;
-        await pipeline(
-          async function* () {
-            try {
-              for await (const chunk of response.body) {
-                written += chunk.byteLength;
-                if (limit !== null && written > limit) {
-                  throw new PackageDownloadError('length-mismatch', `The package ${clip(url)} is longer than the ${limit.toLocaleString('en')} bytes the Dump gives; refused`, url);
-                }
-                const wait = hs!.update(chunk);
-                if (wait) await wait;
-                options.onProgress?.(written, limit);
-                yield chunk;
-              }
-            } catch (err) {
-              if (err instanceof PackageDownloadError) throw err;
-              broke = err;
-            }
-          },
-          createWriteStream(part, { flags: append ? 'a' : 'w' }),
-        );
-        if (broke !== null) throw broke;
-        offset = written;
-        if (limit !== null && written !== limit) {
-          throw new PackageDownloadError('length-mismatch', `The package ${clip(url)} ended after ${written.toLocaleString('en')} bytes, the Dump gives ${limit.toLocaleString('en')}; refused`, url);
-        }
-        const digests = await digestsOf(algorithms, hs);
-        const mismatch = verify(digests);
-        if (mismatch !== null) {
-          await rm(part, { force: true });
-          await rm(metaPath, { force: true });
-          throw new PackageDownloadError('hash-mismatch', `${mismatch}; the download was thrown away`, url);
-        }
-        await rename(part, dest);
-        await rm(metaPath, { force: true });
-        return { path: dest, bytes: written, digests, resumedFrom, resumes, restarts, reused: false, problems };
-      } catch (err) {
-        // A transfer that broke off after bringing bytes is resumed; anything else is final.
-        const size = (await sizeOf(part)) ?? 0;
-        const broken = err instanceof NetworkError && err.code !== 'http-status' && err.code !== 'aborted' && err.code !== 'bad-url';
-        const pastDeadline = options.deadlineAt !== undefined && Date.now() >= options.deadlineAt;
-        if (broken && size > before && resumes < maxResumes && !pastDeadline && !signal?.aborted && meta !== null && (meta.validator !== null || algorithms.length > 0)) {
-          resumes++;
-          offset = size;
-          continue;
-        }
-        if (err instanceof PackageDownloadError && err.code === 'length-mismatch') {
-          await rm(part, { force: true });
-          await rm(metaPath, { force: true });
-        }
-        throw err;
+        append = true;
+      } else if (response.status === 416 && offset > 0) {
+        // The part no longer fits what the server has: start over.
+        await response.discard();
+        await rm(part, { force: true });
+        offset = 0;
+        meta = null;
+        restarts++;
+        continue;
+      } else if (response.status === 200) {
+        if (offset > 0) restarts++;
+        offset = 0;
+      } else {
+        await response.discard();
+        throw new HttpStatusError(response.status, response.statusText, response.url);
       }
+      if (!append) {
+        const declared = response.headers['content-length'];
+        if (expectedLength !== null && declared !== undefined && !response.headers['content-encoding'] && Number(declared) !== expectedLength) {
+          await response.discard();
+          throw new PackageDownloadError(
+            'length-mismatch',
+            `The server sends the package ${clip(url)} as ${Number(declared).toLocaleString('en')} bytes, the Dump says ${expectedLength.toLocaleString('en')}; refused`,
+            url,
+          );
+        }
+        meta = { url, validator: validatorOf(response.headers) };
+        await writeFile(metaPath, JSON.stringify(meta));
+      }
+      const hs = hashers(algorithms);
+      if (append) await hashFile(part, hs);
+      let written = offset;
+      const limit = expectedLength;
+      // A transfer that breaks off ends the file cleanly, so every byte that arrived is on disk to resume from
+      // (an error thrown through the pipeline would destroy the file stream with writes still queued).
+      let broke: unknown = null;
+      await pipeline(
+        async function* () {
+          try {
+            for await (const chunk of response.body) {
+              written += chunk.byteLength;
+              if (limit !== null && written > limit) {
+                throw new PackageDownloadError('length-mismatch', `The package ${clip(url)} is longer than the ${limit.toLocaleString('en')} bytes the Dump gives; refused`, url);
+              }
+              for (const [, h] of hs) h.update(chunk);
+              options.onProgress?.(written, limit);
+              yield chunk;
+            }
+          } catch (err) {
+            if (err instanceof PackageDownloadError) throw err;
+            broke = err;
+          }
+        },
+        createWriteStream(part, { flags: append ? 'a' : 'w' }),
+      );
+      if (broke !== null) throw broke;
+      offset = written;
+      if (limit !== null && written !== limit) {
+        throw new PackageDownloadError('length-mismatch', `The package ${clip(url)} ended after ${written.toLocaleString('en')} bytes, the Dump gives ${limit.toLocaleString('en')}; refused`, url);
+      }
+      const digests = digestsOf(hs);
+      const mismatch = verify(digests);
+      if (mismatch !== null) {
+        await rm(part, { force: true });
+        await rm(metaPath, { force: true });
+        throw new PackageDownloadError('hash-mismatch', `${mismatch}; the download was thrown away`, url);
+      }
+      await rename(part, dest);
+      await rm(metaPath, { force: true });
+      return { path: dest, bytes: written, digests, resumedFrom, resumes, restarts, reused: false, problems };
+    } catch (err) {
+      // A transfer that broke off after bringing bytes is resumed; anything else is final.
+      const size = (await sizeOf(part)) ?? 0;
+      const broken = err instanceof NetworkError && err.code !== 'http-status' && err.code !== 'aborted' && err.code !== 'bad-url';
+      const pastDeadline = options.deadlineAt !== undefined && Date.now() >= options.deadlineAt;
+      if (broken && size > before && resumes < maxResumes && !pastDeadline && !signal?.aborted && meta !== null && (meta.validator !== null || algorithms.length > 0)) {
+        resumes++;
+        offset = size;
+        continue;
+      }
+      if (err instanceof PackageDownloadError && err.code === 'length-mismatch') {
+        await rm(part, { force: true });
+        await rm(metaPath, { force: true });
+      }
+      throw err;
     }
-  } finally {
-    hs?.discard();
   }
 }

@@ -6,7 +6,6 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import type { HashAlgorithm } from '../../documents/model.ts';
 import type { EntryFailureCode } from './model.ts';
-import { StreamHash } from '../hash-thread.ts';
 
 const NODE_ALGORITHM: Record<HashAlgorithm, string> = { md5: 'md5', 'sha-1': 'sha1', 'sha-256': 'sha256' };
 
@@ -33,14 +32,9 @@ export interface Expected {
   label: string;
 }
 
-/** Bitstreams at least this large are hashed on the hashing thread (hash-thread.ts); smaller ones here. */
-const OFF_THREAD = 1 << 20;
-
 export class VerifyStream extends Transform {
   readonly #expected: Expected;
   readonly #hashers: [HashAlgorithm, Hash][];
-  readonly #algorithms: HashAlgorithm[];
-  readonly #offThread: StreamHash | null;
   #crc = 0;
   #bytes = 0;
   #digests: Partial<Record<HashAlgorithm, string>> | null = null;
@@ -50,15 +44,7 @@ export class VerifyStream extends Transform {
     super({ highWaterMark: 1 << 20 });
     this.#expected = expected;
     const algorithms = new Set<HashAlgorithm>([...(Object.keys(expected.hashes) as HashAlgorithm[]), ...(expected.alsoCompute ?? [])]);
-    this.#algorithms = [...algorithms];
-    // A large bitstream's hashes are computed off the main thread, which meanwhile inflates, checks and writes others.
-    this.#offThread = expected.length >= OFF_THREAD && algorithms.size > 0 ? new StreamHash(this.#algorithms.map((a) => NODE_ALGORITHM[a])) : null;
-    this.#hashers = this.#offThread ? [] : this.#algorithms.map((a) => [a, createHash(NODE_ALGORITHM[a])]);
-  }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.#offThread?.discard();
-    callback(error);
+    this.#hashers = [...algorithms].map((a) => [a, createHash(NODE_ALGORITHM[a])]);
   }
 
   get bytes(): number {
@@ -83,9 +69,7 @@ export class VerifyStream extends Transform {
     }
     this.#crc = crc32(chunk, this.#crc);
     for (const [, hash] of this.#hashers) hash.update(chunk);
-    const wait = this.#offThread?.update(chunk);
-    if (wait) void wait.then(() => callback(null, chunk));
-    else callback(null, chunk);
+    callback(null, chunk);
   }
 
   override _flush(callback: TransformCallback): void {
@@ -103,26 +87,8 @@ export class VerifyStream extends Transform {
       callback(new FixityError('crc-mismatch', `${label}: the CRC-32 of the bytes does not match the package's; the package is damaged`));
       return;
     }
-    if (this.#offThread === null) {
-      const digests: Partial<Record<HashAlgorithm, string>> = {};
-      for (const [algorithm, hash] of this.#hashers) digests[algorithm] = hash.digest('hex');
-      this.#judge(digests, callback);
-      return;
-    }
-    this.#offThread.digest().then(
-      (hex) => {
-        const digests: Partial<Record<HashAlgorithm, string>> = {};
-        this.#algorithms.forEach((a, i) => {
-          if (hex[i] !== undefined) digests[a] = hex[i];
-        });
-        this.#judge(digests, callback);
-      },
-      (err: unknown) => callback(err as Error),
-    );
-  }
-
-  #judge(digests: Partial<Record<HashAlgorithm, string>>, callback: TransformCallback): void {
-    const label = this.#expected.label;
+    const digests: Partial<Record<HashAlgorithm, string>> = {};
+    for (const [algorithm, hash] of this.#hashers) digests[algorithm] = hash.digest('hex');
     for (const [algorithm, want] of Object.entries(this.#expected.hashes) as [HashAlgorithm, string][]) {
       if (digests[algorithm] !== want) {
         callback(new FixityError('hash-mismatch', `${label}: ${algorithm} is ${digests[algorithm]}, the manifest says ${want}`));
