@@ -216,12 +216,8 @@ export class MirrorService {
   // ---- runs ----
 
   start(path: string, mode: 'auto' | 'baseline' | 'incremental' = 'auto', dryRun = false): MirrorSummary {
-    const key = this.#known(path);
-    if (this.#closed) throw new MirrorError('The app is closing.');
-    if (this.#active.has(key)) throw new MirrorError('A run of this mirror is going on already.');
-    if (!isMirror(key)) throw new NotFoundError(`${key} is no longer a mirror (its folder or its ${STATE_DIR} folder is gone).`);
+    const key = this.#idle(path, 'A run of this mirror is going on already.');
     const options = this.#d.store.mirrors.get(key)!.options;
-    const settings = this.#d.store.settings.get();
     const active = this.#begin(key, 'sync', dryRun);
     active.done = sync({
       dest: key,
@@ -230,17 +226,9 @@ export class MirrorService {
       deletePolicy: options.deletePolicy,
       concurrency: options.concurrency,
       delayMs: Math.round(options.delaySeconds * 1000),
-      token: settings.bearerToken,
-      secretStore: this.#d.secretStore,
-      askAgain: APP_ASK_AGAIN,
-      timeoutMs: settings.timeoutMs,
-      userAgent: this.#d.userAgent,
-      signal: active.abort.signal,
+      ...this.#access(active),
       pauseSignal: active.pause.signal,
-      onProgress: (p) => {
-        active.latest = p;
-        active.changed = true;
-      },
+      onProgress: (p) => this.#progressed(active, p),
     }).then(
       (result) => this.#end(active, endOf(key, result, active)),
       (error: unknown) => this.#end(active, failedEnd(key, active, error)),
@@ -254,17 +242,13 @@ export class MirrorService {
    * journal; what was verified is not touched. Progress and the end come as for a sync.
    */
   retry(path: string, runId: number, uris?: string[]): MirrorSummary {
-    const key = this.#known(path);
-    if (this.#closed) throw new MirrorError('The app is closing.');
-    if (this.#active.has(key)) throw new MirrorError('A run of this mirror is going on already.');
-    if (!isMirror(key)) throw new NotFoundError(`${key} is no longer a mirror (its folder or its ${STATE_DIR} folder is gone).`);
+    const key = this.#idle(path, 'A run of this mirror is going on already.');
     try {
       checkRetry(key, runId, uris);
     } catch (error) {
       throw plain(error);
     }
     const options = this.#d.store.mirrors.get(key)!.options;
-    const settings = this.#d.store.settings.get();
     const active = this.#begin(key, 'sync', false);
     active.done = retryResources({
       dest: key,
@@ -272,22 +256,41 @@ export class MirrorService {
       uris,
       deletePolicy: options.deletePolicy,
       concurrency: options.concurrency,
-      token: settings.bearerToken,
-      secretStore: this.#d.secretStore,
-      askAgain: APP_ASK_AGAIN,
-      timeoutMs: settings.timeoutMs,
-      userAgent: this.#d.userAgent,
-      signal: active.abort.signal,
-      onProgress: (p) => {
-        active.latest = p;
-        active.changed = true;
-      },
+      ...this.#access(active),
+      onProgress: (p) => this.#progressed(active, p),
     }).then(
       (result) => this.#end(active, retryEnd(key, result, runId, active)),
       (error: unknown) => this.#end(active, failedEnd(key, active, plain(error))),
     );
     this.#changed();
     return this.#summary(key, options, this.#d.store.mirrors.get(key)!.addedAt);
+  }
+
+  /** The mirror at `path`, known, still a mirror, and with no run going on (else `busy` is the refusal). */
+  #idle(path: string, busy: string): string {
+    const key = this.#known(path);
+    if (this.#closed) throw new MirrorError('The app is closing.');
+    if (this.#active.has(key)) throw new MirrorError(busy);
+    if (!isMirror(key)) throw new NotFoundError(`${key} is no longer a mirror (its folder or its ${STATE_DIR} folder is gone).`);
+    return key;
+  }
+
+  /** How a run reaches the Source: the app's settings, the sealed secrets, and the run's cancel signal. */
+  #access(active: Active) {
+    const settings = this.#d.store.settings.get();
+    return {
+      token: settings.bearerToken,
+      secretStore: this.#d.secretStore,
+      askAgain: APP_ASK_AGAIN,
+      timeoutMs: settings.timeoutMs,
+      userAgent: this.#d.userAgent,
+      signal: active.abort.signal,
+    };
+  }
+
+  #progressed(active: Active, progress: SyncProgress): void {
+    active.latest = progress;
+    active.changed = true;
   }
 
   /** Resume = a sync in `auto` mode, which takes up the interrupted run first. */
@@ -314,14 +317,11 @@ export class MirrorService {
   }
 
   async audit(path: string, rehash = false): Promise<AuditView> {
-    const key = this.#known(path);
-    if (this.#active.has(key)) throw new MirrorError('A run of this mirror is going on already; audit it once the run has ended.');
-    if (!isMirror(key)) throw new NotFoundError(`${key} is no longer a mirror (its folder or its ${STATE_DIR} folder is gone).`);
-    const settings = this.#d.store.settings.get();
+    const key = this.#idle(path, 'A run of this mirror is going on already; audit it once the run has ended.');
     const active = this.#begin(key, 'audit', false);
     this.#changed();
     const t0 = Date.now();
-    const work = audit({ dest: key, rehash, token: settings.bearerToken, secretStore: this.#d.secretStore, askAgain: APP_ASK_AGAIN, timeoutMs: settings.timeoutMs, userAgent: this.#d.userAgent, signal: active.abort.signal });
+    const work = audit({ dest: key, rehash, ...this.#access(active) });
     active.done = work.catch(() => undefined);
     const seconds = () => Math.round((Date.now() - t0) / 100) / 10;
     const base = { path: key, kind: 'audit' as const, mode: null, created: 0, updated: 0, deleted: 0, bytes: 0 };

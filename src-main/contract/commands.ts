@@ -252,7 +252,7 @@ export interface CommandResults {
   'runs.retry': MirrorSummary;
   /** Resolves when the audit is done (audit.ended says so too). */
   'audit.start': AuditView;
-  /** The last audit of this mirror since the app started, or null. */
+  /** The last audit of this mirror, kept in its state (after a restart too, and after `rsdesk audit`), or null. */
   'audit.report': AuditView | null;
   'live.status': LiveStatus;
   'live.settings.set': LiveStatus;

@@ -141,7 +141,7 @@ export type { LiveEvent, Subscription, ChangeSummary, AppliedChange, Ping } from
 export type { SelfTest } from '../engine/live/engine.ts';
 export type { LiveBatch } from '../app/live-batch.ts';
 import type { LiveBatch } from '../app/live-batch.ts';
-import type { RunCounts, RunStatus } from '../engine/mirror/state.ts';
+import type { RunRecord } from '../engine/mirror/state.ts';
 
 /** The callback server's settings. */
 export interface LiveSettings {
@@ -213,19 +213,11 @@ export interface MirrorOptions {
   delaySeconds: number;
 }
 
-/** One run of the mirror's journal (sync or audit). */
-export interface MirrorRun extends RunCounts {
-  id: number;
-  kind: 'baseline' | 'incremental' | 'audit';
-  mode: string;
-  listUrl: string | null;
-  startedAt: string;
-  endedAt: string | null;
-  /** `interrupted`: the process stopped (or the run was paused, message "Paused"); the next sync resumes it. */
-  status: RunStatus;
-  phases: Record<string, number>;
-  message: string | null;
-}
+/**
+ * One run of the mirror's journal (sync or audit), as the engine records it (`status` `interrupted`: the process
+ * stopped, or the run was paused, message "Paused"; the next sync resumes it), without the process id.
+ */
+export type MirrorRun = Omit<RunRecord, 'pid'>;
 
 /**
  * What the mirror is doing: `ready` (nothing running), `running`, `pausing` (in-flight resources finishing),

@@ -333,6 +333,15 @@ export class Applier {
     this.#writer.stage({ temp: null, final: '', record: { row: null, removeUri: uri, counts: { deleted: 1 } } });
   }
 
+  /**
+   * The counts progress shows: each outcome as soon as its resource is settled (ahead of the durable counts, which
+   * move per batch), the bytes committed, and the bytes fetched so far.
+   */
+  progressCounts(): RunCounts & { settled: number; bytesFetched: number } {
+    const { created, updated, deleted, unchanged, skipped, failed, settled, bytes } = this.live;
+    return { created, updated, deleted, unchanged, skipped, failed, bytes: this.counts.bytes, settled, bytesFetched: bytes };
+  }
+
   /** Live counts, as soon as a resource is settled (the durable ones follow with its batch). */
   #count(counts: Partial<RunCounts>): void {
     for (const [k, v] of Object.entries(counts) as [keyof RunCounts, number][]) this.live[k] += v;

@@ -1,4 +1,5 @@
-// One thread of its own for the system calls of many small files (create, write, mtime, rename, fsync).
+// One thread of its own for the system calls of many small files (create, write, mtime, rename). fsyncs are not
+// here: they wait on the disk and would hold up the quick jobs behind them (durable.ts runs them in libuv's pool).
 //
 // Why not libuv's thread pool: each asynchronous fs call is a hop to a pool thread and back, a small file takes five
 // of them, and four pool threads creating files in the same folders at once contend for the same kernel locks — on
@@ -15,7 +16,6 @@ export type FileJob =
   | { op: 'utimes'; path: string; mtimeMs: number }
   | { op: 'mkdir'; path: string }
   | { op: 'rename'; from: string; to: string }
-  | { op: 'fsync'; path: string; dir?: boolean }
   | { op: 'rm'; path: string };
 
 /** null when the job succeeded, else the error's message. */
@@ -49,23 +49,6 @@ function run(job) {
     case 'rename':
       fs.renameSync(job.from, job.to);
       return;
-    case 'fsync': {
-      let fd;
-      try {
-        fd = fs.openSync(job.path, job.dir ? 'r' : 'r+');
-      } catch (err) {
-        if (job.dir) return; // folders cannot be opened for fsync on Windows; nothing more can be done there
-        throw err;
-      }
-      try {
-        fs.fsyncSync(fd);
-      } catch (err) {
-        if (!job.dir) throw err;
-      } finally {
-        fs.closeSync(fd);
-      }
-      return;
-    }
     case 'rm':
       fs.rmSync(job.path, { force: true });
       return;
@@ -206,21 +189,6 @@ async function runHere(jobs: FileJob[]): Promise<FileJobResult[]> {
         case 'rename':
           await fs.rename(job.from, job.to);
           break;
-        case 'fsync': {
-          const handle = await fs.open(job.path, job.dir ? 'r' : 'r+').catch((err: unknown) => {
-            if (job.dir) return null;
-            throw err;
-          });
-          if (handle === null) break;
-          try {
-            await handle.sync().catch((err: unknown) => {
-              if (!job.dir) throw err;
-            });
-          } finally {
-            await handle.close();
-          }
-          break;
-        }
         case 'rm':
           await fs.rm(job.path, { force: true });
           break;

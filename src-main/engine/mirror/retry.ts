@@ -108,20 +108,12 @@ export async function retryResources(options: RetryOptions): Promise<RetryResult
     let phase: SyncProgress['phase'] = 'lists';
     const report = (): void =>
       options.onProgress?.({
-        ...applier.counts,
-        created: applier.live.created,
-        updated: applier.live.updated,
-        deleted: applier.live.deleted,
-        unchanged: applier.live.unchanged,
-        skipped: applier.live.skipped,
-        failed: applier.live.failed,
+        ...applier.progressCounts(),
         mode: failed.kind === 'baseline' ? 'baseline' : 'incremental',
         phase,
         listed: wanted.size,
         listComplete: true,
         listedBytes: 0,
-        settled: applier.live.settled,
-        bytesFetched: applier.live.bytes,
       });
     report();
     let status: 'completed' | 'failed' | 'cancelled' = 'completed';

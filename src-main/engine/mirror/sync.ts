@@ -244,21 +244,12 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     let phase: SyncPhase = 'lists';
     const report = (): void =>
       options.onProgress?.({
-        ...applier.counts,
-        // Ahead of the durable counts, which move per batch.
-        created: applier.live.created,
-        updated: applier.live.updated,
-        deleted: applier.live.deleted,
-        unchanged: applier.live.unchanged,
-        skipped: applier.live.skipped,
-        failed: applier.live.failed,
+        ...applier.progressCounts(),
         mode,
         phase,
         listed,
         listComplete,
         listedBytes,
-        settled: applier.live.settled,
-        bytesFetched: applier.live.bytes,
       });
     report();
     const paused = () => options.pauseSignal?.aborted === true && options.signal?.aborted !== true;
