@@ -108,6 +108,8 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
           kind: 'resourcedump',
           workDir,
           sink: bridge.sink,
+          // Read while it downloads, when the Source serves ranges; held outcomes dropped go through here.
+          discard: bridge.discard,
           alsoCompute: ['md5'],
           // Small bitstreams cost more in file operations than in bytes: several at once hide that latency.
           concurrency: DUMP_CONCURRENCY,
