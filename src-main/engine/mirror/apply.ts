@@ -406,7 +406,7 @@ export class Applier {
   wanted(entry: Pick<Entry, 'loc' | 'md'>): boolean {
     const o = this.#o;
     if (o.dryRun) return false;
-    const existing = o.state.get(entry.loc);
+    const existing = this.#rows.get(entry.loc);
     const live = existing !== null && existing.status !== 'deleted' && existing.status !== 'quarantined' ? existing : null;
     if (live === null) return o.paths.map(entry.loc).ok;
     if (live.runId === o.runId && o.runId !== -1 && !this.repeatable) return false;
