@@ -12,6 +12,7 @@ import { DurableWriter, type TempFile } from './durable.ts';
 import { FetchFailure, httpDate, resourceSignal, type Fetcher } from './fetcher.ts';
 import { FixityMeter, expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
 import { LocalPaths, PathClaims } from './local-path.ts';
+import { RunInventory } from './run-inventory.ts';
 import type { InventoryRow, MirrorState, RunCounts } from './state.ts';
 
 export type DeletePolicy = 'keep' | 'delete' | 'quarantine';
@@ -63,6 +64,8 @@ export class Applier {
   readonly live: RunCounts & { settled: number } = { settled: 0, bytes: 0, created: 0, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0 };
   readonly #o: ApplyOptions;
   readonly #claims: PathClaims;
+  /** Inventory lookups, answered without a query where this run knows the answer (run-inventory.ts). */
+  readonly #rows: RunInventory;
   readonly #writer: DurableWriter<Pending>;
   readonly #now = new Date().toISOString();
   /**
@@ -74,7 +77,8 @@ export class Applier {
   constructor(options: ApplyOptions) {
     this.#o = options;
     // Paths the inventory holds are looked up as needed, never loaded whole (a mirror may hold millions).
-    this.#claims = new PathClaims(options.state);
+    this.#rows = new RunInventory(options.state);
+    this.#claims = new PathClaims(this.#rows);
     this.#writer = new DurableWriter<Pending>({
       tmpDir: join(options.stateDir, 'tmp'),
       batchSize: options.batchSize,
@@ -91,7 +95,10 @@ export class Applier {
     };
     state.transaction(() => {
       for (const p of done) {
-        if (p.row) state.put(p.row);
+        if (p.row) {
+          state.put(p.row);
+          this.#rows.recorded(p.row.uri);
+        }
         if (p.removeUri) state.remove(p.removeUri);
         sum(p.counts);
         if (p.failure) failures.push(p.failure);
@@ -158,7 +165,7 @@ export class Applier {
   async #apply(entry: Entry): Promise<void> {
     const o = this.#o;
     const uri = entry.loc;
-    const existing = o.state.get(uri);
+    const existing = this.#rows.get(uri);
     const live = existing !== null && existing.status !== 'deleted' && existing.status !== 'quarantined' ? existing : null;
     // Done already in this run (a resumed run): never fetched twice.
     if (live && live.runId === o.runId && !this.repeatable) return;
@@ -310,7 +317,7 @@ export class Applier {
   /** Applies the deletion policy to a URI the Source no longer has. */
   delete(uri: string): void {
     const o = this.#o;
-    const live = o.state.get(uri);
+    const live = this.#rows.get(uri);
     if (!live || live.status === 'deleted' || live.status === 'quarantined') return;
     if (o.deletePolicy === 'keep' || o.dryRun) {
       if (o.deletePolicy === 'keep') this.wouldDelete.push(uri);
@@ -328,6 +335,7 @@ export class Applier {
       this.#note({ failed: 1 }, { uri, reason: `could not be ${o.deletePolicy === 'delete' ? 'deleted' : 'quarantined'}: ${(err as Error).message}` });
       return;
     }
+    this.#rows.removed();
     this.#claims.remove(live.path);
     this.#count({ deleted: 1 });
     this.#writer.stage({ temp: null, final: '', record: { row: null, removeUri: uri, counts: { deleted: 1 } } });
@@ -362,7 +370,7 @@ export class Applier {
   prepare(entry: Pick<Entry, 'loc' | 'lastmod' | 'md'>): WriteTarget | null {
     const o = this.#o;
     const uri = entry.loc;
-    const existing = o.state.get(uri);
+    const existing = this.#rows.get(uri);
     const live = existing !== null && existing.status !== 'deleted' && existing.status !== 'quarantined' ? existing : null;
     if (live && live.runId === o.runId && o.runId !== -1 && !this.repeatable) return null;
     let rel: string;

@@ -423,6 +423,11 @@ export class MirrorState implements ClaimStore {
     yield* this.db.prepare('SELECT uri, path FROM inventory').iterate() as Iterable<{ uri: string; path: string }>;
   }
 
+  /** True when the inventory holds no row at all (one index probe, not a count). */
+  isEmpty(): boolean {
+    return this.db.prepare('SELECT 1 AS found FROM inventory LIMIT 1').get() === undefined;
+  }
+
   inventoryCount(): number {
     return Number((this.db.prepare('SELECT COUNT(*) AS n FROM inventory').get() as { n: number }).n);
   }
