@@ -199,7 +199,8 @@ test('the failures table retries one resource, then all the failed ones, each a 
       .map((r) => r.path.replace(/^\/mirror\//, '/'))
       .filter((p) => p.includes('/res/'));
   setBroken(true);
-  await openForm(page, join(mirrors, 'failing'), 4);
+  // A folder per repetition: `--repeat-each` runs this test again against the same app server.
+  await openForm(page, join(mirrors, `failing-${test.info().repeatEachIndex}`), 4);
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
   await expect(view(page).getByRole('status').filter({ hasText: 'Baseline ended with 3 failures' })).toBeVisible({ timeout: 60_000 });
   setBroken(false);
@@ -233,4 +234,56 @@ test('the failures table retries one resource, then all the failed ones, each a 
   await expect(rows.nth(0)).toContainText('Retry');
   await expect(rows.nth(0)).toContainText('completed');
   await expect(rows.nth(2)).toContainText('Baseline');
+});
+
+test('a view whose first read was answered mid-run, and a command answered after its run ended, still show the end', async ({ page }) => {
+  // The run's end reaches the page as events while an older answer is still on its way: the page must not keep it.
+  // Each such answer is held (not delayed by a time) and let go once the page has shown the run's end elsewhere.
+  const folder = join(mirrors, `held-${test.info().repeatEachIndex}`);
+  const name = folder.split('/').at(-1)!;
+  const item = page.getByRole('list', { name: 'Mirrors' }).getByRole('button', { name: new RegExp(`^${name}`) });
+  let hold: { command: string; answered(status: string): void; release: Promise<void> } | null = null;
+  const heldStatus: string[] = [];
+  await page.route('**/api/invoke', async (route) => {
+    const { command } = route.request().postDataJSON() as { command: string };
+    const held = hold;
+    if (held?.command !== command) return route.continue();
+    hold = null;
+    const response = await route.fetch();
+    const body = (await response.json()) as { result: { status: string } };
+    heldStatus.push(body.result.status);
+    held.answered(body.result.status);
+    await held.release;
+    await route.fulfill({ response });
+  });
+  function holdNext(command: string): () => void {
+    let release!: () => void;
+    hold = { command, answered: () => fixture.setResourceDelay(0), release: new Promise<void>((resolve) => (release = resolve)) };
+    return release;
+  }
+
+  // 1. The mirror's view opens while the baseline runs (the Source crawls until the view's first read is answered,
+  // "running"); that answer is held until the list, from the events, says the baseline completed.
+  fixture.setResourceDelay(5_000);
+  let release = holdNext('mirrors.get');
+  await openForm(page, folder, 4);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(item).toContainText('Baseline completed', { timeout: 60_000 });
+  expect(heldStatus).toEqual(['running']);
+  release();
+  await expect(view(page).getByRole('status').filter({ hasText: 'Baseline completed' })).toContainText(
+    `Baseline completed: ${RESOURCES} created`,
+  );
+  await expect(view(page).locator('.mirror-badge')).toHaveText('Ready');
+
+  // 2. "Sync now": its answer (made as the run started: "running") is held until the run's end has reached the page.
+  release = holdNext('runs.start');
+  await view(page).getByRole('button', { name: 'Sync now' }).click();
+  await expect(item).toContainText('Incremental completed', { timeout: 60_000 });
+  await expect(view(page).getByRole('status').filter({ hasText: 'Incremental sync' })).toBeVisible();
+  expect(heldStatus).toEqual(['running', 'running']);
+  release();
+  await expect(view(page).getByRole('button', { name: 'Sync now' })).toBeEnabled();
+  await expect(item.locator('.mirror-status')).toHaveText('Ready');
+  await expect(view(page).locator('.mirror-badge')).toHaveText('Ready');
 });

@@ -1,6 +1,6 @@
 // The engine's side of mirrors: the list (kept current by `mirrors.changed`), one mirror's detail and history, the
 // live progress of its run (from `mirror.progress` events, kept in the query cache), failures, audits, and actions.
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient, type QueryClient, type QueryKey } from '@tanstack/react-query';
 import type { AuditView, MirrorProgress, MirrorRunEnd, MirrorSummary } from '../../src-main/contract/types.ts';
 import type { CommandArgs } from '../../src-main/contract/commands.ts';
 import { getBridge } from '../bridge/index.ts';
@@ -19,18 +19,35 @@ export function useMirrors() {
   return useQuery({ queryKey: mirrorKeys.list, queryFn: () => getBridge().invoke('mirrors.list', {}) });
 }
 
+/**
+ * Reads `queryKey` again, from the engine as it is now. A read already under way is dropped first: its answer may
+ * have been made before the change that calls for this one, and react-query would keep it (a query that has no data
+ * yet joins the read in flight instead of starting another), so a view opened while a run ends could show the run
+ * as going on for good. Cancelling is synchronous: the new read starts at once.
+ */
+export function readAgain(client: QueryClient, queryKey: QueryKey): void {
+  void client.cancelQueries({ queryKey });
+  void client.invalidateQueries({ queryKey });
+}
+
+/** Puts what an event brought in the cache; a read under way, maybe older than the event, is dropped first. */
+function putFromEvent<T>(client: QueryClient, queryKey: QueryKey, data: T): void {
+  void client.cancelQueries({ queryKey, exact: true });
+  client.setQueryData(queryKey, data);
+}
+
 /** Once, at the top of the app: every mirror event lands in the cache, whichever view is open. */
 export function useMirrorEvents(): void {
   const client = useQueryClient();
   useBridgeEvent('mirrors.changed', ({ mirrors }) => {
-    client.setQueryData(mirrorKeys.list, mirrors);
-    void client.invalidateQueries({ queryKey: ['mirror'] });
+    putFromEvent(client, mirrorKeys.list, mirrors);
+    readAgain(client, ['mirror']);
   });
   useBridgeEvent('mirror.progress', (progress) => client.setQueryData(mirrorKeys.progress(progress.path), progress));
   useBridgeEvent('mirror.ended', (end) => {
     client.setQueryData(mirrorKeys.ended(end.path), end);
     client.setQueryData(mirrorKeys.progress(end.path), null);
-    void client.invalidateQueries({ queryKey: ['mirror-failures', end.path] });
+    readAgain(client, ['mirror-failures', end.path]);
   });
   useBridgeEvent('audit.ended', (end) => {
     client.setQueryData(mirrorKeys.progress(end.path), null);
@@ -71,14 +88,16 @@ export function useAuditReport(path: string) {
   });
 }
 
+/**
+ * After a command on a mirror: the list and the mirror are read again rather than taken from the command's answer,
+ * which was made when the command ran. Its run may have ended since (a quick one often does before the answer
+ * arrives, its events coming on another connection), and that older answer would then stay in view.
+ */
 function useListUpdate() {
   const client = useQueryClient();
-  return (mirror: MirrorSummary) => {
-    client.setQueryData<MirrorSummary[]>(mirrorKeys.list, (list) => {
-      if (!list) return [mirror];
-      return list.some((m) => m.path === mirror.path) ? list.map((m) => (m.path === mirror.path ? mirror : m)) : [...list, mirror];
-    });
-    void client.invalidateQueries({ queryKey: mirrorKeys.detail(mirror.path) });
+  return (mirror: Pick<MirrorSummary, 'path'>) => {
+    readAgain(client, mirrorKeys.list);
+    readAgain(client, mirrorKeys.detail(mirror.path));
   };
 }
 
@@ -116,10 +135,7 @@ export function useRunAction(path: string) {
       if (action === 'retry') return bridge.invoke('runs.retry', { path, runId: retry!.runId, ...(retry!.uris ? { uris: retry!.uris } : {}) });
       return bridge.invoke('runs.start', { path, ...(mode ? { mode } : {}), ...(dryRun ? { dryRun } : {}) });
     },
-    onSuccess: (result) => {
-      if (result && typeof result === 'object' && 'path' in result) update(result as MirrorSummary);
-      else void client.invalidateQueries({ queryKey: mirrorKeys.detail(path) });
-    },
+    onSuccess: () => update({ path }),
   });
 }
 
@@ -131,7 +147,7 @@ export function useStartAudit(path: string) {
       return getBridge().invoke('audit.start', { path, rehash });
     },
     onSuccess: (view) => client.setQueryData(mirrorKeys.audit(path), view),
-    onSettled: () => void client.invalidateQueries({ queryKey: mirrorKeys.detail(path) }),
+    onSettled: () => readAgain(client, mirrorKeys.detail(path)),
   });
 }
 
@@ -139,7 +155,7 @@ export function useForgetMirror() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (path: string) => getBridge().invoke('mirrors.forget', { path }),
-    onSuccess: (mirrors) => client.setQueryData(mirrorKeys.list, mirrors),
+    onSuccess: () => readAgain(client, mirrorKeys.list),
   });
 }
 
