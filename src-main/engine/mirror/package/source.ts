@@ -293,6 +293,8 @@ async function readWhileDownloading(
   } catch (err) {
     at.readFailed = true;
     readError = err;
+  } finally {
+    growing.release();
   }
   let download: DownloadResult;
   try {
