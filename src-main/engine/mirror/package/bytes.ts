@@ -14,8 +14,6 @@ export interface PackageBytes {
    * still downloading stops fetching ranges ahead of the download then.
    */
   entriesPhase?(): void;
-  /** Up to `length` bytes at `position` as a view of bytes already in memory, or null: no copy, no new buffer. */
-  view?(position: number, length: number): Buffer | null;
   close(): Promise<void>;
 }
 
@@ -83,12 +81,6 @@ export function rangeStream(bytes: PackageBytes, start: number, end: number, onS
       const want = Math.min(SLICE, end - position);
       if (want <= 0) {
         this.push(null);
-        return;
-      }
-      const inMemory = bytes.view?.(position, want) ?? null;
-      if (inMemory !== null && inMemory.length > 0) {
-        position += inMemory.length;
-        this.push(inMemory);
         return;
       }
       const buffer = Buffer.allocUnsafe(want);

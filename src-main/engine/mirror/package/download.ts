@@ -251,12 +251,6 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
               }
               for (const [, h] of hs) h.update(chunk);
               options.onProgress?.(written, limit);
-              const part = options.part;
-              if (part) {
-                part.receive(chunk);
-                // A reader following the download sets the pace: received bytes stay in memory for it.
-                await part.room(signal);
-              }
               yield chunk;
             }
           } catch (err) {

@@ -69,7 +69,6 @@ export class GrowingPackage implements PackageBytes {
     this.#validator = validator;
     this.#generation = o.part.generation;
     this.#keep(tail);
-    o.part.pace(true);
   }
 
   /** Fetches the end of the package; rejects with StreamingUnavailable when the server cannot serve ranges. */
@@ -104,26 +103,6 @@ export class GrowingPackage implements PackageBytes {
     this.#eager = false;
   }
 
-  /** The download no longer waits for this reader (it is done, or gave up). */
-  release(): void {
-    if (this.#o.part.paced) this.#o.part.pace(false);
-  }
-
-  /** Up to `length` bytes at `position` without a copy, when they are in memory; else null (then `read`). */
-  view(position: number, length: number): Buffer | null {
-    if (this.#invalid !== null || this.#closed || this.#o.part.generation !== this.#generation) return null;
-    const want = Math.min(length, this.size - position);
-    if (want <= 0) return null;
-    const ahead = this.#ahead.find((a) => position >= a.start && position < a.start + a.bytes.length);
-    if (ahead !== undefined) {
-      const from = position - ahead.start;
-      return ahead.bytes.subarray(from, Math.min(ahead.bytes.length, from + want));
-    }
-    const got = this.#o.part.view(position, want);
-    if (got !== null && !this.#eager) this.#o.part.reached(position + got.length);
-    return got;
-  }
-
   async read(buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
     for (;;) {
       this.#check();
@@ -137,18 +116,10 @@ export class GrowingPackage implements PackageBytes {
         return n;
       }
       const part = this.#o.part;
-      const inMemory = part.view(position, want);
-      if (inMemory !== null) {
-        inMemory.copy(buffer, offset);
-        if (!this.#eager) part.reached(position + inMemory.length);
-        return inMemory.length;
-      }
       if (position < part.written) {
         const n = Math.min(want, part.written - position);
-        if (!this.#eager) part.reached(position + n);
         return this.#readFile(buffer, offset, n, position);
       }
-      if (!this.#eager) part.reached(position + want);
       if (this.#eager) await this.#fetchAhead(position, want);
       else await this.#waitFor(position);
     }
@@ -189,7 +160,7 @@ export class GrowingPackage implements PackageBytes {
       const part = this.#o.part;
       const onAbort = () => done(this.#o.signal!.reason as Error);
       const stop = part.onChange(() => {
-        if (part.received > position || part.failure !== null || part.generation !== this.#generation || part.done) done(null);
+        if (part.written > position || part.failure !== null || part.generation !== this.#generation || part.done) done(null);
       });
       const done = (err: Error | null) => {
         stop();
@@ -199,7 +170,7 @@ export class GrowingPackage implements PackageBytes {
       };
       this.#o.signal?.addEventListener('abort', onAbort, { once: true });
       // The download may have moved between the caller's look and now.
-      if (part.received > position || part.failure !== null || part.generation !== this.#generation || part.done || this.#closed) done(null);
+      if (part.written > position || part.failure !== null || part.generation !== this.#generation || part.done || this.#closed) done(null);
     });
   }
 
@@ -255,7 +226,6 @@ export class GrowingPackage implements PackageBytes {
   }
 
   async close(): Promise<void> {
-    this.release();
     this.#closed = true;
     this.#ahead.length = 0;
     const h = this.#handle;

@@ -1,27 +1,14 @@
 // A package's part file as it is written, for a reader that follows the download (growing.ts): how many bytes
 // from the start are on disk, in which file, and whether the download started over (then what was read is void).
-// The last chunks received are kept in memory (RING bytes), and a reader that follows sets the pace: the download
-// runs at most WINDOW bytes ahead of the furthest read, so the reader finds its bytes in memory instead of reading
-// back what was just written (a copy, a buffer and a system call fewer per slice).
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import { Writable } from 'node:stream';
-
-const RING = 24 * 1024 * 1024;
-const WINDOW = 8 * 1024 * 1024;
 
 export class PartProgress {
   /** The file the bytes are in: the part file, then the package once complete. */
   path: string | null = null;
   /** Bytes from the start of the package that are written to `path`. */
   written = 0;
-  /** Bytes from the start of the package received (some perhaps not written yet). */
-  received = 0;
-  /** The furthest byte a reader has asked for; the download keeps within WINDOW of it while `paced`. */
-  frontier = 0;
-  paced = false;
-  readonly #ring: { start: number; chunk: Buffer }[] = [];
-  #ringBytes = 0;
   /** Bumped whenever the download starts writing over bytes it had written (a restart). */
   generation = 0;
   done = false;
@@ -36,75 +23,9 @@ export class PartProgress {
 
   /** A transfer starts appending at `offset` (0: the file is written anew). */
   begin(path: string, offset: number): void {
-    if (offset < this.written || offset < this.received) this.generation++;
+    if (offset < this.written) this.generation++;
     this.path = path;
     this.written = offset;
-    this.received = offset;
-    this.#ring.length = 0;
-    this.#ringBytes = 0;
-    this.#changed();
-  }
-
-  /** A chunk received (in order), before it is written. */
-  receive(data: Uint8Array): void {
-    const chunk = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    this.#ring.push({ start: this.received, chunk });
-    this.#ringBytes += chunk.byteLength;
-    this.received += chunk.byteLength;
-    while (this.#ringBytes > RING && this.#ring.length > 1) this.#ringBytes -= this.#ring.shift()!.chunk.byteLength;
-    this.#changed();
-  }
-
-  /** Up to `length` bytes at `position` as a view of a chunk still in memory, or null. */
-  view(position: number, length: number): Buffer | null {
-    const ring = this.#ring;
-    if (ring.length === 0 || position < ring[0]!.start || position >= this.received) return null;
-    let lo = 0;
-    let hi = ring.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (ring[mid]!.start <= position) lo = mid;
-      else hi = mid - 1;
-    }
-    const { start, chunk } = ring[lo]!;
-    const from = position - start;
-    return chunk.subarray(from, Math.min(chunk.byteLength, from + length));
-  }
-
-  /** A reader asked for bytes up to `end`. */
-  reached(end: number): void {
-    if (end <= this.frontier) return;
-    this.frontier = end;
-    if (this.paced) this.#changed();
-  }
-
-  /** Resolves when the download may take its next chunk. */
-  room(signal?: AbortSignal): Promise<void> | undefined {
-    const full = () => this.paced && this.received - this.frontier > WINDOW;
-    if (!full()) return undefined;
-    return new Promise((resolve, reject) => {
-      const onAbort = () => done(signal!.reason as Error);
-      const stop = this.onChange(() => {
-        if (!full()) done(null);
-      });
-      const done = (err: Error | null) => {
-        stop();
-        signal?.removeEventListener('abort', onAbort);
-        if (err) reject(err);
-        else resolve();
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (signal?.aborted) onAbort();
-    });
-  }
-
-  /** Sets or lifts the pace (a reader attaches, or is done). */
-  pace(on: boolean): void {
-    this.paced = on;
-    if (!on) {
-      this.#ring.length = 0;
-      this.#ringBytes = 0;
-    }
     this.#changed();
   }
 

@@ -293,8 +293,6 @@ async function readWhileDownloading(
   } catch (err) {
     at.readFailed = true;
     readError = err;
-  } finally {
-    growing.release();
   }
   let download: DownloadResult;
   try {
