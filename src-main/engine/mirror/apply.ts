@@ -405,6 +405,22 @@ export class Applier {
     return { uri, final, base, live, mtimeMs, expected };
   }
 
+  /**
+   * Whether `prepare` would give a target, without its effects (nothing counted, claimed or recorded): false for a
+   * resource done already in this run, one whose local copy matches, one that cannot be mirrored, or a dry run.
+   * A dump package read while it downloads writes only what is wanted, and prepares it once the package is verified.
+   */
+  wanted(entry: Pick<Entry, 'loc' | 'md'>): boolean {
+    const o = this.#o;
+    if (o.dryRun) return false;
+    const existing = this.#rows.get(entry.loc);
+    const live = existing !== null && existing.status !== 'deleted' && existing.status !== 'quarantined' ? existing : null;
+    if (live === null) return o.paths.map(entry.loc).ok;
+    if (live.runId === o.runId && o.runId !== -1 && !this.repeatable) return false;
+    const final = join(o.dest, ...live.path.split('/'));
+    return !(recordedMatches(expectationOf(entry.md), live.length, live.digests) && sizeIs(final, live.length));
+  }
+
   /** A new temporary file path, outside the visible tree (thrown away by the next run if never staged). */
   tempPath(): string {
     return this.#writer.tempPath();

@@ -38,6 +38,8 @@ export interface SyncOptions {
   allowHosts?: string[];
   mode?: SyncMode;
   useDumps?: boolean;
+  /** Resource Dump packages at least this large are read while they download (default 4 MiB; tests set 0). */
+  dumpReadAheadFrom?: number;
   /** Also mirror the metadata resources entries link with rel="describedby" (metadata.ts). */
   withMetadata?: boolean;
   deletePolicy?: DeletePolicy;
@@ -274,7 +276,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         if (mode === 'baseline' && dumps.listing !== null) {
           const result = await runDumpBaseline({
             http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, phases,
-            onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, metadata,
+            onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, metadata, readAheadFrom: options.dumpReadAheadFrom,
           });
           newCheckpoint = result.at === null ? null : { at: result.at, from: dumps.url! };
           if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
