@@ -4,8 +4,9 @@
 //   child.ts fetch-loop <urls file> <connections> <in flight>
 //                                             the reference: a bare undici loop that fetches and discards each body
 // Prints one JSON line: the measure.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Agent } from 'undici';
@@ -21,19 +22,41 @@ export interface ChildMeasure {
   resources: number;
   bytes: number;
   failed: number;
+  /**
+   * CPU seconds of the main thread alone (Linux): the engine's own cost per resource, which the machine's load and
+   * the file thread's kernel time do not blur as they blur wall time. sync only.
+   */
+  mainThreadCpuSeconds?: number;
   /** sync only */
   verified?: number;
   phases?: Record<string, number>;
   counts?: Record<string, number>;
   firstFailure?: string;
+  /** CPU seconds by thread (BENCH_VERBOSE, Linux). */
+  threads?: Record<string, number>;
+}
+
+/** The main thread's CPU seconds so far (user + system), from /proc; undefined where there is no /proc. */
+function mainThreadCpu(): number | undefined {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks.
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    return (Number(fields[11]) + Number(fields[12])) / ticks;
+  } catch {
+    return undefined;
+  }
 }
 
 async function measureSync(options: SyncOptions): Promise<ChildMeasure> {
+  const main0 = mainThreadCpu();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const result = await sync(options);
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const main1 = mainThreadCpu();
   const peakRssMb = process.resourceUsage().maxRSS / 1024;
   // Outside the timing: what the run recorded.
   const state = new MirrorState(stateDirOf(options.dest));
@@ -49,6 +72,7 @@ async function measureSync(options: SyncOptions): Promise<ChildMeasure> {
     seconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     systemSeconds: cpu.system / 1e6,
+    mainThreadCpuSeconds: main0 === undefined || main1 === undefined ? undefined : main1 - main0,
     peakRssMb,
     resources: result.created + result.updated + result.deleted + result.unchanged,
     bytes: result.bytes,
@@ -110,10 +134,30 @@ async function measureDisk(dir: string, mib: number): Promise<ChildMeasure> {
   return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, systemSeconds: cpu.system / 1e6, peakRssMb: process.resourceUsage().maxRSS / 1024, resources: 1, bytes: mib << 20, failed: 0 };
 }
 
+/** CPU seconds of this process's threads by name (Linux only): where the time went (main, libuv pool, GC helpers…). */
+function threadTimes(): Record<string, number> | undefined {
+  try {
+    const out: Record<string, number> = {};
+    const tick = 100; // USER_HZ
+    for (const tid of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / tick;
+      const key = tid === String(process.pid) ? "main" : `${name}#${tid}`;
+      out[key] = Math.round(((out[key] ?? 0) + seconds) * 100) / 100;
+    }
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
 const [command, ...args] = process.argv.slice(2);
 let measure: ChildMeasure;
 if (command === 'sync') measure = await measureSync(JSON.parse(args[0]!) as SyncOptions);
 else if (command === 'disk') measure = await measureDisk(args[0]!, Number(args[1]));
 else if (command === 'fetch-loop') measure = await measureFetchLoop(args[0]!, Number(args[1]), Number(args[2]));
 else throw new Error(`unknown measure ${command}`);
+if (process.env.BENCH_VERBOSE) measure.threads = threadTimes();
 console.log(JSON.stringify(measure));
