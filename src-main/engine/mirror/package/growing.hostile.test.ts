@@ -14,7 +14,7 @@ import { Http } from '../../http/index.ts';
 import type { EntryOutcome } from './model.ts';
 import { tempFileSink, type TempFile } from './sinks.ts';
 import { fetchPackage, type DumpPackage } from './source.ts';
-import { buildZip, manifestXml, md5 } from './test-zips.ts';
+import { buildZip, manifestXml, md5, patch } from './test-zips.ts';
 
 /** How the server answers one request; `range` is the Range header (undefined for the whole package). */
 type Route = (req: IncomingMessage, res: ServerResponse, range: string | undefined) => void;
@@ -207,6 +207,26 @@ describe('a hostile Source against a package read while it downloads', () => {
     const { result, seen, out } = await read(pkgOf(fixity(zip)));
     const { report } = await result;
     expect(report.counts).toMatchObject({ verified: 3, failed: 0 });
+    await expectAllVerified(seen, bodies, out);
+  });
+
+  it('a range ahead held back until the download is complete, then answered with other bytes: not used', async () => {
+    const { zip, bodies } = await makePackage(3);
+    // The directory as the ranges give it says r0.bin has another CRC-32: were it used, r0 would be reported failed.
+    const lie = patch(zip, 'r0.bin', 'central', 'crc', 0x12345678);
+    let downloaded: () => void;
+    const done = new Promise<void>((r) => (downloaded = r));
+    route = (_req, res, range) => {
+      if (range === undefined) {
+        res.writeHead(200, { 'content-length': String(zip.length) });
+        return void res.end(zip, () => downloaded());
+      }
+      // The end record only: the directory is fetched ahead, and answered once the whole package was sent.
+      if (range.startsWith('bytes=-')) return sendRange(res, zip, 'bytes=-22');
+      void done.then(() => setTimeout(() => sendRange(res, lie, range), 200));
+    };
+    const { result, seen, out } = await read(pkgOf(fixity(zip)));
+    expect((await result).report.counts).toMatchObject({ verified: 3, failed: 0 });
     await expectAllVerified(seen, bodies, out);
   });
 

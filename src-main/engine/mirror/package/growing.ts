@@ -236,6 +236,9 @@ export class GrowingPackage implements PackageBytes {
         this.#invalid = new StreamingUnavailable('a range of the package came back short');
         throw this.#invalid;
       }
+      // Bytes that arrive once the download is complete would never be compared with it (see matches): the
+      // package's own bytes are read from the file instead.
+      if (moved.signal.aborted) return;
       this.#keep({ start, bytes });
     } catch (err) {
       if (moved.signal.aborted && !this.#o.signal?.aborted && err !== this.#invalid) return;
