@@ -460,7 +460,8 @@ async function baseline(
     seen.add(entry.loc);
     const length = Number(entry.md.length ?? 0);
     onListed(++listed, Number.isSafeInteger(length) && length > 0 ? length : 0);
-    await metadata.note(entry);
+    const noted = metadata.note(entry);
+    if (noted) await noted;
     const full = inflight.add(applier.apply(entry));
     if (full) await full;
   };
