@@ -12,6 +12,7 @@ import { loadavg } from 'node:os';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ChildMeasure } from './mirror/child.ts';
+import { settleDisk } from './mirror/settle.ts';
 import { BENCH_DIR, WWW, largeSet, smallSet, writeResourceList, type DataSet } from './mirror/data.ts';
 import { nginxMissing, startNginx, type LoopbackSource } from './mirror/nginx.ts';
 import { measureInChild, type DumpMeasure } from './dump.ts';
@@ -37,6 +38,7 @@ export const MIRROR_TARGETS = {
 } as const;
 
 function child(args: string[]): ChildMeasure {
+  settleDisk();
   // BENCH_CPU_PROF=DIR writes a V8 CPU profile of every measure into DIR (open it in Chrome's DevTools).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`] : [];
   // BENCH_NODE_FLAGS="--trace-gc …" passes flags to every measure's process (experiments).
