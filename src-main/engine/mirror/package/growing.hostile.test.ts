@@ -414,7 +414,7 @@ describe('a hostile Source against a package read while it downloads', () => {
       items.push({ loc: `http://example.com/r${i}`, path: `/r${i}.bin`, hash: `md5:${md5(body)}`, length: body.length });
     }
     zip.addBuffer(Buffer.from(manifestXml('resourcedump-manifest', items)), 'manifest.xml', { forceZip64Format: true });
-    zip.end({ forceZip64Format: true });
+    zip.end({ forceZip64Format: true, comment: '' });
     const chunks: Buffer[] = [];
     for await (const c of zip.outputStream) chunks.push(c as Buffer);
     const pkg = Buffer.concat(chunks);
