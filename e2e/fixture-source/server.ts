@@ -435,25 +435,30 @@ function sendBody(res: ServerResponse, contentType: string, body: Buffer, header
   res.end(body);
 }
 
-/** Packages answer `Range: bytes=N-` (guarded by If-Range on their strong ETag), as a real Source's static files do. */
+/**
+ * Packages answer ranges as a real Source's static files do (RFC 9110 §14: `bytes=N-`, `bytes=A-B`, `bytes=-N`),
+ * guarded by If-Range on their strong ETag.
+ */
 function sendPackage(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
   const etag = `"${createHash('md5').update(body).digest('hex')}"`;
   const headers = { etag, 'accept-ranges': 'bytes' };
-  const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+  const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
   const ifRange = req.headers['if-range'];
-  if (range === null || (ifRange !== undefined && ifRange !== etag)) return sendBody(res, 'application/zip', body, headers);
-  const start = Number(range[1]);
-  if (start >= body.length) {
+  if (range === null || (range[1] === '' && range[2] === '') || (ifRange !== undefined && ifRange !== etag)) return sendBody(res, 'application/zip', body, headers);
+  const suffix = range[1] === '';
+  const start = suffix ? Math.max(0, body.length - Number(range[2])) : Number(range[1]);
+  const end = suffix || range[2] === '' ? body.length - 1 : Math.min(body.length - 1, Number(range[2]));
+  if (start >= body.length || end < start) {
     res.writeHead(416, { 'content-range': `bytes */${body.length}`, 'content-length': 0 });
     return void res.end();
   }
   res.writeHead(206, {
     'content-type': 'application/zip',
-    'content-length': body.length - start,
-    'content-range': `bytes ${start}-${body.length - 1}/${body.length}`,
+    'content-length': end - start + 1,
+    'content-range': `bytes ${start}-${end}/${body.length}`,
     ...headers,
   });
-  res.end(body.subarray(start));
+  res.end(body.subarray(start, end + 1));
 }
 
 /** Alters an answer on its way out: `stall` sends half its body and stops; `corrupt` flips bytes; `long` adds 10. */

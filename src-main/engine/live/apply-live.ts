@@ -10,6 +10,7 @@ import type { Fetcher } from '../mirror/fetcher.ts';
 import { runIncremental } from '../mirror/incremental.ts';
 import { LocalPaths } from '../mirror/local-path.ts';
 import { acquireLock } from '../mirror/lock.ts';
+import { WorkSlots } from '../mirror/work-slots.ts';
 import type { MirrorState, RunCounts } from '../mirror/state.ts';
 import type { AppliedChange } from './model.ts';
 import type { ChangeItem, Notification } from './payload.ts';
@@ -87,17 +88,16 @@ export function collapse(items: Taken[], coveredBeforeMs: number | null): Change
 }
 
 async function applyChanges(ctx: MirrorContext, applier: Applier, changes: ChangeItem[]): Promise<AppliedChange[]> {
-  const inflight = new Set<Promise<void>>();
+  const inflight = new WorkSlots(ctx.concurrency * 2);
   for (const c of changes) {
     if (c.change === 'deleted') applier.delete(c.uri);
     else if (c.change !== 'created' && c.change !== 'updated') applier.fail(c.uri, `not applied: change="${c.change.slice(0, 40)}" is not created, updated or deleted`);
     else {
-      const p = applier.apply(c.entry).finally(() => inflight.delete(p));
-      inflight.add(p);
-      if (inflight.size >= ctx.concurrency * 2) await Promise.race(inflight);
+      const full = inflight.add(applier.apply(c.entry));
+      if (full) await full;
     }
   }
-  await Promise.all(inflight);
+  await inflight.all();
   await applier.finish();
   const failed = new Map(applier.failures.map((f) => [f.uri, f.reason]));
   const kept = new Set(applier.wouldDelete);

@@ -9,7 +9,7 @@ import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
 import { NetworkError, toNetworkError } from '../http/errors.ts';
 import { DurableWriter, type TempFile } from './durable.ts';
-import { FetchFailure, httpDate, resourceSignal, type Fetcher } from './fetcher.ts';
+import { FetchFailure, httpDate, ResourceSignals, type Fetcher } from './fetcher.ts';
 import { FixityMeter, expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
 import { LocalPaths, PathClaims } from './local-path.ts';
 import { RunInventory } from './run-inventory.ts';
@@ -68,6 +68,8 @@ export class Applier {
   readonly #rows: RunInventory;
   readonly #writer: DurableWriter<Pending>;
   readonly #now = new Date().toISOString();
+  /** Each download's signal: the run's, and the resource's deadline. */
+  readonly #signals: ResourceSignals;
   /**
    * One URI may rightly change more than once in this run (a Change Dump's bitstreams in turn, then the Change List):
    * the shortcut that skips what this run did already (for a resumed run) is then off.
@@ -78,6 +80,7 @@ export class Applier {
     this.#o = options;
     // Paths the inventory holds are looked up as needed, never loaded whole (a mirror may hold millions).
     this.#rows = new RunInventory(options.state);
+    this.#signals = new ResourceSignals(options.fetcher.deadlineMs, options.signal);
     this.#claims = new PathClaims(this.#rows);
     this.#writer = new DurableWriter<Pending>({
       tmpDir: join(options.stateDir, 'tmp'),
@@ -91,7 +94,7 @@ export class Applier {
     const add: Partial<RunCounts> = {};
     const failures: Failure[] = [];
     const sum = (c: Partial<RunCounts>) => {
-      for (const [k, v] of Object.entries(c) as [keyof RunCounts, number][]) add[k] = (add[k] ?? 0) + v;
+      for (const k in c) add[k as keyof RunCounts] = (add[k as keyof RunCounts] ?? 0) + c[k as keyof RunCounts]!;
     };
     state.transaction(() => {
       for (const p of done) {
@@ -138,6 +141,11 @@ export class Applier {
     return existed;
   }
 
+  /** The inventory held no row when this run began: whatever it holds now, this run recorded. */
+  get startedEmpty(): boolean {
+    return this.#rows.startedEmpty;
+  }
+
   /** Applies a created/updated (or listed) resource. Never rejects: a failure is recorded against its URI. */
   async apply(entry: Entry): Promise<void> {
     const uri = entry.loc;
@@ -180,7 +188,7 @@ export class Applier {
       }
       rel = o.dryRun ? mapped.path : this.#claims.claim(mapped.path, uri);
     }
-    const final = join(o.dest, ...rel.split('/'));
+    const final = join(o.dest, rel);
     const lastmodMs = entry.lastmod ? (parseW3cDatetime(entry.lastmod) ?? undefined) : undefined;
     const base = { uri, path: rel, lastmod: entry.lastmod ?? null, type: entry.md.type ?? null, runId: o.runId };
 
@@ -207,7 +215,7 @@ export class Applier {
       if (live.etag) conditional['if-none-match'] = live.etag;
       if (live.lastModified) conditional['if-modified-since'] = live.lastModified;
     }
-    const locations = [...duplicates(entry), uri];
+    const locations = entry.links.length === 0 ? [uri] : [...duplicates(entry), uri];
     const problems: string[] = [];
     for (const location of locations) {
       const useConditional = location === uri && !problems.includes('304') ? conditional : {};
@@ -254,7 +262,7 @@ export class Applier {
 
   async #download(url: string, headers: Record<string, string>, expected: Expectation, mtimeMs: number | undefined): Promise<Downloaded> {
     const o = this.#o;
-    const { signal, done } = resourceSignal(o.fetcher.deadlineMs, o.signal);
+    const { signal, done } = this.#signals.start();
     let file: TempFile | null = null;
     try {
       const response = await o.fetcher.get(url, headers, signal);
@@ -352,7 +360,7 @@ export class Applier {
 
   /** Live counts, as soon as a resource is settled (the durable ones follow with its batch). */
   #count(counts: Partial<RunCounts>): void {
-    for (const [k, v] of Object.entries(counts) as [keyof RunCounts, number][]) this.live[k] += v;
+    for (const k in counts) this.live[k as keyof RunCounts] += counts[k as keyof RunCounts]!;
   }
 
   /** Commits everything staged. */
@@ -383,7 +391,7 @@ export class Applier {
       }
       rel = o.dryRun ? mapped.path : this.#claims.claim(mapped.path, uri);
     }
-    const final = join(o.dest, ...rel.split('/'));
+    const final = join(o.dest, rel);
     const base = { uri, path: rel, lastmod: entry.lastmod ?? null, type: entry.md.type ?? null, runId: o.runId };
     const expected = expectationOf(entry.md);
     if (live && recordedMatches(expected, live.length, live.digests) && sizeIs(final, live.length)) {
@@ -396,6 +404,22 @@ export class Applier {
     }
     const mtimeMs = entry.lastmod ? (parseW3cDatetime(entry.lastmod) ?? undefined) : undefined;
     return { uri, final, base, live, mtimeMs, expected };
+  }
+
+  /**
+   * Whether `prepare` would give a target, without its effects (nothing counted, claimed or recorded): false for a
+   * resource done already in this run, one whose local copy matches, one that cannot be mirrored, or a dry run.
+   * A dump package read while it downloads writes only what is wanted, and prepares it once the package is verified.
+   */
+  wanted(entry: Pick<Entry, 'loc' | 'md'>): boolean {
+    const o = this.#o;
+    if (o.dryRun) return false;
+    const existing = this.#rows.get(entry.loc);
+    const live = existing !== null && existing.status !== 'deleted' && existing.status !== 'quarantined' ? existing : null;
+    if (live === null) return o.paths.map(entry.loc).ok;
+    if (live.runId === o.runId && o.runId !== -1 && !this.repeatable) return false;
+    const final = join(o.dest, ...live.path.split('/'));
+    return !(recordedMatches(expectationOf(entry.md), live.length, live.digests) && sizeIs(final, live.length));
   }
 
   /** A new temporary file path, outside the visible tree (thrown away by the next run if never staged). */

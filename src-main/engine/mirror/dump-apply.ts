@@ -1,11 +1,14 @@
 // The bridge between a dump package and the mirror: each bitstream the package reader hands out (already checked
 // against the manifest and the ZIP while it streams) goes to a temporary file outside the visible tree, and only a
-// verified one is staged into the Applier's durable batches, so it is recorded only after fixity and fsync, exactly
-// like a downloaded resource. A bitstream the mirror does not need (the local copy already matches, not mirrored,
-// done already in this run, before the checkpoint) is read to its end and dropped.
+// verified one is prepared and staged into the Applier's durable batches when its outcome is reported, so it is
+// recorded only after fixity and fsync, exactly like a downloaded resource. Nothing reaches the Applier before the
+// outcome: a package read while it downloads holds its outcomes until its own fixity is known, and an outcome
+// discarded then only costs its temporary file. A bitstream the mirror does not need (the local copy already
+// matches, not mirrored, done already in this run, before the checkpoint) is read to its end and dropped.
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import type { Applier, WriteTarget } from './apply.ts';
+import { clip } from '../clip.ts';
+import type { Applier } from './apply.ts';
 import { judge } from './fixity.ts';
 import type { BitstreamSink, EntryOutcome, ManifestEntry } from './package/index.ts';
 
@@ -13,6 +16,8 @@ export interface PackageApplier {
   sink: BitstreamSink;
   /** Records one outcome of the package reader (verified, unverifiable or failed; deletions are the caller's). */
   outcome(outcome: EntryOutcome): Promise<void>;
+  /** An outcome that will not be recorded (its package is read again, or could not be used): its file goes. */
+  discard(outcome: EntryOutcome): Promise<void>;
 }
 
 async function drain(stream: Readable): Promise<void> {
@@ -21,10 +26,9 @@ async function drain(stream: Readable): Promise<void> {
 }
 
 export function packageApplier(applier: Applier, options: { skip?: (entry: ManifestEntry) => boolean } = {}): PackageApplier {
-  const written = new Map<ManifestEntry, { target: WriteTarget; temp: string }>();
+  const written = new Map<ManifestEntry, string>();
   const sink: BitstreamSink = async (entry, stream) => {
-    const target = options.skip?.(entry) ? null : applier.prepare(entry);
-    if (target === null) {
+    if (options.skip?.(entry) || !applier.wanted(entry)) {
       await drain(stream);
       return null;
     }
@@ -40,21 +44,34 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
       await file.discard();
       throw err;
     }
-    written.set(entry, { target, temp: file.path });
+    written.set(entry, file.path);
     return null;
   };
   const outcome = async (o: EntryOutcome): Promise<void> => {
-    const w = written.get(o.entry);
+    const temp = written.get(o.entry);
     written.delete(o.entry);
     if (o.status === 'verified' || o.status === 'unverifiable') {
-      if (w) applier.stageFile(w.target, w.temp, judge(w.target.expected, o.length, o.digests));
+      // One not wanted is prepared all the same: prepare is what records it as unchanged or not mirrored.
+      const target = options.skip?.(o.entry) ? null : applier.prepare(o.entry);
+      if (target === null) {
+        if (temp !== undefined) await rm(temp, { force: true });
+      } else if (temp !== undefined) {
+        applier.stageFile(target, temp, judge(target.expected, o.length, o.digests));
+      } else {
+        applier.fail(o.entry.loc, `${clip(o.entry.loc)} changed in the mirror while its package was read; it was not extracted, and the next run fetches it`);
+      }
     } else if (o.status === 'failed') {
-      if (w) await rm(w.temp, { force: true });
+      if (temp !== undefined) await rm(temp, { force: true });
       applier.fail(o.entry.loc, o.reason);
     }
     // Every outcome (a deletion too) is one entry done: the run view's counters move as the package applies.
     applier.settledOne();
     await applier.settle();
   };
-  return { sink, outcome };
+  const discard = async (o: EntryOutcome): Promise<void> => {
+    const temp = written.get(o.entry);
+    written.delete(o.entry);
+    if (temp !== undefined) await rm(temp, { force: true });
+  };
+  return { sink, outcome, discard };
 }

@@ -88,6 +88,27 @@ describe('baseline from a Resource Dump', () => {
     expect(resourceRequests()).toEqual([]);
   });
 
+  it('reads each package while it downloads (its end first, by a range) and ends the same, each byte downloaded once', async () => {
+    const result = await run({ dumpReadAheadFrom: 0 });
+    expect(result).toMatchObject({ mode: 'baseline', from: 'dumps', created: 30, failed: 0, updated: 0 });
+    expectMirrorMatchesSource();
+    expect(resourceRequests()).toEqual([]);
+    for (const part of [1, 2]) {
+      const requests = packageRequests(part);
+      // One download of the whole package, and ranges read ahead of it (its end; these packages are small).
+      expect(requests.filter((r) => r.headers.range === undefined)).toHaveLength(1);
+      expect(requests.filter((r) => r.headers.range !== undefined).every((r) => /^bytes=-\d+$|^bytes=\d+-\d+$/.test(r.headers.range!))).toBe(true);
+      expect(requests.length).toBeGreaterThan(1);
+    }
+    const rows = inventory();
+    expect(rows).toHaveLength(30);
+    expect(rows.every((r) => r.status === 'verified' && r.digests.md5)).toBe(true);
+    expect(existsSync(join(dest, '.resourcesync', 'packages'))).toBe(false);
+    expect(readdirSync(join(dest, '.resourcesync', 'tmp')).length).toBe(0);
+    const again = await run({ mode: 'baseline', dumpReadAheadFrom: 0 });
+    expect(again).toMatchObject({ from: 'dumps', created: 0, updated: 0, unchanged: 30, failed: 0 });
+  });
+
   it('reports live progress while the packages apply: resources done, listed and bytes move, not only at the end', async () => {
     const seen: SyncProgress[] = [];
     const result = await run({ onProgress: (p) => void seen.push({ ...p }) });
@@ -164,11 +185,14 @@ describe('baseline from a Resource Dump', () => {
 });
 
 describe('the hostile package', () => {
-  it('refuses each hostile entry with its reason and applies the good one', async () => {
+  it.each([
+    ['once downloaded', undefined],
+    ['while it downloads', 0],
+  ])('refuses each hostile entry with its reason and applies the good one (package read %s)', async (_how, dumpReadAheadFrom) => {
     // Without the Source Description's routes, the hostile Capability List (listed by no Source Description) is the Source.
     await fixture.close();
     await start({ routes: { wellKnown: false, htmlLink: false, linkHeader: false, robots: false } });
-    const result = await run({ url: fixture.url + fixture.paths.hostileDump.capabilityList });
+    const result = await run({ url: fixture.url + fixture.paths.hostileDump.capabilityList, dumpReadAheadFrom });
     expect(result.from).toBe('dumps');
     expect(result.created).toBe(1);
     const reasons = Object.fromEntries(result.failures.map((f) => [f.uri.split('/').at(-1), f.reason]));

@@ -38,6 +38,8 @@ export interface DumpBaselineOptions {
   listing?: DumpListing;
   /** Notes the describedby links of what the packages hold, and fetches them (--with-metadata). */
   metadata?: MetadataFetcher;
+  /** Packages at least this large are read while they download (see fetchPackage). */
+  readAheadFrom?: number;
 }
 
 /** The earliest of several W3C datetimes: the moment the whole snapshot is known to be at least as new as. */
@@ -108,6 +110,9 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
           kind: 'resourcedump',
           workDir,
           sink: bridge.sink,
+          // Read while it downloads, when the Source serves ranges; held outcomes dropped go through here.
+          discard: bridge.discard,
+          readAheadFrom: o.readAheadFrom,
           alsoCompute: ['md5'],
           // Small bitstreams cost more in file operations than in bytes: several at once hide that latency.
           concurrency: DUMP_CONCURRENCY,

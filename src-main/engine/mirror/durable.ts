@@ -237,17 +237,12 @@ export class TempFile {
       return;
     }
     if (this.#handle === null) {
-      // A small body: created, written and closed in one job on the file thread. Its bytes are copied once into a
-      // buffer of their own that moves to the thread: posting the chunks as they are would copy every buffer they
-      // are views of (often a whole socket read of 64 KiB for a 2 KiB body).
-      const own = Buffer.allocUnsafeSlow(this.#held);
-      let at = 0;
-      for (const chunk of this.#chunks) {
-        own.set(chunk, at);
-        at += chunk.byteLength;
-      }
+      // A small body: created, written and closed in one job on the file thread. Its bytes are copied once, into the
+      // buffer that carries the bytes of every file in the thread's next message: posting the chunks as they are
+      // would copy every buffer they are views of (often a whole socket read of 64 KiB for a 2 KiB body).
+      const chunks = this.#chunks;
       this.#chunks = [];
-      await fileThread.one({ op: 'write', path: this.path, chunks: [own], mtimeMs: this.mtimeMs }, [own.buffer as ArrayBuffer]);
+      await fileThread.write(this.path, chunks, this.mtimeMs);
       return;
     }
     const handle = await this.#handle;

@@ -3,7 +3,8 @@
 // Last-Modified values made fit to send back.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
-import { Fetcher, FetchFailure, httpDate, resourceSignal, retryAfterMs } from './fetcher.ts';
+import { Fetcher, FetchFailure, httpDate, resourceSignal, ResourceSignals, retryAfterMs } from './fetcher.ts';
+import { NetworkError } from '../http/errors.ts';
 
 let fixture: FixtureSource;
 let fetcher: Fetcher;
@@ -70,5 +71,53 @@ describe('Last-Modified', () => {
     expect(httpDate('yesterday')).toBeNull();
     expect(httpDate('')).toBeNull();
     expect(httpDate(undefined)).toBeNull();
+  });
+});
+
+describe('ResourceSignals', () => {
+  const aborted = (signal: AbortSignal) => new Promise<unknown>((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
+
+  it('aborts a resource at its deadline, not the others that finished', async () => {
+    const signals = new ResourceSignals(200);
+    const quick = signals.start();
+    const slow = signals.start();
+    quick.done();
+    expect(signals.size).toBe(1);
+    const reason = await aborted(slow.signal);
+    expect(reason).toBeInstanceOf(NetworkError);
+    expect((reason as NetworkError).code).toBe('deadline');
+    expect(quick.signal.aborted).toBe(false);
+    expect(signals.size).toBe(0);
+    slow.done();
+  });
+
+  it("aborts every resource in flight with the run's reason, and later ones at once", async () => {
+    const run = new AbortController();
+    const signals = new ResourceSignals(60_000, run.signal);
+    const a = signals.start();
+    const b = signals.start();
+    const done = signals.start();
+    done.done();
+    const why = new Error('Cancelled');
+    run.abort(why);
+    expect(a.signal.reason).toBe(why);
+    expect(b.signal.reason).toBe(why);
+    expect(done.signal.aborted).toBe(false);
+    const later = signals.start();
+    expect(later.signal.aborted).toBe(true);
+    expect(later.signal.reason).toBe(why);
+  });
+
+  it('leaves no listener on the run signal while nothing is in flight', () => {
+    const run = new AbortController();
+    const signals = new ResourceSignals(60_000, run.signal);
+    for (let i = 0; i < 100; i++) signals.start().done();
+    expect(signals.size).toBe(0);
+    // One more in flight, then a run abort: only it is aborted, once.
+    const one = signals.start();
+    let calls = 0;
+    one.signal.addEventListener('abort', () => calls++);
+    run.abort(new Error('stop'));
+    expect(calls).toBe(1);
   });
 });

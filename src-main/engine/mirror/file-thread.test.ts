@@ -70,3 +70,41 @@ describe('FileThread', () => {
     expect(readFileSync(path, 'utf8')).toBe('move');
   });
 });
+
+describe('FileThread.write', () => {
+  it('writes many small files from views of larger buffers, each its own bytes, in order with other jobs', async () => {
+    const dir = fresh();
+    const thread = new FileThread();
+    const big = Buffer.alloc(64 * 1024, 'z');
+    const writes: Promise<void>[] = [];
+    for (let i = 0; i < 300; i++) {
+      const body = Buffer.from(`file ${i} `.repeat(1 + (i % 5)));
+      // A view in the middle of a larger buffer, split in two chunks.
+      big.set(body, 1000);
+      const view = Buffer.from(big.buffer, big.byteOffset + 1000, body.length);
+      const copy = Buffer.from(view);
+      writes.push(thread.write(join(dir, `${i}.part`), [copy.subarray(0, 3), copy.subarray(3)], Date.UTC(2020, 0, 1, 0, 0, i % 60)));
+      if (i % 50 === 0) await new Promise((r) => setImmediate(r));
+    }
+    const renamed = thread.run([{ op: 'rename', from: join(dir, '299.part'), to: join(dir, 'last.txt') }]);
+    await Promise.all(writes);
+    expect(await renamed).toEqual([null]);
+    for (let i = 0; i < 299; i++) {
+      expect(readFileSync(join(dir, `${i}.part`), 'utf8')).toBe(`file ${i} `.repeat(1 + (i % 5)));
+      expect(statSync(join(dir, `${i}.part`)).mtimeMs).toBe(Date.UTC(2020, 0, 1, 0, 0, i % 60));
+    }
+    expect(readFileSync(join(dir, 'last.txt'), 'utf8')).toBe('file 299 '.repeat(5));
+    // The caller's buffers are left as they were (copied, not moved).
+    expect(big.byteLength).toBe(64 * 1024);
+  });
+
+  it('fails a write alone, with its reason', async () => {
+    const dir = fresh();
+    const thread = new FileThread();
+    const ok = thread.write(join(dir, 'ok'), [Buffer.from('fine')]);
+    const bad = thread.write(join(dir, 'missing', 'f'), [Buffer.from('lost')]);
+    await expect(bad).rejects.toThrow(/ENOENT/);
+    await ok;
+    expect(readFileSync(join(dir, 'ok'), 'utf8')).toBe('fine');
+  });
+});

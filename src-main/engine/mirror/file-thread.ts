@@ -5,7 +5,10 @@
 // of them, and four pool threads creating files in the same folders at once contend for the same kernel locks — on
 // this project's 2-core test machine the kernel time per file more than doubled. One thread that runs plain
 // synchronous calls, a batch per message, keeps the main thread free for HTTP and hashing and does the file work
-// without contention. Jobs queued in the same tick travel in one message; results come back in order.
+// without contention. Jobs travel in batches, results come back in order: at most two messages are on their way
+// (one running, one waiting), and whatever is queued meanwhile goes with the next, so a busy thread gets fewer, larger
+// messages (each costs the main thread a postMessage and a reply) and an idle one gets its jobs at once. The bytes of
+// the small files a message writes travel in one buffer of its own, moved to the thread, not copied.
 //
 // The thread's code is a plain JavaScript string run with `eval: true`, so that it works the same whether the engine
 // runs from TypeScript sources (the CLI, the tests) or from the Electron bundle (no separate entry to build).
@@ -13,6 +16,8 @@ import { Worker } from 'node:worker_threads';
 
 export type FileJob =
   | { op: 'write'; path: string; chunks: Uint8Array[]; mtimeMs?: number }
+  /** Bytes `at` to `at + length` of the message's packed buffer (FileThread.write). */
+  | { op: 'write-packed'; path: string; at: number; length: number; mtimeMs?: number }
   | { op: 'utimes'; path: string; mtimeMs: number }
   | { op: 'mkdir'; path: string }
   | { op: 'rename'; from: string; to: string }
@@ -25,8 +30,19 @@ const THREAD_SOURCE = String.raw`
 'use strict';
 const { parentPort } = require('node:worker_threads');
 const fs = require('node:fs');
-function run(job) {
+function run(job, packed) {
   switch (job.op) {
+    case 'write-packed': {
+      const fd = fs.openSync(job.path, 'w');
+      try {
+        let at = 0;
+        while (at < job.length) at += fs.writeSync(fd, packed, job.at + at, job.length - at);
+        if (job.mtimeMs !== undefined) fs.futimesSync(fd, job.mtimeMs / 1000, job.mtimeMs / 1000);
+      } finally {
+        fs.closeSync(fd);
+      }
+      return;
+    }
     case 'write': {
       const fd = fs.openSync(job.path, 'w');
       try {
@@ -56,11 +72,12 @@ function run(job) {
       throw new Error('unknown file job ' + job.op);
   }
 }
-parentPort.on('message', (jobs) => {
+parentPort.on('message', ({ jobs, packed }) => {
+  const bytes = packed ? new Uint8Array(packed) : null;
   const results = new Array(jobs.length);
   for (let i = 0; i < jobs.length; i++) {
     try {
-      run(jobs[i]);
+      run(jobs[i], bytes);
       results[i] = null;
     } catch (err) {
       results[i] = err && err.message ? String(err.message) : String(err);
@@ -70,14 +87,23 @@ parentPort.on('message', (jobs) => {
 });
 `;
 
+/** Messages on their way to the thread at once: one it runs, one waiting, so it never waits for the main thread. */
+const IN_FLIGHT = 2;
+
+type Part = { from: number; to: number; resolve: (r: FileJobResult[]) => void };
+
 export class FileThread {
   #worker: Worker | null = null;
   #failed = false;
   #queued: FileJob[] = [];
-  #queuedResolvers: { from: number; to: number; resolve: (r: FileJobResult[]) => void }[] = [];
+  /** Bytes of queued `write` calls, packed into one buffer when their message is sent. */
+  #pack: { job: FileJob & { op: 'write-packed' }; chunks: Uint8Array[] }[] = [];
+  #packBytes = 0;
+  #queuedResolvers: Part[] = [];
   #transfer: ArrayBuffer[] = [];
   #scheduled = false;
-  #inFlight: { parts: { from: number; to: number; resolve: (r: FileJobResult[]) => void }[] }[] = [];
+  #inFlight: { parts: Part[] }[] = [];
+  #here: Promise<void> = Promise.resolve();
 
   /**
    * Runs `jobs` in order on the file thread (after every job queued before them); resolves with one result each.
@@ -86,19 +112,33 @@ export class FileThread {
    */
   run(jobs: FileJob[], transfer: ArrayBuffer[] = []): Promise<FileJobResult[]> {
     if (jobs.length === 0) return Promise.resolve([]);
-    const worker = this.#start();
-    if (worker === null) return runHere(jobs);
+    // Without a thread (it could not start, or stopped) the jobs still go through the queue: #send runs them here.
+    this.#start();
     return new Promise((resolve) => {
       const from = this.#queued.length;
       this.#queued.push(...jobs);
       this.#transfer.push(...transfer);
       this.#queuedResolvers.push({ from, to: this.#queued.length, resolve });
-      if (!this.#scheduled) {
+      if (!this.#scheduled && this.#inFlight.length < IN_FLIGHT) {
         this.#scheduled = true;
         // Everything queued in this turn of the event loop travels in one message.
         setImmediate(() => this.#send());
       }
     });
+  }
+
+  /**
+   * Writes a small file (created or truncated, given `mtimeMs`) from `chunks`, which may be views of larger buffers:
+   * their bytes are copied into the buffer that moves to the thread with the next message. Rejects with its error.
+   */
+  async write(path: string, chunks: Uint8Array[], mtimeMs?: number): Promise<void> {
+    let length = 0;
+    for (const chunk of chunks) length += chunk.byteLength;
+    const job: FileJob & { op: 'write-packed' } = { op: 'write-packed', path, at: 0, length, mtimeMs };
+    this.#pack.push({ job, chunks });
+    this.#packBytes += length;
+    const [result] = await this.run([job]);
+    if (result !== null && result !== undefined) throw new Error(result);
   }
 
   /** One job; rejects with its error. */
@@ -117,13 +157,34 @@ export class FileThread {
     this.#queuedResolvers = [];
     this.#transfer = [];
     if (jobs.length === 0) return;
+    const packed = this.#packed();
+    if (packed !== null) transfer.push(packed.buffer as ArrayBuffer);
     if (worker === null) {
-      void runHere(jobs).then((results) => settle(parts, results));
+      // One batch after the other, as the thread would.
+      this.#here = this.#here.then(() => runHere(jobs, packed).then((results) => settle(parts, results)));
       return;
     }
     if (this.#inFlight.length === 0) worker.ref();
     this.#inFlight.push({ parts });
-    worker.postMessage(jobs, transfer);
+    worker.postMessage({ jobs, packed: packed?.buffer ?? null }, transfer);
+  }
+
+  /** The bytes of the queued `write` calls in one buffer of their own (null when there are none); sets each job's `at`. */
+  #packed(): Uint8Array | null {
+    if (this.#pack.length === 0) return null;
+    // Its own memory (not a slice of Node's pool), which can move to the thread; not zeroed, every byte is set below.
+    const packed = new Uint8Array(Buffer.allocUnsafeSlow(this.#packBytes).buffer);
+    let at = 0;
+    for (const { job, chunks } of this.#pack) {
+      job.at = at;
+      for (const chunk of chunks) {
+        packed.set(chunk, at);
+        at += chunk.byteLength;
+      }
+    }
+    this.#pack = [];
+    this.#packBytes = 0;
+    return packed;
   }
 
   #start(): Worker | null {
@@ -138,6 +199,8 @@ export class FileThread {
     }
     worker.on('message', (results: FileJobResult[]) => {
       const batch = this.#inFlight.shift();
+      // What was queued while the thread was busy goes now, in one message.
+      if (this.#queued.length > 0 && !this.#scheduled) this.#send();
       if (this.#inFlight.length === 0) worker.unref();
       if (batch) settle(batch.parts, results);
     });
@@ -156,20 +219,32 @@ export class FileThread {
     for (const batch of this.#inFlight.splice(0)) {
       for (const part of batch.parts) part.resolve(new Array(part.to - part.from).fill('the file thread stopped'));
     }
+    // Jobs held back while it was busy run here.
+    if (this.#queued.length > 0 && !this.#scheduled) this.#send();
   }
 }
 
-function settle(parts: { from: number; to: number; resolve: (r: FileJobResult[]) => void }[], results: FileJobResult[]): void {
+function settle(parts: Part[], results: FileJobResult[]): void {
   for (const part of parts) part.resolve(results.slice(part.from, part.to));
 }
 
 /** Where no worker thread can be started: the same jobs through fs/promises, in order. */
-async function runHere(jobs: FileJob[]): Promise<FileJobResult[]> {
+async function runHere(jobs: FileJob[], packed: Uint8Array | null = null): Promise<FileJobResult[]> {
   const fs = await import('node:fs/promises');
   const results: FileJobResult[] = [];
   for (const job of jobs) {
     try {
       switch (job.op) {
+        case 'write-packed': {
+          const handle = await fs.open(job.path, 'w');
+          try {
+            await handle.writev([packed!.subarray(job.at, job.at + job.length)]);
+            if (job.mtimeMs !== undefined) await handle.utimes(job.mtimeMs / 1000, job.mtimeMs / 1000);
+          } finally {
+            await handle.close();
+          }
+          break;
+        }
         case 'write': {
           const handle = await fs.open(job.path, 'w');
           try {

@@ -12,6 +12,7 @@ import { HttpStatusError } from '../http/errors.ts';
 import { entryLabel, entryProblem } from './entries.ts';
 import type { Applier } from './apply.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
+import { WorkSlots } from './work-slots.ts';
 
 export interface IncrementalOptions {
   http: Http;
@@ -124,8 +125,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
 
   const t1 = Date.now();
   const ordered = [...last.values()].sort((a, b) => (a.ms ?? Infinity) - (b.ms ?? Infinity) || a.seq - b.seq);
-  const inflight = new Set<Promise<void>>();
-  const limit = Math.max(2, o.concurrency * 2);
+  const inflight = new WorkSlots(Math.max(2, o.concurrency * 2));
   for (const change of ordered) {
     if (o.signal?.aborted || o.pauseSignal?.aborted) break;
     if (change.entry.md.change === 'deleted') {
@@ -134,11 +134,10 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
       o.applier.settledOne();
       continue;
     }
-    const p = (o.applyChange ? o.applyChange(change.entry) : o.applier.apply(change.entry)).finally(() => inflight.delete(p));
-    inflight.add(p);
-    if (inflight.size >= limit) await Promise.race(inflight);
+    const full = inflight.add(o.applyChange ? o.applyChange(change.entry) : o.applier.apply(change.entry));
+    if (full) await full;
   }
-  await Promise.all(inflight);
+  await inflight.all();
   await o.applier.finish();
   o.phases.fetch = (Date.now() - t1) / 1000;
   for (const b of bad) o.applier.fail(b.uri, b.reason, true);

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { LocalPaths, PathClaims, caseKey, parseMap, safeName } from './local-path.ts';
+import { LocalPaths, PathClaims, caseKey, escapeName, parseMap, safeName } from './local-path.ts';
 import { MIRROR_MIGRATIONS, MirrorState, STATE_FILE, type InventoryRow } from './state.ts';
 
 const SRC = 'http://example.org/dataset1/capabilitylist.xml';
@@ -113,6 +113,21 @@ describe('LocalPaths.map', () => {
     expect(deep.length).toBeLessThanOrEqual(1024);
   });
 
+  it('gives plain names the same safe name by its shortcut as by the full escaping', () => {
+    const names = [
+      'a', 'A.txt', 'file-1_2~3+4=5,6@7', 'x'.repeat(200), 'x'.repeat(201), '.hidden', 'name.', 'name..', 'a.b.c',
+      'con', 'CON.txt', 'nul.tar.gz', 'com1', 'lpt9.x', 'console', 'conx', 'com10', 'aux-file', 'prn_', '-', '_', '~', '1',
+      'a b', 'a%20b', 'é', 'a:b', 'a\\b', '..', '.', '', 'café.txt',
+    ];
+    for (let i = 0; i < 2000; i++) {
+      const alphabet = 'aAzZ09._~+=,@-%: /\\?é';
+      let n = '';
+      for (let j = 0; j < 1 + (i % 12); j++) n += alphabet[(i * 7 + j * 13 + j * j) % alphabet.length];
+      names.push(n);
+    }
+    for (const name of names) expect(safeName(name), JSON.stringify(name)).toBe(escapeName(name));
+  });
+
   it('refuses --map folders that leave the mirror', () => {
     expect(() => parseMap('http://example.org/=../x')).toThrow(/inside the mirror/);
     expect(() => parseMap('http://example.org/=/abs')).toThrow(/relative/);
@@ -149,6 +164,20 @@ describe('PathClaims', () => {
     expect(claims.claim('h/a', 'u2')).toBe('h/a');
     expect(claims.holder('h/a')).toBe('u2');
     expect(claims.size).toBe(1);
+    // The folder `h/a` was worked out once for `h/a/b`; now a file holds its name, so its files go elsewhere.
+    expect(claims.claim('h/a/c', 'u3')).toBe('h/a%dir/c');
+  });
+
+  it('keeps finding clashes in a folder it has already worked out, for every file in it', () => {
+    const claims = new PathClaims();
+    expect(claims.claim('h/d/x', 'http://h/d/x')).toBe('h/d/x');
+    expect(claims.claim('h/d/y', 'http://h/d/y')).toBe('h/d/y');
+    expect(claims.claim('h/d', 'http://h/d')).toBe('h/d%file');
+    expect(claims.claim('h/d/X', 'http://h/d/X')).toBe('h/d/X%~2');
+    expect(claims.claim('h/D/z', 'http://h/D/z')).toBe('h/D/z');
+    expect(claims.claim('h/d/x', 'http://h/d/x')).toBe('h/d/x');
+    expect(claims.claim('h/d/x/deeper', 'http://h/d/x/deeper')).toBe('h/d/x%dir/deeper');
+    expect(claims.claim('h/d/x/other', 'http://h/d/x/other')).toBe('h/d/x%dir/other');
   });
 });
 

@@ -18,6 +18,7 @@ import { LocalPaths } from './local-path.ts';
 import { acquireLock } from './lock.ts';
 import type { SecretStore } from './secrets.ts';
 import { accessOf, sourceHeadersOf, type AskAgain, type Credentials } from './settings.ts';
+import { WorkSlots } from './work-slots.ts';
 import { MirrorState, STATE_DIR, stateDirOf, type RunCounts } from './state.ts';
 import type { SyncProgress } from './sync.ts';
 
@@ -123,8 +124,7 @@ export async function retryResources(options: RetryOptions): Promise<RetryResult
       const phases = { lists: (Date.now() - t0) / 1000 };
       phase = 'fetch';
       const t1 = Date.now();
-      const inflight = new Set<Promise<void>>();
-      const limit = Math.max(2, (settings.concurrency ?? 8) * 2);
+      const inflight = new WorkSlots(Math.max(2, (settings.concurrency ?? 8) * 2));
       for (const uri of wanted) {
         if (options.signal?.aborted) break;
         const entry = found.get(uri);
@@ -141,12 +141,11 @@ export async function retryResources(options: RetryOptions): Promise<RetryResult
             applier.settledOne();
             continue;
           }
-          const p = applier.apply(entry).finally(() => inflight.delete(p));
-          inflight.add(p);
-          if (inflight.size >= limit) await Promise.race(inflight);
+          const full = inflight.add(applier.apply(entry));
+          if (full) await full;
         }
       }
-      await Promise.all(inflight);
+      await inflight.all();
       phase = 'finishing';
       await applier.finish();
       Object.assign(phases, { fetch: (Date.now() - t1) / 1000 });

@@ -18,11 +18,14 @@ export class RunInventory implements ClaimStore {
   #claimsKnown: boolean;
   readonly #recorded = new Set<string>();
   readonly #max: number;
+  /** The inventory held no row when the run began: every row it holds now, this run recorded. */
+  readonly startedEmpty: boolean;
 
   constructor(state: MirrorState, max = MAX_REMEMBERED) {
     this.#state = state;
     this.#max = max;
-    this.#fresh = state.isEmpty();
+    this.startedEmpty = state.isEmpty();
+    this.#fresh = this.startedEmpty;
     this.#claimsKnown = this.#fresh;
   }
 

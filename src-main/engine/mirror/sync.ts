@@ -24,6 +24,7 @@ import { entryLabel, entryProblem } from './entries.ts';
 import { acquireLock } from './lock.ts';
 import type { SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
+import { WorkSlots } from './work-slots.ts';
 import { MirrorState, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
@@ -37,6 +38,8 @@ export interface SyncOptions {
   allowHosts?: string[];
   mode?: SyncMode;
   useDumps?: boolean;
+  /** Resource Dump packages at least this large are read while they download (default 4 MiB; tests set 0). */
+  dumpReadAheadFrom?: number;
   /** Also mirror the metadata resources entries link with rel="describedby" (metadata.ts). */
   withMetadata?: boolean;
   deletePolicy?: DeletePolicy;
@@ -273,7 +276,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         if (mode === 'baseline' && dumps.listing !== null) {
           const result = await runDumpBaseline({
             http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, phases,
-            onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, metadata,
+            onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, metadata, readAheadFrom: options.dumpReadAheadFrom,
           });
           newCheckpoint = result.at === null ? null : { at: result.at, from: dumps.url! };
           if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
@@ -436,8 +439,7 @@ async function baseline(
 ): Promise<{ at: string | null }> {
   const t0 = Date.now();
   const seen = new Set<string>();
-  const inflight = new Set<Promise<void>>();
-  const limit = Math.max(2, (options.concurrency ?? 8) * 2);
+  const inflight = new WorkSlots(Math.max(2, (options.concurrency ?? 8) * 2));
   // Reading the lists stops on a pause too (new work), while the resources in flight keep the run's own signal.
   const intake = options.pauseSignal && options.signal ? AbortSignal.any([options.signal, options.pauseSignal]) : (options.pauseSignal ?? options.signal);
   let listed = 0;
@@ -450,9 +452,8 @@ async function baseline(
     const length = Number(entry.md.length ?? 0);
     onListed(++listed, Number.isSafeInteger(length) && length > 0 ? length : 0);
     await metadata.note(entry);
-    const p = applier.apply(entry).finally(() => inflight.delete(p));
-    inflight.add(p);
-    if (inflight.size >= limit) await Promise.race(inflight);
+    const full = inflight.add(applier.apply(entry));
+    if (full) await full;
   };
   const children: string[] = [];
   let isIndex = false;
@@ -492,15 +493,16 @@ async function baseline(
     }
   } catch (err) {
     // Whatever stopped the reading (a pause, a cancel, a bad list), what was started settles before the run ends.
-    await Promise.allSettled(inflight);
+    await inflight.allSettled();
     throw err;
   }
   onListed(listed, 0, true);
-  await Promise.all(inflight);
+  await inflight.all();
   if (!intake?.aborted) await metadata.run();
   phases.fetch = (Date.now() - t0) / 1000;
   // What the mirror holds that the Source no longer lists (metadata of a listed resource aside): the policy decides.
-  if (!intake?.aborted) {
+  // A run that started from an empty inventory recorded only listed resources and their metadata: nothing to look for.
+  if (!intake?.aborted && !applier.startedEmpty) {
     const described = metadataOf(state);
     for (const { uri } of [...state.paths()]) {
       if (seen.has(uri) || keepAsMetadata(described, uri, (u) => seen.has(u))) continue;

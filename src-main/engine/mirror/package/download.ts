@@ -4,12 +4,13 @@
 // Dump entry's rs:md `length` and `hash` are the package's fixity: a server that announces another length is
 // refused before a byte is written, and the finished file is renamed into place only when both match.
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { clip } from '../../clip.ts';
 import { parseHashes, type HashAlgorithm } from '../../documents/index.ts';
 import { HttpStatusError, NetworkError, type Http } from '../../http/index.ts';
+import { partWriter, type PartProgress } from './part.ts';
 
 export interface DownloadOptions {
   http: Http;
@@ -25,6 +26,8 @@ export interface DownloadOptions {
   /** Resumptions within this call after a transfer broke off; each must have brought new bytes. Default 5. */
   maxResumes?: number;
   onProgress?: (bytes: number, total: number | null) => void;
+  /** Told what is on disk as it is written, for a reader that follows the download (growing.ts). */
+  part?: PartProgress;
 }
 
 export interface DownloadResult {
@@ -119,6 +122,15 @@ function digestsOf(hs: [HashAlgorithm, Hash][]): Partial<Record<HashAlgorithm, s
 }
 
 export async function downloadPackage(options: DownloadOptions): Promise<DownloadResult> {
+  try {
+    return await download(options);
+  } catch (err) {
+    options.part?.fail(err as Error);
+    throw err;
+  }
+}
+
+async function download(options: DownloadOptions): Promise<DownloadResult> {
   const { http, url, dest, signal } = options;
   const part = `${dest}.part`;
   const metaPath = `${dest}.part.json`;
@@ -146,6 +158,7 @@ export async function downloadPackage(options: DownloadOptions): Promise<Downloa
     await hashFile(dest, hs);
     const digests = digestsOf(hs);
     if (verify(digests) === null) {
+      options.part?.complete(dest, finalSize);
       return { path: dest, bytes: finalSize, digests, resumedFrom: finalSize, resumes: 0, restarts: 0, reused: true, problems };
     }
   }
@@ -222,6 +235,7 @@ export async function downloadPackage(options: DownloadOptions): Promise<Downloa
       }
       const hs = hashers(algorithms);
       if (append) await hashFile(part, hs);
+      options.part?.begin(part, offset);
       let written = offset;
       const limit = expectedLength;
       // A transfer that breaks off ends the file cleanly, so every byte that arrived is on disk to resume from
@@ -244,7 +258,7 @@ export async function downloadPackage(options: DownloadOptions): Promise<Downloa
             broke = err;
           }
         },
-        createWriteStream(part, { flags: append ? 'a' : 'w' }),
+        partWriter(part, append ? 'a' : 'w', options.part),
       );
       if (broke !== null) throw broke;
       offset = written;
@@ -259,6 +273,7 @@ export async function downloadPackage(options: DownloadOptions): Promise<Downloa
         throw new PackageDownloadError('hash-mismatch', `${mismatch}; the download was thrown away`, url);
       }
       await rename(part, dest);
+      options.part?.complete(dest, written);
       await rm(metaPath, { force: true });
       return { path: dest, bytes: written, digests, resumedFrom, resumes, restarts, reused: false, problems };
     } catch (err) {

@@ -6,6 +6,7 @@
 import type { Readable } from 'node:stream';
 import { clip } from '../../clip.ts';
 import { DocumentError, type HashAlgorithm } from '../../documents/index.ts';
+import type { PackageBytes } from './bytes.ts';
 import { applicationOrder, compareManifests, MANIFEST_CAPABILITY, readManifest, type Manifest } from './manifest.ts';
 import {
   DEFAULT_LIMITS,
@@ -56,20 +57,22 @@ function failed(entry: ManifestEntry, code: EntryFailureCode, reason: string): E
   return { status: 'failed', entry, code, reason };
 }
 
-export async function readPackage(path: string, options: ReadPackageOptions): Promise<PackageReport> {
+/** Reads a package from a file, or from PackageBytes (a package still downloading; the caller closes them). */
+export async function readPackage(from: string | PackageBytes, options: ReadPackageOptions): Promise<PackageReport> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   // The central directory is read twice, so that only what the manifest names is ever held: first for manifest.xml,
   // then for the entries the manifest names.
-  const first = await readZipDirectory(path, limits, (key) => key === MANIFEST_NAME);
+  const first = await readZipDirectory(from, limits, (key) => key === MANIFEST_NAME);
   let manifest: Manifest;
   try {
     manifest = await readPackageManifest(first, limits, options);
   } finally {
     await first.close();
   }
+  if (typeof from !== 'string') from.entriesPhase?.();
   const names = new Set<string>([MANIFEST_NAME]);
   for (const entry of manifest.entries) if (entry.zipName !== undefined && entry.change !== 'deleted') names.add(entry.zipName);
-  const dir = await readZipDirectory(path, limits, (key) => names.has(key));
+  const dir = await readZipDirectory(from, limits, (key) => names.has(key));
   try {
     return await readWithDirectory(dir, manifest, limits, options);
   } finally {
@@ -115,7 +118,10 @@ async function readWithDirectory(dir: ZipDirectory, manifest: Manifest, limits: 
   };
 
   let total = 0;
-  const ordered = applicationOrder(kind, manifest.entries);
+  // Each entry with the slot of its outcome in the report: a Change Dump's in application order, a Resource Dump's
+  // in manifest order.
+  const ordered =
+    kind === 'resourcedump' ? packageOrder(manifest.entries, dir) : applicationOrder(kind, manifest.entries).map((entry, slot) => ({ entry, slot }));
   const outcomes: EntryOutcome[] = new Array(ordered.length);
   const one = async (entry: ManifestEntry): Promise<EntryOutcome> => {
     const plan = planEntry(kind, entry, dir, url);
@@ -133,12 +139,13 @@ async function readWithDirectory(dir: ZipDirectory, manifest: Manifest, limits: 
   // keep both cores busy (one hashing while the other's bytes are inflated and written in the thread pool).
   const concurrency = kind === 'changedump' ? 1 : Math.max(1, options.concurrency ?? 2);
   let next = 0;
+  let stopped = false;
   const worker = async (): Promise<void> => {
-    while (next < ordered.length) {
+    while (next < ordered.length && !stopped) {
       if (signal?.aborted) throw new PackageError('aborted', `Reading ${url} was cancelled`, { cause: signal.reason });
       const i = next++;
-      const outcome = await one(ordered[i]);
-      outcomes[i] = outcome;
+      const outcome = await one(ordered[i]!.entry);
+      outcomes[ordered[i]!.slot] = outcome;
       if (outcome.status === 'failed') report.counts.failed++;
       else if (outcome.status === 'deleted') report.counts.deleted++;
       else {
@@ -148,10 +155,31 @@ async function readWithDirectory(dir: ZipDirectory, manifest: Manifest, limits: 
       await options.onOutcome?.(outcome);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, ordered.length) }, worker));
+  // Every worker is waited for, even after one failed: nothing may still be writing once this returns.
+  const guarded = () =>
+    worker().catch((err: unknown) => {
+      stopped = true;
+      throw err;
+    });
+  const ends = await Promise.allSettled(Array.from({ length: Math.min(concurrency, ordered.length) }, guarded));
+  const rejected = ends.find((e) => e.status === 'rejected');
+  if (rejected) throw rejected.reason;
   report.outcomes = outcomes;
 
   return report;
+}
+
+/**
+ * A Resource Dump's bitstreams are independent (§11.2), so they are read in the order they lie in the package:
+ * one pass front to back, which a package still downloading can follow as its bytes arrive. Outcomes still come
+ * in manifest order in the report. Entries not in the package keep their place at the front (they fail at once).
+ */
+function packageOrder(entries: ManifestEntry[], dir: ZipDirectory): { entry: ManifestEntry; slot: number }[] {
+  const offset = (e: ManifestEntry): number => (e.zipName === undefined ? -1 : (dir.items.get(e.zipName)?.entry.relativeOffsetOfLocalHeader ?? -1));
+  return entries
+    .map((entry, slot) => ({ entry, slot, at: offset(entry) }))
+    .sort((a, b) => a.at - b.at || a.slot - b.slot)
+    .map(({ entry, slot }) => ({ entry, slot }));
 }
 
 async function readPackageManifest(dir: ZipDirectory, limits: PackageLimits, options: ReadPackageOptions): Promise<Manifest> {

@@ -10,7 +10,9 @@ import { HttpStatusError, type Http } from '../../http/index.ts';
 import { loadDocument, XML_ACCEPT } from '../../load.ts';
 import { downloadPackage, type DownloadResult } from './download.ts';
 import { readPackage, type ReadPackageOptions } from './extract.ts';
-import type { DumpKind, PackageReport } from './model.ts';
+import { GrowingPackage } from './growing.ts';
+import type { DumpKind, EntryOutcome, PackageReport } from './model.ts';
+import { PartProgress } from './part.ts';
 
 export interface DumpPackage {
   /** The package's entry in its Dump: `loc`, rs:md `length`, `hash`, `at`/`from`/`until`, rs:ln `contents`. */
@@ -85,14 +87,39 @@ export interface FetchPackageOptions extends Omit<ReadPackageOptions, 'url' | 'c
   deadlineAt?: number;
   onDownloadProgress?: (bytes: number, total: number | null) => void;
   /** This package's download, already under way (see PackagePrefetch); otherwise it is downloaded here. */
-  downloading?: Promise<DownloadResult>;
+  downloading?: Download;
+  /**
+   * A Resource Dump package is read while it downloads when the server serves ranges (its end first, for the
+   * directory), and its outcomes are held back until the download is complete and its length and hash hold; when
+   * they do not, or what was fetched out of turn differs from the package downloaded, every held outcome is given
+   * to `discard` (to remove what the sink wrote) and the package is read again from the file. Without `discard`
+   * the package is read only once downloaded.
+   */
+  discard?: (outcome: EntryOutcome) => Promise<void>;
+  /** Packages the Dump says are smaller than this are read only once downloaded (nothing to overlap). Default 4 MiB. */
+  readAheadFrom?: number;
+}
+
+const READ_AHEAD_FROM = 4 * 1024 * 1024;
+
+/** The Dump entry's `length`, when it is a number. */
+function lengthOf(pkg: DumpPackage): number | undefined {
+  const length = pkg.entry.md.length;
+  return length !== undefined && /^\s*\d+\s*$/.test(length) ? Number(length) : undefined;
+}
+
+/** A package's download under way: its result, and what it has written so far. */
+export interface Download {
+  result: Promise<DownloadResult>;
+  part: PartProgress;
 }
 
 type DownloadOf = Pick<FetchPackageOptions, 'http' | 'package' | 'workDir' | 'signal' | 'deadlineAt' | 'onDownloadProgress'>;
 
-function startDownload(options: DownloadOf): Promise<DownloadResult> {
+function startDownload(options: DownloadOf): Download {
   const { entry } = options.package;
-  return downloadPackage({
+  const part = new PartProgress();
+  const result = downloadPackage({
     http: options.http,
     url: entry.loc,
     dest: packagePath(options.workDir, entry.loc),
@@ -101,7 +128,11 @@ function startDownload(options: DownloadOf): Promise<DownloadResult> {
     signal: options.signal,
     deadlineAt: options.deadlineAt,
     onProgress: options.onDownloadProgress,
+    part,
   });
+  // Handled by whoever takes it; never an unhandled rejection meanwhile.
+  result.catch(() => undefined);
+  return { result, part };
 }
 
 /**
@@ -111,16 +142,16 @@ function startDownload(options: DownloadOf): Promise<DownloadResult> {
  * as if it had been downloaded then; one left unfinished by a stop is resumed by the next run like any other.
  */
 export class PackagePrefetch {
-  #ahead: { loc: string; download: Promise<DownloadResult>; stop: AbortController } | null = null;
+  #ahead: { loc: string; download: Download; stop: AbortController } | null = null;
 
   /**
    * The download of `current` (already under way, or started now); once it is done, `next` (the package to be read
    * after it, if any) starts downloading while `current` is read.
    */
-  downloadFor(current: DownloadOf, next: DownloadOf | null): Promise<DownloadResult> {
+  downloadFor(current: DownloadOf, next: DownloadOf | null): Download {
     const download = this.take(current.package) ?? startDownload(current);
     if (next !== null) {
-      download.then(
+      download.result.then(
         () => {
           if (!next.signal?.aborted) this.start(next);
         },
@@ -136,13 +167,11 @@ export class PackagePrefetch {
     const stop = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
     const download = startDownload({ ...options, signal });
-    // Handled when it is taken; never an unhandled rejection meanwhile.
-    download.catch(() => undefined);
     this.#ahead = { loc: options.package.entry.loc, download, stop };
   }
 
   /** The download started for `pkg`, if any (taken: it is the caller's now). */
-  take(pkg: DumpPackage): Promise<DownloadResult> | undefined {
+  take(pkg: DumpPackage): Download | undefined {
     if (this.#ahead?.loc !== pkg.entry.loc) return undefined;
     const { download } = this.#ahead;
     this.#ahead = null;
@@ -158,7 +187,7 @@ export class PackagePrefetch {
     this.#ahead = null;
     if (ahead === null) return;
     ahead.stop.abort(new Error('the run stopped before this package was read'));
-    await ahead.download.catch(() => undefined);
+    await ahead.download.result.catch(() => undefined);
   }
 }
 
@@ -175,18 +204,121 @@ export function packagePath(workDir: string, loc: string): string {
 export async function fetchPackage(options: FetchPackageOptions): Promise<{ download: DownloadResult; report: PackageReport }> {
   const { http, signal } = options;
   const { entry } = options.package;
-  const download = await (options.downloading ?? startDownload(options));
+  const downloading = options.downloading ?? startDownload(options);
   const contents = entry.links.find((l) => l.rel === 'contents');
+  const contentsCopy = () => (contents === undefined ? undefined : { url: contents.href, body: fetchBody(http, contents.href, signal) });
+  let download: DownloadResult | undefined;
   try {
-    const report = await readPackage(download.path, {
-      ...options,
-      url: entry.loc,
-      contentsCopy: contents === undefined ? undefined : { url: contents.href, body: fetchBody(http, contents.href, signal) },
-    });
+    const length = lengthOf(options.package);
+    if (options.kind === 'resourcedump' && options.discard !== undefined && (length === undefined || length >= (options.readAheadFrom ?? READ_AHEAD_FROM))) {
+      const read = await readWhileDownloading(options, downloading, contentsCopy);
+      download = read.download;
+      if (read.report !== null && download !== undefined) return { download, report: read.report };
+    }
+    download ??= await downloading.result;
+    const report = await readPackage(download.path, { ...options, url: entry.loc, contentsCopy: contentsCopy() });
     return { download, report };
   } finally {
-    if (!options.keepPackage) await rm(download.path, { force: true });
+    if (!options.keepPackage) {
+      download ??= await downloading.result.catch(() => undefined);
+      if (download !== undefined) await rm(download.path, { force: true });
+    }
   }
+}
+
+/**
+ * Reads a Resource Dump package as it downloads (see FetchPackageOptions.discard). Resolves with the report, or
+ * with a null report when the package must be read again from the file; rejects when the download fails (after
+ * discarding every held outcome) or the run was stopped.
+ */
+async function readWhileDownloading(
+  options: FetchPackageOptions,
+  downloading: Download,
+  contentsCopy: () => ReadPackageOptions['contentsCopy'],
+): Promise<{ download?: DownloadResult; report: PackageReport | null }> {
+  const { entry } = options.package;
+  const length = lengthOf(options.package);
+  const stop = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  let growing: GrowingPackage;
+  try {
+    growing = await GrowingPackage.open({ http: options.http, url: entry.loc, part: downloading.part, length, signal });
+  } catch {
+    // No ranges (or the end could not be had): read the package once it is downloaded, as without streaming.
+    if (options.signal?.aborted) throw options.signal.reason;
+    return { report: null };
+  }
+  // Outcomes wait for the package's fixity: held until the download is verified, then passed on ('pass'); all
+  // dropped if it fails, if what was read ahead differs from it, or if reading failed before ('drop').
+  const at: { mode: 'hold' | 'pass' | 'drop'; readFailed: boolean } = { mode: 'hold', readFailed: false };
+  const held: EntryOutcome[] = [];
+  let flushing: Promise<void> = Promise.resolve();
+  const verdict = downloading.result.then(
+    async (download) => {
+      if (at.readFailed || growing.invalid !== null || !(await growing.matches(download.path))) {
+        at.mode = 'drop';
+        stop.abort(new Error('the package is read again from the file'));
+        return download;
+      }
+      at.mode = 'pass';
+      flushing = (async () => {
+        while (held.length > 0) await options.onOutcome?.(held.shift()!);
+      })();
+      return download;
+    },
+    (err: unknown) => {
+      at.mode = 'drop';
+      stop.abort(err);
+      throw err;
+    },
+  );
+  verdict.catch(() => undefined);
+  let report: PackageReport | null = null;
+  let readError: unknown = null;
+  try {
+    report = await readPackage(growing, {
+      ...options,
+      url: entry.loc,
+      signal,
+      contentsCopy: contentsCopy(),
+      onOutcome: async (outcome) => {
+        if (at.mode !== 'pass') {
+          held.push(outcome);
+          return;
+        }
+        await flushing;
+        await options.onOutcome?.(outcome);
+      },
+    });
+  } catch (err) {
+    at.readFailed = true;
+    readError = err;
+  }
+  let download: DownloadResult;
+  try {
+    download = await verdict;
+    await flushing;
+  } catch (err) {
+    await discardAll(options, held);
+    await growing.close();
+    throw err;
+  }
+  await growing.close();
+  if (options.signal?.aborted) {
+    await discardAll(options, held);
+    throw options.signal.reason;
+  }
+  if (at.mode === 'drop') {
+    await discardAll(options, held);
+    return { download, report: null };
+  }
+  // Passed on: what was read is the verified package's, so an error now is the package's own.
+  if (readError !== null) throw readError;
+  return { download, report };
+}
+
+async function discardAll(options: FetchPackageOptions, held: EntryOutcome[]): Promise<void> {
+  for (const outcome of held.splice(0)) await options.discard?.(outcome).catch(() => undefined);
 }
 
 /** A document's bytes, fetched only when first read (so a failure shows up where the copy is compared). */

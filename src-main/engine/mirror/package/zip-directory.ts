@@ -1,11 +1,11 @@
 // The package's central directory, read once with yauzl (which handles ZIP64 and never holds file data), each entry
 // checked on its own: a bad entry is refused and reported, the others stay usable. Names are decoded and validated
 // here rather than by yauzl, which would end the whole enumeration at the first bad name.
-import { open as openFile, type FileHandle } from 'node:fs/promises';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { createInflateRaw } from 'node:zlib';
 import yauzl from 'yauzl';
 import { clip } from '../../clip.ts';
+import { BytesReader, fileBytes, rangeStream, type PackageBytes } from './bytes.ts';
 import { PackageError, type EntryFailureCode, type ZipEntryRefusal } from './model.ts';
 import { decodeZipName, isSymlink, unsafeName } from './names.ts';
 import { FixityError } from './verify.ts';
@@ -47,11 +47,11 @@ export interface DirectoryOptions {
 export const REPORTED_MAX = 100;
 const DATA_DESCRIPTOR = 0x08;
 const ENCRYPTED = 0x01;
-const READ_CHUNK = 1 << 20;
 
-function openZip(path: string): Promise<yauzl.ZipFile> {
+function openZip(bytes: PackageBytes): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
-    yauzl.open(path, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: false }, (err, zip) => {
+    const options = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: false };
+    yauzl.fromRandomAccessReader(new BytesReader(bytes), bytes.size, options, (err, zip) => {
       if (err) reject(err);
       else resolve(zip);
     });
@@ -86,16 +86,33 @@ function checkEntry(name: string, entry: yauzl.Entry, options: DirectoryOptions)
   return undefined;
 }
 
-/** Reads the central directory, keeping the entries whose NFC name `keep` accepts. */
-export async function readZipDirectory(path: string, options: DirectoryOptions, keep: (key: string) => boolean): Promise<ZipDirectory> {
+/**
+ * Reads the central directory, keeping the entries whose NFC name `keep` accepts. Given a path, the file is opened
+ * and closed with the directory; given PackageBytes, they stay the caller's.
+ */
+export async function readZipDirectory(from: string | PackageBytes, options: DirectoryOptions, keep: (key: string) => boolean): Promise<ZipDirectory> {
+  let bytes: PackageBytes;
+  if (typeof from === 'string') {
+    try {
+      bytes = await fileBytes(from);
+    } catch (err) {
+      throw new PackageError('io', `Cannot read ${from}: ${(err as Error).message}`, { cause: err });
+    }
+  } else bytes = from;
+  const release = async () => {
+    if (typeof from === 'string') await bytes.close();
+  };
   let zip: yauzl.ZipFile;
   try {
-    zip = await openZip(path);
+    zip = await openZip(bytes);
   } catch (err) {
+    await release();
+    if (err instanceof PackageError) throw err;
     throw new PackageError('not-zip', `The package is not a readable ZIP file: ${(err as Error).message}`, { cause: err });
   }
   if (zip.entryCount > options.maxZipEntries) {
     zip.close();
+    await release();
     throw new PackageError(
       'too-many-entries',
       `The package has ${zip.entryCount.toLocaleString('en')} entries, over the limit of ${options.maxZipEntries.toLocaleString('en')}; not read`,
@@ -141,15 +158,9 @@ export async function readZipDirectory(path: string, options: DirectoryOptions, 
     });
   } catch (err) {
     zip.close();
+    await release();
+    if (err instanceof PackageError) throw err;
     throw new PackageError('not-zip', `The package's central directory cannot be read: ${(err as Error).message}`, { cause: err });
-  }
-
-  let handle: FileHandle;
-  try {
-    handle = await openFile(path, 'r');
-  } catch (err) {
-    zip.close();
-    throw new PackageError('io', `Cannot read ${path}: ${(err as Error).message}`, { cause: err });
   }
 
   return {
@@ -158,11 +169,11 @@ export async function readZipDirectory(path: string, options: DirectoryOptions, 
     refusedLeftOut,
     unlisted,
     unlistedLeftOut,
-    fileSize: zip.fileSize,
-    openData: (item) => openData(zip, handle, item),
+    fileSize: bytes.size,
+    openData: (item) => openData(zip, bytes, item),
     close: async () => {
       zip.close();
-      await handle.close();
+      await release();
     },
   };
 }
@@ -190,7 +201,7 @@ function localSizes(header: yauzl.LocalFileHeader): { compressed: number; uncomp
   return { compressed, uncompressed };
 }
 
-async function openData(zip: yauzl.ZipFile, handle: FileHandle, item: ZipItem): Promise<Readable> {
+async function openData(zip: yauzl.ZipFile, bytes: PackageBytes, item: ZipItem): Promise<Readable> {
   const { entry, name } = item;
   let header: yauzl.LocalFileHeader;
   try {
@@ -227,37 +238,11 @@ async function openData(zip: yauzl.ZipFile, handle: FileHandle, item: ZipItem): 
   if (end > zip.fileSize) {
     throw new FixityError('corrupt', `${clip(name)}: its data runs past the end of the package`);
   }
-  const raw = rangeReader(handle, start, end);
+  const raw = rangeStream(bytes, start, end, () => new FixityError('corrupt', 'The package ends before the entry does'));
   if (entry.compressionMethod === 0) return raw;
   // Large output chunks: fewer, bigger buffers to hash and write.
   const inflate = createInflateRaw({ chunkSize: 256 * 1024 });
   raw.on('error', (err) => inflate.destroy(err));
   inflate.on('close', () => raw.destroy());
   return raw.pipe(inflate);
-}
-
-/** The bytes [start, end) of the package, read in 1 MiB slices through the package's one open file. */
-function rangeReader(handle: FileHandle, start: number, end: number): Readable {
-  let position = start;
-  return new Readable({
-    highWaterMark: READ_CHUNK,
-    read() {
-      const want = Math.min(READ_CHUNK, end - position);
-      if (want <= 0) {
-        this.push(null);
-        return;
-      }
-      handle.read(Buffer.allocUnsafe(want), 0, want, position).then(
-        ({ bytesRead, buffer }) => {
-          if (bytesRead === 0) {
-            this.destroy(new FixityError('corrupt', 'The package ends before the entry does'));
-            return;
-          }
-          position += bytesRead;
-          this.push(bytesRead === want ? buffer : buffer.subarray(0, bytesRead));
-        },
-        (err: unknown) => this.destroy(err as Error),
-      );
-    },
-  });
 }
