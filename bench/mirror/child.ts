@@ -4,6 +4,7 @@
 //   child.ts fetch-loop <urls file> <connections> <in flight>
 //                                             the reference: a bare undici loop that fetches and discards each body
 // Prints one JSON line: the measure.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
@@ -21,6 +22,11 @@ export interface ChildMeasure {
   resources: number;
   bytes: number;
   failed: number;
+  /**
+   * CPU seconds of the main thread alone (Linux): the engine's own cost per resource, which the machine's load and
+   * the file thread's kernel time do not blur as they blur wall time. sync only.
+   */
+  mainThreadCpuSeconds?: number;
   /** sync only */
   verified?: number;
   phases?: Record<string, number>;
@@ -28,12 +34,27 @@ export interface ChildMeasure {
   firstFailure?: string;
 }
 
+/** The main thread's CPU seconds so far (user + system), from /proc; undefined where there is no /proc. */
+function mainThreadCpu(): number | undefined {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks.
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    return (Number(fields[11]) + Number(fields[12])) / ticks;
+  } catch {
+    return undefined;
+  }
+}
+
 async function measureSync(options: SyncOptions): Promise<ChildMeasure> {
+  const main0 = mainThreadCpu();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const result = await sync(options);
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const main1 = mainThreadCpu();
   const peakRssMb = process.resourceUsage().maxRSS / 1024;
   // Outside the timing: what the run recorded.
   const state = new MirrorState(stateDirOf(options.dest));
@@ -49,6 +70,7 @@ async function measureSync(options: SyncOptions): Promise<ChildMeasure> {
     seconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     systemSeconds: cpu.system / 1e6,
+    mainThreadCpuSeconds: main0 === undefined || main1 === undefined ? undefined : main1 - main0,
     peakRssMb,
     resources: result.created + result.updated + result.deleted + result.unchanged,
     bytes: result.bytes,

@@ -8,6 +8,7 @@ import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
 import { NetworkError, toNetworkError } from '../http/errors.ts';
+import { eachChunk } from './body.ts';
 import { DurableWriter, type TempFile } from './durable.ts';
 import { FetchFailure, httpDate, ResourceSignals, type Fetcher } from './fetcher.ts';
 import { FixityMeter, expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
@@ -281,15 +282,13 @@ export class Applier {
       }
       const meter = new FixityMeter(expected);
       file = this.#writer.tempFile(mtimeMs);
-      for await (const chunk of response.body) {
-        meter.update(chunk as Buffer);
-        if (meter.overLength) {
-          response.body.destroy();
-          throw new FetchFailure(`more bytes than the ${expected.length!.toLocaleString('en')} the list gives; stopped`);
-        }
-        const wait = file.add(chunk as Buffer);
-        if (wait) await wait;
-      }
+      const into = file;
+      await eachChunk(response.body, (chunk) => {
+        meter.update(chunk);
+        // (eachChunk destroys the body when this throws.)
+        if (meter.overLength) throw new FetchFailure(`more bytes than the ${expected.length!.toLocaleString('en')} the list gives; stopped`);
+        return into.add(chunk);
+      });
       const fixity = meter.finish();
       if (fixity.status === 'mismatch') throw new FetchFailure(`fixity mismatch: ${fixity.reasons.join('; ')}`);
       // Not awaited: the next download starts while this file is written; its batch waits for it (and fails it alone

@@ -17,6 +17,21 @@ function meter(md: { hash?: string; length?: string }, body = BODY, chunk = 3) {
 }
 
 describe('fixity', () => {
+  it('gives the same digests for a small body hashed whole and a large one hashed as it arrives, on both sides of the switch', () => {
+    for (const size of [0, 1, 2048, 64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1, 200 * 1024]) {
+      const body = Buffer.alloc(size);
+      for (let i = 0; i < size; i++) body[i] = (i * 31 + 7) & 0xff;
+      const md5 = createHash('md5').update(body).digest('hex');
+      const sha256 = createHash('sha256').update(body).digest('hex');
+      for (const chunk of [1000, 16 * 1024, 65 * 1024]) {
+        const r = meter({ hash: `md5:${md5} sha-256:${sha256}`, length: String(size) }, body, chunk);
+        expect(r.status, `${size} bytes in chunks of ${chunk}`).toBe('verified');
+        expect(r.digests).toEqual({ md5, 'sha-256': sha256 });
+      }
+      expect(meter({}, body, 4096).digests).toEqual({ md5 });
+    }
+  });
+
   it('verifies length and every hash given, streamed in pieces', () => {
     const r = meter({ hash: `md5:${MD5} sha-1:${SHA1} sha-256:${SHA256.toUpperCase()}`, length: String(BODY.length) });
     expect(r.status).toBe('verified');

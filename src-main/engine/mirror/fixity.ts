@@ -2,7 +2,7 @@
 // counts bytes as they stream past. A resource is `verified` only when its length and every hash given for it match;
 // `mismatch` when one of them does not; `unverifiable` when the entry gives a hash or length that cannot be checked
 // (malformed, an unknown algorithm) and nothing else disagrees; `unchecked` when the entry promises nothing.
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { parseHashes } from '../documents/hash.ts';
 import type { HashAlgorithm, RsMd } from '../documents/model.ts';
@@ -51,10 +51,21 @@ export function promisesAnything(expected: Expectation): boolean {
   return expected.length !== undefined || Object.keys(expected.hashes).length > 0 || expected.problems.length > 0;
 }
 
-/** Hashes and counts bytes; `finish()` compares them with the expectation. */
+/** Bytes a meter holds before it starts hashing: a body this small is hashed in one call when it is complete. */
+const ONE_SHOT = 64 * 1024;
+
+/**
+ * Hashes and counts bytes; `finish()` compares them with the expectation. A small body (most resources of a mirror)
+ * is held and hashed in one call (crypto.hash) at the end, which costs the main thread far less than a Hash object
+ * per algorithm fed chunk by chunk; a larger one is hashed as it arrives, holding nothing. A chunk handed to `update`
+ * must not change afterwards.
+ */
 export class FixityMeter {
   readonly expected: Expectation;
-  #hashers: [HashAlgorithm, Hash][];
+  readonly #algorithms: HashAlgorithm[];
+  /** Hashing as the bytes arrive (null until the body outgrows ONE_SHOT). */
+  #hashers: Hash[] | null = null;
+  #held: Uint8Array[] = [];
   #bytes = 0;
 
   /**
@@ -63,10 +74,10 @@ export class FixityMeter {
    * a large download more than its own check.
    */
   constructor(expected: Expectation, alsoCompute?: HashAlgorithm[]) {
-    alsoCompute ??= Object.keys(expected.hashes).length > 0 ? [] : ['md5'];
     this.expected = expected;
-    const algorithms = new Set<HashAlgorithm>([...(Object.keys(expected.hashes) as HashAlgorithm[]), ...alsoCompute]);
-    this.#hashers = [...algorithms].map((a) => [a, createHash(NODE_ALGORITHM[a])]);
+    const own = Object.keys(expected.hashes) as HashAlgorithm[];
+    const also = alsoCompute ?? (own.length > 0 ? [] : (['md5'] as HashAlgorithm[]));
+    this.#algorithms = also.length === 0 ? own : [...new Set([...own, ...also])];
   }
 
   get bytes(): number {
@@ -80,12 +91,27 @@ export class FixityMeter {
 
   update(chunk: Uint8Array): void {
     this.#bytes += chunk.byteLength;
-    for (const [, hash] of this.#hashers) hash.update(chunk);
+    if (this.#hashers === null) {
+      if (this.#bytes <= ONE_SHOT) {
+        this.#held.push(chunk);
+        return;
+      }
+      this.#hashers = this.#algorithms.map((a) => createHash(NODE_ALGORITHM[a]));
+      for (const held of this.#held) for (const hash of this.#hashers) hash.update(held);
+      this.#held = [];
+    }
+    for (const hash of this.#hashers) hash.update(chunk);
   }
 
   finish(): FixityResult {
     const digests: Digests = {};
-    for (const [algorithm, hash] of this.#hashers) digests[algorithm] = hash.digest('hex');
+    if (this.#hashers !== null) {
+      this.#algorithms.forEach((a, i) => (digests[a] = this.#hashers![i]!.digest('hex')));
+    } else {
+      const whole = this.#held.length === 1 ? this.#held[0]! : Buffer.concat(this.#held);
+      this.#held = [];
+      for (const a of this.#algorithms) digests[a] = hash(NODE_ALGORITHM[a], whole, 'hex');
+    }
     return judge(this.expected, this.#bytes, digests);
   }
 }
