@@ -6,7 +6,7 @@
 // Prints one JSON line: the measure.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Agent } from 'undici';
@@ -32,6 +32,8 @@ export interface ChildMeasure {
   phases?: Record<string, number>;
   counts?: Record<string, number>;
   firstFailure?: string;
+  /** CPU seconds by thread (BENCH_VERBOSE, Linux). */
+  threads?: Record<string, number>;
 }
 
 /** The main thread's CPU seconds so far (user + system), from /proc; undefined where there is no /proc. */
@@ -132,10 +134,30 @@ async function measureDisk(dir: string, mib: number): Promise<ChildMeasure> {
   return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, systemSeconds: cpu.system / 1e6, peakRssMb: process.resourceUsage().maxRSS / 1024, resources: 1, bytes: mib << 20, failed: 0 };
 }
 
+/** CPU seconds of this process's threads by name (Linux only): where the time went (main, libuv pool, GC helpers…). */
+function threadTimes(): Record<string, number> | undefined {
+  try {
+    const out: Record<string, number> = {};
+    const tick = 100; // USER_HZ
+    for (const tid of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / tick;
+      const key = tid === String(process.pid) ? "main" : `${name}#${tid}`;
+      out[key] = Math.round(((out[key] ?? 0) + seconds) * 100) / 100;
+    }
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
 const [command, ...args] = process.argv.slice(2);
 let measure: ChildMeasure;
 if (command === 'sync') measure = await measureSync(JSON.parse(args[0]!) as SyncOptions);
 else if (command === 'disk') measure = await measureDisk(args[0]!, Number(args[1]));
 else if (command === 'fetch-loop') measure = await measureFetchLoop(args[0]!, Number(args[1]), Number(args[2]));
 else throw new Error(`unknown measure ${command}`);
+if (process.env.BENCH_VERBOSE) measure.threads = threadTimes();
 console.log(JSON.stringify(measure));
