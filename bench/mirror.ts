@@ -39,15 +39,21 @@ export const MIRROR_TARGETS = {
 function child(args: string[]): ChildMeasure {
   // BENCH_CPU_PROF=DIR writes a V8 CPU profile of every measure into DIR (open it in Chrome's DevTools).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  // BENCH_NODE_FLAGS="--trace-gc …" passes flags to every measure's process (experiments).
+  const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   const run = spawnSync(
     process.execPath,
-    [...profile, '--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', CHILD, ...args],
+    [...profile, ...flags, '--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', CHILD, ...args],
     { encoding: 'utf8', maxBuffer: 64 * MiB, timeout: 1_800_000 },
   );
   if (run.status !== 0) throw new Error(`measure ${args[0]} failed (exit ${run.status}): ${run.stderr.trim().split('\n').slice(-8).join('\n')}`);
-  const line = run.stdout.trim().split('\n').pop()!;
-  // BENCH_VERBOSE=1 shows each measure whole (phases, counts, kernel time).
-  if (process.env.BENCH_VERBOSE) console.log(`   ${args[0]}: ${line}`);
+  const lines = run.stdout.trim().split('\n');
+  const line = lines.pop()!;
+  // BENCH_VERBOSE=1 shows each measure whole (phases, counts, kernel time), and what else it printed (e.g. --trace-gc).
+  if (process.env.BENCH_VERBOSE) {
+    if (lines.length > 0) console.log(`   ${args[0]} printed ${lines.length} lines; the last ones:\n${lines.slice(-5).map((l) => `      ${l}`).join('\n')}`);
+    console.log(`   ${args[0]}: ${line}`);
+  }
   return JSON.parse(line) as ChildMeasure;
 }
 

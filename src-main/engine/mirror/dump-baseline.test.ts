@@ -115,7 +115,12 @@ describe('baseline from a Resource Dump', () => {
     expect(result).toMatchObject({ from: 'dumps', created: 30 });
     const last = seen.at(-1)!;
     expect(last).toMatchObject({ settled: 30, listed: 30, created: 30 });
-    expect(last.bytesFetched).toBe(result.bytes);
+    // A dump's bytes are its packages': all of what the Dump lists was downloaded, and that was known from the start.
+    const sizes = await Promise.all([1, 2].map(async (n) => (await (await fetch(fixture.url + fixture.paths.dataset1.resourceDumpPackage(n))).arrayBuffer()).byteLength));
+    const packageBytes = sizes[0]! + sizes[1]!;
+    expect(last.listedBytes).toBe(packageBytes);
+    expect(last.bytesFetched).toBe(packageBytes);
+    expect(seen.filter((p) => p.phase === 'fetch').every((p) => p.listedBytes === packageBytes)).toBe(true);
     // Counted as each bitstream settles (batches of 7 here): intermediate values are seen, and done never passes listed.
     const settled = new Set(seen.map((p) => p.settled));
     expect([...settled].some((n) => n > 0 && n < 30)).toBe(true);

@@ -40,6 +40,8 @@ export interface DumpBaselineOptions {
   metadata?: MetadataFetcher;
   /** Packages at least this large are read while they download (see fetchPackage). */
   readAheadFrom?: number;
+  /** Bytes of the packages downloaded so far in this run, of the total the Dump gives for those to download. */
+  onPackageBytes?: (done: number, total: number) => void;
 }
 
 /** The earliest of several W3C datetimes: the moment the whole snapshot is known to be at least as new as. */
@@ -90,7 +92,15 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
 
   const prefetch = new PackagePrefetch();
   const toRead = listing.packages.filter((p) => !done.has(p.entry.loc));
-  const downloadOf = (p: DumpPackage) => ({ http: o.http, package: p, workDir, signal: o.signal, deadlineAt: packageDeadline(p) });
+  const bytes = packageBytes(toRead, o.onPackageBytes);
+  const downloadOf = (p: DumpPackage) => ({
+    http: o.http,
+    package: p,
+    workDir,
+    signal: o.signal,
+    deadlineAt: packageDeadline(p),
+    onDownloadProgress: (n: number) => bytes.progress(p.entry.loc, n),
+  });
   try {
     for (const pkg of listing.packages) {
       if (o.signal?.aborted) break;
@@ -201,6 +211,28 @@ export function notePackage(o: { onNote?: (note: string) => void }, loc: string,
   if (report.contentsMismatch.length > 0) {
     o.onNote?.(`${clip(loc)}: the manifest in the package and the Dump's linked copy differ; the package's own was used. ${report.contentsMismatch.slice(0, 3).join('; ')}`);
   }
+}
+
+/** Sums the packages' download progress for the run's progress (at most one report per 256 KiB). */
+function packageBytes(toRead: DumpPackage[], report: ((done: number, total: number) => void) | undefined) {
+  const total = toRead.reduce((n, p) => {
+    const length = Number(p.entry.md.length);
+    return n + (Number.isSafeInteger(length) && length > 0 ? length : 0);
+  }, 0);
+  const each = new Map<string, number>();
+  let done = 0;
+  let reported = -Infinity;
+  if (report && total > 0) report(0, total);
+  return {
+    progress(loc: string, n: number): void {
+      done += n - (each.get(loc) ?? 0);
+      each.set(loc, n);
+      if (report && (done - reported >= 256 * 1024 || done >= total)) {
+        reported = done;
+        report(done, Math.max(total, done));
+      }
+    },
+  };
 }
 
 /** The package read after `pkg` (the next of `toRead`), to download while `pkg` is read; null for the last. */

@@ -42,9 +42,16 @@ export class MetadataFetcher {
     this.#concurrency = Math.max(1, o.concurrency);
   }
 
-  /** Notes the describedby links of a resource that was listed or changed; fetched in the background. */
-  async note(entry: Pick<Entry, 'loc' | 'links'>): Promise<void> {
-    if (!this.#enabled) return;
+  /**
+   * Notes the describedby links of a resource that was listed or changed; fetched in the background. Returns a
+   * promise only when there is something to wait for (room in the queue), to be awaited; most entries have no link.
+   */
+  note(entry: Pick<Entry, 'loc' | 'links'>): Promise<void> | undefined {
+    if (!this.#enabled || entry.links.length === 0) return undefined;
+    return this.#note(entry);
+  }
+
+  async #note(entry: Pick<Entry, 'loc' | 'links'>): Promise<void> {
     for (const link of entry.links) {
       if (link.rel !== 'describedby' || !/^https?:\/\//i.test(link.href) || link.href === entry.loc) continue;
       while (this.#queue.length >= QUEUE_MAX) await new Promise<void>((r) => this.#room.push(r));

@@ -245,15 +245,20 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     let listedBytes = 0;
     let listComplete = false;
     let phase: SyncPhase = 'lists';
-    const report = (): void =>
+    // A dump's bytes are its packages': what was downloaded of what the Dump lists (its bitstreams arrive in bulk).
+    let packageBytes: { done: number; total: number } | null = null;
+    const report = (): void => {
+      const counts = applier.progressCounts();
       options.onProgress?.({
-        ...applier.progressCounts(),
+        ...counts,
         mode,
         phase,
         listed,
         listComplete,
-        listedBytes,
+        listedBytes: packageBytes?.total ?? listedBytes,
+        bytesFetched: packageBytes?.done ?? counts.bytesFetched,
       });
+    };
     report();
     const paused = () => options.pauseSignal?.aborted === true && options.signal?.aborted !== true;
     const phases: Record<string, number> = { discovery: discoverySeconds };
@@ -277,6 +282,10 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           const result = await runDumpBaseline({
             http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, phases,
             onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, metadata, readAheadFrom: options.dumpReadAheadFrom,
+            onPackageBytes: (done, total) => {
+              packageBytes = { done, total };
+              report();
+            },
           });
           newCheckpoint = result.at === null ? null : { at: result.at, from: dumps.url! };
           if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
@@ -451,7 +460,8 @@ async function baseline(
     seen.add(entry.loc);
     const length = Number(entry.md.length ?? 0);
     onListed(++listed, Number.isSafeInteger(length) && length > 0 ? length : 0);
-    await metadata.note(entry);
+    const noted = metadata.note(entry);
+    if (noted) await noted;
     const full = inflight.add(applier.apply(entry));
     if (full) await full;
   };
