@@ -13,6 +13,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
 import { readPackage } from '../src-main/engine/mirror/package/extract.ts';
+import { settleDisk } from './mirror/settle.ts';
 
 const DATA_DIR = resolve(import.meta.dirname, '..', '.bench-data', 'dump');
 const DATA_VERSION = 'dump-bench-1';
@@ -169,6 +170,7 @@ async function measure(zipPath: string): Promise<DumpMeasure> {
 }
 
 export function measureInChild(zipPath: string): DumpMeasure {
+  settleDisk();
   const child = spawnSync(
     process.execPath,
     ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', import.meta.filename, '--measure', zipPath],

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { settleDisk } from './settle.ts';
 
 export interface ResyncRun {
   seconds: number;
@@ -56,6 +57,7 @@ export function runResyncBaseline(baseUrl: string): ResyncRun {
     spawnSync('python', ['-c', 'import resync.client'], { env, cwd: work });
     const startupSeconds = startup.status === 0 ? (performance.now() - s0) / 1000 : 0;
     const dest = join(work, 'mirror');
+    settleDisk();
     const t0 = performance.now();
     // Through /usr/bin/time for the peak RSS when it is there; resync writes .resync-client-status.cfg into its cwd.
     const useTime = existsSync('/usr/bin/time');

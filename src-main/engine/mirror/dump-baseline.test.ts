@@ -98,7 +98,9 @@ describe('baseline from a Resource Dump', () => {
       // One download of the whole package, and ranges read ahead of it (its end; these packages are small).
       expect(requests.filter((r) => r.headers.range === undefined)).toHaveLength(1);
       expect(requests.filter((r) => r.headers.range !== undefined).every((r) => /^bytes=-\d+$|^bytes=\d+-\d+$/.test(r.headers.range!))).toBe(true);
-      expect(requests.length).toBeGreaterThan(1);
+      // The first package starts downloading when its turn comes, so its end is asked for; the second downloads
+      // while the first is read and may be complete by its turn, and then is read from the file with no range.
+      if (part === 1) expect(requests.length).toBeGreaterThan(1);
     }
     const rows = inventory();
     expect(rows).toHaveLength(30);

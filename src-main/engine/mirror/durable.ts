@@ -305,6 +305,9 @@ export class DurableWriter<T> {
 
   /** Queues a finished file (or a row alone); a full batch is flushed in the background. */
   stage(item: Staged<T>): void {
+    // A write that fails is reported by the flush that awaits it, maybe only after earlier ones: until then its
+    // rejection must not count as unhandled (Node reports it, and may end the process).
+    item.written?.catch(() => undefined);
     this.#batch.push(item);
     this.#stagedBytes += item.bytes ?? 0;
     if (this.#batch.length >= this.#batchSize || this.#stagedBytes >= this.#batchBytes) void this.flush();

@@ -51,6 +51,18 @@ async function readBody(body: AsyncIterable<Uint8Array>, max: number): Promise<B
   return Buffer.concat(chunks, n);
 }
 
+/** A signal aborted once the download is complete, fails or starts over (from `generation`); `stop` when done. */
+function whileDownloading(part: PartProgress, generation: number): { signal: AbortSignal; stop: () => void } {
+  const controller = new AbortController();
+  const moved = () => part.done || part.failure !== null || part.generation !== generation;
+  const check = () => {
+    if (moved()) controller.abort(new StreamingUnavailable('the download moved on'));
+  };
+  const stop = part.onChange(check);
+  check();
+  return { signal: controller.signal, stop };
+}
+
 export class GrowingPackage implements PackageBytes {
   readonly size: number;
   readonly #o: GrowingOptions;
@@ -73,7 +85,22 @@ export class GrowingPackage implements PackageBytes {
 
   /** Fetches the end of the package; rejects with StreamingUnavailable when the server cannot serve ranges. */
   static async open(o: GrowingOptions): Promise<GrowingPackage> {
-    const response = await o.http.get(o.url, { signal: o.signal, headers: { range: `bytes=-${TAIL}`, 'accept-encoding': 'identity' }, accept: 'application/zip, */*' });
+    const generation = o.part.generation;
+    const moved = whileDownloading(o.part, generation);
+    try {
+      if (moved.signal.aborted) throw new StreamingUnavailable('the package was downloaded before its end was asked for');
+      return await GrowingPackage.#open(o, AbortSignal.any([moved.signal, ...(o.signal ? [o.signal] : [])]));
+    } catch (err) {
+      // A stalled or trickling answer is not waited for once the download has the whole package (or failed).
+      if (moved.signal.aborted && !o.signal?.aborted) throw new StreamingUnavailable('the package was downloaded before its end came');
+      throw err;
+    } finally {
+      moved.stop();
+    }
+  }
+
+  static async #open(o: GrowingOptions, signal: AbortSignal): Promise<GrowingPackage> {
+    const response = await o.http.get(o.url, { signal, headers: { range: `bytes=-${TAIL}`, 'accept-encoding': 'identity' }, accept: 'application/zip, */*' });
     const range = parseContentRange(response.headers['content-range'] ?? '');
     if (response.status !== 206 || range === null || range.total === null || response.headers['content-encoding']) {
       await response.discard();
@@ -119,6 +146,12 @@ export class GrowingPackage implements PackageBytes {
       if (position < part.written) {
         const n = Math.min(want, part.written - position);
         return this.#readFile(buffer, offset, n, position);
+      }
+      if (part.done) {
+        // The download is complete and shorter than the server's ranges said: those bytes will never come (and
+        // waiting again would spin forever).
+        this.#invalid = new StreamingUnavailable('the package downloaded is shorter than its ranges said');
+        throw this.#invalid;
       }
       if (this.#eager) await this.#fetchAhead(position, want);
       else await this.#waitFor(position);
@@ -186,19 +219,33 @@ export class GrowingPackage implements PackageBytes {
     }
     const headers: Record<string, string> = { range: `bytes=${start}-${stop - 1}`, 'accept-encoding': 'identity' };
     if (this.#validator !== null) headers['if-range'] = this.#validator;
-    const response = await this.#o.http.get(this.#o.url, { signal: this.#o.signal, headers, accept: 'application/zip, */*' });
-    const range = parseContentRange(response.headers['content-range'] ?? '');
-    if (response.status !== 206 || range === null || range.start !== start || range.end !== stop - 1 || range.total !== this.size || response.headers['content-encoding']) {
-      await response.discard();
-      this.#invalid = new StreamingUnavailable(`a range of ${clip(this.#o.url)} was not served as asked (HTTP ${response.status})`);
-      throw this.#invalid;
+    // A range that stalls or trickles is given up once the download has moved on (complete, failed, started
+    // over): the caller's loop then reads the bytes from the file, or fails with the download.
+    const moved = whileDownloading(this.#o.part, this.#generation);
+    const signal = this.#o.signal ? AbortSignal.any([this.#o.signal, moved.signal]) : moved.signal;
+    try {
+      const response = await this.#o.http.get(this.#o.url, { signal, headers, accept: 'application/zip, */*' });
+      const range = parseContentRange(response.headers['content-range'] ?? '');
+      if (response.status !== 206 || range === null || range.start !== start || range.end !== stop - 1 || range.total !== this.size || response.headers['content-encoding']) {
+        await response.discard();
+        this.#invalid = new StreamingUnavailable(`a range of ${clip(this.#o.url)} was not served as asked (HTTP ${response.status})`);
+        throw this.#invalid;
+      }
+      const bytes = await readBody(response.body, stop - start);
+      if (bytes.length !== stop - start) {
+        this.#invalid = new StreamingUnavailable('a range of the package came back short');
+        throw this.#invalid;
+      }
+      // Bytes that arrive once the download is complete would never be compared with it (see matches): the
+      // package's own bytes are read from the file instead.
+      if (moved.signal.aborted) return;
+      this.#keep({ start, bytes });
+    } catch (err) {
+      if (moved.signal.aborted && !this.#o.signal?.aborted && err !== this.#invalid) return;
+      throw err;
+    } finally {
+      moved.stop();
     }
-    const bytes = await readBody(response.body, stop - start);
-    if (bytes.length !== stop - start) {
-      this.#invalid = new StreamingUnavailable('a range of the package came back short');
-      throw this.#invalid;
-    }
-    this.#keep({ start, bytes });
   }
 
   #keep(ahead: Ahead): void {
@@ -214,6 +261,9 @@ export class GrowingPackage implements PackageBytes {
     if (this.#invalid !== null || this.#o.part.generation !== this.#generation) return false;
     const handle = await open(path, 'r');
     try {
+      // The package downloaded is another length than its ranges gave: what was read from them (its end record
+      // above all) is not where the package's is, even if every byte fetched ahead is found in it.
+      if ((await handle.stat()).size !== this.size) return false;
       for (const a of this.#ahead) {
         const got = Buffer.allocUnsafe(a.bytes.length);
         const { bytesRead } = await handle.read(got, 0, got.length, a.start);
