@@ -4,15 +4,20 @@
 // hold, everything written for a discarded read is removed, and every wait ends.
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import yazl from 'yazl';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Entry } from '../../documents/index.ts';
 import { Http } from '../../http/index.ts';
 import type { EntryOutcome } from './model.ts';
 import { tempFileSink, type TempFile } from './sinks.ts';
+import { readPackage } from './extract.ts';
+import { GrowingPackage } from './growing.ts';
+import { PartProgress } from './part.ts';
 import { fetchPackage, type DumpPackage } from './source.ts';
 import { buildZip, manifestXml, md5, patch } from './test-zips.ts';
 
@@ -210,10 +215,13 @@ describe('a hostile Source against a package read while it downloads', () => {
     await expectAllVerified(seen, bodies, out);
   });
 
-  it('a range ahead held back until the download is complete, then answered with other bytes: not used', async () => {
+  it.each([
+    ['other bytes', (res: ServerResponse, zip: Buffer, range: string) => sendRange(res, patch(zip, 'r0.bin', 'central', 'crc', 0x12345678), range)],
+    ['500', (res: ServerResponse) => void res.writeHead(500).end()],
+  ])('a range ahead held back until the download is complete, then answered with %s: not used', async (_how, answer) => {
     const { zip, bodies } = await makePackage(3);
-    // The directory as the ranges give it says r0.bin has another CRC-32: were it used, r0 would be reported failed.
-    const lie = patch(zip, 'r0.bin', 'central', 'crc', 0x12345678);
+    // Were the answer used, r0 would be reported failed (the directory as the ranges give it says r0.bin has
+    // another CRC-32), or the whole package refused (a range not served).
     let downloaded: () => void;
     const done = new Promise<void>((r) => (downloaded = r));
     route = (_req, res, range) => {
@@ -223,7 +231,7 @@ describe('a hostile Source against a package read while it downloads', () => {
       }
       // The end record only: the directory is fetched ahead, and answered once the whole package was sent.
       if (range.startsWith('bytes=-')) return sendRange(res, zip, 'bytes=-22');
-      void done.then(() => setTimeout(() => sendRange(res, lie, range), 200));
+      void done.then(() => setTimeout(() => answer(res, zip, range), 200));
     };
     const { result, seen, out } = await read(pkgOf(fixity(zip)));
     expect((await result).report.counts).toMatchObject({ verified: 3, failed: 0 });
@@ -253,6 +261,22 @@ describe('a hostile Source against a package read while it downloads', () => {
     const { report } = await result;
     expect(report.counts).toMatchObject({ verified: 4, failed: 0 });
     await expectAllVerified(seen, bodies, out);
+    expect(requests.filter((r) => r === 'whole')).toHaveLength(1);
+  });
+
+  it.each([
+    ['200 with the whole package', (res: ServerResponse, zip: Buffer) => sendWhole(res, zip)],
+    ['416', (res: ServerResponse) => void res.writeHead(416, { 'content-range': 'bytes */1' }).end()],
+    ['206 of another range than its end', (res: ServerResponse, zip: Buffer) => sendRange(res, zip, 'bytes=0-99')],
+    ['206 gzipped', (res: ServerResponse, zip: Buffer) => sendRange(res, zip, 'bytes=-131072', zip.length, { 'content-encoding': 'gzip' })],
+    ['206 longer than asked for', (res: ServerResponse, zip: Buffer) => sendRange(res, zip, 'bytes=-300000')],
+  ])('the end of the package answered with %s: read from the file once downloaded', async (_how, tail) => {
+    const { zip, bodies } = await makePackage(3);
+    route = (_req, res, range) => (range === undefined ? sendWhole(res, zip) : tail(res, zip));
+    const { result, seen, out } = await read(pkgOf(fixity(zip)));
+    expect((await result).report.counts).toMatchObject({ verified: 3, failed: 0 });
+    await expectAllVerified(seen, bodies, out);
+    expect(seen.discarded).toEqual([]);
     expect(requests.filter((r) => r === 'whole')).toHaveLength(1);
   });
 
@@ -356,5 +380,67 @@ describe('a hostile Source against a package read while it downloads', () => {
     // Every outcome held was discarded (failed ones too, which were never given to the sink).
     expect(seen.discarded.length).toBeGreaterThanOrEqual(seen.sunk);
     expect(await readdir(out)).toEqual([]);
+  });
+
+  it('entries listed in another order than they lie in the package: read in one pass, no byte fetched twice', async () => {
+    const bodies = new Map<string, Buffer>();
+    const files = [];
+    const items = [];
+    for (let i = 0; i < 6; i++) {
+      const body = randomBytes(200 * 1024);
+      bodies.set(`http://example.com/r${i}`, body);
+      files.push({ name: `r${i}.bin`, body, compress: false });
+      items.push({ loc: `http://example.com/r${i}`, path: `/r${i}.bin`, hash: `md5:${md5(body)}`, length: body.length });
+    }
+    // The manifest lists them backwards (and the manifest is last, inside the end fetched first).
+    files.push({ name: 'manifest.xml', body: manifestXml('resourcedump-manifest', items.reverse()) });
+    const zip = await buildZip(files);
+    route = (_req, res, range) => (range === undefined ? trickle(res, zip, 10) : sendRange(res, zip, range));
+    const { result, seen, out } = await read(pkgOf(fixity(zip)));
+    expect((await result).report.counts).toMatchObject({ verified: 6, failed: 0 });
+    await expectAllVerified(seen, bodies, out);
+    expect(requests.sort()).toEqual(['bytes=-131072', 'whole']);
+  });
+
+  it('a ZIP64 package with data descriptors (sizes after the data) is read while it downloads', async () => {
+    const bodies = new Map<string, Buffer>();
+    const zip = new yazl.ZipFile();
+    const items = [];
+    for (let i = 0; i < 4; i++) {
+      const body = randomBytes(150 * 1024);
+      bodies.set(`http://example.com/r${i}`, body);
+      // A stream: yazl cannot know the sizes before the data, so it writes a data descriptor after it.
+      zip.addReadStream(Readable.from([body]), `r${i}.bin`, { compress: i % 2 === 0, forceZip64Format: true });
+      items.push({ loc: `http://example.com/r${i}`, path: `/r${i}.bin`, hash: `md5:${md5(body)}`, length: body.length });
+    }
+    zip.addBuffer(Buffer.from(manifestXml('resourcedump-manifest', items)), 'manifest.xml', { forceZip64Format: true });
+    zip.end({ forceZip64Format: true, comment: '' });
+    const chunks: Buffer[] = [];
+    for await (const c of zip.outputStream) chunks.push(c as Buffer);
+    const pkg = Buffer.concat(chunks);
+    route = (_req, res, range) => (range === undefined ? trickle(res, pkg, 10) : sendRange(res, pkg, range));
+    const { result, seen, out } = await read(pkgOf(fixity(pkg)));
+    expect((await result).report.counts).toMatchObject({ verified: 4, failed: 0 });
+    await expectAllVerified(seen, bodies, out);
+    expect(seen.discarded).toEqual([]);
+    expect(requests).toContain('bytes=-131072');
+  });
+
+  it('a central directory larger than may be held ahead of the download: refused with a reason, memory bounded', async () => {
+    // 4,000 entries with long names: a directory of about 500 KiB, more than the 256 KiB allowed here.
+    const files = [];
+    for (let i = 0; i < 4000; i++) files.push({ name: `${'n'.repeat(60)}-${i}.bin`, body: 'x', compress: false });
+    files.push({ name: 'manifest.xml', body: manifestXml('resourcedump-manifest', []) });
+    const zip = await buildZip(files);
+    // Ranges only: the download never moves, so everything read comes from ranges fetched ahead.
+    route = (_req, res, range) => (range === undefined ? undefined : sendRange(res, zip, range));
+    const growing = await GrowingPackage.open({ http, url: `${base}/package.zip`, part: new PartProgress(), length: zip.length, maxAheadBytes: 256 * 1024 });
+    try {
+      const reading = readPackage(growing, { kind: 'resourcedump', url: `${base}/package.zip`, sink: async () => null });
+      await expect(reading).rejects.toThrow(/directory and manifest are too large to fetch ahead of the download/);
+      expect(growing.invalid).not.toBeNull();
+    } finally {
+      await growing.close();
+    }
   });
 });

@@ -225,6 +225,12 @@ export class GrowingPackage implements PackageBytes {
     const signal = this.#o.signal ? AbortSignal.any([this.#o.signal, moved.signal]) : moved.signal;
     try {
       const response = await this.#o.http.get(this.#o.url, { signal, headers, accept: 'application/zip, */*' });
+      // Judged only while the download has not moved on: once it is complete, what was read so far has been
+      // judged already (see matches), and a range refused now must not void it.
+      if (moved.signal.aborted) {
+        await response.discard();
+        return;
+      }
       const range = parseContentRange(response.headers['content-range'] ?? '');
       if (response.status !== 206 || range === null || range.start !== start || range.end !== stop - 1 || range.total !== this.size || response.headers['content-encoding']) {
         await response.discard();
@@ -232,13 +238,13 @@ export class GrowingPackage implements PackageBytes {
         throw this.#invalid;
       }
       const bytes = await readBody(response.body, stop - start);
+      // Bytes that arrive once the download is complete would never be compared with it (see matches): the
+      // package's own bytes are read from the file instead.
+      if (moved.signal.aborted) return;
       if (bytes.length !== stop - start) {
         this.#invalid = new StreamingUnavailable('a range of the package came back short');
         throw this.#invalid;
       }
-      // Bytes that arrive once the download is complete would never be compared with it (see matches): the
-      // package's own bytes are read from the file instead.
-      if (moved.signal.aborted) return;
       this.#keep({ start, bytes });
     } catch (err) {
       if (moved.signal.aborted && !this.#o.signal?.aborted && err !== this.#invalid) return;
