@@ -13,6 +13,8 @@ import { sharedDir } from '../../documents/shared-dir.ts';
 import { Http } from '../../http/index.ts';
 import { downloadPackage } from './download.ts';
 import { readPackage } from './extract.ts';
+import type { EntryOutcome } from './model.ts';
+import { fetchPackage } from './source.ts';
 import { tempFileSink, type TempFile } from './sinks.ts';
 
 const DUMP_DIR = sharedDir('corpus', 'resync-client-fixtures', 'resourcedump');
@@ -21,14 +23,33 @@ const PACKAGE = join(DUMP_DIR, 'bitstream-package.zip');
 let server: Server;
 let base: string;
 let dir: string;
+let ranges: string[] = [];
+let holdWhole: Promise<void> = Promise.resolve();
+let rangeSeen: () => void = () => undefined;
 const http = new Http({ timeoutMs: 5000 });
 
 beforeAll(async () => {
   server = createServer((req, res) => {
-    if (req.url === '/bitstream-package.zip') {
+    if (req.url !== '/bitstream-package.zip') return void res.writeHead(404).end();
+    ranges.push(req.headers.range ?? 'whole');
+    if (req.headers.range !== undefined) rangeSeen();
+    // Ranges as a static file server answers them (for the package read while it downloads).
+    const suffix = /^bytes=-(\d+)$/.exec(req.headers.range ?? '');
+    const span = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+    if (suffix || span) {
+      void readFile(PACKAGE).then((zip) => {
+        const start = suffix ? Math.max(0, zip.length - Number(suffix[1])) : Number(span![1]);
+        const end = suffix || span![2] === '' ? zip.length - 1 : Math.min(zip.length - 1, Number(span![2]));
+        res.writeHead(206, { 'content-type': 'application/zip', 'content-range': `bytes ${start}-${end}/${zip.length}` });
+        res.end(zip.subarray(start, end + 1));
+      });
+      return;
+    }
+    // Held until the end has been asked for (when a test says so), so the download cannot win the race.
+    void holdWhole.then(() => {
       res.writeHead(200, { 'content-type': 'application/zip' });
       createReadStream(PACKAGE).pipe(res);
-    } else res.writeHead(404).end();
+    });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -71,5 +92,38 @@ describe('the shared corpus\'s real Resource Dump package', () => {
       expect(outcome.digests.md5).toBe(outcome.entry.hashes.md5);
     }
     expect(report.outcomes.map((o) => o.entry.loc)).toEqual(['http://example.com/res1', 'http://example.com/res2']);
+  });
+
+  it('reads the same package while it downloads (its end by a range first), with the same outcome', async () => {
+    const dumpEntries: Entry[] = [];
+    await readDocumentFile(join(DUMP_DIR, 'resourcedump.xml'), { onEntry: (e) => void dumpEntries.push(e) });
+    const entry = { ...dumpEntries[0], loc: `${base}/bitstream-package.zip`, links: [] };
+    const out = join(dir, 'out-growing');
+    const work = join(dir, 'work-growing');
+    await mkdir(out);
+    await mkdir(work);
+    ranges = [];
+    holdWhole = new Promise((r) => (rangeSeen = r));
+    const outcomes: EntryOutcome[] = [];
+    const discarded: EntryOutcome[] = [];
+    const { report } = await fetchPackage({
+      http,
+      package: { entry, dumpUrl: `${base}/resourcedump.xml` },
+      kind: 'resourcedump',
+      workDir: work,
+      readAheadFrom: 0,
+      sink: tempFileSink(out),
+      onOutcome: (o) => void outcomes.push(o),
+      discard: async (o) => void discarded.push(o),
+    });
+    expect(ranges).toContain('bytes=-131072');
+    expect(discarded).toEqual([]);
+    expect(report.counts).toEqual({ verified: 2, unverifiable: 0, deleted: 0, failed: 0, bytes: 446 + 447 });
+    expect(outcomes).toHaveLength(2);
+    for (const outcome of outcomes) {
+      if (outcome.status !== 'verified') throw new Error(`${outcome.entry.loc}: ${outcome.status}`);
+      const name = outcome.entry.loc.split('/').pop()!;
+      expect(await readFile((outcome.sinkResult as TempFile).path)).toEqual(await readFile(join(DUMP_DIR, 'resources', name)));
+    }
   });
 });
