@@ -176,6 +176,25 @@ describe('baseline from a Resource Dump', () => {
     expect(corrupt.failures.map((f) => f.reason).join('\n')).toMatch(/md5 of the package .* the Dump says/);
   });
 
+  it('a package read while it downloads whose bytes are not the Dump\'s: none of it reaches the mirror, nothing is left behind', async () => {
+    fixture.setBroken(fixture.paths.dataset1.resourceDumpPackage(2), 'corrupt');
+    const result = await run({ dumpReadAheadFrom: 0 });
+    expect(result.failures.map((f) => f.reason).join('\n')).toMatch(/md5 of the package .* the Dump says/);
+    // Package 1 applied; of package 2 nothing: no row, no file, no temporary file.
+    expect(result.created).toBeGreaterThan(0);
+    expect(result.created).toBeLessThan(30);
+    const verified = inventory().filter((r) => r.status === 'verified');
+    expect(verified).toHaveLength(result.created);
+    expect(visibleFiles()).toHaveLength(result.created);
+    expect(readdirSync(join(dest, '.resourcesync', 'tmp'))).toEqual([]);
+    // Served right again, the package applies (read while it downloads) and the mirror is whole.
+    fixture.setBroken(fixture.paths.dataset1.resourceDumpPackage(2), null);
+    const again = await run({ mode: 'baseline', dumpReadAheadFrom: 0 });
+    expect(again).toMatchObject({ failed: 0, created: 30 - result.created });
+    expectMirrorMatchesSource();
+    expect(readdirSync(join(dest, '.resourcesync', 'tmp'))).toEqual([]);
+  });
+
   it('falls back to the Resource List, and says so, when the dump is not offered or cannot be read', async () => {
     fixture.setBroken(fixture.paths.dataset1.resourceDump, { status: 500 });
     const result = await run();

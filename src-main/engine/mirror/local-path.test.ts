@@ -128,6 +128,33 @@ describe('LocalPaths.map', () => {
     for (const name of names) expect(safeName(name), JSON.stringify(name)).toBe(escapeName(name));
   });
 
+  it("maps the Source's plain URIs without parsing them to the path a parsed URI gets", () => {
+    // The same URI with an empty fragment is always parsed (and the fragment dropped): the oracle.
+    const sources = ['http://example.org/dataset1/capabilitylist.xml', 'http://127.0.0.1:5399/x', 'https://Example.ORG/'];
+    const alphabet = ['a', 'Z', '0', '.', '..', '-', '_', '~', '/', '//', '%2e', '%41', '?', 'q=1', ' ', 'é', ':', '@', '\\', 'CON', 'x.'];
+    for (const source of sources) {
+      const origin = new URL(source).origin;
+      for (const lp of [paths({ sourceUrl: source }), paths({ sourceUrl: source, maps: [parseMap(`${origin}/data/=mapped`)] })]) {
+        const uris = [
+          `${origin}/`, `${origin}/a`, `${origin}/a/`, `${origin}/./a`, `${origin}/a/..`, `${origin}/a/../b`, `${origin}/.a/b.`,
+          `${origin}/data/x/y.txt`, `${origin}/data`, `${origin}:80/a`, `${origin}.other.org/a`, `${origin}@evil.org/a`, `${origin}/CON/nul.txt`,
+          `${origin}/${'x'.repeat(300)}`, `${origin}/${Array.from({ length: 150 }, () => 'abcdefgh').join('/')}`,
+        ];
+        for (let i = 0; i < 1500; i++) {
+          let rest = '';
+          for (let j = 0; j < 1 + (i % 9); j++) rest += alphabet[(i * 11 + j * 7 + j * j * 3) % alphabet.length];
+          uris.push(`${origin}/${rest}`);
+        }
+        for (const uri of uris) {
+          const parsed = lp.map(`${uri}#`);
+          // (A refusal quotes the URI as given, fragment included.)
+          if (parsed.ok) expect(lp.map(uri), uri).toEqual(parsed);
+          else expect(lp.map(uri).ok, uri).toBe(false);
+        }
+      }
+    }
+  });
+
   it('refuses --map folders that leave the mirror', () => {
     expect(() => parseMap('http://example.org/=../x')).toThrow(/inside the mirror/);
     expect(() => parseMap('http://example.org/=/abs')).toThrow(/relative/);
