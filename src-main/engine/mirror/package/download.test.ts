@@ -92,7 +92,29 @@ function options(extra: Partial<Parameters<typeof downloadPackage>[0]> = {}) {
   };
 }
 
+/** Large enough (over 4 MiB) to be hashed by the worker that follows the part file. */
+const LARGE = Buffer.concat(Array.from({ length: 6 }, (_, i) => Buffer.alloc(1 << 20, i * 37 + 1)));
+
 describe('downloadPackage', () => {
+  it('hashes a large package off the main thread, resumed or not, and refuses one whose hash differs', async () => {
+    const large = (extra: Partial<Parameters<typeof downloadPackage>[0]> = {}) =>
+      options({ length: String(LARGE.length), hash: `md5:${md5(LARGE)} sha-256:${sha256(LARGE)}`, ...extra });
+    behaviour = { body: LARGE, etag: '"big"' };
+    const result = await downloadPackage(large());
+    expect(result.digests).toEqual({ md5: md5(LARGE), 'sha-256': sha256(LARGE) });
+    await rm(result.path);
+    // Cut after 5 MiB and resumed: the bytes already on disk are hashed too.
+    behaviour = { body: LARGE, etag: '"big"', cutAfter: 5 << 20 };
+    requests = [];
+    const resumed = await downloadPackage(large());
+    expect(resumed).toMatchObject({ resumes: 1, bytes: LARGE.length });
+    expect(resumed.digests).toEqual({ md5: md5(LARGE), 'sha-256': sha256(LARGE) });
+    await rm(resumed.path);
+    behaviour = { body: LARGE, etag: '"big"' };
+    await expect(downloadPackage(large({ hash: `md5:${md5('another')}` }))).rejects.toMatchObject({ code: 'hash-mismatch' });
+    expect(await readdir(dir)).toEqual([]);
+  });
+
   it('downloads a package and checks it against the Dump entry\'s length and hashes', async () => {
     behaviour = { body: BODY, etag: '"v1"' };
     const result = await downloadPackage(options());

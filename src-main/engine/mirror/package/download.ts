@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { clip } from '../../clip.ts';
 import { parseHashes, type HashAlgorithm } from '../../documents/index.ts';
 import { HttpStatusError, NetworkError, type Http } from '../../http/index.ts';
+import { FileHasher } from './file-hasher.ts';
 import { partWriter, type PartProgress } from './part.ts';
 
 export interface DownloadOptions {
@@ -67,6 +68,9 @@ interface PartMeta {
 }
 
 const NODE_ALGORITHM: Record<HashAlgorithm, string> = { md5: 'md5', 'sha-1': 'sha1', 'sha-256': 'sha256' };
+
+/** Packages the Dump says are at least this large are hashed off the main thread (a thread costs a few ms to start). */
+const HASH_OFF_THREAD_FROM = 4 * 1024 * 1024;
 
 async function sizeOf(path: string): Promise<number | null> {
   try {
@@ -233,11 +237,14 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
         meta = { url, validator: validatorOf(response.headers) };
         await writeFile(metaPath, JSON.stringify(meta));
       }
-      const hs = hashers(algorithms);
-      if (append) await hashFile(part, hs);
+      const limit = expectedLength;
+      // A large package is hashed by a worker that follows the part file (file-hasher.ts), a small one here.
+      const hasher = algorithms.length > 0 && (limit ?? 0) >= HASH_OFF_THREAD_FROM ? new FileHasher(part, algorithms.map((a) => NODE_ALGORITHM[a]), append ? offset : 0) : null;
+      const hs = hasher ? [] : hashers(algorithms);
+      if (append && !hasher) await hashFile(part, hs);
       options.part?.begin(part, offset);
       let written = offset;
-      const limit = expectedLength;
+      let onDisk = offset;
       // A transfer that breaks off ends the file cleanly, so every byte that arrived is on disk to resume from
       // (an error thrown through the pipeline would destroy the file stream with writes still queued).
       let broke: unknown = null;
@@ -258,14 +265,31 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
             broke = err;
           }
         },
-        partWriter(part, append ? 'a' : 'w', options.part),
-      );
-      if (broke !== null) throw broke;
+        partWriter(part, append ? 'a' : 'w', (n) => {
+          onDisk += n;
+          options.part?.wrote(n);
+          hasher?.written(onDisk);
+        }),
+      ).catch((err: unknown) => {
+        hasher?.close();
+        throw err;
+      });
+      if (broke !== null) {
+        hasher?.close();
+        throw broke;
+      }
       offset = written;
       if (limit !== null && written !== limit) {
+        hasher?.close();
         throw new PackageDownloadError('length-mismatch', `The package ${clip(url)} ended after ${written.toLocaleString('en')} bytes, the Dump gives ${limit.toLocaleString('en')}; refused`, url);
       }
-      const digests = digestsOf(hs);
+      let digests: Partial<Record<HashAlgorithm, string>>;
+      if (hasher) {
+        const list = await hasher.digests(written).catch((err: unknown) => {
+          throw new PackageDownloadError('io', `${clip(url)}: ${(err as Error).message}`, url, { cause: err });
+        });
+        digests = Object.fromEntries(algorithms.map((a, i) => [a, list[i]!]));
+      } else digests = digestsOf(hs);
       const mismatch = verify(digests);
       if (mismatch !== null) {
         await rm(part, { force: true });

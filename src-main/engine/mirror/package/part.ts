@@ -71,13 +71,13 @@ async function writeAll(handle: FileHandle, buffers: Buffer[]): Promise<number> 
   return total;
 }
 
-/** A file stream that tells `part` how many bytes are on disk after each write. */
-export function partWriter(path: string, flags: 'a' | 'w', part?: PartProgress): Writable {
+/** A file stream that says how many bytes each write put on disk, once it is done. */
+export function partWriter(path: string, flags: 'a' | 'w', onWritten?: (bytes: number) => void): Writable {
   let handle: FileHandle | null = null;
   const writev = (buffers: Buffer[], callback: (err?: Error | null) => void) => {
     writeAll(handle!, buffers).then(
       (n) => {
-        part?.wrote(n);
+        onWritten?.(n);
         callback();
       },
       (err: unknown) => callback(err as Error),
