@@ -102,7 +102,8 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
 
   // The audit, from its tab with the keyboard.
   await view(page).getByRole('tab', { name: /Runs/ }).focus();
-  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
   await expect(view(page).getByRole('tab', { name: 'Audit' })).toHaveAttribute('aria-selected', 'true');
   await view(page).getByRole('button', { name: 'Audit now' }).click();
   await expect(view(page).locator('.audit-summary')).toContainText(`In sync: ${RESOURCES} resources match the Source.`);

@@ -102,6 +102,8 @@ export interface FixtureSource {
   setBroken(path: string, failure: Failure | null): void;
   /** Changes `resourceDelayMs` from now on. */
   setResourceDelay(ms: number): void;
+  /** Changes the Authorization value every request must carry (`auth`) from now on; null: none needed. */
+  setAuth(value: string | null): void;
   close(): Promise<void>;
 }
 
@@ -118,11 +120,12 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
   const timers = new Set<NodeJS.Timeout>();
   let handle: (req: IncomingMessage, res: ServerResponse, path: string) => void | Promise<void> = () => {};
   let resourceDelayMs = options.resourceDelayMs ?? 0;
+  let auth = options.auth;
 
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
     requests.push({ method: req.method ?? 'GET', path, headers: flatten(req.headers) });
-    if (options.auth !== undefined && req.headers.authorization !== options.auth && !(options.openHub && path.split('?')[0] === PATHS.hub)) {
+    if (auth !== undefined && req.headers.authorization !== auth && !(options.openHub && path.split('?')[0] === PATHS.hub)) {
       return void send(res, 401, 'text/plain', 'Unauthorized\n', { 'www-authenticate': 'Bearer realm="fixture", Basic realm="fixture"' });
     }
     const failure = failures.get(path.split('?')[0]);
@@ -394,6 +397,9 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     hubRequests,
     setResourceDelay(ms) {
       resourceDelayMs = ms;
+    },
+    setAuth(value) {
+      auth = value ?? undefined;
     },
     sloppy,
     hub,

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import type { LiveSettings, LiveStatus, SubscriptionView } from '../contract/types.ts';
 import { DEFAULT_LIVE_PORT, LiveEngine, type SelfTest } from '../engine/live/engine.ts';
 import type { LiveEvent } from '../engine/live/model.ts';
+import type { GivenCredentials } from '../engine/live/feed.ts';
 import type { SecretStore } from '../engine/mirror/secrets.ts';
 import { MirrorState, stateDirOf } from '../engine/mirror/state.ts';
 import { InvalidArgumentsError, NotFoundError } from './errors.ts';
@@ -23,6 +24,8 @@ export interface LiveServiceOptions {
   capabilityLists: () => string[];
   /** Where mirrors' credentials are kept (the same store as their syncs): applied notifications send them too. */
   secretStore?: SecretStore;
+  /** Credentials the app gives a mirror's batches now (its Settings token), asked again for each batch. */
+  givenCredentials?: GivenCredentials;
 }
 
 interface LiveConfig extends LiveSettings {
@@ -54,7 +57,7 @@ export class LiveService {
 
   async #start(): Promise<void> {
     const port = this.#o.port ?? this.#config.port;
-    const engine = new LiveEngine({ host: this.#config.host, port, publicUrl: this.#config.publicUrl, secretStore: this.#o.secretStore });
+    const engine = new LiveEngine({ host: this.#config.host, port, publicUrl: this.#config.publicUrl, secretStore: this.#o.secretStore, givenCredentials: this.#o.givenCredentials });
     engine.events.on((e) => this.#batcher.push(e));
     this.#engine = engine;
     try {

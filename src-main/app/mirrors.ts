@@ -5,6 +5,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, isAbsolute, join, normalize } from 'node:path';
 import type {
   AuditView,
+  MirrorAccess,
   MirrorDetail,
   MirrorOptions,
   MirrorProgress,
@@ -15,12 +16,12 @@ import type {
   RunFailures,
 } from '../contract/types.ts';
 import { audit, lastAudit } from '../engine/mirror/audit.ts';
-import { isMirror, prepareMirror, readFailures, readFolder, type FolderStatus } from '../engine/mirror/folder.ts';
+import { isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, type FolderStatus } from '../engine/mirror/folder.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { MirrorLockedError } from '../engine/mirror/lock.ts';
 import type { SecretStore } from '../engine/mirror/secrets.ts';
-import type { AskAgain } from '../engine/mirror/settings.ts';
-import { STATE_DIR, type RunRecord } from '../engine/mirror/state.ts';
+import { secretKey, type AskAgain, type Credentials, type SourceSettings } from '../engine/mirror/settings.ts';
+import { STATE_DIR, type Binding, type RunRecord } from '../engine/mirror/state.ts';
 import { checkRetry, retryResources, RetryError, type RetryResult } from '../engine/mirror/retry.ts';
 import { sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
@@ -41,11 +42,21 @@ export interface MirrorServiceDeps {
   secretStore?: SecretStore;
 }
 
-/** In the app, credentials come from Settings (a bearer token); HTTP basic ones only from rsdesk so far. */
+/** In the app, a bearer token comes from Settings, a user name and password from the mirror's Access tab. */
 export const APP_ASK_AGAIN: AskAgain = {
   bearer: 'enter it as the bearer token in Settings, then run the mirror again',
-  basic: 'the app cannot take HTTP basic credentials yet: give them with rsdesk sync --dest FOLDER --basic USER:PASSWORD',
+  basic: "enter the password in the mirror's Access tab, then run the mirror again",
 };
+
+/**
+ * The credentials the app gives a mirror's run (sync, retry, audit, applied notifications): the bearer token of
+ * Settings, unless the mirror has basic credentials of its own, which then win (and are not overwritten).
+ * Undefined: none given, the mirror's kept ones are used.
+ */
+export function givenByApp(settings: SourceSettings | undefined, bearerToken: string | null): Credentials | undefined {
+  if (settings?.auth?.scheme === 'basic') return undefined;
+  return bearerToken ? { scheme: 'bearer', token: bearerToken } : undefined;
+}
 
 interface Active {
   path: string;
@@ -102,7 +113,34 @@ export class MirrorService {
     const folder = this.#read(key);
     const summary = this.#summary(key, m.options, m.addedAt, folder);
     const runs = (folder.status?.runs ?? []).slice(-200).reverse().map((r) => this.#shown(key, r, folder.status));
-    return { ...summary, runs };
+    return { ...summary, runs, access: this.#accessOf(folder.status?.binding ?? null) };
+  }
+
+  /** What the Access tab shows: the scheme, the basic user name, whether the password is kept here; never a secret. */
+  #accessOf(binding: Binding | null): MirrorAccess {
+    const auth = binding?.settings?.auth;
+    if (auth?.scheme === 'basic') {
+      const kept = binding?.id !== undefined && (this.#d.secretStore?.get(secretKey(binding.id)) ?? null) !== null;
+      return { scheme: 'basic', origin: binding!.settings!.origin, user: auth.user, kept };
+    }
+    return { scheme: 'settings', origin: binding?.settings?.origin ?? null };
+  }
+
+  /**
+   * Gives the mirror a user name and password of its own for its Source (sealed in the app's secret store, sent to
+   * the Source's origin only), or with null takes them away (the Settings token applies again). The next run, and
+   * the next batch of live notifications, use them.
+   */
+  setCredentials(path: string, basic: { user: string; password: string } | null): MirrorDetail {
+    const key = this.#idle(path, 'This mirror is running: change its credentials when the run has ended.');
+    if (basic && !this.#d.secretStore) throw new MirrorError('This app has nowhere to keep a password: give it to rsdesk sync --basic instead.');
+    try {
+      setMirrorCredentials(key, basic ? { scheme: 'basic', ...basic } : null, this.#d.secretStore);
+    } catch (error) {
+      throw plain(error);
+    }
+    this.#changed();
+    return this.get(key);
   }
 
   runs(path: string): MirrorRun[] {
@@ -123,6 +161,8 @@ export class MirrorService {
     delaySeconds?: number;
     maps?: string[];
     allowHosts?: string[];
+    user?: string;
+    password?: string;
   }): Promise<MirrorSummary> {
     const path = this.#absolute(args.path);
     if (this.#active.has(path)) throw new MirrorError('This mirror is running; wait for its run to end.');
@@ -142,6 +182,9 @@ export class MirrorService {
     } else if (!wasMirror && existed && !isEmptyFolder(path)) {
       throw new MirrorError(`${path} is not empty. Choose a new or empty folder: the mirror puts its own files there.`);
     }
+    const basic: Credentials | undefined =
+      args.user !== undefined && args.password !== undefined ? { scheme: 'basic', user: args.user, password: args.password } : undefined;
+    if (basic && !this.#d.secretStore) throw new MirrorError('This app has nowhere to keep a password: give it to rsdesk sync --basic instead.');
     if (args.url !== undefined && current === null) {
       const settings = this.#d.store.settings.get();
       try {
@@ -152,6 +195,8 @@ export class MirrorService {
           maps,
           allowHosts: args.allowHosts,
           token: settings.bearerToken,
+          credentials: basic,
+          secretStore: this.#d.secretStore,
           timeoutMs: settings.timeoutMs,
           userAgent: this.#d.userAgent,
         });
@@ -163,6 +208,12 @@ export class MirrorService {
         } catch {
           // Left as it is; the error below says what went wrong.
         }
+        throw plain(error);
+      }
+    } else if (basic) {
+      try {
+        setMirrorCredentials(path, basic, this.#d.secretStore);
+      } catch (error) {
         throw plain(error);
       }
     }
@@ -278,8 +329,10 @@ export class MirrorService {
   /** How a run reaches the Source: the app's settings, the sealed secrets, and the run's cancel signal. */
   #access(active: Active) {
     const settings = this.#d.store.settings.get();
+    const given = givenByApp(readBinding(active.path)?.settings, settings.bearerToken);
     return {
-      token: settings.bearerToken,
+      // Given explicitly (a token, or nothing): a mirror with basic credentials of its own keeps them.
+      credentials: given,
       secretStore: this.#d.secretStore,
       askAgain: APP_ASK_AGAIN,
       timeoutMs: settings.timeoutMs,

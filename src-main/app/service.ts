@@ -13,7 +13,7 @@ import { EventHub } from './events.ts';
 import { HttpHolder } from './http-holder.ts';
 import { CheckService } from './check.ts';
 import { DiscoveryRuns } from './discovery-runs.ts';
-import { MirrorService } from './mirrors.ts';
+import { givenByApp, MirrorService } from './mirrors.ts';
 import { LiveService } from './live.ts';
 
 export interface ServiceDeps {
@@ -104,6 +104,8 @@ export function createService(deps: ServiceDeps): Service {
     send: (batch) => events.emit('live.events', batch),
     capabilityLists: () => store.sources.list().flatMap((s) => s.capabilityListUrls),
     secretStore: deps.mirrorSecrets,
+    // Read for each batch: a token set in Settings after subscribing is used by the next batch, as by the next sync.
+    givenCredentials: (settings) => givenByApp(settings, store.settings.get().bearerToken),
   });
 
   /** url: already through normalizeStartUrl, so bad input was refused as invalid-arguments before any request. */
@@ -209,6 +211,8 @@ export function createService(deps: ServiceDeps): Service {
     'mirrors.get': ({ path }) => mirrors.get(path),
     'mirrors.create': (args) => mirrors.create(args),
     'mirrors.update': (args) => mirrors.update(args),
+    'mirrors.setCredentials': ({ path, user, password }) =>
+      mirrors.setCredentials(path, user !== null && password !== null ? { user, password } : null),
     'mirrors.forget': ({ path }) => mirrors.forget(path),
     'mirrors.chooseFolder': () => mirrors.chooseFolder(),
     'mirrors.openFolder': ({ path }) => mirrors.openFolder(path),

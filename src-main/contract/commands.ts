@@ -63,6 +63,20 @@ const folder = z
   .refine((s) => !s.includes('\0'), 'The folder path contains a NUL character');
 const mirrorPath = z.object({ path: folder }).strict();
 
+/** RFC 7617: the user name may not hold a colon; neither part a control character (it would break the header). */
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const basicUser = z
+  .string('The user name must be text')
+  .min(1, 'Enter the user name')
+  .max(256, 'The user name is too long (at most 256 characters)')
+  .refine((s) => !s.includes(':'), 'A user name cannot contain a colon (HTTP basic authentication does not allow one)')
+  .refine((s) => !CONTROL.test(s), 'The user name contains a line break or another control character');
+const basicPassword = z
+  .string('The password must be text')
+  .min(1, 'Enter the password')
+  .max(1024, 'The password is too long (at most 1,024 characters)')
+  .refine((s) => !CONTROL.test(s), 'The password contains a line break or another control character');
+
 /** The range the mirror form offers, in its words. */
 export const MIRROR_LIMITS = { concurrency: { min: 1, max: 64 }, delaySeconds: { min: 0, max: 60 } } as const;
 const concurrencyMessage = `Connections must be a whole number from ${MIRROR_LIMITS.concurrency.min} to ${MIRROR_LIMITS.concurrency.max}`;
@@ -145,9 +159,20 @@ export const commandArgs = {
       /** `PREFIX=DIR`: URIs under PREFIX go under DIR of the folder. */
       maps: z.array(z.string().max(8192)).max(100, 'At most 100 folder mappings').optional(),
       allowHosts: z.array(z.string().max(255)).max(100, 'At most 100 other hosts').optional(),
+      /** HTTP basic credentials the Source asks for: sent from the first request on, to its origin only. */
+      user: basicUser.optional(),
+      password: basicPassword.optional(),
     })
-    .strict(),
+    .strict()
+    .refine((a) => a.password === undefined || a.user !== undefined, { message: 'Enter the user name', path: ['user'] })
+    .refine((a) => a.user === undefined || a.password !== undefined, { message: 'Enter the password', path: ['password'] }),
   'mirrors.update': z.object({ path: folder, ...mirrorOptions }).strict(),
+  /** user and password: the mirror's own basic credentials; both null: it has none of its own any more. */
+  'mirrors.setCredentials': z
+    .object({ path: folder, user: basicUser.nullable(), password: basicPassword.nullable() })
+    .strict()
+    .refine((a) => a.password === null || a.user !== null, { message: 'Enter the user name', path: ['user'] })
+    .refine((a) => a.user === null || a.password !== null, { message: 'Enter the password', path: ['password'] }),
   'mirrors.forget': mirrorPath,
   'mirrors.chooseFolder': none,
   'mirrors.openFolder': mirrorPath,
@@ -235,6 +260,7 @@ export interface CommandResults {
   /** The new mirror (or the folder's own, when it is a mirror already). */
   'mirrors.create': MirrorSummary;
   'mirrors.update': MirrorSummary;
+  'mirrors.setCredentials': MirrorDetail;
   'mirrors.forget': MirrorSummary[];
   /** supported: false in a browser (the page asks for a path instead); path: null when the person cancelled. */
   'mirrors.chooseFolder': { supported: boolean; path: string | null };

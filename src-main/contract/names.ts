@@ -25,6 +25,8 @@ export const COMMAND_NAMES = [
   'mirrors.get',
   'mirrors.create',
   'mirrors.update',
+  /** HTTP basic credentials of the mirror's own (sent to its Source's origin only), or none with null. */
+  'mirrors.setCredentials',
   /** The app stops listing it; its folder and files stay. */
   'mirrors.forget',
   /** A folder picked in the system's dialog (desktop app only). */

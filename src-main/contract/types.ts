@@ -306,7 +306,17 @@ export interface MirrorRunEnd {
 export interface MirrorDetail extends MirrorSummary {
   /** Newest first, at most 200. */
   runs: MirrorRun[];
+  access: MirrorAccess;
 }
+
+/**
+ * How the mirror authenticates to its Source (never the secret itself). `settings`: with the bearer token of Settings,
+ * if one is set (or the copy of it the mirror kept); `basic`: with a user name and a password of its own, which this
+ * computer keeps (`kept`) or not (then a run stops before any request and says so).
+ */
+export type MirrorAccess =
+  | { scheme: 'settings'; origin: string | null }
+  | { scheme: 'basic'; origin: string; user: string; kept: boolean };
 
 export interface RunFailures {
   runId: number;

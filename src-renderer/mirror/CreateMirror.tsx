@@ -6,6 +6,7 @@ import { errorField, errorMessage, getBridge } from '../bridge/index.ts';
 import { useAppInfo } from '../data/queries.ts';
 import { capabilityLabel } from '../lib/capabilities.ts';
 import { useMirrorUi } from '../state/mirror.ts';
+import { BasicFields, type BasicValues } from './BasicFields.tsx';
 import { useCreateMirror } from './queries.ts';
 
 const POLICIES: { value: MirrorDeletePolicy; label: string; hint: string }[] = [
@@ -32,6 +33,7 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
   const [concurrency, setConcurrency] = useState('8');
   const [delay, setDelay] = useState('0');
   const [maps, setMaps] = useState('');
+  const [basic, setBasic] = useState<BasicValues>({ user: '', password: '' });
   const [startNow, setStartNow] = useState(true);
   const [choosing, setChoosing] = useState(false);
   const [chooseError, setChooseError] = useState<string | null>(null);
@@ -62,6 +64,8 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
         concurrency: Number(concurrency),
         delaySeconds: Number(delay),
         maps: maps.split('\n').map((m) => m.trim()).filter((m) => m !== ''),
+        // Either part given: both go, and main says which one is missing.
+        ...(basic.user !== '' || basic.password !== '' ? { user: basic.user || undefined, password: basic.password || undefined } : {}),
       },
       {
         onSuccess: (mirror) => {
@@ -192,6 +196,16 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
             onChange={(e) => setMaps(e.target.value)}
             aria-invalid={invalid === 'maps' || undefined}
             spellCheck={false}
+          />
+        </details>
+        <details className="field" open={invalid === 'user' || invalid === 'password' || undefined}>
+          <summary>User name and password</summary>
+          <BasicFields
+            id={`${ids}-basic`}
+            values={basic}
+            onChange={setBasic}
+            invalid={invalid === 'user' || invalid === 'password' ? invalid : null}
+            hint="Only when the Source asks for them (HTTP basic authentication). They are sent to the Source's own origin only, from the first request on; the password is kept on this computer, never in the mirror folder, and never shown again. Otherwise the bearer token of Settings is used, if one is set."
           />
         </details>
         {startError && (

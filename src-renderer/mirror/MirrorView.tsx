@@ -5,6 +5,7 @@ import { Spinner } from '../common/Spinner.tsx';
 import { useAppInfo } from '../data/queries.ts';
 import { formatCount } from '../lib/format.ts';
 import { useMirrorUi, type MirrorTab } from '../state/mirror.ts';
+import { AccessPanel } from './AccessPanel.tsx';
 import { AuditReport } from './AuditReport.tsx';
 import { FailuresTable } from './FailuresTable.tsx';
 import { countsLine, formatWhen, STATUS_LABEL } from './format.ts';
@@ -53,6 +54,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
     { id: 'runs', label: <>Runs <span className="tab-count">{m.runs.length}</span></> },
     { id: 'failures', label: <>Failures <span className={`tab-count${failures ? ' tab-count-error' : ''}`}>{failures}</span></> },
     { id: 'audit', label: 'Audit' },
+    { id: 'access', label: 'Access' },
   ];
 
   function onTabKey(event: KeyboardEvent<HTMLDivElement>) {
@@ -186,8 +188,10 @@ function Loaded({ m }: { m: MirrorDetail }) {
           <RunHistory runs={m.runs} />
         ) : tab === 'failures' ? (
           <FailuresTable path={m.path} runs={m.runs.filter((r) => r.kind !== 'audit')} canRetry={usable && !busy} onRetry={(runId, uris) => action.mutate({ action: 'retry', retry: { runId, uris } })} />
-        ) : (
+        ) : tab === 'audit' ? (
           <AuditReport path={m.path} canStart={usable && !busy} auditing={m.status === 'auditing'} />
+        ) : (
+          <AccessPanel key={m.path} m={m} canChange={usable && !busy} />
         )}
       </div>
     </section>

@@ -170,3 +170,13 @@ export function useUpdateMirror() {
     onSuccess: update,
   });
 }
+
+/** The mirror's own user name and password (null: none any more); the answer is the mirror as it is then. */
+export function useSetCredentials(path: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (basic: { user: string; password: string } | null) =>
+      getBridge().invoke('mirrors.setCredentials', basic ? { path, ...basic } : { path, user: null, password: null }),
+    onSuccess: () => readAgain(client, mirrorKeys.detail(path)),
+  });
+}

@@ -67,6 +67,7 @@ export function SettingsForm({ stored }: Props) {
             Sent as <code>Authorization: Bearer …</code> with every request to every Source, discovery included, so
             set it only for Sources you trust. Never sent across origins when a Source redirects. Leave empty for
             none. Each mirror keeps a copy of the token it last ran with, and goes on using it when this field is emptied.
+            A mirror given a user name and password in its Access tab sends those instead.
           </p>
           <p id={`${ids}-token-kept`} className={kept.warn ? 'settings-warning' : 'field-hint'}>
             {kept.text}

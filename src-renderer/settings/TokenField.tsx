@@ -7,10 +7,12 @@ interface Props {
   invalid: boolean;
   describedBy: string;
   autoFocus?: boolean;
+  /** What the field holds, for the toggle's name ("Show token"). */
+  what?: string;
 }
 
 /** A secret field with a show/hide toggle, so a pasted token can be checked before it is saved. */
-export function TokenField({ id, value, onChange, invalid, describedBy, autoFocus = false }: Props) {
+export function TokenField({ id, value, onChange, invalid, describedBy, autoFocus = false, what = 'token' }: Props) {
   const [shown, setShown] = useState(false);
   return (
     <div className="secret">
@@ -19,7 +21,7 @@ export function TokenField({ id, value, onChange, invalid, describedBy, autoFocu
         type={shown ? 'text' : 'password'}
         value={value}
         onChange={(e) => onChange(e.target.value)}
-        placeholder="None"
+        placeholder={what === 'token' ? 'None' : undefined}
         autoFocus={autoFocus}
         autoComplete="off"
         autoCapitalize="off"
@@ -32,7 +34,7 @@ export function TokenField({ id, value, onChange, invalid, describedBy, autoFocu
         type="button"
         className="btn-secondary"
         aria-controls={id}
-        aria-label={shown ? 'Hide token' : 'Show token'}
+        aria-label={shown ? `Hide ${what}` : `Show ${what}`}
         onClick={() => setShown(!shown)}
       >
         {shown ? 'Hide' : 'Show'}

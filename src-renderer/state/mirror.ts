@@ -10,7 +10,7 @@ export type MirrorScreen =
   | { kind: 'create'; url: string; capability: string | undefined; sourceName: string | null }
   | { kind: 'mirror'; path: string };
 
-export type MirrorTab = 'runs' | 'failures' | 'audit';
+export type MirrorTab = 'runs' | 'failures' | 'audit' | 'access';
 
 interface MirrorUiState {
   screen: MirrorScreen | null;

@@ -9,7 +9,7 @@ import { clip } from '../clip.ts';
 import { Http } from '../http/client.ts';
 import { findChannels, type ChannelsFound } from './channels.ts';
 import { LiveEvents } from './events.ts';
-import { MirrorFeed, type FeedOptions } from './feed.ts';
+import { MirrorFeed, type FeedOptions, type GivenCredentials } from './feed.ts';
 import type { SecretStore } from '../mirror/secrets.ts';
 import type { Ping, Subscription } from './model.ts';
 import { readPing10, readPing20, type PingResult } from './ping.ts';
@@ -37,6 +37,8 @@ export interface LiveEngineOptions {
   keepEvents?: number;
   /** Where mirrors' credentials are kept (the store their syncs use): applying notifications sends them too. */
   secretStore?: SecretStore;
+  /** Credentials given for a mirror now (the app: its Settings token), asked again before each batch. */
+  givenCredentials?: GivenCredentials;
 }
 
 export interface SelfTest {
@@ -55,8 +57,9 @@ export interface SubscribeInput {
 
 export class LiveEngine {
   readonly events: LiveEvents;
-  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'keepEvents' | 'secretStore'>> & { publicUrl: string | null };
+  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'keepEvents' | 'secretStore' | 'givenCredentials'>> & { publicUrl: string | null };
   readonly #secrets: SecretStore | undefined;
+  readonly #given: GivenCredentials | undefined;
   readonly #http: Http;
   readonly #ownHttp: boolean;
   readonly #feeds = new Map<string, MirrorFeed>();
@@ -82,6 +85,7 @@ export class LiveEngine {
     };
     if (this.#o.publicUrl !== null) new URL(this.#o.publicUrl);
     this.#secrets = options.secretStore;
+    this.#given = options.givenCredentials;
     this.#http = options.http ?? new Http();
     this.#ownHttp = options.http === undefined;
   }
@@ -196,6 +200,7 @@ export class LiveEngine {
         lockRetryMs: options.lockRetryMs ?? this.#o.lockRetryMs,
         batchSize: options.batchSize,
         secretStore: options.secretStore ?? this.#secrets,
+        givenCredentials: options.givenCredentials ?? this.#given,
       },
       {
         callbackUrl: (token) => `${this.callbackBase()}/websub/${token}`,

@@ -2,6 +2,7 @@
 // the path from a stored delivery to the mirror: read the payload, drop exact duplicates, put it in order
 // (Sequencer), fill gaps from the Change List, apply (apply-live.ts). Notifications of one subscription are
 // processed one at a time; everything that writes the mirror goes through one queue.
+import { createHash } from 'node:crypto';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import { Http } from '../http/client.ts';
@@ -9,7 +10,7 @@ import type { DeletePolicy } from '../mirror/apply.ts';
 import { Fetcher } from '../mirror/fetcher.ts';
 import { MirrorLockedError } from '../mirror/lock.ts';
 import type { SecretStore } from '../mirror/secrets.ts';
-import { accessOf, sourceHeadersOf } from '../mirror/settings.ts';
+import { accessOf, secretKey, sourceHeadersOf, type Credentials, type SourceSettings } from '../mirror/settings.ts';
 import { MirrorState, stateDirOf } from '../mirror/state.ts';
 import { applyBatch, catchUp, syncFromCheckpoint, type MirrorContext, type Taken } from './apply-live.ts';
 import type { LiveEvents } from './events.ts';
@@ -34,7 +35,12 @@ export interface FeedOptions {
   batchSize?: number;
   /** Where the mirror's credentials are kept (the same store its syncs use); without one none are sent. */
   secretStore?: SecretStore;
+  /** Credentials a caller gives the mirror now (the app: its Settings token), asked again before each batch. */
+  givenCredentials?: GivenCredentials;
 }
+
+/** Credentials given for a mirror with these settings; undefined: those it keeps. */
+export type GivenCredentials = (settings: SourceSettings | undefined) => Credentials | undefined;
 
 interface SubState {
   seq: Sequencer<Taken>;
@@ -79,7 +85,10 @@ export class MirrorFeed {
   readonly subscriber: Subscriber;
   readonly options: FeedOptions;
   readonly #events: LiveEvents;
-  readonly #ctx: MirrorContext;
+  #ctx: MirrorContext;
+  /** What the clients in #ctx were made for (binding settings, kept secret, given credentials), as a digest. */
+  #accessKey = '';
+  readonly #sharedHttp: Http;
   readonly #subs = new Map<number, SubState>();
   /** Per subscription: the batch queued last, while it has not started. */
   readonly #open = new Map<number, OpenBatch>();
@@ -104,10 +113,39 @@ export class MirrorFeed {
     this.subscriber = new Subscriber(this.store, events, subscriberOptions);
     // Notified resources (and a gap's catch-up) are fetched as a sync of this mirror fetches them: with its own
     // settings, and its credentials for its Source's origin only.
+    this.#sharedHttp = http;
     const access = this.#access(options.secretStore);
     const fetcher = new Fetcher({ concurrency: options.concurrency, ...access?.fetcher });
     this.#ownHttp = access ? new Http(access.http) : null;
     this.#ctx = { dest, stateDir, state: this.state, store: this.store, fetcher, http: this.#ownHttp ?? http, deletePolicy: options.deletePolicy, concurrency: options.concurrency, batchSize: options.batchSize };
+    this.#accessKey = this.#currentAccessKey();
+  }
+
+  /** A digest of what the mirror's requests are sent with now: its binding's settings, its kept secret, what is given. */
+  #currentAccessKey(): string {
+    const binding = this.state.binding();
+    const given = this.options.givenCredentials?.(binding?.settings);
+    const secret = binding?.id && this.options.secretStore ? this.options.secretStore.get(secretKey(binding.id)) : null;
+    return createHash('sha256').update(JSON.stringify([binding?.settings ?? null, binding?.id ?? null, given ?? null, secret])).digest('hex');
+  }
+
+  /**
+   * Before each batch (and catch-up, and ping sync): when the credentials or settings changed since the clients were
+   * made (a token or password added or changed while subscribed), new clients are made with them. Jobs run one at a
+   * time (#write), so the old clients are idle and closed here.
+   */
+  async #freshContext(): Promise<MirrorContext> {
+    const key = this.#currentAccessKey();
+    if (key === this.#accessKey) return this.#ctx;
+    const old = { fetcher: this.#ctx.fetcher, http: this.#ownHttp };
+    const access = this.#access(this.options.secretStore);
+    this.#ownHttp = access ? new Http(access.http) : null;
+    this.#ctx = { ...this.#ctx, fetcher: new Fetcher({ concurrency: this.options.concurrency, ...access?.fetcher }), http: this.#ownHttp ?? this.#sharedHttp };
+    // After #access, which may have kept a given secret: the digest of what the clients now hold.
+    this.#accessKey = this.#currentAccessKey();
+    await old.fetcher.close();
+    await old.http?.close();
+    return this.#ctx;
   }
 
   /** Restores subscriptions and takes up every delivery that was stored but not yet settled. */
@@ -307,7 +345,7 @@ export class MirrorFeed {
   }
 
   async #apply(row: SubscriptionRow, items: Taken[], coveredBeforeMs: number | null, resumeRunId: number | null): Promise<void> {
-    const result = await applyBatch(this.#ctx, this.store.subscription(row.id)!, items, coveredBeforeMs, resumeRunId);
+    const result = await applyBatch(await this.#freshContext(), this.store.subscription(row.id)!, items, coveredBeforeMs, resumeRunId);
     const c = result.counts;
     this.#events.emit({
       type: 'applied',
@@ -347,7 +385,7 @@ export class MirrorFeed {
   async #catchUp(row: SubscriptionRow, changeListUrl: string, from: string, until: string): Promise<void> {
     const base = { subscriptionId: row.id, topic: row.topic, dest: this.dest };
     try {
-      const result = await catchUp(this.#ctx, this.store.subscription(row.id)!, changeListUrl, from, until);
+      const result = await catchUp(await this.#freshContext(), this.store.subscription(row.id)!, changeListUrl, from, until);
       const c = result.counts;
       this.#events.emit({ type: 'caught-up', ...base, from, until, created: c.created, updated: c.updated, deleted: c.deleted, failed: c.failed });
     } catch (err) {
@@ -414,7 +452,7 @@ export class MirrorFeed {
       try {
         do {
           this.#syncAgain = false;
-          const c = await syncFromCheckpoint(this.#ctx, changeListUrl);
+          const c = await syncFromCheckpoint(await this.#freshContext(), changeListUrl);
           this.#events.emit({ type: 'sync', dest: this.dest, reason, created: c.created, updated: c.updated, deleted: c.deleted, failed: c.failed });
         } while (this.#syncAgain && !this.#closed);
       } catch (err) {
@@ -439,7 +477,7 @@ export class MirrorFeed {
     }
     let access;
     try {
-      access = accessOf(binding.settings, origin, binding.id, undefined, secrets);
+      access = accessOf(binding.settings, origin, binding.id, this.options.givenCredentials?.(binding.settings), secrets);
     } catch (err) {
       // Credentials this computer does not have: notifications are still read and ordered; fetches will say 401.
       this.#events.emit({ type: 'error', dest: this.dest, message: `${(err as Error).message.replace(/; give it again with .*$/, '')}. Changes are fetched without them.` });

@@ -1,13 +1,17 @@
 // A mirror folder seen from outside a run: bind a new folder to a Source list (discovery once, no fetching of
 // resources), and read what a folder's `.resourcesync/state.sqlite` says (binding, checkpoint, runs, inventory size,
 // who holds its lock) without creating anything in a folder that is not a mirror.
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { normalizeStartUrl } from '../discovery/discover.ts';
 import { Http } from '../http/client.ts';
 import type { PathMap } from './local-path.ts';
 import { acquireLock, LOCK_NAME, processAlive, type LockHolder } from './lock.ts';
 import { MirrorState, STATE_FILE, stateDirOf, type Binding, type Checkpoint, type RunRecord } from './state.ts';
-import { bind } from './sync.ts';
+import type { SecretStore } from './secrets.ts';
+import { mergeSettings, resolveCredentials, SettingsError, sourceHeadersOf, type Credentials } from './settings.ts';
+import { bind, SyncError } from './sync.ts';
 
 export interface PrepareOptions {
   url: string;
@@ -16,6 +20,12 @@ export interface PrepareOptions {
   maps?: PathMap[];
   allowHosts?: string[];
   token?: string | null;
+  /**
+   * Credentials the Source asks for, sent (from discovery on) to the origin of `capabilityListUrl ?? url` only; they
+   * become the mirror's own (scheme and user name in its binding, the secret in `secretStore`).
+   */
+  credentials?: Credentials;
+  secretStore?: SecretStore;
   timeoutMs?: number;
   userAgent?: string;
 }
@@ -30,17 +40,81 @@ export async function prepareMirror(options: PrepareOptions): Promise<Binding> {
   const stateDir = stateDirOf(options.dest);
   const lock = acquireLock(stateDir, 'ResourceSync Desktop', options.dest);
   const state = new MirrorState(stateDir);
-  const http = new Http({ bearerToken: options.token ?? null, timeoutMs: options.timeoutMs, userAgent: options.userAgent });
+  const given = options.credentials;
+  let origin: string;
+  try {
+    origin = new URL(normalizeStartUrl(options.capabilityListUrl ?? options.url)).origin;
+  } catch (err) {
+    throw new SyncError(err instanceof Error ? err.message : String(err));
+  }
+  const http = given
+    ? new Http({ sourceHeaders: sourceHeadersOf(mergeSettings(undefined, origin), given), timeoutMs: options.timeoutMs, userAgent: options.userAgent })
+    : new Http({ bearerToken: options.token ?? null, timeoutMs: options.timeoutMs, userAgent: options.userAgent });
   try {
     const old = state.binding();
-    if (old !== null && old.url === options.url && options.capabilityListUrl === undefined) return old;
-    const binding = await bind(http, { url: options.url, dest: options.dest, capabilityListUrl: options.capabilityListUrl, maps: options.maps, allowHosts: options.allowHosts }, old);
-    state.setBinding(binding);
+    let binding =
+      old !== null && old.url === options.url && options.capabilityListUrl === undefined
+        ? old
+        : await bind(http, { url: options.url, dest: options.dest, capabilityListUrl: options.capabilityListUrl, maps: options.maps, allowHosts: options.allowHosts }, old);
+    if (given) binding = withCredentials(binding, origin, given, options.secretStore);
+    if (binding !== old) state.setBinding(binding);
     return binding;
   } finally {
     await http.close();
     state.close();
     lock.release();
+  }
+}
+
+/** The binding with these credentials as the mirror's own (null: none of its own); the secret goes to `store`. */
+function withCredentials(binding: Binding, origin: string, credentials: Credentials | null, store: SecretStore | undefined): Binding {
+  if (credentials && !store) throw new SyncError('There is nowhere to keep the credentials on this computer.');
+  const id = binding.id ?? randomUUID();
+  const settings = mergeSettings(binding.settings, origin, {}, credentials);
+  try {
+    resolveCredentials(settings, id, credentials, store);
+  } catch (err) {
+    throw err instanceof SettingsError ? new SyncError(err.message) : err;
+  }
+  return { ...binding, id, settings };
+}
+
+/**
+ * Gives a mirror credentials of its own (or, with null, takes them away), without a run: the scheme and the basic user
+ * name into its binding, the secret into `store`, for its Source's origin only, as `rsdesk sync --basic` would.
+ * Throws MirrorLockedError when another process writes the folder, SyncError when it is not bound to a Source.
+ */
+export function setMirrorCredentials(dest: string, credentials: Credentials | null, store: SecretStore | undefined): Binding {
+  if (!isMirror(dest)) throw new SyncError(`${dest} is not a mirror.`);
+  const stateDir = stateDirOf(dest);
+  const lock = acquireLock(stateDir, 'ResourceSync Desktop', dest);
+  const state = new MirrorState(stateDir);
+  try {
+    const binding = state.binding();
+    if (binding === null) throw new SyncError(`${dest} is not bound to a Source yet.`);
+    let origin: string;
+    try {
+      origin = binding.settings?.origin ?? new URL(binding.capabilityListUrl ?? normalizeStartUrl(binding.url)).origin;
+    } catch (err) {
+      throw new SyncError(err instanceof Error ? err.message : String(err));
+    }
+    const next = withCredentials(binding, origin, credentials, store);
+    state.setBinding(next);
+    return next;
+  } finally {
+    state.close();
+    lock.release();
+  }
+}
+
+/** The binding of a mirror folder alone (no count of its inventory); null when it is not a mirror or not bound. */
+export function readBinding(dest: string): Binding | null {
+  if (!isMirror(dest)) return null;
+  const state = new MirrorState(stateDirOf(dest));
+  try {
+    return state.binding();
+  } finally {
+    state.close();
   }
 }
 
