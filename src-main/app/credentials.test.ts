@@ -117,6 +117,20 @@ describe('HTTP basic credentials of a mirror in the app', () => {
     expect(logged.join('\n')).not.toContain(PASSWORD);
   });
 
+  it('let the browser read that Source\'s documents too, and only that Source\'s', async () => {
+    const url = fixture.url + PATHS.dataset1.resourceList;
+    // Before any mirror has them: the Source refuses the browser.
+    expect((await service.dispatch('documents.summary', { url })).ok).toBe(false);
+    const path = await mirrorWithBasic();
+    const view = await call('documents.summary', { url, refresh: true });
+    expect(view.capability).toBe('resourcelist');
+    const asked = fixture.requests.filter((r) => r.path === PATHS.dataset1.resourceList).at(-1);
+    expect(asked?.headers.authorization).toBe(basic(USER, PASSWORD));
+    // Taken away from the mirror: the browser no longer has them either.
+    await call('mirrors.setCredentials', { path, user: null, password: null });
+    expect((await service.dispatch('documents.summary', { url, refresh: true })).ok).toBe(false);
+  });
+
   it('are validated in main, in plain words that never repeat the password', async () => {
     const path = await mirrorWithBasic();
     const secret = 'never-shown\nsecret';

@@ -1,7 +1,7 @@
 // The service's one Http client, built from the settings. When the settings change a new client is built; the
 // old one is closed once the requests already using it are done (closing it at once would cut them off).
 import type { Settings } from '../contract/types.ts';
-import { Http } from '../engine/http/index.ts';
+import { Http, type SourceHeaders } from '../engine/http/index.ts';
 
 interface Slot {
   http: Http;
@@ -11,17 +11,20 @@ interface Slot {
 
 export class HttpHolder {
   #userAgent: string;
+  #sourceHeadersFor: ((origin: string) => SourceHeaders | null) | undefined;
   #current: Slot;
   #closing: Promise<void>[] = [];
 
-  constructor(settings: Settings, userAgent: string) {
+  /** `sourceHeadersFor`: the credentials kept for an origin (its mirrors' user name and password), asked per request. */
+  constructor(settings: Settings, userAgent: string, sourceHeadersFor?: (origin: string) => SourceHeaders | null) {
     this.#userAgent = userAgent;
+    this.#sourceHeadersFor = sourceHeadersFor;
     this.#current = this.#build(settings);
   }
 
   #build(settings: Settings): Slot {
     return {
-      http: new Http({ bearerToken: settings.bearerToken, timeoutMs: settings.timeoutMs, userAgent: this.#userAgent }),
+      http: new Http({ bearerToken: settings.bearerToken, timeoutMs: settings.timeoutMs, userAgent: this.#userAgent, sourceHeadersFor: this.#sourceHeadersFor }),
       users: 0,
       retired: false,
     };

@@ -20,7 +20,8 @@ import { isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirr
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { MirrorLockedError } from '../engine/mirror/lock.ts';
 import type { SecretStore } from '../engine/mirror/secrets.ts';
-import { secretKey, type AskAgain, type Credentials, type SourceSettings } from '../engine/mirror/settings.ts';
+import { authorizationOf, secretKey, type AskAgain, type Credentials, type SourceSettings } from '../engine/mirror/settings.ts';
+import type { SourceHeaders } from '../engine/http/index.ts';
 import { STATE_DIR, type Binding, type RunRecord } from '../engine/mirror/state.ts';
 import { checkRetry, retryResources, RetryError, type RetryResult } from '../engine/mirror/retry.ts';
 import { sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
@@ -245,6 +246,7 @@ export class MirrorService {
     const key = this.#known(path);
     if (this.#active.has(key)) throw new MirrorError('This mirror is running: cancel its run before removing it from the list.');
     this.#d.store.mirrors.remove(key);
+    this.#originAuth = null;
     const mirrors = this.list();
     this.#d.events.emit('mirrors.changed', { mirrors });
     return mirrors;
@@ -590,7 +592,35 @@ export class MirrorService {
     this.#changed();
   }
 
+  /** Origin → the Authorization of a mirror of it with a user name and password kept here; remade after any change. */
+  #originAuth: Map<string, string> | null = null;
+
+  /**
+   * The credentials the app's browser sends to `origin`: the user name and password of a mirror of that Source,
+   * when one has them and the password is kept on this computer (the first such mirror in the list); else null.
+   */
+  sourceHeadersFor(origin: string): SourceHeaders | null {
+    if (this.#originAuth === null) {
+      const found = new Map<string, string>();
+      for (const m of this.#d.store.mirrors.list()) {
+        try {
+          const binding = readBinding(m.path);
+          const auth = binding?.settings?.auth;
+          if (auth?.scheme !== 'basic' || binding?.id === undefined || found.has(binding.settings!.origin)) continue;
+          const password = this.#d.secretStore?.get(secretKey(binding.id)) ?? null;
+          if (password !== null) found.set(binding.settings!.origin, authorizationOf({ scheme: 'basic', user: auth.user, password }));
+        } catch {
+          // A mirror folder that cannot be read gives nothing.
+        }
+      }
+      this.#originAuth = found;
+    }
+    const authorization = this.#originAuth.get(origin);
+    return authorization === undefined ? null : { origin, authorization };
+  }
+
   #changed(): void {
+    this.#originAuth = null;
     if (this.#closed) return;
     this.#d.events.emit('mirrors.changed', { mirrors: this.list() });
   }

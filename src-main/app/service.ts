@@ -73,12 +73,14 @@ function hostOf(url: string): string {
 export function createService(deps: ServiceDeps): Service {
   const { store } = deps;
   const events = new EventHub();
-  const http = new HttpHolder(store.settings.get(), `ResourceSync-Desktop/${deps.version}`);
+  // The browser signs in to a Source with its mirrors' user name and password, asked per request (mirrors is made
+  // just below; nothing is fetched before then).
+  const http = new HttpHolder(store.settings.get(), `ResourceSync-Desktop/${deps.version}`, (origin) => mirrors.sourceHeadersFor(origin));
   // One memory of refused documents for discovery and documents alike.
   const refusals = new RefusalMemory();
   const documents = new DocumentService({ store, http, events, refusals });
   const checks = new CheckService({ http, events });
-  const mirrors = new MirrorService({
+  const mirrors: MirrorService = new MirrorService({
     store,
     events,
     userAgent: `ResourceSync-Desktop/${deps.version} (mirror)`,

@@ -26,6 +26,11 @@ export interface HttpOptions {
    * document names). `authorization` is the whole header value (`Bearer …`, `Basic …`).
    */
   sourceHeaders?: SourceHeaders | null;
+  /**
+   * Asked before each request when `sourceHeaders` is not given: the credentials kept for that origin, if any (the
+   * app's browser uses those of the mirrors of a Source). What it returns is sent to that origin only.
+   */
+  sourceHeadersFor?: (origin: string) => SourceHeaders | null;
   /** Default `env`: HTTP_PROXY / HTTPS_PROXY / NO_PROXY. */
   proxy?: ProxySetting;
   /** Where `env` reads the proxies from. Default process.env. */
@@ -111,6 +116,7 @@ export class Http {
   readonly userAgent: string;
   #bearerToken: string | null;
   #source: SourceHeaders | null;
+  #sourceFor: ((origin: string) => SourceHeaders | null) | null;
   #agent: Dispatcher;
 
   constructor(options: HttpOptions = {}) {
@@ -120,6 +126,7 @@ export class Http {
     this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
     this.#bearerToken = options.bearerToken ? options.bearerToken : null;
     this.#source = options.sourceHeaders ?? null;
+    this.#sourceFor = options.sourceHeadersFor ?? null;
     this.#agent = makeDispatcher(
       {
         connect: { timeout: this.timeoutMs },
@@ -159,7 +166,7 @@ export class Http {
       delete headers.authorization;
       // A token for one Source must not leak to whatever host a redirect names.
       if (this.#bearerToken && current.origin === start.origin) headers.authorization = `Bearer ${this.#bearerToken}`;
-      addSourceHeaders(headers, current, this.#source);
+      addSourceHeaders(headers, current, this.#source ?? this.#sourceFor?.(current.origin) ?? null);
       if (init.signal?.aborted) throw new NetworkError('aborted', `Cancelled: ${href}`, href);
       let data;
       try {
