@@ -14,7 +14,7 @@ import type { Applier } from './apply.ts';
 import { packageApplier } from './dump-apply.ts';
 import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
 import { keepAsMetadata, metadataOf, type MetadataFetcher } from './metadata.ts';
-import { dumpPackages, fetchPackage, PackagePrefetch, type DumpListing, type DumpPackage, type PackageReport } from './package/index.ts';
+import { dumpPackages, fetchPackage, lengthOf, PackagePrefetch, type DumpListing, type DumpPackage, type PackageReport } from './package/index.ts';
 import type { MirrorState } from './state.ts';
 
 export const PACKAGES_DIR = 'packages';
@@ -215,10 +215,7 @@ export function notePackage(o: { onNote?: (note: string) => void }, loc: string,
 
 /** Sums the packages' download progress for the run's progress (at most one report per 256 KiB). */
 function packageBytes(toRead: DumpPackage[], report: ((done: number, total: number) => void) | undefined) {
-  const total = toRead.reduce((n, p) => {
-    const length = Number(p.entry.md.length);
-    return n + (Number.isSafeInteger(length) && length > 0 ? length : 0);
-  }, 0);
+  const total = toRead.reduce((n, p) => n + (lengthOf(p) ?? 0), 0);
   const each = new Map<string, number>();
   let done = 0;
   let reported = -Infinity;

@@ -19,7 +19,7 @@ import { readPackage } from './extract.ts';
 import { GrowingPackage } from './growing.ts';
 import { PartProgress } from './part.ts';
 import { fetchPackage, type DumpPackage } from './source.ts';
-import { buildZip, manifestXml, md5, patch } from './test-zips.ts';
+import { buildZip, manifestXml, md5, patch, storedPackage } from './test-zips.ts';
 
 /** How the server answers one request; `range` is the Range header (undefined for the whole package). */
 type Route = (req: IncomingMessage, res: ServerResponse, range: string | undefined) => void;
@@ -89,21 +89,8 @@ function trickle(res: ServerResponse, body: Buffer, everyMs: number, status = 20
   next();
 }
 
-/** `n` stored bitstreams of 256 KiB each, manifest last (as makePackage in growing.test.ts). */
-async function makePackage(n = 6): Promise<{ zip: Buffer; bodies: Map<string, Buffer> }> {
-  const bodies = new Map<string, Buffer>();
-  const files = [];
-  const items = [];
-  for (let i = 0; i < n; i++) {
-    const body = randomBytes(256 * 1024);
-    const loc = `http://example.com/r${i}`;
-    bodies.set(loc, body);
-    files.push({ name: `r${i}.bin`, body, compress: false });
-    items.push({ loc, path: `/r${i}.bin`, hash: `md5:${md5(body)}`, length: body.length });
-  }
-  files.push({ name: 'manifest.xml', body: manifestXml('resourcedump-manifest', items) });
-  return { zip: await buildZip(files), bodies };
-}
+/** `n` stored bitstreams of 256 KiB each, manifest last (test-zips.ts). */
+const makePackage = (n = 6) => storedPackage(n);
 
 /** The Dump's entry for the package: `md` as given (no length or hash unless the test gives them). */
 function pkgOf(md: Record<string, string>): DumpPackage {

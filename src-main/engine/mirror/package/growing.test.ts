@@ -1,7 +1,6 @@
 // A Resource Dump package read while it downloads, against a loopback server that serves ranges (or refuses to,
 // or lies about them): what reaches the sink and when, what is held back until the package's fixity is known, and
 // what is thrown away when it fails.
-import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -13,7 +12,7 @@ import { Http } from '../../http/index.ts';
 import type { EntryOutcome } from './model.ts';
 import { tempFileSink, type TempFile } from './sinks.ts';
 import { fetchPackage, type DumpPackage } from './source.ts';
-import { buildZip, manifestXml, md5, patch } from './test-zips.ts';
+import { md5, patch, storedPackage } from './test-zips.ts';
 
 interface Behaviour {
   body: Buffer;
@@ -88,21 +87,8 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A package of `n` stored bitstreams of 256 KiB (so the body takes a while to trickle), manifest last. */
-async function makePackage(n = 8): Promise<{ zip: Buffer; bodies: Map<string, Buffer> }> {
-  const bodies = new Map<string, Buffer>();
-  const files = [];
-  const items = [];
-  for (let i = 0; i < n; i++) {
-    const body = randomBytes(256 * 1024);
-    const loc = `http://example.com/r${i}`;
-    bodies.set(loc, body);
-    files.push({ name: `r${i}.bin`, body, compress: false });
-    items.push({ loc, path: `/r${i}.bin`, hash: `md5:${md5(body)}`, length: body.length });
-  }
-  files.push({ name: 'manifest.xml', body: manifestXml('resourcedump-manifest', items) });
-  return { zip: await buildZip(files), bodies };
-}
+/** `n` stored bitstreams of 256 KiB each, manifest last (test-zips.ts). */
+const makePackage = (n = 8) => storedPackage(n);
 
 function pkgOf(zip: Buffer, hash = `md5:${md5(zip)}`): DumpPackage {
   const entry = { loc: `${base}/package.zip`, md: { length: String(zip.length), hash }, links: [] } as unknown as Entry;

@@ -103,7 +103,7 @@ export interface FetchPackageOptions extends Omit<ReadPackageOptions, 'url' | 'c
 const READ_AHEAD_FROM = 4 * 1024 * 1024;
 
 /** The Dump entry's `length`, when it is a number. */
-function lengthOf(pkg: DumpPackage): number | undefined {
+export function lengthOf(pkg: DumpPackage): number | undefined {
   const length = pkg.entry.md.length;
   return length !== undefined && /^\s*\d+\s*$/.test(length) ? Number(length) : undefined;
 }

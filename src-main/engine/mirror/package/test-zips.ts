@@ -1,6 +1,6 @@
 // Test support: packages written with yazl, and byte-level surgery for the hostile ones yazl refuses to write
 // (escaping names, disagreeing headers, encryption flags). Not used by the engine.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import yazl from 'yazl';
 
 export interface ZipFileSpec {
@@ -114,4 +114,23 @@ export function manifestXml(capability: 'resourcedump-manifest' | 'changedump-ma
     '  <rs:ln rel="up" href="http://example.com/capabilitylist.xml"/>\n' +
     `  ${head}\n${urls}\n</urlset>\n`
   );
+}
+
+/**
+ * A Resource Dump package of `n` stored (uncompressed) bitstreams of 256 KiB each, manifest last: large enough that
+ * a download takes a while to trickle, for the tests of packages read while they download.
+ */
+export async function storedPackage(n: number): Promise<{ zip: Buffer; bodies: Map<string, Buffer> }> {
+  const bodies = new Map<string, Buffer>();
+  const files: ZipFileSpec[] = [];
+  const items: ManifestItem[] = [];
+  for (let i = 0; i < n; i++) {
+    const body = randomBytes(256 * 1024);
+    const loc = `http://example.com/r${i}`;
+    bodies.set(loc, body);
+    files.push({ name: `r${i}.bin`, body, compress: false });
+    items.push({ loc, path: `/r${i}.bin`, hash: `md5:${md5(body)}`, length: body.length });
+  }
+  files.push({ name: 'manifest.xml', body: manifestXml('resourcedump-manifest', items) });
+  return { zip: await buildZip(files), bodies };
 }
