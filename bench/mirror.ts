@@ -51,6 +51,11 @@ function child(args: string[]): ChildMeasure {
   if (run.status !== 0) throw new Error(`measure ${args[0]} failed (exit ${run.status}): ${run.stderr.trim().split('\n').slice(-8).join('\n')}`);
   const lines = run.stdout.trim().split('\n');
   const line = lines.pop()!;
+  // BENCH_LOG=DIR keeps each measure's whole output (e.g. every --trace-gc line) in a file of its own.
+  if (process.env.BENCH_LOG) {
+    mkdirSync(process.env.BENCH_LOG, { recursive: true });
+    writeFileSync(join(process.env.BENCH_LOG, `${args[0]}-${Date.now()}.log`), run.stdout + run.stderr);
+  }
   // BENCH_VERBOSE=1 shows each measure whole (phases, counts, kernel time), and what else it printed (e.g. --trace-gc).
   if (process.env.BENCH_VERBOSE) {
     if (lines.length > 0) console.log(`   ${args[0]} printed ${lines.length} lines; the last ones:\n${lines.slice(-5).map((l) => `      ${l}`).join('\n')}`);
