@@ -378,11 +378,15 @@ export class DurableWriter<T> {
     const fileByFile = withFiles.length <= FEW_FILES || bytes >= withFiles.length * LARGE_FILE;
     if (this.#durable && withFiles.length > 0) {
       // fsyncs wait on the disk: they run in libuv's pool, several at once, not on the file thread, where they would
-      // hold up the quick jobs (small files being created) queued behind them.
+      // hold up the quick jobs (small files being created) queued behind them. Small files: eight at once, so that
+      // the file system commits their metadata together. Large ones: two, since their fsyncs wait on the disk's
+      // bandwidth whatever their number, and each holds a pool thread that a dump's inflating and writing need (a
+      // 1 GiB dump went from 3.7–4.1 s to 3.4–3.7 s here).
       if (fileByFile || !(await syncfs(this.tmpDir))) {
+        const large = bytes >= withFiles.length * LARGE_FILE;
         await eachLimited(
           withFiles.filter((b) => !failedTemps.has(b)),
-          8,
+          large ? 2 : 8,
           async (b) => {
             try {
               await fsyncFile(b.temp!);
