@@ -5,6 +5,7 @@ import type { AddSourceResult, DiscoveryStep, SavedSource } from '../../src-main
 import { normalizeStartUrl } from '../../src-main/engine/discovery/start-url.ts';
 import { errorCode, errorMessage, getBridge } from '../bridge/index.ts';
 import { keys } from '../data/queries.ts';
+import { readAgain } from '../data/fresh.ts';
 import { DiscoverySteps } from './DiscoverySteps.tsx';
 import { DiscoveryOutcome, type Outcome } from './DiscoveryOutcome.tsx';
 import { DiscoveryProgress } from './DiscoveryProgress.tsx';
@@ -88,7 +89,7 @@ export function AddSource() {
     if (result === null) return;
     const { source, created, discovery, pasted } = result;
     client.setQueryData<SavedSource[]>(keys.sources, (list) => (list ? [...list.filter((s) => s.id !== source.id), source] : [source]));
-    void client.invalidateQueries({ queryKey: keys.sources });
+    readAgain(client, keys.sources);
     // The result is the complete record; live events may have been dropped by a reconnecting stream.
     update(runId, (r) => ({
       ...r,
