@@ -17,6 +17,7 @@ let screenshots: string;
 const USER = 'archivist';
 const FIRST = 'first-Passw0rd';
 const SECOND = 'second-Passw0rd';
+const TOKEN = 'own-token.42';
 const basic = (password: string) => `Basic ${Buffer.from(`${USER}:${password}`).toString('base64')}`;
 
 test.beforeAll(async ({}, testInfo) => {
@@ -110,4 +111,52 @@ test('a user name and password given in the new-mirror form and changed in the A
   await panel.getByRole('button', { name: 'Remove user name and password' }).click();
   await expect(panel.getByRole('status').filter({ hasText: 'Removed.' })).toBeVisible();
   await expect(panel).toContainText(`Sends the bearer token of Settings (if one is set) to ${fixture.url}.`);
+});
+
+test("a token of the mirror's own and extra headers, in the Access tab", async ({ page }) => {
+  // The mirror of the test above, which has no credentials of its own any more; the Source now wants a token.
+  fixture.setAuth(`Bearer ${TOKEN}`);
+  await page.goto(app.url);
+  await page.getByRole('list', { name: 'Mirrors' }).getByRole('button', { name: /^mirror/ }).click();
+  await view(page).getByRole('tab', { name: 'Access' }).click();
+  const panel = view(page).getByRole('tabpanel');
+  const tokenForm = panel.getByRole('form', { name: 'A token of its own (bearer)' });
+  await tokenForm.getByLabel('Token', { exact: true }).fill(TOKEN);
+  await tokenForm.getByLabel('Token', { exact: true }).press('Enter');
+  await expect(tokenForm.getByRole('status')).toHaveText('Saved. The next run and the next live notifications send this token.');
+  await expect(panel).toContainText(`Signs in to ${fixture.url} with a token of its own kept on this computer.`);
+  await expect(tokenForm.getByLabel('Token', { exact: true })).toHaveValue('');
+  expect(await page.content()).not.toContain(TOKEN);
+
+  // Headers: a name the connection decides is refused before saving; a good one is saved by main, lower-cased.
+  const headers = panel.getByRole('form', { name: 'Extra request headers' });
+  await headers.getByRole('button', { name: 'Add a header' }).click();
+  await expect(headers.getByRole('textbox', { name: 'Name of header 1' })).toBeFocused();
+  await page.keyboard.type('Host');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('elsewhere.example');
+  await page.keyboard.press('Enter');
+  await expect(headers.getByRole('alert')).toHaveText('The host header cannot be set here.');
+  await expect(headers.getByRole('textbox', { name: 'Name of header 1' })).toHaveAttribute('aria-invalid', 'true');
+  await expect(headers.getByRole('textbox', { name: 'Name of header 1' })).toBeFocused();
+  await page.keyboard.press('ControlOrMeta+a');
+  await page.keyboard.type('X-Archive-Id');
+  await headers.getByRole('textbox', { name: 'Value of header 1' }).fill('42 a');
+  await headers.getByRole('button', { name: 'Save headers' }).click();
+  await expect(headers.getByRole('status')).toHaveText('Saved. The next run and the next live notifications send them.');
+  await expect(headers.getByRole('textbox', { name: 'Name of header 1' })).toHaveValue('x-archive-id');
+  await page.screenshot({ path: join(screenshots, 'mirror-access-token-headers.png'), fullPage: true });
+  await expectAccessible(page, 'the Access tab with a token and headers (light)');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await expectAccessible(page, 'the Access tab with a token and headers (dark)');
+  await page.emulateMedia({ colorScheme: 'light' });
+
+  // The next run sends both, to the Source.
+  fixture.change('update', 1);
+  const mark = fixture.requests.length;
+  await view(page).getByRole('button', { name: 'Sync now' }).click();
+  await expect(view(page).getByRole('status').filter({ hasText: 'Incremental sync' })).toContainText('Incremental sync completed: 0 created, 1 updated', { timeout: 60_000 });
+  const sent = fixture.requests.slice(mark);
+  expect(new Set(sent.map((r) => r.headers.authorization))).toEqual(new Set([`Bearer ${TOKEN}`]));
+  expect(new Set(sent.map((r) => r.headers['x-archive-id']))).toEqual(new Set(['42 a']));
 });

@@ -117,8 +117,10 @@ test('a bare host: while discovery runs it shows the URL being fetched, the time
     await expectAccessibleBoth(page, 'discovery running');
     await shot(page, 'running');
 
-    // Keyboard: from the field, Tab reaches Cancel (past the folded title); Enter cancels.
+    // Keyboard: from the field, Tab reaches Cancel (past the folded sign-in and the folded title); Enter cancels.
     const cancel = progress.getByRole('button', { name: 'Cancel' });
+    await page.keyboard.press('Tab');
+    await expect(page.getByText('This Source needs a sign-in', { exact: true })).toBeFocused();
     await page.keyboard.press('Tab');
     await expect(title(page)).toBeFocused();
     await page.keyboard.press('Tab');

@@ -15,11 +15,15 @@ type Envelope = { ok: true; result: unknown } | { ok: false; error: CommandError
 export class BridgeError extends Error {
   code: CommandError['code'];
   field?: string;
+  origin?: string;
+  refusedSignIn?: boolean;
   constructor(error: CommandError) {
     super(error.message);
     this.name = 'BridgeError';
     this.code = error.code;
     if (error.field !== undefined) this.field = error.field;
+    if (error.origin !== undefined) this.origin = error.origin;
+    if (error.refusedSignIn !== undefined) this.refusedSignIn = error.refusedSignIn;
   }
 }
 

@@ -42,6 +42,11 @@ export interface FixtureSourceOptions {
   auth?: string;
   /** With `auth`: the WebSub hub answers without it (a hub is often another service than the Source). */
   openHub?: boolean;
+  /**
+   * With `auth`: only paths under these prefixes need it (a protected area, e.g. `/dataset1/`); the rest, such as the
+   * Source Description, stays open. Absent: the whole Source is protected.
+   */
+  authOnly?: string[];
   /** Base URL of the `rel="duplicate"` mirror locations (default: this server's `/mirror`). */
   duplicateBase?: string;
 }
@@ -102,8 +107,11 @@ export interface FixtureSource {
   setBroken(path: string, failure: Failure | null): void;
   /** Changes `resourceDelayMs` from now on. */
   setResourceDelay(ms: number): void;
-  /** Changes the Authorization value every request must carry (`auth`) from now on; null: none needed. */
-  setAuth(value: string | null): void;
+  /**
+   * Changes the Authorization value every request must carry (`auth`) from now on; null: none needed. `only`: the
+   * protected area (see `authOnly`); absent: as it was.
+   */
+  setAuth(value: string | null, only?: string[]): void;
   close(): Promise<void>;
 }
 
@@ -121,11 +129,17 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
   let handle: (req: IncomingMessage, res: ServerResponse, path: string) => void | Promise<void> = () => {};
   let resourceDelayMs = options.resourceDelayMs ?? 0;
   let auth = options.auth;
+  let authOnly = options.authOnly;
+  const needsAuth = (path: string) => {
+    const bare = path.split('?')[0]!;
+    if (options.openHub && bare === PATHS.hub) return false;
+    return authOnly === undefined || authOnly.some((prefix) => bare.startsWith(prefix));
+  };
 
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
     requests.push({ method: req.method ?? 'GET', path, headers: flatten(req.headers) });
-    if (auth !== undefined && req.headers.authorization !== auth && !(options.openHub && path.split('?')[0] === PATHS.hub)) {
+    if (auth !== undefined && req.headers.authorization !== auth && needsAuth(path)) {
       return void send(res, 401, 'text/plain', 'Unauthorized\n', { 'www-authenticate': 'Bearer realm="fixture", Basic realm="fixture"' });
     }
     const failure = failures.get(path.split('?')[0]);
@@ -398,8 +412,9 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     setResourceDelay(ms) {
       resourceDelayMs = ms;
     },
-    setAuth(value) {
+    setAuth(value, only) {
       auth = value ?? undefined;
+      if (only !== undefined) authOnly = only;
     },
     sloppy,
     hub,

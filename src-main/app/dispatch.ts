@@ -7,7 +7,7 @@ import type { CommandError } from '../contract/types.ts';
 import { clipMessage } from '../engine/clip.ts';
 import { DocumentError } from '../engine/documents/errors.ts';
 import { NetworkError } from '../engine/http/index.ts';
-import { CancelledError, InvalidArgumentsError, MirrorError, NotFoundError } from './errors.ts';
+import { CancelledError, InvalidArgumentsError, MirrorError, NotFoundError, UnauthorizedError } from './errors.ts';
 
 export type Envelope = { ok: true; result: unknown } | { ok: false; error: CommandError };
 
@@ -62,6 +62,7 @@ export function toCommandError(error: unknown, command: string, log: ErrorLogger
   if (error instanceof InvalidArgumentsError) return { code: 'invalid-arguments', message: error.message };
   if (error instanceof NotFoundError) return { code: 'not-found', message: error.message };
   if (error instanceof MirrorError) return { code: 'mirror', message: error.message };
+  if (error instanceof UnauthorizedError) return { code: 'sign-in', message: error.message, origin: error.origin, refusedSignIn: error.refusedSignIn };
   if (error instanceof DocumentError) {
     const where = error.line !== undefined && !/\bline\b/i.test(error.message) ? ` (line ${error.line})` : '';
     return { code: 'document', message: `${error.message}${where}` };

@@ -31,3 +31,18 @@ export class MirrorError extends Error {
     this.name = 'MirrorError';
   }
 }
+
+/**
+ * The Source answered 401 or 403: it wants a sign-in for `origin` (`refusedSignIn`: credentials were sent and
+ * refused). The message says so in plain words; the UI offers the sign-in.
+ */
+export class UnauthorizedError extends Error {
+  readonly origin: string;
+  readonly refusedSignIn: boolean;
+  constructor(message: string, origin: string, refusedSignIn: boolean) {
+    super(message);
+    this.name = 'UnauthorizedError';
+    this.origin = origin;
+    this.refusedSignIn = refusedSignIn;
+  }
+}

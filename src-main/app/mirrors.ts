@@ -16,7 +16,8 @@ import type {
   RunFailures,
 } from '../contract/types.ts';
 import { audit, lastAudit } from '../engine/mirror/audit.ts';
-import { isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, type FolderStatus } from '../engine/mirror/folder.ts';
+import { isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, setMirrorHeaders, type FolderStatus } from '../engine/mirror/folder.ts';
+import { normalizeStartUrl } from '../engine/discovery/start-url.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { MirrorLockedError } from '../engine/mirror/lock.ts';
 import type { SecretStore } from '../engine/mirror/secrets.ts';
@@ -29,6 +30,7 @@ import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
 import type { Store } from '../store/store.ts';
 import { InvalidArgumentsError, MirrorError, NotFoundError } from './errors.ts';
 import type { EventHub } from './events.ts';
+import type { SourceSignIns } from './source-sign-ins.ts';
 
 export interface MirrorServiceDeps {
   store: Store;
@@ -41,6 +43,8 @@ export interface MirrorServiceDeps {
   progressIntervalMs?: number;
   /** Where each mirror's credentials are kept between runs (desktop app: sealed with the OS keychain). */
   secretStore?: SecretStore;
+  /** Credentials kept per Source origin: a new mirror of that origin takes them as its own; the browser uses them first. */
+  signIns?: SourceSignIns;
 }
 
 /** In the app, a bearer token comes from Settings, a user name and password from the mirror's Access tab. */
@@ -49,13 +53,22 @@ export const APP_ASK_AGAIN: AskAgain = {
   basic: "enter the password in the mirror's Access tab, then run the mirror again",
 };
 
+/** A mirror's own token is asked for again in its Access tab (a copy of the Settings token, in Settings). */
+const OWN_TOKEN_ASK_AGAIN: AskAgain = { ...APP_ASK_AGAIN, bearer: "enter the token in the mirror's Access tab, then run the mirror again" };
+
+/** True when the mirror signs in with credentials of its own: a user name and password, or a token of its own. */
+export function hasOwnCredentials(settings: SourceSettings | undefined): boolean {
+  const auth = settings?.auth;
+  return auth?.scheme === 'basic' || (auth?.scheme === 'bearer' && auth.own === true);
+}
+
 /**
  * The credentials the app gives a mirror's run (sync, retry, audit, applied notifications): the bearer token of
  * Settings, unless the mirror has basic credentials of its own, which then win (and are not overwritten).
  * Undefined: none given, the mirror's kept ones are used.
  */
 export function givenByApp(settings: SourceSettings | undefined, bearerToken: string | null): Credentials | undefined {
-  if (settings?.auth?.scheme === 'basic') return undefined;
+  if (hasOwnCredentials(settings)) return undefined;
   return bearerToken ? { scheme: 'bearer', token: bearerToken } : undefined;
 }
 
@@ -114,7 +127,8 @@ export class MirrorService {
     const folder = this.#read(key);
     const summary = this.#summary(key, m.options, m.addedAt, folder);
     const runs = (folder.status?.runs ?? []).slice(-200).reverse().map((r) => this.#shown(key, r, folder.status));
-    return { ...summary, runs, access: this.#accessOf(folder.status?.binding ?? null) };
+    const headers = Object.entries(folder.status?.binding?.settings?.headers ?? {}).map(([name, value]) => ({ name, value }));
+    return { ...summary, runs, access: this.#accessOf(folder.status?.binding ?? null), headers };
   }
 
   /** What the Access tab shows: the scheme, the basic user name, whether the password is kept here; never a secret. */
@@ -123,6 +137,10 @@ export class MirrorService {
     if (auth?.scheme === 'basic') {
       const kept = binding?.id !== undefined && (this.#d.secretStore?.get(secretKey(binding.id)) ?? null) !== null;
       return { scheme: 'basic', origin: binding!.settings!.origin, user: auth.user, kept };
+    }
+    if (auth?.scheme === 'bearer' && auth.own) {
+      const kept = binding?.id !== undefined && (this.#d.secretStore?.get(secretKey(binding.id)) ?? null) !== null;
+      return { scheme: 'bearer', origin: binding!.settings!.origin, kept };
     }
     return { scheme: 'settings', origin: binding?.settings?.origin ?? null };
   }
@@ -137,6 +155,35 @@ export class MirrorService {
     if (basic && !this.#d.secretStore) throw new MirrorError('This app has nowhere to keep a password: give it to rsdesk sync --basic instead.');
     try {
       setMirrorCredentials(key, basic ? { scheme: 'basic', ...basic } : null, this.#d.secretStore);
+    } catch (error) {
+      throw plain(error);
+    }
+    this.#changed();
+    return this.get(key);
+  }
+
+  /**
+   * Gives the mirror a bearer token of its own (sealed like a password, sent to the Source's origin only; the Settings
+   * token no longer replaces it), or with null takes its own credentials away. The next run and the next batch of live
+   * notifications use it.
+   */
+  setToken(path: string, token: string | null): MirrorDetail {
+    const key = this.#idle(path, 'This mirror is running: change its credentials when the run has ended.');
+    if (token !== null && !this.#d.secretStore) throw new MirrorError('This app has nowhere to keep a token: give it to rsdesk sync --token instead.');
+    try {
+      setMirrorCredentials(key, token !== null ? { scheme: 'bearer', token, own: true } : null, this.#d.secretStore);
+    } catch (error) {
+      throw plain(error);
+    }
+    this.#changed();
+    return this.get(key);
+  }
+
+  /** Replaces the mirror's extra request headers (checked by the contract); the next run and live batch send them. */
+  setHeaders(path: string, headers: { name: string; value: string }[]): MirrorDetail {
+    const key = this.#idle(path, 'This mirror is running: change its headers when the run has ended.');
+    try {
+      setMirrorHeaders(key, Object.fromEntries(headers.map((h) => [h.name.trim().toLowerCase(), h.value.trim()])));
     } catch (error) {
       throw plain(error);
     }
@@ -183,8 +230,13 @@ export class MirrorService {
     } else if (!wasMirror && existed && !isEmptyFolder(path)) {
       throw new MirrorError(`${path} is not empty. Choose a new or empty folder: the mirror puts its own files there.`);
     }
+    // Given in the form, else those kept for the Source's origin (a sign-in when it was added): the mirror's own.
     const basic: Credentials | undefined =
-      args.user !== undefined && args.password !== undefined ? { scheme: 'basic', user: args.user, password: args.password } : undefined;
+      args.user !== undefined && args.password !== undefined
+        ? { scheme: 'basic', user: args.user, password: args.password }
+        : args.url !== undefined && current === null
+          ? this.#signInFor(args.capabilityListUrl ?? args.url)
+          : undefined;
     if (basic && !this.#d.secretStore) throw new MirrorError('This app has nowhere to keep a password: give it to rsdesk sync --basic instead.');
     if (args.url !== undefined && current === null) {
       const settings = this.#d.store.settings.get();
@@ -227,6 +279,19 @@ export class MirrorService {
     const saved = this.#d.store.mirrors.put(path, options);
     this.#changed();
     return this.#summary(path, saved.options, saved.addedAt);
+  }
+
+  /** The credentials signed in with for the origin of `url`, as a new mirror's own. */
+  #signInFor(url: string): Credentials | undefined {
+    let origin: string;
+    try {
+      origin = new URL(normalizeStartUrl(url)).origin;
+    } catch {
+      return undefined;
+    }
+    const kept = this.#d.signIns?.get(origin) ?? null;
+    if (kept === null) return undefined;
+    return kept.scheme === 'bearer' ? { ...kept, own: true } : kept;
   }
 
   update(args: { path: string; deletePolicy?: MirrorOptions['deletePolicy']; concurrency?: number; delaySeconds?: number }): MirrorSummary {
@@ -333,10 +398,10 @@ export class MirrorService {
     const settings = this.#d.store.settings.get();
     const given = givenByApp(readBinding(active.path)?.settings, settings.bearerToken);
     return {
-      // Given explicitly (a token, or nothing): a mirror with basic credentials of its own keeps them.
+      // Given explicitly (a token, or nothing): a mirror with credentials of its own keeps them.
       credentials: given,
       secretStore: this.#d.secretStore,
-      askAgain: APP_ASK_AGAIN,
+      askAgain: given === undefined && hasOwnCredentials(readBinding(active.path)?.settings) ? OWN_TOKEN_ASK_AGAIN : APP_ASK_AGAIN,
       timeoutMs: settings.timeoutMs,
       userAgent: this.#d.userAgent,
       signal: active.abort.signal,
@@ -592,23 +657,27 @@ export class MirrorService {
     this.#changed();
   }
 
-  /** Origin → the Authorization of a mirror of it with a user name and password kept here; remade after any change. */
+  /** Origin → the Authorization of a mirror of it with credentials of its own kept here; remade after any change. */
   #originAuth: Map<string, string> | null = null;
 
   /**
-   * The credentials the app's browser sends to `origin`: the user name and password of a mirror of that Source,
-   * when one has them and the password is kept on this computer (the first such mirror in the list); else null.
+   * The credentials the app's browser sends to `origin`: those signed in with for that origin (sources.signIn), else
+   * the user name and password or own token of a mirror of that Source, when one has them and the secret is kept on
+   * this computer (the first such mirror in the list); else null.
    */
   sourceHeadersFor(origin: string): SourceHeaders | null {
+    const signedIn = this.#d.signIns?.authorizationFor(origin) ?? null;
+    if (signedIn !== null) return { origin, authorization: signedIn };
     if (this.#originAuth === null) {
       const found = new Map<string, string>();
       for (const m of this.#d.store.mirrors.list()) {
         try {
           const binding = readBinding(m.path);
           const auth = binding?.settings?.auth;
-          if (auth?.scheme !== 'basic' || binding?.id === undefined || found.has(binding.settings!.origin)) continue;
-          const password = this.#d.secretStore?.get(secretKey(binding.id)) ?? null;
-          if (password !== null) found.set(binding.settings!.origin, authorizationOf({ scheme: 'basic', user: auth.user, password }));
+          if (!hasOwnCredentials(binding?.settings) || binding?.id === undefined || found.has(binding.settings!.origin)) continue;
+          const secret = this.#d.secretStore?.get(secretKey(binding.id)) ?? null;
+          if (secret === null) continue;
+          found.set(binding.settings!.origin, authorizationOf(auth?.scheme === 'basic' ? { scheme: 'basic', user: auth.user, password: secret } : { scheme: 'bearer', token: secret }));
         } catch {
           // A mirror folder that cannot be read gives nothing.
         }

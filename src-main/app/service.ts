@@ -8,6 +8,9 @@ import type { SecretStore } from '../engine/mirror/secrets.ts';
 import { createDispatch, type Dispatch, type ErrorLogger, type Handlers } from './dispatch.ts';
 import { DocumentService } from './documents.ts';
 import { InvalidArgumentsError, NotFoundError } from './errors.ts';
+import { HttpStatusError } from '../engine/http/index.ts';
+import { asUnauthorized, credentialsOf, signIn, SIGN_IN_STATUSES } from './sign-in.ts';
+import { SourceSignIns } from './source-sign-ins.ts';
 import { normalizeStartUrl } from './start-url.ts';
 import { EventHub } from './events.ts';
 import { HttpHolder } from './http-holder.ts';
@@ -73,9 +76,12 @@ function hostOf(url: string): string {
 export function createService(deps: ServiceDeps): Service {
   const { store } = deps;
   const events = new EventHub();
+  // Credentials kept per Source origin, beside the mirrors' secrets (the same store, sealed alike).
+  const signIns = new SourceSignIns(deps.mirrorSecrets);
+  const userAgent = `ResourceSync-Desktop/${deps.version}`;
   // The browser signs in to a Source with its mirrors' user name and password, asked per request (mirrors is made
   // just below; nothing is fetched before then).
-  const http = new HttpHolder(store.settings.get(), `ResourceSync-Desktop/${deps.version}`, (origin) => mirrors.sourceHeadersFor(origin));
+  const http = new HttpHolder(store.settings.get(), userAgent, (origin) => mirrors.sourceHeadersFor(origin));
   // One memory of refused documents for discovery and documents alike.
   const refusals = new RefusalMemory();
   const documents = new DocumentService({ store, http, events, refusals });
@@ -88,8 +94,22 @@ export function createService(deps: ServiceDeps): Service {
     openPath: deps.openPath,
     progressIntervalMs: deps.progressIntervalMs,
     secretStore: deps.mirrorSecrets,
+    signIns,
   });
   const abort = new AbortController();
+
+  /** A Source's 401 or 403 as a plain 'unauthorized' error naming the origin to sign in to. */
+  const unauthorized = (error: unknown): unknown =>
+    asUnauthorized(error, (origin) => mirrors.sourceHeadersFor(origin) !== null, (store.settings.get().bearerToken ?? '') !== '');
+  const signedInOr = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      throw unauthorized(error);
+    }
+  };
+  const trySignIn = (url: string, fields: { user?: string; password?: string; token?: string }, signal: AbortSignal) =>
+    signIn(url, credentialsOf(fields), { signIns, timeoutMs: store.settings.get().timeoutMs, userAgent, signal });
   const running = new Set<Promise<unknown>>();
 
   // Discovery runs are tracked so close() can wait for them to let go of the HTTP client.
@@ -122,10 +142,15 @@ export function createService(deps: ServiceDeps): Service {
       }),
     );
 
-  const addSource = async (url: string, runId: string, signal: AbortSignal): Promise<AddSourceResult> => {
+  const addSource = async (url: string, runId: string, signal: AbortSignal, fields?: { user?: string; password?: string; token?: string }): Promise<AddSourceResult> => {
+    // Credentials given up front are tried and kept first, so discovery already signs in with them.
+    if (fields) await trySignIn(url, fields, signal);
     const discovery = await discoverWith(url, runId, signal);
     signal.throwIfAborted();
     if (discovery.sourceDescription === null && discovery.capabilityLists.length === 0) {
+      // Nothing found because the Source would not let us in: say so, and for which origin, so the UI asks for a sign-in.
+      const locked = discovery.routes.find((step) => step.status !== undefined && SIGN_IN_STATUSES.has(step.status));
+      if (locked) throw unauthorized(new HttpStatusError(locked.status!, '', locked.url));
       throw new NotFoundError(nothingFound(discovery));
     }
     const pasted = pastedDocument(url, discovery);
@@ -153,9 +178,18 @@ export function createService(deps: ServiceDeps): Service {
 
     'sources.list': () => store.sources.list(),
 
-    'sources.add': ({ url, runId }) => {
+    'sources.add': ({ url, runId, signIn: fields }) => {
       const startUrl = normalizeStartUrl(url);
-      return track(discoveries.run(runId, (signal) => addSource(startUrl, runId, signal)));
+      return track(discoveries.run(runId, (signal) => addSource(startUrl, runId, signal, fields)));
+    },
+
+    'sources.signIn': ({ url, user, password, token }) => track(trySignIn(normalizeStartUrl(url), { user, password, token }, abort.signal)),
+
+    'sources.signOut': ({ url }) => {
+      const origin = new URL(normalizeStartUrl(url)).origin;
+      const forgotten = signIns.shown(origin);
+      signIns.delete(origin);
+      return { origin, forgotten };
     },
 
     'sources.remove': ({ id }) => {
@@ -180,14 +214,14 @@ export function createService(deps: ServiceDeps): Service {
 
     'discovery.cancel': ({ runId }) => discoveries.cancel(runId),
 
-    'documents.summary': ({ url, refresh }) => documents.summary(url, refresh ?? false),
+    'documents.summary': ({ url, refresh }) => signedInOr(() => documents.summary(url, refresh ?? false)),
 
     'documents.entries': ({ url, offset, limit, uri, change, sort, descending }) =>
-      documents.entries(url, { offset, limit, uri, change, sort, descending }),
+      signedInOr(() => documents.entries(url, { offset, limit, uri, change, sort, descending })),
 
-    'documents.entry': ({ url, index }) => documents.entry(url, index),
+    'documents.entry': ({ url, index }) => signedInOr(() => documents.entry(url, index)),
 
-    'documents.raw': ({ url, limit }) => documents.raw(url, limit),
+    'documents.raw': ({ url, limit }) => signedInOr(() => documents.raw(url, limit)),
 
     'settings.get': () => store.settings.get(),
 
@@ -215,6 +249,8 @@ export function createService(deps: ServiceDeps): Service {
     'mirrors.update': (args) => mirrors.update(args),
     'mirrors.setCredentials': ({ path, user, password }) =>
       mirrors.setCredentials(path, user !== null && password !== null ? { user, password } : null),
+    'mirrors.setToken': ({ path, token }) => mirrors.setToken(path, token),
+    'mirrors.setHeaders': ({ path, headers }) => mirrors.setHeaders(path, headers),
     'mirrors.forget': ({ path }) => mirrors.forget(path),
     'mirrors.chooseFolder': () => mirrors.chooseFolder(),
     'mirrors.openFolder': ({ path }) => mirrors.openFolder(path),

@@ -1,5 +1,6 @@
 // The commands: argument schemas (validated in main before any handler runs) and result types.
 import { z } from 'zod';
+import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, HEADER_VALUE_FORBIDDEN } from './headers.ts';
 import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, TIMEOUT_RANGE, TIMEOUT_SECONDS } from './limits.ts';
 import type { CommandName } from './names.ts';
 import { DELETE_POLICIES, ENTRY_SORT_KEYS, MIRROR_MODES } from './types.ts';
@@ -23,6 +24,8 @@ import type {
   RunFailures,
   SavedSource,
   Settings,
+  SignInResult,
+  SignInShown,
 } from './types.ts';
 
 // Messages here are what a person reads (dispatch shows them as they are): plain sentences, no field names.
@@ -77,6 +80,58 @@ const basicPassword = z
   .max(1024, 'The password is too long (at most 1,024 characters)')
   .refine((s) => !CONTROL.test(s), 'The password contains a line break or another control character');
 
+/** RFC 6750's token characters and more, but never a space or a control character (it would break the header). */
+const bearerToken = z
+  .string('The token must be text')
+  .min(1, 'Enter the token')
+  .max(4096, 'The token is too long (at most 4,096 characters)')
+  .refine((s) => !CONTROL.test(s) && !/\s/.test(s), 'The token contains a space, a line break or another control character');
+
+/** A sign-in for a Source: a user name and password (HTTP basic), or a bearer token, never both. */
+const signInFields = {
+  user: basicUser.optional(),
+  password: basicPassword.optional(),
+  token: bearerToken.optional(),
+};
+type SignInFields = { user?: string; password?: string; token?: string };
+const signInRules = <T extends z.ZodType<SignInFields>>(schema: T) =>
+  schema
+    .refine((a) => a.token === undefined || (a.user === undefined && a.password === undefined), {
+      message: 'Give either a user name and password or a token, not both',
+      path: ['token'],
+    })
+    .refine((a) => a.password === undefined || a.user !== undefined, { message: 'Enter the user name', path: ['user'] })
+    .refine((a) => a.user === undefined || a.password !== undefined, { message: 'Enter the password', path: ['password'] });
+const signIn = signInRules(z.object(signInFields).strict()).refine((a) => a.user !== undefined || a.token !== undefined, {
+  message: 'Enter a user name and password, or a token',
+  path: ['user'],
+});
+
+/** Extra request headers of a mirror, as name/value rows. */
+const headerRow = z
+  .object({
+    name: z
+      .string('A header name must be text')
+      .trim()
+      .min(1, 'Enter the header name')
+      .max(HEADER_LIMITS.name, `A header name is too long (at most ${HEADER_LIMITS.name} characters)`)
+      .refine((s) => HEADER_NAME.test(s), 'A header name is letters, digits and ! # $ % & \' * + - . ^ _ ` | ~ only (no spaces or colons)')
+      .refine((s) => !FORBIDDEN_HEADERS.has(s.toLowerCase()), {
+        // The name is checked to be a plain token first, so quoting it here is safe.
+        error: (issue) => {
+          const name = String(issue.input).toLowerCase();
+          return name === 'authorization'
+            ? 'The Authorization header cannot be set as an extra header: give a user name and password or a token instead'
+            : `The ${name} header cannot be set: the connection itself decides it`;
+        },
+      }),
+    value: z
+      .string('A header value must be text')
+      .max(HEADER_LIMITS.value, `A header value is too long (at most ${HEADER_LIMITS.value.toLocaleString('en')} characters)`)
+      .refine((s) => !HEADER_VALUE_FORBIDDEN.test(s), 'A header value contains a line break or another control character'),
+  })
+  .strict();
+
 /** The range the mirror form offers, in its words. */
 export const MIRROR_LIMITS = { concurrency: { min: 1, max: 64 }, delaySeconds: { min: 0, max: 60 } } as const;
 const concurrencyMessage = `Connections must be a whole number from ${MIRROR_LIMITS.concurrency.min} to ${MIRROR_LIMITS.concurrency.max}`;
@@ -95,7 +150,18 @@ const mirrorOptions = {
 export const commandArgs = {
   'app.info': none,
   'sources.list': none,
-  'sources.add': z.object({ url: startUrl, runId }).strict(),
+  /** signIn: credentials for the Source's origin, kept (sealed) once the Source accepts them, before discovery. */
+  'sources.add': z.object({ url: startUrl, runId, signIn: signIn.optional() }).strict(),
+  /**
+   * Credentials for the origin of `url` (a document that answered 401 or 403, or the Source being added): checked by
+   * asking `url` with them; kept sealed only when the Source does not refuse them.
+   */
+  'sources.signIn': signInRules(z.object({ url: startUrl, ...signInFields }).strict()).refine((a) => a.user !== undefined || a.token !== undefined, {
+    message: 'Enter a user name and password, or a token',
+    path: ['user'],
+  }),
+  /** Forgets the credentials kept for `url`'s origin. */
+  'sources.signOut': z.object({ url: startUrl }).strict(),
   'sources.remove': z.object({ id: z.number().int().positive() }).strict(),
   'sources.restore': z.object({ id: z.number().int().positive() }).strict(),
   'discovery.run': z.object({ url: startUrl, runId }).strict(),
@@ -173,6 +239,18 @@ export const commandArgs = {
     .strict()
     .refine((a) => a.password === null || a.user !== null, { message: 'Enter the user name', path: ['user'] })
     .refine((a) => a.user === null || a.password !== null, { message: 'Enter the password', path: ['password'] }),
+  /** A bearer token of the mirror's own (sealed like a password; Settings' token no longer replaces it); null: none of its own. */
+  'mirrors.setToken': z.object({ path: folder, token: bearerToken.nullable() }).strict(),
+  /** The mirror's extra request headers, all of them (an empty list: none), sent to its Source's origin only. */
+  'mirrors.setHeaders': z
+    .object({
+      path: folder,
+      headers: z
+        .array(headerRow, 'Give the headers as a list of names and values')
+        .max(HEADER_LIMITS.count, `At most ${HEADER_LIMITS.count} extra headers`)
+        .refine((rows) => new Set(rows.map((r) => r.name.trim().toLowerCase())).size === rows.length, 'Each header name may be given once'),
+    })
+    .strict(),
   'mirrors.forget': mirrorPath,
   'mirrors.chooseFolder': none,
   'mirrors.openFolder': mirrorPath,
@@ -239,6 +317,9 @@ export interface CommandResults {
   'app.info': AppInfo;
   'sources.list': SavedSource[];
   'sources.add': AddSourceResult;
+  'sources.signIn': SignInResult;
+  /** What was kept for that origin before (null: nothing). */
+  'sources.signOut': { origin: string; forgotten: SignInShown | null };
   'sources.remove': SavedSource[];
   /** The Source as it was before the remove, and the list with it back. */
   'sources.restore': { source: SavedSource; sources: SavedSource[] };
@@ -261,6 +342,8 @@ export interface CommandResults {
   'mirrors.create': MirrorSummary;
   'mirrors.update': MirrorSummary;
   'mirrors.setCredentials': MirrorDetail;
+  'mirrors.setToken': MirrorDetail;
+  'mirrors.setHeaders': MirrorDetail;
   'mirrors.forget': MirrorSummary[];
   /** supported: false in a browser (the page asks for a path instead); path: null when the person cancelled. */
   'mirrors.chooseFolder': { supported: boolean; path: string | null };

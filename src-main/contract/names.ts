@@ -8,6 +8,9 @@ export const COMMAND_NAMES = [
   'sources.remove',
   /** Undoes a remove (the same id, as it was). */
   'sources.restore',
+  /** Credentials for a Source's origin (user name and password, or a token), kept sealed, sent to that origin only. */
+  'sources.signIn',
+  'sources.signOut',
   'discovery.run',
   'discovery.cancel',
   'documents.summary',
@@ -27,6 +30,10 @@ export const COMMAND_NAMES = [
   'mirrors.update',
   /** HTTP basic credentials of the mirror's own (sent to its Source's origin only), or none with null. */
   'mirrors.setCredentials',
+  /** A bearer token of the mirror's own, or none with null. */
+  'mirrors.setToken',
+  /** The mirror's extra request headers (name/value rows), sent to its Source's origin only. */
+  'mirrors.setHeaders',
   /** The app stops listing it; its folder and files stay. */
   'mirrors.forget',
   /** A folder picked in the system's dialog (desktop app only). */

@@ -51,6 +51,8 @@ export interface DiscoveryStep {
   message: string;
   /** When the reader refused the document there (a DOCTYPE, a wrong namespace, not XML…): why, in full. */
   refused?: string;
+  /** The HTTP status of the answer, when one came (401 and 403 say the Source wants a sign-in). */
+  status?: number;
 }
 
 export interface DiscoveredCapability {
@@ -169,11 +171,24 @@ export type SubscriptionView = import('../engine/live/model.ts').Subscription & 
 
 /** Errors cross the boundary as plain objects. */
 export interface CommandError {
-  code: 'invalid-arguments' | 'unknown-command' | 'not-found' | 'document' | 'network' | 'cancelled' | 'mirror' | 'internal';
+  code: 'invalid-arguments' | 'unknown-command' | 'not-found' | 'document' | 'network' | 'cancelled' | 'mirror' | 'sign-in' | 'internal';
   /** A plain sentence for people: no codes, no schema language. */
   message: string;
   /** For invalid-arguments: the argument the message is about (e.g. "timeoutMs"), so a form can mark its field. */
   field?: string;
+  /** For sign-in (the Source answered 401 or 403): the origin a sign-in is for (`sources.signIn`). */
+  origin?: string;
+  /** For sign-in: true when credentials were sent and refused (they were wrong or are not allowed this). */
+  refusedSignIn?: boolean;
+}
+
+/** What the UI may see of a Source's sign-in: never the password or the token. */
+export type SignInShown = { origin: string; scheme: 'basic'; user: string } | { origin: string; scheme: 'bearer' };
+
+/** A sign-in the Source accepted, and kept: `checked` is the URL asked with it and what it answered. */
+export interface SignInResult {
+  signIn: SignInShown;
+  checked: { url: string; status: number };
 }
 
 /** What adding a Source did. */
@@ -307,6 +322,8 @@ export interface MirrorDetail extends MirrorSummary {
   /** Newest first, at most 200. */
   runs: MirrorRun[];
   access: MirrorAccess;
+  /** Extra request headers sent to the Source's origin (kept in the mirror's folder, in clear: no secrets here). */
+  headers: { name: string; value: string }[];
 }
 
 /**
@@ -316,7 +333,9 @@ export interface MirrorDetail extends MirrorSummary {
  */
 export type MirrorAccess =
   | { scheme: 'settings'; origin: string | null }
-  | { scheme: 'basic'; origin: string; user: string; kept: boolean };
+  | { scheme: 'basic'; origin: string; user: string; kept: boolean }
+  /** A token of the mirror's own (Access tab), kept on this computer or not. */
+  | { scheme: 'bearer'; origin: string; kept: boolean };
 
 export interface RunFailures {
   runId: number;

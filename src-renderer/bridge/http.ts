@@ -91,7 +91,7 @@ export function createHttpBridge(token: string | null, options: HttpBridgeOption
       } catch {
         throw new BridgeError('transport', `The app server answered ${response.status} without a JSON envelope`);
       }
-      if (!envelope.ok) throw new BridgeError(envelope.error.code, envelope.error.message, envelope.error.field);
+      if (!envelope.ok) throw new BridgeError(envelope.error.code, envelope.error.message, envelope.error.field, envelope.error);
       return envelope.result as never;
     },
 

@@ -23,7 +23,8 @@ export function DetailHeader({ kind, title, url, crumb, actions }: Props) {
           </button>
         )}
         {crumb}
-        <h2 className="detail-title">
+        {/* Focusable from code only: where focus goes when the view it heads replaces a form (a sign-in). */}
+        <h2 className="detail-title" tabIndex={-1}>
           <span className="detail-kind">{kind}</span> {title}
         </h2>
         <span className="toolbar-spacer" />

@@ -1,4 +1,7 @@
+import { useEffect, useRef, useState } from 'react';
 import { errorMessage } from '../bridge/index.ts';
+import { signInNeeded } from '../bridge/errors.ts';
+import { SignInForm } from '../signin/SignInForm.tsx';
 import { useRefreshDocument, useSummary } from '../data/queries.ts';
 import { capabilityLabel, isChangeCapability } from '../lib/capabilities.ts';
 import { formatBytes, formatCount } from '../lib/format.ts';
@@ -17,6 +20,15 @@ export function DocumentDetail({ url, capability }: { url: string; capability?: 
   const refresh = useRefreshDocument();
   const rawTarget = useUi((s) => (s.rawTarget?.url === url ? s.rawTarget : null));
   const view = summary.data;
+  const signIn = summary.isError ? signInNeeded(summary.error) : null;
+  // After a sign-in from here the form goes away when the document arrives: focus moves to its title, not the page.
+  const [signedIn, setSignedIn] = useState(false);
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!signedIn || !view) return;
+    setSignedIn(false);
+    box.current?.querySelector<HTMLElement>('.detail-title')?.focus();
+  }, [signedIn, view]);
 
   const title = capabilityLabel(view?.capability ?? capability, view?.isIndex ?? false);
   const header = (
@@ -43,9 +55,16 @@ export function DocumentDetail({ url, capability }: { url: string; capability?: 
 
   if (!view) {
     return (
-      <div className="detail">
+      <div className="detail" ref={box}>
         {header}
-        {summary.isError ? (
+        {signIn ? (
+          <div className="detail-sign-in">
+            <div className="alert alert-warning" role="alert">
+              <strong>{signIn.refused ? 'The Source refused the sign-in.' : 'This Source asks for a sign-in.'}</strong> <span>{errorMessage(summary.error)}</span>
+            </div>
+            <SignInForm url={url} origin={signIn.origin} onSignedIn={() => setSignedIn(true)} />
+          </div>
+        ) : summary.isError ? (
           <div className="alert alert-error" role="alert">
             <strong>Could not load this document.</strong> {errorMessage(summary.error)}
             <button type="button" className="btn-small" onClick={() => void summary.refetch()}>Retry</button>
@@ -60,7 +79,7 @@ export function DocumentDetail({ url, capability }: { url: string; capability?: 
   const { errors, warnings } = countFindings(view.findings);
   const md = view.md;
   return (
-    <div className="detail">
+    <div className="detail" ref={box}>
       {header}
       <dl className="facts">
         <div><dt>root</dt><dd className="mono">&lt;{view.root}&gt;</dd></div>

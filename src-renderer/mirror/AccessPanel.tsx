@@ -6,11 +6,13 @@ import { useAppInfo } from '../data/queries.ts';
 import type { AppInfo } from '../../src-main/contract/types.ts';
 import { BasicFields, type BasicValues } from './BasicFields.tsx';
 import { useSetCredentials } from './queries.ts';
+import { HeadersForm } from './HeadersForm.tsx';
+import { TokenForm } from './TokenForm.tsx';
 
 /**
- * How the mirror signs in to its Source: the bearer token of Settings, or a user name and password of its own (HTTP
- * basic), sent to the Source's origin only and kept sealed on this computer. The next run and the next batch of live
- * notifications use what is saved here.
+ * How the mirror signs in to its Source: the bearer token of Settings, or a user name and password (HTTP basic) or a
+ * token of its own, sent to the Source's origin only and kept sealed on this computer; and its extra request headers.
+ * The next run and the next batch of live notifications use what is saved here.
  */
 export function AccessPanel({ m, canChange }: { m: MirrorDetail; canChange: boolean }) {
   const ids = useId();
@@ -71,16 +73,21 @@ export function AccessPanel({ m, canChange }: { m: MirrorDetail; canChange: bool
             Signs in to <span className="mono">{origin}</span> as <strong>{access.user}</strong> with a password
             {access.kept ? ' kept on this computer.' : ', but this computer does not have it: enter it again below.'}
           </>
+        ) : access.scheme === 'bearer' ? (
+          <>
+            Signs in to <span className="mono">{origin}</span> with a token of its own
+            {access.kept ? ' kept on this computer.' : ', but this computer does not have it: enter it again below.'}
+          </>
         ) : (
           <>
             Sends the bearer token of Settings (if one is set) to <span className="mono">{origin}</span>. A Source that
-            asks for a user name and password instead gets them from here.
+            asks for a user name and password, or a token of this mirror's own, gets them from here.
           </>
         )}
       </p>
-      {access.scheme === 'basic' && !access.kept && (
+      {(access.scheme === 'basic' || access.scheme === 'bearer') && !access.kept && (
         <div className="alert alert-warning" role="status">
-          <span>The password of this mirror is not kept on this computer: runs stop before any request until it is given.</span>
+          <span>The {access.scheme === 'basic' ? 'password' : 'token'} of this mirror is not kept on this computer: runs stop before any request until it is given.</span>
         </div>
       )}
       <form className="access-form" onSubmit={submit} noValidate aria-labelledby={`${ids}-title`}>
@@ -114,12 +121,14 @@ export function AccessPanel({ m, canChange }: { m: MirrorDetail; canChange: bool
           </span>
         </div>
       </form>
+      <TokenForm m={m} canChange={canChange} kept={kept} />
+      <HeadersForm m={m} canChange={canChange} />
     </div>
   );
 }
 
 /** Where the password is kept at rest, in plain words. */
-function passwordKept(info: Pick<AppInfo, 'adapter' | 'secrets'> | undefined): string {
+export function passwordKept(info: Pick<AppInfo, 'adapter' | 'secrets'> | undefined): string {
   if (info?.adapter === 'electron') {
     return info.secrets?.sealed
       ? 'It is kept sealed with the system keychain.'

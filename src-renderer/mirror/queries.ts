@@ -6,6 +6,7 @@ import type { CommandArgs } from '../../src-main/contract/commands.ts';
 import { getBridge } from '../bridge/index.ts';
 import { useBridgeEvent } from '../data/queries.ts';
 import { putFromEvent, readAgain } from '../data/fresh.ts';
+import { readRefusedAgain } from '../signin/queries.ts';
 
 export const mirrorKeys = {
   list: ['mirrors'] as const,
@@ -161,6 +162,31 @@ export function useSetCredentials(path: string) {
   return useMutation({
     mutationFn: (basic: { user: string; password: string } | null) =>
       getBridge().invoke('mirrors.setCredentials', basic ? { path, ...basic } : { path, user: null, password: null }),
+    onSuccess: (detail) => {
+      readAgain(client, mirrorKeys.detail(path));
+      // The browser signs in with a mirror's credentials too: what its Source refused is read again.
+      if (detail.access.origin) void readRefusedAgain(client, detail.access.origin);
+    },
+  });
+}
+
+/** The mirror's own bearer token (null: no credentials of its own any more). */
+export function useSetToken(path: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (token: string | null) => getBridge().invoke('mirrors.setToken', { path, token }),
+    onSuccess: (detail) => {
+      readAgain(client, mirrorKeys.detail(path));
+      if (detail.access.origin) void readRefusedAgain(client, detail.access.origin);
+    },
+  });
+}
+
+/** The mirror's extra request headers, all of them. */
+export function useSetHeaders(path: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (headers: { name: string; value: string }[]) => getBridge().invoke('mirrors.setHeaders', { path, headers }),
     onSuccess: () => readAgain(client, mirrorKeys.detail(path)),
   });
 }

@@ -1,11 +1,15 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import type { AddSourceResult, DiscoveryStep, SavedSource } from '../../src-main/contract/types.ts';
 import { normalizeStartUrl } from '../../src-main/engine/discovery/start-url.ts';
-import { errorCode, errorMessage, getBridge } from '../bridge/index.ts';
-import { keys } from '../data/queries.ts';
+import { errorCode, errorField, errorMessage, getBridge } from '../bridge/index.ts';
+import { signInNeeded } from '../bridge/errors.ts';
+import { keys, useAppInfo } from '../data/queries.ts';
 import { readAgain } from '../data/fresh.ts';
+import { passwordKept } from '../mirror/AccessPanel.tsx';
+import { signInHint } from '../signin/SignInForm.tsx';
+import { EMPTY_SIGN_IN, missing, SignInFields, signInArgs, type SignInField, type SignInValues } from '../signin/SignInFields.tsx';
 import { DiscoverySteps } from './DiscoverySteps.tsx';
 import { DiscoveryOutcome, type Outcome } from './DiscoveryOutcome.tsx';
 import { DiscoveryProgress } from './DiscoveryProgress.tsx';
@@ -44,6 +48,12 @@ export function AddSource() {
   // Steps show while discovery runs and when it fails; after a success they fold into one line.
   const [stepsOpen, setStepsOpen] = useState<boolean | null>(null);
   const titleRef = useRef<HTMLButtonElement>(null);
+  const signInId = useId();
+  const kept = passwordKept(useAppInfo().data);
+  // "This Source needs a sign-in": credentials given before the first request (optional, folded away).
+  const [ahead, setAhead] = useState(false);
+  const [credentials, setCredentials] = useState<SignInValues>(EMPTY_SIGN_IN);
+  const [aheadProblem, setAheadProblem] = useState<{ field: SignInField; message: string } | null>(null);
   const running = run?.outcome.kind === 'running';
   const stepsShown = stepsOpen ?? (run !== null && (running || run.outcome.kind === 'error'));
 
@@ -51,10 +61,29 @@ export function AddSource() {
     setRun((r) => (r && r.runId === runId ? change(r) : r));
   }
 
-  async function submit(event: FormEvent) {
+  function submit(event: FormEvent) {
     event.preventDefault();
     const target = url.trim();
     if (!target || running) return;
+    let signIn: ReturnType<typeof signInArgs> = null;
+    if (ahead && signInArgs(credentials) !== null) {
+      const problem = missing(credentials);
+      if (problem) {
+        setAheadProblem(problem);
+        document.getElementById(`${signInId}-${problem.field}`)?.focus();
+        return;
+      }
+      signIn = signInArgs(credentials);
+    }
+    void discover(target, signIn);
+  }
+
+  /** Once signed in after a refusal: the same URL is tried again by itself. */
+  function again(target: string) {
+    void discover(target, null);
+  }
+
+  async function discover(target: string, signIn: ReturnType<typeof signInArgs>) {
     const runId = newRunId();
     const now = Date.now();
     setRun({ runId, url: shownUrl(target), steps: [], startedAt: now, fetching: null, outcome: { kind: 'running' } });
@@ -72,14 +101,22 @@ export function AddSource() {
     });
     let result: AddSourceResult | null = null;
     try {
-      result = await bridge.invoke('sources.add', { url: target, runId });
+      result = await bridge.invoke('sources.add', signIn ? { url: target, runId, signIn } : { url: target, runId });
       // Over HTTP the events travel on another connection than the reply: let the live steps catch up a moment,
       // so what was tried shows as it happened rather than all at once.
       const routes = result.discovery.routes.length;
       for (let waited = 0; stepsSeen < routes && waited < 500; waited += 25) await new Promise((r) => setTimeout(r, 25));
     } catch (error) {
+      const locked = signInNeeded(error);
       const outcome: Outcome =
-        errorCode(error) === 'cancelled' ? { kind: 'cancelled' } : { kind: 'error', message: errorMessage(error) };
+        errorCode(error) === 'cancelled'
+          ? { kind: 'cancelled' }
+          : locked
+            ? { kind: 'sign-in', message: errorMessage(error), origin: locked.origin, refused: locked.refused, target }
+            : { kind: 'error', message: errorMessage(error) };
+      // Fields main found wrong in the folded sign-in are shown there.
+      const field = errorField(error);
+      if (signIn && (field === 'user' || field === 'password' || field === 'token')) setAheadProblem({ field, message: errorMessage(error) });
       update(runId, (r) => ({ ...r, fetching: null, outcome }));
     } finally {
       offStep();
@@ -99,6 +136,10 @@ export function AddSource() {
       outcome: { kind: created ? 'added' : 'already-saved', source, refused: pasted.refused },
     }));
     setUrl('');
+    if (signIn) {
+      setCredentials(EMPTY_SIGN_IN);
+      setAhead(false);
+    }
     await revealAdded(client, source, pasted);
   }
 
@@ -147,6 +188,24 @@ export function AddSource() {
           {running ? 'Discovering…' : 'Add Source'}
         </button>
       </form>
+      <details className="sign-in-ahead" open={ahead} onToggle={(e) => setAhead((e.target as HTMLDetailsElement).open)}>
+        <summary>This Source needs a sign-in</summary>
+        <SignInFields
+          id={signInId}
+          values={credentials}
+          onChange={(next) => {
+            setCredentials(next);
+            setAheadProblem(null);
+          }}
+          invalid={aheadProblem?.field ?? null}
+          hint={`Tried before anything is added. ${signInHint('its own address', kept)}`}
+        />
+        {aheadProblem && (
+          <p className="error-text" role="alert">
+            {aheadProblem.message}
+          </p>
+        )}
+      </details>
       {run && (
         <div className={`discovery discovery-${run.outcome.kind}`} aria-label="Discovery">
           <div className="discovery-head">
@@ -171,7 +230,7 @@ export function AddSource() {
             )}
           </div>
           {running && <DiscoveryProgress run={run} onCancel={cancel} />}
-          <DiscoveryOutcome run={run} />
+          <DiscoveryOutcome run={run} onSignedIn={again} />
           {stepsShown && (
             <div id="discovery-steps" className="discovery-steps" tabIndex={0} aria-label="Routes tried">
               <DiscoverySteps steps={run.steps} running={running} />
@@ -192,6 +251,8 @@ function DiscoveryTitle({ run }: { run: Run }) {
       return <span className="discovery-cancelled">Discovery cancelled</span>;
     case 'error':
       return <span className="discovery-failed">Discovery failed</span>;
+    case 'sign-in':
+      return <span className="discovery-failed">{outcome.refused ? 'Sign-in refused' : 'Sign-in needed'}</span>;
     default: {
       const mark = outcome.refused ? '⚠' : '✓';
       const what = outcome.kind === 'added' ? 'Added' : 'Already saved:';

@@ -209,7 +209,7 @@ class DiscoveryRun {
       });
       if (response.status < 200 || response.status > 299) {
         await response.discard();
-        this.#step({ route: 'robots', url: robotsUrl, found: false, message: `${response.status} ${response.statusText}`.trim() });
+        this.#step({ route: 'robots', url: robotsUrl, found: false, message: `${response.status} ${response.statusText}`.trim(), status: response.status });
         return false;
       }
       const head = await readPrefix(response.body, ROBOTS_MAX_BYTES);
@@ -500,6 +500,7 @@ class DiscoveryRun {
     if (summary && found.finalUrl !== found.url) message += ` (redirected to ${found.finalUrl})`;
     const step: DiscoveryStep = { route, url: found.url, found: summary !== undefined, message };
     if (summary) step.capability = summary.capability;
+    if (found.status !== undefined) step.status = found.status;
     // A document refused by the reader (an HTML page is no refusal: it is where links are looked for).
     if (found.error instanceof DocumentError && found.error.code !== 'html') step.refused = found.error.message;
     this.#step(step);

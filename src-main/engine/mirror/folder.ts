@@ -85,6 +85,19 @@ function withCredentials(binding: Binding, origin: string, credentials: Credenti
  * Throws MirrorLockedError when another process writes the folder, SyncError when it is not bound to a Source.
  */
 export function setMirrorCredentials(dest: string, credentials: Credentials | null, store: SecretStore | undefined): Binding {
+  return changeBinding(dest, (binding, origin) => withCredentials(binding, origin, credentials, store));
+}
+
+/**
+ * Replaces a mirror's extra request headers (lower-case names, sent to its Source's origin only), without a run and
+ * without touching its credentials.
+ */
+export function setMirrorHeaders(dest: string, headers: Record<string, string>): Binding {
+  return changeBinding(dest, (binding, origin) => ({ ...binding, settings: mergeSettings(binding.settings, origin, { headers }) }));
+}
+
+/** The binding changed by `change`, under the folder's lock. */
+function changeBinding(dest: string, change: (binding: Binding, origin: string) => Binding): Binding {
   if (!isMirror(dest)) throw new SyncError(`${dest} is not a mirror.`);
   const stateDir = stateDirOf(dest);
   const lock = acquireLock(stateDir, 'ResourceSync Desktop', dest);
@@ -98,7 +111,7 @@ export function setMirrorCredentials(dest: string, credentials: Credentials | nu
     } catch (err) {
       throw new SyncError(err instanceof Error ? err.message : String(err));
     }
-    const next = withCredentials(binding, origin, credentials, store);
+    const next = change(binding, origin);
     state.setBinding(next);
     return next;
   } finally {

@@ -7,13 +7,14 @@ import type { SourceHeaders } from '../http/client.ts';
 import type { ProxySetting } from '../http/dispatcher.ts';
 import type { SecretStore } from './secrets.ts';
 
-export type Credentials = { scheme: 'bearer'; token: string } | { scheme: 'basic'; user: string; password: string };
+/** `own` (the app): a token given to this mirror itself, which the Settings token does not replace. */
+export type Credentials = { scheme: 'bearer'; token: string; own?: boolean } | { scheme: 'basic'; user: string; password: string };
 
 export interface SourceSettings {
   /** The origin (scheme, host, port) credentials and headers are sent to. */
   origin: string;
   /** Which scheme the Source wants; the secret is in the SecretStore under `secretKey(binding id)`. */
-  auth: { scheme: 'bearer' } | { scheme: 'basic'; user: string } | null;
+  auth: { scheme: 'bearer'; own?: boolean } | { scheme: 'basic'; user: string } | null;
   /** Extra request headers (lower-case names), sent to the Source's origin only. */
   headers: Record<string, string>;
   /** Connections per host; null = the default (8). */
@@ -89,7 +90,7 @@ export function authorizationOf(c: Credentials): string {
 export function mergeSettings(old: SourceSettings | undefined, origin: string, change: SettingsChange = {}, credentials?: Credentials | null): SourceSettings {
   const base: SourceSettings = { ...DEFAULT_SETTINGS, ...old, origin };
   for (const [k, v] of Object.entries(change)) if (v !== undefined) (base as unknown as Record<string, unknown>)[k] = v;
-  if (credentials) base.auth = credentials.scheme === 'bearer' ? { scheme: 'bearer' } : { scheme: 'basic', user: credentials.user };
+  if (credentials) base.auth = credentials.scheme === 'bearer' ? { scheme: 'bearer', ...(credentials.own ? { own: true } : {}) } : { scheme: 'basic', user: credentials.user };
   else if (credentials === null) base.auth = null;
   return base;
 }

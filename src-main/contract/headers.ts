@@ -1,0 +1,30 @@
+// Extra request headers a person may give a mirror (its Access tab): the rules main checks them by. No
+// dependencies, so the renderer can show the same limits.
+
+/** RFC 9110 §5.6.2: a field name is a token. */
+export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * Names that cannot be set: hop-by-hop fields (RFC 9110 §7.6.1, and Proxy-Connection, Keep-Alive of old), the ones
+ * the HTTP client writes itself (Host, Content-Length), and Authorization (the mirror's user name and password or
+ * token are given apart, so they can be kept sealed).
+ */
+export const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'authorization',
+]);
+
+export const HEADER_LIMITS = { count: 32, name: 256, value: 8192 } as const;
+
+/** RFC 9110 §5.5: a field value is visible characters, spaces and tabs; CR, LF, NUL and other controls break it. */
+export const HEADER_VALUE_FORBIDDEN = /[\u0000-\u0008\u000a-\u001f\u007f]/;
