@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { putFromEvent, readAgain } from './fresh.ts';
 
 /** A query whose reads are answered by hand, in any order; `reads` counts them. */
-function heldQuery(client: QueryClient, key: string[], initial?: string) {
+function heldQuery(client: QueryClient, key: Array<string | number>, initial?: string) {
   const answers: Array<(value: string) => void> = [];
   if (initial !== undefined) client.setQueryData(key, initial);
   const observer = new QueryObserver(client, { queryKey: key, queryFn: () => new Promise<string>((resolve) => answers.push(resolve)), staleTime: Infinity });
