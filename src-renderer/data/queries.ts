@@ -7,6 +7,7 @@ import type { DocumentView, EntryPage, Events, SavedSource, Settings } from '../
 import type { Entry } from '../../src-main/engine/documents/model.ts';
 import { getBridge } from '../bridge/index.ts';
 import { putFromEvent, readAgain } from './fresh.ts';
+import { readAllWhenEventsMissed } from './missed.ts';
 import type { EntryView } from '../state/ui.ts';
 
 export const PAGE_SIZE = 200;
@@ -40,6 +41,12 @@ export function useSources() {
 export function useSourcesSync(): void {
   const client = useQueryClient();
   useBridgeEvent('sources.changed', (payload) => putFromEvent<SavedSource[]>(client, keys.sources, payload.sources));
+}
+
+/** Once, at the top of the app: events lost for good make every query read again. */
+export function useMissedEvents(): void {
+  const client = useQueryClient();
+  useEffect(() => readAllWhenEventsMissed(getBridge(), client), [client]);
 }
 
 export function useRemoveSource() {
