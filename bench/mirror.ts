@@ -51,6 +51,11 @@ function child(args: string[]): ChildMeasure {
   if (run.status !== 0) throw new Error(`measure ${args[0]} failed (exit ${run.status}): ${run.stderr.trim().split('\n').slice(-8).join('\n')}`);
   const lines = run.stdout.trim().split('\n');
   const line = lines.pop()!;
+  // BENCH_LOG=DIR keeps each measure's whole output (e.g. every --trace-gc line) in a file of its own.
+  if (process.env.BENCH_LOG) {
+    mkdirSync(process.env.BENCH_LOG, { recursive: true });
+    writeFileSync(join(process.env.BENCH_LOG, `${args[0]}-${Date.now()}.log`), run.stdout + run.stderr);
+  }
   // BENCH_VERBOSE=1 shows each measure whole (phases, counts, kernel time), and what else it printed (e.g. --trace-gc).
   if (process.env.BENCH_VERBOSE) {
     if (lines.length > 0) console.log(`   ${args[0]} printed ${lines.length} lines; the last ones:\n${lines.slice(-5).map((l) => `      ${l}`).join('\n')}`);
@@ -233,7 +238,7 @@ async function benchDump(source: LoopbackSource, runs: number, dump: Awaited<Ret
   row('bare undici download of the package (ref.)', '1', secs(loop.seconds), secs(loop.cpuSeconds), `${num(set.packageBytes / MiB / loop.seconds)} MB/s`, `${loop.peakRssMb.toFixed(0)} MB`, `zipped MB/s, fetch only${runsOf(loops)}`);
   row('readPackage of the local file (ref.)', num(extract.verified), secs(extract.seconds), secs(extract.cpuSeconds), `${num(extract.mbPerSecond)} MB/s`, `${extract.peakRssMb.toFixed(0)} MB`, `extract + verify only: no download, no fsync, no inventory${runsOf(extracts)}`);
   row('sync, package read once downloaded (ref.)', num(after.verified ?? 0), secs(after.seconds), secs(after.cpuSeconds), `${num(mb / after.seconds)} MB/s`, `${after.peakRssMb.toFixed(0)} MB`, `download, then extract${runsOf(afters)}`);
-  row('rsdesk sync --use-dumps (ours)', num(our.verified ?? 0), secs(our.seconds), secs(our.cpuSeconds), `${num(rate)} MB/s`, `${our.peakRssMb.toFixed(0)} MB`, `read while it downloads + verify + batched fsync + inventory${runsOf(ours)}`);
+  row('rsdesk sync --use-dumps (ours)', num(our.verified ?? 0), secs(our.seconds), secs(our.cpuSeconds), `${num(rate)} MB/s`, `${our.peakRssMb.toFixed(0)} MB`, `extraction thread + verify + batched fsync + inventory; read while downloading only if the download is slow${runsOf(ours)}`);
   console.log(
     `   ${num(rate)} MB/s (>= ${MIRROR_TARGETS.dumpMbPerSecond} MB/s): ${met(rate >= MIRROR_TARGETS.dumpMbPerSecond)}; peak RSS ${our.peakRssMb.toFixed(0)} MB (<= ${MIRROR_TARGETS.dumpPeakRssMb} MB): ${met(our.peakRssMb <= MIRROR_TARGETS.dumpPeakRssMb)}; phases ${Object.entries(our.phases ?? {}).map(([k, v]) => `${k} ${v.toFixed(2)} s`).join(', ')}`,
   );

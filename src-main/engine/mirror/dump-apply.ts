@@ -10,10 +10,12 @@ import type { Readable } from 'node:stream';
 import { clip } from '../clip.ts';
 import type { Applier } from './apply.ts';
 import { judge } from './fixity.ts';
-import type { BitstreamSink, EntryOutcome, ManifestEntry } from './package/index.ts';
+import type { BitstreamFiles, BitstreamSink, EntryOutcome, ManifestEntry } from './package/index.ts';
 
 export interface PackageApplier {
   sink: BitstreamSink;
+  /** The same as files extracted off the main thread (Resource Dumps: their bitstreams need no ordering). */
+  files: BitstreamFiles;
   /** Records one outcome of the package reader (verified, unverifiable or failed; deletions are the caller's). */
   outcome(outcome: EntryOutcome): Promise<void>;
   /** An outcome that will not be recorded (its package is read again, or could not be used): its file goes. */
@@ -47,6 +49,13 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
     written.set(entry, file.path);
     return null;
   };
+  const files: BitstreamFiles = {
+    pathFor: (entry) => (options.skip?.(entry) || !applier.wanted(entry) ? null : applier.tempPath()),
+    written: (entry, path) => {
+      written.set(entry, path);
+      return null;
+    },
+  };
   const outcome = async (o: EntryOutcome): Promise<void> => {
     const temp = written.get(o.entry);
     written.delete(o.entry);
@@ -73,5 +82,5 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
     written.delete(o.entry);
     if (temp !== undefined) await rm(temp, { force: true });
   };
-  return { sink, outcome, discard };
+  return { sink, files, outcome, discard };
 }

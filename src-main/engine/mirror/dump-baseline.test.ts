@@ -89,7 +89,7 @@ describe('baseline from a Resource Dump', () => {
   });
 
   it('reads each package while it downloads (its end first, by a range) and ends the same, each byte downloaded once', async () => {
-    const result = await run({ dumpReadAheadFrom: 0 });
+    const result = await run({ dumpReadAheadFrom: 0, dumpQuickDownloadSeconds: 0 });
     expect(result).toMatchObject({ mode: 'baseline', from: 'dumps', created: 30, failed: 0, updated: 0 });
     expectMirrorMatchesSource();
     expect(resourceRequests()).toEqual([]);
@@ -107,7 +107,7 @@ describe('baseline from a Resource Dump', () => {
     expect(rows.every((r) => r.status === 'verified' && r.digests.md5)).toBe(true);
     expect(existsSync(join(dest, '.resourcesync', 'packages'))).toBe(false);
     expect(readdirSync(join(dest, '.resourcesync', 'tmp')).length).toBe(0);
-    const again = await run({ mode: 'baseline', dumpReadAheadFrom: 0 });
+    const again = await run({ mode: 'baseline', dumpReadAheadFrom: 0, dumpQuickDownloadSeconds: 0 });
     expect(again).toMatchObject({ from: 'dumps', created: 0, updated: 0, unchanged: 30, failed: 0 });
   });
 
@@ -178,7 +178,7 @@ describe('baseline from a Resource Dump', () => {
 
   it('a package read while it downloads whose bytes are not the Dump\'s: none of it reaches the mirror, nothing is left behind', async () => {
     fixture.setBroken(fixture.paths.dataset1.resourceDumpPackage(2), 'corrupt');
-    const result = await run({ dumpReadAheadFrom: 0 });
+    const result = await run({ dumpReadAheadFrom: 0, dumpQuickDownloadSeconds: 0 });
     expect(result.failures.map((f) => f.reason).join('\n')).toMatch(/md5 of the package .* the Dump says/);
     // Package 1 applied; of package 2 nothing: no row, no file, no temporary file.
     expect(result.created).toBeGreaterThan(0);
@@ -189,7 +189,7 @@ describe('baseline from a Resource Dump', () => {
     expect(readdirSync(join(dest, '.resourcesync', 'tmp'))).toEqual([]);
     // Served right again, the package applies (read while it downloads) and the mirror is whole.
     fixture.setBroken(fixture.paths.dataset1.resourceDumpPackage(2), null);
-    const again = await run({ mode: 'baseline', dumpReadAheadFrom: 0 });
+    const again = await run({ mode: 'baseline', dumpReadAheadFrom: 0, dumpQuickDownloadSeconds: 0 });
     expect(again).toMatchObject({ failed: 0, created: 30 - result.created });
     expectMirrorMatchesSource();
     expect(readdirSync(join(dest, '.resourcesync', 'tmp'))).toEqual([]);
@@ -218,7 +218,7 @@ describe('the hostile package', () => {
     // Without the Source Description's routes, the hostile Capability List (listed by no Source Description) is the Source.
     await fixture.close();
     await start({ routes: { wellKnown: false, htmlLink: false, linkHeader: false, robots: false } });
-    const result = await run({ url: fixture.url + fixture.paths.hostileDump.capabilityList, dumpReadAheadFrom });
+    const result = await run({ url: fixture.url + fixture.paths.hostileDump.capabilityList, dumpReadAheadFrom, dumpQuickDownloadSeconds: dumpReadAheadFrom });
     expect(result.from).toBe('dumps');
     expect(result.created).toBe(1);
     const reasons = Object.fromEntries(result.failures.map((f) => [f.uri.split('/').at(-1), f.reason]));

@@ -40,6 +40,8 @@ export interface DumpBaselineOptions {
   metadata?: MetadataFetcher;
   /** Packages at least this large are read while they download (see fetchPackage). */
   readAheadFrom?: number;
+  /** See FetchPackageOptions.quickDownloadSeconds. */
+  quickDownloadSeconds?: number;
   /** Bytes of the packages downloaded so far in this run, of the total the Dump gives for those to download. */
   onPackageBytes?: (done: number, total: number) => void;
 }
@@ -120,9 +122,11 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
           kind: 'resourcedump',
           workDir,
           sink: bridge.sink,
+          files: bridge.files,
           // Read while it downloads, when the Source serves ranges; held outcomes dropped go through here.
           discard: bridge.discard,
           readAheadFrom: o.readAheadFrom,
+          quickDownloadSeconds: o.quickDownloadSeconds,
           alsoCompute: ['md5'],
           // Small bitstreams cost more in file operations than in bytes: several at once hide that latency.
           concurrency: DUMP_CONCURRENCY,

@@ -40,6 +40,8 @@ export interface SyncOptions {
   useDumps?: boolean;
   /** Resource Dump packages at least this large are read while they download (default 4 MiB; tests set 0). */
   dumpReadAheadFrom?: number;
+  /** A package download that looks like ending within this many seconds is waited for instead (default 1.5; tests set 0). */
+  dumpQuickDownloadSeconds?: number;
   /** Also mirror the metadata resources entries link with rel="describedby" (metadata.ts). */
   withMetadata?: boolean;
   deletePolicy?: DeletePolicy;
@@ -281,7 +283,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         if (mode === 'baseline' && dumps.listing !== null) {
           const result = await runDumpBaseline({
             http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, phases,
-            onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, metadata, readAheadFrom: options.dumpReadAheadFrom,
+            onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, metadata, readAheadFrom: options.dumpReadAheadFrom, quickDownloadSeconds: options.dumpQuickDownloadSeconds,
             onPackageBytes: (done, total) => {
               packageBytes = { done, total };
               report();

@@ -14,6 +14,12 @@ export interface PackageBytes {
    * still downloading stops fetching ranges ahead of the download then.
    */
   entriesPhase?(): void;
+  /**
+   * For a reader on another thread: a file descriptor that holds the bytes [start, end) at their own offsets, once
+   * they are all there (a package still downloading waits for them); null when some are only in memory. The
+   * descriptor stays open until `close`.
+   */
+  fileRange?(start: number, end: number): Promise<number | null>;
   close(): Promise<void>;
 }
 
@@ -25,6 +31,7 @@ export async function fileBytes(path: string): Promise<PackageBytes> {
     return {
       size,
       read: async (buffer, offset, length, position) => (await handle.read(buffer, offset, length, position)).bytesRead,
+      fileRange: async () => handle.fd,
       close: () => handle.close(),
     };
   } catch (err) {

@@ -112,6 +112,7 @@ describe('the shared corpus\'s real Resource Dump package', () => {
       kind: 'resourcedump',
       workDir: work,
       readAheadFrom: 0,
+    quickDownloadSeconds: 0,
       sink: tempFileSink(out),
       onOutcome: (o) => void outcomes.push(o),
       discard: async (o) => void discarded.push(o),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readPackage, type ReadPackageOptions } from './extract.ts';
+import { readPackage, type BitstreamFiles, type ReadPackageOptions } from './extract.ts';
 import { PackageError, type EntryOutcome, type ManifestEntry } from './model.ts';
 import { tempFileSink, type TempFile } from './sinks.ts';
 import { buildZip, manifestXml, md5, patch, renameEntry, sha256, type ManifestItem, type ZipFileSpec } from './test-zips.ts';
@@ -49,12 +49,24 @@ async function save(zip: Buffer): Promise<string> {
   return path;
 }
 
+/** How bitstreams reach the caller: streamed to a sink, or extracted into files on the extraction thread. */
+let mode: 'stream' | 'files' = 'stream';
+let n = 0;
+
+/** Files written on the extraction thread into `out`, given back like tempFileSink's. */
+function filesInto(dir: string): BitstreamFiles {
+  return { pathFor: () => join(dir, `file-${++n}.tmp`), written: (_entry, path): TempFile => ({ path }) };
+}
+
 async function read(path: string, extra: Partial<ReadPackageOptions> = {}) {
   const deleted: ManifestEntry[] = [];
   const report = await readPackage(path, {
     kind: 'resourcedump',
     url: 'http://example.com/package.zip',
-    sink: tempFileSink(out),
+    // A test that brings its own sink is about the stream; otherwise, with files, the stream sink must not be used.
+    ...(mode === 'files' && extra.sink === undefined
+      ? { files: filesInto(out), sink: () => Promise.reject(new Error('the stream sink was used instead of the files')) }
+      : { sink: tempFileSink(out) }),
     onDeleted: (e) => {
       deleted.push(e);
     },
@@ -74,7 +86,14 @@ async function contentOf(outcome: EntryOutcome): Promise<Buffer> {
   return readFile((outcome.sinkResult as TempFile).path);
 }
 
-describe('readPackage: a good Resource Dump package', () => {
+describe.each(['stream', 'files'] as const)('readPackage: a good Resource Dump package (bitstreams as %s)', (how) => {
+  beforeEach(() => {
+    mode = how;
+  });
+  afterEach(() => {
+    mode = 'stream';
+  });
+
   it('streams every bitstream to the sink, verified against the manifest', async () => {
     const { files, items } = good();
     const { report } = await read(await write(files, manifestXml('resourcedump-manifest', items)));
@@ -164,7 +183,14 @@ describe('readPackage: concurrency', () => {
   });
 });
 
-describe('readPackage: entries that fail alone', () => {
+describe.each(['stream', 'files'] as const)('readPackage: entries that fail alone (bitstreams as %s)', (how) => {
+  beforeEach(() => {
+    mode = how;
+  });
+  afterEach(() => {
+    mode = 'stream';
+  });
+
   it('large bitstreams are verified, and a wrong digest fails that one alone', async () => {
     const { randomBytes } = await import('node:crypto');
     const big1 = randomBytes(3 * (1 << 20) + 5);
@@ -481,5 +507,49 @@ describe('readPackage: bounded reports', () => {
     const manifest = manifestXml('resourcedump-manifest', []);
     const twice = await save(await buildZip([{ name: 'manifest.xml', body: manifest }, { name: 'manifest.xml', body: manifest }]));
     await expect(read(twice)).rejects.toMatchObject({ code: 'manifest-refused', message: expect.stringMatching(/more than once/) });
+  });
+});
+
+describe('readPackage: bitstreams extracted into files off the main thread', () => {
+  it('verifies without keeping what pathFor declines, and a file the caller cannot take fails alone and is removed', async () => {
+    const { files, items } = good();
+    const path = await write(files, manifestXml('resourcedump-manifest', items));
+    const { report } = await read(path, {
+      files: {
+        pathFor: (entry) => (entry.loc.endsWith('res2') ? null : join(out, `${entry.loc.split('/').pop()}.tmp`)),
+        written: (entry, file) => {
+          if (entry.loc.endsWith('res3')) throw new Error('the inventory is closed');
+          return { path: file };
+        },
+      },
+      sink: () => Promise.reject(new Error('the stream sink was used instead of the files')),
+    });
+    expect(report.outcomes.map((o) => (o.status === 'failed' ? o.code : o.status))).toEqual(['verified', 'verified', 'sink-failed']);
+    expect(report.outcomes[1]).toMatchObject({ sinkResult: null, digests: { md5: md5(R2), 'sha-256': sha256(R2) } });
+    expect(report.outcomes[2].status === 'failed' && report.outcomes[2].reason).toMatch(/the inventory is closed/);
+    expect(await readdir(out)).toEqual(['res1.tmp']);
+    expect((await readFile(join(out, 'res1.tmp'))).toString()).toBe(R1);
+  });
+
+  it('a cancelled read stops the bitstream being extracted and leaves no file', async () => {
+    const { randomBytes } = await import('node:crypto');
+    const bodies = Array.from({ length: 3 }, () => randomBytes(8 << 20));
+    const files = bodies.map((body, i) => ({ name: `big${i}`, body }));
+    const path = await write(files, manifestXml('resourcedump-manifest', files.map((f) => ({ loc: `http://example.com/${f.name}`, path: `/${f.name}` }))));
+    const controller = new AbortController();
+    const err = await read(path, {
+      concurrency: 1,
+      files: {
+        pathFor: (entry) => {
+          // Cancelled as the second bitstream starts.
+          if (entry.loc.endsWith('big1')) setImmediate(() => controller.abort());
+          return join(out, `${entry.loc.split('/').pop()}.tmp`);
+        },
+        written: (_entry, file) => ({ path: file }),
+      },
+      signal: controller.signal,
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'PackageError', code: 'aborted' });
+    expect(await readdir(out)).toEqual(['big0.tmp']);
   });
 });

@@ -3,6 +3,7 @@
 // sink through a fixity check. Memory stays bounded whatever the package's size: file data only ever passes
 // through in 1 MiB slices, with backpressure from the sink. One bad entry fails alone; only a package that cannot
 // be read at all (not a ZIP, no usable manifest) rejects with a PackageError.
+import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { clip } from '../../clip.ts';
 import { DocumentError, type HashAlgorithm } from '../../documents/index.ts';
@@ -19,8 +20,9 @@ import {
   type PackageReport,
 } from './model.ts';
 import { unsafeName } from './names.ts';
-import { FixityError, VerifyStream } from './verify.ts';
-import { readZipDirectory, type ZipDirectory, type ZipItem } from './zip-directory.ts';
+import { extractThreads } from './extract-thread.ts';
+import { checkBitstream, FixityError, nodeAlgorithm, VerifyStream, type Expected } from './verify.ts';
+import { readZipDirectory, type DataRange, type ZipDirectory, type ZipItem } from './zip-directory.ts';
 
 /**
  * Receives one bitstream. It must read `stream` to its end before resolving (e.g. `pipeline(stream, file)`); the
@@ -29,11 +31,25 @@ import { readZipDirectory, type ZipDirectory, type ZipItem } from './zip-directo
  */
 export type BitstreamSink = (entry: ManifestEntry, stream: Readable) => Promise<unknown>;
 
+/**
+ * Receives bitstreams as files instead: each is extracted and verified on an extraction thread straight into the
+ * path `pathFor` gives (extract-thread.ts), when the package's bytes are in a file. `written` is told once the file
+ * holds the verified bytes (not yet durable); what it returns is the outcome's `sinkResult`. A bitstream that fails
+ * leaves no file. Entries whose bytes are not in a file (fetched ahead of a download) still go to `sink`.
+ */
+export interface BitstreamFiles {
+  /** A new temporary path for this entry's bytes, or null to verify them without keeping them. */
+  pathFor(entry: ManifestEntry): string | null;
+  written(entry: ManifestEntry, path: string): unknown;
+}
+
 export interface ReadPackageOptions {
   kind: DumpKind;
   /** The package's URL, for messages. */
   url: string;
   sink: BitstreamSink;
+  /** Bitstreams to files, extracted off the main thread (see BitstreamFiles); `sink` serves what cannot go this way. */
+  files?: BitstreamFiles;
   /** Change Dumps: called, in order, for each `deleted` entry (they carry no bitstream). */
   onDeleted?: (entry: ManifestEntry) => void | Promise<void>;
   /** Called with each outcome as soon as it is known (progress). */
@@ -237,6 +253,11 @@ async function deliver(dir: ZipDirectory, item: ZipItem, entry: ManifestEntry, o
   if (entry.md.length !== undefined && entry.length === undefined) problems.push(`"length" ${clip(JSON.stringify(entry.md.length))} is not a number`);
   const hasHash = Object.keys(entry.hashes).length > 0;
   const alsoCompute = options.alsoCompute ?? (hasHash ? [] : ['md5']);
+  if (options.files !== undefined && extractThreads.available) {
+    const expected: Expected = { length: item.entry.uncompressedSize, crc32: item.entry.crc32, hashes: entry.hashes, alsoCompute, label: entry.md.path ?? item.name };
+    const outcome = await deliverToFile(dir, item, entry, options.files, expected, problems, options.signal);
+    if (outcome !== null) return outcome;
+  }
   let data: Readable;
   try {
     data = await dir.openData(item);
@@ -286,4 +307,58 @@ async function deliver(dir: ZipDirectory, item: ZipItem, entry: ManifestEntry, o
     problems,
     sinkResult,
   };
+}
+
+/** One bitstream extracted on an extraction thread into a file; null when its bytes are not all in a file. */
+async function deliverToFile(
+  dir: ZipDirectory,
+  item: ZipItem,
+  entry: ManifestEntry,
+  files: BitstreamFiles,
+  expected: Expected,
+  problems: string[],
+  signal: AbortSignal | undefined,
+): Promise<EntryOutcome | null> {
+  let fd: number | null;
+  let range: DataRange;
+  try {
+    range = await dir.locate(item);
+    fd = (await dir.bytes.fileRange?.(range.start, range.end)) ?? null;
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    if (err instanceof FixityError) return failed(entry, err.code, err.message);
+    // As when the stream of its bytes fails: the package (still downloading) can no longer be read this way.
+    return failed(entry, 'corrupt', `${item.name}: ${(err as Error).message}`);
+  }
+  if (fd === null) return null;
+  const algorithms = [...new Set([...(Object.keys(expected.hashes) as HashAlgorithm[]), ...(expected.alsoCompute ?? [])])];
+  const out = files.pathFor(entry);
+  const result = await extractThreads.run({ fd, ...range, length: expected.length, algorithms: algorithms.map(nodeAlgorithm), out }, signal);
+  const discard = async () => {
+    if (out !== null) await rm(out, { force: true });
+  };
+  if (!result.ok) {
+    await discard();
+    if (signal?.aborted) throw new PackageError('aborted', `Reading the package was cancelled`, { cause: signal.reason });
+    if (result.code === 'size-mismatch') return failed(entry, 'size-mismatch', `${expected.label}: ${result.message}`);
+    if (result.code === 'sink-failed') return failed(entry, 'sink-failed', `${clip(entry.loc)} could not be stored: ${result.message}`);
+    return failed(entry, 'corrupt', `${item.name}: ${result.message}`);
+  }
+  const digests: Partial<Record<HashAlgorithm, string>> = {};
+  algorithms.forEach((algorithm, i) => (digests[algorithm] = result.digests[i]));
+  const failure = checkBitstream(expected, result.bytes, result.crc, digests);
+  if (failure !== null) {
+    await discard();
+    return failed(entry, failure.code, failure.message);
+  }
+  let sinkResult: unknown = null;
+  if (out !== null) {
+    try {
+      sinkResult = await files.written(entry, out);
+    } catch (err) {
+      await discard();
+      return failed(entry, 'sink-failed', `${clip(entry.loc)} could not be stored: ${(err as Error).message}`);
+    }
+  }
+  return { status: problems.length > 0 ? 'unverifiable' : 'verified', entry, length: result.bytes, digests, problems, sinkResult };
 }

@@ -114,6 +114,7 @@ async function read(pkg: DumpPackage, extra: { signal?: AbortSignal } = {}) {
     kind: 'resourcedump',
     workDir: work,
     readAheadFrom: 0,
+    quickDownloadSeconds: 0,
     signal: extra.signal,
     sink: async (entry, stream) => {
       seen.sunk++;

@@ -96,20 +96,34 @@ function pkgOf(zip: Buffer, hash = `md5:${md5(zip)}`): DumpPackage {
 }
 
 /** fetchPackage reading ahead, with a sink that notes whether the whole body had been sent when it was called. */
-async function read(pkg: DumpPackage, extra: { signal?: AbortSignal } = {}) {
+async function read(pkg: DumpPackage, extra: { signal?: AbortSignal; quickDownloadSeconds?: number; files?: boolean } = {}) {
   const out = join(dir, 'out');
   const work = join(dir, 'work');
   await import('node:fs/promises').then((fs) => Promise.all([fs.mkdir(out), fs.mkdir(work)]));
   const sink = tempFileSink(out);
-  const seen = { sunkBeforeEnd: 0, sunk: 0, outcomesBeforeEnd: 0, outcomes: [] as EntryOutcome[], discarded: [] as EntryOutcome[] };
+  const seen = { streamed: 0, sunkBeforeEnd: 0, sunk: 0, outcomesBeforeEnd: 0, outcomes: [] as EntryOutcome[], discarded: [] as EntryOutcome[] };
   const result = fetchPackage({
     http,
     package: pkg,
     kind: 'resourcedump',
     workDir: work,
     readAheadFrom: 0,
+    quickDownloadSeconds: extra.quickDownloadSeconds ?? 0,
     signal: extra.signal,
+    // Bitstreams into files on the extraction thread, reading the part file as the download writes it.
+    files: extra.files
+      ? {
+          pathFor: (entry) => join(out, `${entry.loc.split('/').pop()}.tmp`),
+          written: (_entry, path): TempFile => {
+            seen.sunk++;
+            if (!wholeSent) seen.sunkBeforeEnd++;
+            return { path };
+          },
+        }
+      : undefined,
     sink: async (entry, stream) => {
+      // With files, only a bitstream whose bytes were fetched ahead of the download (with the directory) is streamed.
+      if (extra.files) seen.streamed++;
       seen.sunk++;
       if (!wholeSent) seen.sunkBeforeEnd++;
       return sink(entry, stream);
@@ -149,6 +163,42 @@ describe('a Resource Dump package read while it downloads', () => {
     expect(requests.filter((r) => r !== 'whole').every((r) => /^bytes=-\d+$/.test(r) || /^bytes=\d+-\d+$/.test(r))).toBe(true);
     expect(seen.discarded).toEqual([]);
     expect(await readdir(work)).toEqual([]);
+  });
+
+  it('extracts bitstreams into files off the main thread as their bytes arrive, reported only once the package is verified', async () => {
+    const { zip, bodies } = await makePackage();
+    behaviour = { body: zip, trickleMs: 15 };
+    const { result, seen } = await read(pkgOf(zip), { files: true });
+    const { report } = await result;
+    expect(report.counts).toMatchObject({ verified: 8, failed: 0 });
+    expect(seen.streamed).toBeLessThanOrEqual(1);
+    expect(seen.sunkBeforeEnd).toBeGreaterThan(0);
+    expect(seen.outcomesBeforeEnd).toBe(0);
+    for (const o of seen.outcomes) {
+      if (o.status !== 'verified') throw new Error(o.status);
+      expect((await readFile((o.sinkResult as TempFile).path)).equals(bodies.get(o.entry.loc)!)).toBe(true);
+    }
+    expect(requests.filter((r) => r === 'whole')).toHaveLength(1);
+  });
+
+  it('waits for a download that ends soon and reads the file; reads one that does not while it downloads', async () => {
+    const { zip } = await makePackage();
+    behaviour = { body: zip };
+    const quick = await read(pkgOf(zip), { quickDownloadSeconds: 5 });
+    expect((await quick.result).report.counts).toMatchObject({ verified: 8, failed: 0 });
+    // No range asked for: the package was read once downloaded.
+    expect(requests).toEqual(['whole']);
+    expect(quick.seen.sunkBeforeEnd).toBe(0);
+    requests = [];
+    wholeSent = false;
+    await rm(join(dir, 'out'), { recursive: true });
+    await rm(join(dir, 'work'), { recursive: true });
+    // 2 MiB at 64 KiB per 30 ms takes about a second: far longer than the 0.1 s allowed.
+    behaviour = { body: zip, trickleMs: 30 };
+    const slow = await read(pkgOf(zip), { quickDownloadSeconds: 0.1 });
+    expect((await slow.result).report.counts).toMatchObject({ verified: 8, failed: 0 });
+    expect(requests.some((r) => /^bytes=-\d+$/.test(r))).toBe(true);
+    expect(slow.seen.sunkBeforeEnd).toBeGreaterThan(0);
   });
 
   it('a package whose hash is not the Dump\'s: nothing is reported, everything written is thrown away, the error says why', async () => {

@@ -158,6 +158,23 @@ export class GrowingPackage implements PackageBytes {
     }
   }
 
+  async fileRange(start: number, end: number): Promise<number | null> {
+    // Bytes fetched out of turn are in memory only (the directory, the manifest): read through `read`.
+    if (this.#ahead.some((a) => a.start < end && start < a.start + a.bytes.length)) return null;
+    for (;;) {
+      this.#check();
+      const part = this.#o.part;
+      if (part.written >= end) break;
+      if (part.done) {
+        this.#invalid = new StreamingUnavailable('the package downloaded is shorter than its ranges said');
+        throw this.#invalid;
+      }
+      await this.#waitFor(part.written);
+    }
+    this.#handle ??= this.#openPart();
+    return (await this.#handle).fd;
+  }
+
   #check(): void {
     if (this.#closed) throw new Error('The package was closed');
     const part = this.#o.part;

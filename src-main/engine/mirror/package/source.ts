@@ -98,9 +98,47 @@ export interface FetchPackageOptions extends Omit<ReadPackageOptions, 'url' | 'c
   discard?: (outcome: EntryOutcome) => Promise<void>;
   /** Packages the Dump says are smaller than this are read only once downloaded (nothing to overlap). Default 4 MiB. */
   readAheadFrom?: number;
+  /**
+   * A download that looks like finishing within this many seconds is waited for, and the package read from the file
+   * (default 1.5; 0: never waited for). Reading while downloading pays when the network is slower than extraction;
+   * on a fast link it only makes the two compete for the processor, and on a machine of two cores the download then
+   * slows to its share of them while finished bitstreams wait for its end to be recorded.
+   */
+  quickDownloadSeconds?: number;
+}
+
+/** Whether `downloading` ends within about `seconds` (it is watched for at most twice that long). */
+async function endsSoon(downloading: Download, length: number | undefined, seconds: number, signal?: AbortSignal): Promise<boolean> {
+  if (seconds <= 0) return false;
+  const part = downloading.part;
+  const t0 = performance.now();
+  const from = part.written;
+  for (;;) {
+    if (part.done || part.failure !== null) return true;
+    if (signal?.aborted) return true;
+    const elapsed = (performance.now() - t0) / 1000;
+    if (elapsed >= 2 * seconds) return false;
+    // A rate is judged from a fifth of the allowance on; without a length only a finished download counts.
+    if (elapsed >= seconds / 5 && length !== undefined) {
+      const rate = (part.written - from) / elapsed;
+      if (rate <= 0 || (length - part.written) / rate > seconds - elapsed) return false;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, 50);
+      const stop = part.onChange(() => {
+        if (part.done || part.failure !== null) done();
+      });
+      function done() {
+        clearTimeout(timer);
+        stop();
+        resolve();
+      }
+    });
+  }
 }
 
 const READ_AHEAD_FROM = 4 * 1024 * 1024;
+const QUICK_DOWNLOAD_SECONDS = 1.5;
 
 /** The Dump entry's `length`, when it is a number. */
 export function lengthOf(pkg: DumpPackage): number | undefined {
@@ -210,7 +248,12 @@ export async function fetchPackage(options: FetchPackageOptions): Promise<{ down
   let download: DownloadResult | undefined;
   try {
     const length = lengthOf(options.package);
-    if (options.kind === 'resourcedump' && options.discard !== undefined && (length === undefined || length >= (options.readAheadFrom ?? READ_AHEAD_FROM))) {
+    if (
+      options.kind === 'resourcedump' &&
+      options.discard !== undefined &&
+      (length === undefined || length >= (options.readAheadFrom ?? READ_AHEAD_FROM)) &&
+      !(await endsSoon(downloading, length, options.quickDownloadSeconds ?? QUICK_DOWNLOAD_SECONDS, signal))
+    ) {
       const read = await readWhileDownloading(options, downloading, contentsCopy);
       download = read.download;
       if (read.report !== null && download !== undefined) return { download, report: read.report };

@@ -6,6 +6,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import type { HashAlgorithm } from '../../documents/model.ts';
 import type { EntryFailureCode } from './model.ts';
+import { hashThread, type HashLane } from './hash-thread.ts';
 
 const NODE_ALGORITHM: Record<HashAlgorithm, string> = { md5: 'md5', 'sha-1': 'sha1', 'sha-256': 'sha256' };
 
@@ -32,9 +33,15 @@ export interface Expected {
   label: string;
 }
 
+/** Bitstreams at least this long are hashed on the hashing thread (hash-thread.ts); smaller ones are not worth a lane. */
+const LANE_FROM = 1 << 20;
+
 export class VerifyStream extends Transform {
   readonly #expected: Expected;
+  readonly #algorithms: HashAlgorithm[];
   readonly #hashers: [HashAlgorithm, Hash][];
+  /** Set when the digests are computed on the hashing thread instead of here. */
+  #lane: HashLane | null;
   #crc = 0;
   #bytes = 0;
   #digests: Partial<Record<HashAlgorithm, string>> | null = null;
@@ -44,7 +51,12 @@ export class VerifyStream extends Transform {
     super({ highWaterMark: 1 << 20 });
     this.#expected = expected;
     const algorithms = new Set<HashAlgorithm>([...(Object.keys(expected.hashes) as HashAlgorithm[]), ...(expected.alsoCompute ?? [])]);
-    this.#hashers = [...algorithms].map((a) => [a, createHash(NODE_ALGORITHM[a])]);
+    this.#algorithms = [...algorithms];
+    this.#lane =
+      expected.length >= LANE_FROM
+        ? hashThread.acquire(this.#algorithms.map((a) => NODE_ALGORITHM[a]), true)
+        : null;
+    this.#hashers = this.#lane === null ? this.#algorithms.map((a) => [a, createHash(NODE_ALGORITHM[a])]) : [];
   }
 
   get bytes(): number {
@@ -67,35 +79,71 @@ export class VerifyStream extends Transform {
       );
       return;
     }
+    if (this.#lane !== null) {
+      const wait = this.#lane.update(chunk);
+      if (wait === undefined) callback(null, chunk);
+      else wait.then(() => callback(null, chunk), (err: Error) => callback(err));
+      return;
+    }
     this.#crc = crc32(chunk, this.#crc);
     for (const [, hash] of this.#hashers) hash.update(chunk);
     callback(null, chunk);
   }
 
+  override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
+    this.#lane?.release();
+    this.#lane = null;
+    callback(err);
+  }
+
   override _flush(callback: TransformCallback): void {
-    const label = this.#expected.label;
-    if (this.#bytes !== this.#expected.length) {
-      callback(
-        new FixityError(
-          'length-mismatch',
-          `${label}: ${this.#bytes.toLocaleString('en')} bytes, expected ${this.#expected.length.toLocaleString('en')}`,
-        ),
-      );
+    const lane = this.#lane;
+    // From here the lane is digest()'s to give back: _destroy must not release it again (it may be another's by then).
+    this.#lane = null;
+    if (lane === null) {
+      const digests: Partial<Record<HashAlgorithm, string>> = {};
+      for (const [algorithm, hash] of this.#hashers) digests[algorithm] = hash.digest('hex');
+      this.#verdict(this.#crc, digests, callback);
       return;
     }
-    if (this.#crc >>> 0 !== this.#expected.crc32 >>> 0) {
-      callback(new FixityError('crc-mismatch', `${label}: the CRC-32 of the bytes does not match the package's; the package is damaged`));
+    lane.digest().then(
+      ({ digests, crc }) => {
+        const named: Partial<Record<HashAlgorithm, string>> = {};
+        this.#algorithms.forEach((algorithm, i) => (named[algorithm] = digests[i]));
+        this.#verdict(crc, named, callback);
+      },
+      (err: Error) => callback(new FixityError('corrupt', `${this.#expected.label}: its digests could not be computed: ${err.message}`)),
+    );
+  }
+
+  #verdict(crc: number, digests: Partial<Record<HashAlgorithm, string>>, callback: TransformCallback): void {
+    const failure = checkBitstream(this.#expected, this.#bytes, crc, digests);
+    if (failure !== null) {
+      callback(failure);
       return;
-    }
-    const digests: Partial<Record<HashAlgorithm, string>> = {};
-    for (const [algorithm, hash] of this.#hashers) digests[algorithm] = hash.digest('hex');
-    for (const [algorithm, want] of Object.entries(this.#expected.hashes) as [HashAlgorithm, string][]) {
-      if (digests[algorithm] !== want) {
-        callback(new FixityError('hash-mismatch', `${label}: ${algorithm} is ${digests[algorithm]}, the manifest says ${want}`));
-        return;
-      }
     }
     this.#digests = digests;
     callback();
   }
+
+}
+
+/** The verdict on a whole bitstream: null when its length, CRC-32 and every digest the manifest gives hold. */
+export function checkBitstream(expected: Expected, bytes: number, crc: number, digests: Partial<Record<HashAlgorithm, string>>): FixityError | null {
+  const label = expected.label;
+  if (bytes !== expected.length) {
+    return new FixityError('length-mismatch', `${label}: ${bytes.toLocaleString('en')} bytes, expected ${expected.length.toLocaleString('en')}`);
+  }
+  if (crc >>> 0 !== expected.crc32 >>> 0) {
+    return new FixityError('crc-mismatch', `${label}: the CRC-32 of the bytes does not match the package's; the package is damaged`);
+  }
+  for (const [algorithm, want] of Object.entries(expected.hashes) as [HashAlgorithm, string][]) {
+    if (digests[algorithm] !== want) return new FixityError('hash-mismatch', `${label}: ${algorithm} is ${digests[algorithm]}, the manifest says ${want}`);
+  }
+  return null;
+}
+
+/** Node's names of the algorithms. */
+export function nodeAlgorithm(algorithm: HashAlgorithm): string {
+  return NODE_ALGORITHM[algorithm];
 }

@@ -34,7 +34,18 @@ export interface ZipDirectory {
   fileSize: number;
   /** Opens the uncompressed bytes of an entry, after checking its local header against the central directory. */
   openData(item: ZipItem): Promise<Readable>;
+  /** Where an entry's stored bytes lie in the package, after the same checks as openData. */
+  locate(item: ZipItem): Promise<DataRange>;
+  /** The package's bytes, for a reader that reads a located range itself (see PackageBytes.fileRange). */
+  bytes: PackageBytes;
   close(): Promise<void>;
+}
+
+/** An entry's data as stored: bytes [start, end) of the package, deflated (method 8) or stored (method 0). */
+export interface DataRange {
+  start: number;
+  end: number;
+  method: number;
 }
 
 export interface DirectoryOptions {
@@ -171,6 +182,8 @@ export async function readZipDirectory(from: string | PackageBytes, options: Dir
     unlistedLeftOut,
     fileSize: bytes.size,
     openData: (item) => openData(zip, bytes, item),
+    locate: (item) => locateData(zip, item),
+    bytes,
     close: async () => {
       zip.close();
       await release();
@@ -202,6 +215,17 @@ function localSizes(header: yauzl.LocalFileHeader): { compressed: number; uncomp
 }
 
 async function openData(zip: yauzl.ZipFile, bytes: PackageBytes, item: ZipItem): Promise<Readable> {
+  const { start, end, method } = await locateData(zip, item);
+  const raw = rangeStream(bytes, start, end, () => new FixityError('corrupt', 'The package ends before the entry does'));
+  if (method === 0) return raw;
+  // Large output chunks: fewer, bigger buffers to hash and write.
+  const inflate = createInflateRaw({ chunkSize: 256 * 1024 });
+  raw.on('error', (err) => inflate.destroy(err));
+  inflate.on('close', () => raw.destroy());
+  return raw.pipe(inflate);
+}
+
+async function locateData(zip: yauzl.ZipFile, item: ZipItem): Promise<DataRange> {
   const { entry, name } = item;
   let header: yauzl.LocalFileHeader;
   try {
@@ -238,11 +262,5 @@ async function openData(zip: yauzl.ZipFile, bytes: PackageBytes, item: ZipItem):
   if (end > zip.fileSize) {
     throw new FixityError('corrupt', `${clip(name)}: its data runs past the end of the package`);
   }
-  const raw = rangeStream(bytes, start, end, () => new FixityError('corrupt', 'The package ends before the entry does'));
-  if (entry.compressionMethod === 0) return raw;
-  // Large output chunks: fewer, bigger buffers to hash and write.
-  const inflate = createInflateRaw({ chunkSize: 256 * 1024 });
-  raw.on('error', (err) => inflate.destroy(err));
-  inflate.on('close', () => raw.destroy());
-  return raw.pipe(inflate);
+  return { start, end, method: entry.compressionMethod };
 }

@@ -1,0 +1,214 @@
+// Bitstreams extracted off the main thread: read from the package file, inflated, hashed and written to their
+// temporary files by a thread of their own, while the main thread receives the next package bytes.
+//
+// Why: on the main thread, every 256 KiB of a bitstream cost it several callbacks (a file read, the inflater, the
+// hash, the write), and each turn of its event loop is also when the download's socket is read, 64 KiB at a time.
+// While a 1 GiB package was read as it downloaded, the download slowed to the pace of the extraction (a quarter of
+// its speed alone), and every inflated chunk was memory the main heap had to account for: dozens of full garbage
+// collections of the whole heap. Here the main thread only hands out byte ranges and reads back verdicts; the
+// thread's own small heap takes the garbage.
+//
+// The thread reads through a file descriptor the main thread keeps open (PackageBytes.fileRange) and is closed only
+// after every job on it settled. A job writes only to the temporary path it is given and removes it on failure; the
+// verdict (length, CRC-32, digests against the manifest) is the caller's, with the same check as VerifyStream.
+//
+// Its code is a plain JavaScript string run with `eval: true`, like file-thread.ts, so it works the same from the
+// TypeScript sources and from the Electron bundle.
+import { Worker } from 'node:worker_threads';
+
+const SOURCE = String.raw`
+'use strict';
+const { parentPort } = require('node:worker_threads');
+const fs = require('node:fs');
+const crypto = require('node:crypto');
+const zlib = require('node:zlib');
+const { pipeline } = require('node:stream/promises');
+const { Readable, Transform, Writable } = require('node:stream');
+const running = new Map();
+function failure(code, message) {
+  const err = new Error(message);
+  err.failure = code;
+  return err;
+}
+// Bytes [start, end) of a descriptor that is not this thread's: read with positions, never closed here (a stream
+// of Node's own closes its descriptor when destroyed, even with autoClose off). settled() waits for a read under way.
+function rangeReader(fd, start, end) {
+  let position = start;
+  let reading = Promise.resolve();
+  const stream = new Readable({
+    highWaterMark: 1 << 20,
+    read() {
+      const want = Math.min(1 << 20, end - position);
+      if (want <= 0) {
+        this.push(null);
+        return;
+      }
+      const buffer = Buffer.allocUnsafe(want);
+      reading = new Promise((resolve) => {
+        fs.read(fd, buffer, 0, want, position, (err, n) => {
+          resolve();
+          if (this.destroyed) return;
+          if (err) this.destroy(err);
+          else if (n === 0) this.destroy(failure('corrupt', 'the package ends before the entry does'));
+          else {
+            position += n;
+            this.push(n === want ? buffer : buffer.subarray(0, n));
+          }
+        });
+      });
+    },
+  });
+  stream.settled = () => reading;
+  return stream;
+}
+async function run(job) {
+  const controller = new AbortController();
+  running.set(job.id, controller);
+  const hashes = job.algorithms.map((a) => crypto.createHash(a));
+  let crc = 0;
+  let bytes = 0;
+  const input = rangeReader(job.fd, job.start, job.end);
+  try {
+    const check = new Transform({
+      highWaterMark: 1 << 20,
+      transform(chunk, _encoding, callback) {
+        bytes += chunk.length;
+        if (bytes > job.length) {
+          callback(failure('size-mismatch', 'more bytes than the ' + job.length.toLocaleString('en') + ' the package declares; stopped reading'));
+          return;
+        }
+        for (const h of hashes) h.update(chunk);
+        crc = zlib.crc32(chunk, crc);
+        callback(null, chunk);
+      },
+    });
+    const out = job.out === null
+      ? new Writable({ highWaterMark: 1 << 20, write: (_chunk, _encoding, callback) => callback() })
+      : fs.createWriteStream(job.out, { highWaterMark: 1 << 20 }).on('error', (err) => { err.failure = 'sink-failed'; });
+    const stages = job.method === 8 ? [input, zlib.createInflateRaw({ chunkSize: 256 * 1024 }), check, out] : [input, check, out];
+    await pipeline(...stages, { signal: controller.signal });
+    parentPort.postMessage({ id: job.id, bytes, crc, digests: hashes.map((h) => h.digest('hex')) });
+  } catch (err) {
+    // The caller closes the descriptor once this job is answered: no read of it may still be under way.
+    await input.settled();
+    if (job.out !== null) {
+      try { fs.rmSync(job.out, { force: true }); } catch {}
+    }
+    const code = err && err.failure ? err.failure : controller.signal.aborted ? 'cancelled' : 'corrupt';
+    parentPort.postMessage({ id: job.id, error: String((err && err.message) || err), code });
+  } finally {
+    running.delete(job.id);
+  }
+}
+parentPort.on('message', (m) => {
+  if (m.cancel !== undefined) running.get(m.cancel)?.abort();
+  else run(m);
+});
+`;
+
+export interface ExtractJob {
+  /** An open descriptor of the package (kept open by the caller until the job settles). */
+  fd: number;
+  /** The entry's stored bytes [start, end) and how they are stored (0 stored, 8 deflated). */
+  start: number;
+  end: number;
+  method: number;
+  /** The uncompressed length declared: reading stops with 'size-mismatch' past it. */
+  length: number;
+  /** Node's names of the digests to compute. */
+  algorithms: string[];
+  /** The temporary file to write (created or truncated; removed again on failure), or null to only verify. */
+  out: string | null;
+}
+
+export type ExtractResult =
+  | { ok: true; bytes: number; crc: number; digests: string[] }
+  /** `code`: size-mismatch (more bytes than declared), sink-failed (the file could not be written), cancelled, corrupt. */
+  | { ok: false; code: 'size-mismatch' | 'sink-failed' | 'cancelled' | 'corrupt'; message: string };
+
+type Reply = { id: number; bytes?: number; crc?: number; digests?: string[]; error?: string; code?: string };
+
+/**
+ * One thread (running several jobs at once): inflating runs in libuv's pool anyway, and on this project's 2-core
+ * machine a second thread made a 1 GiB dump ~10 % faster at best but cost ~45 MB more peak memory (each thread's
+ * heap lets tens of MB of spent buffers wait for its garbage collector).
+ */
+const THREADS = 1;
+
+interface Slot {
+  worker: Worker;
+  jobs: Map<number, (r: ExtractResult) => void>;
+}
+
+export class ExtractThreads {
+  #slots: Slot[] = [];
+  #failed = false;
+  #next = 0;
+
+  /** Whether jobs can run (false where no worker thread can be started, or one stopped). */
+  get available(): boolean {
+    return !this.#failed;
+  }
+
+  /** Runs one job on the least busy thread; `signal` cancels it (the result then says 'cancelled'). */
+  run(job: ExtractJob, signal?: AbortSignal): Promise<ExtractResult> {
+    const slot = this.#pick();
+    if (slot === null) return Promise.resolve({ ok: false, code: 'corrupt', message: 'no extraction thread could be started' });
+    const id = ++this.#next;
+    return new Promise<ExtractResult>((resolve) => {
+      const onAbort = () => slot.worker.postMessage({ cancel: id });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (slot.jobs.size === 0) slot.worker.ref();
+      slot.jobs.set(id, (result) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(result);
+      });
+      slot.worker.postMessage({ id, ...job });
+      if (signal?.aborted) onAbort();
+    });
+  }
+
+  #pick(): Slot | null {
+    if (this.#failed) return null;
+    while (this.#slots.length < THREADS) {
+      const slot = this.#start();
+      if (slot === null) break;
+      this.#slots.push(slot);
+    }
+    if (this.#slots.length === 0) return null;
+    return this.#slots.reduce((a, b) => (b.jobs.size < a.jobs.size ? b : a));
+  }
+
+  #start(): Slot | null {
+    let worker: Worker;
+    try {
+      // A small young generation: the thread's garbage is buffers' wrappers, and a large one only holds memory.
+      worker = new Worker(SOURCE, { eval: true, name: 'rsdesk-extract', resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+    } catch {
+      this.#failed = true;
+      return null;
+    }
+    const slot: Slot = { worker, jobs: new Map() };
+    worker.on('message', (m: Reply) => {
+      const settle = slot.jobs.get(m.id);
+      if (settle === undefined) return;
+      slot.jobs.delete(m.id);
+      if (slot.jobs.size === 0) worker.unref();
+      if (m.error === undefined) settle({ ok: true, bytes: m.bytes ?? 0, crc: m.crc ?? 0, digests: m.digests ?? [] });
+      else settle({ ok: false, code: (m.code as Exclude<ExtractResult, { ok: true }>['code']) ?? 'corrupt', message: m.error });
+    });
+    const lost = () => {
+      this.#failed = true;
+      this.#slots = this.#slots.filter((s) => s !== slot);
+      for (const settle of slot.jobs.values()) settle({ ok: false, code: 'corrupt', message: 'the extraction thread stopped' });
+      slot.jobs.clear();
+    };
+    worker.on('error', lost);
+    worker.on('exit', lost);
+    worker.unref();
+    return slot;
+  }
+}
+
+/** One per process: its threads are idle (and do not keep the process alive) between jobs. */
+export const extractThreads = new ExtractThreads();
