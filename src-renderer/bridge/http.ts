@@ -102,30 +102,42 @@ export function createHttpBridge(token: string | null, options: HttpBridgeOption
     await Promise.race([opened, new Promise((resolve) => setTimeout(resolve, STREAM_WAIT_MS))]);
   }
 
+  async function send(command: string, args: unknown): Promise<unknown> {
+    let response: Response;
+    try {
+      response = await doFetch(`${base}/api/invoke`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token ?? ''}` },
+        body: JSON.stringify({ command, args }),
+      });
+    } catch (error) {
+      throw new BridgeError('transport', `The app server cannot be reached (${String(error)})`);
+    }
+    if (response.status === 401) {
+      throw new BridgeError('unauthorized', 'This page has no valid session token: open the URL that rsdesk serve printed');
+    }
+    let envelope: Envelope;
+    try {
+      envelope = (await response.json()) as Envelope;
+    } catch {
+      throw new BridgeError('transport', `The app server answered ${response.status} without a JSON envelope`);
+    }
+    if (!envelope.ok) throw new BridgeError(envelope.error.code, envelope.error.message, envelope.error.field, envelope.error);
+    return envelope.result;
+  }
+
   return {
     async invoke(command, args) {
-      await streamReady();
-      let response: Response;
+      // The event stream is open before a command is sent: an event of a change made after the command's answer is
+      // then on the stream, not lost before the stream connects (a page's first reads start before its listeners
+      // are set up). With no listener, a stream opened for this closes again after it.
+      if (!source) openStream();
       try {
-        response = await doFetch(`${base}/api/invoke`, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token ?? ''}` },
-          body: JSON.stringify({ command, args }),
-        });
-      } catch (error) {
-        throw new BridgeError('transport', `The app server cannot be reached (${String(error)})`);
+        await streamReady();
+        return (await send(command, args)) as never;
+      } finally {
+        if (listenerCount() === 0) closeStream();
       }
-      if (response.status === 401) {
-        throw new BridgeError('unauthorized', 'This page has no valid session token: open the URL that rsdesk serve printed');
-      }
-      let envelope: Envelope;
-      try {
-        envelope = (await response.json()) as Envelope;
-      } catch {
-        throw new BridgeError('transport', `The app server answered ${response.status} without a JSON envelope`);
-      }
-      if (!envelope.ok) throw new BridgeError(envelope.error.code, envelope.error.message, envelope.error.field, envelope.error);
-      return envelope.result as never;
     },
 
     on(event, listener) {
