@@ -12,12 +12,14 @@ import { detail, expectAccessible, treeItem } from './ui-helpers.ts';
 
 let whole: FixtureSource;
 let area: FixtureSource;
+let tokenOnly: FixtureSource;
 let app: AppServer;
 let dataDir: string;
 let screenshots: string;
 
 const USER = 'archivist';
 const PASSWORD = 'right-Passw0rd';
+const TOKEN = 'archive-token.7';
 const basic = (password: string) => `Basic ${Buffer.from(`${USER}:${password}`).toString('base64')}`;
 
 test.beforeAll(async ({}, testInfo) => {
@@ -28,6 +30,7 @@ test.beforeAll(async ({}, testInfo) => {
   // One Source protected whole, one with only its /dataset1/ area protected (its Source Description is open).
   whole = await startFixtureSource({ resources: 8, auth: basic(PASSWORD) });
   area = await startFixtureSource({ resources: 8, auth: basic(PASSWORD), authOnly: ['/dataset1/'] });
+  tokenOnly = await startFixtureSource({ resources: 8, auth: `Bearer ${TOKEN}` });
   app = await startAppServer(root, dataDir);
 });
 
@@ -35,6 +38,7 @@ test.afterAll(async () => {
   await app?.stop();
   await whole?.close();
   await area?.close();
+  await tokenOnly?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -133,4 +137,63 @@ test('documents of a protected area are read again by themselves once signed in'
   await expect(locked.locator(':scope > .tree-row')).toContainText('Capability List');
   await page.screenshot({ path: join(screenshots, 'sign-in-loaded.png') });
   expect(area.requests.filter((r) => r.path === PATHS.dataset1.capabilityList).at(-1)?.headers.authorization).toBe(basic(PASSWORD));
+});
+
+test('a token given up front, in the folded sign-in under Add Source', async ({ page }) => {
+  await page.goto(app.url);
+  await pressUntilFocused(page, 'Tab', page.getByLabel('Source URL'));
+  await page.keyboard.type(tokenOnly.url);
+  // Unfold "This Source needs a sign-in", choose a token with the arrow keys, type it.
+  const ahead = page.getByText('This Source needs a sign-in', { exact: true });
+  await pressUntilFocused(page, 'Tab', ahead);
+  await page.keyboard.press('Enter');
+  const add = sidebarForm(page);
+  await pressUntilFocused(page, 'Tab', add.getByRole('radio', { name: 'A user name and password' }));
+  await page.keyboard.press('ArrowDown');
+  await expect(add.getByRole('radio', { name: 'A token' })).toBeChecked();
+  await pressUntilFocused(page, 'Tab', add.getByLabel('Token', { exact: true }));
+  await page.keyboard.type(TOKEN);
+  await page.screenshot({ path: join(screenshots, 'sign-in-ahead.png') });
+  await expectAccessible(page, 'the folded sign-in, open (light)');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await expectAccessible(page, 'the folded sign-in, open (dark)');
+  await page.emulateMedia({ colorScheme: 'light' });
+  // Back to the field and Enter: the Source is added at the first try, signed in from its first request.
+  await pressUntilFocused(page, 'Shift+Tab', page.getByLabel('Source URL'));
+  await page.keyboard.press('Enter');
+  await expect(add.getByRole('status').filter({ hasText: 'Saved' })).toHaveText(`Saved 127.0.0.1:${new URL(tokenOnly.url).port}; its documents are shown below.`);
+  expect(new Set(tokenOnly.requests.map((r) => r.headers.authorization))).toEqual(new Set([`Bearer ${TOKEN}`]));
+  await expect(page.getByRole('tree').locator('.error-text')).toHaveCount(0);
+  // Folded again and emptied once used.
+  await expect(add.getByLabel('Token', { exact: true })).toBeHidden();
+  expect(await page.content()).not.toContain(TOKEN);
+});
+
+test('Settings lists the Sources signed in to, never a secret, and signs out of one', async ({ page }) => {
+  await page.goto(app.url);
+  await pressUntilFocused(page, 'Tab', page.getByRole('button', { name: 'Settings' }));
+  await page.keyboard.press('Enter');
+  const dialog = page.getByRole('dialog', { name: 'Settings' });
+  const section = dialog.getByRole('region', { name: 'Sources signed in to' });
+  await expect(section.getByRole('listitem')).toHaveText([
+    new RegExp(`^${whole.url} as ${USER}`),
+    new RegExp(`^${area.url} as ${USER}`),
+    new RegExp(`^${tokenOnly.url} with a token`),
+  ]);
+  expect(await page.content()).not.toContain(PASSWORD);
+  expect(await page.content()).not.toContain(TOKEN);
+  await page.screenshot({ path: join(screenshots, 'sign-in-settings.png') });
+  await expectAccessible(page, 'Settings with the Sources signed in to (light)');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await expectAccessible(page, 'Settings with the Sources signed in to (dark)');
+  await page.emulateMedia({ colorScheme: 'light' });
+
+  await pressUntilFocused(page, 'Tab', section.getByRole('button', { name: `Sign out of ${whole.url}` }));
+  await page.keyboard.press('Enter');
+  await expect(section.getByRole('status')).toHaveText(
+    `Signed out of ${whole.url}. Its documents are asked for without a sign-in from now on; its mirrors keep their own.`,
+  );
+  await expect(section.getByRole('heading', { name: 'Sources signed in to' })).toBeFocused();
+  await expect(section.getByRole('listitem')).toHaveCount(2);
+  expect(readFileSync(join(dataDir, 'mirror-secrets.json'), 'utf8')).not.toContain(`source:${whole.url}`);
 });

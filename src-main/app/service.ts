@@ -185,6 +185,8 @@ export function createService(deps: ServiceDeps): Service {
 
     'sources.signIn': ({ url, user, password, token }) => track(trySignIn(normalizeStartUrl(url), { user, password, token }, abort.signal)),
 
+    'sources.signIns': () => signIns.list(),
+
     'sources.signOut': ({ url }) => {
       const origin = new URL(normalizeStartUrl(url)).origin;
       const forgotten = signIns.shown(origin);

@@ -133,8 +133,11 @@ describe('Add Source on a protected Source', () => {
     await call('runs.start', { path });
     expect(await ended(since)).toMatchObject({ status: 'completed', created: 6, failed: 0 });
 
-    // Signed out: the browser is refused again (the mirror keeps its own).
+    // Listed (never the password), then signed out: the browser is refused again (the mirror keeps its own).
+    expect(await call('sources.signIns', {})).toEqual([{ origin: fixture.url, scheme: 'basic', user: USER }]);
     expect(await call('sources.signOut', { url: fixture.url })).toEqual({ origin: fixture.url, forgotten: { origin: fixture.url, scheme: 'basic', user: USER } });
+    expect(await call('sources.signIns', {})).toEqual([]);
+    expect(secrets()).not.toContain(`source:${fixture.url}`);
     await call('mirrors.setCredentials', { path, user: null, password: null });
     error = await refused('documents.summary', { url: fixture.url + PATHS.dataset1.resourceList, refresh: true });
     expect(error).toMatchObject({ code: 'sign-in', origin: fixture.url, refusedSignIn: false });

@@ -10,6 +10,9 @@ export function signInKey(origin: string): string {
   return `source:${origin}`;
 }
 
+/** The origins signed in to, in the order they were first signed in to (a secret store cannot list its keys). */
+const INDEX_KEY = 'sources:signed-in';
+
 function parse(text: string | null): Credentials | null {
   if (text === null) return null;
   try {
@@ -55,15 +58,33 @@ export class SourceSignIns {
     return c.scheme === 'basic' ? { origin, scheme: 'basic', user: c.user } : { origin, scheme: 'bearer' };
   }
 
+  /** Every origin signed in to whose credentials this computer can open, as the UI may see them. */
+  list(): SignInShown[] {
+    return this.#index().flatMap((origin) => this.shown(origin) ?? []);
+  }
+
   set(origin: string, credentials: Credentials): void {
     if (!this.#store) throw new Error('nowhere to keep credentials');
     const value = credentials.scheme === 'basic' ? { scheme: 'basic', user: credentials.user, password: credentials.password } : { scheme: 'bearer', token: credentials.token };
     this.#store.set(signInKey(origin), JSON.stringify(value));
     this.#known.set(origin, credentials);
+    const index = this.#index();
+    if (!index.includes(origin)) this.#store.set(INDEX_KEY, JSON.stringify([...index, origin]));
   }
 
   delete(origin: string): void {
     this.#store?.delete(signInKey(origin));
     this.#known.set(origin, null);
+    const index = this.#index();
+    if (index.includes(origin)) this.#store?.set(INDEX_KEY, JSON.stringify(index.filter((o) => o !== origin)));
+  }
+
+  #index(): string[] {
+    try {
+      const value = JSON.parse(this.#store?.get(INDEX_KEY) ?? '[]') as unknown;
+      return Array.isArray(value) ? value.filter((o): o is string => typeof o === 'string') : [];
+    } catch {
+      return [];
+    }
   }
 }

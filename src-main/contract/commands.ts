@@ -160,6 +160,7 @@ export const commandArgs = {
     message: 'Enter a user name and password, or a token',
     path: ['user'],
   }),
+  'sources.signIns': none,
   /** Forgets the credentials kept for `url`'s origin. */
   'sources.signOut': z.object({ url: startUrl }).strict(),
   'sources.remove': z.object({ id: z.number().int().positive() }).strict(),
@@ -318,6 +319,7 @@ export interface CommandResults {
   'sources.list': SavedSource[];
   'sources.add': AddSourceResult;
   'sources.signIn': SignInResult;
+  'sources.signIns': SignInShown[];
   /** What was kept for that origin before (null: nothing). */
   'sources.signOut': { origin: string; forgotten: SignInShown | null };
   'sources.remove': SavedSource[];

@@ -10,6 +10,8 @@ export const COMMAND_NAMES = [
   'sources.restore',
   /** Credentials for a Source's origin (user name and password, or a token), kept sealed, sent to that origin only. */
   'sources.signIn',
+  /** The origins signed in to (never a secret). */
+  'sources.signIns',
   'sources.signOut',
   'discovery.run',
   'discovery.cancel',

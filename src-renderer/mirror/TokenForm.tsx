@@ -56,6 +56,7 @@ export function TokenForm({ m, canChange, kept }: { m: MirrorDetail; canChange: 
             if (!save.isPending) save.reset();
           }}
           invalid={local !== null || save.isError}
+          placeholder={own && m.access.scheme === 'bearer' && m.access.kept ? 'Kept (not shown): type a new one to replace it' : 'None'}
           describedBy={`${id}-hint`}
         />
         <p id={`${id}-hint`} className="field-hint">

@@ -4,6 +4,7 @@ import { useSettings } from '../data/queries.ts';
 import { Dialog } from './Dialog.tsx';
 import { SettingsForm } from './SettingsForm.tsx';
 import { CallbackSettings } from '../live/CallbackSettings.tsx';
+import { SignedInSources } from '../signin/SignedInSources.tsx';
 
 export function SettingsDialog({ onClose }: { onClose(): void }) {
   const settings = useSettings();
@@ -17,6 +18,7 @@ export function SettingsDialog({ onClose }: { onClose(): void }) {
           {/* Top to bottom, each section with its own action; the foot only closes the dialog. */}
           <div className="dialog-scroll">
             <SettingsForm stored={settings.data} />
+            <SignedInSources />
             <CallbackSettings />
           </div>
           <div className="dialog-foot">

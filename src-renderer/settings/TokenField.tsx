@@ -9,10 +9,12 @@ interface Props {
   autoFocus?: boolean;
   /** What the field holds, for the toggle's name ("Show token"). */
   what?: string;
+  /** Instead of the default ("None" for a token). */
+  placeholder?: string;
 }
 
 /** A secret field with a show/hide toggle, so a pasted token can be checked before it is saved. */
-export function TokenField({ id, value, onChange, invalid, describedBy, autoFocus = false, what = 'token' }: Props) {
+export function TokenField({ id, value, onChange, invalid, describedBy, autoFocus = false, what = 'token', placeholder }: Props) {
   const [shown, setShown] = useState(false);
   return (
     <div className="secret">
@@ -21,7 +23,7 @@ export function TokenField({ id, value, onChange, invalid, describedBy, autoFocu
         type={shown ? 'text' : 'password'}
         value={value}
         onChange={(e) => onChange(e.target.value)}
-        placeholder={what === 'token' ? 'None' : undefined}
+        placeholder={placeholder ?? (what === 'token' ? 'None' : undefined)}
         autoFocus={autoFocus}
         autoComplete="off"
         autoCapitalize="off"

@@ -198,7 +198,7 @@ export function AddSource() {
             setAheadProblem(null);
           }}
           invalid={aheadProblem?.field ?? null}
-          hint={`Tried before anything is added. ${signInHint('its own address', kept)}`}
+          hint={`Tried before anything is added. ${signInHint("the Source's own address", kept)}`}
         />
         {aheadProblem && (
           <p className="error-text" role="alert">

@@ -9,7 +9,7 @@ import { useSignIn } from './queries.ts';
 
 /** The hint under the fields: where the secret goes and where it is kept, in plain words. */
 export function signInHint(origin: string, kept: string): string {
-  return `Sent to ${origin} only, to read its documents and by new mirrors of it; never shown again. ${kept.replace(/^It is/, 'The password or token is')}`;
+  return `Sent to ${origin} only, never to another host; used to read its documents and by new mirrors of it, never shown again. Sign out in Settings. ${kept.replace(/^It is/, 'The password or token is')}`;
 }
 
 /**

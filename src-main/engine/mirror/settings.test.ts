@@ -10,6 +10,12 @@ describe('settings', () => {
     expect(() => parseHeader('Authorization: Bearer x')).toThrow(/use --token or --basic/);
     expect(() => parseHeader('Host: elsewhere')).toThrow(/host header cannot be set/);
     expect(() => parseHeader('bad name: x')).toThrow(/Name: value/);
+    // The app's rules (contract/headers.ts): every hop-by-hop header, and no control character in a value but a tab.
+    expect(() => parseHeader('Trailer: x')).toThrow(/trailer header cannot be set/);
+    expect(() => parseHeader('Proxy-Connection: keep-alive')).toThrow(/proxy-connection header cannot be set/);
+    expect(() => parseHeader('Content-Length: 3')).toThrow(/content-length header cannot be set/);
+    expect(() => parseHeader('X-A: a\u0001b')).toThrow(/line break or another control character/);
+    expect(parseHeader('X-A: a\tb')).toEqual(['x-a', 'a\tb']);
   });
 
   it('parses USER:PASSWORD (colons allowed in the password) into a Basic header', () => {

@@ -6,6 +6,8 @@
 import type { SourceHeaders } from '../http/client.ts';
 import type { ProxySetting } from '../http/dispatcher.ts';
 import type { SecretStore } from './secrets.ts';
+// The same rules as the app's Access tab: hop-by-hop and transport headers, and Authorization, cannot be set.
+import { FORBIDDEN_HEADERS, HEADER_NAME, HEADER_VALUE_FORBIDDEN } from '../../contract/headers.ts';
 
 /** `own` (the app): a token given to this mirror itself, which the Settings token does not replace. */
 export type Credentials = { scheme: 'bearer'; token: string; own?: boolean } | { scheme: 'basic'; user: string; password: string };
@@ -38,8 +40,6 @@ export const DEFAULT_SETTINGS: Omit<SourceSettings, 'origin'> = {
   proxy: 'env',
 };
 
-/** Header names a person may not set: the transport's own, and `authorization` (use a token or basic). */
-const RESERVED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'authorization', 'proxy-authorization', 'te', 'upgrade', 'keep-alive']);
 
 export class SettingsError extends Error {
   constructor(message: string) {
@@ -52,12 +52,12 @@ export class SettingsError extends Error {
 export function parseHeader(text: string): [string, string] {
   const colon = text.indexOf(':');
   const name = colon < 0 ? '' : text.slice(0, colon).trim().toLowerCase();
-  if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new SettingsError(`A header is written "Name: value", not ${JSON.stringify(text)}`);
-  if (RESERVED_HEADERS.has(name)) {
+  if (!HEADER_NAME.test(name)) throw new SettingsError(`A header is written "Name: value", not ${JSON.stringify(text)}`);
+  if (FORBIDDEN_HEADERS.has(name)) {
     throw new SettingsError(`The ${name} header cannot be set${name === 'authorization' ? ' this way; use --token or --basic' : ''}`);
   }
   const value = text.slice(colon + 1).trim();
-  if (/[\r\n\0]/.test(value)) throw new SettingsError(`The value of the ${name} header contains a line break`);
+  if (HEADER_VALUE_FORBIDDEN.test(value)) throw new SettingsError(`The value of the ${name} header contains a line break or another control character`);
   return [name, value];
 }
 
