@@ -15,7 +15,7 @@ export class HttpHolder {
   #current: Slot;
   #closing: Promise<void>[] = [];
 
-  /** `sourceHeadersFor`: the credentials kept for an origin (its mirrors' user name and password), asked per request. */
+  /** `sourceHeadersFor`: the credentials kept for an origin (its sign-in, else a mirror's own), asked per request. */
   constructor(settings: Settings, userAgent: string, sourceHeadersFor?: (origin: string) => SourceHeaders | null) {
     this.#userAgent = userAgent;
     this.#sourceHeadersFor = sourceHeadersFor;

@@ -64,7 +64,8 @@ export function hasOwnCredentials(settings: SourceSettings | undefined): boolean
 
 /**
  * The credentials the app gives a mirror's run (sync, retry, audit, applied notifications): the bearer token of
- * Settings, unless the mirror has basic credentials of its own, which then win (and are not overwritten).
+ * Settings, unless the mirror has credentials of its own (a user name and password, or a token given in its Access
+ * tab), which then win (and are not overwritten).
  * Undefined: none given, the mirror's kept ones are used.
  */
 export function givenByApp(settings: SourceSettings | undefined, bearerToken: string | null): Credentials | undefined {

@@ -79,8 +79,8 @@ export function createService(deps: ServiceDeps): Service {
   // Credentials kept per Source origin, beside the mirrors' secrets (the same store, sealed alike).
   const signIns = new SourceSignIns(deps.mirrorSecrets);
   const userAgent = `ResourceSync-Desktop/${deps.version}`;
-  // The browser signs in to a Source with its mirrors' user name and password, asked per request (mirrors is made
-  // just below; nothing is fetched before then).
+  // The browser signs in to a Source with what is kept for its origin (a sign-in, else a mirror's own credentials),
+  // asked per request (mirrors is made just below; nothing is fetched before then).
   const http = new HttpHolder(store.settings.get(), userAgent, (origin) => mirrors.sourceHeadersFor(origin));
   // One memory of refused documents for discovery and documents alike.
   const refusals = new RefusalMemory();
@@ -98,7 +98,7 @@ export function createService(deps: ServiceDeps): Service {
   });
   const abort = new AbortController();
 
-  /** A Source's 401 or 403 as a plain 'unauthorized' error naming the origin to sign in to. */
+  /** A Source's 401 or 403 as a plain 'sign-in' error naming the origin to sign in to. */
   const unauthorized = (error: unknown): unknown =>
     asUnauthorized(error, (origin) => mirrors.sourceHeadersFor(origin) !== null, (store.settings.get().bearerToken ?? '') !== '');
   const signedInOr = async <T>(work: () => Promise<T>): Promise<T> => {
