@@ -60,6 +60,27 @@ describe('HTTP bridge', () => {
     expect(await bridge.invoke('sources.list', {})).toEqual([]);
   });
 
+  it('opens the event stream before sending a command (and closes it after, when nobody listens)', async () => {
+    const bridge = createHttpBridge(adapter.token, { base: adapter.origin, EventSource: Source });
+    const before = opened.length;
+    let streamAtSend: number | null = null;
+    const watching = createHttpBridge(adapter.token, {
+      base: adapter.origin,
+      EventSource: Source,
+      fetch: (input, init) => {
+        streamAtSend = opened.at(-1)!.readyState;
+        return fetch(input, init);
+      },
+    });
+    await watching.invoke('app.info', {});
+    // Open (1) when the command went: a change after its answer is on the stream, not lost before it connects.
+    expect(streamAtSend).toBe(1);
+    expect(opened.length).toBe(before + 1);
+    expect(opened.at(-1)!.readyState).toBe(2);
+    await bridge.invoke('app.info', {});
+    expect(opened.at(-1)!.readyState).toBe(2);
+  });
+
   it('turns an error envelope into a thrown Error with the code and message', async () => {
     const bridge = createHttpBridge(adapter.token, { base: adapter.origin, EventSource: Source });
     const error = await bridge.invoke('sources.remove', { id: -1 }).catch((e: unknown) => e);

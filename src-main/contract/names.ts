@@ -76,6 +76,11 @@ export const EVENT_NAMES = [
   'audit.ended',
   /** Live events in batches (a few a second at most). */
   'live.events',
+  /**
+   * From the adapter, not the service: events were lost and cannot be given again (the browser's event stream came
+   * back after more happened than the server keeps, or the server restarted). Whatever the page shows is read again.
+   */
+  'events.missed',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
@@ -86,6 +91,9 @@ export function isCommandName(name: unknown): name is CommandName {
 export function isEventName(name: unknown): name is EventName {
   return typeof name === 'string' && (EVENT_NAMES as readonly string[]).includes(name);
 }
+
+/** The first SSE event of a new stream of the HTTP adapter: no payload, its id is where the stream starts. */
+export const SSE_STREAM_START = 'stream.start';
 
 /** IPC channel names used by the Electron adapter. */
 export const IPC_INVOKE = 'rs:invoke';

@@ -137,6 +137,8 @@ export interface Events {
   'mirror.ended': MirrorRunEnd;
   'audit.ended': MirrorRunEnd & { audit: AuditView | null };
   'live.events': LiveBatch;
+  /** `message`: plain words for a person. */
+  'events.missed': { reason: 'overrun' | 'restart'; message: string };
 }
 
 export type { LiveEvent, Subscription, ChangeSummary, AppliedChange, Ping } from '../engine/live/model.ts';

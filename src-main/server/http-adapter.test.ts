@@ -57,14 +57,14 @@ function invoke(command: unknown, args?: unknown, token = adapter.token): Promis
 }
 
 /** Opens the event stream and collects what arrives. */
-function openEvents(path = `/api/events?token=${adapter.token}`): Promise<{
+function openEvents(path = `/api/events?token=${adapter.token}`, headers: Record<string, string> = {}): Promise<{
   res: IncomingMessage;
   text: () => string;
   ended: Promise<void>;
   waitFor: (needle: string) => Promise<void>;
 }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port: adapter.port, path, headers: { host: `127.0.0.1:${adapter.port}` } }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port: adapter.port, path, headers: { host: `127.0.0.1:${adapter.port}`, ...headers } }, (res) => {
       let text = '';
       const waiters: { needle: string; done: () => void }[] = [];
       res.setEncoding('utf8');
@@ -214,6 +214,47 @@ describe('startHttpAdapter', () => {
     await stream.waitFor(': ping\n\n');
     stream.res.destroy();
     await stream.ended;
+  });
+
+  it('numbers events, and gives a client that comes back what it missed, or tells it to read everything again', async () => {
+    const first = await openEvents();
+    await first.waitFor('event: stream.start\n');
+    // A new stream starts with the id it starts from (and asks to be tried again within a second when it drops).
+    const start = /id: ([0-9a-f]+)\.(\d+)\nevent: stream\.start\ndata: \{\}\n\n/.exec(first.text())!;
+    expect(first.text().startsWith('retry: 1000\n')).toBe(true);
+    const [epoch, seq] = [start[1]!, Number(start[2])];
+    const progress = (entries: number) => service.events.emit('document.progress', { url: 'http://127.0.0.1:1/a.xml', entries, bytes: 1 });
+    progress(1);
+    await first.waitFor('"entries":1');
+    expect(first.text()).toContain(`id: ${epoch}.${seq + 1}\nevent: document.progress\n`);
+    first.res.destroy();
+    await first.ended;
+    // Emitted while nobody is connected.
+    progress(2);
+    progress(3);
+    // The EventSource's own header on a reconnect:
+    const back = await openEvents(undefined, { 'Last-Event-ID': `${epoch}.${seq + 1}` });
+    await back.waitFor('"entries":3');
+    expect(back.text()).not.toContain('"entries":1');
+    expect(back.text()).toContain(`id: ${epoch}.${seq + 2}\nevent: document.progress\ndata: {"url":"http://127.0.0.1:1/a.xml","entries":2,"bytes":1}\n\n`);
+    expect(back.text().indexOf('"entries":2')).toBeLessThan(back.text().indexOf('"entries":3'));
+    expect(back.text()).not.toContain('stream.start');
+    // Live events follow the replay.
+    progress(4);
+    await back.waitFor('"entries":4');
+    back.res.destroy();
+    // The query parameter, for a stream the page opens anew:
+    const anew = await openEvents(`/api/events?token=${adapter.token}&lastEventId=${epoch}.${seq + 3}`);
+    await anew.waitFor('"entries":4');
+    expect(anew.text()).not.toContain('"entries":3');
+    anew.res.destroy();
+    // An id of another start of the server: told so, numbered from now on.
+    const other = await openEvents(undefined, { 'Last-Event-ID': `${epoch === 'abc' ? 'def' : 'abc'}.3` });
+    await other.waitFor('event: events.missed\n');
+    expect(other.text()).toContain(
+      `id: ${epoch}.${seq + 4}\nevent: events.missed\ndata: {"reason":"restart","message":"The app server was restarted: everything shown is read again."}\n\n`,
+    );
+    other.res.destroy();
   });
 
   it('serves the renderer with MIME types and the strict CSP', async () => {

@@ -5,7 +5,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Dispatch } from '../app/dispatch.ts';
 import type { EventHub } from '../app/events.ts';
+import { SSE_STREAM_START } from '../contract/names.ts';
+import type { Events } from '../contract/types.ts';
 import { CSP } from './csp.ts';
+import { EventReplay, type EventReplayOptions, type NumberedEvent } from './event-replay.ts';
 import { lookupStatic, sendFile } from './static-files.ts';
 
 export { CSP };
@@ -14,6 +17,8 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export const PING_INTERVAL_MS = 15_000;
 /** An SSE client that has this much unsent data is not reading: it is dropped rather than buffered forever. */
 const MAX_SSE_BACKLOG = 8 * 1024 * 1024;
+/** How soon a browser's EventSource tries again after its connection dropped (its own default is about 3 s). */
+export const SSE_RETRY_MS = 1_000;
 
 export interface HttpAdapterOptions {
   dispatch: Dispatch;
@@ -23,6 +28,8 @@ export interface HttpAdapterOptions {
   /** 0 or absent: any free port. */
   port?: number;
   pingIntervalMs?: number;
+  /** How many events (and bytes of them) are kept for clients that come back; the defaults in tests only. */
+  replay?: EventReplayOptions;
 }
 
 export interface HttpAdapter {
@@ -109,6 +116,14 @@ export async function startHttpAdapter(options: HttpAdapterOptions): Promise<Htt
   const pingIntervalMs = options.pingIntervalMs ?? PING_INTERVAL_MS;
   const sseClients = new Set<ServerResponse>();
   let port = 0;
+  // Every event is numbered and kept a while from the start, whether a client is connected or not: one that lost
+  // its connection gets what happened meanwhile when it comes back.
+  const replay = new EventReplay(options.replay);
+  const streams = new Set<(event: NumberedEvent) => void>();
+  const unsubscribeHub = options.events.subscribe((name, payload) => {
+    const event = replay.record(name, payload);
+    for (const stream of [...streams]) stream(event);
+  });
 
   const allowedHosts = () => new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
   const allowedOrigins = () => new Set([`http://127.0.0.1:${port}`, `http://localhost:${port}`]);
@@ -156,27 +171,48 @@ export async function startHttpAdapter(options: HttpAdapterOptions): Promise<Htt
       sendJson(res, 405, { error: 'Use GET' }, { Allow: 'GET' });
       return;
     }
+    // A client coming back names the last event it got: the EventSource's own header on its reconnects, or the
+    // query parameter when the page opens a new stream (an EventSource cannot set headers).
+    const header = req.headers['last-event-id'];
+    const lastId = (typeof header === 'string' && header !== '' ? header : null) ?? url.searchParams.get('lastEventId');
     res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-store',
       'X-Accel-Buffering': 'no',
     });
     res.flushHeaders();
-    res.write(': connected\n\n');
+    res.write(`retry: ${SSE_RETRY_MS}\n: connected\n\n`);
     sseClients.add(res);
+    const send = (event: NumberedEvent) => res.write(`id: ${event.id}\nevent: ${event.name}\ndata: ${event.data}\n\n`);
     const drop = () => {
-      unsubscribe();
+      streams.delete(stream);
       clearInterval(ping);
       sseClients.delete(res);
       if (!res.writableEnded) res.end();
     };
-    const unsubscribe = options.events.subscribe((name, payload) => {
+    const stream = (event: NumberedEvent) => {
       if (res.writableLength > MAX_SSE_BACKLOG) {
+        // It reconnects with the last id it read and gets the rest then, or is told to read everything again.
         drop();
         return;
       }
-      res.write(`event: ${name}\ndata: ${JSON.stringify(payload)}\n\n`);
-    });
+      send(event);
+    };
+    if (lastId === null) {
+      // Where this client starts: a stream that drops before its first event still comes back with a place to
+      // resume from. (An event outside the contract's names: the page's bridge only notes its id.)
+      res.write(`id: ${replay.lastId}\nevent: ${SSE_STREAM_START}\ndata: {}\n\n`);
+    } else {
+      const resume = replay.resume(lastId);
+      if (resume.kind === 'replay') for (const event of resume.events) send(event);
+      else {
+        // Numbered as the newest event, so coming back again later resumes from here.
+        const missed: Events['events.missed'] = { reason: resume.reason, message: resume.message };
+        res.write(`id: ${replay.lastId}\nevent: events.missed\ndata: ${JSON.stringify(missed)}\n\n`);
+      }
+    }
+    // Replay and subscription in the same turn: no event can fall between them.
+    streams.add(stream);
     const ping = setInterval(() => res.write(': ping\n\n'), pingIntervalMs);
     ping.unref();
     res.on('close', drop);
@@ -249,6 +285,7 @@ export async function startHttpAdapter(options: HttpAdapterOptions): Promise<Htt
     port,
     close() {
       closing ??= new Promise<void>((resolve) => {
+        unsubscribeHub();
         for (const client of [...sseClients]) client.end();
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -1,5 +1,5 @@
 import { useEffect } from 'react';
-import { useSources, useSourcesSync } from '../data/queries.ts';
+import { useMissedEvents, useSources, useSourcesSync } from '../data/queries.ts';
 import { useMirrorEvents } from '../mirror/queries.ts';
 import { useUi } from '../state/ui.ts';
 import { MAIN_ID, MainPane } from './MainPane.tsx';
@@ -9,6 +9,7 @@ import { useLiveFeedSync } from '../live/queries.ts';
 
 export function App() {
   useSourcesSync();
+  useMissedEvents();
   useMirrorEvents();
   useLiveFeedSync();
   const sources = useSources().data;

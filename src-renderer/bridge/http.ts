@@ -1,12 +1,15 @@
 // The Bridge over the HTTP + SSE adapter (`rsdesk serve`): used in a plain browser, where no preload exists.
 import type { Bridge } from '../../src-main/contract/bridge.ts';
-import { EVENT_NAMES } from '../../src-main/contract/names.ts';
+import { EVENT_NAMES, SSE_STREAM_START } from '../../src-main/contract/names.ts';
 import type { EventName } from '../../src-main/contract/names.ts';
 import type { CommandError } from '../../src-main/contract/types.ts';
 import { BridgeError } from './errors.ts';
 
 /** How long an invoke waits for a connecting event stream, so events of the command it starts are not missed. */
 const STREAM_WAIT_MS = 3000;
+/** A stream the browser gave up on (the server answered with an error) is opened again after this, doubling. */
+const REOPEN_FIRST_MS = 1000;
+const REOPEN_MAX_MS = 30_000;
 
 type Envelope = { ok: true; result: unknown } | { ok: false; error: CommandError };
 type AnyListener = (payload: unknown) => void;
@@ -25,6 +28,14 @@ export function createHttpBridge(token: string | null, options: HttpBridgeOption
   const listeners = new Map<EventName, Set<AnyListener>>();
   let source: EventSource | null = null;
   let opened: Promise<void> | null = null;
+  /**
+   * The id of the last event read. The EventSource sends it again by itself when it reconnects (Last-Event-ID), and
+   * the server then gives what was missed; a stream opened anew (after the browser gave up, or after nobody
+   * listened for a while) passes it in the URL.
+   */
+  let lastEventId = '';
+  let reopenTimer: ReturnType<typeof setTimeout> | null = null;
+  let reopenDelay = REOPEN_FIRST_MS;
 
   function listenerCount(): number {
     let n = 0;
@@ -34,7 +45,8 @@ export function createHttpBridge(token: string | null, options: HttpBridgeOption
 
   function openStream(): void {
     if (source) return;
-    const es = new Source(`${base}/api/events?token=${encodeURIComponent(token ?? '')}`);
+    const resume = lastEventId ? `&lastEventId=${encodeURIComponent(lastEventId)}` : '';
+    const es = new Source(`${base}/api/events?token=${encodeURIComponent(token ?? '')}${resume}`);
     source = es;
     opened = new Promise<void>((resolve) => {
       const done = () => {
@@ -45,8 +57,27 @@ export function createHttpBridge(token: string | null, options: HttpBridgeOption
       es.addEventListener('open', done);
       es.addEventListener('error', done);
     });
+    es.addEventListener('open', () => {
+      reopenDelay = REOPEN_FIRST_MS;
+    });
+    es.addEventListener('error', () => {
+      // CONNECTING: the browser tries again by itself. CLOSED: it gave up for good (the server answered with an
+      // error), so a new stream is opened later, from the last event read.
+      if (es.readyState !== Source.CLOSED || source !== es) return;
+      source = null;
+      opened = null;
+      reopenTimer = setTimeout(() => {
+        reopenTimer = null;
+        if (listenerCount() > 0) openStream();
+      }, reopenDelay);
+      reopenDelay = Math.min(reopenDelay * 2, REOPEN_MAX_MS);
+    });
+    es.addEventListener(SSE_STREAM_START, (message: MessageEvent<string>) => {
+      if (message.lastEventId) lastEventId = message.lastEventId;
+    });
     for (const name of EVENT_NAMES) {
       es.addEventListener(name, (message: MessageEvent<string>) => {
+        if (message.lastEventId) lastEventId = message.lastEventId;
         let payload: unknown;
         try {
           payload = JSON.parse(message.data);
@@ -62,6 +93,8 @@ export function createHttpBridge(token: string | null, options: HttpBridgeOption
     source?.close();
     source = null;
     opened = null;
+    if (reopenTimer) clearTimeout(reopenTimer);
+    reopenTimer = null;
   }
 
   async function streamReady(): Promise<void> {
@@ -69,30 +102,42 @@ export function createHttpBridge(token: string | null, options: HttpBridgeOption
     await Promise.race([opened, new Promise((resolve) => setTimeout(resolve, STREAM_WAIT_MS))]);
   }
 
+  async function send(command: string, args: unknown): Promise<unknown> {
+    let response: Response;
+    try {
+      response = await doFetch(`${base}/api/invoke`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token ?? ''}` },
+        body: JSON.stringify({ command, args }),
+      });
+    } catch (error) {
+      throw new BridgeError('transport', `The app server cannot be reached (${String(error)})`);
+    }
+    if (response.status === 401) {
+      throw new BridgeError('unauthorized', 'This page has no valid session token: open the URL that rsdesk serve printed');
+    }
+    let envelope: Envelope;
+    try {
+      envelope = (await response.json()) as Envelope;
+    } catch {
+      throw new BridgeError('transport', `The app server answered ${response.status} without a JSON envelope`);
+    }
+    if (!envelope.ok) throw new BridgeError(envelope.error.code, envelope.error.message, envelope.error.field, envelope.error);
+    return envelope.result;
+  }
+
   return {
     async invoke(command, args) {
-      await streamReady();
-      let response: Response;
+      // The event stream is open before a command is sent: an event of a change made after the command's answer is
+      // then on the stream, not lost before the stream connects (a page's first reads start before its listeners
+      // are set up). With no listener, a stream opened for this closes again after it.
+      if (!source) openStream();
       try {
-        response = await doFetch(`${base}/api/invoke`, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token ?? ''}` },
-          body: JSON.stringify({ command, args }),
-        });
-      } catch (error) {
-        throw new BridgeError('transport', `The app server cannot be reached (${String(error)})`);
+        await streamReady();
+        return (await send(command, args)) as never;
+      } finally {
+        if (listenerCount() === 0) closeStream();
       }
-      if (response.status === 401) {
-        throw new BridgeError('unauthorized', 'This page has no valid session token: open the URL that rsdesk serve printed');
-      }
-      let envelope: Envelope;
-      try {
-        envelope = (await response.json()) as Envelope;
-      } catch {
-        throw new BridgeError('transport', `The app server answered ${response.status} without a JSON envelope`);
-      }
-      if (!envelope.ok) throw new BridgeError(envelope.error.code, envelope.error.message, envelope.error.field, envelope.error);
-      return envelope.result as never;
     },
 
     on(event, listener) {

@@ -6,6 +6,8 @@ import type { EventName } from '../../src-main/contract/names.ts';
 import type { DocumentView, EntryPage, Events, SavedSource, Settings } from '../../src-main/contract/types.ts';
 import type { Entry } from '../../src-main/engine/documents/model.ts';
 import { getBridge } from '../bridge/index.ts';
+import { putFromEvent, readAgain } from './fresh.ts';
+import { readAllWhenEventsMissed } from './missed.ts';
 import type { EntryView } from '../state/ui.ts';
 
 export const PAGE_SIZE = 200;
@@ -32,19 +34,31 @@ export function useSources() {
   return useQuery({ queryKey: keys.sources, queryFn: () => getBridge().invoke('sources.list', {}) });
 }
 
-/** The engine announces every change of the saved Sources; the list is replaced, not refetched. */
+/**
+ * The engine announces every change of the saved Sources; the list is replaced, not refetched. A read of the list
+ * still on its way was answered before this change: it is dropped, or its answer would undo the event's.
+ */
 export function useSourcesSync(): void {
   const client = useQueryClient();
-  useBridgeEvent('sources.changed', (payload) => {
-    client.setQueryData<SavedSource[]>(keys.sources, payload.sources);
-  });
+  useBridgeEvent('sources.changed', (payload) => putFromEvent<SavedSource[]>(client, keys.sources, payload.sources));
+}
+
+/** Once, at the top of the app: events lost for good make every query read again. */
+export function useMissedEvents(): void {
+  const client = useQueryClient();
+  useEffect(() => readAllWhenEventsMissed(getBridge(), client), [client]);
 }
 
 export function useRemoveSource() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (id: number) => getBridge().invoke('sources.remove', { id }),
-    onSuccess: (sources) => client.setQueryData(keys.sources, sources),
+    // The answer shows at once; it was made when the command ran, and a change since (its event may come first)
+    // would be undone by it, so the list is then read again.
+    onSuccess: (sources) => {
+      client.setQueryData(keys.sources, sources);
+      readAgain(client, keys.sources);
+    },
   });
 }
 
@@ -53,7 +67,10 @@ export function useRestoreSource() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (id: number) => getBridge().invoke('sources.restore', { id }),
-    onSuccess: ({ sources }) => client.setQueryData(keys.sources, sources),
+    onSuccess: ({ sources }) => {
+      client.setQueryData(keys.sources, sources);
+      readAgain(client, keys.sources);
+    },
   });
 }
 

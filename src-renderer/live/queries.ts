@@ -3,6 +3,7 @@ import { useEffect } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { LiveSettings } from '../../src-main/contract/types.ts';
 import { getBridge } from '../bridge/index.ts';
+import { readAgain } from '../data/fresh.ts';
 import { useLive } from './state.ts';
 
 export const liveKeys = {
@@ -17,8 +18,9 @@ export function useLiveStatus() {
 export function useSubscriptions() {
   const client = useQueryClient();
   const seq = useLive((s) => s.subscriptionsSeq);
+  // A subscription changed (its event came): a read still on its way may predate that change, so it is dropped.
   useEffect(() => {
-    if (seq > 0) void client.invalidateQueries({ queryKey: liveKeys.subscriptions });
+    if (seq > 0) readAgain(client, liveKeys.subscriptions);
   }, [seq, client]);
   return useQuery({ queryKey: liveKeys.subscriptions, queryFn: () => getBridge().invoke('live.subscriptions', {}) });
 }
@@ -27,7 +29,7 @@ export function useSubscribe() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (input: { topic: string; hub: string; folder: string }) => getBridge().invoke('live.subscribe', input),
-    onSettled: () => client.invalidateQueries({ queryKey: liveKeys.subscriptions }),
+    onSettled: () => readAgain(client, liveKeys.subscriptions),
   });
 }
 
@@ -35,7 +37,7 @@ export function useUnsubscribe() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (input: { folder: string; id: number }) => getBridge().invoke('live.unsubscribe', input),
-    onSettled: () => client.invalidateQueries({ queryKey: liveKeys.subscriptions }),
+    onSettled: () => readAgain(client, liveKeys.subscriptions),
   });
 }
 

@@ -1,10 +1,11 @@
 // The engine's side of mirrors: the list (kept current by `mirrors.changed`), one mirror's detail and history, the
 // live progress of its run (from `mirror.progress` events, kept in the query cache), failures, audits, and actions.
-import { useMutation, useQuery, useQueryClient, type QueryClient, type QueryKey } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { AuditView, MirrorProgress, MirrorRunEnd, MirrorSummary } from '../../src-main/contract/types.ts';
 import type { CommandArgs } from '../../src-main/contract/commands.ts';
 import { getBridge } from '../bridge/index.ts';
 import { useBridgeEvent } from '../data/queries.ts';
+import { putFromEvent, readAgain } from '../data/fresh.ts';
 import { readRefusedAgain } from '../signin/queries.ts';
 
 export const mirrorKeys = {
@@ -18,23 +19,6 @@ export const mirrorKeys = {
 
 export function useMirrors() {
   return useQuery({ queryKey: mirrorKeys.list, queryFn: () => getBridge().invoke('mirrors.list', {}) });
-}
-
-/**
- * Reads `queryKey` again, from the engine as it is now. A read already under way is dropped first: its answer may
- * have been made before the change that calls for this one, and react-query would keep it (a query that has no data
- * yet joins the read in flight instead of starting another), so a view opened while a run ends could show the run
- * as going on for good. Cancelling is synchronous: the new read starts at once.
- */
-export function readAgain(client: QueryClient, queryKey: QueryKey): void {
-  void client.cancelQueries({ queryKey });
-  void client.invalidateQueries({ queryKey });
-}
-
-/** Puts what an event brought in the cache; a read under way, maybe older than the event, is dropped first. */
-function putFromEvent<T>(client: QueryClient, queryKey: QueryKey, data: T): void {
-  void client.cancelQueries({ queryKey, exact: true });
-  client.setQueryData(queryKey, data);
 }
 
 /** Once, at the top of the app: every mirror event lands in the cache, whichever view is open. */

@@ -6,6 +6,7 @@ import { normalizeStartUrl } from '../../src-main/engine/discovery/start-url.ts'
 import { errorCode, errorField, errorMessage, getBridge } from '../bridge/index.ts';
 import { signInNeeded } from '../bridge/errors.ts';
 import { keys, useAppInfo } from '../data/queries.ts';
+import { readAgain } from '../data/fresh.ts';
 import { passwordKept } from '../mirror/AccessPanel.tsx';
 import { signInHint } from '../signin/SignInForm.tsx';
 import { EMPTY_SIGN_IN, missing, SignInFields, signInArgs, type SignInField, type SignInValues } from '../signin/SignInFields.tsx';
@@ -125,7 +126,7 @@ export function AddSource() {
     if (result === null) return;
     const { source, created, discovery, pasted } = result;
     client.setQueryData<SavedSource[]>(keys.sources, (list) => (list ? [...list.filter((s) => s.id !== source.id), source] : [source]));
-    void client.invalidateQueries({ queryKey: keys.sources });
+    readAgain(client, keys.sources);
     // The result is the complete record; live events may have been dropped by a reconnecting stream.
     update(runId, (r) => ({
       ...r,
