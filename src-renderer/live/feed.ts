@@ -43,6 +43,11 @@ export function changeKey(subscriptionId: number, uri: string, datetime: string 
 }
 
 /** The rows an event adds, oldest first (the store shows them newest first). Applied events add none. */
+/** The row that says live events were lost on the way to the page (its event stream came back too late). */
+export function missedRow(message: string, at: string): FeedRow {
+  return { key: nextKey(), kind: 'gap', at, origin: null, text: `${message} Live events of that time are not in this feed.` };
+}
+
 export function rowsOf(e: LiveEvent): FeedRow[] {
   switch (e.type) {
     case 'notification':

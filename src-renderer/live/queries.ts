@@ -63,6 +63,7 @@ export function useLiveFeedSync(): void {
       if (streamed) for (const e of batch.events) streamed.add(JSON.stringify(e));
       useLive.getState().receive(batch);
     });
+    const offMissed = getBridge().on('events.missed', ({ message }) => useLive.getState().missed(message));
     // What happened before the page opened (a reload): the engine keeps the last events.
     void getBridge()
       .invoke('live.recent', {})
@@ -78,6 +79,7 @@ export function useLiveFeedSync(): void {
     return () => {
       cancelled = true;
       off();
+      offMissed();
     };
   }, []);
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LiveEvent } from '../../src-main/contract/types.ts';
 import { perMinute } from './feed.ts';
-import { addEvents } from './state.ts';
+import { addEvents, useLive } from './state.ts';
 
 const at = '2026-01-01T10:00:30.000Z';
 const base = { at, subscriptionId: 1, topic: 'http://s.example/notify', dest: '/m' };
@@ -62,5 +62,22 @@ describe('the live feed rows', () => {
     const { rows } = addEvents([], [notification(['http://s.example/a', 'http://s.example/b']), { ...notification(['http://s.example/c']), at: '2026-01-01T10:02:10.000Z' }]);
     const buckets = perMinute(rows, Date.parse('2026-01-01T10:02:59.000Z'), 5);
     expect(buckets.map((b) => b.count)).toEqual([0, 0, 2, 0, 1]);
+  });
+});
+
+describe('events lost on the way to the page', () => {
+  it('are said so at the top of the feed, and the subscriptions are read again', () => {
+    useLive.getState().clear();
+    useLive.getState().receive({ events: [notification(['http://s.example/a'])], dropped: 0 });
+    const seq = useLive.getState().subscriptionsSeq;
+    useLive.getState().missed('The app server was restarted: everything shown is read again.', at);
+    const { rows, subscriptionsSeq } = useLive.getState();
+    expect(rows[0]).toMatchObject({
+      kind: 'gap',
+      at,
+      text: 'The app server was restarted: everything shown is read again. Live events of that time are not in this feed.',
+    });
+    expect(rows[1]!.uri).toBe('http://s.example/a');
+    expect(subscriptionsSeq).toBe(seq + 1);
   });
 });

@@ -2,7 +2,7 @@
 // cap) and filters. Fed by the engine's live.events batches (LiveFeedSync in queries.ts).
 import { create } from 'zustand';
 import type { LiveBatch, LiveEvent } from '../../src-main/contract/types.ts';
-import { changeKey, rowsOf, type FeedRow } from './feed.ts';
+import { changeKey, missedRow, rowsOf, type FeedRow } from './feed.ts';
 
 /** The most rows the feed keeps; older ones are dropped, and the feed says how many. */
 export const FEED_CAP = 5_000;
@@ -25,6 +25,8 @@ interface LiveState {
   show(): void;
   hide(): void;
   receive(batch: LiveBatch): void;
+  /** Events were lost on their way to the page: a row says so, at the top, and the subscriptions are read again. */
+  missed(message: string, at?: string): void;
   /** Events from before the page opened: they go below what is already shown. */
   receiveEarlier(events: LiveEvent[]): void;
   setPaused(paused: boolean): void;
@@ -81,6 +83,12 @@ export const useLive = create<LiveState>()((set, get) => ({
     }
     const { rows, dropped } = addEvents(s.rows, batch.events);
     set({ rows, dropped: s.dropped + batch.dropped + dropped, ...seqPatch });
+  },
+  missed(message, at = new Date().toISOString()) {
+    const s = get();
+    const all = [missedRow(message, at), ...s.rows];
+    const dropped = Math.max(0, all.length - FEED_CAP);
+    set({ rows: dropped > 0 ? all.slice(0, FEED_CAP) : all, dropped: s.dropped + dropped, subscriptionsSeq: s.subscriptionsSeq + 1 });
   },
   receiveEarlier(events) {
     const s = get();
