@@ -13,6 +13,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ChildMeasure } from './mirror/child.ts';
 import { settleDisk } from './mirror/settle.ts';
+import { removeSetAside, setAside, waitOutRemovals } from './mirror/removal.ts';
 import { BENCH_DIR, WWW, largeSet, smallSet, writeResourceList, type DataSet } from './mirror/data.ts';
 import { nginxMissing, startNginx, type LoopbackSource } from './mirror/nginx.ts';
 import { measureInChild, type DumpMeasure } from './dump.ts';
@@ -75,7 +76,7 @@ function oursBaseline(listUrl: string): ChildMeasure {
   try {
     return child(['sync', JSON.stringify({ url: listUrl, dest, mode: 'baseline', concurrency: CONNECTIONS })]);
   } finally {
-    rmSync(dest, { recursive: true, force: true });
+    setAside(dest);
   }
 }
 
@@ -85,7 +86,7 @@ function diskFloor(bytes: number): ChildMeasure {
   try {
     return child(['disk', dir, String(Math.round(bytes / MiB))]);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    setAside(dir);
   }
 }
 
@@ -216,7 +217,7 @@ async function benchDump(source: LoopbackSource, runs: number, dump: Awaited<Ret
       checkComplete('rsdesk sync --use-dumps', m, set.entries);
       return m;
     } finally {
-      rmSync(dest, { recursive: true, force: true });
+      setAside(dest);
     }
   };
   for (let i = 0; i < runs; i++) {
@@ -265,7 +266,7 @@ async function benchIncremental(source: LoopbackSource, runs: number): Promise<v
       }
       ours.push(m);
     } finally {
-      rmSync(dest, { recursive: true, force: true });
+      setAside(dest);
     }
   }
   const loop = best(loops, (m) => m.seconds);
@@ -296,6 +297,7 @@ export async function runMirrorBench(argv: string[]): Promise<void> {
   if (only.includes('1')) smallSet();
   if (only.includes('2')) largeSet();
   const dump = only.includes('3') ? await prepareDump() : null;
+  await waitOutRemovals();
   const source = await startNginx(WWW);
   try {
     if (only.includes('1')) await benchSmall(source, runs);
@@ -304,7 +306,8 @@ export async function runMirrorBench(argv: string[]): Promise<void> {
     if (only.includes('4')) await benchIncremental(source, runs);
   } finally {
     source.stop();
-    rmSync(join(BENCH_DIR, 'run'), { recursive: true, force: true });
+    setAside(join(BENCH_DIR, 'run'));
+    removeSetAside();
   }
 }
 

@@ -4,10 +4,11 @@
 // as python3-dateutil python3-defusedxml python3-requests). resync's scripts start with `#!/usr/bin/env python`, so
 // a folder with a `python` link to that interpreter goes first on PATH.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { settleDisk } from './settle.ts';
+import { BENCH_DIR } from './data.ts';
+import { setAside } from './removal.ts';
 
 export interface ResyncRun {
   seconds: number;
@@ -46,7 +47,9 @@ function countFiles(dir: string): number {
 /** Mirrors `baseUrl` (ending in `/`, where resourcelist.xml is) into a fresh folder, timed; the folder is removed. */
 export function runResyncBaseline(baseUrl: string): ResyncRun {
   const src = process.env.RESYNC_SRC!;
-  const work = mkdtempSync(join(tmpdir(), 'rsdesk-bench-resync-'));
+  // Beside our mirrors (same file system, same treatment of removed folders: removal.ts).
+  mkdirSync(join(BENCH_DIR, 'run'), { recursive: true });
+  const work = mkdtempSync(join(BENCH_DIR, 'run', 'resync-'));
   try {
     const bin = join(work, 'bin');
     mkdirSync(bin);
@@ -71,6 +74,6 @@ export function runResyncBaseline(baseUrl: string): ResyncRun {
     const cpu = /cpu=([\d.]+)\+([\d.]+)/.exec(child.stderr ?? '');
     return { seconds, startupSeconds, cpuSeconds: cpu ? Number(cpu[1]) + Number(cpu[2]) : NaN, files: existsSync(dest) && statSync(dest).isDirectory() ? countFiles(dest) : 0, peakRssMb: rss ? Number(rss[1]) / 1024 : NaN };
   } finally {
-    rmSync(work, { recursive: true, force: true });
+    setAside(work);
   }
 }
