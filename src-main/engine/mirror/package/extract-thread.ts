@@ -61,6 +61,133 @@ function rangeReader(fd, start, end) {
   stream.settled = () => reading;
   return stream;
 }
+// Large bitstreams are written with O_DIRECT where the system allows it (Linux, a file system that supports it):
+// the bytes go from a buffer of ours to the disk without a copy into the page cache. On this project's test machine
+// (a VM whose free memory is handed back to its host) every new page-cache page cost a fault on the host: writing a
+// GiB through the cache took ~2.4 s of kernel time and ran at ~350 MB/s with its fsync, against ~1.2 GB/s direct.
+// O_DIRECT needs buffers, lengths and file positions aligned to the device's block: the buffers are slices of one
+// WebAssembly.Memory (page-aligned), every write but the last is a whole slab, and the last is padded to a block and
+// the file then truncated to its length. Anything refused (no O_DIRECT here, a file system without it, an alignment
+// larger than ours) falls back to plain writes, and the file is the same.
+const DIRECT = process.platform === 'linux' ? fs.constants.O_DIRECT : undefined;
+const ALIGN = 4096;
+const SLAB = 1 << 20;
+const SLABS = 8;
+const DIRECT_FROM = 1 << 20;
+let slabPool = null;
+let directRefused = DIRECT === undefined;
+function takeSlabs(n) {
+  if (slabPool === null) {
+    slabPool = [];
+    try {
+      const memory = new WebAssembly.Memory({ initial: (SLABS * SLAB) / 65536, maximum: (SLABS * SLAB) / 65536 });
+      for (let i = 0; i < SLABS; i++) slabPool.push(new Uint8Array(memory.buffer, i * SLAB, SLAB));
+    } catch {}
+  }
+  // Last returned, first taken: the same few slabs serve one job after the other, and the rest of the memory stays
+  // untouched (not resident).
+  return slabPool.length < n ? null : slabPool.splice(slabPool.length - n, n);
+}
+const writeAt = (fd, buffer, length, position) =>
+  new Promise((resolve, reject) => fs.write(fd, buffer, 0, length, position, (err, n) => (err ? reject(err) : resolve(n))));
+// A Writable onto path with O_DIRECT, or null where that cannot be had (the caller then writes as usual).
+function directSink(path) {
+  if (directRefused) return null;
+  const slabs = takeSlabs(2);
+  if (slabs === null) return null;
+  let fd;
+  try {
+    fd = fs.openSync(path, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | DIRECT, 0o666);
+  } catch (err) {
+    slabPool.push(...slabs);
+    if (err && err.code === 'EINVAL') directRefused = true;
+    return null;
+  }
+  let direct = true;
+  let current = 0;
+  let fill = 0;
+  let position = 0;
+  let pending = Promise.resolve();
+  let released = false;
+  // Writes slab bytes [0, length) at file position at; a write the system refuses as misaligned is done again without O_DIRECT.
+  async function put(slab, length, at) {
+    let done = 0;
+    while (done < length) {
+      let n;
+      try {
+        n = await writeAt(fd, done === 0 ? slab : slab.subarray(done), length - done, at + done);
+      } catch (err) {
+        if (!direct || !err || err.code !== 'EINVAL') throw err;
+        direct = false;
+        directRefused = true;
+        const plain = fs.openSync(path, fs.constants.O_WRONLY);
+        fs.closeSync(fd);
+        fd = plain;
+        continue;
+      }
+      if (n === 0) throw new Error('the disk took no bytes');
+      done += n;
+    }
+  }
+  function release() {
+    if (released) return;
+    released = true;
+    slabPool.push(...slabs);
+  }
+  async function append(chunk) {
+    let at = 0;
+    while (at < chunk.length) {
+      const take = Math.min(SLAB - fill, chunk.length - at);
+      slabs[current].set(chunk.subarray(at, at + take), fill);
+      fill += take;
+      at += take;
+      if (fill === SLAB) {
+        await pending;
+        pending = put(slabs[current], SLAB, position);
+        // Awaited by the next slab or the end; until then a failure must not count as unhandled (it would end the thread).
+        pending.catch(() => undefined);
+        position += SLAB;
+        current ^= 1;
+        fill = 0;
+      }
+    }
+  }
+  const sink = new Writable({
+    highWaterMark: SLAB,
+    write(chunk, _encoding, callback) {
+      append(chunk).then(() => callback(), callback);
+    },
+    final(callback) {
+      (async () => {
+        await pending;
+        if (fill > 0) {
+          const length = position + fill;
+          if (direct) {
+            const padded = Math.ceil(fill / ALIGN) * ALIGN;
+            slabs[current].fill(0, fill, padded);
+            await put(slabs[current], padded, position);
+            fs.ftruncateSync(fd, length);
+          } else await put(slabs[current], fill, position);
+        }
+        fs.closeSync(fd);
+        fd = -1;
+      })().then(() => { release(); callback(); }, (err) => { release(); callback(err); });
+    },
+    destroy(err, callback) {
+      pending.catch(() => undefined).then(() => {
+        if (fd !== -1) {
+          try { fs.closeSync(fd); } catch {}
+          fd = -1;
+        }
+        release();
+        callback(err);
+      });
+    },
+  });
+  // Whether every byte went without the page cache (false after a fallback).
+  sink.direct = () => direct;
+  return sink;
+}
 async function run(job) {
   const controller = new AbortController();
   running.set(job.id, controller);
@@ -82,12 +209,13 @@ async function run(job) {
         callback(null, chunk);
       },
     });
+    const direct = job.out !== null && job.length >= DIRECT_FROM ? directSink(job.out) : null;
     const out = job.out === null
       ? new Writable({ highWaterMark: 1 << 20, write: (_chunk, _encoding, callback) => callback() })
-      : fs.createWriteStream(job.out, { highWaterMark: 1 << 20 }).on('error', (err) => { err.failure = 'sink-failed'; });
+      : (direct ?? fs.createWriteStream(job.out, { highWaterMark: 1 << 20 })).on('error', (err) => { if (err && !err.failure) err.failure = 'sink-failed'; });
     const stages = job.method === 8 ? [input, zlib.createInflateRaw({ chunkSize: 256 * 1024 }), check, out] : [input, check, out];
     await pipeline(...stages, { signal: controller.signal });
-    parentPort.postMessage({ id: job.id, bytes, crc, digests: hashes.map((h) => h.digest('hex')) });
+    parentPort.postMessage({ id: job.id, bytes, crc, digests: hashes.map((h) => h.digest('hex')), direct: direct !== null && direct.direct() });
   } catch (err) {
     // The caller closes the descriptor once this job is answered: no read of it may still be under way.
     await input.settled();
@@ -122,11 +250,12 @@ export interface ExtractJob {
 }
 
 export type ExtractResult =
-  | { ok: true; bytes: number; crc: number; digests: string[] }
+  /** `direct`: the file was written with O_DIRECT, past the page cache (a large bitstream, where the system allows it). */
+  | { ok: true; bytes: number; crc: number; digests: string[]; direct: boolean }
   /** `code`: size-mismatch (more bytes than declared), sink-failed (the file could not be written), cancelled, corrupt. */
   | { ok: false; code: 'size-mismatch' | 'sink-failed' | 'cancelled' | 'corrupt'; message: string };
 
-type Reply = { id: number; bytes?: number; crc?: number; digests?: string[]; error?: string; code?: string };
+type Reply = { id: number; bytes?: number; crc?: number; digests?: string[]; direct?: boolean; error?: string; code?: string };
 
 /**
  * One thread (running several jobs at once): inflating runs in libuv's pool anyway, and on this project's 2-core
@@ -194,7 +323,7 @@ export class ExtractThreads {
       if (settle === undefined) return;
       slot.jobs.delete(m.id);
       if (slot.jobs.size === 0) worker.unref();
-      if (m.error === undefined) settle({ ok: true, bytes: m.bytes ?? 0, crc: m.crc ?? 0, digests: m.digests ?? [] });
+      if (m.error === undefined) settle({ ok: true, bytes: m.bytes ?? 0, crc: m.crc ?? 0, digests: m.digests ?? [], direct: m.direct === true });
       else settle({ ok: false, code: (m.code as Exclude<ExtractResult, { ok: true }>['code']) ?? 'corrupt', message: m.error });
     });
     const lost = () => {
