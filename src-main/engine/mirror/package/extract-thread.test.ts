@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
-import { deflateRawSync } from 'node:zlib';
+import { crc32, deflateRawSync } from 'node:zlib';
 import { mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,12 +13,12 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs one job over `stored` (the bytes as a package holds them) and returns the result and the written file. */
-async function extract(stored: Buffer, method: 0 | 8, length: number, out: string | null) {
+async function extract(stored: Buffer, method: 0 | 8, length: number, out: string | null, crc = true) {
   const source = join(dir, `src-${Math.random().toString(36).slice(2)}`);
   writeFileSync(source, stored);
   const fd = openSync(source, 'r');
   try {
-    return await extractThreads.run({ fd, start: 0, end: stored.length, method, length, algorithms: ['md5'], out });
+    return await extractThreads.run({ fd, start: 0, end: stored.length, method, length, algorithms: ['md5'], crc, out });
   } finally {
     closeSync(fd);
   }
@@ -37,7 +37,7 @@ describe('extraction thread: large bitstreams written past the page cache', () =
     for (const method of [0, 8] as const) {
       const out = join(dir, `out-${size}-${method}`);
       const result = await extract(method === 8 ? deflateRawSync(body) : body, method, size, out);
-      expect(result).toMatchObject({ ok: true, bytes: size, digests: [md5(body)] });
+      expect(result).toMatchObject({ ok: true, bytes: size, crc: crc32(body), digests: [md5(body)] });
       // On Linux the file system here takes O_DIRECT; elsewhere the same bytes come through the page cache.
       if (process.platform === 'linux') expect(result.ok && result.direct).toBe(true);
       const written = readFileSync(out);
@@ -52,6 +52,12 @@ describe('extraction thread: large bitstreams written past the page cache', () =
     const result = await extract(body, 0, body.length, out);
     expect(result).toMatchObject({ ok: true, direct: false });
     expect(readFileSync(out).equals(body)).toBe(true);
+  });
+
+  it('leaves the CRC-32 out when asked (a manifest digest covers the bytes), and still hashes every byte', async () => {
+    const body = randomBytes(3 * (1 << 20) + 11);
+    const result = await extract(deflateRawSync(body), 8, body.length, null, false);
+    expect(result).toMatchObject({ ok: true, bytes: body.length, crc: 0, digests: [md5(body)] });
   });
 
   it('a bitstream longer than declared stops, and its direct file is removed', async () => {

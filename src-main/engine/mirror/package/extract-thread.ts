@@ -205,7 +205,7 @@ async function run(job) {
           return;
         }
         for (const h of hashes) h.update(chunk);
-        crc = zlib.crc32(chunk, crc);
+        if (job.crc) crc = zlib.crc32(chunk, crc);
         callback(null, chunk);
       },
     });
@@ -245,6 +245,8 @@ export interface ExtractJob {
   length: number;
   /** Node's names of the digests to compute. */
   algorithms: string[];
+  /** Whether to compute the CRC-32 (the result's `crc` is 0 when not). */
+  crc: boolean;
   /** The temporary file to write (created or truncated; removed again on failure), or null to only verify. */
   out: string | null;
 }

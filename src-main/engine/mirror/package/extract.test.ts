@@ -329,6 +329,23 @@ describe.each(['stream', 'files'] as const)('readPackage: entries that fail alon
     expect(await readdir(out)).toHaveLength(1);
   });
 
+  it('judges an entry by the manifest digest when there is one, and by the CRC-32 only when there is none', async () => {
+    const body = 'checked by its digest '.repeat(50);
+    const files = [{ name: 'digest.txt', body }, { name: 'crc-only.txt', body }];
+    const manifest = manifestXml('resourcedump-manifest', [
+      { loc: 'http://example.com/digest.txt', path: '/digest.txt', hash: `md5:${md5(body)}` },
+      { loc: 'http://example.com/crc-only.txt', path: '/crc-only.txt' },
+    ]);
+    let zip = await buildZip([{ name: 'manifest.xml', body: manifest }, ...files]);
+    // Both headers agree on a CRC the bytes do not have: the digest stands for the bytes where the manifest gives one.
+    for (const name of ['digest.txt', 'crc-only.txt']) {
+      zip = patch(zip, name, 'central', 'crc', 0xdeadbeef);
+      zip = patch(zip, name, 'local', 'crc', 0xdeadbeef);
+    }
+    const { report } = await read(await save(zip));
+    expect(report.outcomes.map((o) => (o.status === 'failed' ? o.code : o.status))).toEqual(['verified', 'crc-mismatch']);
+  });
+
   it('refuses a compression bomb and stops at the total size limit', async () => {
     const zeros = Buffer.alloc(20 * 1024 * 1024);
     const small = 'small '.repeat(1000);

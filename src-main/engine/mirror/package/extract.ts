@@ -21,7 +21,7 @@ import {
 } from './model.ts';
 import { unsafeName } from './names.ts';
 import { extractThreads } from './extract-thread.ts';
-import { checkBitstream, FixityError, nodeAlgorithm, VerifyStream, type Expected } from './verify.ts';
+import { checkBitstream, crcNeeded, FixityError, nodeAlgorithm, VerifyStream, type Expected } from './verify.ts';
 import { readZipDirectory, type DataRange, type ZipDirectory, type ZipItem } from './zip-directory.ts';
 
 /**
@@ -333,7 +333,8 @@ async function deliverToFile(
   if (fd === null) return null;
   const algorithms = [...new Set([...(Object.keys(expected.hashes) as HashAlgorithm[]), ...(expected.alsoCompute ?? [])])];
   const out = files.pathFor(entry);
-  const result = await extractThreads.run({ fd, ...range, length: expected.length, algorithms: algorithms.map(nodeAlgorithm), out }, signal);
+  const crc = crcNeeded(expected);
+  const result = await extractThreads.run({ fd, ...range, length: expected.length, algorithms: algorithms.map(nodeAlgorithm), crc, out }, signal);
   const discard = async () => {
     if (out !== null) await rm(out, { force: true });
   };
@@ -346,7 +347,7 @@ async function deliverToFile(
   }
   const digests: Partial<Record<HashAlgorithm, string>> = {};
   algorithms.forEach((algorithm, i) => (digests[algorithm] = result.digests[i]));
-  const failure = checkBitstream(expected, result.bytes, result.crc, digests);
+  const failure = checkBitstream(expected, result.bytes, crc ? result.crc : null, digests);
   if (failure !== null) {
     await discard();
     return failed(entry, failure.code, failure.message);

@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { HashThread, hashThread } from './hash-thread.ts';
-import { FixityError, VerifyStream } from './verify.ts';
+import { FixityError, VerifyStream, type Expected } from './verify.ts';
 
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -79,7 +79,7 @@ describe('VerifyStream on the hashing thread (bitstreams of 1 MiB or more)', () 
     label: 'big.bin',
   });
 
-  async function run(e: ReturnType<typeof expected>): Promise<{ verify: VerifyStream; out: Buffer; error: unknown }> {
+  async function run(e: Expected): Promise<{ verify: VerifyStream; out: Buffer; error: unknown }> {
     const verify = new VerifyStream(e);
     const parts: Buffer[] = [];
     let error: unknown = null;
@@ -100,13 +100,17 @@ describe('VerifyStream on the hashing thread (bitstreams of 1 MiB or more)', () 
     expect(verify.digests).toEqual({ md5: md5(data), 'sha-256': sha256(data) });
   });
 
-  it('errors on a wrong md5 or CRC-32 instead of ending', async () => {
+  it('errors on a wrong md5, or on a wrong CRC-32 where no digest is given, instead of ending', async () => {
     const badHash = await run(expected({ md5: '0'.repeat(32) }));
     expect(badHash.error).toBeInstanceOf(FixityError);
     expect((badHash.error as FixityError).code).toBe('hash-mismatch');
     expect(badHash.verify.digests).toBeNull();
-    const badCrc = await run(expected({ crc32: (crc32(data) + 1) >>> 0 }));
+    // The CRC-32 is checked where the manifest gives no digest (where it does, the digest stands for the bytes).
+    const badCrc = await run({ ...expected({ crc32: (crc32(data) + 1) >>> 0 }), hashes: {} });
     expect((badCrc.error as FixityError).code).toBe('crc-mismatch');
+    const digestOnly = await run(expected({ crc32: (crc32(data) + 1) >>> 0 }));
+    expect(digestOnly.error).toBeNull();
+    expect(digestOnly.verify.digests).toEqual({ md5: md5(data), 'sha-256': sha256(data) });
   });
 
   it('gives its lane back when destroyed half-way, so later bitstreams still use the thread', async () => {
