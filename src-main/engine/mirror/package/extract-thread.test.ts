@@ -27,7 +27,7 @@ async function extract(stored: Buffer, method: 0 | 8, length: number, out: strin
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 
 describe('extraction thread: large bitstreams written past the page cache', () => {
-  // Sizes around the 1 MiB slabs and the 4 KiB blocks: a whole number of slabs, a tail, a tail of one byte.
+  // Sizes around the 512 KiB slabs and the 4 KiB blocks: a whole number of slabs, a tail, a tail of one byte.
   it.each([
     ['several slabs and an odd tail', 3 * (1 << 20) + 4097],
     ['exactly two slabs', 2 * (1 << 20)],
@@ -72,6 +72,34 @@ describe('extraction thread: large bitstreams written past the page cache', () =
     const body = randomBytes(2 * (1 << 20));
     const result = await extract(body, 0, body.length, join(dir, 'no-such-folder', 'out'));
     expect(result).toMatchObject({ ok: false, code: 'sink-failed' });
+  });
+
+  it('stored and deflated bitstreams at once, on both threads, all come out whole', async () => {
+    const bodies = Array.from({ length: 8 }, (_, i) => randomBytes((1 << 20) + i * 4099));
+    const results = await Promise.all(
+      bodies.map((b, i) => (i % 2 === 0 ? extract(b, 0, b.length, join(dir, `mixed-${i}`)) : extract(deflateRawSync(b), 8, b.length, join(dir, `mixed-${i}`)))),
+    );
+    results.forEach((r, i) => {
+      expect(r).toMatchObject({ ok: true, bytes: bodies[i]!.length, crc: crc32(bodies[i]!), digests: [md5(bodies[i]!)] });
+      expect(readFileSync(join(dir, `mixed-${i}`)).equals(bodies[i]!)).toBe(true);
+    });
+  });
+
+  it('a stored bitstream cancelled while it is read stops, says so, and leaves no file', async () => {
+    const body = randomBytes(64 << 20);
+    const source = join(dir, 'cancel-src');
+    writeFileSync(source, body);
+    const fd = openSync(source, 'r');
+    const out = join(dir, 'cancelled');
+    try {
+      const stop = new AbortController();
+      const running = extractThreads.run({ fd, start: 0, end: body.length, method: 0, length: body.length, algorithms: ['md5'], crc: false, out }, stop.signal);
+      setTimeout(() => stop.abort(), 5);
+      expect(await running).toMatchObject({ ok: false, code: 'cancelled' });
+      expect(existsSync(out)).toBe(false);
+    } finally {
+      closeSync(fd);
+    }
   });
 
   it('many large bitstreams at once share the slabs and all come out whole', async () => {

@@ -16,6 +16,9 @@
 // TypeScript sources and from the Electron bundle.
 import { Worker } from 'node:worker_threads';
 
+/** Bitstreams from this length on are written with O_DIRECT (the thread's code has the same number). */
+const DIRECT_FROM = 1 << 20;
+
 const SOURCE = String.raw`
 'use strict';
 const { parentPort } = require('node:worker_threads');
@@ -68,12 +71,13 @@ function rangeReader(fd, start, end) {
 // O_DIRECT needs buffers, lengths and file positions aligned to the device's block: the buffers are slices of one
 // WebAssembly.Memory (page-aligned), every write but the last is a whole slab, and the last is padded to a block and
 // the file then truncated to its length. Anything refused (no O_DIRECT here, a file system without it, an alignment
-// larger than ours) falls back to plain writes, and the file is the same.
+// larger than ours) falls back to plain writes, and the file is the same. Slabs of 512 KiB: a job holds two, and
+// with 1 MiB ones the two threads' slabs were 16 MB of the dump's peak memory for no measurable speed.
 const DIRECT = process.platform === 'linux' ? fs.constants.O_DIRECT : undefined;
 const ALIGN = 4096;
-const SLAB = 1 << 20;
+const SLAB = 1 << 19;
 const SLABS = 8;
-const DIRECT_FROM = 1 << 20;
+const DIRECT_FROM = ${DIRECT_FROM};
 let slabPool = null;
 let directRefused = DIRECT === undefined;
 function takeSlabs(n) {
@@ -88,6 +92,8 @@ function takeSlabs(n) {
   // untouched (not resident).
   return slabPool.length < n ? null : slabPool.splice(slabPool.length - n, n);
 }
+const readAt = (fd, buffer, offset, length, position) =>
+  new Promise((resolve, reject) => fs.read(fd, buffer, offset, length, position, (err, n) => (err ? reject(err) : resolve(n))));
 const writeAt = (fd, buffer, length, position) =>
   new Promise((resolve, reject) => fs.write(fd, buffer, 0, length, position, (err, n) => (err ? reject(err) : resolve(n))));
 // A Writable onto path with O_DIRECT, or null where that cannot be had (the caller then writes as usual).
@@ -134,6 +140,16 @@ function directSink(path) {
     released = true;
     slabPool.push(...slabs);
   }
+  // The current slab is full: it is written while the other fills (waiting only for the write before it).
+  async function slabFull() {
+    await pending;
+    pending = put(slabs[current], SLAB, position);
+    // Awaited by the next slab or the end; until then a failure must not count as unhandled (it would end the thread).
+    pending.catch(() => undefined);
+    position += SLAB;
+    current ^= 1;
+    fill = 0;
+  }
   async function append(chunk) {
     let at = 0;
     while (at < chunk.length) {
@@ -141,15 +157,7 @@ function directSink(path) {
       slabs[current].set(chunk.subarray(at, at + take), fill);
       fill += take;
       at += take;
-      if (fill === SLAB) {
-        await pending;
-        pending = put(slabs[current], SLAB, position);
-        // Awaited by the next slab or the end; until then a failure must not count as unhandled (it would end the thread).
-        pending.catch(() => undefined);
-        position += SLAB;
-        current ^= 1;
-        fill = 0;
-      }
+      if (fill === SLAB) await slabFull();
     }
   }
   const sink = new Writable({
@@ -186,6 +194,28 @@ function directSink(path) {
   });
   // Whether every byte went without the page cache (false after a fallback).
   sink.direct = () => direct;
+  // Bytes [from, to) of descriptor src read straight into the slabs (no buffer of their own, so no garbage: each
+  // thread's spent buffers otherwise stayed in its memory until a full collection), each piece shown to each()
+  // before it is written. Stops with the error stop() gives, if any.
+  sink.readFrom = async (src, from, to, each, stop) => {
+    let at = from;
+    while (at < to) {
+      const reason = stop();
+      if (reason) throw reason;
+      const want = Math.min(SLAB - fill, to - at);
+      const n = await readAt(src, slabs[current], fill, want, at);
+      if (n === 0) throw failure('corrupt', 'the package ends before the entry does');
+      each(slabs[current].subarray(fill, fill + n));
+      fill += n;
+      at += n;
+      if (fill === SLAB) {
+        await slabFull().catch((err) => {
+          if (err && !err.failure) err.failure = 'sink-failed';
+          throw err;
+        });
+      }
+    }
+  };
   return sink;
 }
 async function run(job) {
@@ -194,31 +224,50 @@ async function run(job) {
   const hashes = job.algorithms.map((a) => crypto.createHash(a));
   let crc = 0;
   let bytes = 0;
-  const input = rangeReader(job.fd, job.start, job.end);
+  let input = null;
+  let direct = null;
+  const tooLong = () => failure('size-mismatch', 'more bytes than the ' + job.length.toLocaleString('en') + ' the package declares; stopped reading');
+  const see = (chunk) => {
+    for (const h of hashes) h.update(chunk);
+    if (job.crc) crc = zlib.crc32(chunk, crc);
+  };
   try {
-    const check = new Transform({
-      highWaterMark: 1 << 20,
-      transform(chunk, _encoding, callback) {
-        bytes += chunk.length;
-        if (bytes > job.length) {
-          callback(failure('size-mismatch', 'more bytes than the ' + job.length.toLocaleString('en') + ' the package declares; stopped reading'));
-          return;
-        }
-        for (const h of hashes) h.update(chunk);
-        if (job.crc) crc = zlib.crc32(chunk, crc);
-        callback(null, chunk);
-      },
-    });
-    const direct = job.out !== null && job.length >= DIRECT_FROM ? directSink(job.out) : null;
-    const out = job.out === null
-      ? new Writable({ highWaterMark: 1 << 20, write: (_chunk, _encoding, callback) => callback() })
-      : (direct ?? fs.createWriteStream(job.out, { highWaterMark: 1 << 20 })).on('error', (err) => { if (err && !err.failure) err.failure = 'sink-failed'; });
-    const stages = job.method === 8 ? [input, zlib.createInflateRaw({ chunkSize: 256 * 1024 }), check, out] : [input, check, out];
-    await pipeline(...stages, { signal: controller.signal });
+    direct = job.out !== null && job.length >= DIRECT_FROM ? directSink(job.out) : null;
+    if (direct !== null) direct.on('error', (err) => { if (err && !err.failure) err.failure = 'sink-failed'; });
+    if (job.method === 0 && direct !== null) {
+      // Stored: the package's bytes are the bitstream's, read straight into the slabs that are written.
+      if (job.end - job.start > job.length) throw tooLong();
+      await direct.readFrom(job.fd, job.start, job.end, (view) => {
+        bytes += view.length;
+        see(view);
+      }, () => (controller.signal.aborted ? failure('cancelled', 'cancelled') : null));
+      await new Promise((resolve, reject) => direct.end((err) => (err ? reject(err) : resolve())));
+    } else {
+      input = rangeReader(job.fd, job.start, job.end);
+      const check = new Transform({
+        highWaterMark: 1 << 20,
+        transform(chunk, _encoding, callback) {
+          bytes += chunk.length;
+          if (bytes > job.length) {
+            callback(tooLong());
+            return;
+          }
+          see(chunk);
+          callback(null, chunk);
+        },
+      });
+      const out = job.out === null
+        ? new Writable({ highWaterMark: 1 << 20, write: (_chunk, _encoding, callback) => callback() })
+        : (direct ?? fs.createWriteStream(job.out, { highWaterMark: 1 << 20 }).on('error', (err) => { if (err && !err.failure) err.failure = 'sink-failed'; }));
+      const stages = job.method === 8 ? [input, zlib.createInflateRaw({ chunkSize: 256 * 1024 }), check, out] : [input, check, out];
+      await pipeline(...stages, { signal: controller.signal });
+    }
     parentPort.postMessage({ id: job.id, bytes, crc, digests: hashes.map((h) => h.digest('hex')), direct: direct !== null && direct.direct() });
   } catch (err) {
     // The caller closes the descriptor once this job is answered: no read of it may still be under way.
-    await input.settled();
+    if (input !== null) await input.settled();
+    // A direct file stopped half-way gives its slabs back and is closed before it is removed.
+    if (direct !== null && !direct.destroyed) await new Promise((resolve) => { direct.once('close', resolve); direct.destroy(); });
     if (job.out !== null) {
       try { fs.rmSync(job.out, { force: true }); } catch {}
     }
@@ -260,11 +309,17 @@ export type ExtractResult =
 type Reply = { id: number; bytes?: number; crc?: number; digests?: string[]; direct?: boolean; error?: string; code?: string };
 
 /**
- * One thread (running several jobs at once): inflating runs in libuv's pool anyway, and on this project's 2-core
- * machine a second thread made a 1 GiB dump ~10 % faster at best but cost ~45 MB more peak memory (each thread's
- * heap lets tens of MB of spent buffers wait for its garbage collector).
+ * Two threads, each running several jobs at once: one for large stored bitstreams written with O_DIRECT, one for
+ * everything else. The first reads a bitstream straight into its slabs and so makes no garbage; the second's inflated
+ * chunks are buffers of their own, which glibc keeps in that thread's malloc arena once freed (~35 MB of them here).
+ * Two threads of the same kind each kept such an arena (peak RSS 272–286 MB for the 1 GiB dump, over its 250 MB
+ * target); split this way the hashing of two bitstreams runs on both cores (md5, the bulk of the work, is not
+ * faster than ~750 MB/s on one) at the memory of one.
  */
-const THREADS = 1;
+type Lane = 'stored' | 'general';
+
+/** Bitstreams the stored lane takes: stored, written to a file, and large enough to be written with O_DIRECT. */
+const laneOf = (job: ExtractJob): Lane => (job.method === 0 && job.out !== null && job.length >= DIRECT_FROM ? 'stored' : 'general');
 
 interface Slot {
   worker: Worker;
@@ -272,7 +327,7 @@ interface Slot {
 }
 
 export class ExtractThreads {
-  #slots: Slot[] = [];
+  #slots = new Map<Lane, Slot>();
   #failed = false;
   #next = 0;
 
@@ -281,9 +336,9 @@ export class ExtractThreads {
     return !this.#failed;
   }
 
-  /** Runs one job on the least busy thread; `signal` cancels it (the result then says 'cancelled'). */
+  /** Runs one job on its lane's thread; `signal` cancels it (the result then says 'cancelled'). */
   run(job: ExtractJob, signal?: AbortSignal): Promise<ExtractResult> {
-    const slot = this.#pick();
+    const slot = this.#pick(laneOf(job));
     if (slot === null) return Promise.resolve({ ok: false, code: 'corrupt', message: 'no extraction thread could be started' });
     const id = ++this.#next;
     return new Promise<ExtractResult>((resolve) => {
@@ -299,24 +354,26 @@ export class ExtractThreads {
     });
   }
 
-  #pick(): Slot | null {
+  #pick(lane: Lane): Slot | null {
     if (this.#failed) return null;
-    while (this.#slots.length < THREADS) {
-      const slot = this.#start();
-      if (slot === null) break;
-      this.#slots.push(slot);
+    let slot = this.#slots.get(lane);
+    if (slot === undefined) {
+      const started = this.#start(lane);
+      if (started === null) return lane === 'stored' && !this.#failed ? this.#pick('general') : null;
+      this.#slots.set(lane, started);
+      slot = started;
     }
-    if (this.#slots.length === 0) return null;
-    return this.#slots.reduce((a, b) => (b.jobs.size < a.jobs.size ? b : a));
+    return slot;
   }
 
-  #start(): Slot | null {
+  #start(lane: Lane): Slot | null {
     let worker: Worker;
     try {
       // A small young generation: the thread's garbage is buffers' wrappers, and a large one only holds memory.
-      worker = new Worker(SOURCE, { eval: true, name: 'rsdesk-extract', resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+      worker = new Worker(SOURCE, { eval: true, name: `rsdesk-extract-${lane}`, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
     } catch {
-      this.#failed = true;
+      // Without a second thread the first takes every job; without any, nothing runs here.
+      if (lane === 'general') this.#failed = true;
       return null;
     }
     const slot: Slot = { worker, jobs: new Map() };
@@ -330,7 +387,7 @@ export class ExtractThreads {
     });
     const lost = () => {
       this.#failed = true;
-      this.#slots = this.#slots.filter((s) => s !== slot);
+      if (this.#slots.get(lane) === slot) this.#slots.delete(lane);
       for (const settle of slot.jobs.values()) settle({ ok: false, code: 'corrupt', message: 'the extraction thread stopped' });
       slot.jobs.clear();
     };
