@@ -18,8 +18,12 @@ import { dumpPackages, fetchPackage, lengthOf, PackagePrefetch, type DumpListing
 import type { MirrorState } from './state.ts';
 
 export const PACKAGES_DIR = 'packages';
-/** Bitstreams of a Resource Dump package in flight at once (each passes in slices of at most 1 MiB). */
-export const DUMP_CONCURRENCY = 6;
+/**
+ * Bitstreams of a Resource Dump package in flight at once (each passes in slices of at most 1 MiB). Four, not six:
+ * as fast on the 1 GiB dump (309–332 MB/s either way), and fewer inflated buffers in flight when the extraction
+ * thread's heap is collected (peak RSS 227–245 MB against 238–279 MB with six, in alternating runs).
+ */
+export const DUMP_CONCURRENCY = 4;
 
 export interface DumpBaselineOptions {
   http: Http;
