@@ -33,6 +33,10 @@ function failure(code, message) {
   err.failure = code;
   return err;
 }
+// An error of the file being written: a sink failure unless it already says what it is.
+function sinkFailed(err) {
+  if (err && !err.failure) err.failure = 'sink-failed';
+}
 // Bytes [start, end) of a descriptor that is not this thread's: read with positions, never closed here (a stream
 // of Node's own closes its descriptor when destroyed, even with autoClose off). settled() waits for a read under way.
 function rangeReader(fd, start, end) {
@@ -210,7 +214,7 @@ function directSink(path) {
       at += n;
       if (fill === SLAB) {
         await slabFull().catch((err) => {
-          if (err && !err.failure) err.failure = 'sink-failed';
+          sinkFailed(err);
           throw err;
         });
       }
@@ -233,7 +237,7 @@ async function run(job) {
   };
   try {
     direct = job.out !== null && job.length >= DIRECT_FROM ? directSink(job.out) : null;
-    if (direct !== null) direct.on('error', (err) => { if (err && !err.failure) err.failure = 'sink-failed'; });
+    if (direct !== null) direct.on('error', sinkFailed);
     if (job.method === 0 && direct !== null) {
       // Stored: the package's bytes are the bitstream's, read straight into the slabs that are written.
       if (job.end - job.start > job.length) throw tooLong();
@@ -258,7 +262,7 @@ async function run(job) {
       });
       const out = job.out === null
         ? new Writable({ highWaterMark: 1 << 20, write: (_chunk, _encoding, callback) => callback() })
-        : (direct ?? fs.createWriteStream(job.out, { highWaterMark: 1 << 20 }).on('error', (err) => { if (err && !err.failure) err.failure = 'sink-failed'; }));
+        : (direct ?? fs.createWriteStream(job.out, { highWaterMark: 1 << 20 }).on('error', sinkFailed));
       const stages = job.method === 8 ? [input, zlib.createInflateRaw({ chunkSize: 256 * 1024 }), check, out] : [input, check, out];
       await pipeline(...stages, { signal: controller.signal });
     }
@@ -329,6 +333,8 @@ interface Slot {
 export class ExtractThreads {
   #slots = new Map<Lane, Slot>();
   #failed = false;
+  /** Set when the stored lane's thread could not be started. */
+  #storedRefused = false;
   #next = 0;
 
   /** Whether jobs can run (false where no worker thread can be started, or one stopped). */
@@ -356,10 +362,16 @@ export class ExtractThreads {
 
   #pick(lane: Lane): Slot | null {
     if (this.#failed) return null;
+    if (lane === 'stored' && this.#storedRefused) lane = 'general';
     let slot = this.#slots.get(lane);
     if (slot === undefined) {
       const started = this.#start(lane);
-      if (started === null) return lane === 'stored' && !this.#failed ? this.#pick('general') : null;
+      if (started === null) {
+        if (lane === 'general' || this.#failed) return null;
+        // Not tried again for every job: the first thread takes them all.
+        this.#storedRefused = true;
+        return this.#pick('general');
+      }
       this.#slots.set(lane, started);
       slot = started;
     }

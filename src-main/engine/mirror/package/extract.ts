@@ -333,8 +333,7 @@ async function deliverToFile(
   if (fd === null) return null;
   const algorithms = [...new Set([...(Object.keys(expected.hashes) as HashAlgorithm[]), ...(expected.alsoCompute ?? [])])];
   const out = files.pathFor(entry);
-  const crc = crcNeeded(expected);
-  const result = await extractThreads.run({ fd, ...range, length: expected.length, algorithms: algorithms.map(nodeAlgorithm), crc, out }, signal);
+  const result = await extractThreads.run({ fd, ...range, length: expected.length, algorithms: algorithms.map(nodeAlgorithm), crc: crcNeeded(expected), out }, signal);
   const discard = async () => {
     if (out !== null) await rm(out, { force: true });
   };
@@ -347,7 +346,7 @@ async function deliverToFile(
   }
   const digests: Partial<Record<HashAlgorithm, string>> = {};
   algorithms.forEach((algorithm, i) => (digests[algorithm] = result.digests[i]));
-  const failure = checkBitstream(expected, result.bytes, crc ? result.crc : null, digests);
+  const failure = checkBitstream(expected, result.bytes, result.crc, digests);
   if (failure !== null) {
     await discard();
     return failed(entry, failure.code, failure.message);

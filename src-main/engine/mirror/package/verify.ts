@@ -119,7 +119,7 @@ export class VerifyStream extends Transform {
   }
 
   #verdict(crc: number, digests: Partial<Record<HashAlgorithm, string>>, callback: TransformCallback): void {
-    const failure = checkBitstream(this.#expected, this.#bytes, this.#withCrc ? crc : null, digests);
+    const failure = checkBitstream(this.#expected, this.#bytes, crc, digests);
     if (failure !== null) {
       callback(failure);
       return;
@@ -131,15 +131,15 @@ export class VerifyStream extends Transform {
 }
 
 /**
- * The verdict on a whole bitstream: null when its length, CRC-32 and every digest the manifest gives hold. `crc` is
- * null where it was not computed because a manifest digest covers the same bytes (see crcNeeded).
+ * The verdict on a whole bitstream: null when its length, every digest the manifest gives and, where it gives none,
+ * the CRC-32 hold (`crc` is not looked at when crcNeeded is false: it need not have been computed).
  */
-export function checkBitstream(expected: Expected, bytes: number, crc: number | null, digests: Partial<Record<HashAlgorithm, string>>): FixityError | null {
+export function checkBitstream(expected: Expected, bytes: number, crc: number, digests: Partial<Record<HashAlgorithm, string>>): FixityError | null {
   const label = expected.label;
   if (bytes !== expected.length) {
     return new FixityError('length-mismatch', `${label}: ${bytes.toLocaleString('en')} bytes, expected ${expected.length.toLocaleString('en')}`);
   }
-  if (crc !== null && crc >>> 0 !== expected.crc32 >>> 0) {
+  if (crcNeeded(expected) && crc >>> 0 !== expected.crc32 >>> 0) {
     return new FixityError('crc-mismatch', `${label}: the CRC-32 of the bytes does not match the package's; the package is damaged`);
   }
   for (const [algorithm, want] of Object.entries(expected.hashes) as [HashAlgorithm, string][]) {
