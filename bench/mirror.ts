@@ -51,7 +51,9 @@ function child(args: string[]): ChildMeasure {
   );
   if (run.status !== 0) throw new Error(`measure ${args[0]} failed (exit ${run.status}): ${run.stderr.trim().split('\n').slice(-8).join('\n')}`);
   const lines = run.stdout.trim().split('\n');
-  const line = lines.pop()!;
+  // The measure is the last JSON line: flags such as --trace-deopt may print after it.
+  const at = lines.findLastIndex((l) => l.startsWith('{"seconds"'));
+  const line = lines.splice(at, 1)[0] ?? '';
   // BENCH_LOG=DIR keeps each measure's whole output (e.g. every --trace-gc line) in a file of its own.
   if (process.env.BENCH_LOG) {
     mkdirSync(process.env.BENCH_LOG, { recursive: true });
