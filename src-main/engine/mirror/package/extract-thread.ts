@@ -82,6 +82,19 @@ const ALIGN = 4096;
 const SLAB = 1 << 19;
 const SLABS = 8;
 const DIRECT_FROM = ${DIRECT_FROM};
+// Deflated input read per step, in buffers reused from job to job (one per job under way).
+const INPUT = 1 << 18;
+const inputPool = [];
+const RAW_INFLATE = (() => {
+  try {
+    const z = zlib.createInflateRaw();
+    const ok = z._handle && typeof z._handle.writeSync === 'function' && z._writeState instanceof Uint32Array;
+    z.close();
+    return Boolean(ok) && !process.env.RSDESK_STREAM_INFLATE;
+  } catch {
+    return false;
+  }
+})();
 let slabPool = null;
 let directRefused = DIRECT === undefined;
 function takeSlabs(n) {
@@ -100,20 +113,27 @@ const readAt = (fd, buffer, offset, length, position) =>
   new Promise((resolve, reject) => fs.read(fd, buffer, offset, length, position, (err, n) => (err ? reject(err) : resolve(n))));
 const writeAt = (fd, buffer, length, position) =>
   new Promise((resolve, reject) => fs.write(fd, buffer, 0, length, position, (err, n) => (err ? reject(err) : resolve(n))));
-// A Writable onto path with O_DIRECT, or null where that cannot be had (the caller then writes as usual).
-function directSink(path) {
-  if (directRefused) return null;
+// A Writable onto path through two slabs: with O_DIRECT when asked for and the system allows it, else through the
+// page cache. null when no slabs are free or the file cannot be opened (the caller then writes as usual).
+function slabSink(path, wantDirect) {
   const slabs = takeSlabs(2);
   if (slabs === null) return null;
+  let direct = wantDirect && !directRefused;
+  const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC;
   let fd;
   try {
-    fd = fs.openSync(path, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | DIRECT, 0o666);
-  } catch (err) {
+    try {
+      fd = fs.openSync(path, direct ? flags | DIRECT : flags, 0o666);
+    } catch (err) {
+      if (!direct || !err || err.code !== 'EINVAL') throw err;
+      directRefused = true;
+      direct = false;
+      fd = fs.openSync(path, flags, 0o666);
+    }
+  } catch {
     slabPool.push(...slabs);
-    if (err && err.code === 'EINVAL') directRefused = true;
     return null;
   }
-  let direct = true;
   let current = 0;
   let fill = 0;
   let position = 0;
@@ -220,6 +240,63 @@ function directSink(path) {
       }
     }
   };
+  // The deflated bytes [from, to) of descriptor src inflated straight into the slabs, through the zlib handle's
+  // synchronous call that takes an output buffer (the one Node's own inflateRawSync makes; no public API takes a
+  // caller's buffer). The stream way allocated a new buffer for every 256 KiB inflated, which glibc kept in this
+  // thread's malloc arena once freed (~40 MB of the 1 GiB dump's peak); this way the only buffers are the slabs and
+  // one input buffer per job, reused. At most limit + 1 bytes come out: enough for each() to tell a bomb, never more.
+  // null where this Node has no such call (the caller then inflates through a stream).
+  sink.inflateFrom = RAW_INFLATE ? async (src, from, to, limit, each, stop) => {
+    const z = zlib.createInflateRaw();
+    // Node reports a zlib error by destroying the stream, and emits 'error' later: seen here, never unhandled.
+    z.on('error', () => undefined);
+    const handle = z._handle;
+    const state = z._writeState;
+    const input = inputPool.pop() || Buffer.allocUnsafeSlow(INPUT);
+    try {
+      let at = from;
+      let inOff = 0;
+      let inLen = 0;
+      let produced = 0;
+      for (;;) {
+        const reason = stop();
+        if (reason) throw reason;
+        if (inLen === 0 && at < to) {
+          const n = await readAt(src, input, 0, Math.min(INPUT, to - at), at);
+          if (n === 0) throw failure('corrupt', 'the package ends before the entry does');
+          at += n;
+          inOff = 0;
+          inLen = n;
+        }
+        const room = Math.min(SLAB - fill, limit + 1 - produced);
+        // Z_FINISH once every byte is in: a stream cut short then fails ('unexpected end of file').
+        handle.writeSync(at >= to ? zlib.constants.Z_FINISH : zlib.constants.Z_NO_FLUSH, input, inOff, inLen, slabs[current], fill, room);
+        if (z.destroyed) throw failure('corrupt', (z.errored && z.errored.message) || 'the deflated data is damaged');
+        const used = inLen - state[1];
+        const have = room - state[0];
+        inOff += used;
+        inLen -= used;
+        if (have > 0) {
+          each(slabs[current].subarray(fill, fill + have));
+          fill += have;
+          produced += have;
+          if (fill === SLAB) {
+            await slabFull().catch((err) => {
+              sinkFailed(err);
+              throw err;
+            });
+          }
+        }
+        // Output room left over: zlib took all it was given and wants more (read on, unless every byte was given),
+        // or the deflate stream ended before its input did (what follows is ignored, as the stream way ignores it;
+        // a bitstream cut short fails its length check).
+        if (state[0] > 0 && (inLen > 0 || at >= to)) break;
+      }
+    } finally {
+      inputPool.push(input);
+      z.close();
+    }
+  } : null;
   return sink;
 }
 async function run(job) {
@@ -236,13 +313,21 @@ async function run(job) {
     if (job.crc) crc = zlib.crc32(chunk, crc);
   };
   try {
-    direct = job.out !== null && job.length >= DIRECT_FROM ? directSink(job.out) : null;
+    // Every bitstream written to a file goes through the slabs (no buffers of its own); large ones past the page cache.
+    direct = job.out !== null ? slabSink(job.out, job.length >= DIRECT_FROM) : null;
     if (direct !== null) direct.on('error', sinkFailed);
     if (job.method === 0 && direct !== null) {
       // Stored: the package's bytes are the bitstream's, read straight into the slabs that are written.
       if (job.end - job.start > job.length) throw tooLong();
       await direct.readFrom(job.fd, job.start, job.end, (view) => {
         bytes += view.length;
+        see(view);
+      }, () => (controller.signal.aborted ? failure('cancelled', 'cancelled') : null));
+      await new Promise((resolve, reject) => direct.end((err) => (err ? reject(err) : resolve())));
+    } else if (job.method === 8 && direct !== null && direct.inflateFrom !== null) {
+      await direct.inflateFrom(job.fd, job.start, job.end, job.length, (view) => {
+        bytes += view.length;
+        if (bytes > job.length) throw tooLong();
         see(view);
       }, () => (controller.signal.aborted ? failure('cancelled', 'cancelled') : null));
       await new Promise((resolve, reject) => direct.end((err) => (err ? reject(err) : resolve())));
@@ -263,7 +348,13 @@ async function run(job) {
       const out = job.out === null
         ? new Writable({ highWaterMark: 1 << 20, write: (_chunk, _encoding, callback) => callback() })
         : (direct ?? fs.createWriteStream(job.out, { highWaterMark: 1 << 20 }).on('error', sinkFailed));
-      const stages = job.method === 8 ? [input, zlib.createInflateRaw({ chunkSize: 256 * 1024 }), check, out] : [input, check, out];
+      // The package's own errors (a read that fails, damaged deflate data) say 'corrupt' before the pipeline hands
+      // them on to the file being written, which would otherwise report them as its own failure.
+      const corrupt = (err) => {
+        if (err && !err.failure) err.failure = 'corrupt';
+      };
+      input.on('error', corrupt);
+      const stages = job.method === 8 ? [input, zlib.createInflateRaw({ chunkSize: 256 * 1024 }).on('error', corrupt), check, out] : [input, check, out];
       await pipeline(...stages, { signal: controller.signal });
     }
     parentPort.postMessage({ id: job.id, bytes, crc, digests: hashes.map((h) => h.digest('hex')), direct: direct !== null && direct.direct() });
