@@ -97,6 +97,27 @@ describe('extraction thread: large bitstreams written past the page cache', () =
     });
   });
 
+  it('jobs one at a time take one thread; jobs at once are spread over two', async () => {
+    const threads = new ExtractThreads();
+    const body = randomBytes((1 << 20) + 1);
+    const job = async (i: number, method: 0 | 8) => {
+      const source = join(dir, `spread-src-${i}`);
+      const stored = method === 8 ? deflateRawSync(body) : body;
+      writeFileSync(source, stored);
+      const fd = openSync(source, 'r');
+      try {
+        return await threads.run({ fd, start: 0, end: stored.length, method, length: body.length, algorithms: ['md5'], crc: false, out: join(dir, `spread-${i}`) });
+      } finally {
+        closeSync(fd);
+      }
+    };
+    for (let i = 0; i < 3; i++) expect(await job(i, 8)).toMatchObject({ ok: true, digests: [md5(body)] });
+    expect(threads.threads).toBe(1);
+    const results = await Promise.all([0, 1, 2, 3].map((i) => job(10 + i, i % 2 === 0 ? 8 : 0)));
+    for (const r of results) expect(r).toMatchObject({ ok: true, digests: [md5(body)] });
+    expect(threads.threads).toBe(2);
+  });
+
   it('a stored bitstream cancelled while it is read stops, says so, and leaves no file', async () => {
     const body = randomBytes(64 << 20);
     const source = join(dir, 'cancel-src');
@@ -128,12 +149,16 @@ describe('extraction thread: deflated bitstreams inflated straight into the slab
   // The same jobs through Node's zlib stream, as where the zlib handle's synchronous call is missing: outcomes must
   // not differ between the two ways.
   let streamed: ExtractThreads;
-  beforeAll(() => {
+  beforeAll(async () => {
     process.env.RSDESK_STREAM_INFLATE = '1';
     streamed = new ExtractThreads();
-    // The thread reads its environment when it starts: started now, with the setting.
-    void streamed.run({ fd: -1, start: 0, end: 0, method: 8, length: 0, algorithms: [], crc: false, out: null });
-    delete process.env.RSDESK_STREAM_INFLATE;
+    // A thread reads its environment when it starts: the first is started now, with the setting. (The jobs below
+    // run one at a time, so they all go to it.)
+    try {
+      await streamed.run({ fd: -1, start: 0, end: 0, method: 8, length: 0, algorithms: [], crc: false, out: null });
+    } finally {
+      delete process.env.RSDESK_STREAM_INFLATE;
+    }
   });
   const both = async (stored: Buffer, length: number, name: string) => {
     const slabs = await extract(stored, 8, length, join(dir, `${name}-slabs`));

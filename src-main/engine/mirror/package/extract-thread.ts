@@ -404,16 +404,15 @@ export type ExtractResult =
 type Reply = { id: number; bytes?: number; crc?: number; digests?: string[]; direct?: boolean; error?: string; code?: string };
 
 /**
- * Two threads, each running several jobs at once: one for large stored bitstreams written with O_DIRECT, one for
- * everything else. Split this way the hashing of two bitstreams runs on both cores (md5, the bulk of the work, is not
- * faster than ~750 MB/s on one). Both now write every bitstream through their slabs and make no buffer per chunk;
- * when the second still inflated through zlib streams, its spent 256 KiB buffers stayed in its malloc arena
- * (~35 MB), and two threads of the same kind each kept such an arena (peak RSS 272–286 MB for the 1 GiB dump).
+ * Two threads, each running several jobs at once; a job goes to the one with fewer under way, so that the hashing
+ * of two bitstreams runs on both cores (md5, the bulk of the work, is not faster than ~750 MB/s on one). Both write
+ * every bitstream through their slabs and make no buffer per chunk. (When deflated bitstreams were still inflated
+ * through zlib streams, the spent 256 KiB buffers stayed in each thread's malloc arena, ~35 MB each: two threads
+ * of that kind peaked at 272–286 MB for the 1 GiB dump, and the threads were split by kind instead, large stored
+ * bitstreams on one, everything else on the other. Balanced by load now: 342–357 MB/s against 322–323 split by
+ * kind, in alternating runs, at the same ~200 MB.)
  */
-type Lane = 'stored' | 'general';
-
-/** Bitstreams the stored lane takes: stored, written to a file, and large enough to be written with O_DIRECT. */
-const laneOf = (job: ExtractJob): Lane => (job.method === 0 && job.out !== null && job.length >= DIRECT_FROM ? 'stored' : 'general');
+type Lane = 0 | 1;
 
 interface Slot {
   worker: Worker;
@@ -423,8 +422,8 @@ interface Slot {
 export class ExtractThreads {
   #slots = new Map<Lane, Slot>();
   #failed = false;
-  /** Set when the stored lane's thread could not be started. */
-  #storedRefused = false;
+  /** Set when the second thread could not be started: the first takes every job. */
+  #secondRefused = false;
   #next = 0;
 
   /** Whether jobs can run (false where no worker thread can be started, or one stopped). */
@@ -432,9 +431,14 @@ export class ExtractThreads {
     return !this.#failed;
   }
 
-  /** Runs one job on its lane's thread; `signal` cancels it (the result then says 'cancelled'). */
+  /** Threads started so far (tests). */
+  get threads(): number {
+    return this.#slots.size;
+  }
+
+  /** Runs one job on the thread with fewer jobs under way; `signal` cancels it (the result then says 'cancelled'). */
   run(job: ExtractJob, signal?: AbortSignal): Promise<ExtractResult> {
-    const slot = this.#pick(laneOf(job));
+    const slot = this.#pick();
     if (slot === null) return Promise.resolve({ ok: false, code: 'corrupt', message: 'no extraction thread could be started' });
     const id = ++this.#next;
     return new Promise<ExtractResult>((resolve) => {
@@ -450,18 +454,25 @@ export class ExtractThreads {
     });
   }
 
-  #pick(lane: Lane): Slot | null {
+  #pick(): Slot | null {
     if (this.#failed) return null;
-    if (lane === 'stored' && this.#storedRefused) lane = 'general';
+    const first = this.#slot(0);
+    if (first === null || first.jobs.size === 0 || this.#secondRefused) return first;
+    const second = this.#slot(1);
+    if (second === null) {
+      // Not tried again for every job.
+      if (this.#failed) return null;
+      this.#secondRefused = true;
+      return first;
+    }
+    return second.jobs.size < first.jobs.size ? second : first;
+  }
+
+  #slot(lane: Lane): Slot | null {
     let slot = this.#slots.get(lane);
     if (slot === undefined) {
       const started = this.#start(lane);
-      if (started === null) {
-        if (lane === 'general' || this.#failed) return null;
-        // Not tried again for every job: the first thread takes them all.
-        this.#storedRefused = true;
-        return this.#pick('general');
-      }
+      if (started === null) return null;
       this.#slots.set(lane, started);
       slot = started;
     }
@@ -472,10 +483,10 @@ export class ExtractThreads {
     let worker: Worker;
     try {
       // A small young generation: the thread's garbage is buffers' wrappers, and a large one only holds memory.
-      worker = new Worker(SOURCE, { eval: true, name: `rsdesk-extract-${lane}`, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+      worker = new Worker(SOURCE, { eval: true, name: `rsdesk-extract-${lane + 1}`, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
     } catch {
       // Without a second thread the first takes every job; without any, nothing runs here.
-      if (lane === 'general') this.#failed = true;
+      if (lane === 0) this.#failed = true;
       return null;
     }
     const slot: Slot = { worker, jobs: new Map() };
