@@ -30,5 +30,8 @@ process.emit = function (name, data, ...rest) {
   return emit.call(this, name, data, ...rest);
 };
 
+// Before the engine is loaded: when V8 optimizes its hot code (src-main/engine/tiering.ts says why).
+const { tuneTiering } = await import('../src-main/engine/tiering.ts');
+tuneTiering();
 const { main } = await import('../src-main/cli/rsdesk.ts');
 process.exitCode = await main(process.argv.slice(2));

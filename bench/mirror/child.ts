@@ -12,6 +12,10 @@ import { join } from 'node:path';
 import { Agent } from 'undici';
 import { MirrorState, stateDirOf } from '../../src-main/engine/mirror/state.ts';
 import { sync, type SyncOptions } from '../../src-main/engine/mirror/sync.ts';
+import { tuneTiering } from '../../src-main/engine/tiering.ts';
+
+// As rsdesk's launcher and the Electron main process do at their start.
+tuneTiering();
 
 export interface ChildMeasure {
   seconds: number;

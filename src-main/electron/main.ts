@@ -10,6 +10,10 @@ import { FileSecretStore } from '../engine/mirror/secrets.ts';
 import { installMenu } from './menu.ts';
 import { noticeFor, RunStatus } from './run-status.ts';
 import type { MirrorProgress, MirrorRunEnd } from '../contract/types.ts';
+import { tuneTiering } from '../engine/tiering.ts';
+
+// The engine runs in this process: when V8 optimizes its hot code (engine/tiering.ts says why).
+tuneTiering();
 
 const devServerUrl = process.env.ELECTRON_RENDERER_URL;
 const rendererIndex = join(__dirname, '../renderer/index.html');
