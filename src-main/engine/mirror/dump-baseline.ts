@@ -20,8 +20,9 @@ import type { MirrorState } from './state.ts';
 export const PACKAGES_DIR = 'packages';
 /**
  * Bitstreams of a Resource Dump package in flight at once (each passes in slices of at most 1 MiB). Four, not six:
- * as fast on the 1 GiB dump (309–332 MB/s either way), and fewer inflated buffers in flight when the extraction
- * thread's heap is collected (peak RSS 227–245 MB against 238–279 MB with six, in alternating runs).
+ * six were no faster on the 1 GiB dump (354–361 against 350–352 MB/s in alternating runs) and held ~5 MB more; when
+ * the extraction threads still inflated through zlib streams, six also kept more inflated buffers in flight (peak
+ * RSS 238–279 MB against 227–245 MB).
  */
 export const DUMP_CONCURRENCY = 4;
 

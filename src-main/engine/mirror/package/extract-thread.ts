@@ -306,7 +306,7 @@ async function run(job) {
   let crc = 0;
   let bytes = 0;
   let input = null;
-  let direct = null;
+  let slabs = null;
   const tooLong = () => failure('size-mismatch', 'more bytes than the ' + job.length.toLocaleString('en') + ' the package declares; stopped reading');
   const see = (chunk) => {
     for (const h of hashes) h.update(chunk);
@@ -314,23 +314,23 @@ async function run(job) {
   };
   try {
     // Every bitstream written to a file goes through the slabs (no buffers of its own); large ones past the page cache.
-    direct = job.out !== null ? slabSink(job.out, job.length >= DIRECT_FROM) : null;
-    if (direct !== null) direct.on('error', sinkFailed);
-    if (job.method === 0 && direct !== null) {
+    slabs = job.out !== null ? slabSink(job.out, job.length >= DIRECT_FROM) : null;
+    if (slabs !== null) slabs.on('error', sinkFailed);
+    if (job.method === 0 && slabs !== null) {
       // Stored: the package's bytes are the bitstream's, read straight into the slabs that are written.
       if (job.end - job.start > job.length) throw tooLong();
-      await direct.readFrom(job.fd, job.start, job.end, (view) => {
+      await slabs.readFrom(job.fd, job.start, job.end, (view) => {
         bytes += view.length;
         see(view);
       }, () => (controller.signal.aborted ? failure('cancelled', 'cancelled') : null));
-      await new Promise((resolve, reject) => direct.end((err) => (err ? reject(err) : resolve())));
-    } else if (job.method === 8 && direct !== null && direct.inflateFrom !== null) {
-      await direct.inflateFrom(job.fd, job.start, job.end, job.length, (view) => {
+      await new Promise((resolve, reject) => slabs.end((err) => (err ? reject(err) : resolve())));
+    } else if (job.method === 8 && slabs !== null && slabs.inflateFrom !== null) {
+      await slabs.inflateFrom(job.fd, job.start, job.end, job.length, (view) => {
         bytes += view.length;
         if (bytes > job.length) throw tooLong();
         see(view);
       }, () => (controller.signal.aborted ? failure('cancelled', 'cancelled') : null));
-      await new Promise((resolve, reject) => direct.end((err) => (err ? reject(err) : resolve())));
+      await new Promise((resolve, reject) => slabs.end((err) => (err ? reject(err) : resolve())));
     } else {
       input = rangeReader(job.fd, job.start, job.end);
       const check = new Transform({
@@ -347,7 +347,7 @@ async function run(job) {
       });
       const out = job.out === null
         ? new Writable({ highWaterMark: 1 << 20, write: (_chunk, _encoding, callback) => callback() })
-        : (direct ?? fs.createWriteStream(job.out, { highWaterMark: 1 << 20 }).on('error', sinkFailed));
+        : (slabs ?? fs.createWriteStream(job.out, { highWaterMark: 1 << 20 }).on('error', sinkFailed));
       // The package's own errors (a read that fails, damaged deflate data) say 'corrupt' before the pipeline hands
       // them on to the file being written, which would otherwise report them as its own failure.
       const corrupt = (err) => {
@@ -357,12 +357,12 @@ async function run(job) {
       const stages = job.method === 8 ? [input, zlib.createInflateRaw({ chunkSize: 256 * 1024 }).on('error', corrupt), check, out] : [input, check, out];
       await pipeline(...stages, { signal: controller.signal });
     }
-    parentPort.postMessage({ id: job.id, bytes, crc, digests: hashes.map((h) => h.digest('hex')), direct: direct !== null && direct.direct() });
+    parentPort.postMessage({ id: job.id, bytes, crc, digests: hashes.map((h) => h.digest('hex')), direct: slabs !== null && slabs.direct() });
   } catch (err) {
     // The caller closes the descriptor once this job is answered: no read of it may still be under way.
     if (input !== null) await input.settled();
-    // A direct file stopped half-way gives its slabs back and is closed before it is removed.
-    if (direct !== null && !direct.destroyed) await new Promise((resolve) => { direct.once('close', resolve); direct.destroy(); });
+    // A file written through the slabs stopped half-way gives them back and is closed before it is removed.
+    if (slabs !== null && !slabs.destroyed) await new Promise((resolve) => { slabs.once('close', resolve); slabs.destroy(); });
     if (job.out !== null) {
       try { fs.rmSync(job.out, { force: true }); } catch {}
     }
