@@ -12,13 +12,24 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs one job over `stored` (the bytes as a package holds them) and returns the result and the written file. */
-async function extract(stored: Buffer, method: 0 | 8, length: number, out: string | null, crc = true, threads = extractThreads) {
+interface ExtractOptions {
+  crc?: boolean;
+  threads?: ExtractThreads;
+  /** Cancels the job this long after it was handed to its thread. */
+  cancelAfterMs?: number;
+}
+
+/** Runs one job over `stored` (the bytes as a package holds them) and returns its result. */
+async function extract(stored: Buffer, method: 0 | 8, length: number, out: string | null, options: ExtractOptions = {}) {
   const source = join(dir, `src-${Math.random().toString(36).slice(2)}`);
   writeFileSync(source, stored);
   const fd = openSync(source, 'r');
   try {
-    return await threads.run({ fd, start: 0, end: stored.length, method, length, algorithms: ['md5'], crc, out });
+    const stop = new AbortController();
+    const job = { fd, start: 0, end: stored.length, method, length, algorithms: ['md5'], crc: options.crc ?? true, out };
+    const running = (options.threads ?? extractThreads).run(job, stop.signal);
+    if (options.cancelAfterMs !== undefined) setTimeout(() => stop.abort(), options.cancelAfterMs);
+    return await running;
   } finally {
     closeSync(fd);
   }
@@ -68,7 +79,7 @@ describe('extraction thread: large bitstreams written past the page cache', () =
 
   it('leaves the CRC-32 out when asked (a manifest digest covers the bytes), and still hashes every byte', async () => {
     const body = randomBytes(3 * (1 << 20) + 11);
-    const result = await extract(deflateRawSync(body), 8, body.length, null, false);
+    const result = await extract(deflateRawSync(body), 8, body.length, null, { crc: false });
     expect(result).toMatchObject({ ok: true, bytes: body.length, crc: 0, digests: [md5(body)] });
   });
 
@@ -100,17 +111,8 @@ describe('extraction thread: large bitstreams written past the page cache', () =
   it('jobs one at a time take one thread; jobs at once are spread over two', async () => {
     const threads = new ExtractThreads();
     const body = randomBytes((1 << 20) + 1);
-    const job = async (i: number, method: 0 | 8) => {
-      const source = join(dir, `spread-src-${i}`);
-      const stored = method === 8 ? deflateRawSync(body) : body;
-      writeFileSync(source, stored);
-      const fd = openSync(source, 'r');
-      try {
-        return await threads.run({ fd, start: 0, end: stored.length, method, length: body.length, algorithms: ['md5'], crc: false, out: join(dir, `spread-${i}`) });
-      } finally {
-        closeSync(fd);
-      }
-    };
+    const job = (i: number, method: 0 | 8) =>
+      extract(method === 8 ? deflateRawSync(body) : body, method, body.length, join(dir, `spread-${i}`), { crc: false, threads });
     for (let i = 0; i < 3; i++) expect(await job(i, 8)).toMatchObject({ ok: true, digests: [md5(body)] });
     expect(threads.threads).toBe(1);
     const results = await Promise.all([0, 1, 2, 3].map((i) => job(10 + i, i % 2 === 0 ? 8 : 0)));
@@ -120,19 +122,9 @@ describe('extraction thread: large bitstreams written past the page cache', () =
 
   it('a stored bitstream cancelled while it is read stops, says so, and leaves no file', async () => {
     const body = randomBytes(64 << 20);
-    const source = join(dir, 'cancel-src');
-    writeFileSync(source, body);
-    const fd = openSync(source, 'r');
     const out = join(dir, 'cancelled');
-    try {
-      const stop = new AbortController();
-      const running = extractThreads.run({ fd, start: 0, end: body.length, method: 0, length: body.length, algorithms: ['md5'], crc: false, out }, stop.signal);
-      setTimeout(() => stop.abort(), 5);
-      expect(await running).toMatchObject({ ok: false, code: 'cancelled' });
-      expect(existsSync(out)).toBe(false);
-    } finally {
-      closeSync(fd);
-    }
+    expect(await extract(body, 0, body.length, out, { crc: false, cancelAfterMs: 5 })).toMatchObject({ ok: false, code: 'cancelled' });
+    expect(existsSync(out)).toBe(false);
   });
 
   it('many large bitstreams at once share the slabs and all come out whole', async () => {
@@ -162,7 +154,7 @@ describe('extraction thread: deflated bitstreams inflated straight into the slab
   });
   const both = async (stored: Buffer, length: number, name: string) => {
     const slabs = await extract(stored, 8, length, join(dir, `${name}-slabs`));
-    const stream = await extract(stored, 8, length, join(dir, `${name}-stream`), true, streamed);
+    const stream = await extract(stored, 8, length, join(dir, `${name}-stream`), { threads: streamed });
     return { slabs, stream, slabsFile: join(dir, `${name}-slabs`), streamFile: join(dir, `${name}-stream`) };
   };
   // Compressible: each 256 KiB read inflates into many slabs.
@@ -219,19 +211,10 @@ describe('extraction thread: deflated bitstreams inflated straight into the slab
 
   it('a deflated bitstream cancelled while it is inflated stops, says so, and leaves no file', async () => {
     const stored = deflateRawSync(Buffer.concat([randomBytes(8 << 20), text(200 << 20)]), { level: 1 });
-    const source = join(dir, 'cancel-deflated-src');
-    writeFileSync(source, stored);
-    const fd = openSync(source, 'r');
     const out = join(dir, 'cancelled-deflated');
-    try {
-      const stop = new AbortController();
-      const running = extractThreads.run({ fd, start: 0, end: stored.length, method: 8, length: (8 << 20) + (200 << 20), algorithms: ['md5'], crc: false, out }, stop.signal);
-      setTimeout(() => stop.abort(), 20);
-      expect(await running).toMatchObject({ ok: false, code: 'cancelled' });
-      expect(existsSync(out)).toBe(false);
-    } finally {
-      closeSync(fd);
-    }
+    const result = await extract(stored, 8, (8 << 20) + (200 << 20), out, { crc: false, cancelAfterMs: 20 });
+    expect(result).toMatchObject({ ok: false, code: 'cancelled' });
+    expect(existsSync(out)).toBe(false);
   });
 
   it('more deflated bitstreams at once than there are slabs: all come out whole', async () => {

@@ -218,6 +218,18 @@ function slabSink(path, wantDirect) {
   });
   // Whether every byte went without the page cache (false after a fallback).
   sink.direct = () => direct;
+  // n more bytes are in the current slab at fill (read or inflated there): shown to each(), and the slab written
+  // once full (a failure of that write is the file's).
+  async function took(n, each) {
+    each(slabs[current].subarray(fill, fill + n));
+    fill += n;
+    if (fill === SLAB) {
+      await slabFull().catch((err) => {
+        sinkFailed(err);
+        throw err;
+      });
+    }
+  }
   // Bytes [from, to) of descriptor src read straight into the slabs (no buffer of their own, so no garbage: each
   // thread's spent buffers otherwise stayed in its memory until a full collection), each piece shown to each()
   // before it is written. Stops with the error stop() gives, if any.
@@ -229,15 +241,8 @@ function slabSink(path, wantDirect) {
       const want = Math.min(SLAB - fill, to - at);
       const n = await readAt(src, slabs[current], fill, want, at);
       if (n === 0) throw failure('corrupt', 'the package ends before the entry does');
-      each(slabs[current].subarray(fill, fill + n));
-      fill += n;
       at += n;
-      if (fill === SLAB) {
-        await slabFull().catch((err) => {
-          sinkFailed(err);
-          throw err;
-        });
-      }
+      await took(n, each);
     }
   };
   // The deflated bytes [from, to) of descriptor src inflated straight into the slabs, through the zlib handle's
@@ -277,15 +282,8 @@ function slabSink(path, wantDirect) {
         inOff += used;
         inLen -= used;
         if (have > 0) {
-          each(slabs[current].subarray(fill, fill + have));
-          fill += have;
           produced += have;
-          if (fill === SLAB) {
-            await slabFull().catch((err) => {
-              sinkFailed(err);
-              throw err;
-            });
-          }
+          await took(have, each);
         }
         // Output room left over: zlib took all it was given and wants more (read on, unless every byte was given),
         // or the deflate stream ended before its input did (what follows is ignored, as the stream way ignores it;
