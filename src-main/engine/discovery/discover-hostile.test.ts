@@ -188,3 +188,44 @@ describe('discovery and refused documents', () => {
     expect(second.routes[0]!.message).toBe(`${first.routes[0]!.message} (refused less than a minute ago and not fetched again; it can be retried in 10 min)`);
   });
 });
+
+describe('discovery for a sync (listsHeadOnly)', () => {
+  const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+  // A Resource List that sends its head and first entries (more than the 4 KiB sniffed to tell XML from HTML), then
+  // nothing more: only a reader that stops at its head is done.
+  async function stallingList(): Promise<{ base: string; requests: string[] }> {
+    const requests: string[] = [];
+    const base = await site({
+      '/list.xml': (req, res) => {
+        requests.push(req.url!);
+        res.writeHead(200, { 'content-type': 'application/xml' });
+        res.write(`<?xml version="1.0"?>\n<urlset ${NS}><rs:ln rel="up" href="/caps.xml"/><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>`);
+        for (let i = 0; i < 200; i++) res.write(`<url><loc>http://127.0.0.1/r${i}</loc></url>\n`);
+      },
+      '/caps.xml': (req, res, b) => {
+        requests.push(req.url!);
+        res.writeHead(200, { 'content-type': 'application/xml' });
+        res.end(`<?xml version="1.0"?>\n<urlset ${NS}><rs:md capability="capabilitylist"/><url><loc>${b}/list.xml</loc><rs:md capability="resourcelist"/></url></urlset>`);
+      },
+    });
+    return { base, requests };
+  }
+
+  it('places a Resource List from its head and first entry, without reading the rest', async () => {
+    const { base, requests } = await stallingList();
+    const started = Date.now();
+    const result = await discover(`${base}/list.xml`, { http: client({ timeoutMs: 1_000 }), listsHeadOnly: true });
+    expect(Date.now() - started).toBeLessThan(900);
+    expect(result.routes[0]).toMatchObject({ route: 'document', found: true, capability: 'resourcelist' });
+    // Its up link was climbed from the head alone.
+    expect(result.capabilityLists).toEqual([{ url: `${base}/caps.xml`, capabilities: [{ capability: 'resourcelist', url: `${base}/list.xml` }] }]);
+    expect(requests.filter((r) => r === '/list.xml')).toHaveLength(1);
+  });
+
+  it('reads the whole list otherwise (the Inspect view counts its entries): the same list stalls it', async () => {
+    const { base } = await stallingList();
+    const result = await discover(`${base}/list.xml`, { http: client({ timeoutMs: 300 }) });
+    expect(result.routes[0]).toMatchObject({ route: 'document', found: false });
+    expect(result.routes[0]!.message).toMatch(/300 ms|0\.3 s/);
+  });
+});

@@ -34,6 +34,11 @@ export interface DiscoverOptions {
   deadlineMs?: number;
   /** Documents refused a short while ago are not fetched again; refusals found here are remembered. */
   refusals?: RefusalMemory;
+  /**
+   * Read lists, dumps and manifests only up to their first entry (see probe): for a caller that reads the list
+   * itself next. Their findings then come from that caller's own reading.
+   */
+  listsHeadOnly?: boolean;
 }
 
 export const MAX_DOCUMENTS = 50;
@@ -63,6 +68,7 @@ class DiscoveryRun {
   #deadlineMs: number;
   #deadlineAt: number;
   #refusals?: RefusalMemory;
+  #listsHeadOnly: boolean;
   #outOfTime = false;
   #fetches = 0;
   #limitReported = false;
@@ -86,6 +92,7 @@ class DiscoveryRun {
     this.#deadlineMs = options.deadlineMs ?? options.http.deadlineMs;
     this.#deadlineAt = Date.now() + this.#deadlineMs;
     this.#refusals = options.refusals;
+    this.#listsHeadOnly = options.listsHeadOnly ?? false;
   }
 
   async run(): Promise<DiscoveryResult> {
@@ -448,7 +455,7 @@ class DiscoveryRun {
     this.#onFetch?.(url);
     let found: Probe;
     try {
-      found = await probe(this.#http, url, this.#signal, this.#deadlineAt);
+      found = await probe(this.#http, url, this.#signal, this.#deadlineAt, this.#listsHeadOnly);
     } catch (err) {
       this.#rethrowIfAborted(err);
       throw err;

@@ -2,7 +2,7 @@
 // page (with its resourcesync links), or something else, with a short human-readable outcome. Content-Type is a
 // hint only: the first bytes decide whether the body is HTML or goes to the document reader.
 import { DocumentError } from '../documents/errors.ts';
-import { capabilityName, type DocumentSummary, type Entry } from '../documents/model.ts';
+import { capabilityName, type DocumentHead, type DocumentSummary, type Entry } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
 import { NetworkError } from '../http/errors.ts';
 import { linksWithRel, parseLinkHeader } from '../http/link-header.ts';
@@ -18,7 +18,11 @@ export interface Probe {
   headers: Record<string, string>;
   /** Targets of `Link: <…>; rel="resourcesync"` on a 2xx response. */
   linkHeaderTargets: string[];
-  document?: { summary: DocumentSummary; entries: Entry[]; entriesTruncated: boolean };
+  /**
+   * `headOnly`: only the document's head was read (see probe's `listsHeadOnly`): its summary gives what the document
+   * is and its root links, but no entry count and no findings.
+   */
+  document?: { summary: DocumentSummary; entries: Entry[]; entriesTruncated: boolean; headOnly?: boolean };
   html?: { links: string[] };
   /** The HTML page's head went on past the bytes searched for links. */
   htmlTruncated?: boolean;
@@ -61,7 +65,24 @@ export function rememberedProbe(url: string, error: DocumentError | NetworkError
   return { url, finalUrl: url, headers: {}, linkHeaderTargets: [], message: `${refusalMessage(error)} (${note})`, error };
 }
 
-export async function probe(http: Http, url: string, signal?: AbortSignal, deadlineAt?: number): Promise<Probe> {
+/** Thrown from onStart to stop reading a document once its head is known. */
+class HeadRead extends Error {
+  readonly head: DocumentHead;
+  constructor(head: DocumentHead) {
+    super('head read');
+    this.head = head;
+  }
+}
+
+/** Documents whose entries discovery needs: the Source Description's Capability Lists, a Capability List's capabilities. */
+const ENTRIES_NEEDED = new Set(['description', 'capabilitylist']);
+
+/**
+ * `listsHeadOnly`: a list, dump or manifest is read only up to its first entry, which is enough to place it in the
+ * Source (its capability, its up and index links). For a caller that reads the list itself next (a sync), so that a
+ * Resource List of 50,000 entries is not downloaded and parsed twice. Its entries, count and findings are then not known.
+ */
+export async function probe(http: Http, url: string, signal?: AbortSignal, deadlineAt?: number, listsHeadOnly = false): Promise<Probe> {
   const result: Probe = { url, finalUrl: url, headers: {}, linkHeaderTargets: [], message: '' };
   let response;
   try {
@@ -101,6 +122,11 @@ export async function probe(http: Http, url: string, signal?: AbortSignal, deadl
       url,
       {
         signal,
+        onStart: listsHeadOnly
+          ? (head) => {
+              if (!ENTRIES_NEEDED.has(head.capability)) throw new HeadRead(head);
+            }
+          : undefined,
         onEntry: (entry) => {
           if (entries.length < KEPT_ENTRIES) entries.push(entry);
           else entriesTruncated = true;
@@ -111,8 +137,14 @@ export async function probe(http: Http, url: string, signal?: AbortSignal, deadl
     result.document = { summary: loaded.summary, entries, entriesTruncated };
     result.message = documentName(loaded.summary);
   } catch (err) {
-    await response.discard().catch(() => undefined);
-    if (err instanceof DocumentError) {
+    // The rest of a list read only to its head is not wanted (and may be large, or stall).
+    await (err instanceof HeadRead ? response.abandon() : response.discard()).catch(() => undefined);
+    if (err instanceof HeadRead) {
+      const { head } = err;
+      const summary: DocumentSummary = { url, root: head.root, capability: head.capability, isIndex: head.isIndex, md: head.md, links: head.links, entries: 0, findings: [] };
+      result.document = { summary, entries: [], entriesTruncated: true, headOnly: true };
+      result.message = documentName(summary);
+    } else if (err instanceof DocumentError) {
       if (err.code === 'aborted') throw err;
       result.message = refusalMessage(err);
       result.error = err;

@@ -114,6 +114,8 @@ export interface DocumentHead {
   capability: Capability;
   isIndex: boolean;
   md: RsMd;
+  /** The root's rs:ln read so far: the schema puts them all before the first entry. */
+  links: RsLn[];
 }
 
 /** Algorithms accepted in `hash` attributes: space-separated `alg:hexdigest` tokens. */

@@ -24,7 +24,22 @@ describe('readDocument onStart', () => {
       },
     );
     expect(events).toEqual(['start', 'http://a/1', 'http://a/2']);
-    expect(head).toEqual({ root: 'sitemapindex', capability: 'changelist', isIndex: true, md: { capability: 'changelist', from: '2020-01-01T00:00:00Z' } });
+    expect(head).toEqual({ root: 'sitemapindex', capability: 'changelist', isIndex: true, md: { capability: 'changelist', from: '2020-01-01T00:00:00Z' }, links: [] });
+  });
+
+  it("gives the root's links read before the first entry", async () => {
+    let head: DocumentHead | null = null;
+    await readDocument(
+      chunks(
+        `<urlset ${NS}><rs:ln rel="up" href="http://a/caps.xml"/><rs:md capability="resourcelist"/><rs:ln rel="index" href="http://a/index.xml"/>` +
+          `<url><loc>http://a/1</loc></url></urlset>`,
+      ),
+      { url: 'http://a/', onStart: (h) => void (head = h) },
+    );
+    expect(head!.links.map((l) => [l.rel, l.href])).toEqual([
+      ['up', 'http://a/caps.xml'],
+      ['index', 'http://a/index.xml'],
+    ]);
   });
 
   it('is not called for a document without entries', async () => {

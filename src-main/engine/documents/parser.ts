@@ -621,7 +621,7 @@ export class DocumentParser {
   /** What the document is, once its rs:md was read (null before): lets a caller decide what to keep of its entries. */
   head(): DocumentHead | null {
     if (this.md === null || this.capability === null || this.root === null) return null;
-    return { root: this.root, capability: this.capability, isIndex: this.root === 'sitemapindex', md: this.md };
+    return { root: this.root, capability: this.capability, isIndex: this.root === 'sitemapindex', md: this.md, links: this.links.slice() };
   }
 
   /** Hands out the completed entries (only once the document's rs:md is known). */

@@ -81,6 +81,11 @@ export interface HttpResponse {
   text(limitBytes?: number): Promise<string>;
   /** Releases the body without reading it. */
   discard(): Promise<void>;
+  /**
+   * Drops the connection with whatever is left of the body. For a body known to be unwanted and possibly large:
+   * `discard` reads up to 64 KiB more to keep the connection, and waits on a server that stalls.
+   */
+  abandon(): Promise<void>;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -246,6 +251,11 @@ export class Http {
       discard: async () => {
         await body.return(undefined);
         await dump(raw);
+        deadline.clear();
+      },
+      abandon: async () => {
+        raw.destroy();
+        await body.return(undefined);
         deadline.clear();
       },
     };

@@ -385,7 +385,8 @@ function newest(state: MirrorState, run: RunRecord): boolean {
 /** Finds what the mirror is bound to: a list given directly, or the lists of one Capability List. */
 export async function bind(http: Http, options: SyncOptions, old: Binding | null): Promise<Binding> {
   const url = options.url!;
-  const result: DiscoveryResult = await discover(options.capabilityListUrl ?? url, { http });
+  // A list is read only to its first entry here: the run reads it whole next.
+  const result: DiscoveryResult = await discover(options.capabilityListUrl ?? url, { http, listsHeadOnly: true });
   const direct = result.routes.find((r) => r.route === 'document' && r.found);
   const base = {
     url,
