@@ -3,7 +3,7 @@
 // it. Baseline: from a Resource List or Resource List Index; the list's `at` becomes the checkpoint only when the run
 // completes without a failure. Incremental: see incremental.ts.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, rmSync } from 'node:fs';
 import { clip } from '../clip.ts';
 import type { DiscoveryResult } from '../../contract/types.ts';
 import { discover, normalizeStartUrl } from '../discovery/discover.ts';
@@ -123,8 +123,12 @@ export class SyncError extends Error {
 
 export async function sync(options: SyncOptions): Promise<SyncResult> {
   const dest = options.dest;
+  const destExisted = existsSync(dest);
   mkdirSync(dest, { recursive: true });
   const stateDir = stateDirOf(dest);
+  // A folder that was not a mirror stays none when this run binds nothing (it failed first, or was a dry run).
+  const fresh = !existsSync(stateDir);
+  let bound = false;
   const lock = acquireLock(stateDir, 'rsdesk sync', dest);
   if (lock.tookOver) options.onNote?.(`Took over the lock left by process ${lock.tookOver.pid}, which is no longer running.`);
   const state = new MirrorState(stateDir);
@@ -169,12 +173,23 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       proxy: settings.proxy,
       proxyEnv: options.proxyEnv,
     });
-    if (rebind) binding = await bind(http, options, binding);
-    else if (options.maps !== undefined || options.allowHosts !== undefined) {
+    if (rebind) {
+      const next = await bind(http, options, binding);
+      // Another Source (or another Capability List of it) in a folder that mirrors one already: refused, as the app
+      // refuses it. Its inventory, checkpoint and files belong to the first.
+      if (binding !== null && !sameSource(binding, next)) {
+        throw new SyncError(`${dest} is a mirror of ${boundTo(binding)} already, and ${clip(options.capabilityListUrl ?? options.url!)} leads to ${boundTo(next)}. Choose another folder for it.`);
+      }
+      binding = next;
+    } else if (options.maps !== undefined || options.allowHosts !== undefined) {
       binding = { ...binding!, maps: options.maps ?? binding!.maps, allowHosts: options.allowHosts ?? binding!.allowHosts };
     }
     binding = { ...binding!, id: mirrorId, settings };
-    state.setBinding(binding);
+    // A dry run changes nothing, its binding included.
+    if (options.dryRun !== true) {
+      state.setBinding(binding);
+      bound = true;
+    }
     const discoverySeconds = (Date.now() - t0) / 1000;
 
     const checkpoint = state.checkpoint();
@@ -375,7 +390,29 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     await http?.close();
     state.close();
     lock.release();
+    if (fresh && !bound) unmake(dest, stateDir, destExisted);
   }
+}
+
+/** Takes away what a run that bound nothing made of a folder: its state, and the folder itself when it made it. */
+function unmake(dest: string, stateDir: string, destExisted: boolean): void {
+  try {
+    rmSync(stateDir, { recursive: true, force: true });
+    if (!destExisted) rmdirSync(dest);
+  } catch {
+    // Something else was put there meanwhile: it stays.
+  }
+}
+
+/** What a mirror is of, for messages: its Capability List, else the list it follows. */
+function boundTo(binding: Binding): string {
+  return binding.capabilityListUrl ?? binding.resourceListUrl ?? binding.changeListUrl ?? binding.url;
+}
+
+/** The same Capability List (or, without one, the same lists): a URL of another form for the same Source. */
+function sameSource(a: Binding, b: Binding): boolean {
+  if (a.capabilityListUrl !== null || b.capabilityListUrl !== null) return a.capabilityListUrl === b.capabilityListUrl;
+  return a.resourceListUrl === b.resourceListUrl && a.changeListUrl === b.changeListUrl;
 }
 
 function newest(state: MirrorState, run: RunRecord): boolean {
