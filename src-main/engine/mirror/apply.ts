@@ -194,7 +194,7 @@ export class Applier {
     const base = { uri, path: rel, lastmod: entry.lastmod ?? null, type: entry.md.type ?? null, runId: o.runId };
 
     // The local copy already matches what the list promises: no request at all.
-    if (live && recordedMatches(expected, live.length, live.digests) && sizeIs(final, live.length)) {
+    if (live && recordedMatches(expected, live.length, live.digests) && intact(live, final)) {
       this.#note({ unchanged: 1 }, undefined, o.dryRun ? null : { ...live, ...base, etag: live.etag, lastModified: live.lastModified, verifiedAt: live.verifiedAt });
       return;
     }
@@ -212,7 +212,9 @@ export class Applier {
     }
 
     const conditional: Record<string, string> = {};
-    if (live && isFile(final)) {
+    // Asked conditionally only while the local copy is as it was mirrored: a "not modified" says nothing of a file
+    // damaged since (another size, or bytes an audit found changed).
+    if (live && intact(live, final)) {
       if (live.etag) conditional['if-none-match'] = live.etag;
       if (live.lastModified) conditional['if-modified-since'] = live.lastModified;
     }
@@ -393,7 +395,7 @@ export class Applier {
     const final = join(o.dest, rel);
     const base = { uri, path: rel, lastmod: entry.lastmod ?? null, type: entry.md.type ?? null, runId: o.runId };
     const expected = expectationOf(entry.md);
-    if (live && recordedMatches(expected, live.length, live.digests) && sizeIs(final, live.length)) {
+    if (live && recordedMatches(expected, live.length, live.digests) && intact(live, final)) {
       this.#note({ unchanged: 1 }, undefined, o.dryRun ? null : { ...live, ...base, verifiedAt: this.#now });
       return null;
     }
@@ -418,7 +420,7 @@ export class Applier {
     if (live === null) return o.paths.map(entry.loc).ok;
     if (live.runId === o.runId && o.runId !== -1 && !this.repeatable) return false;
     const final = join(o.dest, ...live.path.split('/'));
-    return !(recordedMatches(expectationOf(entry.md), live.length, live.digests) && sizeIs(final, live.length));
+    return !(recordedMatches(expectationOf(entry.md), live.length, live.digests) && intact(live, final));
   }
 
   /** A new temporary file path, outside the visible tree (thrown away by the next run if never staged). */
@@ -492,6 +494,11 @@ function sizeIs(path: string, length: number | null): boolean {
   } catch {
     return false;
   }
+}
+
+/** The recorded copy is still there as it was mirrored, as far as its size and the last audit tell. */
+function intact(live: InventoryRow, final: string): boolean {
+  return live.status !== 'damaged' && sizeIs(final, live.length);
 }
 
 function isFile(path: string): boolean {

@@ -5,13 +5,13 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
-import type { Entry } from '../documents/model.ts';
+import type { Entry, HashAlgorithm } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
-import { expectationOf, meterFile, recordedMatches } from './fixity.ts';
+import { expectationOf, meterFile, recordedMatches, type FixityResult } from './fixity.ts';
 import { acquireLock } from './lock.ts';
 import { keepAsMetadata, metadataOf } from './metadata.ts';
-import { MirrorState, STATE_DIR, stateDirOf, type SavedAudit } from './state.ts';
+import { MirrorState, STATE_DIR, stateDirOf, type InventoryRow, type SavedAudit } from './state.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
 import type { SecretStore } from './secrets.ts';
 import { accessOf, sourceHeadersOf, type AskAgain, type Credentials } from './settings.ts';
@@ -88,6 +88,8 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
 
     const report: AuditReport = { inSync: false, missing: [], extra: [], changed: [], unverifiable: [], inSyncCount: 0 };
     const listedPaths = new Set<string>();
+    // Local copies that are no longer what was verified: the next sync fetches them again.
+    const damaged: string[] = [];
     for (const entry of listed.values()) {
       const row = state.get(entry.loc);
       if (row === null || row.status === 'deleted' || row.status === 'quarantined') {
@@ -95,6 +97,10 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
         continue;
       }
       listedPaths.add(row.path);
+      if (row.status === 'damaged' && !options.rehash) {
+        report.changed.push({ uri: entry.loc, reason: DAMAGED_BEFORE });
+        continue;
+      }
       const file = join(options.dest, ...row.path.split('/'));
       let size: number;
       try {
@@ -105,12 +111,14 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       }
       const expected = expectationOf(entry.md);
       if (options.rehash) {
-        const local = await meterFile(file, expected);
-        if (local.status === 'mismatch') report.changed.push({ uri: entry.loc, reason: local.reasons.join('; ') });
+        // The digests recorded when it was mirrored are computed too: what tells damage from a change at the Source.
+        const local = await meterFile(file, expected, Object.keys(row.digests) as HashAlgorithm[]);
+        const harmed = differsFromRecord(local, row);
+        if (harmed) damaged.push(entry.loc);
+        if (local.status === 'mismatch') report.changed.push({ uri: entry.loc, reason: local.reasons.join('; ') + (harmed ? `; ${DAMAGED_NOW}` : '') });
+        else if (harmed) report.changed.push({ uri: entry.loc, reason: `the local file differs from what was mirrored; ${DAMAGED_NOW}` });
         else if (local.status === 'unverifiable') report.unverifiable.push({ uri: entry.loc, reason: local.reasons.join('; ') });
-        else if (row.digests.md5 && local.digests.md5 !== row.digests.md5 && local.status === 'unchecked') {
-          report.changed.push({ uri: entry.loc, reason: 'the local file differs from what was mirrored' });
-        } else report.inSyncCount++;
+        else report.inSyncCount++;
         continue;
       }
       if (expected.problems.length > 0) {
@@ -118,7 +126,8 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
         continue;
       }
       if (row.length !== null && size !== row.length) {
-        report.changed.push({ uri: entry.loc, reason: `the local file has ${size} bytes, ${row.length} were mirrored` });
+        damaged.push(entry.loc);
+        report.changed.push({ uri: entry.loc, reason: `the local file has ${size} bytes, ${row.length} were mirrored; ${DAMAGED_NOW}` });
         continue;
       }
       const hasFixity = expected.length !== undefined || Object.keys(expected.hashes).length > 0;
@@ -140,6 +149,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     }
     for (const rel of walk(options.dest, '')) if (!listedPaths.has(rel)) report.extra.push(rel);
     report.inSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length === 0;
+    if (damaged.length > 0) state.markDamaged(damaged);
     state.transaction(() =>
       state.addToRun(run.id, { unchanged: report.inSyncCount, failed: report.missing.length + report.changed.length }, [
         ...report.missing.map((uri) => ({ uri, reason: 'missing' })),
@@ -159,6 +169,15 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     state.close();
     lock.release();
   }
+}
+
+const DAMAGED_NOW = 'the next sync fetches it again';
+const DAMAGED_BEFORE = 'an earlier audit found the local file changed since it was mirrored; the next sync fetches it again';
+
+/** The local bytes are not those verified when the resource was mirrored (another length, or a recorded digest differs). */
+function differsFromRecord(local: FixityResult, row: InventoryRow): boolean {
+  if (row.length !== null && local.length !== row.length) return true;
+  return (Object.keys(local.digests) as HashAlgorithm[]).some((a) => row.digests[a] !== undefined && row.digests[a] !== local.digests[a]);
 }
 
 /** Changes at or after `at` bring the list up to date: deletions drop a URI, creations and updates replace it. */

@@ -28,7 +28,7 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
         etag TEXT,
         last_modified TEXT,
         type TEXT,
-        -- verified | unverifiable | unchecked | deleted | quarantined
+        -- verified | unverifiable | unchecked | deleted | quarantined | damaged
         status TEXT NOT NULL,
         verified_at TEXT,
         run_id INTEGER
@@ -194,7 +194,11 @@ export interface Binding {
   settings?: SourceSettings;
 }
 
-export type InventoryStatus = 'verified' | 'unverifiable' | 'unchecked' | 'deleted' | 'quarantined';
+/**
+ * `damaged`: an audit found the local file no longer as it was verified (other bytes, another size); the next sync
+ * fetches it again, whatever its recorded hashes say.
+ */
+export type InventoryStatus = 'verified' | 'unverifiable' | 'unchecked' | 'deleted' | 'quarantined' | 'damaged';
 
 export interface InventoryRow {
   uri: string;
@@ -407,6 +411,19 @@ export class MirrorState implements ClaimStore {
   hasUnder(key: string): boolean {
     // Every key under `key/` sorts between `key/` and `key0` ('0' follows '/' in UTF-8 byte order).
     return this.#under.get(`${key}/`, `${key}0`) !== undefined;
+  }
+
+  /** Marks mirrored copies an audit found damaged, for the next sync to fetch again (see InventoryStatus). */
+  markDamaged(uris: string[]): void {
+    const mark = this.db.prepare("UPDATE inventory SET status = 'damaged' WHERE uri = ? AND status IN ('verified', 'unverifiable', 'unchecked')");
+    transaction(this.db, () => {
+      for (const uri of uris) mark.run(uri);
+    });
+  }
+
+  /** The rows marked damaged by an audit. */
+  damaged(): InventoryRow[] {
+    return (this.db.prepare("SELECT * FROM inventory WHERE status = 'damaged'").all() as unknown as RawRow[]).map(toRow);
   }
 
   remove(uri: string): void {

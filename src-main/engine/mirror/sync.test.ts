@@ -218,6 +218,45 @@ describe('audit', () => {
     expect(rehashed.changed.map((c) => c.uri)).toContain(fixture.state.locOf(3));
   });
 
+  it('damaged local copies: an audit marks them, the next sync (incremental or baseline) fetches them again', async () => {
+    await run();
+    const sameSize = fileOf(3);
+    const longer = fileOf(4);
+    writeFileSync(sameSize, readFileSync(sameSize).map((b, i) => (i === 0 ? b ^ 1 : b)));
+    writeFileSync(longer, Buffer.concat([readFileSync(longer), Buffer.from('tail')]));
+    // Without reading the files, only the size tells.
+    const quick = await audit({ dest });
+    expect(quick.changed.map((c) => c.uri)).toEqual([fixture.state.locOf(4)]);
+    expect(quick.changed[0]!.reason).toMatch(/ bytes, \d+ were mirrored; the next sync fetches it again$/);
+    const rehashed = await audit({ dest, rehash: true });
+    expect(rehashed.changed.map((c) => c.uri).sort()).toEqual([fixture.state.locOf(3), fixture.state.locOf(4)].sort());
+    expect(inventory().filter((r) => r.status === 'damaged').map((r) => r.uri).sort()).toEqual([fixture.state.locOf(3), fixture.state.locOf(4)].sort());
+    // An audit without --rehash still says so, from the mark.
+    expect((await audit({ dest })).changed.find((c) => c.uri === fixture.state.locOf(3))?.reason).toMatch(/earlier audit found the local file changed/);
+    const notes: string[] = [];
+    const before = resourceRequests().length;
+    const next = await run({ onNote: (n) => notes.push(n) });
+    expect(next.mode).toBe('incremental');
+    expect(notes).toContain('2 local files that an audit found damaged are fetched again.');
+    expect(resourceRequests().length - before).toBe(2);
+    expectMirrorMatchesSource();
+    expect((await audit({ dest, rehash: true })).inSync).toBe(true);
+    expect(inventory().some((r) => r.status === 'damaged')).toBe(false);
+  });
+
+  it('a baseline fetches again a file whose size changed, unconditionally (a 304 would keep the damage)', async () => {
+    await run();
+    const longer = fileOf(5);
+    writeFileSync(longer, Buffer.concat([readFileSync(longer), Buffer.from('tail')]));
+    const before = fixture.requests.length;
+    const result = await run({ mode: 'baseline' });
+    expect(result.updated).toBe(1);
+    const asked = fixture.requests.slice(before).filter((r) => r.path.endsWith(fixture.state.pathOf(5)));
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.headers['if-none-match'] ?? asked[0]!.headers['if-modified-since']).toBeUndefined();
+    expectMirrorMatchesSource();
+  });
+
   it('keeps the last reports in the mirror state: read back whole after the state is closed, the newest few only', async () => {
     expect(() => lastAudit(join(dest, 'nowhere'))).toThrow(/is not a mirror/);
     await run();

@@ -334,6 +334,10 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           newCheckpoint = result.checkpoint;
         }
         if (mode === 'incremental' && !paused()) await metadata.run();
+        // Local copies an audit found damaged come again, whatever the changes say (a baseline fetches them anyway).
+        if (mode === 'incremental' && !dryRun && !paused() && options.signal?.aborted !== true) {
+          await repairDamaged(state, applier, settings.concurrency ?? 8, options.onNote);
+        }
       } catch (err) {
         // Paused while a list was still being read: what was started finishes below, the run stays resumable.
         if (!paused()) throw err;
@@ -392,6 +396,26 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     lock.release();
     if (fresh && !bound) unmake(dest, stateDir, destExisted);
   }
+}
+
+/**
+ * Fetches again the resources whose local copies an audit found damaged (state.markDamaged), expecting what was
+ * verified when they were mirrored: a Source that changed one since without saying so is a fixity failure, reported,
+ * and the damaged copy stays marked.
+ */
+async function repairDamaged(state: MirrorState, applier: Applier, concurrency: number, onNote?: (note: string) => void): Promise<void> {
+  const rows = state.damaged();
+  if (rows.length === 0) return;
+  onNote?.(`${rows.length} local file${rows.length === 1 ? '' : 's'} that an audit found damaged ${rows.length === 1 ? 'is' : 'are'} fetched again.`);
+  const slots = new WorkSlots(Math.max(1, concurrency));
+  for (const [i, row] of rows.entries()) {
+    const hash = Object.entries(row.digests).map(([algorithm, digest]) => `${algorithm}:${digest}`).join(' ');
+    const md = { ...(hash ? { hash } : {}), ...(row.length !== null ? { length: String(row.length) } : {}), ...(row.type ? { type: row.type } : {}) };
+    const entry: Entry = { index: i, loc: row.uri, lastmod: row.lastmod ?? undefined, md, links: [], line: 0 };
+    const full = slots.add(applier.apply(entry));
+    if (full) await full;
+  }
+  await slots.all();
 }
 
 /** Takes away what a run that bound nothing made of a folder: its state, and the folder itself when it made it. */
