@@ -104,7 +104,7 @@ Options:
                         delete, or quarantine (moved into <dir>/.resourcesync/quarantine/)
   --dry-run             show what would happen; nothing is written
   --concurrency N       connections per host, 1 to 256 (default 8)
-  --delay S             pause after each request, per connection: 0 to 3600 seconds, such as 0.5
+  --delay S             least time between two requests, across all connections: 0 to 3600 seconds, such as 0.5
   --json                print {"mode","created","updated","deleted","unchanged","failed","bytes","seconds","failures"}
   --token T             send "Authorization: Bearer T" to the Source (its origin only; also RSDESK_TOKEN)
   --basic USER:PASS     HTTP basic authentication instead (its origin only; also RSDESK_BASIC)

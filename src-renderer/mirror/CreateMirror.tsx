@@ -177,7 +177,7 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
               aria-invalid={invalid === 'delaySeconds' || undefined}
               aria-describedby={`${ids}-delay-hint`}
             />
-            <p id={`${ids}-delay-hint`} className="field-hint">After each request, per connection: 0 to 60.</p>
+            <p id={`${ids}-delay-hint`} className="field-hint">Between any two requests, across all connections: 0 to 60.</p>
           </div>
         </div>
         <details className="field">

@@ -4,6 +4,7 @@
 // the mirror's policy. Counts and failures reach the run journal in the same transaction as the rows.
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
@@ -38,7 +39,7 @@ export interface ApplyOptions {
   paths: LocalPaths;
   deletePolicy: DeletePolicy;
   dryRun: boolean;
-  /** Pause after each request, per worker (politeness). */
+  /** The least time between the starts of two requests, across all those in flight (politeness). */
   delayMs?: number;
   signal?: AbortSignal;
   /** Batch size of durable writes. */
@@ -71,6 +72,7 @@ export class Applier {
   readonly #now = new Date().toISOString();
   /** Each download's signal: the run's, and the resource's deadline. */
   readonly #signals: ResourceSignals;
+  readonly #pacer: Pacer | null;
   /**
    * One URI may rightly change more than once in this run (a Change Dump's bitstreams in turn, then the Change List):
    * the shortcut that skips what this run did already (for a resumed run) is then off.
@@ -82,6 +84,7 @@ export class Applier {
     // Paths the inventory holds are looked up as needed, never loaded whole (a mirror may hold millions).
     this.#rows = new RunInventory(options.state);
     this.#signals = new ResourceSignals(options.fetcher.deadlineMs, options.signal);
+    this.#pacer = options.delayMs ? new Pacer(options.delayMs) : null;
     this.#claims = new PathClaims(this.#rows);
     this.#writer = new DurableWriter<Pending>({
       tmpDir: join(options.stateDir, 'tmp'),
@@ -265,6 +268,9 @@ export class Applier {
 
   async #download(url: string, headers: Record<string, string>, expected: Expectation, mtimeMs: number | undefined): Promise<Downloaded> {
     const o = this.#o;
+    // Before the resource's deadline starts: a turn may be long in coming with a long delay and many in flight.
+    const turn = this.#pacer?.turn(o.signal);
+    if (turn !== undefined) await turn;
     const { signal, done } = this.#signals.start();
     let file: TempFile | null = null;
     try {
@@ -309,7 +315,6 @@ export class Applier {
     } finally {
       done();
       if (file !== null) await file.discard();
-      if (o.delayMs) await new Promise((r) => setTimeout(r, o.delayMs));
     }
   }
 
@@ -493,6 +498,27 @@ function sizeIs(path: string, length: number | null): boolean {
     return s.isFile() && (length === null || s.size === length);
   } catch {
     return false;
+  }
+}
+
+/**
+ * Spaces the starts of requests at least `ms` apart, however many resources are in flight: the pause between
+ * requests a person sets for a Source is between any two of them, not per connection.
+ */
+class Pacer {
+  #next = 0;
+  readonly #ms: number;
+
+  constructor(ms: number) {
+    this.#ms = ms;
+  }
+
+  /** Resolves at this request's turn (undefined when it may start now); rejects when `signal` aborts meanwhile. */
+  turn(signal?: AbortSignal): Promise<void> | undefined {
+    const now = Date.now();
+    const at = Math.max(now, this.#next);
+    this.#next = at + this.#ms;
+    return at > now ? sleep(at - now, undefined, { signal }) : undefined;
   }
 }
 

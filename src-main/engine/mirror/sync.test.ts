@@ -132,6 +132,15 @@ describe('baseline', () => {
     expect(retry.checkpoint).not.toBeNull();
   }, 60_000);
 
+  it('spaces the requests by the delay across all those in flight, not per connection', async () => {
+    const started = Date.now();
+    const result = await run({ concurrency: 4, delayMs: 25 });
+    expect(result.created).toBe(30);
+    // 30 resources, each request at least 25 ms after the one before: 29 gaps. (With the pause per connection, eight
+    // in flight took a little over 100 ms.)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(29 * 25);
+  });
+
   it('refuses a second writer while one holds the mirror', async () => {
     const first = run();
     await expect(run()).rejects.toThrow(/in use by rsdesk sync \(process/);
