@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DurableWriter, TempFile } from './durable.ts';
+import { BATCH_SECONDS, DurableWriter, TempFile } from './durable.ts';
 
 const fresh = () => mkdtempSync(join(tmpdir(), 'durable-'));
 
@@ -42,6 +42,23 @@ describe('TempFile', () => {
 });
 
 describe('DurableWriter', () => {
+  it(`commits a batch that stays short of full after ${BATCH_SECONDS} s, without being asked (a slow run loses little to a kill)`, async () => {
+    const dest = fresh();
+    const commits: string[][] = [];
+    const writer = new DurableWriter<string>({ tmpDir: join(dest, '.state', 'tmp'), batchSize: 500, commit: (done) => void commits.push(done) });
+    const file = writer.tempFile();
+    file.add(Buffer.from('slow'));
+    const staged = Date.now();
+    writer.stage({ temp: file.path, final: join(dest, 'a', 'slow'), record: 'slow', written: file.close() });
+    while (commits.length === 0 && Date.now() - staged < 10_000) await new Promise((r) => setTimeout(r, 50));
+    expect(commits).toEqual([['slow']]);
+    expect(Date.now() - staged).toBeGreaterThanOrEqual(BATCH_SECONDS * 1000 - 50);
+    expect(readFileSync(join(dest, 'a', 'slow'), 'utf8')).toBe('slow');
+    // The next batch has a time limit of its own.
+    await writer.flush();
+    expect(commits).toHaveLength(1);
+  });
+
   it('commits a batch only once its files are in place, with their mtimes, in staging order', async () => {
     const dest = fresh();
     const commits: { done: string[]; failed: string[]; present: boolean[] }[] = [];

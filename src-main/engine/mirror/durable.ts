@@ -169,6 +169,8 @@ async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promis
 }
 
 /** Batches of at most this many files, or of files this large on average, are fsynced file by file. */
+/** The longest a batch stays open: a run killed loses at most about this much of its downloads. */
+export const BATCH_SECONDS = 2;
 const FEW_FILES = 64;
 const LARGE_FILE = 256 * 1024;
 
@@ -281,6 +283,7 @@ export class DurableWriter<T> {
   #madeDirs = new Set<string>();
   #n = 0;
   #error: unknown = null;
+  #ageTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(options: DurableOptions<T>) {
     this.tmpDir = options.tmpDir;
@@ -303,14 +306,28 @@ export class DurableWriter<T> {
     return new TempFile(this.tempPath(), mtimeMs);
   }
 
-  /** Queues a finished file (or a row alone); a full batch is flushed in the background. */
+  /** Queues a finished file (or a row alone); a full batch (or one open for BATCH_SECONDS) is flushed in the background. */
   stage(item: Staged<T>): void {
     // A write that fails is reported by the flush that awaits it, maybe only after earlier ones: until then its
     // rejection must not count as unhandled (Node reports it, and may end the process).
     item.written?.catch(() => undefined);
     this.#batch.push(item);
     this.#stagedBytes += item.bytes ?? 0;
-    if (this.#batch.length >= this.#batchSize || this.#stagedBytes >= this.#batchBytes) void this.flush();
+    if (this.#batch.length >= this.#batchSize || this.#stagedBytes >= this.#batchBytes) this.#flushInBackground();
+    else if (this.#batch.length === 1) {
+      // A slow run (a delay between requests, a slow Source) fills a batch slowly: what a kill would lose is bounded
+      // by time too, not only by the batch's size.
+      const batch = this.#batch;
+      this.#ageTimer = setTimeout(() => {
+        if (this.#batch === batch) this.#flushInBackground();
+      }, BATCH_SECONDS * 1000);
+      this.#ageTimer.unref();
+    }
+  }
+
+  #flushInBackground(): void {
+    // Its failure is kept (#error) and thrown by the next flush the run awaits.
+    this.flush().catch(() => undefined);
   }
 
   get pending(): number {
@@ -324,6 +341,10 @@ export class DurableWriter<T> {
 
   /** Flushes what is staged; resolves when it is committed. Rejects if a commit failed. */
   flush(): Promise<void> {
+    if (this.#ageTimer !== null) {
+      clearTimeout(this.#ageTimer);
+      this.#ageTimer = null;
+    }
     const batch = this.#batch;
     this.#batch = [];
     this.#stagedBytes = 0;
