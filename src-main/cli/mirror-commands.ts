@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { audit, lastAudit, type AuditReport } from '../engine/mirror/audit.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
+import { lockHolder, runsAsSeen } from '../engine/mirror/folder.ts';
 import { MirrorState, stateDirOf, STATE_FILE } from '../engine/mirror/state.ts';
 import { sync, type SyncMode, type SyncResult } from '../engine/mirror/sync.ts';
 import type { DeletePolicy } from '../engine/mirror/apply.ts';
@@ -202,15 +203,22 @@ export function runsCommand(o: { dest: string; json: boolean }, io: Io): number 
   if (!existsSync(`${stateDirOf(dest)}/${STATE_FILE}`)) throw new Error(`${dest} is not a mirror (no .resourcesync/state.sqlite)`);
   const state = new MirrorState(stateDirOf(dest));
   try {
-    const runs = state.runs().map((r) => ({ ...r, failures: state.failures(r.id) }));
+    const runs = runsAsSeen(state.runs(), lockHolder(dest)).map((r) => ({ ...r, failures: state.failures(r.id) }));
     if (o.json) {
       io.out(`${JSON.stringify({ checkpoint: state.checkpoint()?.at ?? null, runs })}\n`);
       return 0;
     }
     if (runs.length === 0) io.out('No runs yet.\n');
     for (const r of runs) {
+      const when = `${r.startedAt} → ${r.endedAt ?? '…'}`;
+      if (r.kind === 'audit') {
+        // An audit fetches and writes nothing: what it found is all it has to say.
+        const how = r.mode === 'rehash' ? 'audit, every file read again' : 'audit';
+        io.out(`#${r.id} ${how}: ${r.status}  ${when}  ${r.unchanged} in sync, ${r.failed} differing${r.message ? `  (${r.message})` : ''}\n`);
+        continue;
+      }
       io.out(
-        `#${r.id} ${r.kind} (${r.mode}) ${r.status}  ${r.startedAt} → ${r.endedAt ?? '…'}  created ${r.created}, updated ${r.updated}, ` +
+        `#${r.id} ${r.kind} (${r.mode}) ${r.status}  ${when}  created ${r.created}, updated ${r.updated}, ` +
           `deleted ${r.deleted}, unchanged ${r.unchanged}, failed ${r.failed}, ${formatBytes(r.bytes)}${r.message ? `  (${r.message})` : ''}\n`,
       );
     }

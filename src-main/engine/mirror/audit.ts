@@ -50,6 +50,8 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   if (!existsSync(join(stateDir, 'state.sqlite'))) throw new Error(`${options.dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
   const lock = acquireLock(stateDir, 'rsdesk audit', options.dest);
   const state = new MirrorState(stateDir);
+  // A run whose process was killed is interrupted, not running (the next sync resumes it all the same).
+  state.markInterrupted();
   const binding = state.binding();
   let http: Http;
   try {
@@ -151,9 +153,12 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     report.inSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length === 0;
     if (damaged.length > 0) state.markDamaged(damaged);
     state.transaction(() =>
-      state.addToRun(run.id, { unchanged: report.inSyncCount, failed: report.missing.length + report.changed.length }, [
+      // Every difference counts, extra files and unverifiable copies too.
+      state.addToRun(run.id, { unchanged: report.inSyncCount, failed: report.missing.length + report.changed.length + report.extra.length + report.unverifiable.length }, [
         ...report.missing.map((uri) => ({ uri, reason: 'missing' })),
         ...report.changed.map((c) => ({ uri: c.uri, reason: `changed: ${c.reason}` })),
+        ...report.extra.map((path) => ({ uri: path, reason: 'extra: a file that no listed resource maps to' })),
+        ...report.unverifiable.map((c) => ({ uri: c.uri, reason: `unverifiable: ${c.reason}` })),
       ]),
     );
     const seconds = Math.round((Date.now() - t0) / 100) / 10;

@@ -154,7 +154,8 @@ export function readFolder(dest: string): FolderStatus | null {
     const resources = Number(
       (state.db.prepare("SELECT COUNT(*) AS n FROM inventory WHERE status NOT IN ('deleted', 'quarantined')").get() as { n: number }).n,
     );
-    return { binding: state.binding(), checkpoint: state.checkpoint(), runs: state.runs(), resources, heldBy: lockHolder(dest) };
+    const heldBy = lockHolder(dest);
+    return { binding: state.binding(), checkpoint: state.checkpoint(), runs: runsAsSeen(state.runs(), heldBy), resources, heldBy };
   } finally {
     state.close();
   }
@@ -173,8 +174,17 @@ export function readFailures(dest: string, runId: number, limit = 1000): { total
   }
 }
 
+/**
+ * The runs as they stand: one recorded `running` by another process is `interrupted` when no live process holds the
+ * lock (it was killed; the next sync records it so, and resumes it).
+ */
+export function runsAsSeen(runs: RunRecord[], heldBy: LockHolder | null): RunRecord[] {
+  if (heldBy !== null) return runs;
+  return runs.map((r) => (r.status === 'running' && r.pid !== process.pid ? { ...r, status: 'interrupted' as const } : r));
+}
+
 /** The holder of the folder's lock when it is another process that still runs. */
-function lockHolder(dest: string): LockHolder | null {
+export function lockHolder(dest: string): LockHolder | null {
   try {
     const holder = JSON.parse(readFileSync(join(stateDirOf(dest), LOCK_NAME), 'utf8')) as LockHolder;
     if (typeof holder.pid !== 'number' || holder.pid === process.pid) return null;
