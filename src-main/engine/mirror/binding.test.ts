@@ -84,3 +84,27 @@ describe('a folder that is not a mirror yet', () => {
     expect(bindingOf(dest)?.capabilityListUrl).toBe(url(fixture.paths.dataset1.capabilityList));
   });
 });
+
+describe('a mirror of one list', () => {
+  it('of a Change List: its first baseline comes from the Resource List beside it, then it follows the changes', async () => {
+    const dest = join(root, 'm');
+    const first = await sync({ url: url(fixture.paths.dataset1.changeListIndex), dest, timeoutMs: 2_000 });
+    expect(first).toMatchObject({ mode: 'baseline', created: 12, failed: 0 });
+    expect(bindingOf(dest)).toMatchObject({ changeListUrl: url(fixture.paths.dataset1.changeListIndex), resourceListUrl: url(fixture.paths.dataset1.resourceList) });
+    fixture.change('update', 2);
+    const next = await sync({ dest, timeoutMs: 2_000 });
+    expect(next).toMatchObject({ mode: 'incremental', updated: 2, failed: 0 });
+  });
+
+  it('of a Resource List: says it follows that list alone, not that the Source offers no Change List', async () => {
+    const dest = join(root, 'm');
+    const list = url(fixture.paths.dataset1.resourceList);
+    await sync({ url: list, dest, timeoutMs: 2_000 });
+    const notes: string[] = [];
+    await sync({ dest, timeoutMs: 2_000, onNote: (n) => notes.push(n) });
+    expect(notes[0]).toBe(
+      `This mirror follows the Resource List ${list} alone, without a Change List (mirror its Capability List ${url(fixture.paths.dataset1.capabilityList)} to follow the changes it offers): ` +
+        'a new baseline is compared with the inventory instead. Only resources whose listed hash or length differ from the local copy are fetched (those the list gives neither for are asked for conditionally); what the Source no longer lists goes by the deletion policy.',
+    );
+  });
+});

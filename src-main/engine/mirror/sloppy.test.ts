@@ -142,7 +142,7 @@ describe('auto without a Change List', () => {
     const n = fixture.requests.filter((r) => /\/res\/\d+/.test(r.path)).length;
     const result = await run({ url, deletePolicy: 'delete' });
     expect(result.mode).toBe('baseline');
-    expect(notes.join('\n')).toMatch(/offers no Change List for this mirror: a new baseline is compared with the inventory/);
+    expect(notes.join('\n')).toMatch(/follows the Resource List .* alone, without a Change List .*: a new baseline is compared with the inventory/);
     const updatedIds = new Set(fixture.state.changes.slice(-4, -2).map((c) => c.id));
     const stillLive = [...updatedIds].filter((id) => id !== gone!.id).length;
     expect(result).toMatchObject({ created: 1, updated: stillLive, deleted: 1, failed: 0 });

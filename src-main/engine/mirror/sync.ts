@@ -203,7 +203,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     if (wanted === 'baseline') mode = 'baseline';
     else if (wanted === 'incremental') {
       if (checkpoint === null) throw new SyncError(`${dest} has no checkpoint yet (no baseline completed): run a baseline first`);
-      if (!hasChanges) throw new SyncError(`The Source offers no Change List${useDumps ? ' nor Change Dump' : ''} for this mirror; use --mode baseline`);
+      if (!hasChanges) throw new SyncError(`${noChangesHere(binding, useDumps)}; use --mode baseline`);
       mode = 'incremental';
     } else if (lastInterrupted && lastInterrupted.status === 'interrupted' && newest(state, lastInterrupted)) {
       mode = lastInterrupted.kind === 'incremental' && hasChanges && checkpoint !== null ? 'incremental' : 'baseline';
@@ -212,14 +212,18 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       mode = 'baseline';
       if (checkpoint !== null) {
         options.onNote?.(
-          `The Source offers no Change List${useDumps ? ' nor Change Dump' : ''} for this mirror: a new baseline is compared with the inventory instead. ` +
+          `${noChangesHere(binding, useDumps)}: a new baseline is compared with the inventory instead. ` +
             'Only resources whose listed hash or length differ from the local copy are fetched (those the list gives neither ' +
             'for are asked for conditionally); what the Source no longer lists goes by the deletion policy.',
         );
       }
     } else mode = 'incremental';
     if (mode === 'baseline' && binding.resourceListUrl === null && !(useDumps && binding.resourceDumpUrl !== null)) {
-      throw new SyncError(`The Source offers no Resource List for this mirror (${binding.capabilityListUrl ?? binding.url}); a baseline needs one`);
+      throw new SyncError(
+        binding.capabilityListUrl === null && binding.changeListUrl !== null
+          ? `This mirror follows the Change List ${binding.changeListUrl} alone, and no Capability List names a Resource List for its first baseline: give the Capability List's URL instead`
+          : `The Source offers no Resource List for this mirror (${binding.capabilityListUrl ?? binding.url}); a baseline needs one`,
+      );
     }
 
     const dryRun = options.dryRun ?? false;
@@ -418,6 +422,15 @@ async function repairDamaged(state: MirrorState, applier: Applier, concurrency: 
   await slots.all();
 }
 
+/** Why a mirror has no changes to follow: the Source offers none, or the mirror was made of a Resource List alone. */
+function noChangesHere(binding: Binding, useDumps: boolean): string {
+  const what = `Change List${useDumps ? ' nor Change Dump' : ''}`;
+  if (binding.capabilityListUrl !== null && binding.resourceListUrl !== null && binding.url === binding.resourceListUrl) {
+    return `This mirror follows the Resource List ${binding.resourceListUrl} alone, without a ${what} (mirror its Capability List ${binding.capabilityListUrl} to follow the changes it offers)`;
+  }
+  return `The Source offers no ${what} for this mirror`;
+}
+
 /** Takes away what a run that bound nothing made of a folder: its state, and the folder itself when it made it. */
 function unmake(dest: string, stateDir: string, destExisted: boolean): void {
   try {
@@ -457,8 +470,11 @@ export async function bind(http: Http, options: SyncOptions, old: Binding | null
   };
   const none = { resourceListUrl: null, changeListUrl: null, resourceDumpUrl: null, changeDumpUrl: null };
   if (options.capabilityListUrl === undefined && direct && (direct.capability === 'resourcelist' || direct.capability === 'changelist')) {
-    const capabilityListUrl = result.capabilityLists.find((c) => c.capabilities.some((x) => x.url === direct.url))?.url ?? null;
-    return { ...base, ...none, capabilityListUrl, [direct.capability === 'resourcelist' ? 'resourceListUrl' : 'changeListUrl']: direct.url };
+    const list = result.capabilityLists.find((c) => c.capabilities.some((x) => x.url === direct.url));
+    if (direct.capability === 'resourcelist') return { ...base, ...none, capabilityListUrl: list?.url ?? null, resourceListUrl: direct.url };
+    // A Change List alone cannot start a mirror: its first baseline comes from the Resource List beside it.
+    const resourceListUrl = list?.capabilities.find((c) => c.capability === 'resourcelist')?.url ?? null;
+    return { ...base, ...none, capabilityListUrl: list?.url ?? null, resourceListUrl, changeListUrl: direct.url };
   }
   let lists = result.capabilityLists;
   if (options.capabilityListUrl !== undefined) {
