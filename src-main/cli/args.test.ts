@@ -137,8 +137,10 @@ describe('rsdesk usage errors', { timeout: 120_000 }, () => {
       const result = await run(args);
       expect(result.code, args.join(' ')).toBe(2);
       expect(firstLine(result), args.join(' ')).toBe(message);
-      // Then the command's own usage, once.
+      // Then the command's own usage lines, once, and where the rest is: not its whole help, which buried the error.
       expect(occurrences(result.stderr, `Usage: rsdesk ${args[0]}`), args.join(' ')).toBe(1);
+      expect(result.stderr.trimEnd().endsWith(`Run "rsdesk ${args[0]} --help" for every option.`), args.join(' ')).toBe(true);
+      expect(result.stderr).not.toContain('Options:');
       expect(result.stdout).toBe('');
     }
   });

@@ -214,10 +214,18 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     return await run(first as Command, rest, io, version);
   } catch (error) {
     if (error instanceof UsageError) {
-      io.err(`rsdesk: ${error.message}\n\n${first && (COMMANDS as readonly string[]).includes(first) ? HELP[first as Command] : HELP.main}`);
+      // The error, then the command's synopsis alone: its whole help would bury the one line that matters.
+      const command = first && (COMMANDS as readonly string[]).includes(first) ? (first as Command) : null;
+      io.err(`rsdesk: ${error.message}\n\n${command === null ? HELP.main : `${synopsis(HELP[command])}\nRun "rsdesk ${command} --help" for every option.\n`}`);
       return 2;
     }
     io.err(`rsdesk: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
+}
+
+/** A command's help up to its first blank line: the Usage lines. */
+function synopsis(help: string): string {
+  const end = help.indexOf('\n\n');
+  return end === -1 ? help : help.slice(0, end + 1);
 }

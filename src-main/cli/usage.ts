@@ -19,7 +19,7 @@ Usage:
   rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]… [--allow-host HOST]…
               [--mode auto|baseline|incremental] [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine]
               [--dry-run] [--concurrency N] [--delay S] [--token T | --basic USER:PASS] [--header "Name: value"]…
-              [--proxy env|none|URL] [--timeout S] [--json]
+              [--proxy env|none|URL] [--forget-credentials] [--timeout S] [--json]
   rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
   rsdesk runs --dest <dir> [--json]
   rsdesk watch <capabilitylist-or-topic-url> --dest <dir> [--listen HOST:PORT] [--public-url URL] [--secret S]

@@ -490,12 +490,16 @@ export async function bind(http: Http, options: SyncOptions, old: Binding | null
     const first = result.routes.find((r) => r.route === 'document');
     throw new SyncError(`No ResourceSync Source found from ${clip(url)}${first && !first.found ? ` (it answered: ${clip(first.refused ?? first.message, 300)})` : ''}`);
   }
+  // The URL itself answered an error (a 404…) but its site led to a Source: said, since it may be a mistyped list.
+  const start = result.routes.find((r) => r.route === 'document');
+  const answered = start && !start.found && start.status !== undefined && start.status >= 400 ? `${clip(url)} answered ${clip(start.message, 100)}. ` : '';
   if (lists.length > 1) {
     throw new SyncError(
-      `The Source offers ${lists.length} Capability Lists; choose one with --capabilitylist:\n${lists.map((c) => `  ${c.url}`).join('\n')}`,
+      `${answered}The Source offers ${lists.length} Capability Lists; choose one with --capabilitylist:\n${lists.map((c) => `  ${c.url}`).join('\n')}`,
     );
   }
   const list = lists[0]!;
+  if (answered !== '') options.onNote?.(`${answered}The mirror follows the Capability List ${list.url}, found from there.`);
   const find = (capability: string) => list.capabilities.find((c) => c.capability === capability)?.url ?? null;
   return {
     ...base,
