@@ -65,7 +65,7 @@ describe('rsdesk sync, audit, runs', () => {
     expect(last.code).toBe(1);
     expect(JSON.parse(last.stdout)).toMatchObject({ inSync: false, missing: [fixture.state.locOf(1)], rehash: false });
     const lastText = await rsdesk(['audit', '--dest', dest, '--last']);
-    expect(lastText.stdout).toMatch(/^Last audit: \d{4}-\d\d-\d\dT[^\n]*\nNot in sync \(19 resources match\):\n  missing \(1\):/);
+    expect(lastText.stdout).toMatch(/^Last audit: \d{4}-\d\d-\d\dT[^\n]*\nNot in sync \(19 resources match, by size and the hashes recorded when mirrored; --rehash reads every file again\):\n  missing \(1\):/);
     expect(fixture.requests.length).toBe(requests);
     expect((await rsdesk(['audit', '--dest', dest, '--last', '--rehash'])).code).toBe(2);
 

@@ -143,7 +143,7 @@ export function formatSync(r: SyncResult, dest: string): string {
   if (r.failures.length > 0) {
     lines.push('Failures:');
     for (const f of r.failures.slice(0, 50)) lines.push(`  ${f.uri}: ${f.reason}`);
-    if (r.failures.length > 50) lines.push(`  … and ${r.failures.length - 50} more (rsdesk runs --dest DIR --json lists them all)`);
+    if (r.failures.length > 50) lines.push(`  … and ${r.failures.length - 50} more (rsdesk runs --dest ${dest} --json lists them all)`);
   }
   lines.push(r.checkpoint ? `Checkpoint: ${r.checkpoint}` : 'No checkpoint yet: the next sync is a baseline again.');
   return `${lines.join('\n')}\n`;
@@ -165,25 +165,28 @@ export async function auditCommand(
     const saved = lastAudit(resolve(o.dest));
     if (saved === null) {
       if (o.json) io.out('null\n');
-      else io.out(`No audit report is kept for ${resolve(o.dest)} yet: run rsdesk audit --dest DIR without --last.\n`);
+      else io.out(`No audit report is kept for ${resolve(o.dest)} yet: run rsdesk audit --dest ${resolve(o.dest)} without --last.\n`);
       return 1;
     }
     if (!o.json) io.out(`Last audit: ${saved.at}${saved.rehash ? ' (every file hashed again)' : ''}, ${saved.seconds} s\n`);
-    printAudit(saved.report, o.json, io, { at: saved.at, rehash: saved.rehash });
+    printAudit(saved.report, o.json, io, saved.rehash, { at: saved.at, rehash: saved.rehash });
     return saved.report.inSync ? 0 : 1;
   }
   const credentials = credentialsFrom(o.token, o.basic);
   const report: AuditReport = await audit({ dest: resolve(o.dest), rehash: o.rehash, credentials, secretStore: cliSecretStore(), timeoutMs: o.timeoutMs, userAgent: o.userAgent });
-  printAudit(report, o.json, io);
+  printAudit(report, o.json, io, o.rehash);
   return report.inSync ? 0 : 1;
 }
 
-function printAudit(report: AuditReport, json: boolean, io: Io, when?: { at: string; rehash: boolean }): void {
+function printAudit(report: AuditReport, json: boolean, io: Io, rehash: boolean, when?: { at: string; rehash: boolean }): void {
   if (json) {
-    const { inSync, missing, extra, changed, unverifiable } = report;
-    io.out(`${JSON.stringify({ inSync, missing, extra, changed, unverifiable, ...when })}\n`);
+    const { inSync, missing, extra, changed, unverifiable, notes } = report;
+    io.out(`${JSON.stringify({ inSync, missing, extra, changed, unverifiable, ...(notes ? { notes } : {}), ...when })}\n`);
   } else {
-    const lines = [report.inSync ? `In sync: ${report.inSyncCount} resources match the Source.` : `Not in sync (${report.inSyncCount} resources match):`];
+    // Without --rehash the files were not read: say what "match" rests on.
+    const basis = rehash ? 'every file read again' : 'by size and the hashes recorded when mirrored; --rehash reads every file again';
+    const lines = [report.inSync ? `In sync: ${report.inSyncCount} resources match the Source (${basis}).` : `Not in sync (${report.inSyncCount} resources match, ${basis}):`];
+    for (const note of report.notes ?? []) lines.push(`  Note: ${note}`);
     const section = (title: string, items: string[]) => {
       if (items.length === 0) return;
       lines.push(`  ${title} (${items.length}):`);

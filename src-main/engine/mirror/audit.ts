@@ -26,6 +26,8 @@ export interface AuditReport {
   unverifiable: { uri: string; reason: string }[];
   /** Listed URIs found in sync. */
   inSyncCount: number;
+  /** What the audit could not do as it should, and what it did instead (e.g. a Change List it could not read). */
+  notes?: string[];
 }
 
 export interface AuditOptions {
@@ -86,9 +88,21 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     });
     for (const child of children) await loadDocument(http, child, { signal: options.signal, onEntry: collectList });
     const at = top.summary.md.at ? parseW3cDatetime(top.summary.md.at) : null;
-    if (binding.changeListUrl !== null && at !== null) await applyChanges(http, binding.changeListUrl, at, listed, options.signal);
+    const notes: string[] = [];
+    if (binding.changeListUrl !== null && at !== null) {
+      try {
+        await applyChanges(http, binding.changeListUrl, at, listed, options.signal);
+      } catch (err) {
+        if (options.signal?.aborted) throw err;
+        // As a sync does with a Change List it cannot read: carry on, and say what that means.
+        notes.push(
+          `The Change List ${clip(binding.changeListUrl)} could not be read (${clip((err as Error).message, 300)}); the mirror is compared with the ` +
+            `Resource List as of ${top.summary.md.at} alone, so resources changed since may show as changed or missing.`,
+        );
+      }
+    }
 
-    const report: AuditReport = { inSync: false, missing: [], extra: [], changed: [], unverifiable: [], inSyncCount: 0 };
+    const report: AuditReport = { inSync: false, missing: [], extra: [], changed: [], unverifiable: [], inSyncCount: 0, ...(notes.length > 0 ? { notes } : {}) };
     const listedPaths = new Set<string>();
     // Local copies that are no longer what was verified: the next sync fetches them again.
     const damaged: string[] = [];

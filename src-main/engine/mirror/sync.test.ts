@@ -227,6 +227,15 @@ describe('audit', () => {
     expect(rehashed.changed.map((c) => c.uri)).toContain(fixture.state.locOf(3));
   });
 
+  it('a Change List that cannot be read does not stop an audit: it compares with the Resource List and says so', async () => {
+    await run();
+    fixture.setBroken(fixture.paths.dataset1.changeListIndex, { status: 500 });
+    const report = await audit({ dest, timeoutMs: 2_000 });
+    expect(report.inSync).toBe(true);
+    expect(report.notes).toHaveLength(1);
+    expect(report.notes![0]).toMatch(/^The Change List .*changelist-index\.xml could not be read \(.*500.*\); the mirror is compared with the Resource List as of .* alone/);
+  });
+
   it('damaged local copies: an audit marks them, the next sync (incremental or baseline) fetches them again', async () => {
     await run();
     const sameSize = fileOf(3);
