@@ -52,7 +52,7 @@ describe('rsdesk sync, audit, runs', () => {
 
     const inSync = await rsdesk(['audit', '--dest', dest, '--json']);
     expect(inSync.code).toBe(0);
-    expect(JSON.parse(inSync.stdout)).toEqual({ inSync: true, missing: [], extra: [], changed: [], unverifiable: [] });
+    expect(JSON.parse(inSync.stdout)).toEqual({ inSync: true, missing: [], extra: [], changed: [], unverifiable: [], kept: [] });
 
     rmSync(join(dest, new URL(fixture.url).host.replace(':', '_'), ...fixture.state.pathOf(1).split('/').filter(Boolean)));
     const notInSync = await rsdesk(['audit', '--dest', dest, '--json']);

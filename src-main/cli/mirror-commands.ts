@@ -180,8 +180,8 @@ export async function auditCommand(
 
 function printAudit(report: AuditReport, json: boolean, io: Io, rehash: boolean, when?: { at: string; rehash: boolean }): void {
   if (json) {
-    const { inSync, missing, extra, changed, unverifiable, notes } = report;
-    io.out(`${JSON.stringify({ inSync, missing, extra, changed, unverifiable, ...(notes ? { notes } : {}), ...when })}\n`);
+    const { inSync, missing, extra, changed, unverifiable, kept = [], notes } = report;
+    io.out(`${JSON.stringify({ inSync, missing, extra, changed, unverifiable, kept, ...(notes ? { notes } : {}), ...when })}\n`);
   } else {
     // Without --rehash the files were not read: say what "match" rests on.
     const basis = rehash ? 'every file read again' : 'by size and the hashes recorded when mirrored; --rehash reads every file again';
@@ -197,6 +197,7 @@ function printAudit(report: AuditReport, json: boolean, io: Io, rehash: boolean,
     section('extra', report.extra);
     section('changed', report.changed.map((c) => `${c.uri}: ${c.reason}`));
     section('unverifiable', report.unverifiable.map((c) => `${c.uri}: ${c.reason}`));
+    section('kept, no longer listed by the Source (--delete delete or quarantine would remove them)', report.kept ?? []);
     io.out(`${lines.join('\n')}\n`);
   }
 }

@@ -15,6 +15,7 @@ const STATUS_TEXT: Record<AuditStatus, string> = {
   changed: 'changed',
   unverifiable: 'unverifiable',
   extra: 'extra',
+  kept: 'kept',
 };
 
 function fileName(path: string, extension: string): string {

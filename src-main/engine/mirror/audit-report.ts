@@ -3,7 +3,7 @@
 import { csvField } from '../check/report.ts';
 import type { AuditReport } from './audit.ts';
 
-export type AuditStatus = 'missing' | 'extra' | 'changed' | 'unverifiable';
+export type AuditStatus = 'missing' | 'extra' | 'changed' | 'unverifiable' | 'kept';
 
 export interface AuditRow {
   status: AuditStatus;
@@ -12,21 +12,22 @@ export interface AuditRow {
   reason: string;
 }
 
-export function auditRows(report: Pick<AuditReport, 'missing' | 'extra' | 'changed' | 'unverifiable'>): AuditRow[] {
+export function auditRows(report: Pick<AuditReport, 'missing' | 'extra' | 'changed' | 'unverifiable' | 'kept'>): AuditRow[] {
   return [
     ...report.missing.map((uri) => ({ status: 'missing' as const, item: uri, reason: 'listed by the Source, not in the mirror' })),
     ...report.changed.map((c) => ({ status: 'changed' as const, item: c.uri, reason: c.reason })),
     ...report.unverifiable.map((c) => ({ status: 'unverifiable' as const, item: c.uri, reason: c.reason })),
     ...report.extra.map((path) => ({ status: 'extra' as const, item: path, reason: 'in the mirror, listed by no one' })),
+    ...(report.kept ?? []).map((uri) => ({ status: 'kept' as const, item: uri, reason: 'no longer listed by the Source; its file is kept (deletion policy keep)' })),
   ];
 }
 
 export function auditJson(report: AuditReport): string {
-  const { inSync, inSyncCount, missing, extra, changed, unverifiable } = report;
-  return `${JSON.stringify({ inSync, inSyncCount, missing, extra, changed, unverifiable }, null, 2)}\n`;
+  const { inSync, inSyncCount, missing, extra, changed, unverifiable, kept = [] } = report;
+  return `${JSON.stringify({ inSync, inSyncCount, missing, extra, changed, unverifiable, kept }, null, 2)}\n`;
 }
 
-export function auditCsv(report: Pick<AuditReport, 'missing' | 'extra' | 'changed' | 'unverifiable'>): string {
+export function auditCsv(report: Pick<AuditReport, 'missing' | 'extra' | 'changed' | 'unverifiable' | 'kept'>): string {
   const lines = ['status,item,reason'];
   for (const row of auditRows(report)) lines.push([row.status, row.item, row.reason].map(csvField).join(','));
   return `${lines.join('\r\n')}\r\n`;

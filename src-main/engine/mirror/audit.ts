@@ -10,6 +10,7 @@ import { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import { expectationOf, meterFile, recordedMatches, type FixityResult } from './fixity.ts';
 import { acquireLock } from './lock.ts';
+import { caseKey } from './local-path.ts';
 import { keepAsMetadata, metadataOf } from './metadata.ts';
 import { MirrorState, STATE_DIR, stateDirOf, type InventoryRow, type SavedAudit } from './state.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
@@ -26,6 +27,11 @@ export interface AuditReport {
   unverifiable: { uri: string; reason: string }[];
   /** Listed URIs found in sync. */
   inSyncCount: number;
+  /**
+   * URIs the Source no longer lists whose files the mirror keeps (the deletion policy `keep`): listed apart from the
+   * extra files, which the inventory does not know; they do not make the mirror out of sync.
+   */
+  kept?: string[];
   /** What the audit could not do as it should, and what it did instead (e.g. a Change List it could not read). */
   notes?: string[];
 }
@@ -163,7 +169,15 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       const row = state.get(uri);
       if (row !== null && keepAsMetadata(described, uri, (u) => listed.has(u))) listedPaths.add(row.path);
     }
-    for (const rel of walk(options.dest, '')) if (!listedPaths.has(rel)) report.extra.push(rel);
+    const kept: string[] = [];
+    for (const rel of walk(options.dest, '')) {
+      if (listedPaths.has(rel)) continue;
+      const held = state.fileByKey(caseKey(rel));
+      const row = held !== undefined && held.path === rel ? state.get(held.uri) : null;
+      if (row !== null && row.status !== 'deleted' && row.status !== 'quarantined' && !listed.has(row.uri)) kept.push(row.uri);
+      else report.extra.push(rel);
+    }
+    report.kept = kept;
     report.inSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length === 0;
     if (damaged.length > 0) state.markDamaged(damaged);
     state.transaction(() =>

@@ -174,6 +174,7 @@ export interface SavedAudit {
     extra: string[];
     changed: { uri: string; reason: string }[];
     unverifiable: { uri: string; reason: string }[];
+    kept?: string[];
   };
 }
 
@@ -525,6 +526,7 @@ export class MirrorState implements ClaimStore {
       for (const path of report.extra) insert.run(audit.runId, 'extra', path, null);
       for (const c of report.changed) insert.run(audit.runId, 'changed', c.uri, c.reason);
       for (const c of report.unverifiable) insert.run(audit.runId, 'unverifiable', c.uri, c.reason);
+      for (const uri of report.kept ?? []) insert.run(audit.runId, 'kept', uri, null);
       const old = this.db.prepare('SELECT run_id FROM audit_reports ORDER BY run_id DESC LIMIT -1 OFFSET ?').all(KEPT_AUDIT_REPORTS) as { run_id: number }[];
       for (const r of old) {
         this.db.prepare('DELETE FROM audit_items WHERE run_id = ?').run(r.run_id);
@@ -542,13 +544,14 @@ export class MirrorState implements ClaimStore {
     ) as { run_id: number; at: string; rehash: number; seconds: number; in_sync: number; in_sync_count: number } | undefined;
     if (raw === undefined) return null;
     const id = Number(raw.run_id);
-    const report: SavedAudit['report'] = { inSync: raw.in_sync === 1, inSyncCount: Number(raw.in_sync_count), missing: [], extra: [], changed: [], unverifiable: [] };
+    const report: SavedAudit['report'] = { inSync: raw.in_sync === 1, inSyncCount: Number(raw.in_sync_count), missing: [], extra: [], changed: [], unverifiable: [], kept: [] };
     const items = this.db.prepare('SELECT status, item, reason FROM audit_items WHERE run_id = ? ORDER BY rowid').iterate(id) as Iterable<{ status: string; item: string; reason: string | null }>;
     for (const row of items) {
       if (row.status === 'missing') report.missing.push(row.item);
       else if (row.status === 'extra') report.extra.push(row.item);
       else if (row.status === 'changed') report.changed.push({ uri: row.item, reason: row.reason ?? '' });
       else if (row.status === 'unverifiable') report.unverifiable.push({ uri: row.item, reason: row.reason ?? '' });
+      else if (row.status === 'kept') report.kept!.push(row.item);
     }
     return { runId: id, at: raw.at, rehash: raw.rehash === 1, seconds: Number(raw.seconds), report };
   }

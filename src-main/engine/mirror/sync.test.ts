@@ -227,6 +227,21 @@ describe('audit', () => {
     expect(rehashed.changed.map((c) => c.uri)).toContain(fixture.state.locOf(3));
   });
 
+  it('files kept by the deletion policy keep are listed apart, not as extra, and leave the mirror in sync', async () => {
+    await run();
+    const [gone] = fixture.change('delete', 1);
+    const result = await run();
+    expect(result.wouldDelete).toEqual([fixture.state.locOf(gone!.id)]);
+    writeFileSync(join(dest, host(), 'stray.txt'), 'x');
+    const report = await audit({ dest });
+    expect(report.kept).toEqual([fixture.state.locOf(gone!.id)]);
+    expect(report.extra).toEqual([`${host()}/stray.txt`]);
+    const { rmSync } = await import('node:fs');
+    rmSync(join(dest, host(), 'stray.txt'));
+    expect(await audit({ dest })).toMatchObject({ inSync: true, extra: [], kept: [fixture.state.locOf(gone!.id)] });
+    expect(lastAudit(dest)!.report.kept).toEqual([fixture.state.locOf(gone!.id)]);
+  });
+
   it('a Change List that cannot be read does not stop an audit: it compares with the Resource List and says so', async () => {
     await run();
     fixture.setBroken(fixture.paths.dataset1.changeListIndex, { status: 500 });
