@@ -73,16 +73,19 @@ function AuditTable({ view }: { view: AuditView }) {
     return rows.filter((r) => (status === 'all' || r.status === status) && (needle === '' || r.item.toLowerCase().includes(needle) || r.reason.toLowerCase().includes(needle)));
   }, [rows, status, text]);
   const r = view.report;
+  // What the deletion policy keep kept is shown, but is no difference.
+  const kept = r.kept?.length ?? 0;
+  const differences = rows.length - kept;
   return (
     <>
       <div className={`audit-summary${r.inSync ? ' in-sync' : ' not-in-sync'}`} role="status">
         <strong>
-          {r.inSync ? `✓ In sync: ${formatCount(r.inSyncCount)} resources match the Source.` : `Not in sync: ${formatCount(rows.length)} differences.`}
+          {r.inSync ? `✓ In sync: ${formatCount(r.inSyncCount)} resources match the Source.` : `Not in sync: ${formatCount(differences)} differences.`}
         </strong>
         <span className="muted">
           {' '}
           {formatCount(r.inSyncCount)} in sync, {formatCount(r.missing.length)} missing, {formatCount(r.changed.length)} changed,{' '}
-          {formatCount(r.unverifiable.length)} unverifiable, {formatCount(r.extra.length)} extra · {view.rehash ? 'every file read again' : 'from the inventory'} ·{' '}
+          {formatCount(r.unverifiable.length)} unverifiable, {formatCount(r.extra.length)} extra{kept > 0 ? `, ${formatCount(kept)} kept (no longer listed)` : ''} · {view.rehash ? 'every file read again' : 'from the inventory'} ·{' '}
           {formatWhen(view.at)}
         </span>
         <span className="check-export">
@@ -100,16 +103,17 @@ function AuditTable({ view }: { view: AuditView }) {
             <label>
               Show{' '}
               <select value={status} onChange={(e) => setStatus(e.target.value as AuditStatus | 'all')}>
-                <option value="all">every difference</option>
+                <option value="all">{kept > 0 ? 'every row' : 'every difference'}</option>
                 <option value="missing">missing only</option>
                 <option value="changed">changed only</option>
                 <option value="unverifiable">unverifiable only</option>
                 <option value="extra">extra only</option>
+                {kept > 0 && <option value="kept">kept only</option>}
               </select>
             </label>
             <input type="search" aria-label="Filter the audit by text" placeholder="Filter by URI, path or reason" value={text} onChange={(e) => setText(e.target.value)} />
             <span className="muted" aria-live="polite">
-              {shown.length === rows.length ? `${formatCount(rows.length)} differences` : `${formatCount(shown.length)} of ${formatCount(rows.length)} differences`}
+              {shown.length === rows.length ? `${formatCount(rows.length)} ${kept > 0 ? 'rows' : 'differences'}` : `${formatCount(shown.length)} of ${formatCount(rows.length)}`}
             </span>
           </div>
           <div className="mirror-table-box">
@@ -125,7 +129,7 @@ function AuditTable({ view }: { view: AuditView }) {
                 {shown.slice(0, MAX_ROWS).map((row, i) => (
                   <tr key={i} className={`audit-${row.status}`}>
                     <td>{STATUS_TEXT[row.status]}</td>
-                    <td className="mono wrap">{row.item}</td>
+                    <td className="mono wrap audit-item">{row.item}</td>
                     <td className="wrap">{row.reason}</td>
                   </tr>
                 ))}

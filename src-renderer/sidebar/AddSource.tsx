@@ -172,13 +172,13 @@ export function AddSource() {
   return (
     <section className="add-source" aria-label="Add a Source">
       <form onSubmit={submit} className="add-form">
-        {/* Text, not type="url": a bare host name ("example.org", "127.0.0.1:5399") is a fine start. */}
+        {/* Text, not type="url": a bare host name ("example.org", "127.0.0.1:5399") is a fine start. The placeholder is short enough to be read whole in the sidebar. */}
         <input
           type="text"
           inputMode="url"
           value={url}
           onChange={(e) => setUrl(e.target.value)}
-          placeholder="example.org, https://… or a ResourceSync document URL"
+          placeholder="example.org or any URL"
           aria-label="Source URL"
           spellCheck={false}
           autoComplete="off"
