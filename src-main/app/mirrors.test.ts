@@ -219,6 +219,9 @@ describe('mirrors', () => {
     mkdirSync(full);
     writeFileSync(join(full, 'mine.txt'), 'x');
     expect(await fails('mirrors.create', { url: capabilityList(), path: full })).toMatchObject({ code: 'mirror', message: expect.stringMatching(/is not empty/) });
+    expect((await fails('mirrors.create', { url: capabilityList(), path: join(full, 'mine.txt') })).message).toBe(
+      `${join(full, 'mine.txt')} is a file, not a folder. Choose a new or empty folder: the mirror puts its own files there.`,
+    );
     const nowhere = join(dir, 'nowhere');
     const missing = await fails('mirrors.create', { url: `${fixture.url}/broken/not-there.xml`, path: nowhere });
     expect(missing.code).not.toBe('internal');

@@ -1,7 +1,7 @@
 // Mirrors for the UI: the folders the app remembers (paths in its store, everything else in each folder's own
 // state), one sync or audit at a time per folder, pause / resume / cancel, and progress as events in batches (a
 // timer sends the latest state at most every `progressIntervalMs`, never one message per resource).
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, normalize } from 'node:path';
 import type {
   AuditView,
@@ -228,6 +228,8 @@ export class MirrorService {
       if (!wasMirror) throw new InvalidArgumentsError(`${path} is not a mirror yet: give the URL of the list to mirror`);
     } else if (current !== null && current.url !== args.url) {
       throw new MirrorError(`${path} is a mirror of ${current.url} already. Choose another folder for ${args.url}.`);
+    } else if (!wasMirror && existed && !statSync(path).isDirectory()) {
+      throw new MirrorError(`${path} is a file, not a folder. Choose a new or empty folder: the mirror puts its own files there.`);
     } else if (!wasMirror && existed && !isEmptyFolder(path)) {
       throw new MirrorError(`${path} is not empty. Choose a new or empty folder: the mirror puts its own files there.`);
     }

@@ -114,9 +114,11 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
           const done = p.created + p.updated + p.unchanged + p.failed + p.skipped;
           const seconds = (Date.now() - started) / 1000;
           const rate = seconds > 1 ? `, ${Math.round(done / seconds).toLocaleString('en')}/s` : '';
+          // Bytes as they arrive (p.bytes counts only what batches committed); the total is "so far" while the
+          // lists are still being read.
           progress.draw(
-            `${p.mode === 'baseline' ? 'Baseline' : 'Incremental'}: ${done.toLocaleString('en')} of ${p.listed.toLocaleString('en')} listed, ` +
-              `${p.failed.toLocaleString('en')} failed, ${formatBytes(p.bytes)}${rate}`,
+            `${p.mode === 'baseline' ? 'Baseline' : 'Incremental'}: ${done.toLocaleString('en')} of ${p.listed.toLocaleString('en')} listed${p.listComplete ? '' : ' so far'}, ` +
+              `${p.failed.toLocaleString('en')} failed, ${formatBytes(p.bytesFetched)}${rate}`,
           );
         }
       : undefined,

@@ -56,7 +56,7 @@ export function AuditReport({ path, canStart, auditing }: { path: string; canSta
       ) : view ? (
         <AuditTable view={view} />
       ) : (
-        <p className="empty">No audit since the app started. An audit compares every file of the mirror with what the Source lists now.</p>
+        <p className="empty">No audit yet. An audit compares every file of the mirror with what the Source lists now.</p>
       )}
     </div>
   );
