@@ -84,6 +84,10 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await expect(page.getByRole('list', { name: 'Mirrors' })).toContainText(/Running \d+ %/);
   await expect(view(page).locator('.run-phase')).toContainText(/resources\/s|measuring the rate/);
   await expect(view(page).getByRole('button', { name: 'Pause' })).toBeEnabled();
+  // The history's row of the run under way counts with the progress, not with what batches recorded so far.
+  const running = view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr').first();
+  await expect(running).toContainText('running');
+  expect(Number(await running.locator('td').nth(4).textContent())).toBeGreaterThan(4);
   await page.screenshot({ path: join(screenshots, 'mirror-run.png') });
   await accessible(page, 'the run view while running');
   await expect(bar).toBeVisible();

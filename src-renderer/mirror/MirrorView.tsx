@@ -185,7 +185,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
       </div>
       <div role="tabpanel" id={`mirror-panel-${tab}`} aria-labelledby={`mirror-tab-${tab}`} className="mirror-panel">
         {tab === 'runs' ? (
-          <RunHistory runs={m.runs} />
+          <RunHistory runs={m.runs} live={busy ? progress : null} />
         ) : tab === 'failures' ? (
           <FailuresTable path={m.path} runs={m.runs.filter((r) => r.kind !== 'audit')} canRetry={usable && !busy} onRetry={(runId, uris) => action.mutate({ action: 'retry', retry: { runId, uris } })} />
         ) : tab === 'audit' ? (

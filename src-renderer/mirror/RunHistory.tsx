@@ -1,12 +1,14 @@
-import type { MirrorRun } from '../../src-main/contract/types.ts';
+import type { MirrorProgress, MirrorRun } from '../../src-main/contract/types.ts';
 import { formatBytes, formatCount } from '../lib/format.ts';
 import { useMirrorUi } from '../state/mirror.ts';
 import { formatDuration, formatWhen, runKind, runSeconds, runStatus } from './format.ts';
 
 /** Every run of the mirror's journal, newest first. */
-export function RunHistory({ runs }: { runs: MirrorRun[] }) {
+export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: MirrorProgress | null }) {
   const showFailures = useMirrorUi((s) => s.showFailures);
   if (runs.length === 0) return <p className="empty">No runs yet.</p>;
+  // The run under way counts what its progress says: its recorded counts lag behind, batch by batch.
+  const runningId = live !== null && live.kind === 'sync' ? runs.findLast((r) => r.status === 'running' && r.kind !== 'audit')?.id : undefined;
   return (
     <div className="mirror-table-box">
       <table className="grid-table mirror-table" aria-label="Run history">
@@ -25,7 +27,11 @@ export function RunHistory({ runs }: { runs: MirrorRun[] }) {
           </tr>
         </thead>
         <tbody>
-          {runs.map((run) => {
+          {runs.map((recorded) => {
+            const run: MirrorRun =
+              recorded.id === runningId && live !== null
+                ? { ...recorded, created: live.created, updated: live.updated, deleted: live.deleted, unchanged: live.unchanged, failed: live.failed, bytes: live.bytesDone }
+                : recorded;
             const seconds = runSeconds(run);
             return (
               <tr key={run.id} className={`run run-${run.status}`}>
