@@ -98,6 +98,10 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
     { timeout: 60_000 },
   );
   await expect(bar).toHaveCount(0);
+  // The checkpoint, to the second, in the app's date style; the Source's own value in its title.
+  const checkpoint = view(page).locator('dd[title]').filter({ hasText: /^\d{1,2} \w{3} \d{4}, \d\d:\d\d:\d\d$/ });
+  await expect(checkpoint).toHaveCount(1);
+  expect(await checkpoint.getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\dT/);
   const history = view(page).getByRole('table', { name: 'Run history' });
   await expect(history.locator('tbody tr')).toHaveCount(1);
   await expect(history.locator('tbody tr').first()).toContainText('Baseline');

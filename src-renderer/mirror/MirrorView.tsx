@@ -8,7 +8,7 @@ import { useMirrorUi, type MirrorTab } from '../state/mirror.ts';
 import { AccessPanel } from './AccessPanel.tsx';
 import { AuditReport } from './AuditReport.tsx';
 import { FailuresTable } from './FailuresTable.tsx';
-import { countsLine, formatWhen, STATUS_LABEL } from './format.ts';
+import { countsLine, formatInstant, formatWhen, STATUS_LABEL } from './format.ts';
 import { useForgetMirror, useMirror, useMirrorEnded, useMirrorProgress, useOpenFolder, useRunAction } from './queries.ts';
 import { Counters, RunProgress } from './RunProgress.tsx';
 import { RunHistory } from './RunHistory.tsx';
@@ -119,7 +119,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
       </header>
       <dl className="facts mirror-facts">
         <div><dt>mirrors</dt><dd className="mono">{m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url ?? '—'}</dd></div>
-        <div><dt>in sync up to</dt><dd className="mono">{m.checkpoint ?? 'not yet (no complete baseline)'}</dd></div>
+        <div><dt>in sync up to</dt><dd title={m.checkpoint ?? undefined}>{m.checkpoint ? formatInstant(m.checkpoint) : 'not yet (no complete baseline)'}</dd></div>
         <div><dt>resources</dt><dd>{formatCount(m.resources)}</dd></div>
         <div><dt>deletions</dt><dd>{POLICY_TEXT[m.options.deletePolicy]}</dd></div>
         <div><dt>connections</dt><dd>{m.options.concurrency}{m.options.delaySeconds > 0 ? `, ${m.options.delaySeconds} s pause` : ''}</dd></div>

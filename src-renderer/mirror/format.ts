@@ -48,6 +48,16 @@ export function formatWhen(iso: string | null): string {
   return d.toLocaleString('en-GB', { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 }
 
+/**
+ * A Source's own timestamp (a checkpoint): as the app's other dates, in local time, but to the second, since that
+ * is the precision changes are ordered by; the exact value stays in the title.
+ */
+export function formatInstant(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toLocaleString('en-GB', { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
+
 export function runSeconds(run: MirrorRun): number | null {
   if (!run.endedAt) return null;
   return (Date.parse(run.endedAt) - Date.parse(run.startedAt)) / 1000;
