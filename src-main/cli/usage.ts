@@ -127,8 +127,8 @@ Exit code 0 when nothing failed, 1 otherwise, 2 on usage errors.
 Compares the mirror in <dir> with the Source's current Resource List (plus the Change List's changes
 since its "at"): in sync, missing, extra (files no listed URI maps to), changed (hash, length or
 lastmod), unverifiable; kept (what the Source no longer lists and --delete keep kept: not a difference).
---rehash reads every local file again instead of trusting the inventory; a file found changed since it
-was mirrored is marked, and the next sync fetches it again.
+--rehash reads every local file again instead of trusting the inventory. A file found changed since it
+was mirrored (its size; with --rehash, its bytes) is marked, and the next sync fetches it again.
 --json prints {"inSync","missing","extra","changed","unverifiable","kept"}. Each report is kept in the
 mirror's state (the newest 5); --last prints the last one again without asking the Source.
 

@@ -28,9 +28,18 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
         </thead>
         <tbody>
           {runs.map((recorded) => {
+            // The larger of each: a resumed run's record holds its earlier sessions too, the progress only this one.
             const run: MirrorRun =
               recorded.id === runningId && live !== null
-                ? { ...recorded, created: live.created, updated: live.updated, deleted: live.deleted, unchanged: live.unchanged, failed: live.failed, bytes: live.bytesDone }
+                ? {
+                    ...recorded,
+                    created: Math.max(recorded.created, live.created),
+                    updated: Math.max(recorded.updated, live.updated),
+                    deleted: Math.max(recorded.deleted, live.deleted),
+                    unchanged: Math.max(recorded.unchanged, live.unchanged),
+                    failed: Math.max(recorded.failed, live.failed),
+                    bytes: Math.max(recorded.bytes, live.bytesDone),
+                  }
                 : recorded;
             const seconds = runSeconds(run);
             return (

@@ -42,6 +42,8 @@ export interface ApplyOptions {
   /** The least time between the starts of two requests, across all those in flight (politeness). */
   delayMs?: number;
   signal?: AbortSignal;
+  /** A pause: a resource still waiting for its turn (a delay between requests) is left for the resumed run. */
+  pauseSignal?: AbortSignal;
   /** Batch size of durable writes. */
   batchSize?: number;
   onProgress?: (counts: RunCounts) => void;
@@ -73,6 +75,8 @@ export class Applier {
   /** Each download's signal: the run's, and the resource's deadline. */
   readonly #signals: ResourceSignals;
   readonly #pacer: Pacer | null;
+  /** Damaged copies being repaired (`repair`): what to say when the Source no longer has one. */
+  readonly #repairs = new Map<string, (reason: string) => void>();
   /**
    * One URI may rightly change more than once in this run (a Change Dump's bitstreams in turn, then the Change List):
    * the shortcut that skips what this run did already (for a resumed run) is then off.
@@ -156,8 +160,9 @@ export class Applier {
     try {
       await this.#apply(entry);
     } catch (err) {
-      // A cancelled run: what was cut off is not a failure of the resource; the next run fetches it.
-      if (this.#o.signal?.aborted) return;
+      // A cancelled run: what was cut off is not a failure of the resource; the next run fetches it. Nor is one a
+      // pause stopped before it started.
+      if (this.#o.signal?.aborted || err instanceof NotStarted) return;
       const reason = err instanceof Error ? err.message : String(err);
       this.#note({ failed: 1 }, { uri, reason: clip(reason, 500) });
     }
@@ -250,7 +255,27 @@ export class Applier {
       problems.push(location === uri ? got.reason : `mirror ${location}: ${got.reason}`);
     }
     const reasons = problems.filter((p) => p !== '304');
+    const gone = this.#repairs.get(uri);
+    if (gone !== undefined && /^HTTP (404|410) /.test(reasons.at(-1) ?? '')) {
+      // A damaged copy of what the Source no longer has: nothing to fetch it from, and nothing a retry would mend.
+      gone(reasons.at(-1)!);
+      this.#note({ skipped: 1 });
+      return;
+    }
     this.#note({ failed: 1 }, { uri, reason: clip(reasons.join('; '), 1000) });
+  }
+
+  /**
+   * Fetches again a copy an audit found damaged, as `apply` does; when the Source no longer has it (404, 410) that is
+   * said through `onGone`, counted as skipped and not as failed, and the copy stays marked damaged.
+   */
+  async repair(entry: Entry, onGone: (reason: string) => void): Promise<void> {
+    this.#repairs.set(entry.loc, onGone);
+    try {
+      await this.apply(entry);
+    } finally {
+      this.#repairs.delete(entry.loc);
+    }
   }
 
   #stage(got: Downloaded & { kind: 'file' }, final: string, mtimeMs: number | undefined, base: RowBase, live: InventoryRow | null): void {
@@ -269,8 +294,16 @@ export class Applier {
   async #download(url: string, headers: Record<string, string>, expected: Expectation, mtimeMs: number | undefined): Promise<Downloaded> {
     const o = this.#o;
     // Before the resource's deadline starts: a turn may be long in coming with a long delay and many in flight.
-    const turn = this.#pacer?.turn(o.signal);
-    if (turn !== undefined) await turn;
+    // A pause ends the wait too (else it waits for every turn already taken).
+    const turn = this.#pacer?.turn(o.pauseSignal ? AbortSignal.any(o.signal ? [o.signal, o.pauseSignal] : [o.pauseSignal]) : o.signal);
+    if (turn !== undefined) {
+      try {
+        await turn;
+      } catch (err) {
+        if (o.pauseSignal?.aborted && !o.signal?.aborted) throw new NotStarted();
+        throw err;
+      }
+    }
     const { signal, done } = this.#signals.start();
     let file: TempFile | null = null;
     try {
@@ -500,6 +533,9 @@ function sizeIs(path: string, length: number | null): boolean {
     return false;
   }
 }
+
+/** A resource that a pause stopped before its request started: not a failure, and not done. */
+class NotStarted extends Error {}
 
 /**
  * Spaces the starts of requests at least `ms` apart, however many resources are in flight: the pause between

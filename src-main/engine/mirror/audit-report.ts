@@ -18,7 +18,7 @@ export function auditRows(report: Pick<AuditReport, 'missing' | 'extra' | 'chang
     ...report.changed.map((c) => ({ status: 'changed' as const, item: c.uri, reason: c.reason })),
     ...report.unverifiable.map((c) => ({ status: 'unverifiable' as const, item: c.uri, reason: c.reason })),
     ...report.extra.map((path) => ({ status: 'extra' as const, item: path, reason: 'in the mirror, listed by no one' })),
-    ...(report.kept ?? []).map((uri) => ({ status: 'kept' as const, item: uri, reason: 'no longer listed by the Source; its file is kept (deletion policy keep)' })),
+    ...(report.kept ?? []).map((uri) => ({ status: 'kept' as const, item: uri, reason: 'no longer listed by the Source; its file is still in the mirror (the deletion policy keep keeps it, delete and quarantine take it away at the next sync)' })),
   ];
 }
 

@@ -103,7 +103,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
         // As a sync does with a Change List it cannot read: carry on, and say what that means.
         notes.push(
           `The Change List ${clip(binding.changeListUrl)} could not be read (${clip((err as Error).message, 300)}); the mirror is compared with the ` +
-            `Resource List as of ${top.summary.md.at} alone, so resources changed since may show as changed or missing.`,
+            `Resource List as of ${top.summary.md.at} alone, so resources changed since may show as changed, missing, extra or kept.`,
         );
       }
     }

@@ -1,10 +1,14 @@
 // What a sync makes of a folder: one Source per mirror (another is refused, as the app refuses it), nothing written by
 // a dry run, and nothing left behind by a first sync that failed before it bound the folder to a Source.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { MemorySecretStore } from './secrets.ts';
+import { secretKey } from './settings.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
 
@@ -43,6 +47,23 @@ describe('one Source per mirror', () => {
     // The next sync by the folder alone goes on with the first Source.
     const next = await sync({ dest, timeoutMs: 2_000 });
     expect(next.mode).toBe('incremental');
+  });
+
+  it('keeps the secret given to a run only when the run keeps the mirror: not when refused, not in a dry run', async () => {
+    const dest = join(root, 'm');
+    const store = new MemorySecretStore();
+    const bearer = (token: string) => ({ scheme: 'bearer' as const, token });
+    await sync({ url: url(fixture.paths.dataset1.capabilityList), dest, credentials: bearer('TOKEN-A'), secretStore: store, timeoutMs: 2_000 });
+    const key = secretKey(bindingOf(dest)!.id!);
+    expect(store.get(key)).toBe('TOKEN-A');
+    await expect(sync({ url: url(fixture.paths.dataset2.capabilityList), dest, credentials: bearer('TOKEN-B'), secretStore: store, timeoutMs: 2_000 })).rejects.toThrow(/is a mirror of/);
+    await sync({ dest, dryRun: true, credentials: bearer('TOKEN-C'), secretStore: store, timeoutMs: 2_000 });
+    await sync({ dest, dryRun: true, credentials: null, secretStore: store, timeoutMs: 2_000 });
+    expect(store.get(key)).toBe('TOKEN-A');
+    // The next run by the folder alone sends the first Source its own token.
+    const before = fixture.requests.length;
+    await sync({ dest, secretStore: store, timeoutMs: 2_000 });
+    expect(fixture.requests.slice(before).every((r) => r.headers.authorization === 'Bearer TOKEN-A')).toBe(true);
   });
 
   it('takes another URL of the same Source (its site instead of its Capability List)', async () => {
@@ -106,8 +127,42 @@ describe('a mirror of one list', () => {
     const notes: string[] = [];
     await sync({ dest, timeoutMs: 2_000, onNote: (n) => notes.push(n) });
     expect(notes[0]).toBe(
-      `This mirror follows the Resource List ${list} alone, without a Change List (mirror its Capability List ${url(fixture.paths.dataset1.capabilityList)} to follow the changes it offers): ` +
+      `This mirror follows the Resource List ${list} alone, without a Change List (if its Capability List ${url(fixture.paths.dataset1.capabilityList)} offers one, mirror that list instead to follow the changes): ` +
         'a new baseline is compared with the inventory instead. Only resources whose listed hash or length differ from the local copy are fetched (those the list gives neither for are asked for conditionally); what the Source no longer lists goes by the deletion policy.',
     );
+  });
+});
+
+describe('a list without an up link', () => {
+  it('mirrored alone, then by the Capability List that names it: the same Source, not refused', async () => {
+    const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    let base = '';
+    const server = createServer((req, res) => {
+      const path = req.url ?? '/';
+      const xml = (body: string) => {
+        res.writeHead(200, { 'content-type': 'application/xml' });
+        res.end(`<?xml version="1.0"?>\n<urlset ${NS}>${body}</urlset>`);
+      };
+      if (path === '/rl.xml') xml(`<rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/><url><loc>${base}/res/a</loc><rs:md length="1"/></url>`);
+      else if (path === '/cl.xml') xml(`<rs:md capability="capabilitylist"/><url><loc>${base}/rl.xml</loc><rs:md capability="resourcelist"/></url>`);
+      else if (path === '/res/a') res.end('a');
+      else {
+        res.writeHead(404);
+        res.end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const dest = join(root, 'm');
+      await sync({ url: `${base}/rl.xml`, dest, timeoutMs: 2_000 });
+      expect(bindingOf(dest)?.capabilityListUrl).toBeNull();
+      const again = await sync({ url: `${base}/cl.xml`, dest, timeoutMs: 2_000 });
+      expect(again.failed).toBe(0);
+      expect(bindingOf(dest)?.capabilityListUrl).toBe(`${base}/cl.xml`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

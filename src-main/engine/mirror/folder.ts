@@ -3,6 +3,7 @@
 // who holds its lock) without creating anything in a folder that is not a mirror.
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { normalizeStartUrl } from '../discovery/discover.ts';
 import { Http } from '../http/client.ts';
@@ -188,6 +189,8 @@ export function lockHolder(dest: string): LockHolder | null {
   try {
     const holder = JSON.parse(readFileSync(join(stateDirOf(dest), LOCK_NAME), 'utf8')) as LockHolder;
     if (typeof holder.pid !== 'number' || holder.pid === process.pid) return null;
+    // Held from another computer (a shared folder): its process cannot be looked at from here, so it holds.
+    if (typeof holder.host === 'string' && holder.host !== hostname()) return holder;
     return processAlive(holder.pid) ? holder : null;
   } catch {
     return null;

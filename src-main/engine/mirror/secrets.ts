@@ -16,6 +16,55 @@ export interface SecretStore {
   readonly sealed: boolean;
 }
 
+/**
+ * A store's writes held back until `commit()`: a run keeps a secret given to it only once it is sure to keep the
+ * mirror it belongs to (not in a dry run, not when the run is refused or binds nothing). Reads see the held writes.
+ */
+export class DeferredSecrets implements SecretStore {
+  readonly #store: SecretStore;
+  readonly #held = new Map<string, string | null>();
+  readonly #notes: string[] = [];
+
+  constructor(store: SecretStore) {
+    this.#store = store;
+  }
+
+  get description(): string {
+    return this.#store.description;
+  }
+
+  get sealed(): boolean {
+    return this.#store.sealed;
+  }
+
+  get(key: string): string | null {
+    return this.#held.has(key) ? this.#held.get(key)! : this.#store.get(key);
+  }
+
+  set(key: string, value: string): void {
+    this.#held.set(key, value);
+  }
+
+  delete(key: string): void {
+    this.#held.set(key, null);
+  }
+
+  /** A note about what is kept, said when it is. */
+  note(text: string): void {
+    this.#notes.push(text);
+  }
+
+  /** Writes what was held, then says so. */
+  commit(onNote?: (note: string) => void): void {
+    for (const [key, value] of this.#held) {
+      if (value === null) this.#store.delete(key);
+      else this.#store.set(key, value);
+    }
+    this.#held.clear();
+    for (const text of this.#notes.splice(0)) onNote?.(text);
+  }
+}
+
 /** Secrets that live only as long as the process (nothing is written). */
 export class MemorySecretStore implements SecretStore {
   readonly description = 'in memory only (not kept after this run)';

@@ -82,6 +82,31 @@ describe('sync control', () => {
     expect(runs()).toMatchObject([{ id: 1, status: 'completed', created: 40 }]);
   });
 
+  it('with a delay between requests, a pause ends the waits for a turn at once and leaves those resources for the resume', async () => {
+    const pause = new AbortController();
+    const onPause = after(2, () => pause.abort());
+    let pausedAt = 0;
+    const started = Date.now();
+    const first = await sync({
+      url: capabilityList(),
+      dest,
+      concurrency: 4,
+      delayMs: 400,
+      pauseSignal: pause.signal,
+      onProgress: (p) => {
+        onPause(p);
+        if (pause.signal.aborted && pausedAt === 0) pausedAt = Date.now();
+      },
+    });
+    // Eight resources held turns 400 ms apart; only the one under way is waited for, not the 3 s of turns.
+    expect(Date.now() - pausedAt).toBeLessThan(1_500);
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(first).toMatchObject({ paused: true, failed: 0 });
+    const second = await sync({ dest, concurrency: 8 });
+    expect(second).toMatchObject({ resumed: true, failed: 0 });
+    expect(first.created + second.created + second.unchanged).toBe(40);
+  });
+
   it('gives the listed total and the bytes the list announces', async () => {
     let last: SyncProgress | null = null;
     const result = await sync({ url: capabilityList(), dest, concurrency: 8, onProgress: (p) => (last = p) });

@@ -277,6 +277,21 @@ describe('audit', () => {
     expect(inventory().some((r) => r.status === 'damaged')).toBe(false);
   });
 
+  it('a damaged copy of what the Source deleted (kept by the policy) is said, not failed, run after run', async () => {
+    await run();
+    const longer = fileOf(3);
+    writeFileSync(longer, Buffer.concat([readFileSync(longer), Buffer.from('tail')]));
+    await audit({ dest });
+    fixture.change('delete', 1, 3);
+    for (let i = 0; i < 2; i++) {
+      const notes: string[] = [];
+      const result = await run({ onNote: (n) => notes.push(n) });
+      expect(result).toMatchObject({ mode: 'incremental', failed: 0 });
+      expect(notes.some((n) => n.startsWith(`${fixture.state.locOf(3)}: its local copy is damaged, and the Source no longer has it (HTTP 4`))).toBe(true);
+    }
+    expect(inventory().find((r) => r.uri === fixture.state.locOf(3))?.status).toBe('damaged');
+  });
+
   it('a baseline fetches again a file whose size changed, unconditionally (a 304 would keep the damage)', async () => {
     await run();
     const longer = fileOf(5);

@@ -22,7 +22,7 @@ import { runIncremental } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
 import { entryLabel, entryProblem } from './entries.ts';
 import { acquireLock } from './lock.ts';
-import type { SecretStore } from './secrets.ts';
+import { DeferredSecrets, type SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
 import { WorkSlots } from './work-slots.ts';
 import { MirrorState, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
@@ -129,6 +129,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   // A folder that was not a mirror stays none when this run binds nothing (it failed first, or was a dry run).
   const fresh = !existsSync(stateDir);
   let bound = false;
+  let secrets: DeferredSecrets | null = null;
   const lock = acquireLock(stateDir, 'rsdesk sync', dest);
   if (lock.tookOver) options.onNote?.(`Took over the lock left by process ${lock.tookOver.pid}, which is no longer running.`);
   const state = new MirrorState(stateDir);
@@ -161,8 +162,11 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       given,
     );
     let credentials: Credentials | null;
+    // A secret given to this run is kept (and said to be) only once the run binds the folder: not by a dry run, nor
+    // by a run refused for another Source, which would have sent it to the first.
+    secrets = options.secretStore ? new DeferredSecrets(options.secretStore) : null;
     try {
-      credentials = resolveCredentials(settings, mirrorId, given, options.secretStore, options.onNote, options.askAgain);
+      credentials = resolveCredentials(settings, mirrorId, given, secrets ?? undefined, secrets ? (n) => secrets!.note(n) : options.onNote, options.askAgain);
     } catch (err) {
       throw err instanceof SettingsError ? new SyncError(err.message) : err;
     }
@@ -189,6 +193,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     if (options.dryRun !== true) {
       state.setBinding(binding);
       bound = true;
+      secrets?.commit(options.onNote);
     }
     const discoverySeconds = (Date.now() - t0) / 1000;
 
@@ -251,6 +256,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       dryRun,
       delayMs: settings.delayMs ?? undefined,
       signal: options.signal,
+      pauseSignal: options.pauseSignal,
       batchSize: options.batchSize,
       onProgress: () => report(),
       onSettled: () => report(),
@@ -397,8 +403,9 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   } finally {
     await http?.close();
     state.close();
-    lock.release();
+    // Before the lock goes (with the state folder): no other writer can have taken the folder meanwhile.
     if (fresh && !bound) unmake(dest, stateDir, destExisted);
+    lock.release();
   }
 }
 
@@ -416,7 +423,7 @@ async function repairDamaged(state: MirrorState, applier: Applier, concurrency: 
     const hash = Object.entries(row.digests).map(([algorithm, digest]) => `${algorithm}:${digest}`).join(' ');
     const md = { ...(hash ? { hash } : {}), ...(row.length !== null ? { length: String(row.length) } : {}), ...(row.type ? { type: row.type } : {}) };
     const entry: Entry = { index: i, loc: row.uri, lastmod: row.lastmod ?? undefined, md, links: [], line: 0 };
-    const full = slots.add(applier.apply(entry));
+    const full = slots.add(applier.repair(entry, (reason) => onNote?.(`${clip(row.uri)}: its local copy is damaged, and the Source no longer has it (${clip(reason, 200)}); it stays as it is, marked damaged.`)));
     if (full) await full;
   }
   await slots.all();
@@ -425,8 +432,8 @@ async function repairDamaged(state: MirrorState, applier: Applier, concurrency: 
 /** Why a mirror has no changes to follow: the Source offers none, or the mirror was made of a Resource List alone. */
 function noChangesHere(binding: Binding, useDumps: boolean): string {
   const what = `Change List${useDumps ? ' nor Change Dump' : ''}`;
-  if (binding.capabilityListUrl !== null && binding.resourceListUrl !== null && binding.url === binding.resourceListUrl) {
-    return `This mirror follows the Resource List ${binding.resourceListUrl} alone, without a ${what} (mirror its Capability List ${binding.capabilityListUrl} to follow the changes it offers)`;
+  if (binding.capabilityListUrl !== null && binding.resourceListUrl !== null && normalizeStartUrl(binding.url) === binding.resourceListUrl) {
+    return `This mirror follows the Resource List ${binding.resourceListUrl} alone, without a ${what} (if its Capability List ${binding.capabilityListUrl} offers one, mirror that list instead to follow the changes)`;
   }
   return `The Source offers no ${what} for this mirror`;
 }
@@ -446,10 +453,14 @@ function boundTo(binding: Binding): string {
   return binding.capabilityListUrl ?? binding.resourceListUrl ?? binding.changeListUrl ?? binding.url;
 }
 
-/** The same Capability List (or, without one, the same lists): a URL of another form for the same Source. */
+/**
+ * The same Capability List, or a list in common (a mirror of a Resource List alone, then the Capability List that
+ * names it): a URL of another form for the same Source.
+ */
 function sameSource(a: Binding, b: Binding): boolean {
-  if (a.capabilityListUrl !== null || b.capabilityListUrl !== null) return a.capabilityListUrl === b.capabilityListUrl;
-  return a.resourceListUrl === b.resourceListUrl && a.changeListUrl === b.changeListUrl;
+  if (a.capabilityListUrl !== null && a.capabilityListUrl === b.capabilityListUrl) return true;
+  const lists = (x: Binding) => [x.resourceListUrl, x.changeListUrl].filter((u): u is string => u !== null);
+  return lists(a).some((u) => lists(b).includes(u));
 }
 
 function newest(state: MirrorState, run: RunRecord): boolean {
