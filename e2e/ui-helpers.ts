@@ -44,7 +44,9 @@ export async function expectAccessible(page: Page, view: string, options: { incl
   // Only these parts of the page (CSS selectors), when a spec is about them alone.
   for (const selector of options.include ?? []) builder = builder.include(selector);
   const results = await builder.analyze();
-  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  // Serious and critical ones, and content outside every landmark (moderate, but a screen reader's landmark
+  // navigation skips it).
+  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical' || v.id === 'region');
   const report = bad.map(
     (v) => `${v.id} (${v.impact}): ${v.help}\n${v.nodes.slice(0, 5).map((n) => `    ${n.target.join(' ')}: ${n.failureSummary ?? ''}`).join('\n')}`,
   );

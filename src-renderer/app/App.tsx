@@ -4,7 +4,6 @@ import { useMirrorEvents } from '../mirror/queries.ts';
 import { useUi } from '../state/ui.ts';
 import { MAIN_ID, MainPane } from './MainPane.tsx';
 import { Sidebar } from './Sidebar.tsx';
-import { Splitter } from './Splitter.tsx';
 import { useLiveFeedSync } from '../live/queries.ts';
 
 export function App() {
@@ -14,8 +13,6 @@ export function App() {
   useLiveFeedSync();
   const sources = useSources().data;
   const sourceId = useUi((s) => s.sourceId);
-  const sidebarWidth = useUi((s) => s.sidebarWidth);
-  const setSidebarWidth = useUi((s) => s.setSidebarWidth);
 
   // Open the first saved Source on start, and drop a selection whose Source was removed.
   useEffect(() => {
@@ -52,13 +49,6 @@ export function App() {
         Skip to the entries and details
       </a>
       <Sidebar />
-      <Splitter
-        orientation="vertical"
-        value={sidebarWidth}
-        onChange={setSidebarWidth}
-        direction={1}
-        label="Resize the sidebar"
-      />
       <MainPane />
     </div>
   );

@@ -7,12 +7,14 @@ import { SourceTree } from '../tree/SourceTree.tsx';
 import { CheckButton } from '../check/CheckButton.tsx';
 import { MirrorList } from '../mirror/MirrorList.tsx';
 import { LiveButton } from '../live/LiveButton.tsx';
+import { Splitter } from './Splitter.tsx';
 
 export function Sidebar() {
   const info = useAppInfo().data;
   const sources = useSources().data;
   const sourceId = useUi((s) => s.sourceId);
   const width = useUi((s) => s.sidebarWidth);
+  const setWidth = useUi((s) => s.setSidebarWidth);
   const source = sources?.find((s) => s.id === sourceId) ?? null;
 
   return (
@@ -37,6 +39,8 @@ export function Sidebar() {
       <div className="tree-box">
         {source ? <SourceTree key={source.id} source={source} /> : <p className="empty">Select or add a Source.</p>}
       </div>
+      {/* Inside the sidebar's landmark, on its right edge: between the landmarks it was content outside any. */}
+      <Splitter orientation="vertical" value={width} onChange={setWidth} direction={1} label="Resize the sidebar" />
     </aside>
   );
 }
