@@ -227,7 +227,7 @@ describe('mirrors', () => {
     expect(missing.code).not.toBe('internal');
     expect(existsSync(nowhere)).toBe(false);
     expect((await fails('mirrors.create', { url: capabilityList(), path: join(dir, 'x'), concurrency: 0 })).message).toBe(
-      'Connections must be a whole number from 1 to 64.',
+      'Connections must be a whole number from 1 to 256.',
     );
     expect((await fails('runs.start', { path: join(dir, 'unknown') })).code).toBe('not-found');
     expect(await call('mirrors.chooseFolder', {})).toEqual({ supported: false, path: null });

@@ -1,5 +1,5 @@
 // Help texts, the usage error (exit code 2) and the checks of numeric options.
-import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, TIMEOUT_RANGE, TIMEOUT_SECONDS } from '../contract/limits.ts';
+import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, MIRROR_LIMITS, TIMEOUT_RANGE, TIMEOUT_SECONDS } from '../contract/limits.ts';
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -217,7 +217,7 @@ export function parseMaxDocuments(value: string | undefined): number | undefined
   return parseWhole('--max-documents', value, CHECK_MAX_DOCUMENTS.min, CHECK_MAX_DOCUMENTS.max, CHECK_MAX_DOCUMENTS_RANGE);
 }
 
-export const CONCURRENCY = { min: 1, max: 256 } as const;
+export const CONCURRENCY = MIRROR_LIMITS.concurrency;
 
 export function parseConcurrency(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -227,8 +227,9 @@ export function parseConcurrency(value: string | undefined): number | undefined 
 /** --delay S: fractions allowed (0.25 s between requests is a polite crawl); milliseconds for the engine. */
 export function parseDelay(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d{1,4}(\.\d{1,3})?$/.test(value) || Number(value) > 3600) {
-    throw new UsageError(`--delay must be a number of seconds from 0 to 3600 (such as 0.5), not ${JSON.stringify(value)}`);
+  const { min, max } = MIRROR_LIMITS.delaySeconds;
+  if (!/^\d{1,4}(\.\d{1,3})?$/.test(value) || Number(value) > max) {
+    throw new UsageError(`--delay must be a number of seconds from ${min} to ${max} (such as 0.5), not ${JSON.stringify(value)}`);
   }
   return Math.round(Number(value) * 1000);
 }

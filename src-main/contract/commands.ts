@@ -1,7 +1,7 @@
 // The commands: argument schemas (validated in main before any handler runs) and result types.
 import { z } from 'zod';
 import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, HEADER_VALUE_FORBIDDEN } from './headers.ts';
-import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, TIMEOUT_RANGE, TIMEOUT_SECONDS } from './limits.ts';
+import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, MIRROR_LIMITS, TIMEOUT_RANGE, TIMEOUT_SECONDS } from './limits.ts';
 import type { CommandName } from './names.ts';
 import { DELETE_POLICIES, ENTRY_SORT_KEYS, MIRROR_MODES } from './types.ts';
 import type {
@@ -133,7 +133,8 @@ const headerRow = z
   .strict();
 
 /** The range the mirror form offers, in its words. */
-export const MIRROR_LIMITS = { concurrency: { min: 1, max: 64 }, delaySeconds: { min: 0, max: 60 } } as const;
+// The same in the app and in rsdesk (the app once allowed fewer: 64 connections, a minute's pause).
+export { MIRROR_LIMITS };
 const concurrencyMessage = `Connections must be a whole number from ${MIRROR_LIMITS.concurrency.min} to ${MIRROR_LIMITS.concurrency.max}`;
 const delayMessage = `The pause between requests must be from ${MIRROR_LIMITS.delaySeconds.min} to ${MIRROR_LIMITS.delaySeconds.max} seconds`;
 const mirrorOptions = {

@@ -9,3 +9,6 @@ export const TIMEOUT_RANGE = `a whole number of seconds from ${TIMEOUT_SECONDS.m
 /** How many documents one check of a Source reads at most (`check.run`, `rsdesk check --max-documents`). */
 export const CHECK_MAX_DOCUMENTS = { min: 1, max: 100_000 } as const;
 export const CHECK_MAX_DOCUMENTS_RANGE = `a whole number from ${CHECK_MAX_DOCUMENTS.min} to ${CHECK_MAX_DOCUMENTS.max.toLocaleString('en')}`;
+
+/** A mirror's connections per host and pause between requests (the mirror form, `rsdesk sync --concurrency --delay`). */
+export const MIRROR_LIMITS = { concurrency: { min: 1, max: 256 }, delaySeconds: { min: 0, max: 3600 } } as const;

@@ -161,7 +161,7 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
               aria-invalid={invalid === 'concurrency' || undefined}
               aria-describedby={`${ids}-concurrency-hint`}
             />
-            <p id={`${ids}-concurrency-hint`} className="field-hint">Requests at a time to the Source: 1 to 64. Be polite: 8 is plenty.</p>
+            <p id={`${ids}-concurrency-hint`} className="field-hint">Requests at a time to the Source: {MIRROR_LIMITS.concurrency.min} to {MIRROR_LIMITS.concurrency.max}. Be polite: 8 is plenty.</p>
           </div>
           <div className="field">
             <label htmlFor={`${ids}-delay`}>Pause between requests (seconds)</label>
@@ -170,14 +170,14 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
               type="number"
               className="input-number"
               min={0}
-              max={60}
+              max={MIRROR_LIMITS.delaySeconds.max}
               step={0.1}
               value={delay}
               onChange={(e) => setDelay(e.target.value)}
               aria-invalid={invalid === 'delaySeconds' || undefined}
               aria-describedby={`${ids}-delay-hint`}
             />
-            <p id={`${ids}-delay-hint`} className="field-hint">Between any two requests, across all connections: 0 to 60.</p>
+            <p id={`${ids}-delay-hint`} className="field-hint">Between any two requests, across all connections: {MIRROR_LIMITS.delaySeconds.min} to {MIRROR_LIMITS.delaySeconds.max}.</p>
           </div>
         </div>
         <details className="field">
