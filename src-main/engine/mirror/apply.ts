@@ -88,7 +88,9 @@ export class Applier {
     // Paths the inventory holds are looked up as needed, never loaded whole (a mirror may hold millions).
     this.#rows = new RunInventory(options.state);
     this.#signals = new ResourceSignals(options.fetcher.deadlineMs, options.signal);
-    this.#pacer = options.delayMs ? new Pacer(options.delayMs) : null;
+    // A pause ends a wait for a turn too (else it waits for every turn already taken); a cancel, as ever.
+    const stops = [options.signal, options.pauseSignal].filter((x): x is AbortSignal => x !== undefined);
+    this.#pacer = options.delayMs ? new Pacer(options.delayMs, stops.length > 1 ? AbortSignal.any(stops) : stops[0]) : null;
     this.#claims = new PathClaims(this.#rows);
     this.#writer = new DurableWriter<Pending>({
       tmpDir: join(options.stateDir, 'tmp'),
@@ -294,8 +296,7 @@ export class Applier {
   async #download(url: string, headers: Record<string, string>, expected: Expectation, mtimeMs: number | undefined): Promise<Downloaded> {
     const o = this.#o;
     // Before the resource's deadline starts: a turn may be long in coming with a long delay and many in flight.
-    // A pause ends the wait too (else it waits for every turn already taken).
-    const turn = this.#pacer?.turn(o.pauseSignal ? AbortSignal.any(o.signal ? [o.signal, o.pauseSignal] : [o.pauseSignal]) : o.signal);
+    const turn = this.#pacer?.turn();
     if (turn !== undefined) {
       try {
         await turn;
@@ -544,17 +545,19 @@ class NotStarted extends Error {}
 class Pacer {
   #next = 0;
   readonly #ms: number;
+  readonly #stop: AbortSignal | undefined;
 
-  constructor(ms: number) {
+  constructor(ms: number, stop: AbortSignal | undefined) {
     this.#ms = ms;
+    this.#stop = stop;
   }
 
-  /** Resolves at this request's turn (undefined when it may start now); rejects when `signal` aborts meanwhile. */
-  turn(signal?: AbortSignal): Promise<void> | undefined {
+  /** Resolves at this request's turn (undefined when it may start now); rejects when `stop` aborts meanwhile. */
+  turn(): Promise<void> | undefined {
     const now = Date.now();
     const at = Math.max(now, this.#next);
     this.#next = at + this.#ms;
-    return at > now ? sleep(at - now, undefined, { signal }) : undefined;
+    return at > now ? sleep(at - now, undefined, { signal: this.#stop }) : undefined;
   }
 }
 

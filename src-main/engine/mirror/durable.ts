@@ -168,9 +168,9 @@ async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promis
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-/** Batches of at most this many files, or of files this large on average, are fsynced file by file. */
 /** The longest a batch stays open: a run killed loses at most about this much of its downloads. */
 export const BATCH_SECONDS = 2;
+/** Batches of at most this many files, or of files this large on average, are fsynced file by file. */
 const FEW_FILES = 64;
 const LARGE_FILE = 256 * 1024;
 

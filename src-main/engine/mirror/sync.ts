@@ -496,13 +496,12 @@ export async function bind(http: Http, options: SyncOptions, old: Binding | null
     lists = lists.filter((c) => c.url === direct.url);
     if (lists.length === 0) lists = [await unlisted(http, direct.url, options)];
   }
-  if (lists.length === 0) {
-    // Say what the URL itself answered (a 401 for want of credentials, a 404…): that is what people can act on.
-    const first = result.routes.find((r) => r.route === 'document');
-    throw new SyncError(`No ResourceSync Source found from ${clip(url)}${first && !first.found ? ` (it answered: ${clip(first.refused ?? first.message, 300)})` : ''}`);
-  }
-  // The URL itself answered an error (a 404…) but its site led to a Source: said, since it may be a mistyped list.
+  // What the URL itself answered (a 401 for want of credentials, a 404…): that is what people can act on.
   const start = result.routes.find((r) => r.route === 'document');
+  if (lists.length === 0) {
+    throw new SyncError(`No ResourceSync Source found from ${clip(url)}${start && !start.found ? ` (it answered: ${clip(start.refused ?? start.message, 300)})` : ''}`);
+  }
+  // An error (a 404…) from a URL whose site led to a Source is said too: it may be a mistyped list.
   const answered = start && !start.found && start.status !== undefined && start.status >= 400 ? `${clip(url)} answered ${clip(start.message, 100)}. ` : '';
   if (lists.length > 1) {
     throw new SyncError(
