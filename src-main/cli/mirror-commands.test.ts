@@ -43,7 +43,7 @@ describe('rsdesk sync, audit, runs', () => {
     const first = await rsdesk(['sync', fixture.url, '--dest', dest, '--capabilitylist', fixture.url + fixture.paths.dataset1.capabilityList, '--json']);
     expect(first.code).toBe(0);
     const json = JSON.parse(first.stdout);
-    expect(Object.keys(json)).toEqual(['mode', 'created', 'updated', 'deleted', 'unchanged', 'failed', 'bytes', 'seconds', 'failures']);
+    expect(Object.keys(json)).toEqual(['mode', 'created', 'updated', 'deleted', 'unchanged', 'skipped', 'failed', 'bytes', 'seconds', 'failures']);
     expect(json).toMatchObject({ mode: 'baseline', created: 20, failed: 0, failures: [] });
 
     fixture.change('update', 2);

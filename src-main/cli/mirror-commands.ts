@@ -124,8 +124,9 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
       : undefined,
   }).finally(() => progress.clear());
   if (o.json) {
-    const { mode, created, updated, deleted, unchanged, failed, bytes, seconds, failures } = result;
-    io.out(`${JSON.stringify({ mode, created, updated, deleted, unchanged, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })) })}\n`);
+    const { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures } = result;
+    // The issue's shape, plus `skipped` (the run journal counts it; without it the counts did not add up).
+    io.out(`${JSON.stringify({ mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })) })}\n`);
   } else io.out(formatSync(result, dest));
   return result.failed > 0 ? 1 : 0;
 }

@@ -105,7 +105,7 @@ Options:
   --dry-run             show what would happen; nothing is written
   --concurrency N       connections per host, 1 to 256 (default 8)
   --delay S             least time between two requests, across all connections: 0 to 3600 seconds, such as 0.5
-  --json                print {"mode","created","updated","deleted","unchanged","failed","bytes","seconds","failures"}
+  --json                print {"mode","created","updated","deleted","unchanged","skipped","failed","bytes","seconds","failures"}
   --token T             send "Authorization: Bearer T" to the Source (its origin only; also RSDESK_TOKEN)
   --basic USER:PASS     HTTP basic authentication instead (its origin only; also RSDESK_BASIC)
   --forget-credentials  stop sending credentials and forget the kept ones
