@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
+import { SLOPPY, startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
 import type { CommandName, EventName } from '../contract/names.ts';
 import type { AuditView, Events, MirrorDetail, MirrorSummary, RunFailures } from '../contract/types.ts';
 import { MirrorState, stateDirOf } from '../engine/mirror/state.ts';
@@ -124,6 +124,27 @@ describe('mirrors', () => {
     await service.close();
     service = open();
     expect(await call<AuditView | null>('audit.report', { path })).toEqual(again);
+  });
+
+  it('says at the end of a run what it skipped, and why, as rsdesk does', async () => {
+    const other = await startFixtureSource({ resources: 1 });
+    const foreign = other.url + SLOPPY.odd + 'elsewhere.txt';
+    fixture.sloppy.extraResources.push({ loc: foreign });
+    try {
+      const path = join(dir, 'sloppy');
+      await call<MirrorSummary>('mirrors.create', { url: fixture.url + SLOPPY.capabilityList, path });
+      await call<MirrorSummary>('runs.start', { path });
+      const end = await ended(path);
+      expect(end).toMatchObject({ status: 'completed', skipped: 1, failed: 0 });
+      expect(end.message).toMatch(/^Baseline completed: \d+ created, 0 updated, 0 deleted, 0 unchanged, 1 skipped\.$/);
+      const detail = await call<MirrorDetail>('mirrors.get', { path });
+      const failures = await call<RunFailures>('runs.failures', { path, runId: detail.runs[0]!.id });
+      expect(failures.failures.map((f) => [f.uri, f.reason])).toEqual([[foreign, expect.stringMatching(/^not mirrored: on another host/)]]);
+      expect(other.requests).toHaveLength(0);
+    } finally {
+      fixture.sloppy.extraResources.pop();
+      await other.close();
+    }
   });
 
   it('pauses a running sync, survives an app restart as paused, and resumes without fetching twice', async () => {

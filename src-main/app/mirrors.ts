@@ -23,7 +23,7 @@ import { MirrorLockedError } from '../engine/mirror/lock.ts';
 import type { SecretStore } from '../engine/mirror/secrets.ts';
 import { authorizationOf, secretKey, type AskAgain, type Credentials, type SourceSettings } from '../engine/mirror/settings.ts';
 import type { SourceHeaders } from '../engine/http/index.ts';
-import { STATE_DIR, type Binding, type RunRecord } from '../engine/mirror/state.ts';
+import { STATE_DIR, type Binding, type RunCounts, type RunRecord } from '../engine/mirror/state.ts';
 import { checkRetry, retryResources, RetryError, type RetryResult } from '../engine/mirror/retry.ts';
 import { sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
@@ -447,7 +447,7 @@ export class MirrorService {
     const work = audit({ dest: key, rehash, ...this.#access(active) });
     active.done = work.catch(() => undefined);
     const seconds = () => Math.round((Date.now() - t0) / 100) / 10;
-    const base = { path: key, kind: 'audit' as const, mode: null, created: 0, updated: 0, deleted: 0, bytes: 0 };
+    const base = { path: key, kind: 'audit' as const, mode: null, created: 0, updated: 0, deleted: 0, skipped: 0, bytes: 0 };
     try {
       const report = await work;
       // The engine kept the report in the mirror's state; the view is that saved one (its time and duration).
@@ -707,10 +707,15 @@ function isEmptyFolder(path: string): boolean {
   }
 }
 
+function countsText(r: RunCounts): string {
+  const skipped = r.skipped > 0 ? `, ${plural(r.skipped, 'skipped', 'skipped')}` : '';
+  return `${plural(r.created, 'created', 'created')}, ${plural(r.updated, 'updated', 'updated')}, ${plural(r.deleted, 'deleted', 'deleted')}, ${plural(r.unchanged, 'unchanged', 'unchanged')}${skipped}`;
+}
+
 function endOf(path: string, r: SyncResult, active: Active): MirrorRunEnd {
   const status = r.paused ? 'paused' : r.failed > 0 ? 'failed' : 'completed';
   const what = r.dryRun ? 'Dry run' : r.mode === 'baseline' ? 'Baseline' : 'Incremental sync';
-  const counts = `${plural(r.created, 'created', 'created')}, ${plural(r.updated, 'updated', 'updated')}, ${plural(r.deleted, 'deleted', 'deleted')}, ${plural(r.unchanged, 'unchanged', 'unchanged')}`;
+  const counts = countsText(r);
   const message =
     status === 'paused'
       ? `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}; Resume takes it up where it stopped.`
@@ -727,6 +732,7 @@ function endOf(path: string, r: SyncResult, active: Active): MirrorRunEnd {
     updated: r.updated,
     deleted: r.deleted,
     unchanged: r.unchanged,
+    skipped: r.skipped,
     failed: r.failed,
     bytes: r.bytes,
     seconds: r.seconds,
@@ -737,7 +743,7 @@ function retryEnd(path: string, r: RetryResult, runId: number, active: Active): 
   const cancelled = active.abort.signal.aborted;
   const status = cancelled ? 'cancelled' : r.failed > 0 ? 'failed' : 'completed';
   const what = `Retry of ${plural(r.asked, 'resource')} of run ${runId}`;
-  const counts = `${plural(r.created, 'created', 'created')}, ${plural(r.updated, 'updated', 'updated')}, ${plural(r.deleted, 'deleted', 'deleted')}, ${plural(r.unchanged, 'unchanged', 'unchanged')}`;
+  const counts = countsText(r);
   const message = cancelled
     ? `${what} cancelled. What was verified stays.`
     : status === 'failed'
@@ -753,6 +759,7 @@ function retryEnd(path: string, r: RetryResult, runId: number, active: Active): 
     updated: r.updated,
     deleted: r.deleted,
     unchanged: r.unchanged,
+    skipped: r.skipped,
     failed: r.failed,
     bytes: r.bytes,
     seconds: r.seconds,
@@ -772,6 +779,7 @@ function failedEnd(path: string, active: Active, error: unknown): MirrorRunEnd {
     updated: p?.updated ?? 0,
     deleted: p?.deleted ?? 0,
     unchanged: p?.unchanged ?? 0,
+    skipped: p?.skipped ?? 0,
     failed: p?.failed ?? 0,
     bytes: p?.bytes ?? 0,
     seconds: Math.round((Date.now() - active.startedAt) / 100) / 10,

@@ -315,6 +315,7 @@ export interface MirrorRunEnd {
   updated: number;
   deleted: number;
   unchanged: number;
+  skipped: number;
   failed: number;
   bytes: number;
   seconds: number;

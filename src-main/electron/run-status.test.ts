@@ -37,6 +37,7 @@ const end = (patch: Partial<MirrorRunEnd>): MirrorRunEnd => ({
   updated: 0,
   deleted: 0,
   unchanged: 0,
+  skipped: 0,
   failed: 0,
   bytes: 10,
   seconds: 120,

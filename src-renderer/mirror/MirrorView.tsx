@@ -156,7 +156,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
         ) : ended ? (
           <div className={`run-end run-end-${ended.kind === 'audit' && ended.failed > 0 ? 'failed' : ended.status}`} role="status">
             <strong>{ended.message}</strong>
-            {ended.kind === 'sync' && ended.status !== 'error' && <Counters counts={{ ...ended, skipped: 0 }} />}
+            {ended.kind === 'sync' && ended.status !== 'error' && <Counters counts={ended} />}
           </div>
         ) : m.lastRun ? (
           <p className="run-last">
