@@ -9,6 +9,7 @@ import type { Entry, HashAlgorithm } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import { expectationOf, meterFile, recordedMatches, type FixityResult } from './fixity.ts';
+import { ListedResources } from './audit-listed.ts';
 import { acquireLock } from './lock.ts';
 import { caseKey } from './local-path.ts';
 import { keepAsMetadata, metadataOf } from './metadata.ts';
@@ -51,8 +52,6 @@ export interface AuditOptions {
   signal?: AbortSignal;
 }
 
-type Listed = Pick<Entry, 'loc' | 'lastmod' | 'md'>;
-
 export async function audit(options: AuditOptions): Promise<AuditReport> {
   const stateDir = stateDirOf(options.dest);
   if (!existsSync(join(stateDir, 'state.sqlite'))) throw new Error(`${options.dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
@@ -81,10 +80,10 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   }
   const t0 = Date.now();
   const run = state.startRun('audit', options.rehash ? 'rehash' : 'inventory', binding?.resourceListUrl ?? null);
+  const listed = new ListedResources();
   try {
     if (binding === null || binding.resourceListUrl === null) throw new Error(`The mirror has no Resource List to audit against`);
-    const listed = new Map<string, Listed>();
-    const collectList = (e: Entry) => void listed.set(e.loc, { loc: e.loc, lastmod: e.lastmod, md: e.md });
+    const collectList = (e: Entry) => listed.set(e);
     const children: string[] = [];
     let isIndex = false;
     const top = await loadDocument(http, binding.resourceListUrl, {
@@ -109,16 +108,15 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     }
 
     const report: AuditReport = { inSync: false, missing: [], extra: [], changed: [], unverifiable: [], inSyncCount: 0, ...(notes.length > 0 ? { notes } : {}) };
-    const listedPaths = new Set<string>();
     // Local copies that are no longer what was verified: the next sync fetches them again.
     const damaged: string[] = [];
-    for (const entry of listed.values()) {
+    for (const entry of listed.entries()) {
       const row = state.get(entry.loc);
       if (row === null || row.status === 'deleted' || row.status === 'quarantined') {
         report.missing.push(entry.loc);
         continue;
       }
-      listedPaths.add(row.path);
+      listed.addPath(row.path);
       if (row.status === 'damaged' && !options.rehash) {
         report.changed.push({ uri: entry.loc, reason: DAMAGED_BEFORE });
         continue;
@@ -167,11 +165,11 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     const described = metadataOf(state);
     for (const uri of described.keys()) {
       const row = state.get(uri);
-      if (row !== null && keepAsMetadata(described, uri, (u) => listed.has(u))) listedPaths.add(row.path);
+      if (row !== null && keepAsMetadata(described, uri, (u) => listed.has(u))) listed.addPath(row.path);
     }
     const kept: string[] = [];
     for (const rel of walk(options.dest, '')) {
-      if (listedPaths.has(rel)) continue;
+      if (listed.hasPath(rel)) continue;
       const held = state.fileByKey(caseKey(rel));
       const row = held !== undefined && held.path === rel ? state.get(held.uri) : null;
       if (row !== null && row.status !== 'deleted' && row.status !== 'quarantined' && !listed.has(row.uri)) kept.push(row.uri);
@@ -198,6 +196,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     state.endRun(run.id, 'failed', { audit: (Date.now() - t0) / 1000 }, clip((err as Error).message, 500));
     throw err;
   } finally {
+    listed.close();
     await http.close();
     state.close();
     lock.release();
@@ -214,7 +213,7 @@ function differsFromRecord(local: FixityResult, row: InventoryRow): boolean {
 }
 
 /** Changes at or after `at` bring the list up to date: deletions drop a URI, creations and updates replace it. */
-async function applyChanges(http: Http, url: string, at: number, listed: Map<string, Listed>, signal?: AbortSignal): Promise<void> {
+async function applyChanges(http: Http, url: string, at: number, listed: ListedResources, signal?: AbortSignal): Promise<void> {
   const changes: { e: Entry; ms: number; seq: number }[] = [];
   const collect = (e: Entry) => {
     const ms = e.md.datetime ? parseW3cDatetime(e.md.datetime) : null;
@@ -231,7 +230,7 @@ async function applyChanges(http: Http, url: string, at: number, listed: Map<str
   changes.sort((a, b) => a.ms - b.ms || a.seq - b.seq);
   for (const { e } of changes) {
     if (e.md.change === 'deleted') listed.delete(e.loc);
-    else if (e.md.change === 'created' || e.md.change === 'updated') listed.set(e.loc, { loc: e.loc, lastmod: e.lastmod, md: e.md });
+    else if (e.md.change === 'created' || e.md.change === 'updated') listed.set(e);
   }
 }
 

