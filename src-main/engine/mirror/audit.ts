@@ -10,6 +10,7 @@ import { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import { expectationOf, meterFile, recordedMatches, type FixityResult } from './fixity.ts';
 import { ListedResources } from './audit-listed.ts';
+import { ChangeTimeline, compareChanges, type Timed } from './change-timeline.ts';
 import { acquireLock } from './lock.ts';
 import { caseKey } from './local-path.ts';
 import { keepAsMetadata, metadataOf } from './metadata.ts';
@@ -212,23 +213,37 @@ function differsFromRecord(local: FixityResult, row: InventoryRow): boolean {
   return (Object.keys(local.digests) as HashAlgorithm[]).some((a) => row.digests[a] !== undefined && row.digests[a] !== local.digests[a]);
 }
 
-/** Changes at or after `at` bring the list up to date: deletions drop a URI, creations and updates replace it. */
+/**
+ * Changes at or after `at` bring the list up to date: deletions drop a URI, creations and updates replace it. Undated
+ * changes are placed by their place in the list, as a sync places them (change-timeline.ts).
+ */
 async function applyChanges(http: Http, url: string, at: number, listed: ListedResources, signal?: AbortSignal): Promise<void> {
-  const changes: { e: Entry; ms: number; seq: number }[] = [];
-  const collect = (e: Entry) => {
-    const ms = e.md.datetime ? parseW3cDatetime(e.md.datetime) : null;
-    if (ms !== null && ms >= at) changes.push({ e, ms, seq: changes.length });
-  };
-  const children: { url: string; until: number | null }[] = [];
+  const changes: Timed[] = [];
+  const timeline = new ChangeTimeline(at, (change) => changes.push(change));
+  const msOf = (value: string | undefined) => (value ? parseW3cDatetime(value) : null);
+  const children: { url: string; from: number | null; until: number | null }[] = [];
   let isIndex = false;
   await loadDocument(http, url, {
     signal,
-    onStart: (h) => void (isIndex = h.isIndex),
-    onEntry: (e) => (isIndex ? void children.push({ url: e.loc, until: e.md.until ? parseW3cDatetime(e.md.until) : null }) : collect(e)),
+    onStart: (h) => {
+      isIndex = h.isIndex;
+      if (!isIndex) timeline.begin(msOf(h.md.from), msOf(h.md.until));
+    },
+    onEntry: (e) => (isIndex ? void children.push({ url: e.loc, from: msOf(e.md.from), until: msOf(e.md.until) }) : timeline.push(e)),
   });
-  for (const child of children) if (child.until === null || child.until >= at) await loadDocument(http, child.url, { signal, onEntry: collect });
-  changes.sort((a, b) => a.ms - b.ms || a.seq - b.seq);
-  for (const { e } of changes) {
+  timeline.end();
+  children.sort((a, b) => (a.from ?? 0) - (b.from ?? 0));
+  for (const child of children) {
+    if (child.until !== null && child.until < at) continue;
+    await loadDocument(http, child.url, {
+      signal,
+      onStart: (h) => timeline.begin(child.from ?? msOf(h.md.from), child.until ?? msOf(h.md.until)),
+      onEntry: (e) => timeline.push(e),
+    });
+    timeline.end();
+  }
+  changes.sort(compareChanges);
+  for (const { entry: e } of changes) {
     if (e.md.change === 'deleted') listed.delete(e.loc);
     else if (e.md.change === 'created' || e.md.change === 'updated') listed.set(e);
   }

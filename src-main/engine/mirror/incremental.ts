@@ -13,6 +13,7 @@ import { entryLabel, entryProblem } from './entries.ts';
 import type { Applier } from './apply.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
 import { WorkSlots } from './work-slots.ts';
+import { ChangeTimeline, compareChanges, type Timed } from './change-timeline.ts';
 
 export interface IncrementalOptions {
   http: Http;
@@ -36,11 +37,7 @@ export interface IncrementalOptions {
   onDeleted?: (uri: string) => void;
 }
 
-interface Change {
-  entry: Entry;
-  ms: number | null;
-  seq: number;
-}
+type Change = Timed;
 
 export async function runIncremental(o: IncrementalOptions): Promise<{ changes: number; checkpoint: Checkpoint | null }> {
   const t0 = Date.now();
@@ -48,13 +45,11 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
   if (since === null) throw new Error(`The mirror's checkpoint "${clip(o.checkpoint.at)}" is not a datetime`);
   const last = new Map<string, Change>();
   const bad: { uri: string; reason: string; ms: number | null }[] = [];
-  let seq = 0;
   let considered = 0;
-  const collect = (entry: Entry, documentUrl: string) => {
-    const ms = entry.md.datetime !== undefined ? parseW3cDatetime(entry.md.datetime) : null;
-    // Changes before the checkpoint were applied already (or are covered by the baseline's snapshot); a broken one
-    // among them was reported then.
-    if (ms !== null && ms < since) return;
+  let documentUrl = o.changeListUrl;
+  // Changes before the checkpoint were applied already (or are covered by the baseline's snapshot); a broken one
+  // among them was reported then.
+  const timeline = new ChangeTimeline(since, ({ entry, ms, seq }) => {
     if (o.untilMs !== undefined && ms !== null && ms > o.untilMs) return;
     considered++;
     const problem = entryProblem(entry);
@@ -68,10 +63,11 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
       return;
     }
     const prior = last.get(entry.loc);
-    const next = { entry, ms, seq: seq++ };
-    // Only the last change per URI matters (by datetime; document order among equals or without one).
-    if (!prior || prior.ms === null || ms === null || ms >= prior.ms) last.set(entry.loc, next);
-  };
+    const next = { entry, ms, seq };
+    // Only the last change per URI matters (by time; reading order among equals).
+    if (!prior || compareChanges(next, prior) > 0) last.set(entry.loc, next);
+  });
+  const collect = (entry: Entry) => timeline.push(entry);
 
   const children: { url: string; from: number | null; until: number | null; seq: number }[] = [];
   let isIndex = false;
@@ -81,6 +77,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
       signal: o.signal,
     onStart: (head) => {
       isIndex = head.isIndex;
+      if (!isIndex) timeline.begin(head.md.from ? parseW3cDatetime(head.md.from) : null, head.md.until ? parseW3cDatetime(head.md.until) : null);
     },
     onEntry: (entry) => {
       if (isIndex) {
@@ -90,9 +87,10 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
           until: entry.md.until ? parseW3cDatetime(entry.md.until) : null,
           seq: children.length,
         });
-      } else collect(entry, o.changeListUrl);
+      } else collect(entry);
     },
     });
+    timeline.end();
   } catch (err) {
     // Some Sources answer a server error rather than an empty Change List. Nothing was read, so nothing is lost by
     // waiting: the checkpoint stays, and the next run asks again. Said, not hidden.
@@ -114,7 +112,17 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
       .sort((a, b) => (a.from ?? 0) - (b.from ?? 0) || a.seq - b.seq);
     if (wanted.length < children.length) o.onNote?.(`${children.length - wanted.length} closed Change Lists end before the checkpoint; not read.`);
     for (const child of wanted) {
-      const doc = await loadDocument(o.http, child.url, { signal: o.signal, onEntry: (entry) => collect(entry, child.url) });
+      documentUrl = child.url;
+      const doc = await loadDocument(o.http, child.url, {
+        signal: o.signal,
+        onStart: (head) => {
+          const from = child.from ?? (head.md.from ? parseW3cDatetime(head.md.from) : null);
+          const until = child.until ?? (head.md.until ? parseW3cDatetime(head.md.until) : null);
+          timeline.begin(from, until);
+        },
+        onEntry: collect,
+      });
+      timeline.end();
       if (doc.summary.capability !== 'changelist' || doc.summary.isIndex) {
         throw new Error(`${clip(child.url)}, listed in the Change List Index, is not a Change List`);
       }
@@ -124,7 +132,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
   o.onListed?.(last.size);
 
   const t1 = Date.now();
-  const ordered = [...last.values()].sort((a, b) => (a.ms ?? Infinity) - (b.ms ?? Infinity) || a.seq - b.seq);
+  const ordered = [...last.values()].sort(compareChanges);
   const inflight = new WorkSlots(Math.max(2, o.concurrency * 2));
   for (const change of ordered) {
     if (o.signal?.aborted || o.pauseSignal?.aborted) break;
@@ -149,7 +157,8 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
   // Entries that break the spec (bad) fail for good: waiting for them would hold the mirror back forever.
   const failedUris = new Set(o.applier.failures.filter((f) => !f.permanent).map((f) => f.uri));
   let earliestFailed = Infinity;
-  for (const c of ordered) if (failedUris.has(c.entry.loc) && c.ms !== null) earliestFailed = Math.min(earliestFailed, c.ms);
+  // An undated change is placed no later than the dated one before it (-Infinity: nothing before it is dated).
+  for (const c of ordered) if (failedUris.has(c.entry.loc)) earliestFailed = Math.min(earliestFailed, c.ms ?? -Infinity);
   let latest = since;
   for (const c of ordered) if (c.ms !== null && c.ms < earliestFailed && c.ms > latest) latest = c.ms;
   if (earliestFailed !== Infinity && earliestFailed <= latest) latest = since;

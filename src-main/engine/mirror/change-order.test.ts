@@ -1,0 +1,120 @@
+// Where undated changes sit in time (core spec §12.1, Example 19: by their place in the Change List), against a small
+// Source of static documents whose lists each test writes: an old undated change is not applied again, and a failed
+// undated change holds the checkpoint back.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { audit } from './audit.ts';
+import { MirrorState, stateDirOf } from './state.ts';
+import { sync, type SyncOptions } from './sync.ts';
+
+const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+
+let server: Server;
+let base = '';
+let dest = '';
+/** Path → body; a body of null answers 500. */
+const files = new Map<string, string | null>();
+const urlset = (md: string, urls: string) => `<?xml version="1.0"?>\n<urlset ${NS}><rs:md ${md}/>${urls}</urlset>`;
+const url = (path: string, md: string) => `<url><loc>${base}${path}</loc><rs:md ${md}/></url>`;
+/** The rs:md attributes of a body (the Source's bytes are set apart, in `files`). */
+const fixity = (body: string, md = '') => `hash="md5:${md5(body)}" length="${body.length}"${md ? ` ${md}` : ''}`;
+
+beforeEach(async () => {
+  files.clear();
+  server = createServer((req, res) => {
+    const body = files.get(req.url ?? '');
+    if (body === undefined) res.writeHead(404).end();
+    else if (body === null) res.writeHead(500).end();
+    else res.writeHead(200, req.url!.endsWith('.xml') ? { 'content-type': 'application/xml' } : {}).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  dest = mkdtempSync(join(tmpdir(), 'change-order-'));
+});
+afterEach(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const run = (options: Partial<SyncOptions> = {}) => sync({ url: `${base}/cap.xml`, dest, timeoutMs: 2_000, proxyEnv: {}, deletePolicy: 'delete', ...options });
+const checkpoint = () => {
+  const state = new MirrorState(stateDirOf(dest));
+  try {
+    return state.checkpoint()?.at ?? null;
+  } finally {
+    state.close();
+  }
+};
+const file = (path: string) => join(dest, new URL(base).host.replace(':', '_'), path);
+
+function capabilityList(changeList = '/cl.xml'): void {
+  files.set('/cap.xml', urlset('capability="capabilitylist"', url('/rl.xml', 'capability="resourcelist"') + url(changeList, 'capability="changelist"')));
+}
+
+describe('undated changes', () => {
+  it('are placed by the dated change after them: an old undated deletion is not applied again on later runs', async () => {
+    capabilityList();
+    files.set('/r1', 'one').set('/r2', 'two');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one')) + url('/r2', fixity('two'))));
+    files.set(
+      '/cl.xml',
+      urlset(
+        'capability="changelist" from="2020-01-01T00:00:00Z"',
+        url('/r1', 'change="deleted"') + url('/r1', fixity('one', 'change="created" datetime="2020-01-02T00:00:00Z"')) + url('/r2', fixity('two!', 'change="updated" datetime="2020-01-03T00:00:00Z"')),
+      ),
+    );
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 2, failed: 0 });
+    files.set('/r2', 'two!');
+    // The deletion came before the creation: r1 is there, whatever the run.
+    expect(await run()).toMatchObject({ mode: 'incremental', deleted: 0, failed: 0 });
+    expect(checkpoint()).toBe('2020-01-03T00:00:00.000Z');
+    const third = await run();
+    expect(third).toMatchObject({ mode: 'incremental', deleted: 0, created: 0, failed: 0 });
+    expect(readFileSync(file('r1'), 'utf8')).toBe('one');
+    expect(readFileSync(file('r2'), 'utf8')).toBe('two!');
+  });
+
+  it('count as new at the end of an open list, and a failed one holds the checkpoint back until it is applied', async () => {
+    capabilityList('/cli.xml');
+    files.set('/r2', 'two').set('/r3', 'three');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r2', fixity('two')) + url('/r3', fixity('three'))));
+    files.set(
+      '/cli.xml',
+      `<?xml version="1.0"?>\n<sitemapindex ${NS}><rs:md capability="changelist" from="2020-01-01T00:00:00Z"/>` +
+        `<sitemap><loc>${base}/cl1.xml</loc><rs:md from="2020-01-01T00:00:00Z" until="2020-01-05T00:00:00Z"/></sitemap>` +
+        `<sitemap><loc>${base}/cl2.xml</loc><rs:md from="2020-01-05T00:00:00Z"/></sitemap></sitemapindex>`,
+    );
+    files.set('/cl1.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z" until="2020-01-05T00:00:00Z"', url('/r3', 'change="updated"')));
+    files.set('/cl2.xml', urlset('capability="changelist" from="2020-01-05T00:00:00Z"', url('/r2', fixity('two!', 'change="updated" datetime="2020-01-06T00:00:00Z"'))));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 2, failed: 0 });
+    files.set('/r2', 'two!').set('/r3', null);
+    const failed = await run();
+    expect(failed).toMatchObject({ mode: 'incremental', updated: 1, failed: 1 });
+    expect(checkpoint()).toBe('2020-01-01T00:00:00Z');
+    files.set('/r3', 'three!');
+    const mended = await run();
+    expect(mended).toMatchObject({ mode: 'incremental', updated: 1, failed: 0 });
+    expect(readFileSync(file('r3'), 'utf8')).toBe('three!');
+    expect(checkpoint()).toBe('2020-01-06T00:00:00.000Z');
+    expect(existsSync(file('r2'))).toBe(true);
+  });
+
+  it('are counted by an audit as a sync applies them', async () => {
+    capabilityList();
+    files.set('/r1', 'one').set('/r2', 'two');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one')) + url('/r2', fixity('two'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 2, failed: 0 });
+    files.delete('/r1');
+    files.set('/r2', 'two!');
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', url('/r1', 'change="deleted"') + url('/r2', fixity('two!', 'change="updated"'))));
+    expect(await run()).toMatchObject({ mode: 'incremental', deleted: 1, updated: 1, failed: 0 });
+    expect(await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 })).toMatchObject({ inSync: true, missing: [], changed: [] });
+  });
+});

@@ -1,0 +1,65 @@
+// Places each Change List entry in time (core spec §12.1). Entries MUST be in chronological order, and one without a
+// `datetime` is dated by its place (spec Example 19): after the dated entry before it (or the list's `from`), before
+// the dated entry after it. So an undated entry is new only when the next dated entry is at or after the checkpoint
+// (or none follows), and it sorts at the time of the one before it. Reading undated entries as "always new" re-applied
+// an old deletion on every run, undoing the creation listed after it.
+import { parseW3cDatetime } from '../documents/datetime.ts';
+import type { Entry } from '../documents/model.ts';
+
+/**
+ * `ms`: the entry's time, or for an undated one the earliest it can be (null when nothing before it is dated and the
+ * list has no `from`). `seq`: its place in reading order, for ties.
+ */
+export type Timed = { entry: Entry; ms: number | null; seq: number };
+
+/** Chronological order: by time (an undated change before any dated one first), then reading order. */
+export function compareChanges(a: Timed, b: Timed): number {
+  return (a.ms ?? -Infinity) - (b.ms ?? -Infinity) || a.seq - b.seq;
+}
+
+export class ChangeTimeline {
+  readonly #since: number;
+  readonly #emit: (change: Timed) => void;
+  #seq = 0;
+  #before: number | null = null;
+  #waiting: Timed[] = [];
+  #until: number | null = null;
+
+  /** `since`: changes before it are old (the checkpoint, or an audit's Resource List `at`). */
+  constructor(since: number, emit: (change: Timed) => void) {
+    this.#since = since;
+    this.#emit = emit;
+  }
+
+  /**
+   * A new Change List begins, with its `from` and `until` (from its own `rs:md` or its Change List Index entry). The
+   * lists of an index are read in chronological order, so without a `from` it starts where the last one ended.
+   */
+  begin(fromMs: number | null, untilMs: number | null = null): void {
+    this.end();
+    if (fromMs !== null) this.#before = fromMs;
+    this.#until = untilMs;
+  }
+
+  push(entry: Entry): void {
+    const ms = entry.md.datetime !== undefined ? parseW3cDatetime(entry.md.datetime) : null;
+    if (ms === null) {
+      this.#waiting.push({ entry, ms: this.#before, seq: this.#seq++ });
+      return;
+    }
+    // The undated entries before this one happened at or before it.
+    this.#flush(ms >= this.#since);
+    this.#before = ms;
+    if (ms >= this.#since) this.#emit({ entry, ms, seq: this.#seq++ });
+  }
+
+  /** The list ended: undated entries at its end are new unless the list closed before `since`. */
+  end(): void {
+    this.#flush(this.#until === null || this.#until >= this.#since);
+  }
+
+  #flush(isNew: boolean): void {
+    if (isNew) for (const change of this.#waiting) this.#emit(change);
+    this.#waiting = [];
+  }
+}
