@@ -194,7 +194,8 @@ function changeEntry(ctx: Dataset1Context, record: ChangeRecord, path?: string):
       links.push({
         rel: PATCH_REL,
         href: `${ctx.base}/dataset1/patches/${record.id}/v${record.version}.json-patch`,
-        type: 'application/json-patch+json',
+        // RFC 6902's media type, and for every other record the one the spec's Example 27 gives (§14.4).
+        type: record.id % 2 === 0 ? 'application/json-patch+json' : 'application/json-patch',
       });
     } else if (record.change === 'updated' && record.type === 'text/plain') {
       // A patch of a type mirrors do not apply (and the fixture does not serve): they fetch the resource whole.

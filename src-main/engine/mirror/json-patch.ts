@@ -1,5 +1,5 @@
-// Changes delivered as patches (core spec §14.3, rel="http://www.openarchives.org/rs/terms/patch"): a JSON Patch
-// (RFC 6902, type application/json-patch+json) is applied to the mirror's copy of a JSON resource instead of fetching
+// Changes delivered as patches (core spec §14.4, rel="http://www.openarchives.org/rs/terms/patch"): a JSON Patch
+// (RFC 6902, type application/json-patch+json, or application/json-patch as the spec's Example 27 has it) is applied to the mirror's copy of a JSON resource instead of fetching
 // the whole resource. The entry's hash and length describe the resource after the change, so the patched copy is
 // checked against them and written like any download (temporary file, durable batch, inventory). On any failure —
 // no usable local copy, the patch cannot be had or applied, the result does not match — the whole resource is
@@ -16,6 +16,8 @@ import type { MirrorState } from './state.ts';
 
 export const PATCH_REL = 'http://www.openarchives.org/rs/terms/patch';
 export const JSON_PATCH_TYPE = 'application/json-patch+json';
+/** The media types of a JSON Patch: RFC 6902's, and the one the ResourceSync spec names (§14.4, Example 27). */
+const JSON_PATCH_TYPES = new Set([JSON_PATCH_TYPE, 'application/json-patch']);
 /** Largest local copy patched in memory, and largest patch read; bigger ones are fetched whole. */
 export const MAX_PATCHED_BYTES = 32 * 1024 * 1024;
 export const MAX_PATCH_BYTES = 8 * 1024 * 1024;
@@ -35,7 +37,7 @@ class PatchFailure extends Error {}
 function isJsonType(type: string | null | undefined): boolean {
   if (!type) return false;
   const t = type.split(';')[0]!.trim().toLowerCase();
-  return (t === 'application/json' || t.endsWith('+json')) && t !== JSON_PATCH_TYPE;
+  return (t === 'application/json' || t.endsWith('+json')) && !JSON_PATCH_TYPES.has(t);
 }
 
 /** The ways a JSON document is commonly written out: the original's own style first. */
@@ -61,7 +63,7 @@ export class JsonPatcher {
     const link = entry.links.find((l) => l.rel === PATCH_REL);
     if (link === undefined || entry.md.change !== 'updated') return this.#o.applier.apply(entry);
     const type = (link.type ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== JSON_PATCH_TYPE) {
+    if (!JSON_PATCH_TYPES.has(type)) {
       this.#o.onNote?.(`${clip(entry.loc)}: its patch is of type ${type ? `"${clip(type, 60)}"` : 'unknown'}, which is not applied; fetched whole instead.`);
       return this.#o.applier.apply(entry);
     }
@@ -145,7 +147,7 @@ export class JsonPatcher {
     const o = this.#o;
     const { signal, done } = resourceSignal(o.fetcher.deadlineMs, o.signal);
     try {
-      const response = await o.fetcher.get(href, { accept: `${JSON_PATCH_TYPE}, application/json;q=0.9` }, signal);
+      const response = await o.fetcher.get(href, { accept: `${JSON_PATCH_TYPE}, application/json-patch, application/json;q=0.9` }, signal);
       if (response.status < 200 || response.status > 299) {
         response.body.destroy();
         throw new PatchFailure(`HTTP ${response.status}`);
