@@ -24,8 +24,9 @@ export interface Failure {
   uri: string;
   reason: string;
   /**
-   * The entry itself is at fault (breaks a MUST of the spec: no loc, an unknown change, a malformed hash): retrying
-   * cannot help, so it does not hold the checkpoint back. (The journal records it like any other failure.)
+   * The entry itself is at fault (breaks a MUST of the spec: no loc, an unknown change, a malformed hash), or the
+   * mirror's own rules leave it out (a URI on a host not allowed): retrying cannot help, so it does not hold the
+   * checkpoint back. (The journal records it like any other failure.)
    */
   permanent?: boolean;
 }
@@ -194,7 +195,7 @@ export class Applier {
     else {
       const mapped = o.paths.map(uri);
       if (!mapped.ok) {
-        this.#note({ skipped: 1 }, { uri, reason: `not mirrored: ${mapped.reason}` });
+        this.#note({ skipped: 1 }, { uri, reason: `not mirrored: ${mapped.reason}`, permanent: true });
         return;
       }
       rel = o.dryRun ? mapped.path : this.#claims.claim(mapped.path, uri);
@@ -426,7 +427,7 @@ export class Applier {
     else {
       const mapped = o.paths.map(uri);
       if (!mapped.ok) {
-        this.#note({ skipped: 1 }, { uri, reason: `not mirrored: ${mapped.reason}` });
+        this.#note({ skipped: 1 }, { uri, reason: `not mirrored: ${mapped.reason}`, permanent: true });
         return null;
       }
       rel = o.dryRun ? mapped.path : this.#claims.claim(mapped.path, uri);

@@ -117,4 +117,23 @@ describe('undated changes', () => {
     expect(await run()).toMatchObject({ mode: 'incremental', deleted: 1, updated: 1, failed: 0 });
     expect(await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 })).toMatchObject({ inSync: true, missing: [], changed: [] });
   });
+
+  it('a change the mirror leaves out by its own rules (another host) does not hold the checkpoint back', async () => {
+    capabilityList();
+    files.set('/r2', 'two');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r2', fixity('two'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1, failed: 0 });
+    files.set('/r2', 'two!');
+    files.set(
+      '/cl.xml',
+      urlset(
+        'capability="changelist" from="2020-01-01T00:00:00Z"',
+        `<url><loc>http://127.0.0.1:9/elsewhere</loc><rs:md change="updated" datetime="2020-01-02T00:00:00Z"/></url>` +
+          url('/r2', fixity('two!', 'change="updated" datetime="2020-01-03T00:00:00Z"')),
+      ),
+    );
+    expect(await run()).toMatchObject({ mode: 'incremental', updated: 1, skipped: 1, failed: 0 });
+    expect(checkpoint()).toBe('2020-01-03T00:00:00.000Z');
+  });
 });
