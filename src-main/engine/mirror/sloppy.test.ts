@@ -161,7 +161,7 @@ describe('refusals and mirror locations', () => {
       const refused = await run();
       expect(refused.skipped).toBe(1);
       expect(refused.failures).toEqual([
-        { uri: foreign, reason: expect.stringMatching(/^not mirrored: on another host \(127\.0\.0\.1:\d+\) than the Source's/) },
+        { uri: foreign, reason: expect.stringMatching(/^not mirrored: on another host \(127\.0\.0\.1:\d+\) than the Source's/), permanent: true },
       ]);
       expect(other.requests.length).toBe(0);
       expect(refused.created).toBe(10 + odd.length);
