@@ -1,6 +1,6 @@
-// Where undated changes sit in time (core spec §12.1, Example 19: by their place in the Change List), against a small
-// Source of static documents whose lists each test writes: an old undated change is not applied again, and a failed
-// undated change holds the checkpoint back.
+// Cases the spec decides, against a small Source of static documents that each test writes: where undated changes sit
+// in time (§12.1, Example 19: by their place in the Change List), what holds the checkpoint back, and what an audit
+// makes of a hash in an algorithm the mirror did not record (§7 `hash`: any algorithm may be given).
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -135,5 +135,27 @@ describe('undated changes', () => {
     );
     expect(await run()).toMatchObject({ mode: 'incremental', updated: 1, skipped: 1, failed: 0 });
     expect(checkpoint()).toBe('2020-01-03T00:00:00.000Z');
+  });
+});
+
+describe('audit', () => {
+  it('checks the file itself when the list gives a hash in an algorithm the mirror did not record', async () => {
+    capabilityList();
+    files.set('/r1', 'one').set('/r2', 'two');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one')) + url('/r2', fixity('two'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 2, failed: 0 });
+    const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+    // The Source now gives sha-256 alone (r1), and md5 plus sha-256 (r2) where the sha-256 is of other bytes.
+    files.set(
+      '/rl.xml',
+      urlset(
+        'capability="resourcelist" at="2020-01-01T00:00:00Z"',
+        url('/r1', `hash="sha-256:${sha256('one')}" length="3"`) + url('/r2', `hash="md5:${md5('two')} sha-256:${sha256('two?')}" length="3"`),
+      ),
+    );
+    const report = await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 });
+    expect(report.inSyncCount).toBe(1);
+    expect(report.changed).toEqual([{ uri: `${base}/r2`, reason: expect.stringContaining('sha-256') }]);
   });
 });
