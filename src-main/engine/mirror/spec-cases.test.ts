@@ -138,6 +138,30 @@ describe('undated changes', () => {
   });
 });
 
+describe('the Capability List', () => {
+  it('is read again at each run: a closed Change List is followed by the one that continues it', async () => {
+    capabilityList('/cl1.xml');
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one'))));
+    files.set('/cl1.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z" until="2020-01-05T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1 });
+    expect(await run()).toMatchObject({ mode: 'incremental', updated: 0, failed: 0 });
+    // The Source closed the first list long ago and now lists its changes in a second one.
+    files.set('/r1', 'one!');
+    files.set('/cl2.xml', urlset('capability="changelist" from="2020-01-05T00:00:00Z"', url('/r1', fixity('one!', 'change="updated" datetime="2020-01-06T00:00:00Z"'))));
+    capabilityList('/cl2.xml');
+    const notes: string[] = [];
+    expect(await run({ onNote: (n) => notes.push(n) })).toMatchObject({ mode: 'incremental', updated: 1, failed: 0 });
+    expect(notes).toContain(`The Capability List now names the Change List ${base}/cl2.xml (it was ${base}/cl1.xml); the mirror follows it.`);
+    expect(readFileSync(file('r1'), 'utf8')).toBe('one!');
+    // A Capability List that cannot be read: the lists known are used, and that is said.
+    files.set('/cap.xml', null);
+    const more: string[] = [];
+    expect(await run({ onNote: (n) => more.push(n) })).toMatchObject({ mode: 'incremental', failed: 0 });
+    expect(more.join('\n')).toMatch(/could not be read again \(.*500.*\); the lists it named before are used/);
+  });
+});
+
 describe('audit', () => {
   it('checks the file itself when the list gives a hash in an algorithm the mirror did not record', async () => {
     capabilityList();

@@ -189,6 +189,10 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       binding = { ...binding!, maps: options.maps ?? binding!.maps, allowHosts: options.allowHosts ?? binding!.allowHosts };
     }
     binding = { ...binding!, id: mirrorId, settings };
+    // The Capability List says which lists are current: a closed Change List is followed by another (§12.1), a Source
+    // may move its lists. Read again at each run, as cheap as one small document; not for a mirror of one list.
+    const oneList = binding.url === binding.resourceListUrl || binding.url === binding.changeListUrl;
+    if (!rebind && !oneList && binding.capabilityListUrl !== null) binding = await refreshLists(http, binding, options);
     // A dry run changes nothing, its binding included.
     if (options.dryRun !== true) {
       state.setBinding(binding);
@@ -519,6 +523,49 @@ export async function bind(http: Http, options: SyncOptions, old: Binding | null
     resourceDumpUrl: find('resourcedump'),
     changeDumpUrl: find('changedump'),
   };
+}
+
+const LIST_NAMES = { resourceListUrl: 'Resource List', changeListUrl: 'Change List', resourceDumpUrl: 'Resource Dump', changeDumpUrl: 'Change Dump' } as const;
+
+/**
+ * The mirror's lists as its Capability List names them now. Said when they changed; when the Capability List cannot be
+ * read, the lists the mirror knows are used, and that is said too.
+ */
+async function refreshLists(http: Http, binding: Binding, options: SyncOptions): Promise<Binding> {
+  const url = binding.capabilityListUrl!;
+  const found: Record<string, string> = {};
+  try {
+    const doc = await loadDocument(http, url, {
+      signal: options.signal,
+      onEntry: (e) => {
+        const capability = e.md.capability;
+        if (capability !== undefined && !(capability in found)) found[capability] = e.loc;
+      },
+    });
+    if (doc.summary.capability !== 'capabilitylist') throw new Error(`it is now a ${doc.summary.capability}, not a Capability List`);
+  } catch (err) {
+    if (options.signal?.aborted) throw err;
+    options.onNote?.(`The Capability List ${clip(url)} could not be read again (${clip((err as Error).message, 300)}); the lists it named before are used.`);
+    return binding;
+  }
+  const now = {
+    resourceListUrl: found.resourcelist ?? null,
+    changeListUrl: found.changelist ?? null,
+    resourceDumpUrl: found.resourcedump ?? null,
+    changeDumpUrl: found.changedump ?? null,
+  };
+  for (const key of Object.keys(LIST_NAMES) as (keyof typeof LIST_NAMES)[]) {
+    if (now[key] === binding[key]) continue;
+    const name = LIST_NAMES[key];
+    options.onNote?.(
+      now[key] === null
+        ? `The Capability List no longer names a ${name} (it named ${clip(binding[key]!)}).`
+        : binding[key] === null
+          ? `The Capability List now names a ${name}: ${clip(now[key])}.`
+          : `The Capability List now names the ${name} ${clip(now[key])} (it was ${clip(binding[key]!)}); the mirror follows it.`,
+    );
+  }
+  return { ...binding, ...now };
 }
 
 /** A Capability List that discovery found but no Source Description lists (sloppy Sources): read as it is. */
