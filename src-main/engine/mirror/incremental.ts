@@ -39,7 +39,17 @@ export interface IncrementalOptions {
 
 type Change = Timed;
 
-export async function runIncremental(o: IncrementalOptions): Promise<{ changes: number; checkpoint: Checkpoint | null }> {
+export interface IncrementalResult {
+  changes: number;
+  checkpoint: Checkpoint | null;
+  /**
+   * The lists start (`from`) after the checkpoint: the changes between are listed nowhere (§7 `from`), and only a
+   * new baseline finds them. The `from` datetime, as given.
+   */
+  gapFrom: string | null;
+}
+
+export async function runIncremental(o: IncrementalOptions): Promise<IncrementalResult> {
   const t0 = Date.now();
   const since = parseW3cDatetime(o.checkpoint.at);
   if (since === null) throw new Error(`The mirror's checkpoint "${clip(o.checkpoint.at)}" is not a datetime`);
@@ -69,7 +79,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
   });
   const collect = (entry: Entry) => timeline.push(entry);
 
-  const children: { url: string; from: number | null; until: number | null; seq: number }[] = [];
+  const children: { url: string; from: number | null; fromText?: string; until: number | null; seq: number }[] = [];
   let isIndex = false;
   let top;
   try {
@@ -84,6 +94,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
         children.push({
           url: entry.loc,
           from: entry.md.from ? parseW3cDatetime(entry.md.from) : null,
+          fromText: entry.md.from,
           until: entry.md.until ? parseW3cDatetime(entry.md.until) : null,
           seq: children.length,
         });
@@ -100,11 +111,13 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
           `nothing was applied and the checkpoint stays at ${o.checkpoint.at}. If it persists, the Source has a problem.`,
       );
       o.phases.lists = (Date.now() - t0) / 1000;
-      return { changes: 0, checkpoint: o.checkpoint };
+      return { changes: 0, checkpoint: o.checkpoint, gapFrom: null };
     }
     throw err;
   }
   if (top.summary.capability !== 'changelist') throw new Error(`${clip(o.changeListUrl)} is a ${top.summary.capability}, not a Change List`);
+  /** The latest `until` of the closed lists read. */
+  let closedUntil = !top.summary.isIndex && top.summary.md.until ? parseW3cDatetime(top.summary.md.until) : null;
   if (top.summary.isIndex) {
     // Closed lists that ended before the checkpoint hold nothing new; the rest in chronological order.
     const wanted = children
@@ -123,6 +136,8 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
         onEntry: collect,
       });
       timeline.end();
+      const until = child.until ?? (doc.summary.md.until ? parseW3cDatetime(doc.summary.md.until) : null);
+      if (until !== null && (closedUntil === null || until > closedUntil)) closedUntil = until;
       if (doc.summary.capability !== 'changelist' || doc.summary.isIndex) {
         throw new Error(`${clip(child.url)}, listed in the Change List Index, is not a Change List`);
       }
@@ -130,6 +145,13 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
   }
   o.phases.lists = (Date.now() - t0) / 1000;
   o.onListed?.(last.size);
+  // Where the lists begin: the top document's `from`, else (an index without one) its earliest list's.
+  const fromOf = (value: string | undefined) => (value ? { value, ms: parseW3cDatetime(value) } : null);
+  let begins = fromOf(top.summary.md.from);
+  if (begins === null && top.summary.isIndex) {
+    for (const child of children) if (child.from !== null && (begins === null || child.from < (begins.ms ?? Infinity))) begins = { value: child.fromText!, ms: child.from };
+  }
+  const gapFrom = begins !== null && begins.ms !== null && begins.ms > since && o.untilMs === undefined ? begins.value : null;
 
   const t1 = Date.now();
   const ordered = [...last.values()].sort(compareChanges);
@@ -151,7 +173,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
   for (const b of bad) o.applier.fail(b.uri, b.reason, true);
   await o.applier.finish();
   // Paused: the changes not started are after the checkpoint still; a resumed run skips what this one applied.
-  if (o.pauseSignal?.aborted) return { changes: considered, checkpoint: o.checkpoint };
+  if (o.pauseSignal?.aborted) return { changes: considered, checkpoint: o.checkpoint, gapFrom };
 
   // The new checkpoint: the latest change applied, but never past a failed one.
   // Entries that break the spec (bad) fail for good: waiting for them would hold the mirror back forever.
@@ -161,7 +183,10 @@ export async function runIncremental(o: IncrementalOptions): Promise<{ changes: 
   for (const c of ordered) if (failedUris.has(c.entry.loc)) earliestFailed = Math.min(earliestFailed, c.ms ?? -Infinity);
   let latest = since;
   for (const c of ordered) if (c.ms !== null && c.ms < earliestFailed && c.ms > latest) latest = c.ms;
+  // A closed list read whole, nothing failed: the mirror is in step up to its `until`, changes or none (so the list
+  // after it, which begins there, leaves no gap).
+  if (earliestFailed === Infinity && closedUntil !== null && closedUntil > latest && o.untilMs === undefined) latest = closedUntil;
   if (earliestFailed !== Infinity && earliestFailed <= latest) latest = since;
   const checkpoint = latest === since ? o.checkpoint : { at: new Date(latest).toISOString(), from: o.changeListUrl };
-  return { changes: considered, checkpoint };
+  return { changes: considered, checkpoint, gapFrom };
 }

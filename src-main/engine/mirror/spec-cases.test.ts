@@ -162,6 +162,45 @@ describe('the Capability List', () => {
   });
 });
 
+describe('a Change List that begins after the checkpoint (§7 from)', () => {
+  const setUp = async () => {
+    capabilityList('/cl1.xml');
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one'))));
+    files.set('/cl1.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1 });
+    // Changed in January, when no list the mirror reads said so; the Source now lists changes from February on.
+    files.set('/r1', 'one!').set('/r2', 'two');
+    files.set('/cl2.xml', urlset('capability="changelist" from="2020-02-01T00:00:00Z"', url('/r2', fixity('two', 'change="created" datetime="2020-02-02T00:00:00Z"'))));
+    capabilityList('/cl2.xml');
+  };
+
+  it('is said, its changes applied, and the next sync is a baseline that finds what no list holds', async () => {
+    await setUp();
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-02-03T00:00:00Z"', url('/r1', fixity('one!')) + url('/r2', fixity('two'))));
+    const notes: string[] = [];
+    expect(await run({ onNote: (n) => notes.push(n) })).toMatchObject({ mode: 'incremental', created: 1, failed: 0 });
+    expect(notes.join('\n')).toContain(
+      "The Change List begins at 2020-02-01T00:00:00Z, after the mirror's checkpoint 2020-01-01T00:00:00Z: changes made between them are listed nowhere, and only a new baseline finds them. The next sync is that baseline",
+    );
+    expect(await run()).toMatchObject({ mode: 'baseline', updated: 1, unchanged: 1, failed: 0 });
+    expect(readFileSync(file('r1'), 'utf8')).toBe('one!');
+    expect(checkpoint()).toBe('2020-02-03T00:00:00Z');
+    expect(await run()).toMatchObject({ mode: 'incremental', created: 0, updated: 0, failed: 0 });
+  });
+
+  it('with a Resource List older than the Change List: one baseline, not one every other run', async () => {
+    await setUp();
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one!')) + url('/r2', fixity('two'))));
+    expect(await run()).toMatchObject({ mode: 'incremental', created: 1 });
+    expect(await run()).toMatchObject({ mode: 'baseline', updated: 1 });
+    const notes: string[] = [];
+    expect(await run({ onNote: (n) => notes.push(n) })).toMatchObject({ mode: 'incremental' });
+    expect(notes.join('\n')).toContain('A baseline was run for it already, but the Source\'s Resource List is older than its Change List');
+    expect(await run()).toMatchObject({ mode: 'incremental' });
+  });
+});
+
 describe('audit', () => {
   it('checks the file itself when the list gives a hash in an algorithm the mirror did not record', async () => {
     capabilityList();

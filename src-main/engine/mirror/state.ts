@@ -374,6 +374,28 @@ export class MirrorState implements ClaimStore {
     this.#setMeta('checkpoint', checkpoint === null ? null : JSON.stringify(checkpoint));
   }
 
+  /**
+   * Why the next sync must be a baseline (changes were missed that no Change List holds), or null; with the `from` of
+   * the Change List that left the gap.
+   */
+  baselineNeeded(): { why: string; from: string } | null {
+    const value = this.#meta('baselineNeeded');
+    return value === null ? null : (JSON.parse(value) as { why: string; from: string });
+  }
+
+  setBaselineNeeded(needed: { why: string; from: string } | null): void {
+    this.#setMeta('baselineNeeded', needed === null ? null : JSON.stringify(needed));
+  }
+
+  /** The `from` of the last gap a baseline was run for (a Resource List older than it cannot close it again). */
+  gapBaselined(): string | null {
+    return this.#meta('gapBaselined');
+  }
+
+  setGapBaselined(from: string | null): void {
+    this.#setMeta('gapBaselined', from);
+  }
+
   // ---- inventory ----
 
   get(uri: string): InventoryRow | null {

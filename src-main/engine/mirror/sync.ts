@@ -214,9 +214,13 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       if (checkpoint === null) throw new SyncError(`${dest} has no checkpoint yet (no baseline completed): run a baseline first`);
       if (!hasChanges) throw new SyncError(`${noChangesHere(binding, useDumps)}; use --mode baseline`);
       mode = 'incremental';
+      if (state.baselineNeeded() !== null) options.onNote?.(`${state.baselineNeeded()!.why} This run applies the changes listed only; run sync with --mode baseline (or auto) for the rest.`);
     } else if (lastInterrupted && lastInterrupted.status === 'interrupted' && newest(state, lastInterrupted)) {
       mode = lastInterrupted.kind === 'incremental' && hasChanges && checkpoint !== null ? 'incremental' : 'baseline';
       resume = lastInterrupted;
+    } else if (checkpoint !== null && hasChanges && state.baselineNeeded() !== null) {
+      mode = 'baseline';
+      options.onNote?.(`${state.baselineNeeded()!.why} This run is that baseline: only what differs from the inventory is fetched.`);
     } else if (checkpoint === null || !hasChanges) {
       mode = 'baseline';
       if (checkpoint !== null) {
@@ -294,6 +298,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const paused = () => options.pauseSignal?.aborted === true && options.signal?.aborted !== true;
     const phases: Record<string, number> = { discovery: discoverySeconds };
     let newCheckpoint: { at: string; from: string } | null = null;
+    let gapFrom: string | null = null;
     let status: 'completed' | 'failed' | 'cancelled' | 'interrupted' = 'completed';
     let message: string | null = null;
     const onListed = (n: number, bytes = 0, complete = false) => {
@@ -341,11 +346,13 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
             const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(fromDump + n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
             listed += rest.changes;
             newCheckpoint = rest.checkpoint;
+            gapFrom = rest.gapFrom;
           }
         } else {
           const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
           listed = result.changes;
           newCheckpoint = result.checkpoint;
+          gapFrom = result.gapFrom;
         }
         if (mode === 'incremental' && !paused()) await metadata.run();
         // Local copies an audit found damaged come again, whatever the changes say (a baseline fetches them anyway).
@@ -381,6 +388,23 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     }
     // The checkpoint moves only past what was applied: a baseline with failures leaves it where it was.
     if (!dryRun && newCheckpoint !== null && (mode === 'incremental' || status === 'completed')) state.setCheckpoint(newCheckpoint);
+    if (gapFrom !== null) {
+      const why = `The Change List begins at ${gapFrom}, after the mirror's checkpoint ${checkpoint!.at}: changes made between them are listed nowhere, and only a new baseline finds them.`;
+      if (state.gapBaselined() === gapFrom) {
+        // A baseline was run for this gap already and its Resource List is older than the Change List: another would
+        // not close it either.
+        options.onNote?.(`${why} A baseline was run for it already, but the Source's Resource List is older than its Change List; changes made between them may be missing until the Source publishes a newer Resource List.`);
+      } else {
+        options.onNote?.(`${why} ${dryRun ? 'A real run would make the next sync' : 'The next sync is'} that baseline (compared with the inventory: only what differs is fetched).`);
+        if (!dryRun) state.setBaselineNeeded({ why, from: gapFrom });
+      }
+    } else if (!dryRun && mode === 'baseline' && status === 'completed' && newCheckpoint !== null) {
+      const needed = state.baselineNeeded();
+      if (needed !== null) {
+        state.setGapBaselined(needed.from);
+        state.setBaselineNeeded(null);
+      }
+    }
     if (run) state.endRun(run.id, status, phases, message);
     const c = applier.counts;
     return {
