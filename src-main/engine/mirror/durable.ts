@@ -16,6 +16,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileThread, type FileJob } from './file-thread.ts';
+import { writeAll } from './write-all.ts';
 
 export interface Staged<T> {
   /** The temporary file (already closed), or null for a row without a file (nothing to rename). */
@@ -217,7 +218,7 @@ export class TempFile {
     const handle = await this.#handle;
     // At most one slice being written while the next one fills.
     await this.#writing;
-    this.#writing = handle.writev(chunks);
+    this.#writing = writeAll(handle, chunks);
   }
 
   /** Writes what is left and closes the file. */
@@ -231,7 +232,7 @@ export class TempFile {
       this.#chunks = [];
       const handle = await open(this.path, 'w');
       try {
-        await handle.writev(chunks);
+        await writeAll(handle, chunks);
         if (this.mtimeMs !== undefined) await handle.utimes(this.mtimeMs / 1000, this.mtimeMs / 1000);
       } finally {
         await handle.close();
@@ -250,7 +251,7 @@ export class TempFile {
     const handle = await this.#handle;
     try {
       await this.#writing;
-      if (this.#chunks.length > 0) await handle.writev(this.#chunks);
+      if (this.#chunks.length > 0) await writeAll(handle, this.#chunks);
       this.#chunks = [];
       if (this.mtimeMs !== undefined) await handle.utimes(this.mtimeMs / 1000, this.mtimeMs / 1000);
     } finally {

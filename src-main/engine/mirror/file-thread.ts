@@ -13,6 +13,7 @@
 // The thread's code is a plain JavaScript string run with `eval: true`, so that it works the same whether the engine
 // runs from TypeScript sources (the CLI, the tests) or from the Electron bundle (no separate entry to build).
 import { Worker } from 'node:worker_threads';
+import { writeAll } from './write-all.ts';
 
 export type FileJob =
   | { op: 'write'; path: string; chunks: Uint8Array[]; mtimeMs?: number }
@@ -247,7 +248,7 @@ async function runHere(jobs: FileJob[], packed: Uint8Array | null = null): Promi
         case 'write-packed': {
           const handle = await fs.open(job.path, 'w');
           try {
-            await handle.writev([packed!.subarray(job.at, job.at + job.length)]);
+            await writeAll(handle, [packed!.subarray(job.at, job.at + job.length)]);
             if (job.mtimeMs !== undefined) await handle.utimes(job.mtimeMs / 1000, job.mtimeMs / 1000);
           } finally {
             await handle.close();
@@ -257,7 +258,7 @@ async function runHere(jobs: FileJob[], packed: Uint8Array | null = null): Promi
         case 'write': {
           const handle = await fs.open(job.path, 'w');
           try {
-            await handle.writev(job.chunks);
+            await writeAll(handle, job.chunks);
             if (job.mtimeMs !== undefined) await handle.utimes(job.mtimeMs / 1000, job.mtimeMs / 1000);
           } finally {
             await handle.close();
