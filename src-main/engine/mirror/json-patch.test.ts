@@ -89,4 +89,18 @@ describe('JSON Patch', () => {
     expect(row.digests.md5).toBe(fixture.state.representation(1, 2).md5);
     expect(row.lastmod).toBe(fixture.state.resources.get(1)!.lastmod);
   });
+
+  it('refuses a small patch whose copies would blow the document up, and fetches the resource whole', async () => {
+    await run();
+    fixture.change('update', 1, 1);
+    // 1.5 KiB of operations, each copying the whole document into itself: 2^40 times its size if applied.
+    const bomb = [{ op: 'add', path: '/x', value: 'x'.repeat(64) }, ...Array.from({ length: 40 }, (_, i) => ({ op: 'copy', from: '', path: `/x${i}` }))];
+    fixture.setBroken(patchPath(1, 2), { status: 200, body: JSON.stringify(bomb), headers: { 'content-type': 'application/json-patch+json' } });
+    mark = fixture.requests.length;
+    const result = await run();
+    expect(result).toMatchObject({ mode: 'incremental', updated: 1, failed: 0, patched: 0 });
+    expect(notes.join('\n')).toMatch(/its copy operations would make the document larger than 32 MiB\); fetched whole instead/);
+    expect(requested(fixture.state.pathOf(1))).toBe(1);
+    expect(readFileSync(fileOf(1)).equals(fixture.state.representation(1, 2).body)).toBe(true);
+  });
 });
