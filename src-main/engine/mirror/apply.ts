@@ -10,6 +10,7 @@ import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
 import { NetworkError, toNetworkError } from '../http/errors.ts';
 import { eachChunk } from './body.ts';
+import { checkFolders } from './within-folder.ts';
 import { DurableWriter, type TempFile } from './durable.ts';
 import { FetchFailure, httpDate, ResourceSignals, type Fetcher } from './fetcher.ts';
 import { FixityMeter, expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
@@ -95,6 +96,7 @@ export class Applier {
     this.#claims = new PathClaims(this.#rows);
     this.#writer = new DurableWriter<Pending>({
       tmpDir: join(options.stateDir, 'tmp'),
+      root: options.dest,
       batchSize: options.batchSize,
       commit: (done, failed) => this.#commit(done, failed),
     });
@@ -375,8 +377,10 @@ export class Applier {
     }
     const file = join(o.dest, ...live.path.split('/'));
     try {
+      checkFolders(o.dest, dirname(file), false);
       if (o.deletePolicy === 'quarantine') {
         const target = join(o.stateDir, QUARANTINE_DIR, ...live.path.split('/'));
+        checkFolders(o.dest, dirname(target), false);
         mkdirSync(dirname(target), { recursive: true });
         if (existsSync(file)) renameSync(file, target);
       } else rmSync(file, { force: true });

@@ -17,6 +17,7 @@ import { open, rm, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileThread, type FileJob } from './file-thread.ts';
 import { writeAll } from './write-all.ts';
+import { checkFolders } from './within-folder.ts';
 
 export interface Staged<T> {
   /** The temporary file (already closed), or null for a row without a file (nothing to rename). */
@@ -46,6 +47,8 @@ export interface DurableOptions<T> {
   commit: (done: T[], failed: { record: T; reason: string }[]) => void;
   /** Set false to skip syncing (tests of other things; never in a real mirror). */
   durable?: boolean;
+  /** The mirror's folder: no file is put in place through a symbolic link below it (within-folder.ts). */
+  root?: string;
 }
 
 let syncfsWorks: boolean | null = process.platform === 'linux' ? null : false;
@@ -285,9 +288,11 @@ export class DurableWriter<T> {
   #n = 0;
   #error: unknown = null;
   #ageTimer: ReturnType<typeof setTimeout> | null = null;
+  #root: string | undefined;
 
   constructor(options: DurableOptions<T>) {
     this.tmpDir = options.tmpDir;
+    this.#root = options.root;
     this.#batchSize = options.batchSize ?? 500;
     this.#batchBytes = options.batchBytes ?? 64 * 1024 * 1024;
     this.#commit = options.commit;
@@ -427,12 +432,24 @@ export class DurableWriter<T> {
         newDirs.push(dir);
       }
     }
-    const dirResults = await fileThread.run(newDirs.map((path) => ({ op: 'mkdir', path })));
     const badDirs = new Map<string, string>();
+    // The folders that exist already on the way, checked here (a few lstats per new folder, once a run); the thread
+    // makes the rest.
+    const checked = this.#root === undefined ? newDirs : newDirs.filter((dir) => {
+      try {
+        checkFolders(this.#root!, dir, false);
+        return true;
+      } catch (err) {
+        badDirs.set(dir, (err as Error).message);
+        this.#madeDirs.delete(dir);
+        return false;
+      }
+    });
+    const dirResults = await fileThread.run(checked.map((path) => ({ op: 'mkdir', path })));
     dirResults.forEach((r, i) => {
       if (r !== null) {
-        badDirs.set(newDirs[i]!, r);
-        this.#madeDirs.delete(newDirs[i]!);
+        badDirs.set(checked[i]!, r);
+        this.#madeDirs.delete(checked[i]!);
       }
     });
     for (const b of withFiles) {
