@@ -186,6 +186,13 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   // A closed list read whole, nothing failed: the mirror is in step up to its `until`, changes or none (so the list
   // after it, which begins there, leaves no gap).
   if (earliestFailed === Infinity && closedUntil !== null && closedUntil > latest && o.untilMs === undefined) latest = closedUntil;
+  // Never past the time the lists were read: a change (or an `until`) dated in the future, year 9999, would otherwise
+  // put every later change before the checkpoint.
+  if (latest > t0) {
+    const future = ordered.filter((c) => c.ms !== null && c.ms > t0 + 60 * 60 * 1000).length;
+    if (future > 0) o.onNote?.(`${future} change${future === 1 ? ' is' : 's are'} dated in the future; the checkpoint moves no further than the time the lists were read.`);
+    latest = Math.max(since, t0);
+  }
   if (earliestFailed !== Infinity && earliestFailed <= latest) latest = since;
   const checkpoint = latest === since ? o.checkpoint : { at: new Date(latest).toISOString(), from: o.changeListUrl };
   return { changes: considered, checkpoint, gapFrom };

@@ -201,6 +201,39 @@ describe('a Change List that begins after the checkpoint (§7 from)', () => {
   });
 });
 
+describe("datetimes in the future (a Source's error)", () => {
+  it('do not move the checkpoint past now, so later changes are still applied', async () => {
+    capabilityList();
+    files.set('/r1', 'one').set('/r2', 'two');
+    // A Resource List dated in the year 9999.
+    files.set('/rl.xml', urlset('capability="resourcelist" at="9999-01-01T00:00:00Z"', url('/r1', fixity('one')) + url('/r2', fixity('two'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    const notes: string[] = [];
+    const before = Date.now();
+    expect(await run({ onNote: (n) => notes.push(n) })).toMatchObject({ mode: 'baseline', created: 2 });
+    expect(notes.join('\n')).toMatch(/The Resource List gives "at" 9999-01-01T00:00:00Z, in the future; the mirror's checkpoint is now/);
+    const first = Date.parse(checkpoint()!);
+    expect(first).toBeGreaterThanOrEqual(before - 1000);
+    expect(first).toBeLessThanOrEqual(Date.now());
+    // A change dated in the future, then a real one: the real one comes through on the next run.
+    const soon = new Date(Date.now() + 2_000).toISOString();
+    files.set('/r1', 'one!');
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', url('/r1', fixity('one!', 'change="updated" datetime="9999-12-31T00:00:00Z"'))));
+    const more: string[] = [];
+    expect(await run({ onNote: (n) => more.push(n) })).toMatchObject({ mode: 'incremental', updated: 1 });
+    expect(more.join('\n')).toContain('1 change is dated in the future; the checkpoint moves no further than the time the lists were read.');
+    expect(Date.parse(checkpoint()!)).toBeLessThanOrEqual(Date.now());
+    files.set('/r2', 'two!');
+    files.set(
+      '/cl.xml',
+      urlset('capability="changelist" from="2020-01-01T00:00:00Z"', url('/r1', fixity('one!', 'change="updated" datetime="9999-12-31T00:00:00Z"')) + url('/r2', fixity('two!', `change="updated" datetime="${soon}"`))),
+    );
+    await new Promise((r) => setTimeout(r, 2_100));
+    expect(await run()).toMatchObject({ mode: 'incremental', updated: 1, unchanged: 1, failed: 0 });
+    expect(readFileSync(file('r2'), 'utf8')).toBe('two!');
+  });
+});
+
 describe('audit', () => {
   it('checks the file itself when the list gives a hash in an algorithm the mirror did not record', async () => {
     capabilityList();

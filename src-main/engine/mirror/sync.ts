@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, rmdirSync, rmSync } from 'node:fs';
 import { clip } from '../clip.ts';
+import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { DiscoveryResult } from '../../contract/types.ts';
 import { discover, normalizeStartUrl } from '../discovery/discover.ts';
 import type { Entry } from '../documents/model.ts';
@@ -218,6 +219,10 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     } else if (lastInterrupted && lastInterrupted.status === 'interrupted' && newest(state, lastInterrupted)) {
       mode = lastInterrupted.kind === 'incremental' && hasChanges && checkpoint !== null ? 'incremental' : 'baseline';
       resume = lastInterrupted;
+    } else if (checkpoint !== null && hasChanges && isFuture(checkpoint.at)) {
+      // Left by a version that trusted a datetime in the future: no change would ever be read again.
+      mode = 'baseline';
+      options.onNote?.(`The mirror's checkpoint ${checkpoint.at} is in the future (a Source's datetime taken as it was): this run is a baseline compared with the inventory, which sets it right.`);
     } else if (checkpoint !== null && hasChanges && state.baselineNeeded() !== null) {
       mode = 'baseline';
       options.onNote?.(`${state.baselineNeeded()!.why} This run is that baseline: only what differs from the inventory is fetched.`);
@@ -323,11 +328,11 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
               report();
             },
           });
-          newCheckpoint = result.at === null ? null : { at: result.at, from: dumps.url! };
+          newCheckpoint = result.at === null ? null : { at: notInTheFuture(result.at, 'The Resource Dump', options.onNote), from: dumps.url! };
           if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
         } else if (mode === 'baseline') {
           const result = await baseline(http, listUrl!, applier, state, { ...options, concurrency: settings.concurrency ?? undefined }, phases, onListed, metadata);
-          newCheckpoint = result.at === null ? null : { at: result.at, from: listUrl! };
+          newCheckpoint = result.at === null ? null : { at: notInTheFuture(result.at, 'The Resource List', options.onNote), from: listUrl! };
           if (result.at === null && !paused()) options.onNote?.(`The Resource List gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
         } else if (dumps.listing !== null) {
           applier.repeatable = true;
@@ -547,6 +552,26 @@ export async function bind(http: Http, options: SyncOptions, old: Binding | null
     resourceDumpUrl: find('resourcedump'),
     changeDumpUrl: find('changedump'),
   };
+}
+
+/** Clock differences between a Source and this computer that are not worth a word. */
+const CLOCK_SLACK_MS = 60 * 60 * 1000;
+
+function isFuture(datetime: string): boolean {
+  const ms = parseW3cDatetime(datetime);
+  return ms !== null && ms > Date.now() + CLOCK_SLACK_MS;
+}
+
+/**
+ * A list's `at` as a checkpoint: never later than now. A Source that dates its list in the future (year 9999) would
+ * otherwise stop the mirror from ever reading a change again.
+ */
+function notInTheFuture(at: string, what: string, onNote?: (note: string) => void): string {
+  const ms = parseW3cDatetime(at);
+  if (ms === null || ms <= Date.now()) return at;
+  const now = new Date().toISOString();
+  if (ms > Date.now() + CLOCK_SLACK_MS) onNote?.(`${what} gives "at" ${at}, in the future; the mirror's checkpoint is now (${now}) instead.`);
+  return now;
 }
 
 const LIST_NAMES = { resourceListUrl: 'Resource List', changeListUrl: 'Change List', resourceDumpUrl: 'Resource Dump', changeDumpUrl: 'Change Dump' } as const;
