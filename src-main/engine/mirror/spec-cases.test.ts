@@ -234,6 +234,21 @@ describe("datetimes in the future (a Source's error)", () => {
   });
 });
 
+describe('a document that is not the Resource List it was named as', () => {
+  it('is refused before any of its entries is applied', async () => {
+    capabilityList();
+    files.set('/r1', 'one');
+    // Named a Resource List by the Capability List, but a Change List.
+    files.set('/rl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', url('/r1', fixity('one', 'change="created" datetime="2020-01-02T00:00:00Z"'))));
+    await expect(run()).rejects.toThrow(`${base}/rl.xml is a changelist, not a Resource List`);
+    expect(existsSync(file('r1'))).toBe(false);
+    // An index whose part is an index (itself): nothing of either is mirrored as a resource.
+    files.set('/rl.xml', `<?xml version="1.0"?>\n<sitemapindex ${NS}><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/><sitemap><loc>${base}/rl.xml</loc></sitemap></sitemapindex>`);
+    await expect(run()).rejects.toThrow(`${base}/rl.xml, listed in the Resource List Index, is not a Resource List`);
+    expect(existsSync(file('rl.xml'))).toBe(false);
+  });
+});
+
 describe('audit', () => {
   it('checks the file itself when the list gives a hash in an algorithm the mirror did not record', async () => {
     capabilityList();

@@ -663,6 +663,8 @@ async function baseline(
       signal: intake,
       onStart: (head) => {
         isIndex = head.isIndex;
+        // Known before the first entry: nothing of a document that is not a Resource List is applied.
+        if (head.capability !== 'resourcelist') throw new SyncError(`${clip(listUrl)} is a ${head.capability}, not a Resource List`);
       },
       onEntry: (entry) => {
         if (isIndex) return void children.push(entry.loc);
@@ -685,10 +687,15 @@ async function baseline(
     }
     if (children.length > 0) {
       for (const child of children) {
-        const doc = await loadDocument(http, child, { signal: intake, onEntry: (entry) => onEntry(entry, child) });
-        if (doc.summary.capability !== 'resourcelist' || doc.summary.isIndex) {
-          throw new SyncError(`${clip(child)}, listed in the Resource List Index, is not a Resource List`);
-        }
+        const notAList = () => new SyncError(`${clip(child)}, listed in the Resource List Index, is not a Resource List`);
+        const doc = await loadDocument(http, child, {
+          signal: intake,
+          onStart: (head) => {
+            if (head.capability !== 'resourcelist' || head.isIndex) throw notAList();
+          },
+          onEntry: (entry) => onEntry(entry, child),
+        });
+        if (doc.summary.capability !== 'resourcelist' || doc.summary.isIndex) throw notAList();
       }
     }
   } catch (err) {
