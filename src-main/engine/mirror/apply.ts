@@ -253,6 +253,7 @@ export class Applier {
         const again = await this.#download(uri, {}, expected, lastmodMs);
         if (again.kind === 'file') return this.#stage(again, final, undefined, base, live);
         if (again.kind === 'failed') problems.push(again.reason);
+        else problems.push('the server answered 304 Not Modified to a request that was not conditional');
         break;
       }
       // The mtime was given as the file was written.

@@ -1,4 +1,4 @@
-// Cases the spec decides, against a small Source of static documents that each test writes: where undated changes sit
+// Cases the spec (or HTTP) decides, against a small Source of static documents that each test writes: where undated changes sit
 // in time (§12.1, Example 19: by their place in the Change List), what holds the checkpoint back, and what an audit
 // makes of a hash in an algorithm the mirror did not record (§7 `hash`: any algorithm may be given).
 import { createHash } from 'node:crypto';
@@ -20,6 +20,8 @@ let base = '';
 let dest = '';
 /** Path → body; a body of null answers 500. */
 const files = new Map<string, string | null>();
+/** Path → a status answered instead (with no body). */
+const statuses = new Map<string, number>();
 const urlset = (md: string, urls: string) => `<?xml version="1.0"?>\n<urlset ${NS}><rs:md ${md}/>${urls}</urlset>`;
 const url = (path: string, md: string) => `<url><loc>${base}${path}</loc><rs:md ${md}/></url>`;
 /** The rs:md attributes of a body (the Source's bytes are set apart, in `files`). */
@@ -27,9 +29,12 @@ const fixity = (body: string, md = '') => `hash="md5:${md5(body)}" length="${bod
 
 beforeEach(async () => {
   files.clear();
+  statuses.clear();
   server = createServer((req, res) => {
     const body = files.get(req.url ?? '');
-    if (body === undefined) res.writeHead(404).end();
+    const status = statuses.get(req.url ?? '');
+    if (status !== undefined) res.writeHead(status).end();
+    else if (body === undefined) res.writeHead(404).end();
     else if (body === null) res.writeHead(500).end();
     else res.writeHead(200, req.url!.endsWith('.xml') ? { 'content-type': 'application/xml' } : {}).end(body);
   });
@@ -246,6 +251,18 @@ describe('a document that is not the Resource List it was named as', () => {
     files.set('/rl.xml', `<?xml version="1.0"?>\n<sitemapindex ${NS}><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/><sitemap><loc>${base}/rl.xml</loc></sitemap></sitemapindex>`);
     await expect(run()).rejects.toThrow(`${base}/rl.xml, listed in the Resource List Index, is not a Resource List`);
     expect(existsSync(file('rl.xml'))).toBe(false);
+  });
+});
+
+describe('HTTP', () => {
+  it('a 304 Not Modified to a request that was not conditional fails the resource with that reason', async () => {
+    capabilityList();
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    statuses.set('/r1', 304);
+    const result = await run();
+    expect(result.failures).toEqual([{ uri: `${base}/r1`, reason: 'the server answered 304 Not Modified to a request that was not conditional' }]);
   });
 });
 
