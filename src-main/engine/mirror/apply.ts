@@ -321,8 +321,15 @@ export class Applier {
         response.body.destroy();
         return { kind: 'failed', reason: `HTTP ${response.status} for ${clip(response.url)}` };
       }
+      const coding = (response.headers['content-encoding'] ?? '').trim().toLowerCase();
+      if (coding !== '' && coding !== 'identity') {
+        // None is asked for (no Accept-Encoding): the bytes would be stored still coded, and a hash or length the
+        // list gives would fail for a reason that does not say so. Not decoded either: a coded bomb stays harmless.
+        response.body.destroy();
+        return { kind: 'failed', reason: `the server sent the body with Content-Encoding: ${clip(coding, 40)}, which was not asked for; not mirrored` };
+      }
       const declared = response.headers['content-length'];
-      if (expected.length !== undefined && declared !== undefined && !response.headers['content-encoding'] && Number(declared) !== expected.length) {
+      if (expected.length !== undefined && declared !== undefined && Number(declared) !== expected.length) {
         response.body.destroy();
         return { kind: 'failed', reason: `the server announces ${declared} bytes, the list says ${expected.length}; not downloaded` };
       }

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,8 @@ let dest = '';
 const files = new Map<string, string | null>();
 /** Path → a status answered instead (with no body). */
 const statuses = new Map<string, number>();
+/** Path → headers added to its answer. */
+const headers = new Map<string, Record<string, string>>();
 const urlset = (md: string, urls: string) => `<?xml version="1.0"?>\n<urlset ${NS}><rs:md ${md}/>${urls}</urlset>`;
 const url = (path: string, md: string) => `<url><loc>${base}${path}</loc><rs:md ${md}/></url>`;
 /** The rs:md attributes of a body (the Source's bytes are set apart, in `files`). */
@@ -30,13 +33,14 @@ const fixity = (body: string, md = '') => `hash="md5:${md5(body)}" length="${bod
 beforeEach(async () => {
   files.clear();
   statuses.clear();
+  headers.clear();
   server = createServer((req, res) => {
     const body = files.get(req.url ?? '');
     const status = statuses.get(req.url ?? '');
     if (status !== undefined) res.writeHead(status).end();
     else if (body === undefined) res.writeHead(404).end();
     else if (body === null) res.writeHead(500).end();
-    else res.writeHead(200, req.url!.endsWith('.xml') ? { 'content-type': 'application/xml' } : {}).end(body);
+    else res.writeHead(200, { ...(req.url!.endsWith('.xml') ? { 'content-type': 'application/xml' } : {}), ...headers.get(req.url!) }).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -263,6 +267,18 @@ describe('HTTP', () => {
     statuses.set('/r1', 304);
     const result = await run();
     expect(result.failures).toEqual([{ uri: `${base}/r1`, reason: 'the server answered 304 Not Modified to a request that was not conditional' }]);
+  });
+
+  it('a body sent with a content coding that was not asked for is not mirrored, and the reason says so', async () => {
+    capabilityList();
+    const coded = gzipSync('one');
+    files.set('/r1', coded.toString('latin1'));
+    headers.set('/r1', { 'content-encoding': 'gzip' });
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    const result = await run();
+    expect(result.failures).toEqual([{ uri: `${base}/r1`, reason: 'the server sent the body with Content-Encoding: gzip, which was not asked for; not mirrored' }]);
+    expect(existsSync(file('r1'))).toBe(false);
   });
 });
 
