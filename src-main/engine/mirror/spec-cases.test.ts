@@ -2,7 +2,7 @@
 // in time (§12.1, Example 19: by their place in the Change List), what holds the checkpoint back, and what an audit
 // makes of a hash in an algorithm the mirror did not record (§7 `hash`: any algorithm may be given).
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
@@ -259,6 +259,22 @@ describe('a document that is not the Resource List it was named as', () => {
 });
 
 describe('HTTP', () => {
+  it('a URI listed twice is mirrored once, as its first entry says, and that is said', async () => {
+    capabilityList();
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one')) + url('/r1', fixity('uno'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    const notes: string[] = [];
+    expect(await run({ onNote: (n) => notes.push(n) })).toMatchObject({ created: 1, failed: 0 });
+    expect(notes).toContain(`1 entry repeats a URI listed before (the first: ${base}/r1); each URI is mirrored once, as its first entry describes it.`);
+  });
+
+  it('a mirror folder that is a file is refused in plain words', async () => {
+    const path = join(dest, 'a-file');
+    writeFileSync(path, 'x');
+    await expect(run({ dest: path })).rejects.toThrow(`${path} is a file, not a folder: give a folder for the mirror`);
+  });
+
   it('a 304 Not Modified to a request that was not conditional fails the resource with that reason', async () => {
     capabilityList();
     files.set('/r1', 'one');

@@ -3,7 +3,7 @@
 // it. Baseline: from a Resource List or Resource List Index; the list's `at` becomes the checkpoint only when the run
 // completes without a failure. Incremental: see incremental.ts.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { DiscoveryResult } from '../../contract/types.ts';
@@ -125,6 +125,7 @@ export class SyncError extends Error {
 export async function sync(options: SyncOptions): Promise<SyncResult> {
   const dest = options.dest;
   const destExisted = existsSync(dest);
+  if (destExisted && !statSync(dest).isDirectory()) throw new SyncError(`${dest} is a file, not a folder: give a folder for the mirror`);
   mkdirSync(dest, { recursive: true });
   const stateDir = stateDirOf(dest);
   // A folder that was not a mirror stays none when this run binds nothing (it failed first, or was a dry run).
@@ -638,6 +639,8 @@ async function baseline(
 ): Promise<{ at: string | null }> {
   const t0 = Date.now();
   const seen = new Set<string>();
+  let repeated = 0;
+  let firstRepeated: string | null = null;
   const inflight = new WorkSlots(Math.max(2, (options.concurrency ?? 8) * 2));
   // Reading the lists stops on a pause too (new work), while the resources in flight keep the run's own signal.
   const intake = options.pauseSignal && options.signal ? AbortSignal.any([options.signal, options.pauseSignal]) : (options.pauseSignal ?? options.signal);
@@ -646,7 +649,11 @@ async function baseline(
     if (intake?.aborted) return;
     const problem = entryProblem(entry);
     if (problem !== null) return applier.fail(entryLabel(entry, documentUrl), problem, true);
-    if (seen.has(entry.loc)) return;
+    if (seen.has(entry.loc)) {
+      repeated++;
+      firstRepeated ??= entry.loc;
+      return;
+    }
     seen.add(entry.loc);
     const length = Number(entry.md.length ?? 0);
     onListed(++listed, Number.isSafeInteger(length) && length > 0 ? length : 0);
@@ -704,6 +711,10 @@ async function baseline(
     throw err;
   }
   onListed(listed, 0, true);
+  if (repeated > 0) {
+    // A list that contradicts itself (two hashes for one URI) would otherwise fail that resource with no hint why.
+    options.onNote?.(`${repeated} entr${repeated === 1 ? 'y repeats a URI' : 'ies repeat URIs'} listed before (the first: ${clip(firstRepeated!)}); each URI is mirrored once, as its first entry describes it.`);
+  }
   await inflight.all();
   if (!intake?.aborted) await metadata.run();
   phases.fetch = (Date.now() - t0) / 1000;
