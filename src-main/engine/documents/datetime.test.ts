@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseW3cDatetime } from './datetime.ts';
+import { parseW3cDatetime, w3cPeriodEnd } from './datetime.ts';
 
 describe('parseW3cDatetime', () => {
   it('reads every precision of the W3C profile', () => {
@@ -67,5 +67,18 @@ describe('parseW3cDatetime', () => {
     ]) {
       expect(parseW3cDatetime(bad), bad).toBeNull();
     }
+  });
+});
+
+describe('w3cPeriodEnd', () => {
+  it('is the last millisecond of the year, month, day, minute or second named; the instant itself with a fraction', () => {
+    expect(w3cPeriodEnd('2020')).toBe(Date.parse('2020-12-31T23:59:59.999Z'));
+    expect(w3cPeriodEnd('2020-02')).toBe(Date.parse('2020-02-29T23:59:59.999Z'));
+    expect(w3cPeriodEnd('2020-12')).toBe(Date.parse('2020-12-31T23:59:59.999Z'));
+    expect(w3cPeriodEnd('2020-01-03')).toBe(Date.parse('2020-01-03T23:59:59.999Z'));
+    expect(w3cPeriodEnd('2020-01-03T10:00+02:00')).toBe(Date.parse('2020-01-03T08:00:59.999Z'));
+    expect(w3cPeriodEnd('2020-01-03T10:00:05Z')).toBe(Date.parse('2020-01-03T10:00:05.999Z'));
+    expect(w3cPeriodEnd('2020-01-03T10:00:05.25Z')).toBe(Date.parse('2020-01-03T10:00:05.250Z'));
+    expect(w3cPeriodEnd('2020-13')).toBeNull();
   });
 });

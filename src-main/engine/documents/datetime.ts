@@ -102,3 +102,24 @@ function parseTime(s: string, n: number): number | null {
   } else return null;
   return i === n ? ms : null;
 }
+
+/**
+ * The last millisecond of the period a W3C datetime names: "2020-01-03" is the whole day, "2020-01" the month,
+ * "…T10:00Z" the minute, "…T10:00:05Z" the second; with a fraction, the instant itself. Null if malformed. A change
+ * dated "2020-01-03" may have happened at 23:00: whether it is after a checkpoint is judged by this end.
+ */
+export function w3cPeriodEnd(input: string): number | null {
+  const start = parseW3cDatetime(input);
+  if (start === null) return null;
+  const s = input.trim();
+  const year = digits(s, 0, 4);
+  if (s.length === 4) return daysFromCivil(year + 1, 1, 1) * DAY_MS - 1;
+  if (s.length === 7) {
+    const month = digits(s, 5, 2);
+    return (month === 12 ? daysFromCivil(year + 1, 1, 1) : daysFromCivil(year, month + 1, 1)) * DAY_MS - 1;
+  }
+  if (s.length === 10) return start + DAY_MS - 1;
+  if (s.charCodeAt(16) !== 0x3a /* : */) return start + 60_000 - 1;
+  if (s.charCodeAt(19) !== 0x2e /* . */) return start + 1000 - 1;
+  return start;
+}

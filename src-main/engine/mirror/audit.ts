@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
-import { parseW3cDatetime } from '../documents/datetime.ts';
+import { parseW3cDatetime, w3cPeriodEnd } from '../documents/datetime.ts';
 import type { Entry, HashAlgorithm } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
@@ -235,15 +235,17 @@ async function applyChanges(http: Http, url: string, at: number, listed: ListedR
   const changes: Timed[] = [];
   const timeline = new ChangeTimeline(at, (change) => changes.push(change));
   const msOf = (value: string | undefined) => (value ? parseW3cDatetime(value) : null);
+  // An `until` is judged by the end of the period it names ("2020-01-05": the whole day).
+  const endOf = (value: string | undefined) => (value ? w3cPeriodEnd(value) : null);
   const children: { url: string; from: number | null; until: number | null }[] = [];
   let isIndex = false;
   await loadDocument(http, url, {
     signal,
     onStart: (h) => {
       isIndex = h.isIndex;
-      if (!isIndex) timeline.begin(msOf(h.md.from), msOf(h.md.until));
+      if (!isIndex) timeline.begin(msOf(h.md.from), endOf(h.md.until));
     },
-    onEntry: (e) => (isIndex ? void children.push({ url: e.loc, from: msOf(e.md.from), until: msOf(e.md.until) }) : timeline.push(e)),
+    onEntry: (e) => (isIndex ? void children.push({ url: e.loc, from: msOf(e.md.from), until: endOf(e.md.until) }) : timeline.push(e)),
   });
   timeline.end();
   children.sort((a, b) => (a.from ?? 0) - (b.from ?? 0));
@@ -251,7 +253,7 @@ async function applyChanges(http: Http, url: string, at: number, listed: ListedR
     if (child.until !== null && child.until < at) continue;
     await loadDocument(http, child.url, {
       signal,
-      onStart: (h) => timeline.begin(child.from ?? msOf(h.md.from), child.until ?? msOf(h.md.until)),
+      onStart: (h) => timeline.begin(child.from ?? msOf(h.md.from), child.until ?? endOf(h.md.until)),
       onEntry: (e) => timeline.push(e),
     });
     timeline.end();

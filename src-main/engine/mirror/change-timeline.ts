@@ -3,7 +3,7 @@
 // the dated entry after it. So an undated entry is new only when the next dated entry is at or after the checkpoint
 // (or none follows), and it sorts at the time of the one before it. Reading undated entries as "always new" re-applied
 // an old deletion on every run, undoing the creation listed after it.
-import { parseW3cDatetime } from '../documents/datetime.ts';
+import { parseW3cDatetime, w3cPeriodEnd } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
 
 /**
@@ -32,8 +32,9 @@ export class ChangeTimeline {
   }
 
   /**
-   * A new Change List begins, with its `from` and `until` (from its own `rs:md` or its Change List Index entry). The
-   * lists of an index are read in chronological order, so without a `from` it starts where the last one ended.
+   * A new Change List begins, with its `from` and the end of its `until`'s period (from its own `rs:md` or its Change
+   * List Index entry). The lists of an index are read in chronological order, so without a `from` it starts where the
+   * last one ended.
    */
   begin(fromMs: number | null, untilMs: number | null = null): void {
     this.end();
@@ -47,10 +48,12 @@ export class ChangeTimeline {
       this.#waiting.push({ entry, ms: this.#before, seq: this.#seq++ });
       return;
     }
+    // New when any moment of the period it names ("2020-01-03": the whole day) is at or after `since`.
+    const isNew = w3cPeriodEnd(entry.md.datetime!)! >= this.#since;
     // The undated entries before this one happened at or before it.
-    this.#flush(ms >= this.#since);
+    this.#flush(isNew);
     this.#before = ms;
-    if (ms >= this.#since) this.#emit({ entry, ms, seq: this.#seq++ });
+    if (isNew) this.#emit({ entry, ms, seq: this.#seq++ });
   }
 
   /** The list ended: undated entries at its end are new unless the list closed before `since`. */

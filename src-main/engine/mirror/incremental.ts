@@ -4,7 +4,7 @@
 // entry that breaks a MUST (an unknown `change`) fails alone. The checkpoint advances only past what was applied:
 // with a failure it stops just before the earliest failed change.
 import { clip } from '../clip.ts';
-import { parseW3cDatetime } from '../documents/datetime.ts';
+import { parseW3cDatetime, w3cPeriodEnd } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
@@ -79,7 +79,8 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   });
   const collect = (entry: Entry) => timeline.push(entry);
 
-  const children: { url: string; from: number | null; fromText?: string; until: number | null; seq: number }[] = [];
+  /** `untilEnd`: the last moment of the period `until` names ("2020-01-05": the whole day). */
+  const children: { url: string; from: number | null; fromText?: string; until: number | null; untilEnd: number | null; seq: number }[] = [];
   let isIndex = false;
   let top;
   try {
@@ -87,7 +88,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
       signal: o.signal,
     onStart: (head) => {
       isIndex = head.isIndex;
-      if (!isIndex) timeline.begin(head.md.from ? parseW3cDatetime(head.md.from) : null, head.md.until ? parseW3cDatetime(head.md.until) : null);
+      if (!isIndex) timeline.begin(head.md.from ? parseW3cDatetime(head.md.from) : null, head.md.until ? w3cPeriodEnd(head.md.until) : null);
     },
     onEntry: (entry) => {
       if (isIndex) {
@@ -96,6 +97,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
           from: entry.md.from ? parseW3cDatetime(entry.md.from) : null,
           fromText: entry.md.from,
           until: entry.md.until ? parseW3cDatetime(entry.md.until) : null,
+          untilEnd: entry.md.until ? w3cPeriodEnd(entry.md.until) : null,
           seq: children.length,
         });
       } else collect(entry);
@@ -121,7 +123,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   if (top.summary.isIndex) {
     // Closed lists that ended before the checkpoint hold nothing new; the rest in chronological order.
     const wanted = children
-      .filter((c) => (c.until === null || c.until >= since) && (o.untilMs === undefined || c.from === null || c.from <= o.untilMs))
+      .filter((c) => (c.untilEnd === null || c.untilEnd >= since) && (o.untilMs === undefined || c.from === null || c.from <= o.untilMs))
       .sort((a, b) => (a.from ?? 0) - (b.from ?? 0) || a.seq - b.seq);
     if (wanted.length < children.length) o.onNote?.(`${children.length - wanted.length} closed Change Lists end before the checkpoint; not read.`);
     for (const child of wanted) {
@@ -130,7 +132,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
         signal: o.signal,
         onStart: (head) => {
           const from = child.from ?? (head.md.from ? parseW3cDatetime(head.md.from) : null);
-          const until = child.until ?? (head.md.until ? parseW3cDatetime(head.md.until) : null);
+          const until = child.untilEnd ?? (head.md.until ? w3cPeriodEnd(head.md.until) : null);
           timeline.begin(from, until);
         },
         onEntry: collect,

@@ -89,6 +89,23 @@ describe('undated changes', () => {
     expect(readFileSync(file('r2'), 'utf8')).toBe('two!');
   });
 
+  it('dated to the day (or month) count as new when any moment of that day is at or after the checkpoint', async () => {
+    capabilityList();
+    files.set('/r1', 'one').set('/r2', 'two');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-03T10:00:00Z"', url('/r1', fixity('one')) + url('/r2', fixity('two'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 2 });
+    files.set('/r1', 'one!');
+    // Made on 3 January, perhaps at 23:00, after the baseline's 10:00; r2's change of 2 January is older.
+    files.set(
+      '/cl.xml',
+      urlset('capability="changelist" from="2020-01-01T00:00:00Z"', url('/r2', fixity('two?', 'change="updated" datetime="2020-01-02"')) + url('/r1', fixity('one!', 'change="updated" datetime="2020-01-03"'))),
+    );
+    expect(await run()).toMatchObject({ mode: 'incremental', updated: 1, failed: 0 });
+    expect(readFileSync(file('r1'), 'utf8')).toBe('one!');
+    expect(readFileSync(file('r2'), 'utf8')).toBe('two');
+  });
+
   it('count as new at the end of an open list, and a failed one holds the checkpoint back until it is applied', async () => {
     capabilityList('/cli.xml');
     files.set('/r2', 'two').set('/r3', 'three');
