@@ -6,6 +6,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
+import { ChangeTimeline, type Timed } from './change-timeline.ts';
 import { parseW3cDatetime, type Entry } from '../documents/index.ts';
 import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
@@ -70,7 +71,8 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
   if (!o.dryRun) await mkdir(workDir, { recursive: true });
   const t0 = Date.now();
 
-  const isNew = (e: Pick<ManifestEntry, 'datetimeMs'>) => e.datetimeMs === undefined || e.datetimeMs >= since;
+  // By the period a datetime names, and an undated change by the dated one after it (manifest.ts `newAfterMs`).
+  const isNew = (e: Pick<ManifestEntry, 'newAfterMs'>) => e.newAfterMs === undefined || e.newAfterMs >= since;
   let changes = 0;
   let complete = true;
   // Checkpoint bookkeeping: the latest instant up to which every change was applied, frozen at the first failure.
@@ -190,9 +192,12 @@ async function dryRunPackage(o: DumpIncrementalOptions, pkg: DumpPackage, since:
     o.onNote?.(`The manifest of ${clip(pkg.entry.loc)} (${clip(contents.href)}) could not be read: ${(err as Error).message}`);
     return false;
   }
-  for (const e of entries) {
-    const ms = e.md.datetime === undefined ? null : parseW3cDatetime(e.md.datetime);
-    if (ms !== null && ms < since) continue;
+  // The changes after the checkpoint, judged as a real run judges them (undated ones by their place).
+  const fresh: Timed[] = [];
+  const timeline = new ChangeTimeline(since, (change) => fresh.push(change));
+  for (const e of entries) timeline.push(e);
+  timeline.end();
+  for (const { entry: e } of fresh.sort((a, b) => a.seq - b.seq)) {
     count();
     if (e.md.change === 'deleted') o.applier.delete(e.loc);
     else if (e.md.change === 'created' || e.md.change === 'updated') o.applier.prepare(e);

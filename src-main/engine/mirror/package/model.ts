@@ -13,6 +13,12 @@ export interface ManifestEntry extends Entry {
   change?: 'created' | 'updated' | 'deleted';
   /** Epoch ms of `datetime`, when present and valid. */
   datetimeMs?: number;
+  /**
+   * Whether the change is after a checkpoint is judged by this (Change Dump Manifests): the end of the period its
+   * `datetime` names ("2020-01-03": the whole day), or for an undated entry that of the next dated entry in the manifest,
+   * which it comes before (core spec §12.1, Example 19); absent when no dated entry follows.
+   */
+  newAfterMs?: number;
   /** Digests the manifest gives (lower-case hex), and every hash token that could not be used. */
   hashes: Partial<Record<HashAlgorithm, string>>;
   hashProblems: string[];
