@@ -248,7 +248,8 @@ async function applyChanges(http: Http, url: string, at: number, listed: ListedR
     onEntry: (e) => (isIndex ? void children.push({ url: e.loc, from: msOf(e.md.from), until: endOf(e.md.until) }) : timeline.push(e)),
   });
   timeline.end();
-  children.sort((a, b) => (a.from ?? 0) - (b.from ?? 0));
+  // By `from`, or in the index's own order when some list has none (as a sync reads them).
+  if (children.every((c) => c.from !== null)) children.sort((a, b) => a.from! - b.from!);
   for (const child of children) {
     if (child.until !== null && child.until < at) continue;
     await loadDocument(http, child.url, {

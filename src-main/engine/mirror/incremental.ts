@@ -121,10 +121,13 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   /** The latest `until` of the closed lists read. */
   let closedUntil = !top.summary.isIndex && top.summary.md.until ? parseW3cDatetime(top.summary.md.until) : null;
   if (top.summary.isIndex) {
+    const byFrom = children.every((c) => c.from !== null);
     // Closed lists that ended before the checkpoint hold nothing new; the rest in chronological order.
     const wanted = children
       .filter((c) => (c.untilEnd === null || c.untilEnd >= since) && (o.untilMs === undefined || c.from === null || c.from <= o.untilMs))
-      .sort((a, b) => (a.from ?? 0) - (b.from ?? 0) || a.seq - b.seq);
+      // By `from`; in the index's own order when some list has none (it is only recommended, §12.2), rather than
+      // putting those first.
+      .sort((a, b) => (byFrom ? a.from! - b.from! : 0) || a.seq - b.seq);
     if (wanted.length < children.length) o.onNote?.(`${children.length - wanted.length} closed Change Lists end before the checkpoint; not read.`);
     for (const child of wanted) {
       documentUrl = child.url;

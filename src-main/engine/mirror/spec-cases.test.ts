@@ -164,6 +164,23 @@ describe('undated changes', () => {
   });
 });
 
+describe('a Change List Index whose lists do not all give from', () => {
+  it('is read in its own order, not with those lists first', async () => {
+    capabilityList('/cli.xml');
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one'))));
+    files.set('/cli.xml', `<?xml version="1.0"?>\n<sitemapindex ${NS}><rs:md capability="changelist"/><sitemap><loc>${base}/cl1.xml</loc><rs:md from="2020-01-01T00:00:00Z"/></sitemap><sitemap><loc>${base}/cl2.xml</loc></sitemap></sitemapindex>`);
+    files.set('/cl1.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z" until="2020-01-05T00:00:00Z"', ''));
+    files.set('/cl2.xml', urlset('capability="changelist"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1 });
+    // Undated changes: cl1 deletes r1, then cl2 (newer, but without from) creates it again.
+    files.set('/cl1.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z" until="2020-01-05T00:00:00Z"', url('/r1', 'change="deleted"')));
+    files.set('/cl2.xml', urlset('capability="changelist"', url('/r1', fixity('one', 'change="created"'))));
+    expect(await run()).toMatchObject({ mode: 'incremental', deleted: 0, failed: 0 });
+    expect(existsSync(file('r1'))).toBe(true);
+  });
+});
+
 describe('the Capability List', () => {
   it('is read again at each run: a closed Change List is followed by the one that continues it', async () => {
     capabilityList('/cl1.xml');
