@@ -23,7 +23,7 @@ interface Profile {
   changes: boolean;
   /** Entries are bitstreams in a package: rs:md `path` is mandatory (except for deletions in a change manifest). */
   manifest: boolean;
-  /** Entries must be in forward chronological order, by this attribute (falling back to lastmod). */
+  /** Entries must be in forward chronological order, by this attribute. */
   order: 'datetime' | 'from' | null;
 }
 
@@ -322,7 +322,8 @@ export class DocumentChecker {
 
   private checkOrder(entry: Entry): void {
     const { md } = entry;
-    const key = (this.profile.order === 'datetime' ? md.datetime : md.from) ?? entry.lastmod;
+    // Not by lastmod: it need not be the time of the change (§7), and an undated change is placed by its position.
+    const key = this.profile.order === 'datetime' ? md.datetime : md.from;
     const time = ms(key);
     if (time === null) return;
     if (time < this.lastOrderMs) {
