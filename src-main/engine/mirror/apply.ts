@@ -321,15 +321,13 @@ export class Applier {
         response.body.destroy();
         return { kind: 'failed', reason: `HTTP ${response.status} for ${clip(response.url)}` };
       }
+      // None is asked for (no Accept-Encoding), and the bytes are kept as sent: a .gz stored with Content-Encoding: gzip
+      // is listed with the hash of those bytes, and a coded bomb stays harmless. When they do not match the list, the
+      // reason names the coding.
       const coding = (response.headers['content-encoding'] ?? '').trim().toLowerCase();
-      if (coding !== '' && coding !== 'identity') {
-        // None is asked for (no Accept-Encoding): the bytes would be stored still coded, and a hash or length the
-        // list gives would fail for a reason that does not say so. Not decoded either: a coded bomb stays harmless.
-        response.body.destroy();
-        return { kind: 'failed', reason: `the server sent the body with Content-Encoding: ${clip(coding, 40)}, which was not asked for; not mirrored` };
-      }
+      const coded = coding !== '' && coding !== 'identity' ? ` (the server sent it with Content-Encoding: ${clip(coding, 40)}, which was not asked for and is not decoded)` : '';
       const declared = response.headers['content-length'];
-      if (expected.length !== undefined && declared !== undefined && Number(declared) !== expected.length) {
+      if (expected.length !== undefined && declared !== undefined && !coded && Number(declared) !== expected.length) {
         response.body.destroy();
         return { kind: 'failed', reason: `the server announces ${declared} bytes, the list says ${expected.length}; not downloaded` };
       }
@@ -339,11 +337,11 @@ export class Applier {
       await eachChunk(response.body, (chunk) => {
         meter.update(chunk);
         // (eachChunk destroys the body when this throws.)
-        if (meter.overLength) throw new FetchFailure(`more bytes than the ${expected.length!.toLocaleString('en')} the list gives; stopped`);
+        if (meter.overLength) throw new FetchFailure(`more bytes than the ${expected.length!.toLocaleString('en')} the list gives; stopped${coded}`);
         return into.add(chunk);
       });
       const fixity = meter.finish();
-      if (fixity.status === 'mismatch') throw new FetchFailure(`fixity mismatch: ${fixity.reasons.join('; ')}`);
+      if (fixity.status === 'mismatch') throw new FetchFailure(`fixity mismatch: ${fixity.reasons.join('; ')}${coded}`);
       // Not awaited: the next download starts while this file is written; its batch waits for it (and fails it alone
       // if the disk refuses it).
       const written = file.close();

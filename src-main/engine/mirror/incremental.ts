@@ -175,6 +175,8 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   await inflight.all();
   await o.applier.finish();
   o.phases.fetch = (Date.now() - t1) / 1000;
+  // Cancelled: what was applied is recorded (above), but the checkpoint must not move past the changes never started.
+  o.signal?.throwIfAborted();
   for (const b of bad) o.applier.fail(b.uri, b.reason, true);
   await o.applier.finish();
   // Paused: the changes not started are after the checkpoint still; a resumed run skips what this one applied.
