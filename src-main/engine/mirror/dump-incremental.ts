@@ -6,6 +6,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
+import { w3cPeriodEnd } from '../documents/datetime.ts';
 import { ChangeTimeline, type Timed } from './change-timeline.ts';
 import { parseW3cDatetime, type Entry } from '../documents/index.ts';
 import type { Http } from '../http/client.ts';
@@ -54,7 +55,8 @@ export function packagesAfter(listing: DumpListing, checkpoint: Checkpoint, dump
   const coveredThrough = (until: number) => until < since || (until === since && checkpoint.from === dumpUrl);
   return listing.packages
     .map((p, i) => ({ p, i }))
-    .filter(({ p }) => p.untilMs === undefined || !coveredThrough(p.untilMs))
+    // By the end of the period `until` names ("2020-01-03": the whole day), as Change Lists are.
+    .filter(({ p }) => p.entry.md.until === undefined || p.untilMs === undefined || !coveredThrough(w3cPeriodEnd(p.entry.md.until) ?? p.untilMs))
     .sort((a, b) => (a.p.fromMs ?? 0) - (b.p.fromMs ?? 0) || a.i - b.i)
     .map(({ p }) => p);
 }

@@ -103,4 +103,12 @@ describe('JSON Patch', () => {
     expect(requested(fixture.state.pathOf(1))).toBe(1);
     expect(readFileSync(fileOf(1)).equals(fixture.state.representation(1, 2).body)).toBe(true);
   });
+
+  it('says in plain words why a malformed patch does not apply', async () => {
+    await run();
+    fixture.change('update', 1, 1);
+    fixture.setBroken(patchPath(1, 2), { status: 200, body: JSON.stringify([{ op: 'copy', from: '/x/y/z', path: '/a' }]), headers: { 'content-type': 'application/json-patch+json' } });
+    expect(await run()).toMatchObject({ mode: 'incremental', updated: 1, failed: 0, patched: 0 });
+    expect(notes.join('\n')).toMatch(/it does not apply to the local copy: Cannot perform the operation from a path that does not exist/);
+  });
 });

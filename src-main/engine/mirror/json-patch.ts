@@ -116,8 +116,15 @@ export class JsonPatcher {
     let grown = 0;
     try {
       for (const [index, op] of (ops as Operation[]).entries()) {
-        if (op.op === 'copy') {
-          grown += JSON.stringify(jsonpatch.getValueByPointer(result, op.from) ?? null).length;
+        if (op !== null && typeof op === 'object' && op.op === 'copy' && typeof op.from === 'string') {
+          // A `from` that does not exist is left to applyOperation, which says so in its own words.
+          let copied: unknown = null;
+          try {
+            copied = jsonpatch.getValueByPointer(result, op.from);
+          } catch {
+            copied = null;
+          }
+          grown += JSON.stringify(copied ?? null).length;
           if (original.byteLength + grown > MAX_PATCHED_BYTES) {
             throw new PatchFailure(`its copy operations would make the document larger than ${MAX_PATCHED_BYTES / (1024 * 1024)} MiB`);
           }

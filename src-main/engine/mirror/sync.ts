@@ -193,7 +193,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     binding = { ...binding!, id: mirrorId, settings };
     // The Capability List says which lists are current: a closed Change List is followed by another (§12.1), a Source
     // may move its lists. Read again at each run, as cheap as one small document; not for a mirror of one list.
-    const oneList = binding.url === binding.resourceListUrl || binding.url === binding.changeListUrl;
+    const startUrl = normalizeStartUrl(binding.url);
+    const oneList = startUrl === binding.resourceListUrl || startUrl === binding.changeListUrl;
     if (!rebind && !oneList && binding.capabilityListUrl !== null) binding = await refreshLists(http, binding, options);
     // A dry run changes nothing, its binding included.
     if (options.dryRun !== true) {

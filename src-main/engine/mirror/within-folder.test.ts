@@ -60,5 +60,8 @@ describe('a symbolic link inside the mirror', () => {
     symlinkSync(join(root, 'a'), join(root, 'l'));
     expect(() => checkFolders(root, join(root, 'l', 'b'), false)).toThrow(OutsideFolderError);
     expect(() => checkFolders(root, join(root, '..', 'elsewhere'), false)).toThrow(/not inside the mirror's folder/);
+    // A name that merely begins with two dots is inside.
+    expect(() => checkFolders(root, join(root, '..data', 'x'), true)).not.toThrow();
+    expect(existsSync(join(root, '..data', 'x'))).toBe(true);
   });
 });

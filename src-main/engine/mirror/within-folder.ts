@@ -2,7 +2,7 @@
 // symbolic link already inside the folder (put there by a person or another program) would carry a write or a
 // deletion through it to anywhere: each folder on the way is checked to be a real folder, not a link.
 import { lstatSync, mkdirSync } from 'node:fs';
-import { relative, sep } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
 
 export class OutsideFolderError extends Error {}
 
@@ -13,7 +13,8 @@ export class OutsideFolderError extends Error {}
 export function checkFolders(root: string, dir: string, make: boolean): void {
   const rel = relative(root, dir);
   if (rel === '') return;
-  if (rel.startsWith('..') || rel.startsWith(sep)) throw new OutsideFolderError(`${dir} is not inside the mirror's folder`);
+  // ("..data" is a name inside; on Windows a folder on another drive comes back absolute.)
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) throw new OutsideFolderError(`${dir} is not inside the mirror's folder`);
   let at = root;
   for (const part of rel.split(sep)) {
     at = `${at}${sep}${part}`;

@@ -23,3 +23,17 @@ describe('readManifest', () => {
     ]);
   });
 });
+
+describe('packagesAfter', () => {
+  it('keeps a package whose until, to the day, ends after the checkpoint', async () => {
+    const { packagesAfter } = await import('../dump-incremental.ts');
+    const pkg = (loc: string, until: string) => ({
+      entry: { index: 0, line: 0, loc, md: { until }, links: [] },
+      dumpUrl: 'http://s/cd.xml',
+      untilMs: Date.parse(until.length === 10 ? `${until}T00:00:00Z` : until),
+    });
+    const listing = { kind: 'changedump' as const, md: {}, problems: [], packages: [pkg('http://s/1.zip', '2020-01-02'), pkg('http://s/2.zip', '2020-01-03')] };
+    const kept = packagesAfter(listing as never, { at: '2020-01-03T10:00:00Z', from: 'http://s/cl.xml' }, 'http://s/cd.xml');
+    expect(kept.map((p) => p.entry.loc)).toEqual(['http://s/2.zip']);
+  });
+});
