@@ -8,6 +8,7 @@ import type { Http } from '../http/client.ts';
 import { Applier, type DeletePolicy } from '../mirror/apply.ts';
 import type { Fetcher } from '../mirror/fetcher.ts';
 import { runIncremental } from '../mirror/incremental.ts';
+import { afterIncremental } from '../mirror/gap.ts';
 import { LocalPaths } from '../mirror/local-path.ts';
 import { acquireLock } from '../mirror/lock.ts';
 import { WorkSlots } from '../mirror/work-slots.ts';
@@ -26,6 +27,8 @@ export interface MirrorContext {
   deletePolicy: DeletePolicy;
   concurrency: number;
   batchSize?: number;
+  /** What a sync started by a ping has to say (a gap in the Source's Change Lists). */
+  onNote?: (note: string) => void;
 }
 
 export interface Taken {
@@ -152,6 +155,10 @@ function advanceCheckpoint(state: MirrorState, fromMs: number, until: string, to
   const next = parseW3cDatetime(until);
   if (at === null || next === null || at < fromMs || next <= at) return;
   state.setCheckpoint({ at: until, from: topic });
+  // Contiguous with the checkpoint and all applied: in step up to `until` (a Change List that begins before it leaves
+  // no gap, gap.ts).
+  const synced = state.syncedThrough();
+  if (synced === null || synced.ms < next) state.setSyncedThrough({ ms: next, readAt: Math.max(next, synced?.readAt ?? 0) });
 }
 
 /** Fills a gap [from, until] from the Source's Change List through the mirror's incremental sync. */
@@ -194,6 +201,8 @@ export function syncFromCheckpoint(ctx: MirrorContext, changeListUrl: string): P
       const result = await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint, concurrency: ctx.concurrency, phases });
       await applier.finish();
       if (result.checkpoint) state.setCheckpoint(result.checkpoint);
+      // As `rsdesk sync` does: a Change List that begins after the mirror was last in step is said, and owes a baseline.
+      afterIncremental(state, { result, checkpointMs: parseW3cDatetime(checkpoint.at) ?? 0, complete: applier.retriableFailures === 0, dryRun: false, onNote: ctx.onNote });
       state.endRun(run.id, applier.counts.failed > 0 ? 'failed' : 'completed', phases, null);
     } catch (err) {
       await applier.finish().catch(() => undefined);

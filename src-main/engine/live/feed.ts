@@ -117,7 +117,9 @@ export class MirrorFeed {
     const access = this.#access(options.secretStore);
     const fetcher = new Fetcher({ concurrency: options.concurrency, ...access?.fetcher });
     this.#ownHttp = access ? new Http(access.http) : null;
-    this.#ctx = { dest, stateDir, state: this.state, store: this.store, fetcher, http: this.#ownHttp ?? http, deletePolicy: options.deletePolicy, concurrency: options.concurrency, batchSize: options.batchSize };
+    this.#ctx = { dest, stateDir, state: this.state, store: this.store, fetcher, http: this.#ownHttp ?? http, deletePolicy: options.deletePolicy, concurrency: options.concurrency, batchSize: options.batchSize,
+      // Shown in the live feed as a problem: the only way a ping's sync can speak.
+      onNote: (message) => void this.#events.emit({ type: 'error', dest, message }) };
     this.#accessKey = this.#currentAccessKey();
   }
 

@@ -42,11 +42,10 @@ type Change = Timed;
 export interface IncrementalResult {
   changes: number;
   checkpoint: Checkpoint | null;
-  /**
-   * The lists start (`from`) after the checkpoint: the changes between are listed nowhere (§7 `from`), and only a
-   * new baseline finds them. The `from` datetime, as given.
-   */
-  gapFrom: string | null;
+  /** Where the lists begin (the top document's `from`, else its earliest list's), for gap.ts; null if not given. */
+  begins: { value: string; ms: number } | null;
+  /** When the lists were read (epoch ms). */
+  readAt: number;
 }
 
 export async function runIncremental(o: IncrementalOptions): Promise<IncrementalResult> {
@@ -113,7 +112,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
           `nothing was applied and the checkpoint stays at ${o.checkpoint.at}. If it persists, the Source has a problem.`,
       );
       o.phases.lists = (Date.now() - t0) / 1000;
-      return { changes: 0, checkpoint: o.checkpoint, gapFrom: null };
+      return { changes: 0, checkpoint: o.checkpoint, begins: null, readAt: t0 };
     }
     throw err;
   }
@@ -151,12 +150,12 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   o.phases.lists = (Date.now() - t0) / 1000;
   o.onListed?.(last.size);
   // Where the lists begin: the top document's `from`, else (an index without one) its earliest list's.
-  const fromOf = (value: string | undefined) => (value ? { value, ms: parseW3cDatetime(value) } : null);
-  let begins = fromOf(top.summary.md.from);
-  if (begins === null && top.summary.isIndex) {
-    for (const child of children) if (child.from !== null && (begins === null || child.from < (begins.ms ?? Infinity))) begins = { value: child.fromText!, ms: child.from };
+  let begins: IncrementalResult['begins'] = null;
+  const topFrom = top.summary.md.from ? parseW3cDatetime(top.summary.md.from) : null;
+  if (topFrom !== null) begins = { value: top.summary.md.from!, ms: topFrom };
+  else if (top.summary.isIndex) {
+    for (const child of children) if (child.from !== null && (begins === null || child.from < begins.ms)) begins = { value: child.fromText!, ms: child.from };
   }
-  const gapFrom = begins !== null && begins.ms !== null && begins.ms > since && o.untilMs === undefined ? begins.value : null;
 
   const t1 = Date.now();
   const ordered = [...last.values()].sort(compareChanges);
@@ -180,7 +179,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   for (const b of bad) o.applier.fail(b.uri, b.reason, true);
   await o.applier.finish();
   // Paused: the changes not started are after the checkpoint still; a resumed run skips what this one applied.
-  if (o.pauseSignal?.aborted) return { changes: considered, checkpoint: o.checkpoint, gapFrom };
+  if (o.pauseSignal?.aborted) return { changes: considered, checkpoint: o.checkpoint, begins, readAt: t0 };
 
   // The new checkpoint: the latest change applied, but never past a failed one.
   // Entries that break the spec (bad) fail for good: waiting for them would hold the mirror back forever.
@@ -202,5 +201,5 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   }
   if (earliestFailed !== Infinity && earliestFailed <= latest) latest = since;
   const checkpoint = latest === since ? o.checkpoint : { at: new Date(latest).toISOString(), from: o.changeListUrl };
-  return { changes: considered, checkpoint, gapFrom };
+  return { changes: considered, checkpoint, begins, readAt: t0 };
 }

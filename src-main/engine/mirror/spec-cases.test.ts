@@ -9,7 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { syncFromCheckpoint } from '../live/apply-live.ts';
+import { Http } from '../http/client.ts';
 import { audit } from './audit.ts';
+import { Fetcher } from './fetcher.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions } from './sync.ts';
 
@@ -244,29 +247,66 @@ describe('a Change List that begins after the checkpoint (§7 from)', () => {
     capabilityList('/cl2.xml');
   };
 
-  it('is said, its changes applied, and the next sync is a baseline that finds what no list holds', async () => {
+  it('is said, its changes applied, and the next sync is a baseline that finds what no list holds, when the mirror fell behind', async () => {
     await setUp();
+    // As if that baseline had been made on 10 January 2020, and the mirror not synced since.
+    const state = new MirrorState(stateDirOf(dest));
+    state.setSyncedThrough({ ms: Date.parse('2020-01-01T00:00:00Z'), readAt: Date.parse('2020-01-10T00:00:00Z') });
+    state.close();
     files.set('/rl.xml', urlset('capability="resourcelist" at="2020-02-03T00:00:00Z"', url('/r1', fixity('one!')) + url('/r2', fixity('two'))));
     const notes: string[] = [];
     expect(await run({ onNote: (n) => notes.push(n) })).toMatchObject({ mode: 'incremental', created: 1, failed: 0 });
     expect(notes.join('\n')).toContain(
-      "The Change List begins at 2020-02-01T00:00:00Z, after the mirror's checkpoint 2020-01-01T00:00:00Z: changes made between them are listed nowhere, and only a new baseline finds them. The next sync is that baseline",
+      'The Change List begins at 2020-02-01T00:00:00Z, after the mirror was last in step with the Source (2020-01-01T00:00:00.000Z): changes made between them are listed nowhere, and only a new baseline finds them. The next sync is that baseline',
     );
     expect(await run()).toMatchObject({ mode: 'baseline', updated: 1, unchanged: 1, failed: 0 });
     expect(readFileSync(file('r1'), 'utf8')).toBe('one!');
     expect(checkpoint()).toBe('2020-02-03T00:00:00Z');
-    expect(await run()).toMatchObject({ mode: 'incremental', created: 0, updated: 0, failed: 0 });
+    const quiet: string[] = [];
+    expect(await run({ onNote: (n) => quiet.push(n) })).toMatchObject({ mode: 'incremental', created: 0, updated: 0, failed: 0 });
+    expect(quiet.join('\n')).not.toContain('listed nowhere');
   });
 
-  it('with a Resource List older than the Change List: one baseline, not one every other run', async () => {
+  it('found by a sync a ping asked for (live) owes a baseline too', async () => {
     await setUp();
-    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one!')) + url('/r2', fixity('two'))));
-    expect(await run()).toMatchObject({ mode: 'incremental', created: 1 });
-    expect(await run()).toMatchObject({ mode: 'baseline', updated: 1 });
+    const stateDir = stateDirOf(dest);
+    const state = new MirrorState(stateDir);
+    state.setSyncedThrough({ ms: Date.parse('2020-01-01T00:00:00Z'), readAt: Date.parse('2020-01-10T00:00:00Z') });
+    const http = new Http({ proxyEnv: {} });
+    const fetcher = new Fetcher({ proxyEnv: {} });
     const notes: string[] = [];
-    expect(await run({ onNote: (n) => notes.push(n) })).toMatchObject({ mode: 'incremental' });
-    expect(notes.join('\n')).toContain('A baseline was run for it already, but the Source\'s Resource List is older than its Change List');
-    expect(await run()).toMatchObject({ mode: 'incremental' });
+    try {
+      await syncFromCheckpoint({ dest, stateDir, state, store: null as never, fetcher, http, deletePolicy: 'delete', concurrency: 2, onNote: (n) => notes.push(n) }, `${base}/cl2.xml`);
+      expect(state.baselineNeeded()).toMatch(/^The Change List begins at 2020-02-01T00:00:00Z, after the mirror was last in step/);
+      expect(notes).toHaveLength(1);
+    } finally {
+      await fetcher.close();
+      await http.close();
+      state.close();
+    }
+    expect(await run()).toMatchObject({ mode: 'baseline' });
+  });
+
+  it('owes a baseline the Source cannot give (it no longer names a Resource List): the mirror goes on from its Change List', async () => {
+    await setUp();
+    const state = new MirrorState(stateDirOf(dest));
+    state.setBaselineNeeded('A gap.');
+    state.close();
+    files.set('/cap.xml', urlset('capability="capabilitylist"', url('/cl2.xml', 'capability="changelist"')));
+    expect(await run()).toMatchObject({ mode: 'incremental', created: 1, failed: 0 });
+  });
+
+  it('with a Resource List already older than the Change List when the baseline read it: said once, no baseline', async () => {
+    await setUp();
+    const notes: string[] = [];
+    expect(await run({ onNote: (n) => notes.push(n) })).toMatchObject({ mode: 'incremental', created: 1 });
+    expect(notes.join('\n')).toContain("The Source's Resource List was older than its Change List already then");
+    // The next runs: in step as of the last read (a quiet Source is not a gap), incremental.
+    for (let i = 0; i < 2; i++) {
+      const more: string[] = [];
+      expect(await run({ onNote: (n) => more.push(n) })).toMatchObject({ mode: 'incremental', failed: 0 });
+      expect(more.join('\n')).not.toContain('listed nowhere');
+    }
   });
 });
 

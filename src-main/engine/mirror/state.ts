@@ -218,6 +218,11 @@ export interface InventoryRow {
 export type RunKind = 'baseline' | 'incremental' | 'audit';
 export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
+export interface Synced {
+  ms: number;
+  readAt: number;
+}
+
 export interface RunCounts {
   created: number;
   updated: number;
@@ -374,26 +379,28 @@ export class MirrorState implements ClaimStore {
     this.#setMeta('checkpoint', checkpoint === null ? null : JSON.stringify(checkpoint));
   }
 
+  /** Why the next sync must be a baseline (changes were made that no Change List holds), or null. */
+  baselineNeeded(): string | null {
+    return this.#meta('baselineNeeded');
+  }
+
+  setBaselineNeeded(why: string | null): void {
+    this.#setMeta('baselineNeeded', why);
+  }
+
   /**
-   * Why the next sync must be a baseline (changes were missed that no Change List holds), or null; with the `from` of
-   * the Change List that left the gap.
+   * Up to when the mirror is known to be in step with its Source (`ms`), and when that was read (`readAt`): for a
+   * baseline, its Resource List's `at` and the time it was read; for an incremental run that read the Change Lists
+   * whole and applied every change, the time it read them (both). Null for a mirror made before this was kept.
+   * A Change List that begins after `ms` leaves a gap (gap.ts). Epoch ms.
    */
-  baselineNeeded(): { why: string; from: string } | null {
-    const value = this.#meta('baselineNeeded');
-    return value === null ? null : (JSON.parse(value) as { why: string; from: string });
+  syncedThrough(): Synced | null {
+    const value = this.#meta('syncedThrough');
+    return value === null ? null : (JSON.parse(value) as Synced);
   }
 
-  setBaselineNeeded(needed: { why: string; from: string } | null): void {
-    this.#setMeta('baselineNeeded', needed === null ? null : JSON.stringify(needed));
-  }
-
-  /** The `from` of the last gap a baseline was run for (a Resource List older than it cannot close it again). */
-  gapBaselined(): string | null {
-    return this.#meta('gapBaselined');
-  }
-
-  setGapBaselined(from: string | null): void {
-    this.#setMeta('gapBaselined', from);
+  setSyncedThrough(synced: Synced): void {
+    this.#setMeta('syncedThrough', JSON.stringify(synced));
   }
 
   // ---- inventory ----

@@ -19,13 +19,14 @@ import { runDumpBaseline } from './dump-baseline.ts';
 import { runDumpIncremental } from './dump-incremental.ts';
 import { JsonPatcher } from './json-patch.ts';
 import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
-import { runIncremental } from './incremental.ts';
+import { runIncremental, type IncrementalResult } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
 import { entryLabel, entryProblem } from './entries.ts';
 import { acquireLock } from './lock.ts';
 import { DeferredSecrets, type SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
 import { WorkSlots } from './work-slots.ts';
+import { afterBaseline, afterIncremental } from './gap.ts';
 import { MirrorState, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
@@ -212,12 +213,13 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const useDumps = options.useDumps ?? false;
     // With --use-dumps a Change Dump alone makes incremental syncs possible, a Resource Dump alone a baseline.
     const hasChanges = binding.changeListUrl !== null || (useDumps && binding.changeDumpUrl !== null);
+    const canBaseline = binding.resourceListUrl !== null || (useDumps && binding.resourceDumpUrl !== null);
     if (wanted === 'baseline') mode = 'baseline';
     else if (wanted === 'incremental') {
       if (checkpoint === null) throw new SyncError(`${dest} has no checkpoint yet (no baseline completed): run a baseline first`);
       if (!hasChanges) throw new SyncError(`${noChangesHere(binding, useDumps)}; use --mode baseline`);
       mode = 'incremental';
-      if (state.baselineNeeded() !== null) options.onNote?.(`${state.baselineNeeded()!.why} This run applies the changes listed only; run sync with --mode baseline (or auto) for the rest.`);
+      if (state.baselineNeeded() !== null) options.onNote?.(`${state.baselineNeeded()} This run applies the changes listed only; run sync with --mode baseline (or auto) for the rest.`);
     } else if (lastInterrupted && lastInterrupted.status === 'interrupted' && newest(state, lastInterrupted)) {
       mode = lastInterrupted.kind === 'incremental' && hasChanges && checkpoint !== null ? 'incremental' : 'baseline';
       resume = lastInterrupted;
@@ -225,9 +227,9 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       // Left by a version that trusted a datetime in the future: no change would ever be read again.
       mode = 'baseline';
       options.onNote?.(`The mirror's checkpoint ${checkpoint.at} is in the future (a Source's datetime taken as it was): this run is a baseline compared with the inventory, which sets it right.`);
-    } else if (checkpoint !== null && hasChanges && state.baselineNeeded() !== null) {
+    } else if (checkpoint !== null && hasChanges && state.baselineNeeded() !== null && canBaseline) {
       mode = 'baseline';
-      options.onNote?.(`${state.baselineNeeded()!.why} This run is that baseline: only what differs from the inventory is fetched.`);
+      options.onNote?.(`${state.baselineNeeded()} This run is that baseline: only what differs from the inventory is fetched.`);
     } else if (checkpoint === null || !hasChanges) {
       mode = 'baseline';
       if (checkpoint !== null) {
@@ -305,7 +307,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const paused = () => options.pauseSignal?.aborted === true && options.signal?.aborted !== true;
     const phases: Record<string, number> = { discovery: discoverySeconds };
     let newCheckpoint: { at: string; from: string } | null = null;
-    let gapFrom: string | null = null;
+    /** What the Change List part of an incremental run read (gap.ts). */
+    let listsRead: IncrementalResult | null = null;
     let status: 'completed' | 'failed' | 'cancelled' | 'interrupted' = 'completed';
     let message: string | null = null;
     const onListed = (n: number, bytes = 0, complete = false) => {
@@ -353,13 +356,13 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
             const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(fromDump + n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
             listed += rest.changes;
             newCheckpoint = rest.checkpoint;
-            gapFrom = rest.gapFrom;
+            listsRead = rest;
           }
         } else {
           const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
           listed = result.changes;
           newCheckpoint = result.checkpoint;
-          gapFrom = result.gapFrom;
+          listsRead = result;
         }
         if (mode === 'incremental' && !paused()) await metadata.run();
         // Local copies an audit found damaged come again, whatever the changes say (a baseline fetches them anyway).
@@ -395,22 +398,16 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     }
     // The checkpoint moves only past what was applied: a baseline with failures leaves it where it was.
     if (!dryRun && newCheckpoint !== null && (mode === 'incremental' || status === 'completed')) state.setCheckpoint(newCheckpoint);
-    if (gapFrom !== null) {
-      const why = `The Change List begins at ${gapFrom}, after the mirror's checkpoint ${checkpoint!.at}: changes made between them are listed nowhere, and only a new baseline finds them.`;
-      if (state.gapBaselined() === gapFrom) {
-        // A baseline was run for this gap already and its Resource List is older than the Change List: another would
-        // not close it either.
-        options.onNote?.(`${why} A baseline was run for it already, but the Source's Resource List is older than its Change List; changes made between them may be missing until the Source publishes a newer Resource List.`);
-      } else {
-        options.onNote?.(`${why} ${dryRun ? 'A real run would make the next sync' : 'The next sync is'} that baseline (compared with the inventory: only what differs is fetched).`);
-        if (!dryRun) state.setBaselineNeeded({ why, from: gapFrom });
-      }
+    if (listsRead !== null && status !== 'interrupted') {
+      afterIncremental(state, {
+        result: listsRead,
+        checkpointMs: parseW3cDatetime(checkpoint!.at) ?? 0,
+        complete: status === 'completed' && applier.retriableFailures === 0,
+        dryRun,
+        onNote: options.onNote,
+      });
     } else if (!dryRun && mode === 'baseline' && status === 'completed' && newCheckpoint !== null) {
-      const needed = state.baselineNeeded();
-      if (needed !== null) {
-        state.setGapBaselined(needed.from);
-        state.setBaselineNeeded(null);
-      }
+      afterBaseline(state, parseW3cDatetime(newCheckpoint.at) ?? 0, t0);
     }
     if (run) state.endRun(run.id, status, phases, message);
     const c = applier.counts;
