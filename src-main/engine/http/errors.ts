@@ -52,9 +52,15 @@ export function formatSeconds(ms: number): string {
   return `${Number.isInteger(s) ? s : Number(s.toFixed(1))} s`;
 }
 
-/** "45 s", "5 min", "1 min 30 s". */
+/** "45 s", "5 min", "1 min 30 s", "3 h 20 min", "12 days" (a Retry-After can ask for years). */
 export function formatDuration(ms: number): string {
   if (ms < 60_000) return formatSeconds(ms);
+  if (ms >= 2 * 86_400_000) return `${Math.round(ms / 86_400_000).toLocaleString('en')} days`;
+  if (ms >= 3_600_000) {
+    const hours = Math.floor(ms / 3_600_000);
+    const minutes = Math.floor((ms % 3_600_000) / 60_000);
+    return minutes === 0 ? `${hours} h` : `${hours} h ${minutes} min`;
+  }
   const minutes = Math.floor(ms / 60_000);
   const seconds = Math.round((ms % 60_000) / 1000);
   return seconds === 0 ? `${minutes} min` : `${minutes} min ${seconds} s`;

@@ -59,7 +59,7 @@ describe('Retry-After', () => {
     const path = fixture.state.pathOf(2);
     fixture.setBroken(path, { status: 503, headers: { 'retry-after': '3600' } });
     await expect(get(path)).rejects.toThrow(FetchFailure);
-    await expect(get(path)).rejects.toThrow(/HTTP 503: the server asks to wait 60 min \(Retry-After\), longer than the 2 min a mirror waits/);
+    await expect(get(path)).rejects.toThrow(/HTTP 503: the server asks to wait 1 h \(Retry-After\), longer than the 2 min a mirror waits/);
   });
 });
 
