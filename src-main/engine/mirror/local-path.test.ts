@@ -39,6 +39,13 @@ describe('LocalPaths.map', () => {
     expect(paths().map('not a uri').ok).toBe(false);
   });
 
+  it('escapes the controls that would make a name read as another (bidirectional overrides, C1 controls)', () => {
+    // U+202E RIGHT-TO-LEFT OVERRIDE: "report\u202Etxt.exe" shows as "reportexe.txt".
+    expect(path('http://example.org/report%E2%80%AEtxt.exe')).toBe('example.org/report%E2%80%AEtxt.exe');
+    expect(path('http://example.org/a%C2%85b')).toBe('example.org/a%C2%85b');
+    expect(path('http://example.org/caf%C3%A9')).toBe('example.org/café');
+  });
+
   it('never climbs out: dot segments, encoded dots and slashes, absolute, NUL', () => {
     expect(path('http://example.org/a/../../../etc/passwd')).toBe('example.org/etc/passwd');
     expect(path('http://example.org/a/%2e%2e/%2E%2E/x')).toBe('example.org/x');

@@ -33,9 +33,10 @@ export const MAX_NAME_BYTES = 200;
 export const MAX_PATH_CHARS = 1024;
 
 const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)$/i;
-// Characters refused by Windows or macOS in names, `/` (the separator), and `%` (the escape itself).
+// Characters refused by Windows or macOS in names, `/` (the separator), `%` (the escape itself), and the controls no
+// name should hold: C1 controls, and the bidirectional ones that make "txt.exe" read as "exe.txt" in a file manager.
 // eslint-disable-next-line no-control-regex
-const UNSAFE = /[\u0000-\u001f\u007f:*?"<>|\\/%]/g;
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069:*?"<>|\\/%]/g;
 
 export function escapeChar(ch: string): string {
   return [...Buffer.from(ch, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
