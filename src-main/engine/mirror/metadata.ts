@@ -52,6 +52,9 @@ export class MetadataFetcher {
   }
 
   async #note(entry: Pick<Entry, 'loc' | 'links'>): Promise<void> {
+    // A metadata record the Source lists in its own right (§14.5: its own <url>, linked back with rel="describes") is
+    // a resource to synchronize: recorded as describing itself, it does not go when a resource it describes goes.
+    if (!this.#dryRun && entry.links.some((l) => l.rel === 'describes')) this.#relations.push([entry.loc, entry.loc]);
     for (const link of entry.links) {
       if (link.rel !== 'describedby' || !/^https?:\/\//i.test(link.href) || link.href === entry.loc) continue;
       while (this.#queue.length >= QUEUE_MAX) await new Promise<void>((r) => this.#room.push(r));

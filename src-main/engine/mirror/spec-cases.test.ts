@@ -401,6 +401,28 @@ describe('HTTP', () => {
   });
 });
 
+describe('metadata listed in its own right (§14.5)', () => {
+  it('stays when the resource it describes is deleted', async () => {
+    capabilityList();
+    files.set('/r1', 'one').set('/m1.xml', '<dc/>');
+    files.set(
+      '/rl.xml',
+      urlset(
+        'capability="resourcelist" at="2020-01-01T00:00:00Z"',
+        `<url><loc>${base}/r1</loc><rs:md ${fixity('one')}/><rs:ln rel="describedby" href="${base}/m1.xml"/></url>` +
+          `<url><loc>${base}/m1.xml</loc><rs:md ${fixity('<dc/>')}/><rs:ln rel="describes" href="${base}/r1"/></url>`,
+      ),
+    );
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run({ withMetadata: true })).toMatchObject({ mode: 'baseline', failed: 0 });
+    files.delete('/r1');
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', url('/r1', 'change="deleted" datetime="2020-01-02T00:00:00Z"')));
+    expect(await run({ withMetadata: true })).toMatchObject({ mode: 'incremental', deleted: 1, failed: 0 });
+    expect(existsSync(file('r1'))).toBe(false);
+    expect(readFileSync(file('m1.xml'), 'utf8')).toBe('<dc/>');
+  });
+});
+
 describe('audit', () => {
   it('checks the file itself when the list gives a hash in an algorithm the mirror did not record', async () => {
     capabilityList();
