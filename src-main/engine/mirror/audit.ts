@@ -4,13 +4,14 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
-import { parseW3cDatetime, w3cPeriodEnd } from '../documents/datetime.ts';
+import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Entry, HashAlgorithm } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import { expectationOf, meterFile, recordedMatches, type FixityResult } from './fixity.ts';
 import { ListedResources } from './audit-listed.ts';
-import { ChangeTimeline, compareChanges, type Timed } from './change-timeline.ts';
+import { compareChanges, type Timed } from './change-timeline.ts';
+import { readChangeLists } from './change-lists.ts';
 import { acquireLock } from './lock.ts';
 import { caseKey } from './local-path.ts';
 import { keepAsMetadata, metadataOf } from './metadata.ts';
@@ -228,37 +229,12 @@ function differsFromRecord(local: FixityResult, row: InventoryRow): boolean {
 }
 
 /**
- * Changes at or after `at` bring the list up to date: deletions drop a URI, creations and updates replace it. Undated
- * changes are placed by their place in the list, as a sync places them (change-timeline.ts).
+ * Changes at or after `at` bring the list up to date: deletions drop a URI, creations and updates replace it. Read
+ * as a sync reads them (change-lists.ts).
  */
 async function applyChanges(http: Http, url: string, at: number, listed: ListedResources, signal?: AbortSignal): Promise<void> {
   const changes: Timed[] = [];
-  const timeline = new ChangeTimeline(at, (change) => changes.push(change));
-  const msOf = (value: string | undefined) => (value ? parseW3cDatetime(value) : null);
-  // An `until` is judged by the end of the period it names ("2020-01-05": the whole day).
-  const endOf = (value: string | undefined) => (value ? w3cPeriodEnd(value) : null);
-  const children: { url: string; from: number | null; until: number | null }[] = [];
-  let isIndex = false;
-  await loadDocument(http, url, {
-    signal,
-    onStart: (h) => {
-      isIndex = h.isIndex;
-      if (!isIndex) timeline.begin(msOf(h.md.from), endOf(h.md.until));
-    },
-    onEntry: (e) => (isIndex ? void children.push({ url: e.loc, from: msOf(e.md.from), until: endOf(e.md.until) }) : timeline.push(e)),
-  });
-  timeline.end();
-  // By `from`, or in the index's own order when some list has none (as a sync reads them).
-  if (children.every((c) => c.from !== null)) children.sort((a, b) => a.from! - b.from!);
-  for (const child of children) {
-    if (child.until !== null && child.until < at) continue;
-    await loadDocument(http, child.url, {
-      signal,
-      onStart: (h) => timeline.begin(child.from ?? msOf(h.md.from), child.until ?? endOf(h.md.until)),
-      onEntry: (e) => timeline.push(e),
-    });
-    timeline.end();
-  }
+  await readChangeLists(http, url, { since: at, signal, onChange: (change) => void changes.push(change) });
   changes.sort(compareChanges);
   for (const { entry: e } of changes) {
     if (e.md.change === 'deleted') listed.delete(e.loc);

@@ -6,6 +6,9 @@
 import { parseW3cDatetime, w3cPeriodEnd } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
 
+/** Clock differences between a Source and this computer not worth a word (a datetime "in the future" within it). */
+export const CLOCK_SLACK_MS = 60 * 60 * 1000;
+
 /**
  * `ms`: the entry's time, or for an undated one the earliest it can be (null when nothing before it is dated and the
  * list has no `from`). `seq`: its place in reading order, for ties.

@@ -4,16 +4,16 @@
 // entry that breaks a MUST (an unknown `change`) fails alone. The checkpoint advances only past what was applied:
 // with a failure it stops just before the earliest failed change.
 import { clip } from '../clip.ts';
-import { parseW3cDatetime, w3cPeriodEnd } from '../documents/datetime.ts';
+import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
-import { loadDocument } from '../load.ts';
 import { HttpStatusError } from '../http/errors.ts';
 import { entryLabel, entryProblem } from './entries.ts';
 import type { Applier } from './apply.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
 import { WorkSlots } from './work-slots.ts';
-import { ChangeTimeline, compareChanges, type Timed } from './change-timeline.ts';
+import { CLOCK_SLACK_MS, compareChanges, type Timed } from './change-timeline.ts';
+import { readChangeLists, type ChangeListsRead } from './change-lists.ts';
 
 export interface IncrementalOptions {
   http: Http;
@@ -55,10 +55,9 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   const last = new Map<string, Change>();
   const bad: { uri: string; reason: string; ms: number | null }[] = [];
   let considered = 0;
-  let documentUrl = o.changeListUrl;
   // Changes before the checkpoint were applied already (or are covered by the baseline's snapshot); a broken one
   // among them was reported then.
-  const timeline = new ChangeTimeline(since, ({ entry, ms, seq }) => {
+  const onChange = ({ entry, ms, seq }: Timed, documentUrl: string) => {
     if (o.untilMs !== undefined && ms !== null && ms > o.untilMs) return;
     considered++;
     const problem = entryProblem(entry);
@@ -75,38 +74,14 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
     const next = { entry, ms, seq };
     // Only the last change per URI matters (by time; reading order among equals).
     if (!prior || compareChanges(next, prior) > 0) last.set(entry.loc, next);
-  });
-  const collect = (entry: Entry) => timeline.push(entry);
-
-  /** `untilEnd`: the last moment of the period `until` names ("2020-01-05": the whole day). */
-  const children: { url: string; from: number | null; fromText?: string; until: number | null; untilEnd: number | null; seq: number }[] = [];
-  let isIndex = false;
-  let top;
+  };
+  let read: ChangeListsRead;
   try {
-    top = await loadDocument(o.http, o.changeListUrl, {
-      signal: o.signal,
-    onStart: (head) => {
-      isIndex = head.isIndex;
-      if (!isIndex) timeline.begin(head.md.from ? parseW3cDatetime(head.md.from) : null, head.md.until ? w3cPeriodEnd(head.md.until) : null);
-    },
-    onEntry: (entry) => {
-      if (isIndex) {
-        children.push({
-          url: entry.loc,
-          from: entry.md.from ? parseW3cDatetime(entry.md.from) : null,
-          fromText: entry.md.from,
-          until: entry.md.until ? parseW3cDatetime(entry.md.until) : null,
-          untilEnd: entry.md.until ? w3cPeriodEnd(entry.md.until) : null,
-          seq: children.length,
-        });
-      } else collect(entry);
-    },
-    });
-    timeline.end();
+    read = await readChangeLists(o.http, o.changeListUrl, { since, untilMs: o.untilMs, signal: o.signal, onChange, onNote: o.onNote });
   } catch (err) {
     // Some Sources answer a server error rather than an empty Change List. Nothing was read, so nothing is lost by
     // waiting: the checkpoint stays, and the next run asks again. Said, not hidden.
-    if (err instanceof HttpStatusError && err.status >= 500 && !o.signal?.aborted) {
+    if (err instanceof HttpStatusError && err.status >= 500 && err.url === o.changeListUrl && !o.signal?.aborted) {
       o.onNote?.(
         `The Change List answered HTTP ${err.status} (${clip(o.changeListUrl)}). Some Sources do so when no change is listed; ` +
           `nothing was applied and the checkpoint stays at ${o.checkpoint.at}. If it persists, the Source has a problem.`,
@@ -116,46 +91,9 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
     }
     throw err;
   }
-  if (top.summary.capability !== 'changelist') throw new Error(`${clip(o.changeListUrl)} is a ${top.summary.capability}, not a Change List`);
-  /** The latest `until` of the closed lists read. */
-  let closedUntil = !top.summary.isIndex && top.summary.md.until ? parseW3cDatetime(top.summary.md.until) : null;
-  if (top.summary.isIndex) {
-    const byFrom = children.every((c) => c.from !== null);
-    // Closed lists that ended before the checkpoint hold nothing new; the rest in chronological order.
-    const wanted = children
-      .filter((c) => (c.untilEnd === null || c.untilEnd >= since) && (o.untilMs === undefined || c.from === null || c.from <= o.untilMs))
-      // By `from`; in the index's own order when some list has none (it is only recommended, §12.2), rather than
-      // putting those first.
-      .sort((a, b) => (byFrom ? a.from! - b.from! : 0) || a.seq - b.seq);
-    if (wanted.length < children.length) o.onNote?.(`${children.length - wanted.length} closed Change Lists end before the checkpoint; not read.`);
-    for (const child of wanted) {
-      documentUrl = child.url;
-      const doc = await loadDocument(o.http, child.url, {
-        signal: o.signal,
-        onStart: (head) => {
-          const from = child.from ?? (head.md.from ? parseW3cDatetime(head.md.from) : null);
-          const until = child.untilEnd ?? (head.md.until ? w3cPeriodEnd(head.md.until) : null);
-          timeline.begin(from, until);
-        },
-        onEntry: collect,
-      });
-      timeline.end();
-      const until = child.until ?? (doc.summary.md.until ? parseW3cDatetime(doc.summary.md.until) : null);
-      if (until !== null && (closedUntil === null || until > closedUntil)) closedUntil = until;
-      if (doc.summary.capability !== 'changelist' || doc.summary.isIndex) {
-        throw new Error(`${clip(child.url)}, listed in the Change List Index, is not a Change List`);
-      }
-    }
-  }
+  const { begins, closedUntil } = read;
   o.phases.lists = (Date.now() - t0) / 1000;
   o.onListed?.(last.size);
-  // Where the lists begin: the top document's `from`, else (an index without one) its earliest list's.
-  let begins: IncrementalResult['begins'] = null;
-  const topFrom = top.summary.md.from ? parseW3cDatetime(top.summary.md.from) : null;
-  if (topFrom !== null) begins = { value: top.summary.md.from!, ms: topFrom };
-  else if (top.summary.isIndex) {
-    for (const child of children) if (child.from !== null && (begins === null || child.from < begins.ms)) begins = { value: child.fromText!, ms: child.from };
-  }
 
   const t1 = Date.now();
   const ordered = [...last.values()].sort(compareChanges);
@@ -195,7 +133,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   // Never past the time the lists were read: a change (or an `until`) dated in the future, year 9999, would otherwise
   // put every later change before the checkpoint.
   if (latest > t0) {
-    const future = ordered.filter((c) => c.ms !== null && c.ms > t0 + 60 * 60 * 1000).length;
+    const future = ordered.filter((c) => c.ms !== null && c.ms > t0 + CLOCK_SLACK_MS).length;
     if (future > 0) o.onNote?.(`${future} change${future === 1 ? ' is' : 's are'} dated in the future; the checkpoint moves no further than the time the lists were read.`);
     latest = Math.max(since, t0);
   }

@@ -27,6 +27,7 @@ import { DeferredSecrets, type SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
 import { WorkSlots } from './work-slots.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
+import { CLOCK_SLACK_MS } from './change-timeline.ts';
 import { MirrorState, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
@@ -552,9 +553,6 @@ export async function bind(http: Http, options: SyncOptions, old: Binding | null
     changeDumpUrl: find('changedump'),
   };
 }
-
-/** Clock differences between a Source and this computer that are not worth a word. */
-const CLOCK_SLACK_MS = 60 * 60 * 1000;
 
 function isFuture(datetime: string): boolean {
   const ms = parseW3cDatetime(datetime);
