@@ -69,3 +69,20 @@ export class ChangeTimeline {
     this.#waiting = [];
   }
 }
+
+/**
+ * The same rule for a list read whole (a Change Dump Manifest): for each entry, the instant by which it is judged new
+ * (at or after a checkpoint): the end of the period its `datetime` names, or for an undated one that of the next
+ * dated entry; undefined when no dated entry follows (new whatever the checkpoint).
+ */
+export function newAfter(entries: readonly Pick<Entry, 'md'>[]): (number | undefined)[] {
+  const out = new Array<number | undefined>(entries.length);
+  let next: number | undefined;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const datetime = entries[i]!.md.datetime;
+    const end = datetime !== undefined ? w3cPeriodEnd(datetime) : null;
+    if (end !== null) next = end;
+    out[i] = next;
+  }
+  return out;
+}

@@ -7,7 +7,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
 import { w3cPeriodEnd } from '../documents/datetime.ts';
-import { ChangeTimeline, type Timed } from './change-timeline.ts';
+import { newAfter } from './change-timeline.ts';
 import { parseW3cDatetime, type Entry } from '../documents/index.ts';
 import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
@@ -195,11 +195,9 @@ async function dryRunPackage(o: DumpIncrementalOptions, pkg: DumpPackage, since:
     return false;
   }
   // The changes after the checkpoint, judged as a real run judges them (undated ones by their place).
-  const fresh: Timed[] = [];
-  const timeline = new ChangeTimeline(since, (change) => fresh.push(change));
-  for (const e of entries) timeline.push(e);
-  timeline.end();
-  for (const { entry: e } of fresh.sort((a, b) => a.seq - b.seq)) {
+  const after = newAfter(entries);
+  for (const [i, e] of entries.entries()) {
+    if (after[i] !== undefined && after[i]! < since) continue;
     count();
     if (e.md.change === 'deleted') o.applier.delete(e.loc);
     else if (e.md.change === 'created' || e.md.change === 'updated') o.applier.prepare(e);

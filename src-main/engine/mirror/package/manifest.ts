@@ -2,7 +2,7 @@
 // streaming reader. Its entries are kept (they are bounded by the 50 MB document limit) because bitstreams are
 // handed out in manifest order, Change Dump bitstreams by datetime.
 import { parseHashes, parseW3cDatetime, readDocument, type DocumentSummary, type Entry } from '../../documents/index.ts';
-import { w3cPeriodEnd } from '../../documents/datetime.ts';
+import { newAfter } from '../change-timeline.ts';
 import type { DumpKind, ManifestEntry } from './model.ts';
 import { zipNameOfPath } from './names.ts';
 
@@ -43,13 +43,9 @@ export async function readManifest(
       entries.push(toManifestEntry(entry));
     },
   });
-  let next: number | undefined;
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i]!;
-    const end = entry.datetimeMs !== undefined ? w3cPeriodEnd(entry.md.datetime!) : null;
-    if (end !== null) next = end;
-    if (next !== undefined) entry.newAfterMs = next;
-  }
+  newAfter(entries).forEach((ms, i) => {
+    if (ms !== undefined) entries[i]!.newAfterMs = ms;
+  });
   return { summary, entries };
 }
 
