@@ -383,10 +383,10 @@ export class Applier {
     }
     const file = join(o.dest, ...live.path.split('/'));
     try {
-      checkFolders(o.dest, dirname(file), false);
+      checkFolders(o.dest, dirname(file));
       if (o.deletePolicy === 'quarantine') {
         const target = join(o.stateDir, QUARANTINE_DIR, ...live.path.split('/'));
-        checkFolders(o.dest, dirname(target), false);
+        checkFolders(o.dest, dirname(target));
         mkdirSync(dirname(target), { recursive: true });
         if (existsSync(file)) renameSync(file, target);
       } else rmSync(file, { force: true });

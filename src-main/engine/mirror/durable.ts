@@ -437,7 +437,7 @@ export class DurableWriter<T> {
     // makes the rest.
     const checked = this.#root === undefined ? newDirs : newDirs.filter((dir) => {
       try {
-        checkFolders(this.#root!, dir, false);
+        checkFolders(this.#root!, dir);
         return true;
       } catch (err) {
         badDirs.set(dir, (err as Error).message);

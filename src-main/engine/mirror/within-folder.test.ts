@@ -1,6 +1,6 @@
 // A symbolic link inside the mirror's folder (put there by a person or another program) does not carry the mirror's
 // writes, moves or deletions out of the folder.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -52,16 +52,16 @@ describe('a symbolic link inside the mirror', () => {
     expect(existsSync(join(outside, ...fixture.state.pathOf(gone!.id).split('/').slice(-1)))).toBe(true);
   });
 
-  it('checkFolders: real folders pass, links and files on the way do not, missing ones are made when asked', () => {
+  it('checkFolders: real folders pass (and missing ones), links and files on the way do not', () => {
     mkdirSync(join(root, 'a', 'b'), { recursive: true });
-    expect(() => checkFolders(root, join(root, 'a', 'b', 'c'), false)).not.toThrow();
-    checkFolders(root, join(root, 'a', 'x', 'y'), true);
-    expect(existsSync(join(root, 'a', 'x', 'y'))).toBe(true);
+    expect(() => checkFolders(root, join(root, 'a', 'b', 'c'))).not.toThrow();
+    writeFileSync(join(root, 'a', 'f'), 'x');
+    expect(() => checkFolders(root, join(root, 'a', 'f', 'g'))).toThrow(/is a file where the mirror needs a folder/);
     symlinkSync(join(root, 'a'), join(root, 'l'));
-    expect(() => checkFolders(root, join(root, 'l', 'b'), false)).toThrow(OutsideFolderError);
-    expect(() => checkFolders(root, join(root, '..', 'elsewhere'), false)).toThrow(/not inside the mirror's folder/);
+    expect(() => checkFolders(root, join(root, 'l', 'b'))).toThrow(OutsideFolderError);
+    expect(() => checkFolders(root, join(root, '..', 'elsewhere'))).toThrow(/not inside the mirror's folder/);
     // A name that merely begins with two dots is inside.
-    expect(() => checkFolders(root, join(root, '..data', 'x'), true)).not.toThrow();
-    expect(existsSync(join(root, '..data', 'x'))).toBe(true);
+    mkdirSync(join(root, '..data'));
+    expect(() => checkFolders(root, join(root, '..data', 'x'))).not.toThrow();
   });
 });

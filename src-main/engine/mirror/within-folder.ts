@@ -1,16 +1,16 @@
 // The mirror writes, moves and deletes only inside its folder. Its paths are made safe as text (local-path.ts), but a
 // symbolic link already inside the folder (put there by a person or another program) would carry a write or a
 // deletion through it to anywhere: each folder on the way is checked to be a real folder, not a link.
-import { lstatSync, mkdirSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
 
 export class OutsideFolderError extends Error {}
 
 /**
- * Checks each folder from `root` (excluded: the mirror's own folder may be a link) down to `dir`; with `make`, creates
- * those missing. Throws OutsideFolderError for a link or a file on the way.
+ * Checks each folder that exists from `root` (excluded: the mirror's own folder may be a link) down to `dir`; those
+ * missing are made by the caller. Throws OutsideFolderError for a link or a file on the way.
  */
-export function checkFolders(root: string, dir: string, make: boolean): void {
+export function checkFolders(root: string, dir: string): void {
   const rel = relative(root, dir);
   if (rel === '') return;
   // ("..data" is a name inside; on Windows a folder on another drive comes back absolute.)
@@ -23,9 +23,7 @@ export function checkFolders(root: string, dir: string, make: boolean): void {
       stat = lstatSync(at);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      if (!make) return;
-      mkdirSync(at);
-      continue;
+      return;
     }
     if (stat.isSymbolicLink()) throw new OutsideFolderError(`${at} is a symbolic link; the mirror does not write or delete through links`);
     if (!stat.isDirectory()) throw new OutsideFolderError(`${at} is a file where the mirror needs a folder`);
