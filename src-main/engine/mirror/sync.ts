@@ -543,15 +543,7 @@ export async function bind(http: Http, options: SyncOptions, old: Binding | null
   }
   const list = lists[0]!;
   if (answered !== '') options.onNote?.(`${answered}The mirror follows the Capability List ${list.url}, found from there.`);
-  const find = (capability: string) => list.capabilities.find((c) => c.capability === capability)?.url ?? null;
-  return {
-    ...base,
-    capabilityListUrl: list.url,
-    resourceListUrl: find('resourcelist'),
-    changeListUrl: find('changelist'),
-    resourceDumpUrl: find('resourcedump'),
-    changeDumpUrl: find('changedump'),
-  };
+  return { ...base, capabilityListUrl: list.url, ...listsNamed(list.capabilities) };
 }
 
 function isFuture(datetime: string): boolean {
@@ -579,27 +571,14 @@ const LIST_NAMES = { resourceListUrl: 'Resource List', changeListUrl: 'Change Li
  */
 async function refreshLists(http: Http, binding: Binding, options: SyncOptions): Promise<Binding> {
   const url = binding.capabilityListUrl!;
-  const found: Record<string, string> = {};
+  let now: ReturnType<typeof listsNamed>;
   try {
-    const doc = await loadDocument(http, url, {
-      signal: options.signal,
-      onEntry: (e) => {
-        const capability = e.md.capability;
-        if (capability !== undefined && !(capability in found)) found[capability] = e.loc;
-      },
-    });
-    if (doc.summary.capability !== 'capabilitylist') throw new Error(`it is now a ${doc.summary.capability}, not a Capability List`);
+    now = listsNamed(await readCapabilityList(http, url, options.signal));
   } catch (err) {
     if (options.signal?.aborted) throw err;
     options.onNote?.(`The Capability List ${clip(url)} could not be read again (${clip((err as Error).message, 300)}); the lists it named before are used.`);
     return binding;
   }
-  const now = {
-    resourceListUrl: found.resourcelist ?? null,
-    changeListUrl: found.changelist ?? null,
-    resourceDumpUrl: found.resourcedump ?? null,
-    changeDumpUrl: found.changedump ?? null,
-  };
   for (const key of Object.keys(LIST_NAMES) as (keyof typeof LIST_NAMES)[]) {
     if (now[key] === binding[key]) continue;
     const name = LIST_NAMES[key];
@@ -616,10 +595,23 @@ async function refreshLists(http: Http, binding: Binding, options: SyncOptions):
 
 /** A Capability List that discovery found but no Source Description lists (sloppy Sources): read as it is. */
 async function unlisted(http: Http, url: string, options: SyncOptions): Promise<{ url: string; capabilities: { capability: string; url: string }[] }> {
-  const capabilities: { capability: string; url: string }[] = [];
-  await loadDocument(http, url, { signal: options.signal, onEntry: (e) => void (e.md.capability && capabilities.push({ capability: e.md.capability, url: e.loc })) });
+  const capabilities = await readCapabilityList(http, url, options.signal);
   options.onNote?.(`${clip(url)} is not listed in the Source's Source Description; it is mirrored as it is.`);
   return { url, capabilities };
+}
+
+/** The capabilities a Capability List names, in its order. Throws when the document is something else. */
+async function readCapabilityList(http: Http, url: string, signal?: AbortSignal): Promise<{ capability: string; url: string }[]> {
+  const capabilities: { capability: string; url: string }[] = [];
+  const doc = await loadDocument(http, url, { signal, onEntry: (e) => void (e.md.capability && capabilities.push({ capability: e.md.capability, url: e.loc })) });
+  if (doc.summary.capability !== 'capabilitylist') throw new Error(`${clip(url)} is a ${doc.summary.capability}, not a Capability List`);
+  return capabilities;
+}
+
+/** The lists a mirror follows, as a Capability List names them (the first of each kind). */
+function listsNamed(capabilities: { capability: string; url: string }[]): Pick<Binding, keyof typeof LIST_NAMES> {
+  const find = (capability: string) => capabilities.find((c) => c.capability === capability)?.url ?? null;
+  return { resourceListUrl: find('resourcelist'), changeListUrl: find('changelist'), resourceDumpUrl: find('resourcedump'), changeDumpUrl: find('changedump') };
 }
 
 /** Streams a Resource List (or each list of an Index) into the applier, `concurrency`×2 resources in flight. */
