@@ -425,31 +425,25 @@ export class DurableWriter<T> {
       }
     }
     const newDirs: string[] = [];
+    const badDirs = new Map<string, string>();
     for (const b of withFiles) {
       const dir = dirname(b.final);
-      if (!failedTemps.has(b) && !this.#madeDirs.has(dir)) {
+      if (failedTemps.has(b) || this.#madeDirs.has(dir) || badDirs.has(dir)) continue;
+      // The folders that exist already on the way are checked here (a few lstats per new folder, once a run); the
+      // thread makes the rest.
+      try {
+        if (this.#root !== undefined) checkFolders(this.#root, dir);
         this.#madeDirs.add(dir);
         newDirs.push(dir);
-      }
-    }
-    const badDirs = new Map<string, string>();
-    // The folders that exist already on the way, checked here (a few lstats per new folder, once a run); the thread
-    // makes the rest.
-    const checked = this.#root === undefined ? newDirs : newDirs.filter((dir) => {
-      try {
-        checkFolders(this.#root!, dir);
-        return true;
       } catch (err) {
         badDirs.set(dir, (err as Error).message);
-        this.#madeDirs.delete(dir);
-        return false;
       }
-    });
-    const dirResults = await fileThread.run(checked.map((path) => ({ op: 'mkdir', path })));
+    }
+    const dirResults = await fileThread.run(newDirs.map((path) => ({ op: 'mkdir', path })));
     dirResults.forEach((r, i) => {
       if (r !== null) {
-        badDirs.set(checked[i]!, r);
-        this.#madeDirs.delete(checked[i]!);
+        badDirs.set(newDirs[i]!, r);
+        this.#madeDirs.delete(newDirs[i]!);
       }
     });
     for (const b of withFiles) {
