@@ -104,6 +104,9 @@ describe('mirrors', () => {
     expect(progress.at(-1)).toMatchObject({ done: 40, total: 40, totalKnown: true, created: 40, kind: 'sync', mode: 'baseline' });
     expect(progress.at(-1)!.bytesDone).toBe(progress.at(-1)!.bytesTotal);
     expect(progress.some((p) => p.done > 0 && p.done < 40)).toBe(true);
+    // The mirror's size grows with the run, not only once it ends.
+    expect(progress.at(-1)!.resources).toBe(40);
+    expect(progress.some((p) => p.resources! > 0 && p.resources! < 40)).toBe(true);
 
     const detail = await call<MirrorDetail>('mirrors.get', { path });
     expect(detail).toMatchObject({ status: 'ready', resources: 40, resumable: false, progress: null, lastRun: { status: 'completed', created: 40 } });

@@ -16,7 +16,7 @@ import type {
   RunFailures,
 } from '../contract/types.ts';
 import { audit, lastAudit } from '../engine/mirror/audit.ts';
-import { isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, setMirrorHeaders, type FolderStatus } from '../engine/mirror/folder.ts';
+import { inventorySize, isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, setMirrorHeaders, type FolderStatus } from '../engine/mirror/folder.ts';
 import { normalizeStartUrl } from '../engine/discovery/start-url.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { MirrorLockedError } from '../engine/mirror/lock.ts';
@@ -80,6 +80,8 @@ interface Active {
   abort: AbortController;
   pause: AbortController;
   startedAt: number;
+  /** What the inventory held when the run began: with the run's own change, what the mirror holds now. */
+  resourcesAtStart: number;
   latest: SyncProgress | null;
   /** (time, done, bytes) of the last seconds, for the rate. */
   samples: { t: number; done: number; bytes: number }[];
@@ -577,6 +579,7 @@ export class MirrorService {
       abort: new AbortController(),
       pause: new AbortController(),
       startedAt: Date.now(),
+      resourcesAtStart: kind === 'sync' && !dryRun ? inventorySize(path) : 0,
       latest: null,
       samples: [],
       changed: true,
@@ -642,6 +645,7 @@ export class MirrorService {
       unchanged: p?.unchanged ?? 0,
       skipped: p?.skipped ?? 0,
       failed: p?.failed ?? 0,
+      resources: active.kind === 'sync' && !active.dryRun ? active.resourcesAtStart + (p?.inventoryChange ?? 0) : null,
     };
   }
 

@@ -301,6 +301,8 @@ export interface MirrorProgress {
   unchanged: number;
   skipped: number;
   failed: number;
+  /** Resources the mirror holds now, this run's work counted as it settles; null for audits and dry runs. */
+  resources: number | null;
 }
 
 /** How a run ended, for the run view and notifications. */

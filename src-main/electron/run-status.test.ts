@@ -25,6 +25,7 @@ const progress = (path: string, done: number, total: number, totalKnown = true):
   unchanged: 0,
   skipped: 0,
   failed: 0,
+  resources: done,
 });
 
 const end = (patch: Partial<MirrorRunEnd>): MirrorRunEnd => ({

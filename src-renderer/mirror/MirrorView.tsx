@@ -120,7 +120,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
       <dl className="facts mirror-facts">
         <div><dt>mirrors</dt><dd className="mono">{m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url ?? '—'}</dd></div>
         <div><dt>in sync up to</dt><dd title={m.checkpoint ?? undefined}>{m.checkpoint ? formatInstant(m.checkpoint) : 'not yet (no complete baseline)'}</dd></div>
-        <div><dt>resources</dt><dd>{formatCount(m.resources)}</dd></div>
+        <div><dt>resources</dt><dd>{formatCount(progress?.resources ?? m.resources)}</dd></div>
         <div><dt>deletions</dt><dd>{POLICY_TEXT[m.options.deletePolicy]}</dd></div>
         <div><dt>connections</dt><dd>{m.options.concurrency}{m.options.delaySeconds > 0 ? `, ${m.options.delaySeconds} s pause` : ''}</dd></div>
       </dl>

@@ -68,6 +68,12 @@ export class Applier {
   readonly wouldDelete: string[] = [];
   /** Live progress, ahead of the durable counts: resources done and bytes fetched, committed or not yet. */
   readonly live: RunCounts & { settled: number } = { settled: 0, bytes: 0, created: 0, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0 };
+  /**
+   * Inventory rows this run added less those it removed, committed or not yet: what the mirror holds moves by this
+   * much. Not `created − deleted`: a file an interrupted run left is recorded as unchanged, an unverifiable one as
+   * failed, and both add a row.
+   */
+  #inventoryChange = 0;
   readonly #o: ApplyOptions;
   readonly #claims: PathClaims;
   /** Inventory lookups, answered without a query where this run knows the answer (run-inventory.ts). */
@@ -216,6 +222,7 @@ export class Applier {
       const local = await meterFile(final, expected);
       if (local.status === 'verified') {
         this.#note({ unchanged: 1 }, undefined, o.dryRun ? null : row(base, local, null, null, this.#now));
+        if (!o.dryRun) this.#inventoryChange++;
         return;
       }
     }
@@ -294,6 +301,7 @@ export class Applier {
       failure: unverifiable ? { uri: base.uri, reason: `kept but not verified: ${got.fixity.reasons.join('; ')}`, permanent: true } : undefined,
     };
     this.#count(record.counts);
+    if (!live) this.#inventoryChange++;
     this.#writer.stage({ temp: got.temp, final, mtimeMs, record, bytes: got.fixity.length, written: got.written });
   }
 
@@ -397,6 +405,7 @@ export class Applier {
     this.#rows.removed();
     this.#claims.remove(live.path);
     this.#count({ deleted: 1 });
+    this.#inventoryChange--;
     this.#writer.stage({ temp: null, final: '', record: { row: null, removeUri: uri, counts: { deleted: 1 } } });
   }
 
@@ -404,9 +413,9 @@ export class Applier {
    * The counts progress shows: each outcome as soon as its resource is settled (ahead of the durable counts, which
    * move per batch), the bytes committed, and the bytes fetched so far.
    */
-  progressCounts(): RunCounts & { settled: number; bytesFetched: number } {
+  progressCounts(): RunCounts & { settled: number; bytesFetched: number; inventoryChange: number } {
     const { created, updated, deleted, unchanged, skipped, failed, settled, bytes } = this.live;
-    return { created, updated, deleted, unchanged, skipped, failed, bytes: this.counts.bytes, settled, bytesFetched: bytes };
+    return { created, updated, deleted, unchanged, skipped, failed, bytes: this.counts.bytes, settled, bytesFetched: bytes, inventoryChange: this.#inventoryChange };
   }
 
   /** Live counts, as soon as a resource is settled (the durable ones follow with its batch). */

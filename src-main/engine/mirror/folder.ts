@@ -147,14 +147,27 @@ export function isMirror(dest: string): boolean {
   return existsSync(join(stateDirOf(dest), STATE_FILE));
 }
 
+function countResources(state: MirrorState): number {
+  return Number((state.db.prepare("SELECT COUNT(*) AS n FROM inventory WHERE status NOT IN ('deleted', 'quarantined')").get() as { n: number }).n);
+}
+
+/** Resources the folder's inventory holds (deleted and quarantined ones left out); 0 when it is not a mirror yet. */
+export function inventorySize(dest: string): number {
+  if (!isMirror(dest)) return 0;
+  const state = new MirrorState(stateDirOf(dest));
+  try {
+    return countResources(state);
+  } finally {
+    state.close();
+  }
+}
+
 /** What the folder's state says, or null when it is not (or no longer) a mirror. */
 export function readFolder(dest: string): FolderStatus | null {
   if (!isMirror(dest)) return null;
   const state = new MirrorState(stateDirOf(dest));
   try {
-    const resources = Number(
-      (state.db.prepare("SELECT COUNT(*) AS n FROM inventory WHERE status NOT IN ('deleted', 'quarantined')").get() as { n: number }).n,
-    );
+    const resources = countResources(state);
     const heldBy = lockHolder(dest);
     return { binding: state.binding(), checkpoint: state.checkpoint(), runs: runsAsSeen(state.runs(), heldBy), resources, heldBy };
   } finally {

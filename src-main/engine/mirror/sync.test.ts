@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { audit, lastAudit } from './audit.ts';
 import { KEPT_AUDIT_REPORTS, MirrorState, stateDirOf } from './state.ts';
-import { sync, type SyncOptions } from './sync.ts';
+import { sync, type SyncOptions, type SyncProgress } from './sync.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/rsdesk.mjs', import.meta.url));
 let fixture: FixtureSource;
@@ -180,8 +180,12 @@ describe('incremental', () => {
   it('deletes or quarantines by policy', async () => {
     await run();
     const [gone] = fixture.change('delete', 1);
-    const result = await run({ deletePolicy: 'delete' });
+    fixture.change('create', 2);
+    const progress: SyncProgress[] = [];
+    const result = await run({ deletePolicy: 'delete', onProgress: (p) => progress.push(p) });
     expect(result.deleted).toBe(1);
+    // What the mirror holds moves by the rows added less those removed (the app's "resources" during a run).
+    expect(progress.at(-1)!.inventoryChange).toBe(1);
     expect(existsSync(fileOf(gone.id))).toBe(false);
     const [q] = fixture.change('delete', 1);
     const rel = fileOf(q.id).slice(dest.length + 1);
