@@ -60,6 +60,8 @@ export type Failure =
   | { cutAfter: number }
   /** The normal answer's first N bytes of body, then nothing more (the connection stays open), once. */
   | { stallAfter: number }
+  /** The normal answer's body one byte every `trickleMs` (never silent long enough for an idle timeout). */
+  | { trickleMs: number }
   | 'hang'
   | 'reset'
   /** Headers and half the body, then nothing (a stalled body). */
@@ -152,6 +154,8 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     } else if (failure && 'stallAfter' in failure) {
       failures.delete(path.split('?')[0]);
       cutAfter(res, failure.stallAfter, false);
+    } else if (failure && 'trickleMs' in failure) {
+      trickle(res, failure.trickleMs);
     } else if (failure) {
       // `times`: fail that many requests, then answer normally again.
       if (failure.times !== undefined && --failure.times <= 0) failures.delete(path.split('?')[0]);
@@ -520,6 +524,26 @@ function cutAfter(res: ServerResponse, limit: number, drop = true): void {
     if (sent >= limit) {
       if (drop) setTimeout(() => res.destroy(), 20);
     } else end();
+    return res;
+  }) as typeof res.end;
+}
+
+/** Sends the body a byte at a time, one every `ms`, until it is all sent or the client goes away. */
+function trickle(res: ServerResponse, ms: number): void {
+  const end = res.end.bind(res) as (chunk?: Buffer) => ServerResponse;
+  res.end = ((chunk?: unknown) => {
+    if (chunk === undefined || typeof chunk === 'function') return end();
+    const body = Buffer.from(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Uint8Array));
+    let i = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed || i >= body.length) {
+        clearInterval(timer);
+        if (!res.destroyed) end();
+        return;
+      }
+      res.write(body.subarray(i, ++i));
+    }, ms);
+    res.on('close', () => clearInterval(timer));
     return res;
   }) as typeof res.end;
 }

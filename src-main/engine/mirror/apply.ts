@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
-import { NetworkError, toNetworkError } from '../http/errors.ts';
+import { NetworkError, formatDuration, toNetworkError } from '../http/errors.ts';
 import { eachChunk } from './body.ts';
 import { checkFolders } from './within-folder.ts';
 import { DurableWriter, type TempFile } from './durable.ts';
@@ -95,7 +95,8 @@ export class Applier {
     this.#o = options;
     // Paths the inventory holds are looked up as needed, never loaded whole (a mirror may hold millions).
     this.#rows = new RunInventory(options.state);
-    this.#signals = new ResourceSignals(options.fetcher.deadlineMs, options.signal);
+    // The rate window is twice the idle timeout, so that a body that falls silent is reported as timed out, which it is.
+    this.#signals = new ResourceSignals(options.fetcher.deadlineMs, options.signal, 2 * options.fetcher.timeoutMs);
     // A pause ends a wait for a turn too (else it waits for every turn already taken); a cancel, as ever.
     const stops = [options.signal, options.pauseSignal].filter((x): x is AbortSignal => x !== undefined);
     this.#pacer = options.delayMs ? new Pacer(options.delayMs, stops.length > 1 ? AbortSignal.any(stops) : stops[0]) : null;
@@ -308,16 +309,17 @@ export class Applier {
   async #download(url: string, headers: Record<string, string>, expected: Expectation, mtimeMs: number | undefined): Promise<Downloaded> {
     const o = this.#o;
     // Before the resource's deadline starts: a turn may be long in coming with a long delay and many in flight.
-    const turn = this.#pacer?.turn();
-    if (turn !== undefined) {
+    const paced = this.#pacer?.turn();
+    if (paced !== undefined) {
       try {
-        await turn;
+        await paced;
       } catch (err) {
         if (o.pauseSignal?.aborted && !o.signal?.aborted) throw new NotStarted();
         throw err;
       }
     }
-    const { signal, done } = this.#signals.start();
+    const inFlight = this.#signals.start();
+    const { signal } = inFlight;
     let file: TempFile | null = null;
     try {
       const response = await o.fetcher.get(url, headers, signal);
@@ -339,10 +341,12 @@ export class Applier {
         response.body.destroy();
         return { kind: 'failed', reason: `the server announces ${declared} bytes, the list says ${expected.length}; not downloaded` };
       }
+      inFlight.receiving(expected.length ?? (declared !== undefined && /^\d{1,15}$/.test(declared.trim()) ? Number(declared) : undefined));
       const meter = new FixityMeter(expected);
       file = this.#writer.tempFile(mtimeMs);
       const into = file;
       await eachChunk(response.body, (chunk) => {
+        inFlight.received(chunk.length);
         meter.update(chunk);
         // (eachChunk destroys the body when this throws.)
         if (meter.overLength) throw new FetchFailure(`more bytes than the ${expected.length!.toLocaleString('en')} the list gives; stopped${coded}`);
@@ -359,12 +363,13 @@ export class Applier {
       return result;
     } catch (err) {
       if (o.signal?.aborted) throw err;
+      // The deadline or the rate check stopped it: their reason, not the cut-off body's.
       const reason = signal.aborted && !(err instanceof FetchFailure)
-        ? `did not finish within the deadline of ${Math.round(o.fetcher.deadlineMs / 1000)} s`
+        ? (signal.reason instanceof NetworkError ? signal.reason.message : `did not finish within ${formatDuration(o.fetcher.deadlineMs)}`)
         : err instanceof FetchFailure || err instanceof NetworkError ? err.message : toNetworkError(err, url, o.fetcher.timeoutMs, 'body').message;
       return { kind: 'failed', reason };
     } finally {
-      done();
+      inFlight.done();
       if (file !== null) await file.discard();
     }
   }

@@ -11,6 +11,7 @@ import { parseW3cDatetime, type Entry } from '../documents/index.ts';
 import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import type { Applier } from './apply.ts';
+import { DEADLINE_BYTES_PER_SECOND } from './fetcher.ts';
 import { packageApplier } from './dump-apply.ts';
 import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
 import { keepAsMetadata, metadataOf, type MetadataFetcher } from './metadata.ts';
@@ -67,7 +68,7 @@ class Earliest {
 /** How long one package may take: at least 30 minutes, more for a large one (at 256 KiB/s). */
 export function packageDeadline(pkg: DumpPackage): number {
   const length = Number(pkg.entry.md.length ?? 0);
-  const ms = Number.isFinite(length) ? (length / (256 * 1024)) * 1000 : 0;
+  const ms = Number.isFinite(length) ? (length / DEADLINE_BYTES_PER_SECOND) * 1000 : 0;
   return Date.now() + Math.max(30 * 60_000, ms);
 }
 

@@ -3,7 +3,7 @@
 // Last-Modified values made fit to send back.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
-import { Fetcher, FetchFailure, httpDate, resourceSignal, ResourceSignals, retryAfterMs } from './fetcher.ts';
+import { DEADLINE_BYTES_PER_SECOND, Fetcher, FetchFailure, httpDate, resourceSignal, ResourceSignals, retryAfterMs, SLOWEST_BODY_BYTES_PER_SECOND } from './fetcher.ts';
 import { NetworkError } from '../http/errors.ts';
 
 let fixture: FixtureSource;
@@ -89,6 +89,48 @@ describe('ResourceSignals', () => {
     expect(quick.signal.aborted).toBe(false);
     expect(signals.size).toBe(0);
     slow.done();
+  });
+
+  it('gives a resource of known length the time to arrive at the deadline rate, and says how much had arrived', async () => {
+    const signals = new ResourceSignals(100, undefined, 60_000);
+    const big = signals.start();
+    // 0.6 s at DEADLINE_BYTES_PER_SECOND: past the 100 ms deadline the others have.
+    big.receiving(Math.round(0.6 * DEADLINE_BYTES_PER_SECOND));
+    big.received(1234);
+    const small = signals.start();
+    small.receiving(10);
+    const t0 = Date.now();
+    await aborted(small.signal);
+    expect(big.signal.aborted).toBe(false);
+    const reason = (await aborted(big.signal)) as NetworkError;
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(400);
+    expect(reason.code).toBe('deadline');
+    expect(reason.message).toBe('did not finish within 0.6 s (1,234 bytes had arrived)');
+  });
+
+  it('stops a body that arrives slower than the slowest rate over a window, not one that keeps up', async () => {
+    const signals = new ResourceSignals(60_000, undefined, 100);
+    const slow = signals.start();
+    const steady = signals.start();
+    const waiting = signals.start(); // no headers yet: only the idle timeouts and the deadline apply
+    slow.receiving(undefined);
+    steady.receiving(undefined);
+    const feed = setInterval(() => {
+      slow.received(1);
+      steady.received(SLOWEST_BODY_BYTES_PER_SECOND);
+    }, 20);
+    try {
+      const reason = (await aborted(slow.signal)) as NetworkError;
+      expect(reason.message).toMatch(/^arrived too slowly: \d bytes in 0\.1 s, when at least 103 were expected \(\d+ bytes in all\); stopped$/);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(steady.signal.aborted).toBe(false);
+      expect(waiting.signal.aborted).toBe(false);
+    } finally {
+      clearInterval(feed);
+      steady.done();
+      waiting.done();
+    }
+    expect(signals.size).toBe(0);
   });
 
   it("aborts every resource in flight with the run's reason, and later ones at once", async () => {

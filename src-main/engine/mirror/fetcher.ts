@@ -207,15 +207,46 @@ export function resourceSignal(deadlineMs: number, outer?: AbortSignal): { signa
 }
 
 /**
- * Signals for the many resources of one run, each aborted by the run's signal or at its own deadline, as
- * resourceSignal's are, for less per resource: one listener on the run's signal and one sweeping timer while
- * resources are in flight, instead of a timer and a combined signal (AbortSignal.any) each. A deadline is met within
- * a tenth of it (at most a second late).
+ * A body may arrive no slower than this on average over each idle-timeout window once its headers are in: a Source
+ * that trickles a byte just before every timeout would otherwise hold a connection until the deadline.
+ */
+export const SLOWEST_BODY_BYTES_PER_SECOND = 1024;
+/**
+ * A resource whose length is known (listed, or announced by Content-Length) gets at least the time to arrive at this
+ * rate: 2 GiB over a 2 MB/s link takes 17 min, past the 10 min deadline, and failed on every run.
+ */
+export const DEADLINE_BYTES_PER_SECOND = 256 * 1024;
+
+interface InFlight {
+  controller: AbortController;
+  started: number;
+  at: number;
+  /** Body bytes so far, and when the next rate check is due with what had arrived at the last one (0: no body yet). */
+  bytes: number;
+  checkAt: number;
+  checkedBytes: number;
+}
+
+/** One resource's signal, and what its download tells the deadline and the rate check. */
+export interface ResourceTurn {
+  signal: AbortSignal;
+  done: () => void;
+  /** The headers are in: the body starts, `length` bytes of it when known (its deadline grows to fit them). */
+  receiving: (length: number | undefined) => void;
+  received: (bytes: number) => void;
+}
+
+/**
+ * Signals for the many resources of one run, each aborted by the run's signal, at its own deadline, or when its
+ * body arrives slower than SLOWEST_BODY_BYTES_PER_SECOND over a window of `windowMs` (the idle timeout), for little
+ * per resource: one listener on the run's signal and one sweeping timer while resources are in flight, instead of a
+ * timer and a combined signal (AbortSignal.any) each. A deadline is met within a tenth of it (at most a second late).
  */
 export class ResourceSignals {
   readonly #deadlineMs: number;
+  readonly #windowMs: number;
   readonly #outer: AbortSignal | undefined;
-  readonly #live = new Set<{ controller: AbortController; at: number }>();
+  readonly #live = new Set<InFlight>();
   #timer: NodeJS.Timeout | null = null;
   readonly #onAbort = () => {
     const reason: unknown = this.#outer!.reason;
@@ -224,25 +255,36 @@ export class ResourceSignals {
     this.#idle();
   };
 
-  constructor(deadlineMs: number, outer?: AbortSignal) {
+  constructor(deadlineMs: number, outer?: AbortSignal, windowMs = 30_000) {
     this.#deadlineMs = deadlineMs;
+    this.#windowMs = windowMs;
     this.#outer = outer;
   }
 
   /** A signal for one resource; `done()` when it is finished with. */
-  start(): { signal: AbortSignal; done: () => void } {
+  start(): ResourceTurn {
     const controller = new AbortController();
     if (this.#outer?.aborted) {
       controller.abort(this.#outer.reason);
-      return { signal: controller.signal, done: () => undefined };
+      return { signal: controller.signal, done: noop, receiving: noop, received: noop };
     }
-    const item = { controller, at: Date.now() + this.#deadlineMs };
+    const now = Date.now();
+    const item: InFlight = { controller, started: now, at: now + this.#deadlineMs, bytes: 0, checkAt: 0, checkedBytes: 0 };
     if (this.#live.size === 0) this.#busy();
     this.#live.add(item);
     return {
       signal: controller.signal,
       done: () => {
         if (this.#live.delete(item) && this.#live.size === 0) this.#idle();
+      },
+      receiving: (length) => {
+        item.checkAt = Date.now() + this.#windowMs;
+        if (length !== undefined && Number.isFinite(length) && length > 0) {
+          item.at = Math.max(item.at, item.started + Math.ceil((1000 * length) / DEADLINE_BYTES_PER_SECOND));
+        }
+      },
+      received: (bytes) => {
+        item.bytes += bytes;
       },
     };
   }
@@ -255,7 +297,7 @@ export class ResourceSignals {
   // Listener and timer exist only while a resource is in flight: a long-lived run signal gathers no listeners.
   #busy(): void {
     this.#outer?.addEventListener('abort', this.#onAbort, { once: true });
-    const every = Math.max(10, Math.min(1000, Math.floor(this.#deadlineMs / 10)));
+    const every = Math.max(10, Math.min(1000, Math.floor(Math.min(this.#deadlineMs, this.#windowMs) / 10)));
     this.#timer = setInterval(() => this.#sweep(), every);
     this.#timer.unref();
   }
@@ -268,11 +310,28 @@ export class ResourceSignals {
 
   #sweep(): void {
     const now = Date.now();
+    const least = Math.ceil((SLOWEST_BODY_BYTES_PER_SECOND * this.#windowMs) / 1000);
     for (const l of this.#live) {
-      if (l.at > now) continue;
-      this.#live.delete(l);
-      l.controller.abort(new NetworkError('deadline', `did not finish within ${formatDuration(this.#deadlineMs)}`, ''));
+      if (l.at <= now) {
+        this.#live.delete(l);
+        const arrived = l.bytes > 0 ? ` (${l.bytes.toLocaleString('en')} bytes had arrived)` : '';
+        l.controller.abort(new NetworkError('deadline', `did not finish within ${formatDuration(l.at - l.started)}${arrived}`, ''));
+      } else if (l.checkAt !== 0 && l.checkAt <= now) {
+        const got = l.bytes - l.checkedBytes;
+        if (got < least) {
+          this.#live.delete(l);
+          const window = formatDuration(this.#windowMs);
+          l.controller.abort(
+            new NetworkError('timeout', `arrived too slowly: ${got.toLocaleString('en')} bytes in ${window}, when at least ${least.toLocaleString('en')} were expected (${l.bytes.toLocaleString('en')} bytes in all); stopped`, ''),
+          );
+          continue;
+        }
+        l.checkAt = now + this.#windowMs;
+        l.checkedBytes = l.bytes;
+      }
     }
     if (this.#live.size === 0) this.#idle();
   }
 }
+
+function noop(): void {}

@@ -132,6 +132,18 @@ describe('baseline', () => {
     expect(retry.checkpoint).not.toBeNull();
   }, 60_000);
 
+  it('stops a body that trickles in under the idle timeout, saying so, and lets the others finish', async () => {
+    for (const path of [fixture.state.pathOf(5), `/mirror${fixture.state.pathOf(5)}`]) fixture.setBroken(path, { trickleMs: 50 });
+    const t0 = Date.now();
+    const result = await run({ timeoutMs: 400 });
+    // A byte every 50 ms never trips the 400 ms idle timeout; the rate check stops it after one window (twice that
+    // timeout), not the 10 min deadline.
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(result.failures).toEqual([{ uri: fixture.state.locOf(5), reason: expect.stringMatching(/arrived too slowly: \d+ bytes in 0\.8 s, when at least 820 were expected/) }]);
+    expect(result.created).toBe(29);
+    for (const path of [fixture.state.pathOf(5), `/mirror${fixture.state.pathOf(5)}`]) fixture.setBroken(path, null);
+  });
+
   it('spaces the requests by the delay across all those in flight, not per connection', async () => {
     const started = Date.now();
     const result = await run({ concurrency: 4, delayMs: 25 });
