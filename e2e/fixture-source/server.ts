@@ -197,7 +197,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     // The Source notifies its hub, which delivers to every subscriber (CN §4.1, §4.3).
     hub.publish(topic, payload);
   });
-  const sloppy: SloppyControls = { extraResources: [], extraChanges: [] };
+  const sloppy: SloppyControls = { extraResources: [], extraChanges: [], extraIndexEntries: [] };
   const initialChanges = state.changes.length;
 
   const stall = (ms: number, then: () => void) => {

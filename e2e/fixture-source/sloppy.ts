@@ -1,8 +1,8 @@
 // A sloppy view of dataset1 under /sloppy/, as real Sources serve them: a Resource List Index written as a <urlset>,
 // entries without hash or length, a Change List without `from` whose `until` is simply "now" while it keeps
 // growing, a 500 instead of an empty Change List, no Content-Type anywhere, Last-Modified as an ISO datetime, HEAD
-// refused. Tests add broken entries (no loc, an unknown change, a malformed hash) through `extraResources` and
-// `extraChanges`.
+// refused. Tests add broken entries (no loc, an unknown change, a malformed hash) through `extraResources`,
+// `extraChanges` and `extraIndexEntries`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SourceState } from './state.ts';
 import { document, type EntrySpec } from './xml.ts';
@@ -25,6 +25,8 @@ export interface SloppyControls {
   extraResources: EntrySpec[];
   /** Entries appended to the Change List as they are. */
   extraChanges: EntrySpec[];
+  /** Entries appended to the <urlset> index itself, after its parts. */
+  extraIndexEntries: EntrySpec[];
 }
 
 /** Serves /sloppy/…; false when the path is not one of them. */
@@ -54,7 +56,10 @@ export function serveSloppy(
   if (path === SLOPPY.resourceList) {
     xml(
       res,
-      document('urlset', { capability: 'resourcelist', at: now }, [], [1, 2].map((n) => ({ loc: url(SLOPPY.resourceListPart(n)), md: { capability: 'resourcelist', at: now } }))),
+      document('urlset', { capability: 'resourcelist', at: now }, [], [
+        ...[1, 2].map((n) => ({ loc: url(SLOPPY.resourceListPart(n)), md: { capability: 'resourcelist', at: now } })),
+        ...controls.extraIndexEntries,
+      ]),
     );
     return true;
   }

@@ -92,6 +92,25 @@ describe('a sloppy Source', () => {
     expectMirrorMatchesSource();
   });
 
+  it('mirrors as a resource a dated entry of a <urlset> that is not a Resource List, and reads as a part one that is', async () => {
+    const dated = fixture.url + SLOPPY.odd + 'dated.txt';
+    const missing = fixture.url + SLOPPY.resource(999);
+    fixture.sloppy.extraIndexEntries.push(
+      { loc: dated, md: { at: '2020-01-01T00:00:00Z' } },
+      { loc: missing, md: { completed: '2020-01-01T00:00:00Z' } },
+      // A part that says only `at`: still read as one.
+      { loc: fixture.url + SLOPPY.resourceListPart(2), md: { at: '2020-01-01T00:00:00Z' } },
+    );
+    const baseline = await run();
+    expect(readFileSync(join(dest, host(), 'sloppy', 'odd', 'dated.txt'), 'utf8')).toBe(ODD_BODY);
+    expect(baseline.created).toBe(11);
+    // Not a list and not there either: that resource fails alone; the run goes on.
+    expect(baseline.failures).toEqual([{ uri: missing, reason: expect.stringMatching(/HTTP 404/) }]);
+    expect(notes.join('\n')).toMatch(/2 entries of .* carry `at` or `completed`, as the parts of an index do, but are not Resource Lists: they were mirrored as resources\./);
+    expect(notes.join('\n')).toMatch(/is written as a <urlset>, but 3 of its entries are Resource Lists themselves/);
+    expectMirrorMatchesSource();
+  });
+
   it('fails alone each entry that breaks a MUST, applies the rest, and lets the checkpoint move on', async () => {
     const loc = (id: number) => fixture.url + SLOPPY.resource(id);
     fixture.sloppy.extraResources.push(

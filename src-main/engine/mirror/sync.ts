@@ -653,6 +653,9 @@ async function baseline(
     if (full) await full;
   };
   const children: string[] = [];
+  // Entries of a <urlset> that carry `at` or `completed` but no capability: parts of an index written as a urlset,
+  // or resources of a Source that dates them so. Each is read as a list if it turns out to be one, else mirrored.
+  const maybeParts: Entry[] = [];
   let isIndex = false;
   let top;
   try {
@@ -665,16 +668,44 @@ async function baseline(
       },
       onEntry: (entry) => {
         if (isIndex) return void children.push(entry.loc);
-        // Sloppy Sources write an index as a <urlset>: an entry that describes itself as a Resource List (its
-        // capability, or the `at`/`completed` only lists carry) is read as a part, not mirrored as a resource.
-        if (entry.md.capability === 'resourcelist' || entry.md.at !== undefined || entry.md.completed !== undefined) {
-          return void children.push(entry.loc);
-        }
+        // Sloppy Sources write an index as a <urlset>: an entry that describes itself as a Resource List is read as a
+        // part, not mirrored as a resource; one with only the `at`/`completed` that lists carry, when it is one.
+        if (entry.md.capability === 'resourcelist') return void children.push(entry.loc);
+        if (entry.md.at !== undefined || entry.md.completed !== undefined) return void maybeParts.push(entry);
         return onEntry(entry, listUrl);
       },
     });
     if (top.summary.capability !== 'resourcelist') {
       throw new SyncError(`${clip(listUrl)} is a ${top.summary.capability}, not a Resource List`);
+    }
+    const readPart = async (child: string, maybe: Entry | null): Promise<boolean> => {
+      const notAList = () => new SyncError(`${clip(child)}, listed in the Resource List Index, is not a Resource List`);
+      let started = false;
+      try {
+        const doc = await loadDocument(http, child, {
+          signal: intake,
+          onStart: (head) => {
+            if (head.capability !== 'resourcelist' || head.isIndex) throw notAList();
+            started = true;
+          },
+          onEntry: (entry) => onEntry(entry, child),
+        });
+        if (doc.summary.capability !== 'resourcelist' || doc.summary.isIndex) throw notAList();
+        return true;
+      } catch (err) {
+        // Not a Resource List (nothing of it was applied): the dated entry is a resource after all.
+        if (maybe === null || started || intake?.aborted) throw err;
+        return false;
+      }
+    };
+    for (const child of children) await readPart(child, null);
+    let resources = 0;
+    for (const entry of maybeParts) {
+      if (await readPart(entry.loc, entry)) children.push(entry.loc);
+      else {
+        resources++;
+        await onEntry(entry, listUrl);
+      }
     }
     if (!top.summary.isIndex && children.length > 0) {
       options.onNote?.(
@@ -682,18 +713,11 @@ async function baseline(
           'read as the parts of a Resource List Index.',
       );
     }
-    if (children.length > 0) {
-      for (const child of children) {
-        const notAList = () => new SyncError(`${clip(child)}, listed in the Resource List Index, is not a Resource List`);
-        const doc = await loadDocument(http, child, {
-          signal: intake,
-          onStart: (head) => {
-            if (head.capability !== 'resourcelist' || head.isIndex) throw notAList();
-          },
-          onEntry: (entry) => onEntry(entry, child),
-        });
-        if (doc.summary.capability !== 'resourcelist' || doc.summary.isIndex) throw notAList();
-      }
+    if (resources > 0) {
+      options.onNote?.(
+        `${resources} entr${resources === 1 ? 'y' : 'ies'} of ${clip(listUrl)} carr${resources === 1 ? 'ies' : 'y'} \`at\` or \`completed\`, as the parts of an index do, but ` +
+          `${resources === 1 ? 'is not a Resource List: it was' : 'are not Resource Lists: they were'} mirrored as resources.`,
+      );
     }
   } catch (err) {
     // Whatever stopped the reading (a pause, a cancel, a bad list), what was started settles before the run ends.
