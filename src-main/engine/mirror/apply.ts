@@ -13,6 +13,7 @@ import { eachChunk } from './body.ts';
 import { checkFolders } from './within-folder.ts';
 import { DurableWriter, type TempFile } from './durable.ts';
 import { FetchFailure, httpDate, ResourceSignals, type Fetcher } from './fetcher.ts';
+import { slowBodyWindow } from './slow-body.ts';
 import { FixityMeter, expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
 import { LocalPaths, PathClaims } from './local-path.ts';
 import { RunInventory } from './run-inventory.ts';
@@ -95,8 +96,7 @@ export class Applier {
     this.#o = options;
     // Paths the inventory holds are looked up as needed, never loaded whole (a mirror may hold millions).
     this.#rows = new RunInventory(options.state);
-    // The rate window is twice the idle timeout, so that a body that falls silent is reported as timed out, which it is.
-    this.#signals = new ResourceSignals(options.fetcher.deadlineMs, options.signal, 2 * options.fetcher.timeoutMs);
+    this.#signals = new ResourceSignals(options.fetcher.deadlineMs, options.signal, slowBodyWindow(options.fetcher.timeoutMs));
     // A pause ends a wait for a turn too (else it waits for every turn already taken); a cancel, as ever.
     const stops = [options.signal, options.pauseSignal].filter((x): x is AbortSignal => x !== undefined);
     this.#pacer = options.delayMs ? new Pacer(options.delayMs, stops.length > 1 ? AbortSignal.any(stops) : stops[0]) : null;

@@ -3,7 +3,8 @@
 // Last-Modified values made fit to send back.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
-import { DEADLINE_BYTES_PER_SECOND, Fetcher, FetchFailure, httpDate, resourceSignal, ResourceSignals, retryAfterMs, SLOWEST_BODY_BYTES_PER_SECOND } from './fetcher.ts';
+import { DEADLINE_BYTES_PER_SECOND, Fetcher, FetchFailure, httpDate, resourceSignal, ResourceSignals, retryAfterMs } from './fetcher.ts';
+import { SLOWEST_BODY_BYTES_PER_SECOND } from './slow-body.ts';
 import { NetworkError } from '../http/errors.ts';
 
 let fixture: FixtureSource;

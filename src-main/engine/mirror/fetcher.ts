@@ -7,6 +7,7 @@ import { addSourceHeaders, type SourceHeaders } from '../http/client.ts';
 import { makeDispatcher, type ProxyEnv, type ProxySetting } from '../http/dispatcher.ts';
 import type { Readable } from 'node:stream';
 import { NetworkError, formatDuration, toNetworkError } from '../http/errors.ts';
+import { SlowBody } from './slow-body.ts';
 import { clip } from '../clip.ts';
 
 export interface FetcherOptions {
@@ -207,11 +208,6 @@ export function resourceSignal(deadlineMs: number, outer?: AbortSignal): { signa
 }
 
 /**
- * A body may arrive no slower than this on average over each idle-timeout window once its headers are in: a Source
- * that trickles a byte just before every timeout would otherwise hold a connection until the deadline.
- */
-export const SLOWEST_BODY_BYTES_PER_SECOND = 1024;
-/**
  * A resource whose length is known (listed, or announced by Content-Length) gets at least the time to arrive at this
  * rate: 2 GiB over a 2 MB/s link takes 17 min, past the 10 min deadline, and failed on every run.
  */
@@ -221,10 +217,8 @@ interface InFlight {
   controller: AbortController;
   started: number;
   at: number;
-  /** Body bytes so far, and when the next rate check is due with what had arrived at the last one (0: no body yet). */
-  bytes: number;
-  checkAt: number;
-  checkedBytes: number;
+  /** Body bytes so far and their rate check, once the headers are in. */
+  body: SlowBody | null;
 }
 
 /** One resource's signal, and what its download tells the deadline and the rate check. */
@@ -238,7 +232,7 @@ export interface ResourceTurn {
 
 /**
  * Signals for the many resources of one run, each aborted by the run's signal, at its own deadline, or when its
- * body arrives slower than SLOWEST_BODY_BYTES_PER_SECOND over a window of `windowMs` (the idle timeout), for little
+ * body arrives too slowly (slow-body.ts; `windowMs` its window), for little
  * per resource: one listener on the run's signal and one sweeping timer while resources are in flight, instead of a
  * timer and a combined signal (AbortSignal.any) each. A deadline is met within a tenth of it (at most a second late).
  */
@@ -269,7 +263,7 @@ export class ResourceSignals {
       return { signal: controller.signal, done: noop, receiving: noop, received: noop };
     }
     const now = Date.now();
-    const item: InFlight = { controller, started: now, at: now + this.#deadlineMs, bytes: 0, checkAt: 0, checkedBytes: 0 };
+    const item: InFlight = { controller, started: now, at: now + this.#deadlineMs, body: null };
     if (this.#live.size === 0) this.#busy();
     this.#live.add(item);
     return {
@@ -278,13 +272,13 @@ export class ResourceSignals {
         if (this.#live.delete(item) && this.#live.size === 0) this.#idle();
       },
       receiving: (length) => {
-        item.checkAt = Date.now() + this.#windowMs;
+        item.body = new SlowBody(this.#windowMs);
         if (length !== undefined && Number.isFinite(length) && length > 0) {
           item.at = Math.max(item.at, item.started + Math.ceil((1000 * length) / DEADLINE_BYTES_PER_SECOND));
         }
       },
       received: (bytes) => {
-        item.bytes += bytes;
+        if (item.body !== null) item.body.bytes += bytes;
       },
     };
   }
@@ -310,24 +304,17 @@ export class ResourceSignals {
 
   #sweep(): void {
     const now = Date.now();
-    const least = Math.ceil((SLOWEST_BODY_BYTES_PER_SECOND * this.#windowMs) / 1000);
     for (const l of this.#live) {
       if (l.at <= now) {
         this.#live.delete(l);
-        const arrived = l.bytes > 0 ? ` (${l.bytes.toLocaleString('en')} bytes had arrived)` : '';
+        const arrived = l.body !== null && l.body.bytes > 0 ? ` (${l.body.bytes.toLocaleString('en')} bytes had arrived)` : '';
         l.controller.abort(new NetworkError('deadline', `did not finish within ${formatDuration(l.at - l.started)}${arrived}`, ''));
-      } else if (l.checkAt !== 0 && l.checkAt <= now) {
-        const got = l.bytes - l.checkedBytes;
-        if (got < least) {
-          this.#live.delete(l);
-          const window = formatDuration(this.#windowMs);
-          l.controller.abort(
-            new NetworkError('timeout', `arrived too slowly: ${got.toLocaleString('en')} bytes in ${window}, when at least ${least.toLocaleString('en')} were expected (${l.bytes.toLocaleString('en')} bytes in all); stopped`, ''),
-          );
-          continue;
-        }
-        l.checkAt = now + this.#windowMs;
-        l.checkedBytes = l.bytes;
+        continue;
+      }
+      const slow = l.body?.check(now);
+      if (slow) {
+        this.#live.delete(l);
+        l.controller.abort(new NetworkError('timeout', slow, ''));
       }
     }
     if (this.#live.size === 0) this.#idle();

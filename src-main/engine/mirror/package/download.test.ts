@@ -22,6 +22,8 @@ interface Behaviour {
   announce?: number | null;
   /** Content-Range total announced on 206. */
   rangeTotal?: number;
+  /** The first response sends its body a byte every this many ms. */
+  trickleMs?: number;
 }
 
 let server: Server;
@@ -54,6 +56,14 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   const slice = b.body.subarray(start);
   if (b.announce !== null) headers['content-length'] = String(b.announce ?? slice.length);
   res.writeHead(status, headers);
+  if (b.trickleMs !== undefined) {
+    const every = b.trickleMs;
+    delete b.trickleMs;
+    let i = 0;
+    const timer = setInterval(() => (i < slice.length ? res.write(slice.subarray(i, ++i)) : res.end()), every);
+    res.on('close', () => clearInterval(timer));
+    return;
+  }
   if (b.cutAfter !== undefined && (b.cuts ?? 1) > 0) {
     b.cuts = (b.cuts ?? 1) - 1;
     res.write(slice.subarray(0, b.cutAfter), () => setTimeout(() => res.destroy(), 20));
@@ -134,6 +144,23 @@ describe('downloadPackage', () => {
     expect(result).toMatchObject({ bytes: BODY.length, resumes: 1, restarts: 0 });
     expect(requests).toEqual([{}, { range: 'bytes=100000-', ifRange: '"v1"' }]);
     expect(await readFile(result.path)).toEqual(BODY);
+  });
+
+  it('stops a body that trickles in under the idle timeout, and resumes it from what arrived', async () => {
+    behaviour = { body: BODY, etag: '"v1"', trickleMs: 20 };
+    const quick = new Http({ timeoutMs: 200 });
+    try {
+      const t0 = Date.now();
+      // A package's own deadline (as a sync gives it) replaces the client's 10 × timeout.
+      const result = await downloadPackage(options({ http: quick, deadlineAt: Date.now() + 60_000 }));
+      // One window (twice the 200 ms idle timeout) of a byte every 20 ms, not the package's deadline.
+      expect(Date.now() - t0).toBeLessThan(3_000);
+      expect(result).toMatchObject({ bytes: BODY.length, resumes: 1, restarts: 0 });
+      expect(requests[1]!.range).toMatch(/^bytes=\d{1,3}-$/);
+      expect(await readFile(result.path)).toEqual(BODY);
+    } finally {
+      await quick.close();
+    }
   });
 
   it('resumes a download an earlier run left behind, with Last-Modified when the ETag is weak', async () => {

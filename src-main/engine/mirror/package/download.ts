@@ -12,6 +12,7 @@ import { parseHashes, type HashAlgorithm } from '../../documents/index.ts';
 import { HttpStatusError, NetworkError, type Http } from '../../http/index.ts';
 import { FileHasher } from './file-hasher.ts';
 import { partWriter, type PartProgress } from './part.ts';
+import { SlowBody, slowBodyWindow } from '../slow-body.ts';
 
 export interface DownloadOptions {
   http: Http;
@@ -251,8 +252,13 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
       await pipeline(
         async function* () {
           try {
+            const slow = new SlowBody(slowBodyWindow(http.timeoutMs));
             for await (const chunk of response.body) {
               written += chunk.byteLength;
+              slow.bytes += chunk.byteLength;
+              // Checked as bytes arrive: the idle timeout ends a silence first, so they arrive at least that often.
+              const tooSlow = slow.check(Date.now());
+              if (tooSlow !== null) throw new NetworkError('timeout', `${clip(url)} ${tooSlow}`, url);
               if (limit !== null && written > limit) {
                 throw new PackageDownloadError('length-mismatch', `The package ${clip(url)} is longer than the ${limit.toLocaleString('en')} bytes the Dump gives; refused`, url);
               }
