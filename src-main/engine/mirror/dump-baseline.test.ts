@@ -6,11 +6,14 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HOSTILE_DUMP_EXPECTED, startFixtureSource, type FixtureSource, type FixtureSourceOptions } from '../../../e2e/fixture-source/index.ts';
 import { packagePath } from './package/index.ts';
+import { buildZip, manifestXml, md5 } from './package/test-zips.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions, type SyncProgress } from './sync.ts';
 
@@ -302,4 +305,57 @@ describe('resume after kill -9 during a dump baseline', () => {
     expect(runs[0]!.status).toBe('completed');
     expect(runs[0]!.created).toBe(30);
   }, 60_000);
+});
+
+describe('a Resource Dump run paused after a package with a failure', () => {
+  let server: Server;
+  afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('reads that package again when resumed, so the failure still counts and the mirror gets no checkpoint', async () => {
+    server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const good = (name: string) => `${name}\n`;
+    const zipOf = (names: string[], bad: string | null) =>
+      buildZip([
+        { name: 'manifest.xml', body: manifestXml('resourcedump-manifest', names.map((n) => ({ loc: `${base}/r/${n}`, path: `/${n}`, hash: `md5:${md5(good(n))}` }))) },
+        ...names.map((n) => ({ name: n, body: n === bad ? 'damaged' : good(n) })),
+      ]);
+    const zips = [await zipOf(['a', 'b'], 'b'), await zipOf(['c', 'd'], null)];
+    const pause = new AbortController();
+    const entry = (i: number) => `<url><loc>${base}/p${i}.zip</loc><rs:md type="application/zip" length="${zips[i]!.length}"/></url>`;
+    const docs: Record<string, string> = {
+      '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rd.xml</loc><rs:md capability="resourcedump"/></url></urlset>`,
+      '/rd.xml': `<urlset ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/>${entry(0)}${entry(1)}</urlset>`,
+    };
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      const p = /^\/p(\d)\.zip$/.exec(path);
+      if (p) {
+        const zip = zips[Number(p[1])]!;
+        // The second package is asked for: the person pauses the run meanwhile.
+        if (p[1] === '1') pause.abort();
+        return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length }).end(zip);
+      }
+      res.writeHead(404).end();
+    });
+    const mirror = (o: Partial<SyncOptions> = {}) => sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline', ...o });
+    const first = await mirror({ pauseSignal: pause.signal });
+    expect(first.paused).toBe(true);
+    expect(first.failures.map((f) => f.uri)).toEqual([`${base}/r/b`]);
+    const resumed = await mirror({ mode: 'auto' });
+    expect(resumed.resumed).toBe(true);
+    expect(resumed.failures.map((f) => f.uri)).toEqual([`${base}/r/b`]);
+    expect(resumed.checkpoint).toBeNull();
+    // The run's journal counts that failure once, as the resumed run reports it.
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      expect(state.failures(resumed.runId!).map((f) => f.uri)).toEqual([`${base}/r/b`]);
+      expect(state.run(resumed.runId!)?.failed).toBe(1);
+    } finally {
+      state.close();
+    }
+  });
 });

@@ -120,6 +120,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
         continue;
       }
       const bridge = packageApplier(o.applier);
+      const failuresBefore = o.applier.failures.length;
       let report: PackageReport;
       try {
         ({ report } = await fetchPackage({
@@ -156,7 +157,9 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
       earliest.add(report.manifest.md.at);
       notePackage(o, loc, report);
       await o.applier.finish();
-      markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
+      // A package with failures is read again if the run is resumed, so they are tried again and counted there,
+      // rather than forgotten by a resumed run that would then give the mirror a checkpoint.
+      if (o.applier.failures.length === failuresBefore) markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
     }
   } finally {
     await prefetch.settle();

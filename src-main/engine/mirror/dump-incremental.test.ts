@@ -261,3 +261,59 @@ describe('a Change Dump package with several changes of one URI, a deletion and 
     expect(result.checkpoint).toBe('2024-01-02T00:00:02.000Z');
   });
 });
+
+describe('a Change Dump whose manifest is applied in document order (an undated entry)', () => {
+  let server: Server;
+  afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('keeps the checkpoint before a change dated earlier than one applied before it, and applies it when it can', async () => {
+    server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const X = 'x, updated at noon\n';
+    const Y = 'y, updated at eleven\n';
+    const Z = 'z, undated\n';
+    let yBytes = 'not what the manifest promises';
+    const packageOf = async () => {
+      const manifest = manifestXml('changedump-manifest', [
+        { loc: `${base}/r/x`, path: '/x', change: 'updated', datetime: '2024-01-02T12:00:00Z', hash: `md5:${md5(X)}` },
+        { loc: `${base}/r/y`, path: '/y', change: 'updated', datetime: '2024-01-02T11:00:00Z', hash: `md5:${md5(Y)}` },
+        { loc: `${base}/r/z`, path: '/z', change: 'updated', hash: `md5:${md5(Z)}` },
+      ]);
+      return buildZip([{ name: 'manifest.xml', body: manifest }, { name: 'x', body: X }, { name: 'y', body: yBytes }, { name: 'z', body: Z }]);
+    };
+    let zip = await packageOf();
+    const listed = (names: string[]) => names.map((n) => `<url><loc>${base}/r/${n}</loc></url>`).join('');
+    const docs = (): Record<string, string> => ({
+      '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rl.xml</loc><rs:md capability="resourcelist"/></url><url><loc>${base}/cd.xml</loc><rs:md capability="changedump"/></url></urlset>`,
+      '/rl.xml': `<urlset ${ns}><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>${listed(['x', 'y', 'z'])}</urlset>`,
+      '/cd.xml':
+        `<urlset ${ns}><rs:md capability="changedump" from="2024-01-01T00:00:00Z"/><url><loc>${base}/p.zip</loc>` +
+        `<rs:md type="application/zip" length="${zip.length}" from="2024-01-01T00:00:00Z" until="2024-01-03T00:00:00Z"/></url></urlset>`,
+    });
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      const doc = docs()[path];
+      if (doc) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(doc);
+      if (path === '/p.zip') return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length }).end(zip);
+      if (path.startsWith('/r/')) return void res.writeHead(200).end(`${path} before\n`);
+      res.writeHead(404).end();
+    });
+    const mirror = () => sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, onNote: (n) => void notes.push(n) });
+    expect(await mirror()).toMatchObject({ mode: 'baseline', created: 3, failed: 0 });
+    const second = await mirror();
+    expect(second).toMatchObject({ mode: 'incremental', from: 'dumps', updated: 2, failed: 1 });
+    // x (noon) was applied before y (eleven) failed: the checkpoint stays within y's second, not noon.
+    expect(Date.parse(second.checkpoint!)).toBeLessThan(Date.parse('2024-01-02T11:00:01Z'));
+    // Tried again on the next run, failing again while the package is wrong…
+    expect(await mirror()).toMatchObject({ mode: 'incremental', failed: 1 });
+    // …and applied once it is right.
+    yBytes = Y;
+    zip = await packageOf();
+    const fourth = await mirror();
+    expect(fourth).toMatchObject({ mode: 'incremental', failed: 0 });
+    expect(readFileSync(join(dest, new URL(base).host.replace(':', '_'), 'r', 'y'), 'utf8')).toBe(Y);
+    expect(Date.parse(fourth.checkpoint!)).toBeGreaterThanOrEqual(Date.parse('2024-01-02T12:00:00Z'));
+  });
+});

@@ -77,14 +77,18 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
   const isNew = (e: Pick<ManifestEntry, 'newAfterMs'>) => e.newAfterMs === undefined || e.newAfterMs >= since;
   let changes = 0;
   let complete = true;
-  // Checkpoint bookkeeping: the latest instant up to which every change was applied, frozen at the first failure.
+  // Checkpoint bookkeeping: the latest instant up to which every change was applied, frozen at the first failure,
+  // and never past the earliest failed change: a manifest with an undated entry is applied in document order, so a
+  // change dated before one already applied may fail after it.
   let latest = since;
   let frozen = false;
+  let cap = Number.POSITIVE_INFINITY;
   const reach = (ms: number | undefined) => {
     if (!frozen && ms !== undefined && ms > latest) latest = ms;
   };
-  const freeze = () => {
+  const freeze = (failedAtMs: number | undefined) => {
     frozen = true;
+    cap = Math.min(cap, failedAtMs ?? since);
   };
 
   const prefetch = new PackagePrefetch();
@@ -116,6 +120,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
         }
       };
       let failedInPackage = false;
+      const failuresBefore = o.applier.failures.length;
       const bridge = packageApplier(o.applier, { skip: (e) => !isNew(e) });
       try {
         await fetchPackage({
@@ -141,7 +146,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
             await bridge.outcome(outcome);
             if (outcome.status === 'failed') {
               failedInPackage = true;
-              freeze();
+              freeze(outcome.entry.newAfterMs ?? outcome.entry.datetimeMs);
             } else {
               pending.add(outcome.entry.loc);
               reach(outcome.entry.datetimeMs);
@@ -155,7 +160,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
       } catch (err) {
         if (o.signal?.aborted) throw err;
         complete = false;
-        freeze();
+        freeze(pkg.fromMs);
         const reason = `The package could not be used: ${(err as Error).message}`;
         if (o.changeListCovers) o.onNote?.(`${clip(loc)}: ${reason}; its changes and those after it are fetched from the Change List instead.`);
         else o.applier.fail(loc, `${reason}; the packages after it were not applied, so changes stay in order`);
@@ -163,9 +168,17 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
         break;
       }
       await o.applier.finish();
+      const failures = o.applier.failures.slice(failuresBefore);
+      // A write the disk refused fails its change when the batch commits, after its outcome.
+      if (!failedInPackage && failures.some((f) => !f.permanent)) {
+        failedInPackage = true;
+        freeze(pkg.fromMs);
+      }
       // Every change of the package applied: the checkpoint may move to the end of its period.
       if (!failedInPackage) reach(pkg.untilMs);
-      markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
+      // A package with failures is read again if the run is resumed, so they are tried (and counted) again rather
+      // than forgotten by the resumed run.
+      if (failures.length === 0) markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
     }
   } finally {
     await prefetch.settle();
@@ -176,6 +189,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
     clearDumpProgress(o.state);
     await rm(workDir, { recursive: true, force: true });
   }
+  latest = Math.max(since, Math.min(latest, cap));
   const checkpoint = latest === since ? o.checkpoint : { at: new Date(latest).toISOString(), from: o.dumpUrl };
   return { changes, checkpoint, complete };
 }

@@ -510,8 +510,25 @@ export class MirrorState implements ClaimStore {
   }
 
   /** Takes an interrupted run up again in this process. */
+  /**
+   * Takes an interrupted run up again. Its failures are forgotten, but for those of resources it recorded (kept,
+   * unverifiable): the resumed run tries the others again (it fetches only what the run did not record), and counts
+   * them again if they fail, so they are neither counted twice nor left standing when they now succeed.
+   */
   resumeRun(id: number): RunRecord {
-    this.db.prepare("UPDATE runs SET status = 'running', pid = ?, ended_at = NULL WHERE id = ?").run(process.pid, id);
+    // A savepoint, not BEGIN: the live side resumes its run inside a transaction of its own.
+    this.db.exec('SAVEPOINT resume_run');
+    try {
+      this.db.prepare('DELETE FROM failures WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM inventory WHERE inventory.uri = failures.uri AND inventory.run_id = ?)').run(id, id);
+      this.db
+        .prepare("UPDATE runs SET status = 'running', pid = ?, ended_at = NULL, failed = (SELECT COUNT(*) FROM failures WHERE run_id = ?) WHERE id = ?")
+        .run(process.pid, id, id);
+      this.db.exec('RELEASE resume_run');
+    } catch (err) {
+      this.db.exec('ROLLBACK TO resume_run');
+      this.db.exec('RELEASE resume_run');
+      throw err;
+    }
     return this.run(id)!;
   }
 
