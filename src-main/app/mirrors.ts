@@ -414,8 +414,11 @@ export class MirrorService {
   }
 
   #progressed(active: Active, progress: SyncProgress): void {
+    const recorded = active.latest !== null && active.latest.phase !== 'discovery';
     active.latest = progress;
     active.changed = true;
+    // Past discovery the run is in the mirror's journal: the views read the mirror again to show its row.
+    if (!recorded && progress.phase !== 'discovery') this.#changed();
   }
 
   /** Resume = a sync in `auto` mode, which takes up the interrupted run first. */
@@ -620,8 +623,9 @@ export class MirrorService {
     const bytesTotal = Math.max(p?.listedBytes ?? 0, 0);
     const bytesDone = p?.bytesFetched ?? 0;
     let etaSeconds: number | null = null;
+    // Only once the list is read whole: a total still growing gives a time left that stays "a few seconds" for minutes.
     if (totalKnown && rate > 0) etaSeconds = Math.round((total - done) / rate);
-    else if (bytesTotal > bytesDone && byteRate > 0) etaSeconds = Math.round((bytesTotal - bytesDone) / byteRate);
+    else if (totalKnown && bytesTotal > bytesDone && byteRate > 0) etaSeconds = Math.round((bytesTotal - bytesDone) / byteRate);
     return {
       path: active.path,
       kind: active.kind,

@@ -28,7 +28,7 @@ export function MirrorList() {
 
 function MirrorItem({ mirror: m, selected, onOpen }: { mirror: MirrorSummary; selected: boolean; onOpen(): void }) {
   const live = useMirrorProgress(m.path, m.status === 'running') ?? m.progress;
-  const share = live && live.kind === 'sync' && live.total > 0 ? Math.floor((100 * live.done) / live.total) : null;
+  const share = live && live.kind === 'sync' && live.totalKnown && live.total > 0 ? Math.floor((100 * live.done) / live.total) : null;
   return (
     <li className={`mirror-item${selected ? ' selected' : ''}`}>
       <button type="button" className="mirror-select" aria-current={selected ? 'true' : undefined} onClick={onOpen} title={m.path}>

@@ -25,8 +25,10 @@ export function RunProgress({ progress }: { progress: MirrorProgress }) {
       </div>
     );
   }
-  const totalText = p.totalKnown ? formatCount(p.total) : `${formatCount(p.total)} listed so far`;
   const state = p.cancelling ? 'Cancelling: stopping the downloads' : p.pausing ? 'Pausing: the downloads under way finish first' : PHASE[p.phase];
+  // Until the list is read whole its total is not known: the bars say what is done, not a share of a guess.
+  const known = p.totalKnown;
+  const listing = known ? '' : `; ${formatCount(p.total)} listed so far, the list is still being read`;
   return (
     <div className="run-progress">
       <div className="run-bar-row">
@@ -36,13 +38,13 @@ export function RunProgress({ progress }: { progress: MirrorProgress }) {
           role="progressbar"
           aria-labelledby="run-bar-resources"
           aria-valuemin={0}
-          aria-valuemax={Math.max(p.total, 1)}
-          aria-valuenow={p.done}
-          aria-valuetext={`${formatCount(p.done)} of ${totalText} resources (${percent(p.done, p.total)} %)`}
+          aria-valuemax={known ? Math.max(p.total, 1) : undefined}
+          aria-valuenow={known ? p.done : undefined}
+          aria-valuetext={known ? `${formatCount(p.done)} of ${formatCount(p.total)} resources (${percent(p.done, p.total)} %)` : `${formatCount(p.done)} resources done${listing}`}
         >
-          <div className="run-bar-fill" style={{ width: `${percent(p.done, p.total)}%` }} />
+          <div className={`run-bar-fill${known ? '' : ' indeterminate'}`} style={known ? { width: `${percent(p.done, p.total)}%` } : undefined} />
         </div>
-        <span className="run-bar-value">{formatCount(p.done)} of {totalText}</span>
+        <span className="run-bar-value">{known ? `${formatCount(p.done)} of ${formatCount(p.total)}` : `${formatCount(p.done)} done, ${formatCount(p.total)} listed so far`}</span>
       </div>
       {p.bytesTotal > 0 && (
         <div className="run-bar-row">
@@ -52,13 +54,13 @@ export function RunProgress({ progress }: { progress: MirrorProgress }) {
             role="progressbar"
             aria-labelledby="run-bar-bytes"
             aria-valuemin={0}
-            aria-valuemax={p.bytesTotal}
-            aria-valuenow={Math.min(p.bytesDone, p.bytesTotal)}
-            aria-valuetext={`${formatBytes(p.bytesDone)} of ${formatBytes(p.bytesTotal)}${p.totalKnown ? '' : ' listed so far'}`}
+            aria-valuemax={known ? p.bytesTotal : undefined}
+            aria-valuenow={known ? Math.min(p.bytesDone, p.bytesTotal) : undefined}
+            aria-valuetext={known ? `${formatBytes(p.bytesDone)} of ${formatBytes(p.bytesTotal)}` : `${formatBytes(p.bytesDone)} done; ${formatBytes(p.bytesTotal)} listed so far`}
           >
-            <div className="run-bar-fill" style={{ width: `${percent(p.bytesDone, p.bytesTotal)}%` }} />
+            <div className={`run-bar-fill${known ? '' : ' indeterminate'}`} style={known ? { width: `${percent(p.bytesDone, p.bytesTotal)}%` } : undefined} />
           </div>
-          <span className="run-bar-value">{formatBytes(p.bytesDone)} of {formatBytes(p.bytesTotal)}</span>
+          <span className="run-bar-value">{known ? `${formatBytes(p.bytesDone)} of ${formatBytes(p.bytesTotal)}` : `${formatBytes(p.bytesDone)} done`}</span>
         </div>
       )}
       <p className="run-phase" aria-live="polite">

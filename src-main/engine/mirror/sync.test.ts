@@ -144,6 +144,19 @@ describe('baseline', () => {
     for (const path of [fixture.state.pathOf(5), `/mirror${fixture.state.pathOf(5)}`]) fixture.setBroken(path, null);
   });
 
+  it('reads the list ahead of the downloads, so its total is known while they have barely begun', async () => {
+    fixture.setResourceDelay(30);
+    try {
+      const progress: SyncProgress[] = [];
+      await run({ concurrency: 1, onProgress: (p) => progress.push({ ...p }) });
+      const known = progress.find((p) => p.listComplete)!;
+      expect(known.listed).toBe(30);
+      expect(known.settled).toBeLessThan(10);
+    } finally {
+      fixture.setResourceDelay(0);
+    }
+  });
+
   it('spaces the requests by the delay across all those in flight, not per connection', async () => {
     const started = Date.now();
     const result = await run({ concurrency: 4, delayMs: 25 });

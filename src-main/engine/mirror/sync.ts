@@ -25,6 +25,7 @@ import { entryLabel, entryProblem } from './entries.ts';
 import { acquireLock } from './lock.ts';
 import { DeferredSecrets, type SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
+import { ReadAhead } from './read-ahead.ts';
 import { WorkSlots } from './work-slots.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
@@ -616,6 +617,12 @@ function listsNamed(capabilities: { capability: string; url: string }[]): Pick<B
   return { resourceListUrl: find('resourcelist'), changeListUrl: find('changelist'), resourceDumpUrl: find('resourcedump'), changeDumpUrl: find('changedump') };
 }
 
+/**
+ * Entries of the lists read ahead of the downloads (read-ahead.ts): a whole Resource List of the spec's 50,000, so
+ * its total is known at once.
+ */
+const READ_AHEAD = 50_000;
+
 /** Streams a Resource List (or each list of an Index) into the applier, `concurrency`×2 resources in flight. */
 async function baseline(
   http: Http,
@@ -647,11 +654,15 @@ async function baseline(
     seen.add(entry.loc);
     const length = Number(entry.md.length ?? 0);
     onListed(++listed, Number.isSafeInteger(length) && length > 0 ? length : 0);
-    const noted = metadata.note(entry);
-    if (noted) await noted;
-    const full = inflight.add(applier.apply(entry));
-    if (full) await full;
+    const wait = ahead.push(entry);
+    if (wait) await wait;
   };
+  const ahead = new ReadAhead<Entry>(READ_AHEAD, (entry) => {
+    if (intake?.aborted) return undefined;
+    const noted = metadata.note(entry);
+    if (noted) return noted.then(() => inflight.add(applier.apply(entry)));
+    return inflight.add(applier.apply(entry));
+  });
   const children: string[] = [];
   // Entries of a <urlset> that carry `at` or `completed` but no capability: parts of an index written as a urlset,
   // or resources of a Source that dates them so. Each is read as a list if it turns out to be one, else mirrored.
@@ -719,12 +730,19 @@ async function baseline(
           `${resources === 1 ? 'is not a Resource List: it was' : 'are not Resource Lists: they were'} mirrored as resources.`,
       );
     }
+    onListed(listed, 0, true);
+    ahead.end();
+    await ahead.done;
+    // Read whole before a pause or cancel came: entries it left waiting were not started, and the run ends as the
+    // one cut off while reading does.
+    intake?.throwIfAborted();
   } catch (err) {
     // Whatever stopped the reading (a pause, a cancel, a bad list), what was started settles before the run ends.
+    ahead.stop();
+    await ahead.done.catch(() => undefined);
     await inflight.allSettled();
     throw err;
   }
-  onListed(listed, 0, true);
   if (repeated > 0) {
     // A list that contradicts itself (two hashes for one URI) would otherwise fail that resource with no hint why.
     options.onNote?.(`${repeated} entr${repeated === 1 ? 'y repeats a URI' : 'ies repeat URIs'} listed before (the first: ${clip(firstRepeated!)}); each URI is mirrored once, as its first entry describes it.`);
