@@ -56,6 +56,8 @@ export interface ApplyOptions {
 
 interface Pending {
   row: InventoryRow | null;
+  /** Its file replaces a copy the inventory holds. */
+  replaces?: boolean;
   /** Remove this URI's row (a deletion). */
   removeUri?: string;
   counts: Partial<RunCounts>;
@@ -106,6 +108,12 @@ export class Applier {
       root: options.dest,
       batchSize: options.batchSize,
       commit: (done, failed) => this.#commit(done, failed),
+      // A crash between putting a new version in place and recording it must not leave the old version's row saying
+      // "verified": it says damaged, and the next sync fetches it again.
+      beforeRename: (records) => {
+        const replaced = records.filter((r) => r.replaces === true && r.row !== null).map((r) => r.row!.uri);
+        if (replaced.length > 0 && !options.dryRun) options.state.markDamaged(replaced);
+      },
     });
   }
 
@@ -296,6 +304,7 @@ export class Applier {
     const unverifiable = got.fixity.status === 'unverifiable';
     const record: Pending = {
       row: row(base, got.fixity, got.etag, got.lastModified, this.#now),
+      replaces: live !== null,
       // A hash or length that cannot be checked (malformed, an unknown algorithm): the bytes are kept, marked
       // unverifiable in the inventory, and the entry is reported as failed with the reason.
       counts: { [unverifiable ? 'failed' : live ? 'updated' : 'created']: 1, bytes: got.fixity.length },

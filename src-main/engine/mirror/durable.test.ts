@@ -89,6 +89,29 @@ describe('DurableWriter', () => {
     expect(readdirSync(join(dest, '.state', 'tmp'))).toEqual([]);
   });
 
+  it('tells, before any file of a batch is renamed into place, which are about to be, their bytes already durable', async () => {
+    const dest = fresh();
+    writeFileSync(join(dest, 'old'), 'the older copy');
+    const calls: { records: string[]; old: string; renamed: boolean }[] = [];
+    const writer = new DurableWriter<string>({
+      tmpDir: join(dest, '.state', 'tmp'),
+      commit: () => undefined,
+      // What the engine marks damaged here: had the process died after the renames and before the commit, the old
+      // copy's row would have described bytes that are gone.
+      beforeRename: (records) => calls.push({ records, old: readFileSync(join(dest, 'old'), 'utf8'), renamed: existsSync(join(dest, 'new')) }),
+    });
+    for (const name of ['old', 'new']) {
+      const file = writer.tempFile();
+      file.add(Buffer.from(`${name}, this run's copy`));
+      await file.close();
+      writer.stage({ temp: file.path, final: join(dest, name), record: name });
+    }
+    writer.stage({ temp: null, final: '', record: 'row only' });
+    await writer.flush();
+    expect(calls).toEqual([{ records: ['old', 'new'], old: 'the older copy', renamed: false }]);
+    expect(readFileSync(join(dest, 'old'), 'utf8')).toBe("old, this run's copy");
+  });
+
   it('a file that cannot be put in place fails alone; the rest of its batch is committed', async () => {
     const dest = fresh();
     // A file where the folder of the second resource should be.

@@ -45,6 +45,12 @@ export interface DurableOptions<T> {
   batchBytes?: number;
   /** Commits the rows of a batch whose files are durable and in place (one transaction). Failed renames are given apart. */
   commit: (done: T[], failed: { record: T; reason: string }[]) => void;
+  /**
+   * Called with the records of the files about to be renamed into place, their bytes durable, before any is: a file
+   * that replaces an older copy leaves that copy's row describing bytes that are gone until the commit, and a crash
+   * in between must not leave it saying "verified".
+   */
+  beforeRename?: (records: T[]) => void;
   /** Set false to skip syncing (tests of other things; never in a real mirror). */
   durable?: boolean;
   /** The mirror's folder: no file is put in place through a symbolic link below it (within-folder.ts). */
@@ -282,6 +288,7 @@ export class DurableWriter<T> {
   #batchBytes: number;
   #stagedBytes = 0;
   #commit: DurableOptions<T>['commit'];
+  #beforeRename: DurableOptions<T>['beforeRename'];
   #durable: boolean;
   #chain: Promise<void> = Promise.resolve();
   #madeDirs = new Set<string>();
@@ -296,6 +303,7 @@ export class DurableWriter<T> {
     this.#batchSize = options.batchSize ?? 500;
     this.#batchBytes = options.batchBytes ?? 64 * 1024 * 1024;
     this.#commit = options.commit;
+    this.#beforeRename = options.beforeRename;
     this.#durable = options.durable ?? true;
     // Whatever an earlier, killed run left half-written is thrown away.
     rmSync(this.tmpDir, { recursive: true, force: true });
@@ -450,6 +458,7 @@ export class DurableWriter<T> {
       const bad = badDirs.get(dirname(b.final));
       if (bad !== undefined && !failedTemps.has(b)) failedTemps.set(b, `could not be put in place: ${bad}`);
     }
+    if (this.#beforeRename !== undefined) this.#beforeRename(withFiles.filter((b) => !failedTemps.has(b)).map((b) => b.record));
     await each(withFiles, (b) => ({ op: 'rename', from: b.temp!, to: b.final }), 'could not be put in place');
     const touchedDirs = new Set<string>();
     for (const b of withFiles) if (!failedTemps.has(b)) touchedDirs.add(dirname(b.final));
