@@ -52,6 +52,8 @@ export interface AuditOptions {
   timeoutMs?: number;
   userAgent?: string;
   signal?: AbortSignal;
+  /** Differences recorded in the run's journal besides the report (which holds them all). Default 1,000. */
+  journalLimit?: number;
 }
 
 export async function audit(options: AuditOptions): Promise<AuditReport> {
@@ -119,16 +121,18 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
         continue;
       }
       listed.addPath(row.path);
-      if (row.status === 'damaged' && !options.rehash) {
-        report.changed.push({ uri: entry.loc, reason: DAMAGED_BEFORE });
-        continue;
-      }
       const file = join(options.dest, ...row.path.split('/'));
       let size: number;
       try {
         size = statSync(file).size;
       } catch {
+        // Recorded but gone from the folder: the next sync fetches it again, incremental too.
+        damaged.push(entry.loc);
         report.missing.push(entry.loc);
+        continue;
+      }
+      if (row.status === 'damaged' && !options.rehash) {
+        report.changed.push({ uri: entry.loc, reason: DAMAGED_BEFORE });
         continue;
       }
       const expected = expectationOf(entry.md);
@@ -188,14 +192,17 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     report.kept = kept;
     report.inSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length === 0;
     if (damaged.length > 0) state.markDamaged(damaged);
+    const limit = options.journalLimit ?? 1_000;
     state.transaction(() =>
       // Every difference counts, extra files and unverifiable copies too.
+      // The report holds every difference (audit_items); the run's journal the first few of them, so that audits of a
+      // Source far out of step do not add a million rows each to state.sqlite.
       state.addToRun(run.id, { unchanged: report.inSyncCount, failed: report.missing.length + report.changed.length + report.extra.length + report.unverifiable.length }, [
-        ...report.missing.map((uri) => ({ uri, reason: 'missing' })),
-        ...report.changed.map((c) => ({ uri: c.uri, reason: `changed: ${c.reason}` })),
-        ...report.extra.map((path) => ({ uri: path, reason: 'extra: a file that no listed resource maps to' })),
-        ...report.unverifiable.map((c) => ({ uri: c.uri, reason: `unverifiable: ${c.reason}` })),
-      ]),
+        ...report.missing.slice(0, limit).map((uri) => ({ uri, reason: 'missing' })),
+        ...report.changed.slice(0, limit).map((c) => ({ uri: c.uri, reason: `changed: ${c.reason}` })),
+        ...report.extra.slice(0, limit).map((path) => ({ uri: path, reason: 'extra: a file that no listed resource maps to' })),
+        ...report.unverifiable.slice(0, limit).map((c) => ({ uri: c.uri, reason: `unverifiable: ${c.reason}` })),
+      ].slice(0, limit)),
     );
     const seconds = Math.round((Date.now() - t0) / 100) / 10;
     const ended = state.endRun(run.id, 'completed', { audit: (Date.now() - t0) / 1000 }, report.inSync ? 'in sync' : 'not in sync');

@@ -247,13 +247,28 @@ describe('audit', () => {
     rmSync(fileOf(2));
     writeFileSync(fileOf(3), readFileSync(fileOf(3)).map((b, i) => (i === 0 ? b ^ 1 : b)));
     fixture.change('update', 1);
-    const report = await audit({ dest });
+    const report = await audit({ dest, journalLimit: 2 });
     expect(report.inSync).toBe(false);
     expect(report.missing).toContain(fixture.state.locOf(2));
+    // Three differences: all in the report, two in the run's journal, all counted.
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      const last = state.runs().at(-1)!;
+      expect(last.failed).toBe(3);
+      expect(state.failures(last.id)).toHaveLength(2);
+    } finally {
+      state.close();
+    }
     expect(report.extra).toEqual([`${host()}/stray.txt`]);
     expect(report.changed.length).toBe(1);
     const rehashed = await audit({ dest, rehash: true });
     expect(rehashed.changed.map((c) => c.uri)).toContain(fixture.state.locOf(3));
+    expect(rehashed.missing).toContain(fixture.state.locOf(2));
+    // What the audit found missing and damaged, the next sync (incremental) fetches again.
+    expect((await run()).mode).toBe('incremental');
+    expect(readFileSync(fileOf(2)).equals(fixture.state.representation(2, fixture.state.resources.get(2)!.version).body)).toBe(true);
+    rmSync(join(dest, host(), 'stray.txt'));
+    expect(await audit({ dest })).toMatchObject({ inSync: true, missing: [], changed: [] });
   });
 
   it('files kept by the deletion policy keep are listed apart, not as extra, and leave the mirror in sync', async () => {
