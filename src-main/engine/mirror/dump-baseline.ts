@@ -15,7 +15,7 @@ import { DEADLINE_BYTES_PER_SECOND } from './fetcher.ts';
 import { packageApplier } from './dump-apply.ts';
 import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
 import { keepAsMetadata, metadataOf, type MetadataFetcher } from './metadata.ts';
-import { dumpPackages, fetchPackage, lengthOf, PackagePrefetch, type DumpListing, type DumpPackage, type PackageReport } from './package/index.ts';
+import { dumpPackages, ExtractBudget, fetchPackage, lengthOf, PackagePrefetch, type DumpListing, type DumpPackage, type PackageReport } from './package/index.ts';
 import type { MirrorState } from './state.ts';
 
 export const PACKAGES_DIR = 'packages';
@@ -69,7 +69,9 @@ class Earliest {
 export function packageDeadline(pkg: DumpPackage): number {
   const length = Number(pkg.entry.md.length ?? 0);
   const ms = Number.isFinite(length) ? (length / DEADLINE_BYTES_PER_SECOND) * 1000 : 0;
-  return Date.now() + Math.max(30 * 60_000, ms);
+  // At most a week, whatever length the Dump claims (its timers would overflow past 24 days); the rate floor
+  // (slow-body.ts) stops a package that trickles long before.
+  return Date.now() + Math.min(7 * 86_400_000, Math.max(30 * 60_000, ms));
 }
 
 export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: string | null; complete: boolean }> {
@@ -99,6 +101,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
   const t1 = Date.now();
 
   const prefetch = new PackagePrefetch();
+  const budget = new ExtractBudget();
   const toRead = listing.packages.filter((p) => !done.has(p.entry.loc));
   const bytes = packageBytes(toRead, o.onPackageBytes);
   const downloadOf = (p: DumpPackage) => ({
@@ -135,6 +138,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
           readAheadFrom: o.readAheadFrom,
           quickDownloadSeconds: o.quickDownloadSeconds,
           alsoCompute: ['md5'],
+          budget,
           // Small bitstreams cost more in file operations than in bytes: several at once hide that latency.
           concurrency: DUMP_CONCURRENCY,
           onOutcome: async (outcome) => {

@@ -16,7 +16,7 @@ import { packageApplier } from './dump-apply.ts';
 import { nextOf, notePackage, packageDeadline, PACKAGES_DIR } from './dump-baseline.ts';
 import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
 import type { MetadataFetcher } from './metadata.ts';
-import { fetchPackage, PackagePrefetch, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
+import { ExtractBudget, fetchPackage, PackagePrefetch, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
 
 export interface DumpIncrementalOptions {
@@ -92,6 +92,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
   };
 
   const prefetch = new PackagePrefetch();
+  const budget = new ExtractBudget();
   const toRead = packages.filter((p) => !done.has(p.entry.loc));
   const downloadOf = (p: DumpPackage) => ({ http: o.http, package: p, workDir, signal: o.signal, deadlineAt: packageDeadline(p) });
   try {
@@ -129,6 +130,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           kind: 'changedump',
           workDir,
           alsoCompute: ['md5'],
+          budget,
           sink: async (entry, stream) => {
             await settle(entry.loc);
             return bridge.sink(entry, stream);

@@ -22,6 +22,8 @@ interface Behaviour {
   announce?: number | null;
   /** Content-Range total announced on 206. */
   rangeTotal?: number;
+  /** Answer a Range request with 206 whatever If-Range says (a server that ignores it). */
+  ignoreIfRange?: boolean;
   /** The first response sends its body a byte every this many ms. */
   trickleMs?: number;
 }
@@ -43,7 +45,7 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   let status = 200;
   const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
   const ifRange = req.headers['if-range'];
-  const validatorOk = ifRange === undefined || ifRange === b.etag || ifRange === b.lastModified;
+  const validatorOk = b.ignoreIfRange === true || ifRange === undefined || ifRange === b.etag || ifRange === b.lastModified;
   if (range && !b.ignoreRange && validatorOk) {
     start = Number(range[1]);
     if (start >= b.body.length) {
@@ -191,6 +193,19 @@ describe('downloadPackage', () => {
     expect(requests).toEqual([{ range: 'bytes=10000-', ifRange: '"v1"' }]);
     expect(second).toMatchObject({ restarts: 1, resumedFrom: 10_000 });
     expect(await readFile(second.path)).toEqual(changed);
+  });
+
+  it('starts again when a resumption is answered 206 with another version than the one begun (If-Range ignored)', async () => {
+    behaviour = { body: BODY, etag: '"v1"', cutAfter: 10_000 };
+    await expect(downloadPackage(options({ maxResumes: 0 }))).rejects.toThrow();
+    const changed = Buffer.from(BODY).reverse();
+    behaviour = { body: changed, etag: '"v2"', ignoreIfRange: true };
+    requests = [];
+    const result = await downloadPackage(options({ length: String(changed.length), hash: `md5:${md5(changed)}` }));
+    expect(requests).toEqual([{ range: 'bytes=10000-', ifRange: '"v1"' }, {}]);
+    expect(result).toMatchObject({ restarts: 1 });
+    expect(result.problems.join('\n')).toMatch(/answered a resumption with another version \("v2", not "v1"\); downloaded again from the start/);
+    expect(await readFile(result.path)).toEqual(changed);
   });
 
   it('refuses a package whose length disagrees with the Dump, before or while writing', async () => {

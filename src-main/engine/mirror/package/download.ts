@@ -209,6 +209,18 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
           }
           throw new PackageDownloadError('bad-content-range', `The server answered a resumption of ${clip(url)} with an unusable Content-Range ${clip(JSON.stringify(response.headers['content-range'] ?? ''))}`, url);
         }
+        // If-Range was ignored in all but name: the rest of another version would be spliced onto this one.
+        const now = validatorOf(response.headers);
+        if (meta?.validator && now !== null && now !== meta.validator) {
+          const begun = meta.validator;
+          await response.discard();
+          await rm(part, { force: true });
+          offset = 0;
+          meta = null;
+          restarts++;
+          problems.push(`${clip(url)} answered a resumption with another version (${clip(now, 80)}, not ${clip(begun, 80)}); downloaded again from the start`);
+          continue;
+        }
         append = true;
       } else if (response.status === 416 && offset > 0) {
         // The part no longer fits what the server has: start over.

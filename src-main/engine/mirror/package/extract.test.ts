@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readPackage, type BitstreamFiles, type ReadPackageOptions } from './extract.ts';
+import { ExtractBudget, readPackage, type BitstreamFiles, type ReadPackageOptions } from './extract.ts';
 import { PackageError, type EntryOutcome, type ManifestEntry } from './model.ts';
 import { tempFileSink, type TempFile } from './sinks.ts';
 import { buildZip, manifestXml, md5, patch, renameEntry, sha256, type ManifestItem, type ZipFileSpec } from './test-zips.ts';
@@ -361,6 +361,39 @@ describe.each(['stream', 'files'] as const)('readPackage: entries that fail alon
     expect(report.outcomes.map((o) => (o.status === 'failed' ? o.code : o.status))).toEqual(['bomb', 'verified', 'total-limit']);
     expect(report.outcomes[0].status === 'failed' && report.outcomes[0].reason).toMatch(/would expand [\d,]+:1/);
     expect(report.outcomes[2].status === 'failed' && report.outcomes[2].reason).toMatch(/limit of [\d,]+ bytes/);
+  });
+
+  it('refuses an entry said to lie past the end of the package, in plain words', async () => {
+    const body = 'body';
+    let zip = await buildZip([
+      { name: 'manifest.xml', body: manifestXml('resourcedump-manifest', [{ loc: 'http://example.com/far', path: '/far.txt' }, { loc: 'http://example.com/ok', path: '/ok.txt' }]) },
+      { name: 'far.txt', body },
+      { name: 'ok.txt', body },
+    ]);
+    zip = patch(zip, 'far.txt', 'central', 'offset', 0xfffff000);
+    const { report } = await read(await save(zip));
+    expect(report.refusedZipEntries).toEqual([{ name: 'far.txt', code: 'size-mismatch', reason: expect.stringMatching(/^Refused: far\.txt is said to lie past the end of the package \(at byte 4,294,963,200/) }]);
+    expect(byLoc(report.outcomes, 'http://example.com/far')).toMatchObject({ status: 'failed', code: 'size-mismatch' });
+    expect(byLoc(report.outcomes, 'http://example.com/ok').status).toBe('verified');
+  });
+
+  it("holds the packages of one run to one budget: an entry the manifest names again and again, package after package", async () => {
+    // 3 MiB of zeros (under the bomb check's 4 MiB), named four times: 12 MiB from a package of a few KiB.
+    const zeros = Buffer.alloc(3 * 1024 * 1024);
+    const path = await write(
+      [{ name: 'zeros', body: zeros }],
+      manifestXml('resourcedump-manifest', [1, 2, 3, 4].map((n) => ({ loc: `http://example.com/z${n}`, path: '/zeros' }))),
+    );
+    const budget = new ExtractBudget();
+    // A test-sized floor: what 1 GiB is to a real run.
+    Object.defineProperty(budget, 'limit', { get: () => 7 * 1024 * 1024 });
+    const first = (await read(path, { budget })).report;
+    expect(first.outcomes.map((o) => (o.status === 'failed' ? o.code : o.status))).toEqual(['verified', 'verified', 'total-limit', 'total-limit']);
+    expect(first.outcomes[2]!.status === 'failed' && first.outcomes[2]!.reason).toMatch(/this run's packages would exceed 7,340,032 bytes/);
+    // The next package of the same run starts where the first left the budget.
+    const second = (await read(path, { budget })).report;
+    expect(second.outcomes.every((o) => o.status === 'failed' && o.code === 'total-limit')).toBe(true);
+    expect(budget.extracted).toBe(2 * zeros.length);
   });
 
   it('a manifest entry missing from the package, a duplicated name, an encrypted entry, a missing path each fail alone', async () => {

@@ -59,12 +59,28 @@ export interface ReadPackageOptions {
   /** Digests to compute besides those the manifest gives (to record them); default md5 when the manifest gives none. */
   alsoCompute?: HashAlgorithm[];
   limits?: Partial<PackageLimits>;
+  /** The run's budget across its packages (shared by every package of one run). */
+  budget?: ExtractBudget;
   /**
    * Resource Dumps: bitstreams handed to the sink at once (default 2), so the sink must cope with several at a
    * time. Change Dumps are always one at a time, in order.
    */
   concurrency?: number;
   signal?: AbortSignal;
+}
+
+/**
+ * Uncompressed bytes handed out across the packages of one run, held to max(1 GiB, 100 × those packages' sizes): each
+ * package keeps within its own limit, but a Dump (Index) of many small packages, or one ZIP entry that a manifest
+ * names hundreds of times, would otherwise write gigabytes from a few kilobytes.
+ */
+export class ExtractBudget {
+  extracted = 0;
+  packageBytes = 0;
+
+  get limit(): number {
+    return Math.max(1024 ** 3, 100 * this.packageBytes);
+  }
 }
 
 const MANIFEST_NAME = 'manifest.xml';
@@ -134,6 +150,8 @@ async function readWithDirectory(dir: ZipDirectory, manifest: Manifest, limits: 
   };
 
   let total = 0;
+  const budget = options.budget;
+  if (budget !== undefined) budget.packageBytes += dir.fileSize;
   // Each entry with the slot of its outcome in the report: a Change Dump's in application order, a Resource Dump's
   // in manifest order.
   const ordered =
@@ -148,7 +166,15 @@ async function readWithDirectory(dir: ZipDirectory, manifest: Manifest, limits: 
     if (total + plan.item.entry.uncompressedSize > maxTotal) {
       return failed(entry, 'total-limit', `Not extracted: the package's bitstreams would exceed the limit of ${maxTotal.toLocaleString('en')} bytes uncompressed`);
     }
+    if (budget !== undefined && budget.extracted + plan.item.entry.uncompressedSize > budget.limit) {
+      return failed(
+        entry,
+        'total-limit',
+        `Not extracted: the bitstreams of this run's packages would exceed ${budget.limit.toLocaleString('en')} bytes uncompressed (100 times the ${budget.packageBytes.toLocaleString('en')} bytes of the packages, at least 1 GiB)`,
+      );
+    }
     total += plan.item.entry.uncompressedSize;
+    if (budget !== undefined) budget.extracted += plan.item.entry.uncompressedSize;
     return deliver(dir, plan.item, entry, options);
   };
   // A Change Dump's bitstreams are applied strictly in order; a Resource Dump's are independent, and two at a time

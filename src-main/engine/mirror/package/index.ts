@@ -12,7 +12,7 @@
 //   }
 // A Resource Dump's sink is called two at a time (option `concurrency`); a Change Dump's strictly in order.
 export { downloadPackage, parseContentRange, PackageDownloadError, type DownloadOptions, type DownloadResult } from './download.ts';
-export { readPackage, type BitstreamFiles, type BitstreamSink, type ReadPackageOptions } from './extract.ts';
+export { ExtractBudget, readPackage, type BitstreamFiles, type BitstreamSink, type ReadPackageOptions } from './extract.ts';
 export { applicationOrder, compareManifests } from './manifest.ts';
 export * from './model.ts';
 export { unsafeName } from './names.ts';

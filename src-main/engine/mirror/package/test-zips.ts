@@ -68,12 +68,12 @@ export function headersOf(zip: Buffer, name: string): { local: number; central: 
 
 /** Field offsets within each header. */
 export const LOCAL = { flags: 6, method: 8, crc: 14, compressed: 18, uncompressed: 22 } as const;
-export const CENTRAL = { flags: 8, method: 10, crc: 16, compressed: 20, uncompressed: 24 } as const;
+export const CENTRAL = { flags: 8, method: 10, crc: 16, compressed: 20, uncompressed: 24, offset: 42 } as const;
 
-export function patch(zip: Buffer, name: string, where: 'local' | 'central', field: keyof typeof LOCAL, value: number, bytes: 2 | 4 = 4): Buffer {
+export function patch(zip: Buffer, name: string, where: 'local' | 'central', field: keyof typeof CENTRAL, value: number, bytes: 2 | 4 = 4): Buffer {
   const out = Buffer.from(zip);
   const h = headersOf(out, name);
-  const at = where === 'local' ? h.local + LOCAL[field] : h.central + CENTRAL[field];
+  const at = where === 'local' ? h.local + LOCAL[field as keyof typeof LOCAL] : h.central + CENTRAL[field];
   if (bytes === 2) out.writeUInt16LE(value, at);
   else out.writeUInt32LE(value >>> 0, at);
   return out;

@@ -70,7 +70,11 @@ function openZip(bytes: PackageBytes): Promise<yauzl.ZipFile> {
 }
 
 /** Everything wrong with one central directory entry, whatever the manifest says about it. */
-function checkEntry(name: string, entry: yauzl.Entry, options: DirectoryOptions): ZipItem['refusal'] {
+function checkEntry(name: string, entry: yauzl.Entry, options: DirectoryOptions, fileSize: number): ZipItem['refusal'] {
+  // A ZIP64 offset or size past the package's end (2^60) would reach the file system as an impossible position.
+  if (entry.relativeOffsetOfLocalHeader + entry.compressedSize > fileSize) {
+    return { code: 'size-mismatch', reason: `Refused: ${clip(name)} is said to lie past the end of the package (at byte ${entry.relativeOffsetOfLocalHeader.toLocaleString('en')}, ${entry.compressedSize.toLocaleString('en')} bytes, in a package of ${fileSize.toLocaleString('en')})` };
+  }
   const unsafe = unsafeName(name);
   if (unsafe !== null) return { code: 'path-escapes', reason: `Refused: ${unsafe}` };
   if (isSymlink(entry)) return { code: 'symlink', reason: `Refused: ${clip(name)} is a symbolic link` };
@@ -145,7 +149,7 @@ export async function readZipDirectory(from: string | PackageBytes, options: Dir
         // Folders carry no bitstream.
         if (!name.endsWith('/') || entry.uncompressedSize !== 0) {
           const key = name.normalize('NFC');
-          const refusal = checkEntry(name, entry, options);
+          const refusal = checkEntry(name, entry, options, zip.fileSize);
           if (refusal) refuse({ name, ...refusal });
           if (!keep(key)) {
             if (unlisted.length < REPORTED_MAX) unlisted.push(name);
