@@ -363,6 +363,15 @@ describe.each(['stream', 'files'] as const)('readPackage: entries that fail alon
     expect(report.outcomes[2].status === 'failed' && report.outcomes[2].reason).toMatch(/limit of [\d,]+ bytes/);
   });
 
+  it('refuses a package whose manifest lists more entries than the limit, before anything is extracted', async () => {
+    const path = await write(
+      [1, 2, 3].map((n) => ({ name: `f${n}`, body: `f${n}` })),
+      manifestXml('resourcedump-manifest', [1, 2, 3].map((n) => ({ loc: `http://example.com/f${n}`, path: `/f${n}` }))),
+    );
+    await expect(read(path, { limits: { maxManifestEntries: 2 } })).rejects.toThrow(/The manifest lists more than 2 entries \(a document may hold 50,000\); the package is not read/);
+    expect((await read(path, { limits: { maxManifestEntries: 3 } })).report.counts.verified).toBe(3);
+  });
+
   it('refuses an entry said to lie past the end of the package, in plain words', async () => {
     const body = 'body';
     let zip = await buildZip([

@@ -125,7 +125,7 @@ async function readWithDirectory(dir: ZipDirectory, manifest: Manifest, limits: 
   const contentsMismatch: string[] = [];
   if (options.contentsCopy !== undefined) {
     try {
-      const copy = await readManifest(options.contentsCopy.body, { url: options.contentsCopy.url, maxBytes: limits.maxManifestBytes, signal });
+      const copy = await readManifest(options.contentsCopy.body, { url: options.contentsCopy.url, maxBytes: limits.maxManifestBytes, maxEntries: limits.maxManifestEntries, signal });
       contentsMismatch.push(...compareManifests(manifest.entries, copy.entries));
     } catch (err) {
       contentsMismatch.push(`The linked copy of the manifest (${clip(options.contentsCopy.url)}) could not be read: ${(err as Error).message}`);
@@ -235,7 +235,7 @@ async function readPackageManifest(dir: ZipDirectory, limits: PackageLimits, opt
     const data = await dir.openData(item);
     const verify = new VerifyStream({ length: item.entry.uncompressedSize, crc32: item.entry.crc32, hashes: {}, label: 'manifest.xml' });
     data.on('error', (err) => verify.destroy(err));
-    return await readManifest(data.pipe(verify), { url: manifestUrl, maxBytes: limits.maxManifestBytes, signal: options.signal });
+    return await readManifest(data.pipe(verify), { url: manifestUrl, maxBytes: limits.maxManifestBytes, maxEntries: limits.maxManifestEntries, signal: options.signal });
   } catch (err) {
     if (err instanceof DocumentError || err instanceof FixityError) {
       throw new PackageError('manifest-refused', `The package's manifest.xml was refused: ${err.message}`, { cause: err });

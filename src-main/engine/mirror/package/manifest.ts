@@ -3,7 +3,7 @@
 // handed out in manifest order, Change Dump bitstreams by datetime.
 import { parseHashes, parseW3cDatetime, readDocument, type DocumentSummary, type Entry } from '../../documents/index.ts';
 import { newAfter } from '../change-timeline.ts';
-import type { DumpKind, ManifestEntry } from './model.ts';
+import { PackageError, type DumpKind, type ManifestEntry } from './model.ts';
 import { zipNameOfPath } from './names.ts';
 
 export interface Manifest {
@@ -32,14 +32,21 @@ function toManifestEntry(entry: Entry): ManifestEntry {
 
 export async function readManifest(
   input: AsyncIterable<Uint8Array>,
-  options: { url: string; maxBytes: number; signal?: AbortSignal },
+  options: { url: string; maxBytes: number; maxEntries?: number; signal?: AbortSignal },
 ): Promise<Manifest> {
   const entries: ManifestEntry[] = [];
+  const maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
   const summary = await readDocument(input, {
     url: options.url,
     maxBytes: options.maxBytes,
     signal: options.signal,
     onEntry: (entry) => {
+      if (entries.length >= maxEntries) {
+        throw new PackageError(
+          'too-many-entries',
+          `The manifest lists more than ${maxEntries.toLocaleString('en')} entries (a document may hold 50,000); the package is not read`,
+        );
+      }
       entries.push(toManifestEntry(entry));
     },
   });

@@ -102,6 +102,11 @@ export interface PackageLimits {
   maxZipEntries: number;
   /** The manifest's size limit (the document limit of §7). */
   maxManifestBytes: number;
+  /**
+   * Manifest entries read at most: twice the 50,000 a sitemap document may hold. Each costs the reading a few KiB
+   * while the package is applied; a manifest of a million tiny entries within 50 MB would take gigabytes.
+   */
+  maxManifestEntries: number;
 }
 
 export const DEFAULT_LIMITS: PackageLimits = {
@@ -109,6 +114,7 @@ export const DEFAULT_LIMITS: PackageLimits = {
   bombMinBytes: 4 * 1024 * 1024,
   maxZipEntries: 1_000_000,
   maxManifestBytes: 50 * 1024 * 1024,
+  maxManifestEntries: 100_000,
 };
 
 /** The one error a whole package is refused with (not a ZIP, no manifest, a manifest of another kind, …). */
