@@ -145,6 +145,17 @@ export class Applier {
     this.#o.onProgress?.({ ...this.counts });
   }
 
+  /**
+   * A resumed run goes on counting from what its interrupted part recorded, so its result, its progress and its
+   * journal give one set of numbers (the part before already is in the journal: nothing is recorded again).
+   */
+  carry(prior: RunCounts): void {
+    for (const k of ['created', 'updated', 'deleted', 'unchanged', 'skipped', 'failed', 'bytes'] as const) {
+      this.counts[k] += prior[k];
+      this.live[k] += prior[k];
+    }
+  }
+
   /** Counts (and a failure) with no file: recorded with the next batch. */
   #note(counts: Partial<RunCounts>, failure?: Failure, row: InventoryRow | null = null): void {
     this.#count(counts);

@@ -509,9 +509,8 @@ export class MirrorState implements ClaimStore {
     return stale.map((r) => ({ ...r, status: 'interrupted' as const }));
   }
 
-  /** Takes an interrupted run up again in this process. */
   /**
-   * Takes an interrupted run up again. Its failures are forgotten, but for those of resources it recorded (kept,
+   * Takes an interrupted run up again in this process. Its failures are forgotten, but for those of resources it recorded (kept,
    * unverifiable): the resumed run tries the others again (it fetches only what the run did not record), and counts
    * them again if they fail, so they are neither counted twice nor left standing when they now succeed.
    */
@@ -521,7 +520,8 @@ export class MirrorState implements ClaimStore {
     try {
       this.db.prepare('DELETE FROM failures WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM inventory WHERE inventory.uri = failures.uri AND inventory.run_id = ?)').run(id, id);
       this.db
-        .prepare("UPDATE runs SET status = 'running', pid = ?, ended_at = NULL, failed = (SELECT COUNT(*) FROM failures WHERE run_id = ?) WHERE id = ?")
+        // The message of how it stopped ("Paused") no longer holds: killed now, it is interrupted, not paused.
+        .prepare("UPDATE runs SET status = 'running', pid = ?, ended_at = NULL, message = NULL, failed = (SELECT COUNT(*) FROM failures WHERE run_id = ?) WHERE id = ?")
         .run(process.pid, id, id);
       this.db.exec('RELEASE resume_run');
     } catch (err) {

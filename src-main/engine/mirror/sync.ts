@@ -282,6 +282,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       onProgress: () => report(),
       onSettled: () => report(),
     });
+    if (resume && run) applier.carry(run);
     const patcher = new JsonPatcher({ applier, fetcher, state, dest, dryRun, signal: options.signal, onNote: options.onNote });
     const metadata = new MetadataFetcher({ state, applier, enabled: options.withMetadata ?? false, concurrency: settings.concurrency ?? 8, dryRun });
     const applyChange = async (entry: Entry) => {
