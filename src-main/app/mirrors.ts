@@ -650,6 +650,7 @@ export class MirrorService {
       skipped: p?.skipped ?? 0,
       failed: p?.failed ?? 0,
       resources: active.kind === 'sync' && !active.dryRun ? active.resourcesAtStart + (p?.inventoryChange ?? 0) : null,
+      latestFailure: p?.latestFailure ?? null,
     };
   }
 

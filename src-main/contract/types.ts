@@ -303,6 +303,8 @@ export interface MirrorProgress {
   failed: number;
   /** Resources the mirror holds now, this run's work counted as it settles; null for audits and dry runs. */
   resources: number | null;
+  /** The run's last failure so far (a Source that went down shows at once). */
+  latestFailure: { uri: string; reason: string } | null;
 }
 
 /** How a run ended, for the run view and notifications. */
@@ -345,8 +347,10 @@ export type MirrorAccess =
 export interface RunFailures {
   runId: number;
   total: number;
-  /** At most 1,000. */
-  failures: { uri: string; reason: string }[];
+  /** Failures whose resource no later run has mirrored since. */
+  open: number;
+  /** At most 1,000, those still standing first; `fixedBy`: the later run that mirrored the resource since. */
+  failures: { uri: string; reason: string; fixedBy: number | null }[];
 }
 
 /** An audit's result as the app keeps it (the last one per mirror, while the app runs). */

@@ -26,6 +26,7 @@ const progress = (path: string, done: number, total: number, totalKnown = true):
   skipped: 0,
   failed: 0,
   resources: done,
+  latestFailure: null,
 });
 
 const end = (patch: Partial<MirrorRunEnd>): MirrorRunEnd => ({

@@ -1,6 +1,6 @@
 import { errorMessage } from '../bridge/index.ts';
 import { Spinner } from '../common/Spinner.tsx';
-import type { MirrorRun } from '../../src-main/contract/types.ts';
+import type { MirrorProgress, MirrorRun } from '../../src-main/contract/types.ts';
 import { formatCount } from '../lib/format.ts';
 import { useMirrorUi } from '../state/mirror.ts';
 import { runKind } from './format.ts';
@@ -13,21 +13,27 @@ import { useFailures } from './queries.ts';
 export function FailuresTable({
   path,
   runs,
+  live = null,
   onRetry,
   canRetry,
 }: {
   path: string;
   runs: MirrorRun[];
+  /** The progress of the run going on: its failures show while it runs, not only once its batches are recorded. */
+  live?: MirrorProgress | null;
   onRetry(runId: number, uris?: string[]): void;
   canRetry: boolean;
 }) {
   const chosen = useMirrorUi((s) => s.failuresRun);
   const showFailures = useMirrorUi((s) => s.showFailures);
-  const withFailures = runs.filter((r) => r.failed > 0);
+  const runningId = live !== null && live.kind === 'sync' ? runs.findLast((r) => r.status === 'running')?.id : undefined;
+  const counted = runs.map((r) => (r.id === runningId ? { ...r, failed: Math.max(r.failed, live!.failed) } : r));
+  const withFailures = counted.filter((r) => r.failed > 0);
   const runId = chosen ?? withFailures[0]?.id ?? null;
-  const failures = useFailures(path, runId);
+  const failures = useFailures(path, runId, runId !== null && runId === runningId);
   if (withFailures.length === 0) return <p className="empty ok-text">✓ No run of this mirror has failures.</p>;
-  const run = runs.find((r) => r.id === runId);
+  const run = counted.find((r) => r.id === runId);
+  const open = failures.data?.open ?? run?.failed ?? 0;
   return (
     <div className="mirror-failures">
       <div className="mirror-filters">
@@ -46,10 +52,10 @@ export function FailuresTable({
             type="button"
             className="btn-secondary"
             onClick={() => onRetry(run.id)}
-            disabled={!canRetry}
-            title="Fetch again only the resources that failed in this run"
+            disabled={!canRetry || open === 0}
+            title={open === 0 ? 'Every resource that failed in this run has been mirrored since' : 'Fetch again only the resources that failed in this run and have not been mirrored since'}
           >
-            Retry all failed ({formatCount(run.failed)})
+            Retry all failed ({formatCount(open)})
           </button>
         )}
       </div>
@@ -69,12 +75,15 @@ export function FailuresTable({
             </thead>
             <tbody>
               {failures.data.failures.map((f, i) => (
-                <tr key={i}>
+                <tr key={i} className={f.fixedBy !== null ? 'fixed' : undefined}>
                   <td className="mono wrap">{f.uri}</td>
-                  <td className="wrap">{f.reason}</td>
+                  <td className="wrap">
+                    {f.reason}
+                    {f.fixedBy !== null && <span className="ok-text"> — mirrored since, by run #{f.fixedBy}</span>}
+                  </td>
                   {run && run.kind !== 'audit' && (
                     <td className="cell-action">
-                      <button
+                      {f.fixedBy === null && <button
                         type="button"
                         className="btn-small"
                         onClick={() => onRetry(run.id, [f.uri])}
@@ -82,7 +91,7 @@ export function FailuresTable({
                         aria-label={`Retry ${f.uri}`}
                       >
                         Retry
-                      </button>
+                      </button>}
                     </td>
                   )}
                 </tr>

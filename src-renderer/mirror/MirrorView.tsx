@@ -48,7 +48,8 @@ function Loaded({ m }: { m: MirrorDetail }) {
   const setTab = useMirrorUi((s) => s.setTab);
   const usable = m.status !== 'missing' && m.status !== 'busy';
   const syncing = busy && m.status !== 'auditing';
-  const failures = m.runs.filter((r) => r.failed > 0 && r.kind !== 'audit').length;
+  // Runs with failures, the one going on among them as soon as one of its resources failed.
+  const failures = m.runs.filter((r) => r.kind !== 'audit' && (r.failed > 0 || (r.status === 'running' && busy && (progress?.failed ?? 0) > 0))).length;
 
   const tabs: { id: MirrorTab; label: ReactNode }[] = [
     { id: 'runs', label: <>Runs <span className="tab-count">{m.runs.length}</span></> },
@@ -187,7 +188,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
         {tab === 'runs' ? (
           <RunHistory runs={m.runs} live={busy ? progress : null} />
         ) : tab === 'failures' ? (
-          <FailuresTable path={m.path} runs={m.runs.filter((r) => r.kind !== 'audit')} canRetry={usable && !busy} onRetry={(runId, uris) => action.mutate({ action: 'retry', retry: { runId, uris } })} />
+          <FailuresTable path={m.path} runs={m.runs.filter((r) => r.kind !== 'audit')} live={busy ? progress : null} canRetry={usable && !busy} onRetry={(runId, uris) => action.mutate({ action: 'retry', retry: { runId, uris } })} />
         ) : tab === 'audit' ? (
           <AuditReport path={m.path} canStart={usable && !busy} auditing={m.status === 'auditing'} />
         ) : (

@@ -72,6 +72,11 @@ export function RunProgress({ progress }: { progress: MirrorProgress }) {
         {` · ${formatDuration(p.elapsedSeconds)} so far`}
       </p>
       <Counters counts={p} />
+      {p.failed > 0 && p.latestFailure !== null && (
+        <p className="run-latest-failure">
+          <span className="c-failed">Latest failure:</span> <span className="mono wrap">{p.latestFailure.uri}</span> — {p.latestFailure.reason}
+        </p>
+      )}
     </div>
   );
 }

@@ -56,12 +56,14 @@ export function useMirrorEnded(path: string): MirrorRunEnd | null {
   return useQuery({ queryKey: mirrorKeys.ended(path), queryFn: () => null as MirrorRunEnd | null, enabled: false }).data ?? null;
 }
 
-export function useFailures(path: string, runId: number | null) {
+/** A run's failures; read again every 2 s while that run is going on, so they show as they happen. */
+export function useFailures(path: string, runId: number | null, running = false) {
   return useQuery({
     queryKey: mirrorKeys.failures(path, runId ?? 0),
     queryFn: () => getBridge().invoke('runs.failures', { path, runId: runId! }),
     enabled: runId !== null,
     staleTime: 0,
+    refetchInterval: running ? 2_000 : false,
   });
 }
 

@@ -77,6 +77,8 @@ export class Applier {
    * failed, and both add a row.
    */
   #inventoryChange = 0;
+  /** The last failure, as soon as it happens: what the progress shows (a Source that went down says so at once). */
+  #latestFailure: Failure | null = null;
   readonly #o: ApplyOptions;
   readonly #claims: PathClaims;
   /** Inventory lookups, answered without a query where this run knows the answer (run-inventory.ts). */
@@ -159,6 +161,7 @@ export class Applier {
   /** Counts (and a failure) with no file: recorded with the next batch. */
   #note(counts: Partial<RunCounts>, failure?: Failure, row: InventoryRow | null = null): void {
     this.#count(counts);
+    if (failure !== undefined) this.#latestFailure = failure;
     this.#writer.stage({ temp: null, final: '', record: { row, counts, failure } });
   }
 
@@ -438,9 +441,22 @@ export class Applier {
    * The counts progress shows: each outcome as soon as its resource is settled (ahead of the durable counts, which
    * move per batch), the bytes committed, and the bytes fetched so far.
    */
-  progressCounts(): RunCounts & { settled: number; bytesFetched: number; inventoryChange: number } {
+  progressCounts(): RunCounts & { settled: number; bytesFetched: number; inventoryChange: number; latestFailure: { uri: string; reason: string } | null } {
     const { created, updated, deleted, unchanged, skipped, failed, settled, bytes } = this.live;
-    return { created, updated, deleted, unchanged, skipped, failed, bytes: this.counts.bytes, settled, bytesFetched: bytes, inventoryChange: this.#inventoryChange };
+    const f = this.#latestFailure;
+    return {
+      created,
+      updated,
+      deleted,
+      unchanged,
+      skipped,
+      failed,
+      bytes: this.counts.bytes,
+      settled,
+      bytesFetched: bytes,
+      inventoryChange: this.#inventoryChange,
+      latestFailure: f === null ? null : { uri: f.uri, reason: f.reason },
+    };
   }
 
   /** Live counts, as soon as a resource is settled (the durable ones follow with its batch). */

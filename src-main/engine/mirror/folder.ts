@@ -175,14 +175,12 @@ export function readFolder(dest: string): FolderStatus | null {
   }
 }
 
-/** Failures recorded for one run, at most `limit`, with how many there are. */
-export function readFailures(dest: string, runId: number, limit = 1000): { total: number; failures: { uri: string; reason: string }[] } {
-  if (!isMirror(dest)) return { total: 0, failures: [] };
+/** Failures recorded for one run, at most `limit` (those still standing first), with how many there are and stand. */
+export function readFailures(dest: string, runId: number, limit = 1000): ReturnType<MirrorState['failuresSince']> {
+  if (!isMirror(dest)) return { total: 0, open: 0, failures: [] };
   const state = new MirrorState(stateDirOf(dest));
   try {
-    const total = Number((state.db.prepare('SELECT COUNT(*) AS n FROM failures WHERE run_id = ?').get(runId) as { n: number }).n);
-    const failures = state.db.prepare('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid LIMIT ?').all(runId, limit) as { uri: string; reason: string }[];
-    return { total, failures };
+    return state.failuresSince(runId, limit);
   } finally {
     state.close();
   }

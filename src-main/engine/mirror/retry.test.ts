@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { readFailures } from './folder.ts';
 import { retryResources } from './retry.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
@@ -59,14 +60,18 @@ describe('retry of failed resources', () => {
     expect(readFileSync(fileOf(3)).equals(fixture.state.representation(3, r3.version).body)).toBe(true);
     expect(runs().at(-1)).toMatchObject({ id: one.runId, kind: 'baseline', mode: 'retry', status: 'completed', created: 1, failed: 0 });
 
-    // All failed of the run: 5 and 7 are fetched; 3, verified meanwhile, is not fetched again.
+    // 3 is mirrored since, by the retry: it stands no more, and "all failed" leaves it out.
+    expect(readFailures(dest, failedRun.id)).toMatchObject({ total: 3, open: 2 });
+    expect(readFailures(dest, failedRun.id).failures.find((f) => f.uri === fixture.state.locOf(3))?.fixedBy).toBe(one.runId);
     before = resourceRequests().length;
     const all = await retryResources({ dest, runId: failedRun.id });
-    expect(all).toMatchObject({ asked: 3, created: 2, unchanged: 1, failed: 0 });
+    expect(all).toMatchObject({ asked: 2, created: 2, unchanged: 0, failed: 0 });
     expect(resourceRequests().slice(before).sort()).toEqual([fixture.state.pathOf(5), fixture.state.pathOf(7)].sort());
     expect(runs().map((r) => r.mode)).toEqual(['auto', 'retry', 'retry']);
-    // The failed run keeps its record; the mirror is whole.
+    // The failed run keeps its record, every failure of it mirrored since; the mirror is whole.
     expect(runs()[0]!.failures).toHaveLength(3);
+    expect(readFailures(dest, failedRun.id)).toMatchObject({ total: 3, open: 0 });
+    await expect(retryResources({ dest, runId: failedRun.id })).rejects.toThrow(/has been mirrored since; there is nothing to retry/);
     for (const r of fixture.state.live()) expect(readFileSync(fileOf(r.id)).equals(fixture.state.representation(r.id, r.version).body)).toBe(true);
   });
 

@@ -557,6 +557,19 @@ export class MirrorState implements ClaimStore {
     return this.db.prepare('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid').all(runId) as { uri: string; reason: string }[];
   }
 
+  /**
+   * A run's failures, each with the later run that has since mirrored its resource (a retry, a resumed or later
+   * sync: its row is verified and that run's), or null while it still stands. At most `limit`, with the counts.
+   */
+  failuresSince(runId: number, limit: number): { total: number; open: number; failures: { uri: string; reason: string; fixedBy: number | null }[] } {
+    const fixedBy = `(SELECT i.run_id FROM inventory i WHERE i.uri = f.uri AND i.run_id > f.run_id AND i.status IN ('verified', 'unchecked'))`;
+    const counts = this.db.prepare(`SELECT COUNT(*) AS total, SUM(${fixedBy} IS NULL) AS open FROM failures f WHERE f.run_id = ?`).get(runId) as { total: number; open: number | null };
+    const failures = this.db
+      .prepare(`SELECT f.uri AS uri, f.reason AS reason, ${fixedBy} AS fixedBy FROM failures f WHERE f.run_id = ? ORDER BY (${fixedBy} IS NOT NULL), f.rowid LIMIT ?`)
+      .all(runId, limit) as { uri: string; reason: string; fixedBy: number | null }[];
+    return { total: Number(counts.total), open: Number(counts.open ?? 0), failures: failures.map((f) => ({ uri: f.uri, reason: f.reason, fixedBy: f.fixedBy === null ? null : Number(f.fixedBy) })) };
+  }
+
   // ---- audit reports ----
 
   /** Keeps an audit's report with its run; older reports beyond KEPT_AUDIT_REPORTS are dropped. */

@@ -110,7 +110,10 @@ describe('baseline', () => {
     fixture.setBroken(fixture.state.pathOf(6), 'stall');
     fixture.setBroken(fixture.state.pathOf(7), { status: 404 });
     const t0 = Date.now();
-    const result = await run();
+    const progress: SyncProgress[] = [];
+    const result = await run({ onProgress: (p) => progress.push(p) });
+    // The progress says what failed last, as it happens (a Source that went down shows at once).
+    expect(progress.find((p) => p.latestFailure !== null && p.settled < 30)?.latestFailure).toMatchObject({ uri: expect.stringMatching(/\/res\/[3467]\./), reason: expect.any(String) });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
     expect(result.failures.map((f) => f.uri).sort()).toEqual([3, 4, 6, 7].map((id) => fixture.state.locOf(id)).sort());
     expect(result.created).toBe(26);

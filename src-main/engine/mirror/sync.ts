@@ -98,6 +98,8 @@ export interface SyncProgress extends RunCounts {
   bytesFetched: number;
   /** Inventory rows this run added less those it removed, durable or not yet. */
   inventoryChange: number;
+  /** The run's last failure so far. */
+  latestFailure: { uri: string; reason: string } | null;
 }
 
 export interface SyncResult extends RunCounts {
@@ -146,7 +148,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const t0 = Date.now();
     const zero = { created: 0, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0, bytes: 0 };
     const startMode = options.mode === 'incremental' ? 'incremental' : 'baseline';
-    options.onProgress?.({ ...zero, mode: startMode, phase: 'discovery', listed: 0, listComplete: false, listedBytes: 0, settled: 0, bytesFetched: 0, inventoryChange: 0 });
+    options.onProgress?.({ ...zero, mode: startMode, phase: 'discovery', listed: 0, listComplete: false, listedBytes: 0, settled: 0, bytesFetched: 0, inventoryChange: 0, latestFailure: null });
     let binding = state.binding();
     // Settings (and where credentials may go) first: discovery already needs them.
     const rebind = binding === null || (options.url !== undefined && options.url !== binding.url) || options.capabilityListUrl !== undefined;
