@@ -288,7 +288,8 @@ export class Applier {
       }
       // The mtime was given as the file was written.
       if (got.kind === 'file') return this.#stage(got, final, undefined, base, live);
-      problems.push(location === uri ? got.reason : `mirror ${location}: ${got.reason}`);
+      // Named so a reader tells the Source's other copies (rel="duplicate") from the resource's own address.
+      problems.push(location !== uri ? `its copy at ${location}: ${got.reason}` : locations.length > 1 ? `its own address: ${got.reason}` : got.reason);
     }
     const reasons = problems.filter((p) => p !== '304');
     const gone = this.#repairs.get(uri);

@@ -142,7 +142,7 @@ describe('baseline', () => {
     // A byte every 50 ms never trips the 400 ms idle timeout; the rate check stops it after one window (twice that
     // timeout), not the 10 min deadline.
     expect(Date.now() - t0).toBeLessThan(5_000);
-    expect(result.failures).toEqual([{ uri: fixture.state.locOf(5), reason: expect.stringMatching(/arrived too slowly: \d+ bytes in 0\.8 s, when at least 820 were expected/) }]);
+    expect(result.failures).toEqual([{ uri: fixture.state.locOf(5), reason: expect.stringMatching(/^its copy at http:\/\/127\.0\.0\.1:\d+\/mirror\/dataset1\/res\/5\.html: arrived too slowly: \d+ bytes in 0\.8 s, when at least 820 were expected .*; its own address: arrived too slowly/) }]);
     expect(result.created).toBe(29);
     for (const path of [fixture.state.pathOf(5), `/mirror${fixture.state.pathOf(5)}`]) fixture.setBroken(path, null);
   });
