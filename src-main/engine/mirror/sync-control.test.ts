@@ -141,7 +141,7 @@ describe('sync control', () => {
     const onCancel = after(4, () => abort.abort());
     await expect(sync({ url: capabilityList(), dest, concurrency: 2, signal: abort.signal, onProgress: onCancel })).rejects.toThrow();
     const [run] = runs();
-    expect(run).toMatchObject({ status: 'cancelled', failed: 0 });
+    expect(run).toMatchObject({ status: 'cancelled', failed: 0, message: 'Cancelled; what was verified stays' });
     fixture.setResourceDelay(0);
     const next = await sync({ dest });
     expect(next).toMatchObject({ mode: 'baseline', failed: 0 });

@@ -392,12 +392,13 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       } else if (applier.counts.failed > 0) {
         // Failures the entries themselves cause (no loc, a malformed hash…) are reported but hold nothing back.
         if (applier.retriableFailures > 0) status = 'failed';
-        message = `${applier.counts.failed} resource${applier.counts.failed === 1 ? '' : 's'} failed; run sync again to retry them`;
+        message = `${applier.counts.failed} resource${applier.counts.failed === 1 ? '' : 's'} failed; the next sync, or a retry of this run's failures, fetches them again`;
       }
     } catch (err) {
       await applier.finish().catch(() => undefined);
       status = options.signal?.aborted ? 'cancelled' : 'failed';
-      message = err instanceof Error ? err.message : String(err);
+      // Whatever was being read when the cancel came is beside the point.
+      message = status === 'cancelled' ? 'Cancelled; what was verified stays' : err instanceof Error ? err.message : String(err);
       if (run) state.endRun(run.id, status, phases, message);
       throw err instanceof SyncError ? err : new SyncError(message);
     } finally {
