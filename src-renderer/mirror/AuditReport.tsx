@@ -24,7 +24,18 @@ function fileName(path: string, extension: string): string {
 }
 
 /** The last audit of the mirror: its verdict, every difference as a filterable table, export as JSON or CSV. */
-export function AuditReport({ path, canStart, auditing }: { path: string; canStart: boolean; auditing: boolean }) {
+export function AuditReport({
+  path,
+  canStart,
+  auditing,
+  onStart,
+}: {
+  path: string;
+  canStart: boolean;
+  auditing: boolean;
+  /** Told before an audit starts (the view then moves focus along with it). */
+  onStart?(): void;
+}) {
   const report = useAuditReport(path);
   const start = useStartAudit(path);
   const [rehash, setRehash] = useState(false);
@@ -32,7 +43,11 @@ export function AuditReport({ path, canStart, auditing }: { path: string; canSta
 
   const controls = (
     <div className="mirror-filters">
-      <button type="button" className="btn-secondary" disabled={!canStart || start.isPending} onClick={() => start.mutate(rehash)}>
+      <button type="button" className="btn-secondary" disabled={!canStart || start.isPending} onClick={() => {
+          onStart?.();
+          start.mutate(rehash);
+        }}
+      >
         {view ? 'Audit again' : 'Audit now'}
       </button>
       <label className="radio">
@@ -47,7 +62,7 @@ export function AuditReport({ path, canStart, auditing }: { path: string; canSta
     <div className="mirror-audit">
       {controls}
       {start.isError && (
-        <div className="alert alert-error" role="alert">
+        <div className="alert alert-error" role="alert" tabIndex={-1}>
           <strong>The audit could not run.</strong> <span>{errorMessage(start.error)}</span>
         </div>
       )}
@@ -78,7 +93,7 @@ function AuditTable({ view }: { view: AuditView }) {
   const differences = rows.length - kept;
   return (
     <>
-      <div className={`audit-summary${r.inSync ? ' in-sync' : ' not-in-sync'}`} role="status">
+      <div className={`audit-summary${r.inSync ? ' in-sync' : ' not-in-sync'}`} role="status" tabIndex={-1}>
         <strong>
           {r.inSync ? `✓ In sync: ${formatCount(r.inSyncCount)} resources match the Source.` : `Not in sync: ${formatCount(differences)} differences.`}
         </strong>

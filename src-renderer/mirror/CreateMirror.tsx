@@ -7,6 +7,7 @@ import { useAppInfo } from '../data/queries.ts';
 import { capabilityLabel } from '../lib/capabilities.ts';
 import { useMirrorUi } from '../state/mirror.ts';
 import { BasicFields, type BasicValues } from './BasicFields.tsx';
+import { focusWhenReady } from './focus.ts';
 import { useCreateMirror } from './queries.ts';
 
 const POLICIES: { value: MirrorDeletePolicy; label: string; hint: string }[] = [
@@ -39,6 +40,18 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
   const [chooseError, setChooseError] = useState<string | null>(null);
   const [startError, setStartError] = useState<string | null>(null);
   const invalid = create.isError ? errorField(create.error) : null;
+
+  /** Back to the document: focus returns to its "Mirror this…" (else the document in the tree), as a dialog's would. */
+  function cancel() {
+    const from = document.activeElement;
+    close();
+    focusWhenReady(
+      () =>
+        document.querySelector<HTMLElement>(`button[data-mirror-url="${CSS.escape(url)}"]`) ??
+        document.querySelector<HTMLElement>('[role=treeitem][aria-selected=true]'),
+      from,
+    );
+  }
 
   async function choose() {
     setChoosing(true);
@@ -85,7 +98,7 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
         <h2 id={`${ids}-title`} className="mirror-title">Mirror {capabilityLabel(capability)}{sourceName ? ` of ${sourceName}` : ''}</h2>
         <span className="mirror-sub mono">{url}</span>
         <span className="mirror-actions">
-          <button type="button" className="btn-secondary" onClick={close}>Cancel</button>
+          <button type="button" className="btn-secondary" onClick={cancel}>Cancel</button>
         </span>
       </header>
       <form className="mirror-form" onSubmit={submit} noValidate>

@@ -1,0 +1,106 @@
+// What a newcomer's walkthrough of the mirror views found: focus kept in place after actions whose button goes away,
+// Escape on the new-mirror form, form errors, plain messages when the app server is gone, Remove from list with
+// Undo, the audit's wording and export, the tree's selected document, the list a mirror is made from.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
+import { startAppServer, type AppServer } from './app-server.ts';
+import { addSource, detail, expectAccessible } from './ui-helpers.ts';
+
+let fixture: FixtureSource;
+let app: AppServer;
+let dataDir: string;
+let mirrors: string;
+
+test.describe.configure({ mode: 'serial' });
+
+const RESOURCES = 20;
+
+test.beforeAll(async ({}, testInfo) => {
+  const root = join(testInfo.project.testDir, '..');
+  dataDir = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-walk-'));
+  mirrors = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-walk-folders-'));
+  fixture = await startFixtureSource({ resources: RESOURCES, changeListSize: 10, resourceDelayMs: 0 });
+  app = await startAppServer(root, dataDir);
+});
+
+test.afterAll(async () => {
+  await app?.stop();
+  await fixture?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(mirrors, { recursive: true, force: true });
+});
+
+const view = (page: Page) => page.getByRole('main');
+const resourcesBar = (page: Page) => view(page).getByRole('progressbar', { name: 'Resources' });
+const runEnd = (page: Page, text: string | RegExp) => view(page).getByRole('status').filter({ hasText: text });
+
+/** Opens `list` of dataset1 (adding the Source from it) and its new-mirror form. */
+async function openForm(page: Page, list: string = PATHS.dataset1.capabilityList): Promise<void> {
+  await page.goto(app.url);
+  await addSource(page, fixture.url + list);
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+  await detail(page).getByRole('button', { name: 'Mirror this…' }).click();
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror / })).toBeVisible();
+}
+
+async function fillForm(page: Page, folder: string, concurrency = 4): Promise<void> {
+  await view(page).getByLabel('Folder', { exact: true }).fill(folder);
+  await view(page).getByLabel('Connections').fill(String(concurrency));
+}
+
+function setBroken(ids: number[], on: boolean): void {
+  for (const id of ids) fixture.setBroken(fixture.state.pathOf(id), on ? { status: 404 } : null);
+}
+
+test('focus stays in place after actions whose button goes away', async ({ page }) => {
+  // Cancel on the form: back to what opened it.
+  await openForm(page);
+  await view(page).getByRole('button', { name: 'Cancel' }).click();
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeFocused();
+
+  // Create mirror: the new mirror's heading.
+  await page.keyboard.press('Enter');
+  await fillForm(page, join(mirrors, 'focus'), 1);
+  setBroken([3, 5], true);
+  fixture.setResourceDelay(300);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  const heading = view(page).getByRole('heading', { level: 2, name: /^Mirror focus/ });
+  await expect(heading).toBeFocused();
+
+  // Pause: how the run stopped.
+  await expect.poll(async () => Number(await resourcesBar(page).getAttribute('aria-valuenow')), { timeout: 30_000 }).toBeGreaterThan(1);
+  fixture.setResourceDelay(3_000);
+  await view(page).getByRole('button', { name: 'Pause' }).click();
+  await expect(runEnd(page, 'Paused after')).toBeFocused();
+
+  // Resume: Pause, while the run goes on; then how it ended.
+  fixture.setResourceDelay(1_000);
+  await view(page).getByRole('button', { name: 'Resume' }).click();
+  await expect(view(page).getByRole('button', { name: 'Pause' })).toBeFocused();
+  fixture.setResourceDelay(0);
+  await expect(runEnd(page, /^Baseline ended with \d+ failure/)).toBeFocused({ timeout: 60_000 });
+  await expectAccessible(page, 'a mirror whose run ended with failures');
+
+  // Retry all failed: how the retry ended.
+  setBroken([3, 5], false);
+  await view(page).getByRole('tab', { name: /Failures/ }).click();
+  await view(page).getByRole('button', { name: /^Retry all failed/ }).click();
+  await expect(runEnd(page, /^Retry of \d+ resource/)).toBeFocused({ timeout: 30_000 });
+
+  // The history's "N failed" link opens the Failures tab: its tab.
+  await view(page).getByRole('tab', { name: /Runs/ }).click();
+  await view(page).getByRole('button', { name: /^\d+ failed: show the failures of run \d+$/ }).click();
+  await expect(view(page).getByRole('tab', { name: /Failures/ })).toBeFocused();
+
+  // Audit now, Audit again: the verdict.
+  await view(page).getByRole('tab', { name: 'Audit' }).click();
+  await view(page).getByRole('button', { name: 'Audit now' }).click();
+  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+  await expect(view(page).locator('.audit-summary')).toContainText('In sync');
+  await view(page).getByRole('button', { name: 'Audit again' }).click();
+  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+  await expectAccessible(page, 'the audit, its verdict focused');
+});
