@@ -104,3 +104,17 @@ test('focus stays in place after actions whose button goes away', async ({ page 
   await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
   await expectAccessible(page, 'the audit, its verdict focused');
 });
+
+test('Escape cancels the new-mirror form and returns focus to what opened it', async ({ page }) => {
+  await openForm(page);
+  await expect(view(page).getByLabel('Folder', { exact: true })).toBeFocused();
+  await view(page).getByLabel('Folder', { exact: true }).fill('/somewhere');
+  await page.keyboard.press('Escape');
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror / })).toHaveCount(0);
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeFocused();
+  // From deeper in the form too.
+  await page.keyboard.press('Enter');
+  await view(page).getByRole('radio', { name: /Delete them/ }).focus();
+  await page.keyboard.press('Escape');
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeFocused();
+});

@@ -1,5 +1,5 @@
 import { useId, useState } from 'react';
-import type { FormEvent } from 'react';
+import type { FormEvent, KeyboardEvent } from 'react';
 import { MIRROR_LIMITS } from '../../src-main/contract/commands.ts';
 import type { MirrorDeletePolicy, MirrorMode } from '../../src-main/contract/types.ts';
 import { errorField, errorMessage, getBridge } from '../bridge/index.ts';
@@ -53,6 +53,13 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
     );
   }
 
+  // Escape leaves the form as it leaves a dialog; a field that uses Escape itself (an open list) has taken it first.
+  function onKeyDown(event: KeyboardEvent<HTMLElement>) {
+    if (event.key !== 'Escape' || event.defaultPrevented || event.nativeEvent.isComposing) return;
+    event.preventDefault();
+    cancel();
+  }
+
   async function choose() {
     setChoosing(true);
     setChooseError(null);
@@ -93,7 +100,7 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
   }
 
   return (
-    <section className="mirror-view" aria-labelledby={`${ids}-title`}>
+    <section className="mirror-view" aria-labelledby={`${ids}-title`} onKeyDown={onKeyDown}>
       <header className="mirror-header">
         <h2 id={`${ids}-title`} className="mirror-title">Mirror {capabilityLabel(capability)}{sourceName ? ` of ${sourceName}` : ''}</h2>
         <span className="mirror-sub mono">{url}</span>
