@@ -118,3 +118,48 @@ test('Escape cancels the new-mirror form and returns focus to what opened it', a
   await page.keyboard.press('Escape');
   await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeFocused();
 });
+
+test('form errors: the invalid field is marked, described by the message, in view and focused', async ({ page }) => {
+  await openForm(page);
+  const folder = view(page).getByLabel('Folder', { exact: true });
+  const create = view(page).getByRole('button', { name: 'Create mirror' });
+
+  // An empty folder and a relative one are marked alike.
+  await create.click();
+  await expect(folder).toHaveAttribute('aria-invalid', 'true');
+  await expect(folder).toHaveAccessibleDescription(/Choose a folder for the mirror/);
+  await expect(folder).toBeFocused();
+  await folder.fill('relative/path');
+  await create.focus();
+  await page.keyboard.press('Enter');
+  await expect(folder).toHaveAttribute('aria-invalid', 'true');
+  await expect(folder).toHaveAccessibleDescription(/Give the folder's full path/);
+  await expect(folder).toBeFocused();
+  await expectAccessible(page, 'the new-mirror form, a folder error');
+
+  // A mapping main cannot read, with the mappings open: the field, below the fold, is scrolled to and focused; the
+  // hint uses the words of the message.
+  await folder.fill(join(mirrors, 'mapped'));
+  await view(page).getByText('Folder mappings').click();
+  const maps = view(page).getByLabel('Mappings, one per line');
+  await maps.fill('no equals sign here');
+  await create.click();
+  await expect(maps).toBeFocused();
+  await expect(maps).toBeInViewport();
+  await expect(maps).toHaveAttribute('aria-invalid', 'true');
+  await expect(maps).toHaveAccessibleDescription(/PREFIX=DIR.*Folder mapping: takes PREFIX=DIR/);
+  await expect(folder).not.toHaveAttribute('aria-invalid', 'true');
+  await expectAccessible(page, 'the new-mirror form, a mapping error');
+
+  // The user name without its password: the alert at the end says so, and the field points at it.
+  await maps.fill('');
+  await view(page).getByText('User name and password').click();
+  await view(page).getByLabel('User name').fill('someone');
+  await create.click();
+  const user = view(page).getByLabel('User name');
+  await expect(view(page).getByRole('alert')).toContainText('Enter the password');
+  await expect(view(page).getByLabel('Password', { exact: true })).toHaveAttribute('aria-invalid', 'true');
+  await expect(view(page).getByLabel('Password', { exact: true })).toHaveAccessibleDescription(/Enter the password/);
+  await expect(view(page).getByLabel('Password', { exact: true })).toBeFocused();
+  await expect(user).not.toHaveAttribute('aria-invalid', 'true');
+});

@@ -187,10 +187,15 @@ test('says in plain words what is wrong with a folder', async ({ page }) => {
   writeFileSync(join(full, 'mine.txt'), 'x');
   await openForm(page, full, 4);
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
-  await expect(view(page).getByRole('alert')).toContainText(`${full} is not empty. Choose a new or empty folder`);
-  await view(page).getByLabel('Folder', { exact: true }).fill('relative/path');
+  // Said beside the folder field, which is marked invalid, describes itself with the message, and takes focus.
+  const field = view(page).getByLabel('Folder', { exact: true });
+  await expect(field).toBeFocused();
+  await expect(field).toHaveAttribute('aria-invalid', 'true');
+  await expect(field).toHaveAccessibleDescription(new RegExp(`${full} is not empty\\. Choose a new or empty folder`));
+  await field.fill('relative/path');
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
-  await expect(view(page).getByRole('alert')).toContainText("Give the folder's full path");
+  await expect(field).toHaveAccessibleDescription(/Give the folder's full path/);
+  await expect(field).toHaveAttribute('aria-invalid', 'true');
   await accessible(page, 'the new-mirror form with an error');
 });
 
