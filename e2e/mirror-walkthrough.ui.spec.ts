@@ -163,3 +163,30 @@ test('form errors: the invalid field is marked, described by the message, in vie
   await expect(view(page).getByLabel('Password', { exact: true })).toBeFocused();
   await expect(user).not.toHaveAttribute('aria-invalid', 'true');
 });
+
+test('the app server out of reach is said plainly; a new address pasted into the tab is taken without a reload', async ({ page }) => {
+  await openForm(page);
+  await view(page).getByLabel('Folder', { exact: true }).fill(join(mirrors, 'unreachable'));
+  // As when rsdesk serve has stopped: the browser's fetch fails.
+  await page.route('**/api/invoke', (route) => route.abort('connectionrefused'));
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  const alert = view(page).getByRole('alert');
+  await expect(alert).toContainText('The app server cannot be reached: rsdesk serve may have stopped. Start rsdesk serve again');
+  await expect(alert).not.toContainText(/TypeError|Failed to fetch/);
+  await page.unroute('**/api/invoke');
+
+  // A page whose token is not the server's, then the right address pasted into the same tab: only its hash changes.
+  const origin = new URL(app.url).origin;
+  await page.goto(`${origin}/#token=not-the-token`);
+  const sources = page.getByRole('complementary', { name: 'Sources' });
+  await expect(sources.getByRole('alert').first()).toContainText('This page has no valid session token');
+  await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+  await page.goto(app.url);
+  await expect(sources.getByRole('list', { name: 'Saved Sources' })).toBeVisible();
+  await expect(page.getByText('no valid session token')).toHaveCount(0);
+  expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+  // The token is no longer in the address bar, and commands and their events go through with it.
+  expect(new URL(page.url()).hash).toBe('');
+  await addSource(page, fixture.url + PATHS.dataset1.capabilityList);
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+});
