@@ -190,3 +190,32 @@ test('the app server out of reach is said plainly; a new address pasted into the
   await addSource(page, fixture.url + PATHS.dataset1.capabilityList);
   await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
 });
+
+test('Remove from list says the files stay and how to open the mirror again, and can be undone', async ({ page }) => {
+  const folder = join(mirrors, 'removed');
+  await openForm(page);
+  await fillForm(page, folder, 3);
+  await view(page).getByRole('radio', { name: /Move them to quarantine/ }).check();
+  await view(page).getByRole('checkbox', { name: 'Start it now' }).uncheck();
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror removed/ })).toBeFocused();
+  const list = page.getByRole('list', { name: 'Mirrors' });
+  await expect(list.getByRole('button', { name: /^removed/ })).toBeVisible();
+
+  await view(page).getByRole('button', { name: 'Remove from list' }).click();
+  const notice = page.getByRole('status').filter({ hasText: 'from the list' });
+  await expect(notice).toContainText(`Removed removed from the list. Its folder and files stay in ${folder}.`);
+  await expect(notice).toContainText('choose “Mirror this…” on the list it mirrors and give this folder');
+  await expect(notice.getByRole('button', { name: 'Undo' })).toBeFocused();
+  await expect(list.getByRole('button', { name: /^removed/ })).toHaveCount(0);
+  await expectAccessible(page, 'a mirror just removed from the list');
+
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror removed/ })).toBeFocused();
+  await expect(notice).toHaveCount(0);
+  await expect(list.getByRole('button', { name: /^removed/ })).toBeVisible();
+  // Its options came back with it.
+  const fact = (name: string) => view(page).locator('.mirror-facts div').filter({ has: page.locator('dt', { hasText: new RegExp(`^${name}$`) }) }).locator('dd');
+  await expect(fact('deletions')).toHaveText('moved to quarantine');
+  await expect(fact('connections')).toHaveText('3');
+});

@@ -51,6 +51,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
   const forget = useForgetMirror();
   const open = useOpenFolder();
   const close = useMirrorUi((s) => s.close);
+  const setRemoved = useMirrorUi((s) => s.setRemoved);
   const tab = useMirrorUi((s) => s.tab);
   const setTab = useMirrorUi((s) => s.setTab);
   const usable = m.status !== 'missing' && m.status !== 'busy';
@@ -208,8 +209,16 @@ function Loaded({ m }: { m: MirrorDetail }) {
             <button
               type="button"
               className="btn-secondary"
-              onClick={() => forget.mutate(m.path, { onSuccess: close })}
-              title="The app stops listing this mirror; its folder and files stay where they are"
+              onClick={() =>
+                forget.mutate(m.path, {
+                  // The sidebar says what became of it and offers Undo, which takes focus.
+                  onSuccess: () => {
+                    setRemoved({ path: m.path, name: m.name, options: m.options });
+                    close();
+                  },
+                })
+              }
+              title="The app stops listing this mirror; its folder and files stay where they are (it can be undone)"
             >
               Remove from list
             </button>
