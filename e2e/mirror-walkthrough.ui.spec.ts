@@ -219,3 +219,21 @@ test('Remove from list says the files stay and how to open the mirror again, and
   await expect(fact('deletions')).toHaveText('moved to quarantine');
   await expect(fact('connections')).toHaveText('3');
 });
+
+test("the audit's kept rows say what this mirror's deletion policy does", async ({ page }) => {
+  await openForm(page);
+  await fillForm(page, join(mirrors, 'kept'));
+  await view(page).getByRole('radio', { name: /Move them to quarantine/ }).check();
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(runEnd(page, 'Baseline completed')).toBeVisible({ timeout: 60_000 });
+  // The Source deletes a resource the mirror holds; no sync has applied it yet.
+  fixture.state.change('delete', 1, 4);
+  await view(page).getByRole('tab', { name: 'Audit' }).click();
+  await view(page).getByRole('button', { name: 'Audit now' }).click();
+  const table = view(page).getByRole('table', { name: 'Audit report' });
+  const kept = table.locator('tbody tr').filter({ hasText: fixture.state.locOf(4) });
+  await expect(kept).toContainText('kept');
+  await expect(kept).toContainText('the next sync moves it to quarantine');
+  await expect(kept).not.toContainText('deletion policy keep');
+  await expectAccessible(page, 'an audit with a kept row');
+});

@@ -1,5 +1,5 @@
 import { useMemo, useState } from 'react';
-import type { AuditStatus, AuditView } from '../../src-main/contract/types.ts';
+import type { AuditStatus, AuditView, MirrorDeletePolicy } from '../../src-main/contract/types.ts';
 import { auditCsv, auditJson, auditRows } from '../../src-main/engine/mirror/audit-report.ts';
 import { errorMessage } from '../bridge/index.ts';
 import { download } from '../check/download.ts';
@@ -18,6 +18,16 @@ const STATUS_TEXT: Record<AuditStatus, string> = {
   kept: 'kept',
 };
 
+/**
+ * Why a kept row is there, for this mirror's deletion policy (the engine's rows say it for every policy at once).
+ * The sync that follows a deletion is what applies the policy: until then a quarantine or delete mirror keeps it too.
+ */
+const KEPT_REASON: Record<MirrorDeletePolicy, string> = {
+  keep: 'no longer listed by the Source; its file stays in the mirror, as this mirror keeps the files the Source deletes',
+  quarantine: 'no longer listed by the Source; its file is still in the mirror, and the next sync moves it to quarantine (.resourcesync/quarantine/)',
+  delete: 'no longer listed by the Source; its file is still in the mirror, and the next sync deletes it',
+};
+
 function fileName(path: string, extension: string): string {
   const name = path.split(/[\\/]/).filter(Boolean).at(-1)?.replace(/[^A-Za-z0-9._-]+/g, '_') ?? 'mirror';
   return `audit-${name}-${new Date().toISOString().slice(0, 10)}.${extension}`;
@@ -29,8 +39,11 @@ export function AuditReport({
   canStart,
   auditing,
   onStart,
+  deletePolicy,
 }: {
   path: string;
+  /** The mirror's: what becomes of a file the Source no longer lists. */
+  deletePolicy: MirrorDeletePolicy;
   canStart: boolean;
   auditing: boolean;
   /** Told before an audit starts (the view then moves focus along with it). */
@@ -69,7 +82,7 @@ export function AuditReport({
       {auditing || start.isPending ? (
         <p className="empty"><Spinner /> Comparing the mirror with the Source…</p>
       ) : view ? (
-        <AuditTable view={view} />
+        <AuditTable view={view} deletePolicy={deletePolicy} />
       ) : (
         <p className="empty">No audit yet. An audit compares every file of the mirror with what the Source lists now.</p>
       )}
@@ -77,12 +90,15 @@ export function AuditReport({
   );
 }
 
-function AuditTable({ view }: { view: AuditView }) {
+function AuditTable({ view, deletePolicy }: { view: AuditView; deletePolicy: MirrorDeletePolicy }) {
   const status = useMirrorUi((s) => s.auditStatus);
   const text = useMirrorUi((s) => s.auditText);
   const setStatus = useMirrorUi((s) => s.setAuditStatus);
   const setText = useMirrorUi((s) => s.setAuditText);
-  const rows = useMemo(() => auditRows(view.report), [view]);
+  const rows = useMemo(
+    () => auditRows(view.report).map((row) => (row.status === 'kept' ? { ...row, reason: KEPT_REASON[deletePolicy] } : row)),
+    [view, deletePolicy],
+  );
   const shown = useMemo(() => {
     const needle = text.trim().toLowerCase();
     return rows.filter((r) => (status === 'all' || r.status === status) && (needle === '' || r.item.toLowerCase().includes(needle) || r.reason.toLowerCase().includes(needle)));

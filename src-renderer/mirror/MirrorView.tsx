@@ -305,7 +305,13 @@ function Loaded({ m }: { m: MirrorDetail }) {
             }}
           />
         ) : tab === 'audit' ? (
-          <AuditReport path={m.path} canStart={usable && !busy} auditing={m.status === 'auditing'} onStart={() => aim('audit')} />
+          <AuditReport
+            path={m.path}
+            canStart={usable && !busy}
+            auditing={m.status === 'auditing'}
+            onStart={() => aim('audit')}
+            deletePolicy={m.options.deletePolicy}
+          />
         ) : (
           <AccessPanel key={m.path} m={m} canChange={usable && !busy} />
         )}
