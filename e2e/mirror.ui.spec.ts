@@ -136,12 +136,30 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await view(page).getByRole('searchbox', { name: 'Filter the audit by text' }).fill(fixture.state.pathOf(7));
   await expect(table.locator('tbody tr')).toHaveCount(1);
   await expect(table.locator('tbody tr')).toContainText('missing');
-  const [csv] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export CSV' }).click()]);
-  const lines = readFileSync((await csv.path())!, 'utf8').trimEnd().split('\r\n');
+  // Export is of what is shown, and the buttons say so; the JSON names the mirror, its Source and the audit's date.
+  const [csv] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export 1 shown as CSV' }).click()]);
+  let lines = readFileSync((await csv.path())!, 'utf8').trimEnd().split('\r\n');
   expect(lines[0]).toBe('status,item,reason');
+  expect(lines).toHaveLength(2);
+  expect(lines[1]).toMatch(/^missing,/);
+  const [json] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export 1 shown as JSON' }).click()]);
+  expect(json.suggestedFilename()).toMatch(/^audit-dataset1-\d{4}-\d\d-\d\d\.json$/);
+  expect(JSON.parse(readFileSync((await json.path())!, 'utf8'))).toMatchObject({
+    mirror: folder,
+    source: fixture.url + PATHS.dataset1.capabilityList,
+    auditedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    filter: { status: 'all', text: fixture.state.pathOf(7) },
+    inSync: false,
+    missing: [fixture.state.locOf(7)],
+    extra: [],
+  });
+  // With no filter, the whole report.
+  await view(page).getByRole('searchbox', { name: 'Filter the audit by text' }).fill('');
+  const [whole] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export CSV' }).click()]);
+  lines = readFileSync((await whole.path())!, 'utf8').trimEnd().split('\r\n');
   expect(lines).toHaveLength(3);
-  const [json] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export JSON' }).click()]);
-  expect(JSON.parse(readFileSync((await json.path())!, 'utf8'))).toMatchObject({ inSync: false, extra: ['stray.txt'] });
+  const [wholeJson] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export JSON' }).click()]);
+  expect(JSON.parse(readFileSync((await wholeJson.path())!, 'utf8'))).toMatchObject({ filter: null, inSync: false, extra: ['stray.txt'] });
 });
 
 test('pauses a run and resumes it after a reload; cancels another', async ({ page }) => {

@@ -311,6 +311,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
             auditing={m.status === 'auditing'}
             onStart={() => aim('audit')}
             deletePolicy={m.options.deletePolicy}
+            source={m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url}
           />
         ) : (
           <AccessPanel key={m.path} m={m} canChange={usable && !busy} />
