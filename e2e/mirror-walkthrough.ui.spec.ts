@@ -237,3 +237,31 @@ test("the audit's kept rows say what this mirror's deletion policy does", async 
   await expect(kept).not.toContainText('deletion policy keep');
   await expectAccessible(page, 'an audit with a kept row');
 });
+
+test('choosing the document still selected in the tree shows it again over a mirror view', async ({ page }) => {
+  await openForm(page);
+  await fillForm(page, join(mirrors, 'reselect'));
+  await view(page).getByRole('checkbox', { name: 'Start it now' }).uncheck();
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  const heading = view(page).getByRole('heading', { level: 2, name: /^Mirror reselect/ });
+  await expect(heading).toBeVisible();
+  const selected = page.getByRole('treeitem', { selected: true });
+  await expect(selected).toHaveCount(1);
+  const mirrorItem = page.getByRole('list', { name: 'Mirrors' }).getByRole('button', { name: /^reselect/ });
+
+  // A click on its row.
+  await selected.locator(':scope > .tree-row').click();
+  await expect(heading).toHaveCount(0);
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+
+  // Enter and Space on it.
+  for (const key of ['Enter', ' ']) {
+    await mirrorItem.click();
+    await expect(heading).toBeVisible();
+    await selected.focus();
+    await page.keyboard.press(key);
+    await expect(heading).toHaveCount(0);
+    await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+    await expect(selected).toBeFocused();
+  }
+});

@@ -72,10 +72,10 @@ export const useMirrorUi = create<MirrorUiState>()((set, get) => ({
   },
 }));
 
-// Selecting a document or a Source elsewhere brings the document panes back; the Check report and the mirror views
-// take turns in the main pane.
+// Selecting a document (the one already selected too) or a Source elsewhere brings the document panes back; the
+// Check report and the mirror views take turns in the main pane.
 useUi.subscribe((state, previous) => {
-  if (state.node !== previous.node || state.sourceId !== previous.sourceId) useMirrorUi.getState().close();
+  if (state.node !== previous.node || state.sourceId !== previous.sourceId || state.selections !== previous.selections) useMirrorUi.getState().close();
 });
 useCheck.subscribe((state, previous) => {
   if (state.visible && (!previous.visible || state.run !== previous.run)) useMirrorUi.getState().close();
