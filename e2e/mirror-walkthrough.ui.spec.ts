@@ -265,3 +265,16 @@ test('choosing the document still selected in the tree shows it again over a mir
     await expect(selected).toBeFocused();
   }
 });
+
+test('a mirror made from a Resource List says it mirrors that list, not its Capability List', async ({ page }) => {
+  await openForm(page, PATHS.dataset1.resourceList);
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror Resource List/ })).toBeVisible();
+  await fillForm(page, join(mirrors, 'one-list'));
+  await view(page).getByRole('checkbox', { name: 'Start it now' }).uncheck();
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror one-list/ })).toBeVisible();
+  const mirrors_ = view(page).locator('.mirror-facts div').filter({ has: page.locator('dt', { hasText: /^mirrors$/ }) }).locator('dd');
+  await expect(mirrors_).toHaveText(`${fixture.url}${PATHS.dataset1.resourceList} (this Resource List alone)`);
+  await expect(mirrors_).toHaveAttribute('title', `In the Capability List ${fixture.url}${PATHS.dataset1.capabilityList}`);
+  await expectAccessible(page, 'a mirror of a Resource List alone');
+});

@@ -9,7 +9,7 @@ import { AccessPanel } from './AccessPanel.tsx';
 import { AuditReport } from './AuditReport.tsx';
 import { FailuresTable } from './FailuresTable.tsx';
 import { focusLost } from './focus.ts';
-import { countsLine, formatInstant, formatWhen, STATUS_LABEL } from './format.ts';
+import { countsLine, formatInstant, formatWhen, mirroredList, STATUS_LABEL } from './format.ts';
 import { useForgetMirror, useMirror, useMirrorEnded, useMirrorProgress, useOpenFolder, useRunAction } from './queries.ts';
 import { Counters, RunProgress } from './RunProgress.tsx';
 import { RunHistory } from './RunHistory.tsx';
@@ -57,6 +57,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
   const usable = m.status !== 'missing' && m.status !== 'busy';
   const syncing = busy && m.status !== 'auditing';
   const failures = m.runs.filter((r) => r.failed > 0 && r.kind !== 'audit').length;
+  const list = mirroredList(m);
 
   const sectionRef = useRef<HTMLElement>(null);
   const headingRef = useRef<HTMLHeadingElement>(null);
@@ -226,7 +227,13 @@ function Loaded({ m }: { m: MirrorDetail }) {
         </span>
       </header>
       <dl className="facts mirror-facts">
-        <div><dt>mirrors</dt><dd className="mono">{m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url ?? '—'}</dd></div>
+        <div>
+          <dt>mirrors</dt>
+          <dd title={list.kind && m.capabilityListUrl ? `In the Capability List ${m.capabilityListUrl}` : undefined}>
+            <span className="mono">{list.url ?? '—'}</span>
+            {list.kind && <span className="muted"> ({list.kind === 'Resource List' ? 'this Resource List alone' : 'this Change List'})</span>}
+          </dd>
+        </div>
         <div><dt>in sync up to</dt><dd title={m.checkpoint ?? undefined}>{m.checkpoint ? formatInstant(m.checkpoint) : 'not yet (no complete baseline)'}</dd></div>
         <div><dt>resources</dt><dd>{formatCount(progress?.resources ?? m.resources)}</dd></div>
         <div><dt>deletions</dt><dd>{POLICY_TEXT[m.options.deletePolicy]}</dd></div>
