@@ -136,12 +136,30 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await view(page).getByRole('searchbox', { name: 'Filter the audit by text' }).fill(fixture.state.pathOf(7));
   await expect(table.locator('tbody tr')).toHaveCount(1);
   await expect(table.locator('tbody tr')).toContainText('missing');
-  const [csv] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export CSV' }).click()]);
-  const lines = readFileSync((await csv.path())!, 'utf8').trimEnd().split('\r\n');
+  // Export is of what is shown, and the buttons say so; the JSON names the mirror, its Source and the audit's date.
+  const [csv] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export 1 shown as CSV' }).click()]);
+  let lines = readFileSync((await csv.path())!, 'utf8').trimEnd().split('\r\n');
   expect(lines[0]).toBe('status,item,reason');
+  expect(lines).toHaveLength(2);
+  expect(lines[1]).toMatch(/^missing,/);
+  const [json] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export 1 shown as JSON' }).click()]);
+  expect(json.suggestedFilename()).toMatch(/^audit-dataset1-\d{4}-\d\d-\d\d\.json$/);
+  expect(JSON.parse(readFileSync((await json.path())!, 'utf8'))).toMatchObject({
+    mirror: folder,
+    source: fixture.url + PATHS.dataset1.capabilityList,
+    auditedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    filter: { status: 'all', text: fixture.state.pathOf(7) },
+    inSync: false,
+    missing: [fixture.state.locOf(7)],
+    extra: [],
+  });
+  // With no filter, the whole report.
+  await view(page).getByRole('searchbox', { name: 'Filter the audit by text' }).fill('');
+  const [whole] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export CSV' }).click()]);
+  lines = readFileSync((await whole.path())!, 'utf8').trimEnd().split('\r\n');
   expect(lines).toHaveLength(3);
-  const [json] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export JSON' }).click()]);
-  expect(JSON.parse(readFileSync((await json.path())!, 'utf8'))).toMatchObject({ inSync: false, extra: ['stray.txt'] });
+  const [wholeJson] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export JSON' }).click()]);
+  expect(JSON.parse(readFileSync((await wholeJson.path())!, 'utf8'))).toMatchObject({ filter: null, inSync: false, extra: ['stray.txt'] });
 });
 
 test('pauses a run and resumes it after a reload; cancels another', async ({ page }) => {
@@ -187,10 +205,15 @@ test('says in plain words what is wrong with a folder', async ({ page }) => {
   writeFileSync(join(full, 'mine.txt'), 'x');
   await openForm(page, full, 4);
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
-  await expect(view(page).getByRole('alert')).toContainText(`${full} is not empty. Choose a new or empty folder`);
-  await view(page).getByLabel('Folder', { exact: true }).fill('relative/path');
+  // Said beside the folder field, which is marked invalid, describes itself with the message, and takes focus.
+  const field = view(page).getByLabel('Folder', { exact: true });
+  await expect(field).toBeFocused();
+  await expect(field).toHaveAttribute('aria-invalid', 'true');
+  await expect(field).toHaveAccessibleDescription(new RegExp(`${full} is not empty\\. Choose a new or empty folder`));
+  await field.fill('relative/path');
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
-  await expect(view(page).getByRole('alert')).toContainText("Give the folder's full path");
+  await expect(field).toHaveAccessibleDescription(/Give the folder's full path/);
+  await expect(field).toHaveAttribute('aria-invalid', 'true');
   await accessible(page, 'the new-mirror form with an error');
 });
 

@@ -1,7 +1,7 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { errorCode, getBridge } from './bridge/index.ts';
+import { errorCode, followNewTokens, getBridge } from './bridge/index.ts';
 import { App } from './app/App.tsx';
 import './styles.css';
 
@@ -18,6 +18,8 @@ const client = new QueryClient({
     },
   },
 });
+
+followNewTokens(() => void client.invalidateQueries());
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

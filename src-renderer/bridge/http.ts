@@ -21,7 +21,19 @@ export interface HttpBridgeOptions {
   EventSource?: typeof EventSource;
 }
 
-export function createHttpBridge(token: string | null, options: HttpBridgeOptions = {}): Bridge {
+/** The bridge, and a way to give it the token of a new address pasted into the same tab (the app server restarted). */
+export interface HttpBridge extends Bridge {
+  setToken(token: string | null): void;
+}
+
+// What a person can do about a failure of the page's own connection: the technical cause helps nobody here.
+const UNREACHABLE =
+  'The app server cannot be reached: rsdesk serve may have stopped. Start rsdesk serve again, then open the address it prints (pasting it into this tab is enough).';
+const NOT_SIGNED_IN =
+  'This page has no valid session token (rsdesk serve gives a new one each time it starts). Open the address rsdesk serve printed: pasting it into this tab is enough.';
+const UNREADABLE = 'The app server gave an answer this page cannot read. Reload the page; if it happens again, start rsdesk serve again.';
+
+export function createHttpBridge(token: string | null, options: HttpBridgeOptions = {}): HttpBridge {
   const base = options.base ?? '';
   const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
   const Source = options.EventSource ?? EventSource;
@@ -110,23 +122,31 @@ export function createHttpBridge(token: string | null, options: HttpBridgeOption
         headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token ?? ''}` },
         body: JSON.stringify({ command, args }),
       });
-    } catch (error) {
-      throw new BridgeError('transport', `The app server cannot be reached (${String(error)})`);
+    } catch {
+      throw new BridgeError('transport', UNREACHABLE);
     }
-    if (response.status === 401) {
-      throw new BridgeError('unauthorized', 'This page has no valid session token: open the URL that rsdesk serve printed');
-    }
+    if (response.status === 401) throw new BridgeError('unauthorized', NOT_SIGNED_IN);
     let envelope: Envelope;
     try {
       envelope = (await response.json()) as Envelope;
     } catch {
-      throw new BridgeError('transport', `The app server answered ${response.status} without a JSON envelope`);
+      throw new BridgeError('transport', UNREADABLE);
     }
     if (!envelope.ok) throw new BridgeError(envelope.error.code, envelope.error.message, envelope.error.field, envelope.error);
     return envelope.result;
   }
 
   return {
+    setToken(next) {
+      if (next === token) return;
+      token = next;
+      // The stream carries the token in its URL: one opened with the old token is refused, so it is opened anew.
+      if (source || reopenTimer) {
+        closeStream();
+        if (listenerCount() > 0) openStream();
+      }
+    },
+
     async invoke(command, args) {
       // The event stream is open before a command is sent: an event of a change made after the command's answer is
       // then on the stream, not lost before the stream connects (a page's first reads start before its listeners

@@ -7,6 +7,17 @@ const TOKEN_KEY = 'rsdesk.token';
  * sessionStorage so a reload still works, and removed from the address bar so it is not bookmarked or shared.
  */
 export function takeToken(): string | null {
+  const fromHash = takeHashToken();
+  if (fromHash !== null) return fromHash;
+  try {
+    return sessionStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+/** The token of an address with `#token=…` (kept, and taken out of the address bar), or null when it has none. */
+export function takeHashToken(): string | null {
   const match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
   if (match) {
     const token = decodeURIComponent(match[1]);
@@ -18,9 +29,5 @@ export function takeToken(): string | null {
     history.replaceState(history.state, '', location.pathname + location.search);
     return token;
   }
-  try {
-    return sessionStorage.getItem(TOKEN_KEY);
-  } catch {
-    return null;
-  }
+  return null;
 }

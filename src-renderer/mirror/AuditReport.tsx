@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'react';
-import type { AuditStatus, AuditView } from '../../src-main/contract/types.ts';
-import { auditCsv, auditJson, auditRows } from '../../src-main/engine/mirror/audit-report.ts';
+import type { AuditStatus, AuditView, MirrorDeletePolicy } from '../../src-main/contract/types.ts';
+import { csvField } from '../../src-main/engine/check/report.ts';
+import { auditRows, type AuditRow } from '../../src-main/engine/mirror/audit-report.ts';
 import { errorMessage } from '../bridge/index.ts';
 import { download } from '../check/download.ts';
 import { Spinner } from '../common/Spinner.tsx';
@@ -18,13 +19,70 @@ const STATUS_TEXT: Record<AuditStatus, string> = {
   kept: 'kept',
 };
 
-function fileName(path: string, extension: string): string {
-  const name = path.split(/[\\/]/).filter(Boolean).at(-1)?.replace(/[^A-Za-z0-9._-]+/g, '_') ?? 'mirror';
-  return `audit-${name}-${new Date().toISOString().slice(0, 10)}.${extension}`;
+/**
+ * Why a kept row is there, for this mirror's deletion policy (the engine's rows say it for every policy at once).
+ * The sync that follows a deletion is what applies the policy: until then a quarantine or delete mirror keeps it too.
+ */
+const KEPT_REASON: Record<MirrorDeletePolicy, string> = {
+  keep: 'no longer listed by the Source; its file stays in the mirror, as this mirror keeps the files the Source deletes',
+  quarantine: 'no longer listed by the Source; its file is still in the mirror, and the next sync moves it to quarantine (.resourcesync/quarantine/)',
+  delete: 'no longer listed by the Source; its file is still in the mirror, and the next sync deletes it',
+};
+
+/** Named after the mirror's folder and the day of the audit (not of the export). */
+function fileName(view: AuditView, extension: string): string {
+  const name = view.path.split(/[\\/]/).filter(Boolean).at(-1)?.replace(/[^A-Za-z0-9._-]+/g, '_') ?? 'mirror';
+  return `audit-${name}-${view.at.slice(0, 10)}.${extension}`;
+}
+
+function rowsCsv(rows: AuditRow[]): string {
+  const lines = ['status,item,reason', ...rows.map((row) => [row.status, row.item, row.reason].map(csvField).join(','))];
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+/**
+ * The shape `rsdesk audit --json` prints, with the rows shown, and what a file found later needs to be understood on
+ * its own: which folder, which Source, when, and the filter when one narrowed the rows.
+ */
+function rowsJson(view: AuditView, source: string | null, rows: AuditRow[], filter: { status: string; text: string } | null): string {
+  const of = (status: AuditStatus) => rows.filter((r) => r.status === status);
+  const r = view.report;
+  const report = {
+    mirror: view.path,
+    source,
+    auditedAt: view.at,
+    rehash: view.rehash,
+    filter,
+    inSync: r.inSync,
+    inSyncCount: r.inSyncCount,
+    missing: of('missing').map((row) => row.item),
+    extra: of('extra').map((row) => row.item),
+    changed: of('changed').map((row) => ({ uri: row.item, reason: row.reason })),
+    unverifiable: of('unverifiable').map((row) => ({ uri: row.item, reason: row.reason })),
+    kept: of('kept').map((row) => row.item),
+  };
+  return `${JSON.stringify(report, null, 2)}\n`;
 }
 
 /** The last audit of the mirror: its verdict, every difference as a filterable table, export as JSON or CSV. */
-export function AuditReport({ path, canStart, auditing }: { path: string; canStart: boolean; auditing: boolean }) {
+export function AuditReport({
+  path,
+  canStart,
+  auditing,
+  onStart,
+  deletePolicy,
+  source,
+}: {
+  path: string;
+  /** The mirror's: what becomes of a file the Source no longer lists. */
+  deletePolicy: MirrorDeletePolicy;
+  /** What the mirror follows (its Capability List, or its list), named in the JSON export. */
+  source: string | null;
+  canStart: boolean;
+  auditing: boolean;
+  /** Told before an audit starts (the view then moves focus along with it). */
+  onStart?(): void;
+}) {
   const report = useAuditReport(path);
   const start = useStartAudit(path);
   const [rehash, setRehash] = useState(false);
@@ -32,7 +90,15 @@ export function AuditReport({ path, canStart, auditing }: { path: string; canSta
 
   const controls = (
     <div className="mirror-filters">
-      <button type="button" className="btn-secondary" disabled={!canStart || start.isPending} onClick={() => start.mutate(rehash)}>
+      <button
+        type="button"
+        className="btn-secondary"
+        disabled={!canStart || start.isPending}
+        onClick={() => {
+          onStart?.();
+          start.mutate(rehash);
+        }}
+      >
         {view ? 'Audit again' : 'Audit now'}
       </button>
       <label className="radio">
@@ -47,14 +113,14 @@ export function AuditReport({ path, canStart, auditing }: { path: string; canSta
     <div className="mirror-audit">
       {controls}
       {start.isError && (
-        <div className="alert alert-error" role="alert">
+        <div className="alert alert-error" role="alert" tabIndex={-1}>
           <strong>The audit could not run.</strong> <span>{errorMessage(start.error)}</span>
         </div>
       )}
       {auditing || start.isPending ? (
         <p className="empty"><Spinner /> Comparing the mirror with the Source…</p>
       ) : view ? (
-        <AuditTable view={view} />
+        <AuditTable view={view} deletePolicy={deletePolicy} source={source} />
       ) : (
         <p className="empty">No audit yet. An audit compares every file of the mirror with what the Source lists now.</p>
       )}
@@ -62,23 +128,29 @@ export function AuditReport({ path, canStart, auditing }: { path: string; canSta
   );
 }
 
-function AuditTable({ view }: { view: AuditView }) {
+function AuditTable({ view, deletePolicy, source }: { view: AuditView; deletePolicy: MirrorDeletePolicy; source: string | null }) {
   const status = useMirrorUi((s) => s.auditStatus);
   const text = useMirrorUi((s) => s.auditText);
   const setStatus = useMirrorUi((s) => s.setAuditStatus);
   const setText = useMirrorUi((s) => s.setAuditText);
-  const rows = useMemo(() => auditRows(view.report), [view]);
+  const rows = useMemo(
+    () => auditRows(view.report).map((row) => (row.status === 'kept' ? { ...row, reason: KEPT_REASON[deletePolicy] } : row)),
+    [view, deletePolicy],
+  );
   const shown = useMemo(() => {
     const needle = text.trim().toLowerCase();
     return rows.filter((r) => (status === 'all' || r.status === status) && (needle === '' || r.item.toLowerCase().includes(needle) || r.reason.toLowerCase().includes(needle)));
   }, [rows, status, text]);
   const r = view.report;
+  // Export is of what the table shows: the buttons say so when a filter narrows it.
+  const filtered = status !== 'all' || text.trim() !== '';
+  const exported = filtered ? `${formatCount(shown.length)} shown` : null;
   // What the deletion policy keep kept is shown, but is no difference.
   const kept = r.kept?.length ?? 0;
   const differences = rows.length - kept;
   return (
     <>
-      <div className={`audit-summary${r.inSync ? ' in-sync' : ' not-in-sync'}`} role="status">
+      <div className={`audit-summary${r.inSync ? ' in-sync' : ' not-in-sync'}`} role="status" tabIndex={-1}>
         <strong>
           {r.inSync ? `✓ In sync: ${formatCount(r.inSyncCount)} resources match the Source.` : `Not in sync: ${formatCount(differences)} differences.`}
         </strong>
@@ -89,11 +161,15 @@ function AuditTable({ view }: { view: AuditView }) {
           {formatWhen(view.at)}
         </span>
         <span className="check-export">
-          <button type="button" className="btn-secondary" onClick={() => download(auditJson(r), fileName(view.path, 'json'), 'application/json')}>
-            Export JSON
+          <button
+            type="button"
+            className="btn-secondary"
+            onClick={() => download(rowsJson(view, source, shown, filtered ? { status, text: text.trim() } : null), fileName(view, 'json'), 'application/json')}
+          >
+            {exported ? `Export ${exported} as JSON` : 'Export JSON'}
           </button>
-          <button type="button" className="btn-secondary" onClick={() => download(auditCsv(r), fileName(view.path, 'csv'), 'text/csv')}>
-            Export CSV
+          <button type="button" className="btn-secondary" onClick={() => download(rowsCsv(shown), fileName(view, 'csv'), 'text/csv')}>
+            {exported ? `Export ${exported} as CSV` : 'Export CSV'}
           </button>
         </span>
       </div>
@@ -137,7 +213,7 @@ function AuditTable({ view }: { view: AuditView }) {
             </table>
             {shown.length === 0 && <p className="empty">Nothing matches the filter.</p>}
             {shown.length > MAX_ROWS && (
-              <p className="empty">Showing the first {formatCount(MAX_ROWS)} of {formatCount(shown.length)}: narrow them with the filter, or export the whole report.</p>
+              <p className="empty">Showing the first {formatCount(MAX_ROWS)} of {formatCount(shown.length)}: narrow them with the filter, or export them (the export holds every row shown).</p>
             )}
           </div>
         </>

@@ -15,6 +15,7 @@ export function BasicFields({
   onChange,
   invalid,
   hint,
+  errorId,
 }: {
   id: string;
   values: BasicValues;
@@ -22,7 +23,10 @@ export function BasicFields({
   /** The field the engine (or the form) found wrong. */
   invalid: 'user' | 'password' | null;
   hint?: string;
+  /** The element saying what is wrong with the invalid field. */
+  errorId?: string;
 }) {
+  const describedBy = (field: 'user' | 'password') => [hint ? `${id}-hint` : '', invalid === field && errorId ? errorId : ''].filter(Boolean).join(' ');
   return (
     <div className="field-pair">
       <div className="field">
@@ -36,7 +40,7 @@ export function BasicFields({
           autoCapitalize="off"
           spellCheck={false}
           aria-invalid={invalid === 'user' || undefined}
-          aria-describedby={hint ? `${id}-hint` : undefined}
+          aria-describedby={describedBy('user') || undefined}
         />
       </div>
       <div className="field">
@@ -47,7 +51,7 @@ export function BasicFields({
           value={values.password}
           onChange={(password) => onChange({ ...values, password })}
           invalid={invalid === 'password'}
-          describedBy={hint ? `${id}-hint` : ''}
+          describedBy={describedBy('password')}
         />
       </div>
       {hint && (

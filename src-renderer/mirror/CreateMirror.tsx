@@ -1,5 +1,5 @@
-import { useId, useState } from 'react';
-import type { FormEvent } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
+import type { FormEvent, KeyboardEvent } from 'react';
 import { MIRROR_LIMITS } from '../../src-main/contract/commands.ts';
 import type { MirrorDeletePolicy, MirrorMode } from '../../src-main/contract/types.ts';
 import { errorField, errorMessage, getBridge } from '../bridge/index.ts';
@@ -7,6 +7,7 @@ import { useAppInfo } from '../data/queries.ts';
 import { capabilityLabel } from '../lib/capabilities.ts';
 import { useMirrorUi } from '../state/mirror.ts';
 import { BasicFields, type BasicValues } from './BasicFields.tsx';
+import { focusWhenReady } from './focus.ts';
 import { useCreateMirror } from './queries.ts';
 
 const POLICIES: { value: MirrorDeletePolicy; label: string; hint: string }[] = [
@@ -14,6 +15,23 @@ const POLICIES: { value: MirrorDeletePolicy; label: string; hint: string }[] = [
   { value: 'quarantine', label: 'Move them to quarantine', hint: 'Into .resourcesync/quarantine/ inside the mirror, where they can be looked at or restored.' },
   { value: 'delete', label: 'Delete them', hint: 'The mirror follows the Source exactly.' },
 ];
+
+type Field = 'path' | 'concurrency' | 'delaySeconds' | 'maps' | 'user' | 'password';
+const FIELDS = new Set<string>(['path', 'concurrency', 'delaySeconds', 'maps', 'user', 'password']);
+
+/**
+ * The field an error is about. Main names one only for the arguments' schema; what it finds later (a relative or
+ * non-empty folder, a mapping it cannot read) it says in words, naming the folder or the mapping.
+ */
+function fieldOf(error: unknown, path: string): Field | null {
+  const named = errorField(error);
+  if (named !== null) return FIELDS.has(named) ? (named as Field) : null;
+  const message = errorMessage(error);
+  if (message.startsWith('Folder mapping')) return 'maps';
+  const folder = path.trim().replace(/[\\/]+$/, '');
+  if (message.includes("folder's full path") || (folder !== '' && message.includes(folder))) return 'path';
+  return null;
+}
 
 const MODES: { value: MirrorMode; label: string }[] = [
   { value: 'auto', label: 'Automatic: a baseline now, only the changes afterwards' },
@@ -38,7 +56,54 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
   const [choosing, setChoosing] = useState(false);
   const [chooseError, setChooseError] = useState<string | null>(null);
   const [startError, setStartError] = useState<string | null>(null);
-  const invalid = create.isError ? errorField(create.error) : null;
+  const invalid = create.isError ? fieldOf(create.error, create.variables?.path ?? folder) : null;
+  // Said beside its field; an error about no field (or about the user name or password) in the alert at the end.
+  const inline = invalid === 'path' || invalid === 'maps' || invalid === 'concurrency' || invalid === 'delaySeconds' ? invalid : null;
+  const errorId = (field: Field) => `${ids}-${field}-error`;
+  const alertId = `${ids}-error`;
+  const formRef = useRef<HTMLFormElement>(null);
+  const mapsRef = useRef<HTMLDetailsElement>(null);
+
+  // The error may be out of sight (below open mappings): the invalid field, else the alert, is brought into view and
+  // focused, so the person (and a screen reader, by the field's description) knows at once what to change.
+  useEffect(() => {
+    if (!create.isError && startError === null) return;
+    const form = formRef.current;
+    if (!form) return;
+    if (invalid === 'maps' && mapsRef.current) mapsRef.current.open = true;
+    const target =
+      (invalid !== null ? form.querySelector<HTMLElement>(`[aria-invalid=true]`) : null) ?? form.querySelector<HTMLElement>('.mirror-form-error');
+    target?.scrollIntoView({ block: 'center' });
+    target?.focus({ preventScroll: true });
+  }, [create.isError, create.error, startError, invalid]);
+
+  /** What a field is described by: its hint, and what is wrong with it when it is. */
+  const describedBy = (field: Field, hint: string) => (inline === field ? `${hint} ${errorId(field)}` : hint);
+  const fieldError = (field: Field) =>
+    inline === field ? (
+      <p id={errorId(field)} className="field-hint error-text">
+        {errorMessage(create.error)}
+      </p>
+    ) : null;
+
+  /** Back to the document: focus returns to its "Mirror this…" (else the document in the tree), as a dialog's would. */
+  function cancel() {
+    const from = document.activeElement;
+    close();
+    focusWhenReady(
+      () =>
+        document.querySelector<HTMLElement>(`button[data-mirror-url="${CSS.escape(url)}"]`) ??
+        document.querySelector<HTMLElement>('[role=treeitem][aria-selected=true]'),
+      from,
+    );
+  }
+
+  // Escape leaves the form as it leaves a dialog; a field that uses Escape itself (an open list) has taken it first.
+  function onKeyDown(event: KeyboardEvent<HTMLElement>) {
+    if (event.key !== 'Escape' || event.defaultPrevented || event.nativeEvent.isComposing) return;
+    event.preventDefault();
+    cancel();
+  }
 
   async function choose() {
     setChoosing(true);
@@ -80,15 +145,15 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
   }
 
   return (
-    <section className="mirror-view" aria-labelledby={`${ids}-title`}>
+    <section className="mirror-view" aria-labelledby={`${ids}-title`} onKeyDown={onKeyDown}>
       <header className="mirror-header">
         <h2 id={`${ids}-title`} className="mirror-title">Mirror {capabilityLabel(capability)}{sourceName ? ` of ${sourceName}` : ''}</h2>
         <span className="mirror-sub mono">{url}</span>
         <span className="mirror-actions">
-          <button type="button" className="btn-secondary" onClick={close}>Cancel</button>
+          <button type="button" className="btn-secondary" onClick={cancel}>Cancel</button>
         </span>
       </header>
-      <form className="mirror-form" onSubmit={submit} noValidate>
+      <form className="mirror-form" onSubmit={submit} noValidate ref={formRef}>
         <p className="field-hint">
           {capability === 'capabilitylist'
             ? 'The folder is kept in step with this Capability List: a baseline from its Resource List, then the changes from its Change List.'
@@ -105,7 +170,7 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
               value={folder}
               onChange={(e) => setFolder(e.target.value)}
               placeholder={electron ? 'Choose a folder' : '/full/path/to/a/new/folder'}
-              aria-describedby={`${ids}-folder-hint`}
+              aria-describedby={describedBy('path', `${ids}-folder-hint`)}
               aria-invalid={invalid === 'path' || undefined}
               spellCheck={false}
               autoFocus
@@ -120,6 +185,7 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
             A new or empty folder (its full path), or one that is this list's mirror already. Its state is kept inside it, in
             .resourcesync/, so the folder can be moved and opened again.
           </p>
+          {fieldError('path')}
           {chooseError && <p className="error-text" role="alert">{chooseError}</p>}
         </div>
         <fieldset className="field">
@@ -159,9 +225,10 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
               value={concurrency}
               onChange={(e) => setConcurrency(e.target.value)}
               aria-invalid={invalid === 'concurrency' || undefined}
-              aria-describedby={`${ids}-concurrency-hint`}
+              aria-describedby={describedBy('concurrency', `${ids}-concurrency-hint`)}
             />
             <p id={`${ids}-concurrency-hint`} className="field-hint">Requests at a time to the Source: {MIRROR_LIMITS.concurrency.min} to {MIRROR_LIMITS.concurrency.max}. Be polite: 8 is plenty.</p>
+            {fieldError('concurrency')}
           </div>
           <div className="field">
             <label htmlFor={`${ids}-delay`}>Pause between requests (seconds)</label>
@@ -175,21 +242,23 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
               value={delay}
               onChange={(e) => setDelay(e.target.value)}
               aria-invalid={invalid === 'delaySeconds' || undefined}
-              aria-describedby={`${ids}-delay-hint`}
+              aria-describedby={describedBy('delaySeconds', `${ids}-delay-hint`)}
             />
             <p id={`${ids}-delay-hint`} className="field-hint">Between any two requests, across all connections: {MIRROR_LIMITS.delaySeconds.min} to {MIRROR_LIMITS.delaySeconds.max}.</p>
+            {fieldError('delaySeconds')}
           </div>
         </div>
-        <details className="field">
+        <details className="field" ref={mapsRef}>
           <summary>Folder mappings</summary>
           <label htmlFor={`${ids}-maps`}>Mappings, one per line</label>
+          {/* The same words as main's error about a mapping ("takes PREFIX=DIR"). */}
           <p id={`${ids}-maps-hint`} className="field-hint">
-            <code>URI-PREFIX=FOLDER</code>: resources under the prefix go into that folder of the mirror. Without one, each
-            resource goes to host/path.
+            <code>PREFIX=DIR</code>: resources whose URI starts with PREFIX go into the folder DIR inside the mirror, for
+            example <code>https://example.org/data/=data</code>. Without one, each resource goes to host/path.
           </p>
           <textarea
             id={`${ids}-maps`}
-            aria-describedby={`${ids}-maps-hint`}
+            aria-describedby={describedBy('maps', `${ids}-maps-hint`)}
             className="mono"
             rows={3}
             value={maps}
@@ -197,6 +266,7 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
             aria-invalid={invalid === 'maps' || undefined}
             spellCheck={false}
           />
+          {fieldError('maps')}
         </details>
         <details className="field" open={invalid === 'user' || invalid === 'password' || undefined}>
           <summary>User name and password</summary>
@@ -205,17 +275,18 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
             values={basic}
             onChange={setBasic}
             invalid={invalid === 'user' || invalid === 'password' ? invalid : null}
+            errorId={alertId}
             hint="Only when the Source asks for them (HTTP basic authentication). They are sent to the Source's own origin only, from the first request on; the password is kept on this computer, never in the mirror folder, and never shown again. Otherwise the sign-in kept for this Source is used, if there is one, else the bearer token of Settings, if one is set."
           />
         </details>
         {startError && (
-          <div className="alert alert-error" role="alert">
+          <div className="alert alert-error mirror-form-error" role="alert" tabIndex={-1}>
             <span>{startError}</span>
           </div>
         )}
-        {create.isError && (
-          <div className="alert alert-error" role="alert">
-            <strong>The mirror was not created.</strong> <span>{errorMessage(create.error)}</span>
+        {create.isError && inline === null && (
+          <div className="alert alert-error mirror-form-error" role="alert" tabIndex={-1}>
+            <strong>The mirror was not created.</strong> <span id={alertId}>{errorMessage(create.error)}</span>
           </div>
         )}
         <div className="mirror-form-foot">

@@ -16,6 +16,7 @@ export function MirrorButton({ url, capability }: { url: string; capability: str
     <button
       type="button"
       className="btn-small"
+      data-mirror-url={url}
       onClick={() => openCreate(url, capability, source?.name ?? null)}
       title="Keep a local folder in step with this document's resources"
     >

@@ -1,4 +1,4 @@
-import type { KeyboardEvent, ReactNode } from 'react';
+import { useEffect, useRef, type KeyboardEvent, type ReactNode } from 'react';
 import type { MirrorDetail } from '../../src-main/contract/types.ts';
 import { errorMessage } from '../bridge/index.ts';
 import { Spinner } from '../common/Spinner.tsx';
@@ -8,12 +8,19 @@ import { useMirrorUi, type MirrorTab } from '../state/mirror.ts';
 import { AccessPanel } from './AccessPanel.tsx';
 import { AuditReport } from './AuditReport.tsx';
 import { FailuresTable } from './FailuresTable.tsx';
-import { countsLine, formatInstant, formatWhen, STATUS_LABEL } from './format.ts';
+import { focusLost } from './focus.ts';
+import { countsLine, formatInstant, formatWhen, mirroredList, STATUS_LABEL } from './format.ts';
 import { useForgetMirror, useMirror, useMirrorEnded, useMirrorProgress, useOpenFolder, useRunAction } from './queries.ts';
 import { Counters, RunProgress } from './RunProgress.tsx';
 import { RunHistory } from './RunHistory.tsx';
 
 const BUSY = new Set(['running', 'pausing', 'cancelling', 'auditing']);
+
+/**
+ * Where focus goes after an action whose button goes away: `run` (Sync now, Resume, Retry, Pause, Cancel run) to
+ * Pause while the run goes on, then to how it ended; `audit` to Cancel audit while it runs, then to its verdict.
+ */
+type FocusGoal = 'run' | 'audit';
 
 const POLICY_TEXT = { keep: 'kept (listed in each run)', quarantine: 'moved to quarantine', delete: 'deleted' } as const;
 
@@ -44,12 +51,80 @@ function Loaded({ m }: { m: MirrorDetail }) {
   const forget = useForgetMirror();
   const open = useOpenFolder();
   const close = useMirrorUi((s) => s.close);
+  const setRemoved = useMirrorUi((s) => s.setRemoved);
   const tab = useMirrorUi((s) => s.tab);
   const setTab = useMirrorUi((s) => s.setTab);
   const usable = m.status !== 'missing' && m.status !== 'busy';
   const syncing = busy && m.status !== 'auditing';
   // Runs with failures, the one going on among them as soon as one of its resources failed.
   const failures = m.runs.filter((r) => r.kind !== 'audit' && (r.failed > 0 || (r.status === 'running' && busy && (progress?.failed ?? 0) > 0))).length;
+  const list = mirroredList(m);
+
+  const sectionRef = useRef<HTMLElement>(null);
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  const goal = useRef<FocusGoal | null>(null);
+  /** The element the goal started from (the button pressed), or the one focus was last put on for it. */
+  const placed = useRef<Element | null>(null);
+  /** Whether the person's last click or focus was inside this view: focus lost after a click elsewhere stays lost. */
+  const inside = useRef(true);
+  const shownTab = useRef(tab);
+
+  function aim(next: FocusGoal) {
+    goal.current = next;
+    placed.current = document.activeElement;
+  }
+
+  useEffect(() => {
+    const track = (event: Event) => {
+      inside.current = event.target instanceof Node && sectionRef.current !== null && sectionRef.current.contains(event.target);
+    };
+    document.addEventListener('pointerdown', track, true);
+    document.addEventListener('focusin', track, true);
+    // Coming from the new-mirror form, or from Undo in the sidebar: the button pressed is gone with its view.
+    if (focusLost()) headingRef.current?.focus();
+    return () => {
+      document.removeEventListener('pointerdown', track, true);
+      document.removeEventListener('focusin', track, true);
+    };
+  }, []);
+
+  // After each render: a button pressed here may have gone (or turned disabled) with the state it changed.
+  useEffect(() => {
+    const tabChanged = shownTab.current !== tab;
+    shownTab.current = tab;
+    const lost = focusLost();
+    if (!lost && document.activeElement !== placed.current) {
+      goal.current = null;
+      return;
+    }
+    if (!lost && goal.current === null) return;
+    if (lost && !inside.current) {
+      goal.current = null;
+      return;
+    }
+    const section = sectionRef.current;
+    const find = (selector: string) => section?.querySelector<HTMLElement>(selector) ?? null;
+    let target: HTMLElement | null = null;
+    let done = false;
+    if (goal.current === 'run') {
+      if (action.isError) [target, done] = [find('.mirror-action-error'), true];
+      else if (m.status === 'running') target = find('.mirror-pause:not(:disabled)');
+      else if (!busy && !action.isPending && ended) [target, done] = [find('.run-end'), true];
+    } else if (goal.current === 'audit') {
+      const error = find('.mirror-audit [role=alert]');
+      const summary = find('.audit-summary');
+      if (error) [target, done] = [error, true];
+      else if (m.status === 'auditing') target = find('.mirror-cancel-audit');
+      else if (summary && ended?.kind === 'audit') [target, done] = [summary, true];
+    }
+    // The tab's panel was replaced (a link in the run history opens the Failures tab): its tab is where one is.
+    if (target === null && lost) target = tabChanged ? find(`#mirror-tab-${tab}`) : goal.current === null ? headingRef.current : null;
+    if (target !== null && target !== document.activeElement) {
+      target.focus();
+      placed.current = target;
+    }
+    if (done) goal.current = null;
+  });
 
   const tabs: { id: MirrorTab; label: ReactNode }[] = [
     { id: 'runs', label: <>Runs <span className="tab-count">{m.runs.length}</span></> },
@@ -68,32 +143,58 @@ function Loaded({ m }: { m: MirrorDetail }) {
   }
 
   return (
-    <section className="mirror-view" aria-labelledby="mirror-title">
+    <section className="mirror-view" aria-labelledby="mirror-title" ref={sectionRef}>
       <header className="mirror-header">
-        <h2 id="mirror-title" className="mirror-title">
+        <h2 id="mirror-title" className="mirror-title" tabIndex={-1} ref={headingRef}>
           Mirror {m.name} <span className={`mirror-badge status-${m.status}`}>{STATUS_LABEL[m.status]}</span>
         </h2>
         <span className="mirror-sub mono">{m.path}</span>
         <span className="mirror-actions">
           {syncing ? (
             <>
-              <button type="button" className="btn-secondary" disabled={m.status !== 'running' || action.isPending} onClick={() => action.mutate({ action: 'pause' })}>
+              <button
+                type="button"
+                className="btn-secondary mirror-pause"
+                disabled={m.status !== 'running' || action.isPending}
+                onClick={() => {
+                  aim('run');
+                  action.mutate({ action: 'pause' });
+                }}
+              >
                 {m.status === 'pausing' ? 'Pausing…' : 'Pause'}
               </button>
-              <button type="button" className="btn-secondary" disabled={m.status === 'cancelling'} onClick={() => action.mutate({ action: 'cancel' })}>
+              <button
+                type="button"
+                className="btn-secondary"
+                disabled={m.status === 'cancelling'}
+                onClick={() => {
+                  aim('run');
+                  action.mutate({ action: 'cancel' });
+                }}
+              >
                 {m.status === 'cancelling' ? 'Cancelling…' : 'Cancel run'}
               </button>
             </>
           ) : m.status === 'auditing' ? (
-            <button type="button" className="btn-secondary" onClick={() => action.mutate({ action: 'cancel' })}>Cancel audit</button>
+            <button type="button" className="btn-secondary mirror-cancel-audit" onClick={() => action.mutate({ action: 'cancel' })}>
+              Cancel audit
+            </button>
           ) : (
             <>
               {m.resumable && (
-                <button type="button" className="btn-primary" disabled={!usable || action.isPending} onClick={() => action.mutate({ action: 'resume' })}>
+                <button type="button" className="btn-primary" disabled={!usable || action.isPending} onClick={() => {
+                    aim('run');
+                    action.mutate({ action: 'resume' });
+                  }}
+                >
                   Resume
                 </button>
               )}
-              <button type="button" className={m.resumable ? 'btn-secondary' : 'btn-primary'} disabled={!usable || action.isPending} onClick={() => action.mutate({ action: 'start' })}>
+              <button type="button" className={m.resumable ? 'btn-secondary' : 'btn-primary'} disabled={!usable || action.isPending} onClick={() => {
+                  aim('run');
+                  action.mutate({ action: 'start' });
+                }}
+              >
                 Sync now
               </button>
               <button type="button" className="btn-secondary" disabled={!usable} onClick={() => setTab('audit')}>
@@ -110,8 +211,16 @@ function Loaded({ m }: { m: MirrorDetail }) {
             <button
               type="button"
               className="btn-secondary"
-              onClick={() => forget.mutate(m.path, { onSuccess: close })}
-              title="The app stops listing this mirror; its folder and files stay where they are"
+              onClick={() =>
+                forget.mutate(m.path, {
+                  // The sidebar says what became of it and offers Undo, which takes focus.
+                  onSuccess: () => {
+                    setRemoved({ path: m.path, name: m.name, options: m.options });
+                    close();
+                  },
+                })
+              }
+              title="The app stops listing this mirror; its folder and files stay where they are (it can be undone)"
             >
               Remove from list
             </button>
@@ -119,7 +228,13 @@ function Loaded({ m }: { m: MirrorDetail }) {
         </span>
       </header>
       <dl className="facts mirror-facts">
-        <div><dt>mirrors</dt><dd className="mono">{m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url ?? '—'}</dd></div>
+        <div>
+          <dt>mirrors</dt>
+          <dd title={list.kind && m.capabilityListUrl ? `In the Capability List ${m.capabilityListUrl}` : undefined}>
+            <span className="mono">{list.url ?? '—'}</span>
+            {list.kind && <span className="muted"> ({list.kind === 'Resource List' ? 'this Resource List alone' : 'this Change List'})</span>}
+          </dd>
+        </div>
         <div><dt>in sync up to</dt><dd title={m.checkpoint ?? undefined}>{m.checkpoint ? formatInstant(m.checkpoint) : 'not yet (no complete baseline)'}</dd></div>
         <div><dt>resources</dt><dd>{formatCount(progress?.resources ?? m.resources)}</dd></div>
         <div><dt>deletions</dt><dd>{POLICY_TEXT[m.options.deletePolicy]}</dd></div>
@@ -131,7 +246,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
         </div>
       )}
       {action.isError && (
-        <div className="alert alert-error mirror-alert" role="alert">
+        <div className="alert alert-error mirror-alert mirror-action-error" role="alert" tabIndex={-1}>
           <span>{errorMessage(action.error)}</span>
         </div>
       )}
@@ -155,7 +270,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
         ) : busy ? (
           <p className="run-phase"><Spinner /> Starting…</p>
         ) : ended ? (
-          <div className={`run-end run-end-${ended.kind === 'audit' && ended.failed > 0 ? 'failed' : ended.status}`} role="status">
+          <div className={`run-end run-end-${ended.kind === 'audit' && ended.failed > 0 ? 'failed' : ended.status}`} role="status" tabIndex={-1}>
             <strong>{ended.message}</strong>
             {ended.kind === 'sync' && ended.status !== 'error' && <Counters counts={ended} />}
           </div>
@@ -188,9 +303,25 @@ function Loaded({ m }: { m: MirrorDetail }) {
         {tab === 'runs' ? (
           <RunHistory runs={m.runs} live={busy ? progress : null} />
         ) : tab === 'failures' ? (
-          <FailuresTable path={m.path} runs={m.runs.filter((r) => r.kind !== 'audit')} live={busy ? progress : null} canRetry={usable && !busy} onRetry={(runId, uris) => action.mutate({ action: 'retry', retry: { runId, uris } })} />
+          <FailuresTable
+            path={m.path}
+            runs={m.runs.filter((r) => r.kind !== 'audit')}
+            live={busy ? progress : null}
+            canRetry={usable && !busy}
+            onRetry={(runId, uris) => {
+              aim('run');
+              action.mutate({ action: 'retry', retry: { runId, uris } });
+            }}
+          />
         ) : tab === 'audit' ? (
-          <AuditReport path={m.path} canStart={usable && !busy} auditing={m.status === 'auditing'} />
+          <AuditReport
+            path={m.path}
+            canStart={usable && !busy}
+            auditing={m.status === 'auditing'}
+            onStart={() => aim('audit')}
+            deletePolicy={m.options.deletePolicy}
+            source={m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url}
+          />
         ) : (
           <AccessPanel key={m.path} m={m} canChange={usable && !busy} />
         )}

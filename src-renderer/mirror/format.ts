@@ -1,5 +1,6 @@
 // Plain words for mirror states, runs and numbers.
-import type { MirrorRun, MirrorStatus } from '../../src-main/contract/types.ts';
+import type { MirrorRun, MirrorStatus, MirrorSummary } from '../../src-main/contract/types.ts';
+import { normalizeStartUrl } from '../../src-main/engine/discovery/start-url.ts';
 import { formatBytes, formatCount } from '../lib/format.ts';
 
 export const STATUS_LABEL: Record<MirrorStatus, string> = {
@@ -70,4 +71,24 @@ export function lastRunLine(run: MirrorRun | null): string {
 
 export function countsLine(r: { created: number; updated: number; deleted: number; unchanged: number; failed: number; bytes: number }): string {
   return `${formatCount(r.created)} created, ${formatCount(r.updated)} updated, ${formatCount(r.deleted)} deleted, ${formatCount(r.unchanged)} unchanged, ${formatCount(r.failed)} failed · ${formatBytes(r.bytes)}`;
+}
+
+/**
+ * What a mirror follows. One made from a single Resource List or Change List is bound to that list (its URL, as
+ * given, is the list's; the engine then reads that list alone, not what its Capability List names), so that list is
+ * what it mirrors; otherwise it follows its Capability List.
+ */
+export function mirroredList(m: Pick<MirrorSummary, 'url' | 'capabilityListUrl' | 'resourceListUrl' | 'changeListUrl'>): {
+  url: string | null;
+  kind: 'Resource List' | 'Change List' | null;
+} {
+  let given: string | null = null;
+  try {
+    given = m.url === null ? null : normalizeStartUrl(m.url);
+  } catch {
+    given = null;
+  }
+  if (given !== null && given === m.changeListUrl) return { url: m.changeListUrl, kind: 'Change List' };
+  if (given !== null && given === m.resourceListUrl) return { url: m.resourceListUrl, kind: 'Resource List' };
+  return { url: m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url, kind: null };
 }

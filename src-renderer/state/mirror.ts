@@ -1,7 +1,7 @@
 // UI state of the mirror views (which one is shown, the form's list, the audit filters). Mirrors and runs themselves
 // are engine data (react-query). Like the Check report: opening a document or a Source elsewhere hides these views.
 import { create } from 'zustand';
-import type { AuditStatus } from '../../src-main/contract/types.ts';
+import type { AuditStatus, MirrorOptions } from '../../src-main/contract/types.ts';
 import { useLive } from '../live/state.ts';
 import { useCheck } from './check.ts';
 import { useUi } from './ui.ts';
@@ -12,6 +12,13 @@ export type MirrorScreen =
 
 export type MirrorTab = 'runs' | 'failures' | 'audit' | 'access';
 
+/** A mirror just taken off the list: Undo adds its folder again, with its options, until the next remove or a dismiss. */
+export interface RemovedMirror {
+  path: string;
+  name: string;
+  options: MirrorOptions;
+}
+
 interface MirrorUiState {
   screen: MirrorScreen | null;
   tab: MirrorTab;
@@ -19,6 +26,7 @@ interface MirrorUiState {
   failuresRun: number | null;
   auditStatus: AuditStatus | 'all';
   auditText: string;
+  removed: RemovedMirror | null;
   openCreate(url: string, capability: string | undefined, sourceName: string | null): void;
   openMirror(path: string, tab?: MirrorTab): void;
   close(): void;
@@ -26,6 +34,7 @@ interface MirrorUiState {
   showFailures(runId: number | null): void;
   setAuditStatus(status: AuditStatus | 'all'): void;
   setAuditText(text: string): void;
+  setRemoved(removed: RemovedMirror | null): void;
 }
 
 export const useMirrorUi = create<MirrorUiState>()((set, get) => ({
@@ -34,6 +43,7 @@ export const useMirrorUi = create<MirrorUiState>()((set, get) => ({
   failuresRun: null,
   auditStatus: 'all',
   auditText: '',
+  removed: null,
   openCreate(url, capability, sourceName) {
     set({ screen: { kind: 'create', url, capability, sourceName } });
   },
@@ -57,12 +67,15 @@ export const useMirrorUi = create<MirrorUiState>()((set, get) => ({
   setAuditText(auditText) {
     set({ auditText });
   },
+  setRemoved(removed) {
+    set({ removed });
+  },
 }));
 
-// Selecting a document or a Source elsewhere brings the document panes back; the Check report and the mirror views
-// take turns in the main pane.
+// Selecting a document (the one already selected too) or a Source elsewhere brings the document panes back; the
+// Check report and the mirror views take turns in the main pane.
 useUi.subscribe((state, previous) => {
-  if (state.node !== previous.node || state.sourceId !== previous.sourceId) useMirrorUi.getState().close();
+  if (state.node !== previous.node || state.sourceId !== previous.sourceId || state.selections !== previous.selections) useMirrorUi.getState().close();
 });
 useCheck.subscribe((state, previous) => {
   if (state.visible && (!previous.visible || state.run !== previous.run)) useMirrorUi.getState().close();

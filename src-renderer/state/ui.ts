@@ -46,6 +46,11 @@ interface UiState {
   sourceId: number | null;
   node: NodeRef | null;
   entry: EntryRef | null;
+  /**
+   * Counts selections, of the document already selected too: choosing it again in the tree brings its panes back
+   * over a view that hides them (a mirror's), though `node` does not change.
+   */
+  selections: number;
   expanded: Record<string, boolean>;
   focusedId: string | null;
   view: EntryView;
@@ -109,6 +114,7 @@ export const useUi = create<UiState>()(persist((set, get) => ({
   sourceId: null,
   node: null,
   entry: null,
+  selections: 0,
   expanded: {},
   focusedId: null,
   view: DEFAULT_VIEW,
@@ -126,11 +132,12 @@ export const useUi = create<UiState>()(persist((set, get) => ({
   },
   selectNode(node) {
     const current = get().node;
+    const selections = get().selections + 1;
     if (current?.id === node?.id && current?.url === node?.url) {
-      set({ entry: null });
+      set({ entry: null, selections });
       return;
     }
-    set({ node, entry: null, view: DEFAULT_VIEW, detailTab: 'meta', rawTarget: null });
+    set({ node, entry: null, selections, view: DEFAULT_VIEW, detailTab: 'meta', rawTarget: null });
   },
   selectEntry(entry) {
     set((s) => ({ entry, detailTab: s.detailTab === 'findings' ? 'meta' : s.detailTab }));

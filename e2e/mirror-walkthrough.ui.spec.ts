@@ -1,0 +1,280 @@
+// What a newcomer's walkthrough of the mirror views found: focus kept in place after actions whose button goes away,
+// Escape on the new-mirror form, form errors, plain messages when the app server is gone, Remove from list with
+// Undo, the audit's wording and export, the tree's selected document, the list a mirror is made from.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
+import { startAppServer, type AppServer } from './app-server.ts';
+import { addSource, detail, expectAccessible } from './ui-helpers.ts';
+
+let fixture: FixtureSource;
+let app: AppServer;
+let dataDir: string;
+let mirrors: string;
+
+test.describe.configure({ mode: 'serial' });
+
+const RESOURCES = 20;
+
+test.beforeAll(async ({}, testInfo) => {
+  const root = join(testInfo.project.testDir, '..');
+  dataDir = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-walk-'));
+  mirrors = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-walk-folders-'));
+  fixture = await startFixtureSource({ resources: RESOURCES, changeListSize: 10, resourceDelayMs: 0 });
+  app = await startAppServer(root, dataDir);
+});
+
+test.afterAll(async () => {
+  await app?.stop();
+  await fixture?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(mirrors, { recursive: true, force: true });
+});
+
+const view = (page: Page) => page.getByRole('main');
+const resourcesBar = (page: Page) => view(page).getByRole('progressbar', { name: 'Resources' });
+const runEnd = (page: Page, text: string | RegExp) => view(page).getByRole('status').filter({ hasText: text });
+
+/** Opens `list` of dataset1 (adding the Source from it) and its new-mirror form. */
+async function openForm(page: Page, list: string = PATHS.dataset1.capabilityList): Promise<void> {
+  await page.goto(app.url);
+  await addSource(page, fixture.url + list);
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+  await detail(page).getByRole('button', { name: 'Mirror this…' }).click();
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror / })).toBeVisible();
+}
+
+async function fillForm(page: Page, folder: string, concurrency = 4): Promise<void> {
+  await view(page).getByLabel('Folder', { exact: true }).fill(folder);
+  await view(page).getByLabel('Connections').fill(String(concurrency));
+}
+
+function setBroken(ids: number[], on: boolean): void {
+  for (const id of ids) fixture.setBroken(fixture.state.pathOf(id), on ? { status: 404 } : null);
+}
+
+test('focus stays in place after actions whose button goes away', async ({ page }) => {
+  // Cancel on the form: back to what opened it.
+  await openForm(page);
+  await view(page).getByRole('button', { name: 'Cancel' }).click();
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeFocused();
+
+  // Create mirror: the new mirror's heading.
+  await page.keyboard.press('Enter');
+  await fillForm(page, join(mirrors, 'focus'), 1);
+  setBroken([3, 5], true);
+  fixture.setResourceDelay(300);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  const heading = view(page).getByRole('heading', { level: 2, name: /^Mirror focus/ });
+  await expect(heading).toBeFocused();
+
+  // Pause: how the run stopped.
+  await expect.poll(async () => Number(await resourcesBar(page).getAttribute('aria-valuenow')), { timeout: 30_000 }).toBeGreaterThan(1);
+  fixture.setResourceDelay(3_000);
+  await view(page).getByRole('button', { name: 'Pause' }).click();
+  await expect(runEnd(page, 'Paused after')).toBeFocused();
+
+  // Resume: Pause, while the run goes on; then how it ended.
+  fixture.setResourceDelay(1_000);
+  await view(page).getByRole('button', { name: 'Resume' }).click();
+  await expect(view(page).getByRole('button', { name: 'Pause' })).toBeFocused();
+  fixture.setResourceDelay(0);
+  await expect(runEnd(page, /^Baseline ended with \d+ failure/)).toBeFocused({ timeout: 60_000 });
+  await expectAccessible(page, 'a mirror whose run ended with failures');
+
+  // Retry all failed: how the retry ended.
+  setBroken([3, 5], false);
+  await view(page).getByRole('tab', { name: /Failures/ }).click();
+  await view(page).getByRole('button', { name: /^Retry all failed/ }).click();
+  await expect(runEnd(page, /^Retry of \d+ resource/)).toBeFocused({ timeout: 30_000 });
+
+  // The history's "N failed" link opens the Failures tab: its tab.
+  await view(page).getByRole('tab', { name: /Runs/ }).click();
+  await view(page).getByRole('button', { name: /^\d+ failed: show the failures of run \d+$/ }).click();
+  await expect(view(page).getByRole('tab', { name: /Failures/ })).toBeFocused();
+
+  // Audit now, Audit again: the verdict.
+  await view(page).getByRole('tab', { name: 'Audit' }).click();
+  await view(page).getByRole('button', { name: 'Audit now' }).click();
+  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+  await expect(view(page).locator('.audit-summary')).toContainText('In sync');
+  await view(page).getByRole('button', { name: 'Audit again' }).click();
+  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+  await expectAccessible(page, 'the audit, its verdict focused');
+});
+
+test('Escape cancels the new-mirror form and returns focus to what opened it', async ({ page }) => {
+  await openForm(page);
+  await expect(view(page).getByLabel('Folder', { exact: true })).toBeFocused();
+  await view(page).getByLabel('Folder', { exact: true }).fill('/somewhere');
+  await page.keyboard.press('Escape');
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror / })).toHaveCount(0);
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeFocused();
+  // From deeper in the form too.
+  await page.keyboard.press('Enter');
+  await view(page).getByRole('radio', { name: /Delete them/ }).focus();
+  await page.keyboard.press('Escape');
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeFocused();
+});
+
+test('form errors: the invalid field is marked, described by the message, in view and focused', async ({ page }) => {
+  await openForm(page);
+  const folder = view(page).getByLabel('Folder', { exact: true });
+  const create = view(page).getByRole('button', { name: 'Create mirror' });
+
+  // An empty folder and a relative one are marked alike.
+  await create.click();
+  await expect(folder).toHaveAttribute('aria-invalid', 'true');
+  await expect(folder).toHaveAccessibleDescription(/Choose a folder for the mirror/);
+  await expect(folder).toBeFocused();
+  await folder.fill('relative/path');
+  await create.focus();
+  await page.keyboard.press('Enter');
+  await expect(folder).toHaveAttribute('aria-invalid', 'true');
+  await expect(folder).toHaveAccessibleDescription(/Give the folder's full path/);
+  await expect(folder).toBeFocused();
+  await expectAccessible(page, 'the new-mirror form, a folder error');
+
+  // A mapping main cannot read, with the mappings open: the field, below the fold, is scrolled to and focused; the
+  // hint uses the words of the message.
+  await folder.fill(join(mirrors, 'mapped'));
+  await view(page).getByText('Folder mappings').click();
+  const maps = view(page).getByLabel('Mappings, one per line');
+  await maps.fill('no equals sign here');
+  await create.click();
+  await expect(maps).toBeFocused();
+  await expect(maps).toBeInViewport();
+  await expect(maps).toHaveAttribute('aria-invalid', 'true');
+  await expect(maps).toHaveAccessibleDescription(/PREFIX=DIR.*Folder mapping: takes PREFIX=DIR/);
+  await expect(folder).not.toHaveAttribute('aria-invalid', 'true');
+  await expectAccessible(page, 'the new-mirror form, a mapping error');
+
+  // The user name without its password: the alert at the end says so, and the field points at it.
+  await maps.fill('');
+  await view(page).getByText('User name and password').click();
+  await view(page).getByLabel('User name').fill('someone');
+  await create.click();
+  const user = view(page).getByLabel('User name');
+  await expect(view(page).getByRole('alert')).toContainText('Enter the password');
+  await expect(view(page).getByLabel('Password', { exact: true })).toHaveAttribute('aria-invalid', 'true');
+  await expect(view(page).getByLabel('Password', { exact: true })).toHaveAccessibleDescription(/Enter the password/);
+  await expect(view(page).getByLabel('Password', { exact: true })).toBeFocused();
+  await expect(user).not.toHaveAttribute('aria-invalid', 'true');
+});
+
+test('the app server out of reach is said plainly; a new address pasted into the tab is taken without a reload', async ({ page }) => {
+  await openForm(page);
+  await view(page).getByLabel('Folder', { exact: true }).fill(join(mirrors, 'unreachable'));
+  // As when rsdesk serve has stopped: the browser's fetch fails.
+  await page.route('**/api/invoke', (route) => route.abort('connectionrefused'));
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  const alert = view(page).getByRole('alert');
+  await expect(alert).toContainText('The app server cannot be reached: rsdesk serve may have stopped. Start rsdesk serve again');
+  await expect(alert).not.toContainText(/TypeError|Failed to fetch/);
+  await page.unroute('**/api/invoke');
+
+  // A page whose token is not the server's, then the right address pasted into the same tab: only its hash changes.
+  const origin = new URL(app.url).origin;
+  await page.goto(`${origin}/#token=not-the-token`);
+  const sources = page.getByRole('complementary', { name: 'Sources' });
+  await expect(sources.getByRole('alert').first()).toContainText('This page has no valid session token');
+  await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+  await page.goto(app.url);
+  await expect(sources.getByRole('list', { name: 'Saved Sources' })).toBeVisible();
+  await expect(page.getByText('no valid session token')).toHaveCount(0);
+  expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+  // The token is no longer in the address bar, and commands and their events go through with it.
+  expect(new URL(page.url()).hash).toBe('');
+  await addSource(page, fixture.url + PATHS.dataset1.capabilityList);
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+});
+
+test('Remove from list says the files stay and how to open the mirror again, and can be undone', async ({ page }) => {
+  const folder = join(mirrors, 'removed');
+  await openForm(page);
+  await fillForm(page, folder, 3);
+  await view(page).getByRole('radio', { name: /Move them to quarantine/ }).check();
+  await view(page).getByRole('checkbox', { name: 'Start it now' }).uncheck();
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror removed/ })).toBeFocused();
+  const list = page.getByRole('list', { name: 'Mirrors' });
+  await expect(list.getByRole('button', { name: /^removed/ })).toBeVisible();
+
+  await view(page).getByRole('button', { name: 'Remove from list' }).click();
+  const notice = page.getByRole('status').filter({ hasText: 'from the list' });
+  await expect(notice).toContainText(`Removed removed from the list. Its folder and files stay in ${folder}.`);
+  await expect(notice).toContainText('choose “Mirror this…” on the list it mirrors and give this folder');
+  await expect(notice.getByRole('button', { name: 'Undo' })).toBeFocused();
+  await expect(list.getByRole('button', { name: /^removed/ })).toHaveCount(0);
+  await expectAccessible(page, 'a mirror just removed from the list');
+
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror removed/ })).toBeFocused();
+  await expect(notice).toHaveCount(0);
+  await expect(list.getByRole('button', { name: /^removed/ })).toBeVisible();
+  // Its options came back with it.
+  const fact = (name: string) => view(page).locator('.mirror-facts div').filter({ has: page.locator('dt', { hasText: new RegExp(`^${name}$`) }) }).locator('dd');
+  await expect(fact('deletions')).toHaveText('moved to quarantine');
+  await expect(fact('connections')).toHaveText('3');
+});
+
+test("the audit's kept rows say what this mirror's deletion policy does", async ({ page }) => {
+  await openForm(page);
+  await fillForm(page, join(mirrors, 'kept'));
+  await view(page).getByRole('radio', { name: /Move them to quarantine/ }).check();
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(runEnd(page, 'Baseline completed')).toBeVisible({ timeout: 60_000 });
+  // The Source deletes a resource the mirror holds; no sync has applied it yet.
+  fixture.state.change('delete', 1, 4);
+  await view(page).getByRole('tab', { name: 'Audit' }).click();
+  await view(page).getByRole('button', { name: 'Audit now' }).click();
+  const table = view(page).getByRole('table', { name: 'Audit report' });
+  const kept = table.locator('tbody tr').filter({ hasText: fixture.state.locOf(4) });
+  await expect(kept).toContainText('kept');
+  await expect(kept).toContainText('the next sync moves it to quarantine');
+  await expect(kept).not.toContainText('deletion policy keep');
+  await expectAccessible(page, 'an audit with a kept row');
+});
+
+test('choosing the document still selected in the tree shows it again over a mirror view', async ({ page }) => {
+  await openForm(page);
+  await fillForm(page, join(mirrors, 'reselect'));
+  await view(page).getByRole('checkbox', { name: 'Start it now' }).uncheck();
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  const heading = view(page).getByRole('heading', { level: 2, name: /^Mirror reselect/ });
+  await expect(heading).toBeVisible();
+  const selected = page.getByRole('treeitem', { selected: true });
+  await expect(selected).toHaveCount(1);
+  const mirrorItem = page.getByRole('list', { name: 'Mirrors' }).getByRole('button', { name: /^reselect/ });
+
+  // A click on its row.
+  await selected.locator(':scope > .tree-row').click();
+  await expect(heading).toHaveCount(0);
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+
+  // Enter and Space on it.
+  for (const key of ['Enter', ' ']) {
+    await mirrorItem.click();
+    await expect(heading).toBeVisible();
+    await selected.focus();
+    await page.keyboard.press(key);
+    await expect(heading).toHaveCount(0);
+    await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+    await expect(selected).toBeFocused();
+  }
+});
+
+test('a mirror made from a Resource List says it mirrors that list, not its Capability List', async ({ page }) => {
+  await openForm(page, PATHS.dataset1.resourceList);
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror Resource List/ })).toBeVisible();
+  await fillForm(page, join(mirrors, 'one-list'));
+  await view(page).getByRole('checkbox', { name: 'Start it now' }).uncheck();
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror one-list/ })).toBeVisible();
+  const mirrors_ = view(page).locator('.mirror-facts div').filter({ has: page.locator('dt', { hasText: /^mirrors$/ }) }).locator('dd');
+  await expect(mirrors_).toHaveText(`${fixture.url}${PATHS.dataset1.resourceList} (this Resource List alone)`);
+  await expect(mirrors_).toHaveAttribute('title', `In the Capability List ${fixture.url}${PATHS.dataset1.capabilityList}`);
+  await expectAccessible(page, 'a mirror of a Resource List alone');
+});
