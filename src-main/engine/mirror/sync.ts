@@ -8,6 +8,7 @@ import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { DiscoveryResult } from '../../contract/types.ts';
 import { discover, normalizeStartUrl } from '../discovery/discover.ts';
+import { DocumentError } from '../documents/errors.ts';
 import type { Entry } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import type { ProxyEnv, ProxySetting } from '../http/dispatcher.ts';
@@ -708,8 +709,11 @@ async function baseline(
         if (doc.summary.capability !== 'resourcelist' || doc.summary.isIndex) throw notAList();
         return true;
       } catch (err) {
-        // Not a Resource List (nothing of it was applied): the dated entry is a resource after all.
-        if (maybe === null || started || intake?.aborted) throw err;
+        // Read, and not a Resource List (nothing of it was applied): the dated entry is a resource after all. One that
+        // could not be had (404, a network error) may well be a part: the run stops, as for any part, rather than
+        // deleting what that part lists.
+        const notAResourceList = err instanceof SyncError || (err instanceof DocumentError && err.code !== 'aborted' && err.code !== 'io' && err.code !== 'too-large');
+        if (maybe === null || started || intake?.aborted || !notAResourceList) throw err;
         return false;
       }
     };
@@ -731,7 +735,7 @@ async function baseline(
     if (resources > 0) {
       options.onNote?.(
         `${resources} entr${resources === 1 ? 'y' : 'ies'} of ${clip(listUrl)} carr${resources === 1 ? 'ies' : 'y'} \`at\` or \`completed\`, as the parts of an index do, but ` +
-          `${resources === 1 ? 'is not a Resource List: it was' : 'are not Resource Lists: they were'} mirrored as resources.`,
+          `${resources === 1 ? 'is not a Resource List: it was mirrored as a resource.' : 'are not Resource Lists: they were mirrored as resources.'}`,
       );
     }
     onListed(listed, 0, true);
