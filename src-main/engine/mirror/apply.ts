@@ -17,7 +17,7 @@ import { slowBodyWindow } from './slow-body.ts';
 import { FixityMeter, expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
 import { LocalPaths, PathClaims } from './local-path.ts';
 import { RunInventory } from './run-inventory.ts';
-import type { InventoryRow, MirrorState, RunCounts } from './state.ts';
+import type { InventoryRow, InventoryStatus, MirrorState, RunCounts } from './state.ts';
 
 export type DeletePolicy = 'keep' | 'delete' | 'quarantine';
 export const QUARANTINE_DIR = 'quarantine';
@@ -56,8 +56,8 @@ export interface ApplyOptions {
 
 interface Pending {
   row: InventoryRow | null;
-  /** Its file replaces a copy the inventory holds. */
-  replaces?: boolean;
+  /** Its file replaces a copy the inventory holds: that copy's status, put back if the new one cannot be put in place. */
+  replaces?: InventoryStatus;
   /** Remove this URI's row (a deletion). */
   removeUri?: string;
   counts: Partial<RunCounts>;
@@ -79,6 +79,7 @@ export class Applier {
   #inventoryChange = 0;
   /** The last failure, as soon as it happens: what the progress shows (a Source that went down says so at once). */
   #latestFailure: Failure | null = null;
+  #carriedFailures = 0;
   readonly #o: ApplyOptions;
   readonly #claims: PathClaims;
   /** Inventory lookups, answered without a query where this run knows the answer (run-inventory.ts). */
@@ -113,7 +114,7 @@ export class Applier {
       // A crash between putting a new version in place and recording it must not leave the old version's row saying
       // "verified": it says damaged, and the next sync fetches it again.
       beforeRename: (records) => {
-        const replaced = records.filter((r) => r.replaces === true && r.row !== null).map((r) => r.row!.uri);
+        const replaced = records.filter((r) => r.replaces !== undefined && r.row !== null).map((r) => r.row!.uri);
         if (replaced.length > 0 && !options.dryRun) options.state.markDamaged(replaced);
       },
     });
@@ -141,7 +142,11 @@ export class Applier {
         failures.push({ uri: f.record.row?.uri ?? '', reason: f.reason });
       }
       state.addToRun(this.#o.runId, add, failures);
+      // A copy that could not be put in place over its older one: that one was marked damaged before the renames
+      // (`beforeRename`) and is still there as it was.
+      for (const f of failed) if (f.record.replaces !== undefined && f.record.row !== null) state.setStatus(f.record.row.uri, f.record.replaces);
     });
+    if (failures.length > 0) this.#latestFailure = failures.at(-1)!;
     for (const [k, v] of Object.entries(add) as [keyof RunCounts, number][]) this.counts[k] += v;
     this.failures.push(...failures);
     this.#o.onProgress?.({ ...this.counts });
@@ -319,7 +324,7 @@ export class Applier {
     const unverifiable = got.fixity.status === 'unverifiable';
     const record: Pending = {
       row: row(base, got.fixity, got.etag, got.lastModified, this.#now),
-      replaces: live !== null,
+      replaces: live?.status,
       // A hash or length that cannot be checked (malformed, an unknown algorithm): the bytes are kept, marked
       // unverifiable in the inventory, and the entry is reported as failed with the reason.
       counts: { [unverifiable ? 'failed' : live ? 'updated' : 'created']: 1, bytes: got.fixity.length },
@@ -405,7 +410,12 @@ export class Applier {
 
   /** Failures that a later run may mend (network, HTTP, fixity): they hold the checkpoint back. */
   get retriableFailures(): number {
-    return this.failures.filter((f) => !f.permanent).length;
+    return this.#carriedFailures + this.failures.filter((f) => !f.permanent).length;
+  }
+
+  /** Failures a resumed dump run's interrupted part recorded in packages it does not read again (see `carry`). */
+  carryFailures(n: number): void {
+    this.#carriedFailures += n;
   }
 
   /** Applies the deletion policy to a URI the Source no longer has. */

@@ -37,6 +37,8 @@ export interface DumpBaselineOptions {
   runId: number | null;
   dryRun: boolean;
   signal?: AbortSignal;
+  /** A pause: the package under way finishes, the next is not begun, and the run stays resumable from there. */
+  pauseSignal?: AbortSignal;
   phases: Record<string, number>;
   onNote?: (note: string) => void;
   onListed?: (n: number) => void;
@@ -114,7 +116,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
   });
   try {
     for (const pkg of listing.packages) {
-      if (o.signal?.aborted) break;
+      if (o.signal?.aborted || o.pauseSignal?.aborted) break;
       const loc = pkg.entry.loc;
       earliest.add(pkg.entry.md.at);
       if (done.has(loc)) continue;
@@ -123,7 +125,6 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
         continue;
       }
       const bridge = packageApplier(o.applier);
-      const failuresBefore = o.applier.failures.length;
       let report: PackageReport;
       try {
         ({ report } = await fetchPackage({
@@ -161,9 +162,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
       earliest.add(report.manifest.md.at);
       notePackage(o, loc, report);
       await o.applier.finish();
-      // A package with failures is read again if the run is resumed, so they are tried again and counted there,
-      // rather than forgotten by a resumed run that would then give the mirror a checkpoint.
-      if (o.applier.failures.length === failuresBefore) markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
+      markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
     }
   } finally {
     await prefetch.settle();
@@ -171,7 +170,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
   await o.metadata?.run();
   await o.applier.finish();
   o.phases.fetch = (Date.now() - t1) / 1000;
-  if (o.signal?.aborted) return { at: null, complete: false };
+  if (o.signal?.aborted || o.pauseSignal?.aborted) return { at: null, complete: false };
 
   // What the mirror holds that no manifest lists: the deletion policy decides, but only when every package was read
   // (an unreadable one may hold them). Rows touched by this run (a resumed one) and URIs that failed are kept.

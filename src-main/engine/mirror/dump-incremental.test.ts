@@ -317,3 +317,77 @@ describe('a Change Dump whose manifest is applied in document order (an undated 
     expect(Date.parse(fourth.checkpoint!)).toBeGreaterThanOrEqual(Date.parse('2024-01-02T12:00:00Z'));
   });
 });
+
+
+describe('a Change Dump run killed after a package with a failure, before a later package', () => {
+  let server: Server;
+  afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('a resumed Change Dump run does not bring back what a later package deleted', async () => {
+    server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const X = 'x created in P1\n';
+    const p1 = await buildZip([
+      { name: 'manifest.xml', body: manifestXml('changedump-manifest', [
+        { loc: `${base}/r/x`, path: '/x', change: 'created', datetime: '2024-01-02T01:00:00Z', hash: `md5:${md5(X)}`, length: X.length },
+        { loc: `http://elsewhere.example/o`, path: '/o', change: 'created', datetime: '2024-01-02T02:00:00Z', hash: `md5:${md5('o')}`, length: 1 },
+      ]) },
+      { name: 'x', body: X },
+      { name: 'o', body: 'o' },
+    ]);
+    const p2 = await buildZip([
+      { name: 'manifest.xml', body: manifestXml('changedump-manifest', [{ loc: `${base}/r/x`, change: 'deleted', datetime: '2024-01-02T05:00:00Z' }]) },
+    ]);
+    const K = 'k\n';
+    const p3 = await buildZip([
+      { name: 'manifest.xml', body: manifestXml('changedump-manifest', [{ loc: `${base}/r/k`, path: '/k', change: 'updated', datetime: '2024-01-02T10:00:00Z', hash: `md5:${md5(K)}`, length: K.length }]) },
+      { name: 'k', body: K },
+    ]);
+    let stallP3 = false;
+    let onP3: (() => void) | null = null;
+    const pkg = (name: string, zip: Buffer, from: string, until: string) =>
+      `<url><loc>${base}/${name}</loc><rs:md type="application/zip" length="${zip.length}" from="${from}" until="${until}"/></url>`;
+    const docs: Record<string, string> = {
+      '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rl.xml</loc><rs:md capability="resourcelist"/></url><url><loc>${base}/cd.xml</loc><rs:md capability="changedump"/></url></urlset>`,
+      '/rl.xml': `<urlset ${ns}><rs:md capability="resourcelist" at="2024-01-02T00:00:00Z"/><url><loc>${base}/r/k</loc></url></urlset>`,
+      '/cd.xml': `<urlset ${ns}><rs:md capability="changedump" from="2024-01-02T00:00:00Z"/>` +
+        pkg('p1.zip', p1, '2024-01-02T00:00:00Z', '2024-01-02T04:00:00Z') +
+        pkg('p2.zip', p2, '2024-01-02T04:00:00Z', '2024-01-02T08:00:00Z') +
+        pkg('p3.zip', p3, '2024-01-02T08:00:00Z', '2024-01-02T12:00:00Z') + '</urlset>',
+    };
+    const zips: Record<string, Buffer> = { '/p1.zip': p1, '/p2.zip': p2, '/p3.zip': p3 };
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      if (path === '/p3.zip' && stallP3) {
+        res.writeHead(200, { 'content-type': 'application/zip', 'content-length': p3.length });
+        res.write(p3.subarray(0, 10));
+        onP3?.();
+        return;
+      }
+      if (zips[path]) return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zips[path].length }).end(zips[path]);
+      if (path === '/r/k') return void res.writeHead(200).end('k before\n');
+      res.writeHead(404).end();
+    });
+    const notes: string[] = [];
+    const mirror = (o: Partial<SyncOptions> = {}) => sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, deletePolicy: 'delete', onNote: (n) => void notes.push(n), ...o });
+    expect(await mirror()).toMatchObject({ mode: 'baseline', created: 1 });
+    stallP3 = true;
+    const abort = new AbortController();
+    onP3 = () => setTimeout(() => abort.abort(), 700);
+    await expect(mirror({ signal: abort.signal })).rejects.toThrow();
+    const xFile = join(dest, new URL(base).host.replace(':', '_'), 'r', 'x');
+    // As a kill would leave it: running, by a process that is gone.
+    let state = new MirrorState(stateDirOf(dest));
+    const id = state.runs().at(-1)!.id;
+    state.db.prepare("UPDATE runs SET status = 'running', pid = 2147483646 WHERE id = ?").run(id);
+    state.markInterrupted();
+    state.close();
+    stallP3 = false;
+    const resumed = await mirror();
+    expect(resumed.resumed).toBe(true);
+    expect(existsSync(xFile)).toBe(false);
+  });
+});

@@ -14,7 +14,7 @@ import { loadDocument } from '../load.ts';
 import type { Applier } from './apply.ts';
 import { packageApplier } from './dump-apply.ts';
 import { nextOf, notePackage, packageDeadline, PACKAGES_DIR } from './dump-baseline.ts';
-import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
+import { clearDumpProgress, donePackages, heldAt, markPackageDone } from './dump-progress.ts';
 import type { MetadataFetcher } from './metadata.ts';
 import { ExtractBudget, fetchPackage, PackagePrefetch, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
@@ -30,6 +30,8 @@ export interface DumpIncrementalOptions {
   runId: number | null;
   dryRun: boolean;
   signal?: AbortSignal;
+  /** A pause: the package under way finishes, the next is not begun, and the run stays resumable from there. */
+  pauseSignal?: AbortSignal;
   phases: Record<string, number>;
   onNote?: (note: string) => void;
   /** Notes the describedby links of the changed resources, and removes the metadata of deleted ones. */
@@ -69,6 +71,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
   const skipped = o.listing.packages.length - packages.length;
   if (skipped > 0) o.onNote?.(`${skipped} package${skipped === 1 ? '' : 's'} of the Change Dump end before the checkpoint; not downloaded.`);
   const done = o.runId === null ? new Set<string>() : donePackages(o.state, o.runId, o.dumpUrl);
+  const held = o.runId === null ? null : heldAt(o.state, o.runId, o.dumpUrl);
   const workDir = join(o.stateDir, PACKAGES_DIR);
   if (!o.dryRun) await mkdir(workDir, { recursive: true });
   const t0 = Date.now();
@@ -90,6 +93,8 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
     frozen = true;
     cap = Math.min(cap, failedAtMs ?? since);
   };
+  // Resumed: failures in the packages finished before still hold the checkpoint.
+  if (held !== null) freeze(held);
 
   const prefetch = new PackagePrefetch();
   const budget = new ExtractBudget();
@@ -97,7 +102,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
   const downloadOf = (p: DumpPackage) => ({ http: o.http, package: p, workDir, signal: o.signal, deadlineAt: packageDeadline(p) });
   try {
     for (const pkg of packages) {
-      if (o.signal?.aborted) break;
+      if (o.signal?.aborted || o.pauseSignal?.aborted) break;
       const loc = pkg.entry.loc;
       if (done.has(loc)) {
         reach(pkg.untilMs);
@@ -178,16 +183,16 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
       }
       // Every change of the package applied: the checkpoint may move to the end of its period.
       if (!failedInPackage) reach(pkg.untilMs);
-      // A package with failures is read again if the run is resumed, so they are tried (and counted) again rather
-      // than forgotten by the resumed run.
-      if (failures.length === 0) markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
+      // Done, failures and all (read again after later packages, its changes would undo theirs); where they hold the
+      // checkpoint is kept with it, for a resumed run.
+      markPackageDone(o.state, o.runId!, o.dumpUrl, loc, failedInPackage ? cap : undefined);
     }
   } finally {
     await prefetch.settle();
   }
   await o.applier.finish();
   o.phases.fetch = (Date.now() - t0) / 1000;
-  if (!o.dryRun && complete && !o.signal?.aborted) {
+  if (!o.dryRun && complete && !o.signal?.aborted && !o.pauseSignal?.aborted) {
     clearDumpProgress(o.state);
     await rm(workDir, { recursive: true, force: true });
   }

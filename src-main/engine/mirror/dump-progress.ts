@@ -8,6 +8,8 @@ interface Progress {
   runId: number;
   dumpUrl: string;
   done: string[];
+  /** A Change Dump's: the time of the earliest change that failed in a package done, which the checkpoint may not pass. */
+  heldAtMs?: number;
 }
 
 function read(state: MirrorState): Progress | null {
@@ -27,12 +29,20 @@ export function donePackages(state: MirrorState, runId: number, dumpUrl: string)
   return p !== null && p.runId === runId && p.dumpUrl === dumpUrl ? new Set(p.done) : new Set();
 }
 
-/** Records one more package applied completely by `runId`. */
-export function markPackageDone(state: MirrorState, runId: number, dumpUrl: string, packageUrl: string): void {
+/** Where the checkpoint of a resumed Change Dump run is held by failures in packages it finished; null if nowhere. */
+export function heldAt(state: MirrorState, runId: number, dumpUrl: string): number | null {
   const p = read(state);
-  const done = p !== null && p.runId === runId && p.dumpUrl === dumpUrl ? p.done : [];
+  return p !== null && p.runId === runId && p.dumpUrl === dumpUrl && typeof p.heldAtMs === 'number' ? p.heldAtMs : null;
+}
+
+/** Records one more package applied by `runId` (its outcomes committed), and where its failures hold the checkpoint. */
+export function markPackageDone(state: MirrorState, runId: number, dumpUrl: string, packageUrl: string, heldAtMs?: number): void {
+  const p = read(state);
+  const same = p !== null && p.runId === runId && p.dumpUrl === dumpUrl;
+  const done = same ? p.done : [];
   if (!done.includes(packageUrl)) done.push(packageUrl);
-  const value = JSON.stringify({ runId, dumpUrl, done } satisfies Progress);
+  const held = [same ? p.heldAtMs : undefined, heldAtMs].filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+  const value = JSON.stringify({ runId, dumpUrl, done, ...(held.length > 0 ? { heldAtMs: Math.min(...held) } : {}) } satisfies Progress);
   state.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(KEY, value);
 }
 

@@ -8,9 +8,13 @@ export class ReadAhead<T> {
   #head = 0;
   #ended = false;
   #stopped = false;
+  #failed: unknown = null;
   #wakeWorker: (() => void) | null = null;
   #wakeReader: (() => void) | null = null;
-  /** Settles when every entry was handed to `work` (after `end`), or at once after `stop`; rejects with its error. */
+  /**
+   * Settles when every entry was handed to `work` (after `end`), or after `stop` once the work under way returns;
+   * rejects with the work's error.
+   */
   readonly done: Promise<void>;
 
   constructor(limit: number, work: (item: T) => Promise<void> | undefined) {
@@ -25,8 +29,12 @@ export class ReadAhead<T> {
     return this.#items.length - this.#head;
   }
 
-  /** Queues an entry; returns a promise to await when `limit` entries wait (the reader pauses until half are taken). */
+  /**
+   * Queues an entry; returns a promise to await when `limit` entries wait (the reader pauses until half are taken).
+   * Once the work failed, that promise rejects with its error, so the reader stops reading.
+   */
   push(item: T): Promise<void> | undefined {
+    if (this.#failed !== null) return this.done;
     if (this.#stopped) return undefined;
     this.#items.push(item);
     this.#wake('worker');
@@ -82,6 +90,7 @@ export class ReadAhead<T> {
         });
       }
     } catch (err) {
+      this.#failed = err;
       this.stop();
       throw err;
     }

@@ -443,6 +443,11 @@ export class MirrorState implements ClaimStore {
     return this.#under.get(`${key}/`, `${key}0`) !== undefined;
   }
 
+  /** Puts back the status of a row marked damaged while its copy was about to be replaced (apply.ts). */
+  setStatus(uri: string, status: InventoryStatus): void {
+    this.db.prepare("UPDATE inventory SET status = ? WHERE uri = ? AND status = 'damaged'").run(status, uri);
+  }
+
   /** Marks mirrored copies an audit found damaged, for the next sync to fetch again (see InventoryStatus). */
   markDamaged(uris: string[]): void {
     const mark = this.db.prepare("UPDATE inventory SET status = 'damaged' WHERE uri = ? AND status IN ('verified', 'unverifiable', 'unchecked')");
@@ -510,19 +515,22 @@ export class MirrorState implements ClaimStore {
   }
 
   /**
-   * Takes an interrupted run up again in this process. Its failures are forgotten, but for those of resources it recorded (kept,
-   * unverifiable): the resumed run tries the others again (it fetches only what the run did not record), and counts
-   * them again if they fail, so they are neither counted twice nor left standing when they now succeed.
+   * Takes an interrupted run up again in this process. A run that reads its lists again from the start (lists, live)
+   * forgets its failures but for those of resources it recorded (kept, unverifiable), and the entries it skipped: it
+   * meets them again, and counts them again if they still fail, so they are neither counted twice nor left standing
+   * when they now succeed. A dump run (`keepFailures`) does not read again the packages it finished: their failures
+   * stand, and still hold its checkpoint back.
    */
-  resumeRun(id: number): RunRecord {
+  resumeRun(id: number, keepFailures = false): RunRecord {
     // A savepoint, not BEGIN: the live side resumes its run inside a transaction of its own.
     this.db.exec('SAVEPOINT resume_run');
     try {
-      this.db.prepare('DELETE FROM failures WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM inventory WHERE inventory.uri = failures.uri AND inventory.run_id = ?)').run(id, id);
-      this.db
-        // The message of how it stopped ("Paused") no longer holds: killed now, it is interrupted, not paused.
-        .prepare("UPDATE runs SET status = 'running', pid = ?, ended_at = NULL, message = NULL, failed = (SELECT COUNT(*) FROM failures WHERE run_id = ?) WHERE id = ?")
-        .run(process.pid, id, id);
+      if (!keepFailures) {
+        this.db.prepare('DELETE FROM failures WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM inventory WHERE inventory.uri = failures.uri AND inventory.run_id = ?)').run(id, id);
+        this.db.prepare('UPDATE runs SET skipped = 0, failed = (SELECT COUNT(*) FROM failures WHERE run_id = ?) WHERE id = ?').run(id, id);
+      }
+      // The message of how it stopped ("Paused") no longer holds: killed now, it is interrupted, not paused.
+      this.db.prepare("UPDATE runs SET status = 'running', pid = ?, ended_at = NULL, message = NULL WHERE id = ?").run(process.pid, id);
       this.db.exec('RELEASE resume_run');
     } catch (err) {
       this.db.exec('ROLLBACK TO resume_run');

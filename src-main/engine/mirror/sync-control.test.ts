@@ -4,7 +4,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncProgress } from './sync.ts';
@@ -146,5 +147,49 @@ describe('sync control', () => {
     const next = await sync({ dest });
     expect(next).toMatchObject({ mode: 'baseline', failed: 0 });
     expect(next.created + next.unchanged).toBe(40);
+  });
+});
+
+
+describe('a resumed run and the entries it skips', () => {
+  let server: Server;
+  let base = '';
+  const N = 20;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const p = req.url!;
+      if (p === '/caps.xml') {
+        res.setHeader('content-type', 'application/xml');
+        return res.end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="capabilitylist"/><url><loc>${base}/rl.xml</loc><rs:md capability="resourcelist"/></url></urlset>`);
+      }
+      if (p === '/rl.xml') {
+        res.setHeader('content-type', 'application/xml');
+        let urls = `<url><loc>http://elsewhere.invalid/x</loc></url>`;
+        for (let i = 0; i < N; i++) urls += `<url><loc>${base}/r/${i}</loc><rs:md length="3"/></url>`;
+        return res.end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>${urls}</urlset>`);
+      }
+      if (p.startsWith('/r/')) return void setTimeout(() => res.end('abc'), 40);
+      res.statusCode = 404;
+      res.end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterAll(() => server.close());
+
+  it('a paused run resumed counts a skipped entry once', async () => {
+    const dest = mkdtempSync(join(tmpdir(), 'rev-'));
+    const pause = new AbortController();
+    const first = await sync({ url: `${base}/caps.xml`, dest, concurrency: 1, batchSize: 2, pauseSignal: pause.signal, onProgress: (p) => { if (p.settled >= 4) pause.abort(); } });
+    expect(first.paused).toBe(true);
+    expect(first.skipped).toBe(1);
+    const second = await sync({ dest, concurrency: 2 });
+    const state = new MirrorState(stateDirOf(dest));
+    const runs = state.runs();
+    state.close();
+    expect(second.resumed).toBe(true);
+    expect(second.created).toBe(N);
+    expect(second.skipped).toBe(1);
+    expect(runs[0].skipped).toBe(1);
   });
 });

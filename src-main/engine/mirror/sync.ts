@@ -259,7 +259,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     // Dumps when asked for and offered (an interrupted dump run resumes from its dump); else the lists, said so.
     const dumps: DumpChoice = await chooseDumps({ http, binding, mode, useDumps, resume, signal: options.signal, onNote: options.onNote });
     const listUrl = dumps.url ?? (mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl);
-    const run = dryRun ? null : resume ? state.resumeRun(resume.id) : state.startRun(mode, wanted, listUrl);
+    const run = dryRun ? null : resume ? state.resumeRun(resume.id, dumps.url !== null) : state.startRun(mode, wanted, listUrl);
     if (resume) options.onNote?.(`Resuming run ${resume.id} (interrupted ${resume.kind}); what it verified is not fetched again.`);
     const fetcher = new Fetcher({
       concurrency: settings.concurrency ?? undefined,
@@ -285,7 +285,11 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       onProgress: () => report(),
       onSettled: () => report(),
     });
-    if (resume && run) applier.carry(run);
+    if (resume && run) {
+      applier.carry(run);
+      // A dump run's packages finished before the interruption are not read again: their failures stand.
+      if (dumps.url !== null) applier.carryFailures(state.failures(run.id).length);
+    }
     const patcher = new JsonPatcher({ applier, fetcher, state, dest, dryRun, signal: options.signal, onNote: options.onNote });
     const metadata = new MetadataFetcher({ state, applier, enabled: options.withMetadata ?? false, concurrency: settings.concurrency ?? 8, dryRun });
     const applyChange = async (entry: Entry) => {
@@ -334,7 +338,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         if (dumps.listing !== null) phase = 'fetch';
         if (mode === 'baseline' && dumps.listing !== null) {
           const result = await runDumpBaseline({
-            http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, phases,
+            http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, pauseSignal: options.pauseSignal, phases,
             onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, metadata, readAheadFrom: options.dumpReadAheadFrom, quickDownloadSeconds: options.dumpQuickDownloadSeconds,
             onPackageBytes: (done, total) => {
               packageBytes = { done, total };
@@ -351,7 +355,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           applier.repeatable = true;
           const result = await runDumpIncremental({
             http, applier, state, stateDir, dumpUrl: dumps.url!, listing: dumps.listing, checkpoint: checkpoint!, runId: run?.id ?? null, dryRun,
-            signal: options.signal, phases, onNote: options.onNote, changeListCovers: binding.changeListUrl !== null, metadata,
+            signal: options.signal, pauseSignal: options.pauseSignal, phases, onNote: options.onNote, changeListCovers: binding.changeListUrl !== null, metadata,
             onListed: (n) => onListed(n),
           });
           listed = result.changes;

@@ -209,10 +209,18 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
           }
           throw new PackageDownloadError('bad-content-range', `The server answered a resumption of ${clip(url)} with an unusable Content-Range ${clip(JSON.stringify(response.headers['content-range'] ?? ''))}`, url);
         }
-        // If-Range was ignored in all but name: the rest of another version would be spliced onto this one.
-        const now = validatorOf(response.headers);
-        if (meta?.validator && now !== null && now !== meta.validator) {
-          const begun = meta.validator;
+        // If-Range was ignored in all but name: the rest of another version would be spliced onto this one. Validators
+        // of the same kind are compared (an ETag with an ETag, a date with a date); each such restart counts as a
+        // resumption, so a server whose ETags differ from node to node does not restart it for ever.
+        const begun = meta?.validator ?? null;
+        const byEtag = begun !== null && begun.startsWith('"');
+        const now = begun === null ? undefined : byEtag ? response.headers.etag : response.headers['last-modified'];
+        if (begun !== null && now !== undefined && !(byEtag && now.startsWith('W/')) && now !== begun) {
+          if (resumes >= maxResumes) {
+            await response.discard();
+            throw new PackageDownloadError('bad-content-range', `${clip(url)} answered each resumption with another version (${clip(now, 80)}, not ${clip(begun, 80)}); given up`, url);
+          }
+          resumes++;
           await response.discard();
           await rm(part, { force: true });
           offset = 0;
