@@ -2,7 +2,7 @@
 // skipped downloads and conditional requests, mirror locations, failures on demand, and a resume after kill -9.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -203,6 +203,20 @@ describe('incremental', () => {
     // Nothing new: nothing fetched.
     const quiet = await run();
     expect(quiet).toMatchObject({ mode: 'incremental', created: 0, updated: 0, failed: 0 });
+  });
+
+  it("a new version that cannot be put in place leaves the older copy's row as it was, not damaged", async () => {
+    await run();
+    const [u] = fixture.change('update', 1);
+    // Where the file was, a folder with something in it now: the new version cannot be renamed over it.
+    rmSync(fileOf(u!.id));
+    mkdirSync(fileOf(u!.id));
+    writeFileSync(join(fileOf(u!.id), 'inside'), 'x');
+    const result = await run();
+    expect(result.failures.map((f) => f.uri)).toEqual([fixture.state.locOf(u!.id)]);
+    expect(result.failures[0]!.reason).toMatch(/could not be put in place/);
+    const row = inventory().find((r) => r.uri === fixture.state.locOf(u!.id))!;
+    expect(row.status).toBe('verified');
   });
 
   it('deletes or quarantines by policy', async () => {
