@@ -109,6 +109,8 @@ export interface FixtureSource {
   setBroken(path: string, failure: Failure | null): void;
   /** Changes `resourceDelayMs` from now on. */
   setResourceDelay(ms: number): void;
+  /** Answers `path` (exactly, query aside) `ms` later from now on; 0 removes the delay. */
+  setPathDelay(path: string, ms: number): void;
   /**
    * Changes the Authorization value every request must carry (`auth`) from now on; null: none needed. `only`: the
    * protected area (see `authOnly`); absent: as it was.
@@ -130,6 +132,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
   const timers = new Set<NodeJS.Timeout>();
   let handle: (req: IncomingMessage, res: ServerResponse, path: string) => void | Promise<void> = () => {};
   let resourceDelayMs = options.resourceDelayMs ?? 0;
+  const pathDelays = new Map<string, number>();
   let auth = options.auth;
   let authOnly = options.authOnly;
   const needsAuth = (path: string) => {
@@ -166,7 +169,9 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
         if (!res.headersSent) send(res, 500, 'text/plain', `Fixture error: ${String(err)}`);
         else res.destroy();
       });
-    if (resourceDelayMs > 0 && /\/res\/\d+/.test(path)) stall(resourceDelayMs, () => void answer());
+    const pathDelay = pathDelays.get(path.split('?')[0]!);
+    if (pathDelay !== undefined) stall(pathDelay, () => void answer());
+    else if (resourceDelayMs > 0 && /\/res\/\d+/.test(path)) stall(resourceDelayMs, () => void answer());
     else void answer();
   });
   await new Promise<void>((resolve, reject) => {
@@ -413,6 +418,10 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     notifications,
     requests,
     hubRequests,
+    setPathDelay(path, ms) {
+      if (ms > 0) pathDelays.set(path, ms);
+      else pathDelays.delete(path);
+    },
     setResourceDelay(ms) {
       resourceDelayMs = ms;
     },
