@@ -56,8 +56,11 @@ function Loaded({ m }: { m: MirrorDetail }) {
   const setTab = useMirrorUi((s) => s.setTab);
   const usable = m.status !== 'missing' && m.status !== 'busy';
   const syncing = busy && m.status !== 'auditing';
-  // Runs with failures, the one going on among them as soon as one of its resources failed.
-  const failures = m.runs.filter((r) => r.kind !== 'audit' && (r.failed > 0 || (r.status === 'running' && busy && (progress?.failed ?? 0) > 0))).length;
+  // The failures of the latest run that had any (runs come newest first; the one going on as soon as one of its resources failed): the number
+  // its counters show, and the run the Failures tab opens on.
+  const failedOf = (r: (typeof m.runs)[number]) => (r.status === 'running' && busy ? Math.max(r.failed, progress?.failed ?? 0) : r.failed);
+  const lastFailed = m.runs.find((r) => r.kind !== 'audit' && failedOf(r) > 0);
+  const failures = lastFailed ? failedOf(lastFailed) : 0;
   const list = mirroredList(m);
 
   const sectionRef = useRef<HTMLElement>(null);
