@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
 import { startAppServer, type AppServer } from './app-server.ts';
-import { addSource, detail, expectAccessible } from './ui-helpers.ts';
+import { addSource, detail, expectAccessible, fillMirrorForm, mainView, openMirrorForm, resourcesBar } from './ui-helpers.ts';
 
 let fixture: FixtureSource;
 let app: AppServer;
@@ -33,23 +33,11 @@ test.afterAll(async () => {
   rmSync(mirrors, { recursive: true, force: true });
 });
 
-const view = (page: Page) => page.getByRole('main');
-const resourcesBar = (page: Page) => view(page).getByRole('progressbar', { name: 'Resources' });
+const view = mainView;
 const runEnd = (page: Page, text: string | RegExp) => view(page).getByRole('status').filter({ hasText: text });
 
-/** Opens `list` of dataset1 (adding the Source from it) and its new-mirror form. */
-async function openForm(page: Page, list: string = PATHS.dataset1.capabilityList): Promise<void> {
-  await page.goto(app.url);
-  await addSource(page, fixture.url + list);
-  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
-  await detail(page).getByRole('button', { name: 'Mirror this…' }).click();
-  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror / })).toBeVisible();
-}
-
-async function fillForm(page: Page, folder: string, concurrency = 4): Promise<void> {
-  await view(page).getByLabel('Folder', { exact: true }).fill(folder);
-  await view(page).getByLabel('Connections').fill(String(concurrency));
-}
+const openForm = (page: Page, list: string = PATHS.dataset1.capabilityList) => openMirrorForm(page, app.url, fixture.url + list);
+const fillForm = (page: Page, folder: string, concurrency = 4) => fillMirrorForm(page, folder, concurrency);
 
 function setBroken(ids: number[], on: boolean): void {
   for (const id of ids) fixture.setBroken(fixture.state.pathOf(id), on ? { status: 404 } : null);

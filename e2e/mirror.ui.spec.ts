@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
 import { startAppServer, type AppServer } from './app-server.ts';
-import { addSource, detail, expectAccessible } from './ui-helpers.ts';
+import { expectAccessible, fillMirrorForm, mainView, openMirrorForm, resourcesBar } from './ui-helpers.ts';
 
 let fixture: FixtureSource;
 let app: AppServer;
@@ -37,8 +37,7 @@ test.afterAll(async () => {
   rmSync(mirrors, { recursive: true, force: true });
 });
 
-const view = (page: Page) => page.getByRole('main');
-const resourcesBar = (page: Page) => view(page).getByRole('progressbar', { name: 'Resources' });
+const view = mainView;
 
 async function accessible(page: Page, what: string): Promise<void> {
   await expectAccessible(page, `${what} (light)`);
@@ -47,16 +46,11 @@ async function accessible(page: Page, what: string): Promise<void> {
   await page.emulateMedia({ colorScheme: 'light' });
 }
 
-/** Opens the dataset1 Capability List (adding its Source) and fills the mirror form for `folder`. */
+/** Opens the dataset1 Capability List's new-mirror form (adding its Source) and fills it for `folder`. */
 async function openForm(page: Page, folder: string, concurrency: number): Promise<void> {
-  await page.goto(app.url);
-  const capabilityList = fixture.url + PATHS.dataset1.capabilityList;
-  await addSource(page, capabilityList);
-  await expect(detail(page).getByRole('heading', { name: /Capability List/ })).toBeVisible();
-  await detail(page).getByRole('button', { name: 'Mirror this…' }).click();
+  await openMirrorForm(page, app.url, fixture.url + PATHS.dataset1.capabilityList);
   await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror Capability List of 127\.0\.0\.1/ })).toBeVisible();
-  await view(page).getByLabel('Folder', { exact: true }).fill(folder);
-  await view(page).getByLabel('Connections').fill(String(concurrency));
+  await fillMirrorForm(page, folder, concurrency);
 }
 
 test('creates a mirror from the tree, runs a baseline with a visible progress bar, audits it in sync', async ({ page }) => {

@@ -52,3 +52,26 @@ export async function expectAccessible(page: Page, view: string, options: { incl
   );
   expect(report, `axe on ${view}`).toEqual([]);
 }
+
+/** The main pane, where a mirror's form and views show. */
+export function mainView(page: Page): Locator {
+  return page.getByRole('main');
+}
+
+export function resourcesBar(page: Page): Locator {
+  return mainView(page).getByRole('progressbar', { name: 'Resources' });
+}
+
+/** Loads the app, adds the Source from `listUrl` (a document of it) and opens that document's new-mirror form. */
+export async function openMirrorForm(page: Page, appUrl: string, listUrl: string): Promise<void> {
+  await page.goto(appUrl);
+  await addSource(page, listUrl);
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+  await detail(page).getByRole('button', { name: 'Mirror this…' }).click();
+  await expect(mainView(page).getByRole('heading', { level: 2, name: /^Mirror / })).toBeVisible();
+}
+
+export async function fillMirrorForm(page: Page, folder: string, concurrency: number): Promise<void> {
+  await mainView(page).getByLabel('Folder', { exact: true }).fill(folder);
+  await mainView(page).getByLabel('Connections').fill(String(concurrency));
+}
