@@ -77,9 +77,14 @@ export interface ReadPackageOptions {
 export class ExtractBudget {
   extracted = 0;
   packageBytes = 0;
+  readonly #floor: number;
+
+  constructor(floor = 1024 ** 3) {
+    this.#floor = floor;
+  }
 
   get limit(): number {
-    return Math.max(1024 ** 3, 100 * this.packageBytes);
+    return Math.max(this.#floor, 100 * this.packageBytes);
   }
 }
 
