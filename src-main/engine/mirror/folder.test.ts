@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { audit } from './audit.ts';
-import { readFolder } from './folder.ts';
+import { inventorySize, readFailures, readFolder } from './folder.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
 
@@ -41,5 +41,52 @@ describe('runs left running by a killed process', () => {
     } finally {
       after.close();
     }
+  });
+});
+
+describe("the mirror's size", () => {
+  it('counts the resources there, not those deleted or quarantined, without scanning the inventory', () => {
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      const put = state.db.prepare('INSERT INTO inventory (uri, path, path_key, status) VALUES (?, ?, ?, ?)');
+      const statuses = ['verified', 'unverifiable', 'unchecked', 'damaged', 'deleted', 'quarantined'];
+      for (let i = 0; i < 60; i++) put.run(`http://s/r${i}`, `s/r${i}`, `s/r${i}`, statuses[i % statuses.length]);
+      state.db.prepare("UPDATE inventory SET status = 'deleted' WHERE uri = 'http://s/r0'").run();
+      state.db.prepare("UPDATE inventory SET status = 'verified' WHERE uri = 'http://s/r4'").run();
+      // Each count reads an index: the partial one of gone rows for the second, never the table's rows.
+      const plan = state.db.prepare("EXPLAIN QUERY PLAN SELECT COUNT(*) FROM inventory WHERE status IN ('deleted', 'quarantined')").all() as { detail: string }[];
+      expect(plan.map((p) => p.detail).join('; ')).toContain('inventory_gone');
+    } finally {
+      state.close();
+    }
+    expect(readFolder(dest)!.resources).toBe(40);
+    expect(inventorySize(dest)).toBe(40);
+  });
+});
+
+describe("a run's failures", () => {
+  it('of the latest run are all standing, counted whole and listed in order up to the limit', () => {
+    const state = new MirrorState(stateDirOf(dest));
+    let first: number;
+    let latest: number;
+    try {
+      first = state.startRun('baseline', 'auto', null).id;
+      state.addToRun(first, { failed: 1 }, [{ uri: 'http://s/a', reason: 'gone' }]);
+      state.db.prepare("INSERT INTO inventory (uri, path, path_key, status, run_id) VALUES ('http://s/a', 's/a', 's/a', 'verified', ?)").run(first + 1);
+      latest = state.startRun('incremental', 'auto', null).id;
+      state.addToRun(latest, { failed: 3 }, ['x', 'y', 'z'].map((n) => ({ uri: `http://s/${n}`, reason: `no ${n}` })));
+    } finally {
+      state.close();
+    }
+    expect(readFailures(dest, latest, 2)).toEqual({
+      total: 3,
+      open: 3,
+      failures: [
+        { uri: 'http://s/x', reason: 'no x', fixedBy: null },
+        { uri: 'http://s/y', reason: 'no y', fixedBy: null },
+      ],
+    });
+    // An earlier run's failure that the latest run mended is said to be.
+    expect(readFailures(dest, first)).toEqual({ total: 1, open: 0, failures: [{ uri: 'http://s/a', reason: 'gone', fixedBy: latest }] });
   });
 });

