@@ -544,14 +544,19 @@ export class Applier {
     return this.#writer.tempFile();
   }
 
-  /** Puts a finished temporary file in place through the durable batches; a mismatch fails it instead. */
-  stageFile(target: WriteTarget, temp: string, fixity: FixityResult): void {
+  /**
+   * Puts a temporary file in place through the durable batches; a mismatch fails it instead. `written`: the file is
+   * still being written, and is awaited when its batch is flushed.
+   */
+  stageFile(target: WriteTarget, temp: string, fixity: FixityResult, written?: Promise<void>): void {
     if (fixity.status === 'mismatch') {
-      rmSync(temp, { force: true });
+      const remove = () => rmSync(temp, { force: true });
+      if (written === undefined) remove();
+      else void written.then(remove, remove);
       this.#note({ failed: 1 }, { uri: target.uri, reason: clip(`fixity mismatch: ${fixity.reasons.join('; ')}`, 1000) });
       return;
     }
-    this.#stage({ kind: 'file', temp, fixity, etag: null, lastModified: null }, target.final, target.mtimeMs, target.base, target.live);
+    this.#stage({ kind: 'file', temp, fixity, etag: null, lastModified: null, written }, target.final, target.mtimeMs, target.base, target.live);
   }
 
   /** Waits while too many files are staged (backpressure for writers other than `apply`). */

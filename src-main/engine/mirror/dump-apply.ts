@@ -29,6 +29,15 @@ async function drain(stream: Readable): Promise<void> {
 
 export function packageApplier(applier: Applier, options: { skip?: (entry: ManifestEntry) => boolean } = {}): PackageApplier {
   const written = new Map<ManifestEntry, string>();
+  // Files of small bitstreams still being written on the file thread: a run awaits them only when it commits them.
+  const writing = new Map<ManifestEntry, Promise<void>>();
+  const removeTemp = async (entry: ManifestEntry, temp: string | undefined): Promise<void> => {
+    const pending = writing.get(entry);
+    writing.delete(entry);
+    // Not before its write is over: else the write would make it again.
+    if (pending !== undefined) await pending.catch(() => undefined);
+    if (temp !== undefined) await rm(temp, { force: true });
+  };
   const sink: BitstreamSink = async (entry, stream) => {
     if (options.skip?.(entry) || !applier.wanted(entry)) {
       await drain(stream);
@@ -55,6 +64,16 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
       written.set(entry, path);
       return null;
     },
+    verifiedBytes: (entry, bytes) => {
+      if (options.skip?.(entry) || !applier.wanted(entry)) return null;
+      const file = applier.tempFile();
+      file.add(bytes);
+      const done = file.close();
+      done.catch(() => undefined);
+      written.set(entry, file.path);
+      writing.set(entry, done);
+      return null;
+    },
   };
   const outcome = async (o: EntryOutcome): Promise<void> => {
     const temp = written.get(o.entry);
@@ -63,14 +82,16 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
       // One not wanted is prepared all the same: prepare is what records it as unchanged or not mirrored.
       const target = options.skip?.(o.entry) ? null : applier.prepare(o.entry);
       if (target === null) {
-        if (temp !== undefined) await rm(temp, { force: true });
+        await removeTemp(o.entry, temp);
       } else if (temp !== undefined) {
-        applier.stageFile(target, temp, judge(target.expected, o.length, o.digests));
+        const pending = writing.get(o.entry);
+        writing.delete(o.entry);
+        applier.stageFile(target, temp, judge(target.expected, o.length, o.digests), pending);
       } else {
         applier.fail(o.entry.loc, `${clip(o.entry.loc)} changed in the mirror while its package was read; it was not extracted, and the next run fetches it`);
       }
     } else if (o.status === 'failed') {
-      if (temp !== undefined) await rm(temp, { force: true });
+      await removeTemp(o.entry, temp);
       applier.fail(o.entry.loc, o.reason);
     }
     // Every outcome (a deletion too) is one entry done: the run view's counters move as the package applies.
@@ -80,7 +101,7 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
   const discard = async (o: EntryOutcome): Promise<void> => {
     const temp = written.get(o.entry);
     written.delete(o.entry);
-    if (temp !== undefined) await rm(temp, { force: true });
+    await removeTemp(o.entry, temp);
   };
   return { sink, files, outcome, discard };
 }

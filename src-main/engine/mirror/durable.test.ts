@@ -153,4 +153,29 @@ describe('DurableWriter', () => {
     expect(existsSync(join(dest, 'refused'))).toBe(false);
     expect(readdirSync(join(dest, '.tmp'))).toEqual([]);
   });
+
+  it('holds a writer faster than the disk back once two full batches wait to be flushed', async () => {
+    const dest = fresh();
+    const writer = new DurableWriter<string>({ tmpDir: join(dest, '.tmp'), batchSize: 2, commit: () => undefined });
+    // Files whose writes have not ended: the batches that hold them cannot be flushed yet.
+    const writes: (() => void)[] = [];
+    const stageOne = (n: number) => {
+      const file = writer.tempFile();
+      writeFileSync(file.path, String(n));
+      writer.stage({ temp: file.path, final: join(dest, `f${n}`), record: `f${n}`, written: new Promise<void>((resolve) => writes.push(resolve)) });
+    };
+    for (let n = 0; n < 4; n++) stageOne(n);
+    let drained = false;
+    const waiting = writer.drained().then(() => (drained = true));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(drained).toBe(false);
+    // Once the first batch is flushed, one batch waits: the writer may go on.
+    writes[0]!();
+    writes[1]!();
+    await waiting;
+    expect(existsSync(join(dest, 'f0'))).toBe(true);
+    for (const w of writes) w();
+    await writer.flush();
+    expect(readdirSync(dest).filter((f) => f.startsWith('f')).sort()).toEqual(['f0', 'f1', 'f2', 'f3']);
+  });
 });

@@ -281,6 +281,9 @@ export class TempFile {
   }
 }
 
+/** Batches queued for flushing beyond which `drained` waits: one being flushed while the next waits its turn. */
+const MAX_QUEUED_BATCHES = 2;
+
 export class DurableWriter<T> {
   readonly tmpDir: string;
   #batch: Staged<T>[] = [];
@@ -291,6 +294,8 @@ export class DurableWriter<T> {
   #beforeRename: DurableOptions<T>['beforeRename'];
   #durable: boolean;
   #chain: Promise<void> = Promise.resolve();
+  /** Each batch handed to #chain and not yet flushed, oldest first. */
+  #queued: Promise<void>[] = [];
   #madeDirs = new Set<string>();
   #n = 0;
   #error: unknown = null;
@@ -348,9 +353,14 @@ export class DurableWriter<T> {
     return this.#batch.length;
   }
 
-  /** Waits while too many batches are queued (backpressure for the fetchers). */
+  /**
+   * Waits while too many batches are queued (backpressure for the fetchers): full batches are flushed in the
+   * background as they fill, so a writer faster than the disk (small bitstreams of a dump, whose files the file
+   * thread creates at the file system's pace) would otherwise queue batch after batch, and their bytes, in memory.
+   */
   async drained(): Promise<void> {
     if (this.#batch.length >= this.#batchSize * 2 || this.#stagedBytes >= this.#batchBytes * 2) await this.flush();
+    while (this.#queued.length >= MAX_QUEUED_BATCHES) await this.#queued[0];
   }
 
   /** Flushes what is staged; resolves when it is committed. Rejects if a commit failed. */
@@ -365,6 +375,11 @@ export class DurableWriter<T> {
     this.#chain = this.#chain.then(() => (batch.length > 0 ? this.#flushBatch(batch) : undefined)).catch((err: unknown) => {
       this.#error ??= err;
     });
+    if (batch.length > 0) {
+      const done = this.#chain;
+      this.#queued.push(done);
+      void done.then(() => this.#queued.splice(this.#queued.indexOf(done), 1));
+    }
     return this.#chain.then(() => {
       if (this.#error !== null) throw this.#error;
     });

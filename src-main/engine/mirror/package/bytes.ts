@@ -77,6 +77,37 @@ export async function readFully(bytes: PackageBytes, buffer: Buffer, offset: num
   return done;
 }
 
+/**
+ * The same bytes, small reads served from one window of `size` bytes read at once: a package of many small
+ * bitstreams needs two reads for each local header and one for each bitstream, lying one after another, which then
+ * cost one read per window instead (20,000 entries of 100 bytes: 60,000 reads, 2.6 s of the main thread). Reads of
+ * a quarter of the window or more go straight through. Package bytes never change, so nothing is ever stale.
+ */
+export function windowed(bytes: PackageBytes, size = 256 * 1024): PackageBytes {
+  let window = Buffer.alloc(0);
+  let windowAt = 0;
+  return {
+    size: bytes.size,
+    async read(buffer, offset, length, position) {
+      if (length >= size / 4) return bytes.read(buffer, offset, length, position);
+      if (position < windowAt || position + length > windowAt + window.length) {
+        // A short read (a package still downloading) leaves a short window: the next read fills it again.
+        const fresh = Buffer.allocUnsafe(Math.min(size, Math.max(0, bytes.size - position)));
+        const n = fresh.length === 0 ? 0 : await bytes.read(fresh, 0, fresh.length, position);
+        window = fresh.subarray(0, n);
+        windowAt = position;
+      }
+      const from = position - windowAt;
+      const n = Math.max(0, Math.min(length, window.length - from));
+      window.copy(buffer, offset, from, from + n);
+      return n;
+    },
+    entriesPhase: bytes.entriesPhase?.bind(bytes),
+    fileRange: bytes.fileRange?.bind(bytes),
+    close: () => bytes.close(),
+  };
+}
+
 const SLICE = 1 << 20;
 
 /** The bytes [start, end) as a stream of slices of at most 1 MiB; errors if the package ends first. */

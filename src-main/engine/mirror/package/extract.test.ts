@@ -1,4 +1,5 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -6,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExtractBudget, readPackage, type BitstreamFiles, type ReadPackageOptions } from './extract.ts';
 import { PackageError, type EntryOutcome, type ManifestEntry } from './model.ts';
 import { tempFileSink, type TempFile } from './sinks.ts';
-import { buildZip, manifestXml, md5, patch, renameEntry, sha256, type ManifestItem, type ZipFileSpec } from './test-zips.ts';
+import { buildZip, headersOf, manifestXml, md5, patch, renameEntry, sha256, type ManifestItem, type ZipFileSpec } from './test-zips.ts';
 
 let dir: string;
 let out: string;
@@ -49,13 +50,28 @@ async function save(zip: Buffer): Promise<string> {
   return path;
 }
 
-/** How bitstreams reach the caller: streamed to a sink, or extracted into files on the extraction thread. */
-let mode: 'stream' | 'files' = 'stream';
+/**
+ * How bitstreams reach the caller: streamed to a sink, extracted into files on the extraction thread, or (`small`)
+ * those up to SMALL_BITSTREAM verified in memory and handed over as bytes, the others as files.
+ */
+let mode: 'stream' | 'files' | 'small' = 'stream';
 let n = 0;
 
 /** Files written on the extraction thread into `out`, given back like tempFileSink's. */
 function filesInto(dir: string): BitstreamFiles {
   return { pathFor: () => join(dir, `file-${++n}.tmp`), written: (_entry, path): TempFile => ({ path }) };
+}
+
+/** The same, with small bitstreams handed over as verified bytes, written here. */
+function smallInto(dir: string): BitstreamFiles {
+  return {
+    ...filesInto(dir),
+    verifiedBytes: (_entry, bytes): TempFile => {
+      const path = join(dir, `bytes-${++n}.tmp`);
+      writeFileSync(path, bytes);
+      return { path };
+    },
+  };
 }
 
 async function read(path: string, extra: Partial<ReadPackageOptions> = {}) {
@@ -64,8 +80,8 @@ async function read(path: string, extra: Partial<ReadPackageOptions> = {}) {
     kind: 'resourcedump',
     url: 'http://example.com/package.zip',
     // A test that brings its own sink is about the stream; otherwise, with files, the stream sink must not be used.
-    ...(mode === 'files' && extra.sink === undefined
-      ? { files: filesInto(out), sink: () => Promise.reject(new Error('the stream sink was used instead of the files')) }
+    ...(mode !== 'stream' && extra.sink === undefined
+      ? { files: mode === 'files' ? filesInto(out) : smallInto(out), sink: () => Promise.reject(new Error('the stream sink was used instead of the files')) }
       : { sink: tempFileSink(out) }),
     onDeleted: (e) => {
       deleted.push(e);
@@ -86,7 +102,7 @@ async function contentOf(outcome: EntryOutcome): Promise<Buffer> {
   return readFile((outcome.sinkResult as TempFile).path);
 }
 
-describe.each(['stream', 'files'] as const)('readPackage: a good Resource Dump package (bitstreams as %s)', (how) => {
+describe.each(['stream', 'files', 'small'] as const)('readPackage: a good Resource Dump package (bitstreams as %s)', (how) => {
   beforeEach(() => {
     mode = how;
   });
@@ -183,7 +199,7 @@ describe('readPackage: concurrency', () => {
   });
 });
 
-describe.each(['stream', 'files'] as const)('readPackage: entries that fail alone (bitstreams as %s)', (how) => {
+describe.each(['stream', 'files', 'small'] as const)('readPackage: entries that fail alone (bitstreams as %s)', (how) => {
   beforeEach(() => {
     mode = how;
   });
@@ -326,6 +342,21 @@ describe.each(['stream', 'files'] as const)('readPackage: entries that fail alon
       'verified',
     ]);
     expect(report.outcomes[0].status === 'failed' && report.outcomes[0].reason).toMatch(/by its local header but .* by the central directory/);
+    expect(await readdir(out)).toHaveLength(1);
+  });
+
+  it('fails an entry that inflates to more bytes than both headers say, or whose deflated bytes end early', async () => {
+    const body = 'inflates to more than declared '.repeat(60);
+    const files = [{ name: 'more.txt', body }, { name: 'cut.txt', body }, { name: 'ok.txt', body }];
+    const manifest = manifestXml('resourcedump-manifest', files.map((f) => ({ loc: `http://example.com/${f.name}`, path: `/${f.name}` })));
+    let zip = await buildZip([{ name: 'manifest.xml', body: manifest }, ...files]);
+    for (const where of ['local', 'central'] as const) zip = patch(zip, 'more.txt', where, 'uncompressed', body.length - 100);
+    const { local } = headersOf(zip, 'cut.txt');
+    const compressed = zip.readUInt32LE(local + 18);
+    for (const where of ['local', 'central'] as const) zip = patch(zip, 'cut.txt', where, 'compressed', Math.floor(compressed / 2));
+    const { report } = await read(await save(zip));
+    expect(report.outcomes.map((o) => (o.status === 'failed' ? o.code : o.status))).toEqual(['size-mismatch', 'corrupt', 'verified']);
+    expect(report.outcomes[0].status === 'failed' && report.outcomes[0].reason).toMatch(/more bytes than the [\d,]+ the package declares/);
     expect(await readdir(out)).toHaveLength(1);
   });
 

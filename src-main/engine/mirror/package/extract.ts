@@ -3,7 +3,9 @@
 // sink through a fixity check. Memory stays bounded whatever the package's size: file data only ever passes
 // through in 1 MiB slices, with backpressure from the sink. One bad entry fails alone; only a package that cannot
 // be read at all (not a ZIP, no usable manifest) rejects with a PackageError.
+import { hash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import { crc32, inflateRawSync } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { clip } from '../../clip.ts';
 import { DocumentError, type HashAlgorithm } from '../../documents/index.ts';
@@ -41,7 +43,16 @@ export interface BitstreamFiles {
   /** A new temporary path for this entry's bytes, or null to verify them without keeping them. */
   pathFor(entry: ManifestEntry): string | null;
   written(entry: ManifestEntry, path: string): unknown;
+  /**
+   * A small bitstream (SMALL_BITSTREAM), read, inflated and verified on the main thread instead, since a job on an
+   * extraction thread costs more than the work: its verified bytes, to keep (or not). What it returns is the
+   * outcome's `sinkResult`.
+   */
+  verifiedBytes?(entry: ManifestEntry, bytes: Buffer): unknown;
 }
+
+/** Bitstreams up to this size (stored and uncompressed) take the small path of BitstreamFiles. */
+export const SMALL_BITSTREAM = 64 * 1024;
 
 export interface ReadPackageOptions {
   kind: DumpKind;
@@ -99,7 +110,7 @@ export async function readPackage(from: string | PackageBytes, options: ReadPack
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   // The central directory is read twice, so that only what the manifest names is ever held: first for manifest.xml,
   // then for the entries the manifest names.
-  const first = await readZipDirectory(from, limits, (key) => key === MANIFEST_NAME);
+  const first = await readZipDirectory(from, limits, (key) => key === MANIFEST_NAME, true);
   let manifest: Manifest;
   try {
     manifest = await readPackageManifest(first, limits, options);
@@ -109,7 +120,7 @@ export async function readPackage(from: string | PackageBytes, options: ReadPack
   if (typeof from !== 'string') from.entriesPhase?.();
   const names = new Set<string>([MANIFEST_NAME]);
   for (const entry of manifest.entries) if (entry.zipName !== undefined && entry.change !== 'deleted') names.add(entry.zipName);
-  const dir = await readZipDirectory(from, limits, (key) => names.has(key));
+  const dir = await readZipDirectory(from, limits, (key) => names.has(key), true);
   try {
     return await readWithDirectory(dir, manifest, limits, options);
   } finally {
@@ -284,6 +295,11 @@ async function deliver(dir: ZipDirectory, item: ZipItem, entry: ManifestEntry, o
   if (entry.md.length !== undefined && entry.length === undefined) problems.push(`"length" ${clip(JSON.stringify(entry.md.length))} is not a number`);
   const hasHash = Object.keys(entry.hashes).length > 0;
   const alsoCompute = options.alsoCompute ?? (hasHash ? [] : ['md5']);
+  const small = item.entry.uncompressedSize <= SMALL_BITSTREAM && item.entry.compressedSize <= SMALL_BITSTREAM;
+  if (small && options.files?.verifiedBytes !== undefined) {
+    const expected: Expected = { length: item.entry.uncompressedSize, crc32: item.entry.crc32, hashes: entry.hashes, alsoCompute, label: entry.md.path ?? item.name };
+    return deliverSmall(dir, item, entry, options.files, expected, problems, options.signal);
+  }
   if (options.files !== undefined && extractThreads.available) {
     const expected: Expected = { length: item.entry.uncompressedSize, crc32: item.entry.crc32, hashes: entry.hashes, alsoCompute, label: entry.md.path ?? item.name };
     const outcome = await deliverToFile(dir, item, entry, options.files, expected, problems, options.signal);
@@ -392,4 +408,55 @@ async function deliverToFile(
     }
   }
   return { status: problems.length > 0 ? 'unverifiable' : 'verified', entry, length: result.bytes, digests, problems, sinkResult };
+}
+
+/** One small bitstream read, inflated and verified here, in memory; its bytes go to `files.verifiedBytes`. */
+async function deliverSmall(
+  dir: ZipDirectory,
+  item: ZipItem,
+  entry: ManifestEntry,
+  files: BitstreamFiles,
+  expected: Expected,
+  problems: string[],
+  signal: AbortSignal | undefined,
+): Promise<EntryOutcome> {
+  let range: DataRange;
+  let stored: Buffer;
+  try {
+    range = await dir.locate(item);
+    stored = await dir.readRange(range);
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    if (err instanceof FixityError) return failed(entry, err.code, err.message);
+    return failed(entry, 'corrupt', `${item.name}: ${(err as Error).message}`);
+  }
+  let bytes: Buffer;
+  if (range.method === 0) bytes = stored;
+  else {
+    try {
+      // One byte more than declared is enough to know there are too many, without inflating a bomb further.
+      bytes = inflateRawSync(stored, { maxOutputLength: expected.length + 1 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+        return failed(entry, 'size-mismatch', `${expected.label}: more bytes than the ${expected.length.toLocaleString('en')} the package declares; stopped reading`);
+      }
+      return failed(entry, 'corrupt', `${item.name}: ${(err as Error).message}`);
+    }
+    if (bytes.length > expected.length) {
+      return failed(entry, 'size-mismatch', `${expected.label}: more bytes than the ${expected.length.toLocaleString('en')} the package declares; stopped reading`);
+    }
+  }
+  const digests: Partial<Record<HashAlgorithm, string>> = {};
+  for (const algorithm of new Set([...(Object.keys(expected.hashes) as HashAlgorithm[]), ...(expected.alsoCompute ?? [])])) {
+    digests[algorithm] = hash(nodeAlgorithm(algorithm), bytes, 'hex');
+  }
+  const failure = checkBitstream(expected, bytes.length, crcNeeded(expected) ? crc32(bytes) : 0, digests);
+  if (failure !== null) return failed(entry, failure.code, failure.message);
+  let sinkResult: unknown;
+  try {
+    sinkResult = await files.verifiedBytes!(entry, bytes);
+  } catch (err) {
+    return failed(entry, 'sink-failed', `${clip(entry.loc)} could not be stored: ${(err as Error).message}`);
+  }
+  return { status: problems.length > 0 ? 'unverifiable' : 'verified', entry, length: bytes.length, digests, problems, sinkResult };
 }

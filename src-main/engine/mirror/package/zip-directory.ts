@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { createInflateRaw } from 'node:zlib';
 import yauzl from 'yauzl';
 import { clip } from '../../clip.ts';
-import { BytesReader, fileBytes, rangeStream, type PackageBytes } from './bytes.ts';
+import { BytesReader, fileBytes, rangeStream, readFully, windowed, type PackageBytes } from './bytes.ts';
 import { PackageError, type EntryFailureCode, type ZipEntryRefusal } from './model.ts';
 import { decodeZipName, isSymlink, unsafeName } from './names.ts';
 import { FixityError } from './verify.ts';
@@ -36,6 +36,8 @@ export interface ZipDirectory {
   openData(item: ZipItem): Promise<Readable>;
   /** Where an entry's stored bytes lie in the package, after the same checks as openData. */
   locate(item: ZipItem): Promise<DataRange>;
+  /** The stored bytes of a located range, in memory (small bitstreams). */
+  readRange(range: DataRange): Promise<Buffer>;
   /** The package's bytes, for a reader that reads a located range itself (see PackageBytes.fileRange). */
   bytes: PackageBytes;
   close(): Promise<void>;
@@ -103,19 +105,26 @@ function checkEntry(name: string, entry: yauzl.Entry, options: DirectoryOptions,
 
 /**
  * Reads the central directory, keeping the entries whose NFC name `keep` accepts. Given a path, the file is opened
- * and closed with the directory; given PackageBytes, they stay the caller's.
+ * and closed with the directory; given PackageBytes, they stay the caller's. With `window`, the local headers and
+ * small bitstreams are read through a window (bytes.ts, `windowed`): for reading the entries in package order.
  */
-export async function readZipDirectory(from: string | PackageBytes, options: DirectoryOptions, keep: (key: string) => boolean): Promise<ZipDirectory> {
-  let bytes: PackageBytes;
+export async function readZipDirectory(
+  from: string | PackageBytes,
+  options: DirectoryOptions,
+  keep: (key: string) => boolean,
+  window = false,
+): Promise<ZipDirectory> {
+  let own: PackageBytes;
   if (typeof from === 'string') {
     try {
-      bytes = await fileBytes(from);
+      own = await fileBytes(from);
     } catch (err) {
       throw new PackageError('io', `Cannot read ${from}: ${(err as Error).message}`, { cause: err });
     }
-  } else bytes = from;
+  } else own = from;
+  const bytes = window ? windowed(own) : own;
   const release = async () => {
-    if (typeof from === 'string') await bytes.close();
+    if (typeof from === 'string') await own.close();
   };
   let zip: yauzl.ZipFile;
   try {
@@ -187,6 +196,11 @@ export async function readZipDirectory(from: string | PackageBytes, options: Dir
     fileSize: bytes.size,
     openData: (item) => openData(zip, bytes, item),
     locate: (item) => locateData(zip, item),
+    readRange: async ({ start, end }) => {
+      const out = Buffer.allocUnsafe(end - start);
+      if ((await readFully(bytes, out, 0, out.length, start)) !== out.length) throw new FixityError('corrupt', 'The package ends before the entry does');
+      return out;
+    },
     bytes,
     close: async () => {
       zip.close();
