@@ -114,6 +114,27 @@ describe('credentials', () => {
 });
 
 describe('settings kept with the mirror', () => {
+  it('a folder pointed at another origin sends it neither the kept token nor the extra headers, and says so', async () => {
+    const source = await fixtureWith({ auth: `Bearer ${TOKEN}` });
+    const other = await fixtureWith({});
+    const dest = tmp('rebind-');
+    const store = new MemorySecretStore();
+    const base = { dest, secretStore: store, proxyEnv: NO_PROXY_ENV };
+    await sync({ ...base, url: source.url + source.paths.dataset1.capabilityList, credentials: { scheme: 'bearer', token: TOKEN }, headers: { 'x-api-key': 'k1' } });
+    const notes: string[] = [];
+    // Another port: another origin, and another Source, which the folder refuses once it knows.
+    for (const dryRun of [true, false]) {
+      await expect(sync({ ...base, url: other.url + other.paths.dataset1.capabilityList, dryRun, onNote: (n) => notes.push(n) })).rejects.toThrow(/is a mirror of/);
+    }
+    expect(other.requests.length).toBeGreaterThan(0);
+    expect(other.requests.filter((r) => r.headers.authorization !== undefined || r.headers['x-api-key'] !== undefined)).toEqual([]);
+    expect(notes[0]).toBe(`The token and extra headers kept for ${source.url} are not sent to ${other.url}, another origin: give them again for it if it needs them.`);
+    // The folder still mirrors the first, with its credentials.
+    const again = await sync({ ...base, url: source.url + source.paths.dataset1.capabilityList });
+    expect(again.failed).toBe(0);
+    expect(source.requests.at(-1)!.headers).toMatchObject({ authorization: `Bearer ${TOKEN}`, 'x-api-key': 'k1' });
+  });
+
   it('extra headers go to the Source only; concurrency, delay, timeout and headers survive a reopen', async () => {
     const other = await fixtureWith({});
     const source = await fixtureWith({ duplicateBase: `${other.url}/mirror` });

@@ -88,7 +88,10 @@ export function authorizationOf(c: Credentials): string {
 
 /** The settings after a change, with the origin and the scheme of newly given credentials. */
 export function mergeSettings(old: SourceSettings | undefined, origin: string, change: SettingsChange = {}, credentials?: Credentials | null): SourceSettings {
-  const base: SourceSettings = { ...DEFAULT_SETTINGS, ...old, origin };
+  // Credentials and extra headers belong to the origin they were given for: a folder pointed at another origin (a
+  // typo, another port, "localhost" for "127.0.0.1") must not send them there, not even to discover what it is.
+  const kept = old !== undefined && old.origin !== origin ? { ...old, auth: null, headers: {} } : old;
+  const base: SourceSettings = { ...DEFAULT_SETTINGS, ...kept, origin };
   for (const [k, v] of Object.entries(change)) if (v !== undefined) (base as unknown as Record<string, unknown>)[k] = v;
   if (credentials) base.auth = credentials.scheme === 'bearer' ? { scheme: 'bearer', ...(credentials.own ? { own: true } : {}) } : { scheme: 'basic', user: credentials.user };
   else if (credentials === null) base.auth = null;

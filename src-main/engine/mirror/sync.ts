@@ -165,6 +165,11 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     }
     const mirrorId = binding?.id ?? randomUUID();
     const given = options.credentials !== undefined ? options.credentials : options.token ? { scheme: 'bearer' as const, token: options.token } : undefined;
+    const old = binding?.settings;
+    if (old !== undefined && old.origin !== origin && (old.auth || Object.keys(old.headers).length > 0)) {
+      const what = [old.auth ? (old.auth.scheme === 'bearer' ? 'token' : 'password') : null, Object.keys(old.headers).length > 0 ? 'extra headers' : null].filter(Boolean).join(' and ');
+      options.onNote?.(`The ${what} kept for ${old.origin} ${what.includes(' and ') ? 'are' : 'is'} not sent to ${origin}, another origin: give them again for it if it needs them.`);
+    }
     const settings: SourceSettings = mergeSettings(
       binding?.settings,
       origin,
@@ -213,7 +218,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const discoverySeconds = (Date.now() - t0) / 1000;
 
     const checkpoint = state.checkpoint();
-    const lastInterrupted = interrupted.at(-1) ?? state.runs().filter((r) => r.status === 'interrupted' && r.kind !== 'audit').at(-1);
+    // An audit is not resumed by a sync: it is taken again by the next audit, if asked.
+    const lastInterrupted = interrupted.filter((r) => r.kind !== 'audit').at(-1) ?? state.runs().filter((r) => r.status === 'interrupted' && r.kind !== 'audit').at(-1);
     let mode: 'baseline' | 'incremental';
     let resume: RunRecord | null = null;
     const wanted = options.mode ?? 'auto';
