@@ -90,3 +90,18 @@ describe("a run's failures", () => {
     expect(readFailures(dest, first)).toEqual({ total: 1, open: 0, failures: [{ uri: 'http://s/a', reason: 'gone', fixedBy: latest }] });
   });
 });
+
+describe('an audit killed half-way', () => {
+  it('is not taken for a sync to resume: the next sync runs as it would have, in a run of its own', async () => {
+    const url = fixture.url + fixture.paths.dataset1.capabilityList;
+    await sync({ url, dest, timeoutMs: 2_000 });
+    const state = new MirrorState(stateDirOf(dest));
+    const killed = state.startRun('audit', 'audit', null);
+    state.db.prepare('UPDATE runs SET pid = ? WHERE id = ?').run(deadPid(), killed.id);
+    state.close();
+    const result = await sync({ dest, timeoutMs: 2_000 });
+    expect(result.mode).toBe('incremental');
+    expect(result.runId).not.toBe(killed.id);
+    expect(readFolder(dest)!.runs.find((r) => r.id === killed.id)).toMatchObject({ kind: 'audit', status: 'interrupted' });
+  });
+});
