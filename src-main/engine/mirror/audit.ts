@@ -1,7 +1,7 @@
 // Audit (core spec §5.2): compare the mirror with the Source's current Resource List, plus the Change List's changes
 // since that list's `at`: in sync / missing / extra (files under the mirror that no listed URI maps to) / changed
 // (hash, length or lastmod) / unverifiable. `rehash` reads every local file again instead of trusting the inventory.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
@@ -124,7 +124,14 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       const file = join(options.dest, ...row.path.split('/'));
       let size: number;
       try {
-        size = statSync(file).size;
+        const stat = lstatSync(file);
+        if (!stat.isFile()) {
+          // Never what the mirror wrote: a link (maybe leading out of the mirror), a FIFO, a folder.
+          damaged.push(entry.loc);
+          report.changed.push({ uri: entry.loc, reason: `the local copy is not a regular file (${stat.isSymbolicLink() ? 'a symbolic link' : 'a FIFO, a device or a folder'}); ${DAMAGED_NOW}` });
+          continue;
+        }
+        size = stat.size;
       } catch {
         // Recorded but gone from the folder: the next sync fetches it again, incremental too.
         damaged.push(entry.loc);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -87,4 +88,20 @@ describe('fixity', () => {
     expect(recordedMatches(expectationOf({ hash: `sha-256:${SHA256}` }), BODY.length, { md5: MD5 })).toBe(false);
     expect(recordedMatches(expectationOf({}), BODY.length, { md5: MD5 })).toBe(false);
   });
+
+  it('reads only regular files: a FIFO, a link to /dev/zero or to a file elsewhere is a mismatch, read not at all', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fixity-'));
+    const elsewhere = join(mkdtempSync(join(tmpdir(), 'fixity-out-')), 'f');
+    writeFileSync(elsewhere, BODY);
+    execFileSync('mkfifo', [join(dir, 'fifo')]);
+    symlinkSync('/dev/zero', join(dir, 'zero'));
+    symlinkSync(elsewhere, join(dir, 'link'));
+    const expected = expectationOf({ hash: `md5:${MD5}`, length: String(BODY.length) });
+    for (const name of ['fifo', 'zero', 'link']) {
+      const result = await meterFile(join(dir, name), expected);
+      expect(result, name).toMatchObject({ status: 'mismatch', reasons: [expect.stringMatching(/not a regular file/)] });
+    }
+    expect((await meterFile(elsewhere, expected)).status).toBe('verified');
+  });
 });
+

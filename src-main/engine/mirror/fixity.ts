@@ -3,7 +3,8 @@
 // `mismatch` when one of them does not; `unverifiable` when the entry gives a hash or length that cannot be checked
 // (malformed, an unknown algorithm) and nothing else disagrees; `unchecked` when the entry promises nothing.
 import { createHash, hash, type Hash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { parseHashes } from '../documents/hash.ts';
 import type { HashAlgorithm, RsMd } from '../documents/model.ts';
 
@@ -134,11 +135,29 @@ export function judge(expected: Expectation, length: number, digests: Digests): 
   return { status: 'verified', length, digests, reasons: [] };
 }
 
-/** Streams a local file through a meter. */
+/**
+ * Streams a local file through a meter. Only a regular file is read: a symbolic link is not followed (it could lead
+ * out of the mirror, or to /dev/zero), and a FIFO or a device is not read (it could block or never end); either is a
+ * mismatch, as a file that is not what the mirror wrote.
+ */
 export async function meterFile(path: string, expected: Expectation, alsoCompute?: HashAlgorithm[]): Promise<FixityResult> {
-  const meter = new FixityMeter(expected, alsoCompute);
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) meter.update(chunk as Buffer);
-  return meter.finish();
+  const notRegular: FixityResult = { status: 'mismatch', length: 0, digests: {}, reasons: ['the local copy is not a regular file (a symbolic link, a FIFO or a device); it was not read'] };
+  let handle;
+  try {
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    handle = await open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') return notRegular;
+    throw err;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return notRegular;
+    const meter = new FixityMeter(expected, alsoCompute);
+    for await (const chunk of handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false })) meter.update(chunk as Buffer);
+    return meter.finish();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** True when recorded digests and length already satisfy the expectation (no need to read the file again). */

@@ -1,8 +1,8 @@
 // Mirroring end to end against the fixture Source: baseline, incremental with each deletion policy, dry run, audit,
 // skipped downloads and conditional requests, mirror locations, failures on demand, and a resume after kill -9.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -286,6 +286,26 @@ describe('audit', () => {
     expect(readFileSync(fileOf(2)).equals(fixture.state.representation(2, fixture.state.resources.get(2)!.version).body)).toBe(true);
     rmSync(join(dest, host(), 'stray.txt'));
     expect(await audit({ dest })).toMatchObject({ inSync: true, missing: [], changed: [] });
+  });
+
+  it('a copy replaced by a FIFO or a link (to /dev/zero, out of the mirror) is damaged, read not at all, and fetched again', async () => {
+    await run();
+    const outside = join(mkdtempSync(join(tmpdir(), 'outside-')), 'same');
+    writeFileSync(outside, readFileSync(fileOf(3)));
+    rmSync(fileOf(1));
+    execFileSync('mkfifo', [fileOf(1)]);
+    rmSync(fileOf(2));
+    symlinkSync('/dev/zero', fileOf(2));
+    rmSync(fileOf(3));
+    symlinkSync(outside, fileOf(3));
+    for (const rehash of [true, false]) {
+      const report = await audit({ dest, rehash });
+      expect(report.changed.map((c) => c.uri).sort(), `rehash ${rehash}`).toEqual([1, 2, 3].map((id) => fixture.state.locOf(id)).sort());
+      expect(report.changed.every((c) => /not a regular file/.test(c.reason))).toBe(true);
+    }
+    expect((await run()).failed).toBe(0);
+    for (const id of [1, 2, 3]) expect(lstatSync(fileOf(id)).isFile()).toBe(true);
+    expect(await audit({ dest, rehash: true })).toMatchObject({ inSync: true, changed: [] });
   });
 
   it('files kept by the deletion policy keep are listed apart, not as extra, and leave the mirror in sync', async () => {
