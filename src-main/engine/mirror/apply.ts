@@ -69,6 +69,14 @@ export class Applier {
   readonly failures: Failure[] = [];
   /** URIs a keep policy left in place (what `delete` would have removed). */
   readonly wouldDelete: string[] = [];
+
+  get deletePolicy(): DeletePolicy {
+    return this.#o.deletePolicy;
+  }
+
+  get dryRun(): boolean {
+    return this.#o.dryRun;
+  }
   /** Live progress, ahead of the durable counts: resources done and bytes fetched, committed or not yet. */
   readonly live: RunCounts & { settled: number } = { settled: 0, bytes: 0, created: 0, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0 };
   /**

@@ -17,6 +17,7 @@ import { clearDumpProgress, donePackages, markPackageDone } from './dump-progres
 import { keepAsMetadata, metadataOf, type MetadataFetcher } from './metadata.ts';
 import { dumpPackages, ExtractBudget, fetchPackage, lengthOf, PackagePrefetch, type DumpListing, type DumpPackage, type PackageReport } from './package/index.ts';
 import type { MirrorState } from './state.ts';
+import { applyToUnlisted } from './unlisted.ts';
 
 export const PACKAGES_DIR = 'packages';
 /**
@@ -41,6 +42,8 @@ export interface DumpBaselineOptions {
   pauseSignal?: AbortSignal;
   phases: Record<string, number>;
   onNote?: (note: string) => void;
+  /** See SyncOptions.allowMassDelete. */
+  allowMassDelete?: boolean;
   onListed?: (n: number) => void;
   /** The listing, when the caller read it already (to choose between dumps and lists). */
   listing?: DumpListing;
@@ -177,12 +180,13 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
   if (complete) {
     const failed = new Set(o.runId === null ? [] : o.state.failures(o.runId).map((f) => f.uri));
     const described = metadataOf(o.state);
+    const unlisted: string[] = [];
     for (const { uri } of [...o.state.paths()]) {
       if (seen.has(uri) || failed.has(uri) || keepAsMetadata(described, uri, (u) => seen.has(u))) continue;
       if (o.runId !== null && o.state.get(uri)?.runId === o.runId) continue;
-      o.applier.delete(uri);
-      o.metadata?.deleted(uri);
+      unlisted.push(uri);
     }
+    applyToUnlisted(o.applier, o.state, unlisted, { allowMassDelete: o.allowMassDelete, onNote: o.onNote, onDelete: (uri) => o.metadata?.deleted(uri) });
     await o.applier.finish();
   } else o.onNote?.('Not every package of the Resource Dump could be used: nothing was deleted, and the mirror gets no new checkpoint.');
   if (!o.dryRun && complete) {

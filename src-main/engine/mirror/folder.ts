@@ -147,18 +147,12 @@ export function isMirror(dest: string): boolean {
   return existsSync(join(stateDirOf(dest), STATE_FILE));
 }
 
-function countResources(state: MirrorState): number {
-  // All rows less the gone ones: both counts come from an index (inventory_gone is partial), not a scan of the rows.
-  const sql = "SELECT (SELECT COUNT(*) FROM inventory) - (SELECT COUNT(*) FROM inventory WHERE status IN ('deleted', 'quarantined')) AS n";
-  return Number((state.db.prepare(sql).get() as { n: number }).n);
-}
-
 /** Resources the folder's inventory holds (deleted and quarantined ones left out); 0 when it is not a mirror yet. */
 export function inventorySize(dest: string): number {
   if (!isMirror(dest)) return 0;
   const state = new MirrorState(stateDirOf(dest));
   try {
-    return countResources(state);
+    return state.resourceCount();
   } finally {
     state.close();
   }
@@ -169,7 +163,7 @@ export function readFolder(dest: string): FolderStatus | null {
   if (!isMirror(dest)) return null;
   const state = new MirrorState(stateDirOf(dest));
   try {
-    const resources = countResources(state);
+    const resources = state.resourceCount();
     const heldBy = lockHolder(dest);
     return { binding: state.binding(), checkpoint: state.checkpoint(), runs: runsAsSeen(state.runs(), heldBy), resources, heldBy };
   } finally {

@@ -176,6 +176,27 @@ describe('baseline', () => {
   });
 });
 
+describe('a baseline that would delete most of the mirror', () => {
+  it('deletes nothing and says why, unless allowed; fewer than half go as the policy says', async () => {
+    await run();
+    const gone = fixture.change('delete', 20).map((c) => c.loc);
+    const notes: string[] = [];
+    for (const policy of ['delete', 'quarantine'] as const) {
+      const held = await run({ mode: 'baseline', deletePolicy: policy, onNote: (n) => notes.push(n) });
+      expect(held).toMatchObject({ deleted: 0, failed: 0 });
+      expect([...held.wouldDelete].sort()).toEqual([...gone].sort());
+    }
+    expect(notes.filter((n) => n.startsWith('The Source no longer lists 20 of the 30 resources this mirror holds, more than half: none was'))).toHaveLength(2);
+    expect(visibleFiles()).toHaveLength(30);
+    const allowed = await run({ mode: 'baseline', deletePolicy: 'delete', allowMassDelete: true });
+    expect(allowed).toMatchObject({ deleted: 20, failed: 0 });
+    expect(visibleFiles()).toHaveLength(10);
+    // Four more of the ten left: under half, deleted as the policy says.
+    fixture.change('delete', 4);
+    expect(await run({ mode: 'baseline', deletePolicy: 'delete' })).toMatchObject({ deleted: 4 });
+  });
+});
+
 describe('incremental', () => {
   it('applies created/updated/deleted after the checkpoint, last change per URI, keep by default', async () => {
     await run();

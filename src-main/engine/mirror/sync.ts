@@ -17,6 +17,7 @@ import { Applier, type DeletePolicy, type Failure } from './apply.ts';
 import { Fetcher } from './fetcher.ts';
 import { chooseDumps, type DumpChoice } from './dump-choice.ts';
 import { runDumpBaseline } from './dump-baseline.ts';
+import { applyToUnlisted } from './unlisted.ts';
 import { runDumpIncremental } from './dump-incremental.ts';
 import { JsonPatcher } from './json-patch.ts';
 import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
@@ -50,6 +51,11 @@ export interface SyncOptions {
   /** Also mirror the metadata resources entries link with rel="describedby" (metadata.ts). */
   withMetadata?: boolean;
   deletePolicy?: DeletePolicy;
+  /**
+   * Let a baseline delete (or quarantine) more than half of the mirror's resources. Without it such a run keeps them
+   * all and says why: a Resource List served empty or cut short by mistake would otherwise empty the mirror.
+   */
+  allowMassDelete?: boolean;
   dryRun?: boolean;
   concurrency?: number;
   delayMs?: number;
@@ -345,7 +351,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         if (mode === 'baseline' && dumps.listing !== null) {
           const result = await runDumpBaseline({
             http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, pauseSignal: options.pauseSignal, phases,
-            onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, metadata, readAheadFrom: options.dumpReadAheadFrom, quickDownloadSeconds: options.dumpQuickDownloadSeconds,
+            onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, allowMassDelete: options.allowMassDelete, metadata, readAheadFrom: options.dumpReadAheadFrom, quickDownloadSeconds: options.dumpQuickDownloadSeconds,
             onPackageBytes: (done, total) => {
               packageBytes = { done, total };
               report();
@@ -772,11 +778,12 @@ async function baseline(
   // A run that started from an empty inventory recorded only listed resources and their metadata: nothing to look for.
   if (!intake?.aborted && !applier.startedEmpty) {
     const described = metadataOf(state);
+    const unlisted: string[] = [];
     for (const { uri } of [...state.paths()]) {
       if (seen.has(uri) || keepAsMetadata(described, uri, (u) => seen.has(u))) continue;
-      applier.delete(uri);
-      metadata.deleted(uri);
+      unlisted.push(uri);
     }
+    applyToUnlisted(applier, state, unlisted, { allowMassDelete: options.allowMassDelete, onNote: options.onNote, onDelete: (uri) => metadata.deleted(uri) });
   }
   return { at: top.summary.md.at ?? null };
 }
