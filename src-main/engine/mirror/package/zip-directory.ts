@@ -10,10 +10,25 @@ import { PackageError, type EntryFailureCode, type ZipEntryRefusal } from './mod
 import { decodeZipName, isSymlink, unsafeName } from './names.ts';
 import { FixityError } from './verify.ts';
 
+/**
+ * What is kept of a central directory record: the fields the bitstream is read and checked by. Not yauzl's Entry,
+ * which holds four buffers and a dozen fields more: a package of 100,000 entries kept them all while it was read.
+ */
+export interface ZipRecord {
+  /** The name's bytes as stored, one character per byte (latin1): compared with the local header's. */
+  rawName: string;
+  compressionMethod: number;
+  generalPurposeBitFlag: number;
+  compressedSize: number;
+  uncompressedSize: number;
+  crc32: number;
+  relativeOffsetOfLocalHeader: number;
+}
+
 export interface ZipItem {
   /** Decoded name as stored. */
   name: string;
-  entry: yauzl.Entry;
+  entry: ZipRecord;
   /** Set when the entry must not be extracted; the reason says why. */
   refusal?: { code: EntryFailureCode; reason: string };
 }
@@ -170,7 +185,7 @@ export async function readZipDirectory(
               if (earlier.refusal?.code !== 'duplicate-name') refuse({ name, code: 'duplicate-name', reason });
               earlier.refusal = { code: 'duplicate-name', reason };
             } else {
-              items.set(key, { name, entry, refusal });
+              items.set(key, { name, entry: recordOf(entry), refusal });
             }
           }
         }
@@ -209,9 +224,23 @@ export async function readZipDirectory(
   };
 }
 
-function localHeader(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<yauzl.LocalFileHeader> {
+function recordOf(entry: yauzl.Entry): ZipRecord {
+  return {
+    // A copy, so that the buffer yauzl read the whole record into is not kept alive by a view of it.
+    rawName: (entry.fileName as unknown as Buffer).toString('latin1'),
+    compressionMethod: entry.compressionMethod,
+    generalPurposeBitFlag: entry.generalPurposeBitFlag,
+    compressedSize: entry.compressedSize,
+    uncompressedSize: entry.uncompressedSize,
+    crc32: entry.crc32,
+    relativeOffsetOfLocalHeader: entry.relativeOffsetOfLocalHeader,
+  };
+}
+
+function localHeader(zip: yauzl.ZipFile, entry: ZipRecord): Promise<yauzl.LocalFileHeader> {
   return new Promise((resolve, reject) => {
-    zip.readLocalFileHeader(entry, (err, header) => (err ? reject(err) : resolve(header)));
+    // yauzl reads a local header by the entry's offset and compressed size only.
+    zip.readLocalFileHeader(entry as unknown as yauzl.Entry, (err, header) => (err ? reject(err) : resolve(header)));
   });
 }
 
@@ -251,8 +280,7 @@ async function locateData(zip: yauzl.ZipFile, item: ZipItem): Promise<DataRange>
   } catch (err) {
     throw new FixityError('corrupt', `${clip(name)}: its local header cannot be read: ${(err as Error).message}`);
   }
-  const stored = entry.fileName as unknown as Buffer;
-  if (!header.fileName.equals(stored)) {
+  if (header.fileName.toString('latin1') !== entry.rawName) {
     throw new FixityError(
       'header-mismatch',
       `Refused: ${clip(name)} is named ${clip(JSON.stringify(header.fileName.toString('latin1')))} in its local header; the package is inconsistent`,
