@@ -16,6 +16,8 @@ export interface PackageApplier {
   sink: BitstreamSink;
   /** The same as files extracted off the main thread (Resource Dumps: their bitstreams need no ordering). */
   files: BitstreamFiles;
+  /** Small bitstreams, verified in memory: written by the file thread, awaited only when their batch is committed. */
+  verifiedBytes: (entry: ManifestEntry, bytes: Buffer) => null;
   /** Records one outcome of the package reader (verified, unverifiable or failed; deletions are the caller's). */
   outcome(outcome: EntryOutcome): Promise<void>;
   /** An outcome that will not be recorded (its package is read again, or could not be used): its file goes. */
@@ -64,16 +66,16 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
       written.set(entry, path);
       return null;
     },
-    verifiedBytes: (entry, bytes) => {
-      if (options.skip?.(entry) || !applier.wanted(entry)) return null;
-      const file = applier.tempFile();
-      file.add(bytes);
-      const done = file.close();
-      done.catch(() => undefined);
-      written.set(entry, file.path);
-      writing.set(entry, done);
-      return null;
-    },
+  };
+  const verifiedBytes = (entry: ManifestEntry, bytes: Buffer): null => {
+    if (options.skip?.(entry) || !applier.wanted(entry)) return null;
+    const file = applier.tempFile();
+    file.add(bytes);
+    const done = file.close();
+    done.catch(() => undefined);
+    written.set(entry, file.path);
+    writing.set(entry, done);
+    return null;
   };
   const outcome = async (o: EntryOutcome): Promise<void> => {
     const temp = written.get(o.entry);
@@ -103,5 +105,5 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
     written.delete(o.entry);
     await removeTemp(o.entry, temp);
   };
-  return { sink, files, outcome, discard };
+  return { sink, files, verifiedBytes, outcome, discard };
 }

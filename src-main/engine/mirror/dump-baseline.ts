@@ -137,6 +137,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
           workDir,
           sink: bridge.sink,
           files: bridge.files,
+          verifiedBytes: bridge.verifiedBytes,
           // Read while it downloads, when the Source serves ranges; held outcomes dropped go through here.
           discard: bridge.discard,
           readAheadFrom: o.readAheadFrom,

@@ -140,6 +140,10 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
             await settle(entry.loc);
             return bridge.sink(entry, stream);
           },
+          verifiedBytes: async (entry, bytes) => {
+            await settle(entry.loc);
+            return bridge.verifiedBytes(entry, bytes);
+          },
           onDeleted: async (entry) => {
             if (!isNew(entry)) return;
             await settle(entry.loc);

@@ -62,15 +62,12 @@ function filesInto(dir: string): BitstreamFiles {
   return { pathFor: () => join(dir, `file-${++n}.tmp`), written: (_entry, path): TempFile => ({ path }) };
 }
 
-/** The same, with small bitstreams handed over as verified bytes, written here. */
-function smallInto(dir: string): BitstreamFiles {
-  return {
-    ...filesInto(dir),
-    verifiedBytes: (_entry, bytes): TempFile => {
-      const path = join(dir, `bytes-${++n}.tmp`);
-      writeFileSync(path, bytes);
-      return { path };
-    },
+/** Small bitstreams handed over as verified bytes, written here. */
+function bytesInto(dir: string): ReadPackageOptions['verifiedBytes'] {
+  return (_entry, bytes): TempFile => {
+    const path = join(dir, `bytes-${++n}.tmp`);
+    writeFileSync(path, bytes);
+    return { path };
   };
 }
 
@@ -81,8 +78,9 @@ async function read(path: string, extra: Partial<ReadPackageOptions> = {}) {
     url: 'http://example.com/package.zip',
     // A test that brings its own sink is about the stream; otherwise, with files, the stream sink must not be used.
     ...(mode !== 'stream' && extra.sink === undefined
-      ? { files: mode === 'files' ? filesInto(out) : smallInto(out), sink: () => Promise.reject(new Error('the stream sink was used instead of the files')) }
+      ? { files: filesInto(out), sink: () => Promise.reject(new Error('the stream sink was used instead of the files')) }
       : { sink: tempFileSink(out) }),
+    ...(mode === 'small' && extra.sink === undefined ? { verifiedBytes: bytesInto(out) } : {}),
     onDeleted: (e) => {
       deleted.push(e);
     },
@@ -498,7 +496,7 @@ describe('readPackage: packages refused whole', () => {
 });
 
 describe('readPackage: Change Dump packages', () => {
-  it('applies several bitstreams of one URI in datetime order; deletions carry no path', async () => {
+  it.each(['stream', 'verified bytes'] as const)('applies several bitstreams of one URI in datetime order; deletions carry no path (%s)', async (how) => {
     const v1 = 'res7 as created';
     const v2 = 'res7 as updated';
     const r9 = 'res9 updated';
@@ -522,12 +520,22 @@ describe('readPackage: Change Dump packages', () => {
     const order: string[] = [];
     const sink = tempFileSink(out);
     const deleted: ManifestEntry[] = [];
+    const bytes = bytesInto(out)!;
     const { report } = await read(path, {
       kind: 'changedump',
       sink: async (entry, stream) => {
+        if (how !== 'stream') throw new Error('the stream sink was used for a small bitstream');
         order.push(`${entry.change} ${entry.loc}`);
         return sink(entry, stream);
       },
+      ...(how === 'stream'
+        ? {}
+        : {
+            verifiedBytes: (entry: ManifestEntry, body: Buffer) => {
+              order.push(`${entry.change} ${entry.loc}`);
+              return bytes(entry, body);
+            },
+          }),
       onDeleted: (entry) => {
         deleted.push(entry);
         order.push(`deleted ${entry.loc}`);

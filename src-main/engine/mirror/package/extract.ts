@@ -43,15 +43,9 @@ export interface BitstreamFiles {
   /** A new temporary path for this entry's bytes, or null to verify them without keeping them. */
   pathFor(entry: ManifestEntry): string | null;
   written(entry: ManifestEntry, path: string): unknown;
-  /**
-   * A small bitstream (SMALL_BITSTREAM), read, inflated and verified on the main thread instead, since a job on an
-   * extraction thread costs more than the work: its verified bytes, to keep (or not). What it returns is the
-   * outcome's `sinkResult`.
-   */
-  verifiedBytes?(entry: ManifestEntry, bytes: Buffer): unknown;
 }
 
-/** Bitstreams up to this size (stored and uncompressed) take the small path of BitstreamFiles. */
+/** Bitstreams up to this size (stored and uncompressed) take the small path (ReadPackageOptions.verifiedBytes). */
 export const SMALL_BITSTREAM = 64 * 1024;
 
 export interface ReadPackageOptions {
@@ -61,6 +55,12 @@ export interface ReadPackageOptions {
   sink: BitstreamSink;
   /** Bitstreams to files, extracted off the main thread (see BitstreamFiles); `sink` serves what cannot go this way. */
   files?: BitstreamFiles;
+  /**
+   * Small bitstreams (SMALL_BITSTREAM) instead: read, inflated and verified here, in memory, since a stream or a job
+   * on an extraction thread costs more than the work. Given their verified bytes, to keep (or not); what it resolves
+   * to is the outcome's `sinkResult`. Called in application order, as `sink` is.
+   */
+  verifiedBytes?: (entry: ManifestEntry, bytes: Buffer) => unknown;
   /** Change Dumps: called, in order, for each `deleted` entry (they carry no bitstream). */
   onDeleted?: (entry: ManifestEntry) => void | Promise<void>;
   /** Called with each outcome as soon as it is known (progress). */
@@ -296,9 +296,9 @@ async function deliver(dir: ZipDirectory, item: ZipItem, entry: ManifestEntry, o
   const hasHash = Object.keys(entry.hashes).length > 0;
   const alsoCompute = options.alsoCompute ?? (hasHash ? [] : ['md5']);
   const small = item.entry.uncompressedSize <= SMALL_BITSTREAM && item.entry.compressedSize <= SMALL_BITSTREAM;
-  if (small && options.files?.verifiedBytes !== undefined) {
+  if (small && options.verifiedBytes !== undefined) {
     const expected: Expected = { length: item.entry.uncompressedSize, crc32: item.entry.crc32, hashes: entry.hashes, alsoCompute, label: entry.md.path ?? item.name };
-    return deliverSmall(dir, item, entry, options.files, expected, problems, options.signal);
+    return deliverSmall(dir, item, entry, options.verifiedBytes, expected, problems, options.signal);
   }
   if (options.files !== undefined && extractThreads.available) {
     const expected: Expected = { length: item.entry.uncompressedSize, crc32: item.entry.crc32, hashes: entry.hashes, alsoCompute, label: entry.md.path ?? item.name };
@@ -410,12 +410,12 @@ async function deliverToFile(
   return { status: problems.length > 0 ? 'unverifiable' : 'verified', entry, length: result.bytes, digests, problems, sinkResult };
 }
 
-/** One small bitstream read, inflated and verified here, in memory; its bytes go to `files.verifiedBytes`. */
+/** One small bitstream read, inflated and verified here, in memory; its bytes go to `verifiedBytes`. */
 async function deliverSmall(
   dir: ZipDirectory,
   item: ZipItem,
   entry: ManifestEntry,
-  files: BitstreamFiles,
+  verifiedBytes: NonNullable<ReadPackageOptions['verifiedBytes']>,
   expected: Expected,
   problems: string[],
   signal: AbortSignal | undefined,
@@ -454,7 +454,7 @@ async function deliverSmall(
   if (failure !== null) return failed(entry, failure.code, failure.message);
   let sinkResult: unknown;
   try {
-    sinkResult = await files.verifiedBytes!(entry, bytes);
+    sinkResult = await verifiedBytes(entry, bytes);
   } catch (err) {
     return failed(entry, 'sink-failed', `${clip(entry.loc)} could not be stored: ${(err as Error).message}`);
   }
