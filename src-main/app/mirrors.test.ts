@@ -271,3 +271,27 @@ describe('mirrors', () => {
     expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ status: 'missing', problem: expect.stringMatching(/is gone/) });
   });
 });
+
+describe('a baseline that would delete most of the mirror', () => {
+  it('says so at its end, with the run’s notes, and a sync allowing it removes them', async () => {
+    const own = await startFixtureSource({ resources: 12 });
+    try {
+      const path = join(dir, 'held');
+      await call('mirrors.create', { url: own.url + own.paths.dataset1.capabilityList, path, deletePolicy: 'delete' });
+      await call('runs.start', { path });
+      await ended(path);
+      own.change('delete', 10);
+      let since = events.length;
+      await call('runs.start', { path, mode: 'baseline' });
+      const held = await ended(path, since);
+      expect(held).toMatchObject({ status: 'completed', deleted: 0, kept: 10, heldBack: true });
+      expect(held.message).toContain('10 resources the Source no longer lists were not deleted: more than half of the mirror.');
+      expect(held.notes).toContainEqual(expect.stringMatching(/^The Source no longer lists 10 of the 12 resources this mirror holds, more than half/));
+      since = events.length;
+      await call('runs.start', { path, mode: 'baseline', allowMassDelete: true });
+      expect(await ended(path, since)).toMatchObject({ status: 'completed', deleted: 10, kept: 0, heldBack: false });
+    } finally {
+      await own.close();
+    }
+  });
+});

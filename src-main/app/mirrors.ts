@@ -15,6 +15,9 @@ import type {
   MirrorSummary,
   RunFailures,
 } from '../contract/types.ts';
+import { MAX_RUN_NOTES } from '../contract/types.ts';
+import { clip } from '../engine/clip.ts';
+import type { DeletePolicy } from '../engine/mirror/apply.ts';
 import { audit, lastAudit } from '../engine/mirror/audit.ts';
 import { inventorySize, isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, setMirrorHeaders, type FolderStatus } from '../engine/mirror/folder.ts';
 import { normalizeStartUrl } from '../engine/discovery/start-url.ts';
@@ -88,6 +91,19 @@ interface Active {
   changed: boolean;
   timer: NodeJS.Timeout | null;
   done: Promise<unknown>;
+  /** The run's notes so far (the first MAX_RUN_NOTES), and how many more there were. */
+  notes: string[];
+  notesLeftOut: number;
+}
+
+/** Keeps a note of the run for its end (the CLI prints them as they come; the app shows them when it ends). */
+function noteOf(active: Active, note: string): void {
+  if (active.notes.length < MAX_RUN_NOTES) active.notes.push(clip(note, 1000));
+  else active.notesLeftOut++;
+}
+
+function notesOf(active: Active): string[] {
+  return active.notesLeftOut === 0 ? active.notes : [...active.notes, `… and ${plural(active.notesLeftOut, 'more note')}.`];
 }
 
 const RATE_WINDOW_MS = 5_000;
@@ -338,7 +354,7 @@ export class MirrorService {
 
   // ---- runs ----
 
-  start(path: string, mode: 'auto' | 'baseline' | 'incremental' = 'auto', dryRun = false): MirrorSummary {
+  start(path: string, mode: 'auto' | 'baseline' | 'incremental' = 'auto', dryRun = false, allowMassDelete = false): MirrorSummary {
     const key = this.#idle(path, 'A run of this mirror is going on already.');
     const options = this.#d.store.mirrors.get(key)!.options;
     const active = this.#begin(key, 'sync', dryRun);
@@ -347,13 +363,15 @@ export class MirrorService {
       mode,
       dryRun,
       deletePolicy: options.deletePolicy,
+      allowMassDelete,
       concurrency: options.concurrency,
       delayMs: Math.round(options.delaySeconds * 1000),
       ...this.#access(active),
       pauseSignal: active.pause.signal,
       onProgress: (p) => this.#progressed(active, p),
+      onNote: (n) => noteOf(active, n),
     }).then(
-      (result) => this.#end(active, endOf(key, result, active)),
+      (result) => this.#end(active, endOf(key, result, active, options.deletePolicy)),
       (error: unknown) => this.#end(active, failedEnd(key, active, error)),
     );
     this.#changed();
@@ -588,6 +606,8 @@ export class MirrorService {
       changed: true,
       timer: null,
       done: Promise.resolve(),
+      notes: [],
+      notesLeftOut: 0,
     };
     this.#active.set(path, active);
     active.timer = setInterval(() => this.#tick(active), this.#interval);
@@ -721,17 +741,28 @@ function countsText(r: RunCounts): string {
   return `${plural(r.created, 'created', 'created')}, ${plural(r.updated, 'updated', 'updated')}, ${plural(r.deleted, 'deleted', 'deleted')}, ${plural(r.unchanged, 'unchanged', 'unchanged')}${skipped}`;
 }
 
-function endOf(path: string, r: SyncResult, active: Active): MirrorRunEnd {
+function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy): MirrorRunEnd {
   const status = r.paused ? 'paused' : r.failed > 0 ? 'failed' : 'completed';
   const what = r.dryRun ? 'Dry run' : r.mode === 'baseline' ? 'Baseline' : 'Incremental sync';
   const counts = countsText(r);
+  // With a policy that removes them, resources kept were held back: more than half of the mirror (sync.ts).
+  const heldBack = policy !== 'keep' && r.wouldDelete.length > 0;
+  const kept =
+    r.wouldDelete.length === 0
+      ? ''
+      : heldBack
+        ? ` ${plural(r.wouldDelete.length, 'resource')} the Source no longer lists ${r.wouldDelete.length === 1 ? 'was' : 'were'} not ${policy === 'delete' ? 'deleted' : 'quarantined'}: more than half of the mirror.`
+        : ` ${plural(r.wouldDelete.length, 'resource')} the Source no longer lists ${r.wouldDelete.length === 1 ? 'was' : 'were'} kept (deletion policy: keep).`;
   const message =
     status === 'paused'
       ? `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}; Resume takes it up where it stopped.`
       : status === 'failed'
-        ? `${what} ended with ${plural(r.failed, 'failure')}: ${counts}. Retry fetches what failed again.`
-        : `${what} completed: ${counts}.`;
+        ? `${what} ended with ${plural(r.failed, 'failure')}: ${counts}. Retry fetches what failed again.${kept}`
+        : `${what} completed: ${counts}.${kept}`;
   return {
+    notes: notesOf(active),
+    kept: r.wouldDelete.length,
+    heldBack,
     path,
     kind: 'sync',
     status,

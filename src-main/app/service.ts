@@ -256,7 +256,7 @@ export function createService(deps: ServiceDeps): Service {
     'mirrors.forget': ({ path }) => mirrors.forget(path),
     'mirrors.chooseFolder': () => mirrors.chooseFolder(),
     'mirrors.openFolder': ({ path }) => mirrors.openFolder(path),
-    'runs.start': ({ path, mode, dryRun }) => mirrors.start(path, mode, dryRun),
+    'runs.start': ({ path, mode, dryRun, allowMassDelete }) => mirrors.start(path, mode, dryRun, allowMassDelete),
     'runs.pause': ({ path }) => mirrors.pause(path),
     'runs.resume': ({ path }) => mirrors.resume(path),
     'runs.cancel': ({ path }) => mirrors.cancel(path),

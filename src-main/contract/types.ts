@@ -323,7 +323,18 @@ export interface MirrorRunEnd {
   failed: number;
   bytes: number;
   seconds: number;
+  /** What the run said along the way (a list read leniently, nothing deleted and why…), the first MAX_RUN_NOTES. */
+  notes?: string[];
+  /**
+   * Resources the Source no longer lists that the run did not remove: with the deletion policy keep, or held back
+   * because they were more than half of the mirror (then `heldBack`, and a sync allowing it removes them).
+   */
+  kept?: number;
+  heldBack?: boolean;
 }
+
+/** How many of a run's notes reach its end (each is clipped); the rest are counted in a last one. */
+export const MAX_RUN_NOTES = 20;
 
 export interface MirrorDetail extends MirrorSummary {
   /** Newest first, at most 200. */
