@@ -1,6 +1,6 @@
 // rsdesk sync / audit / runs as people run them: real processes against the fixture Source.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,9 +12,9 @@ import type { Io } from './io.ts';
 const BIN = fileURLToPath(new URL('../../bin/rsdesk.mjs', import.meta.url));
 let fixture: FixtureSource;
 
-function rsdesk(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function rsdesk(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env }, cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -96,6 +96,22 @@ describe('rsdesk sync, audit, runs', () => {
       const r = await rsdesk(args);
       expect(r.code, args.join(' ')).toBe(2);
     }
+  }, 60_000);
+
+  it('refuses an empty --dest (an unset shell variable) with exit code 2, and writes nothing in the current folder', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'rsdesk-cwd-'));
+    for (const args of [
+      ['sync', fixture.url + fixture.paths.dataset1.resourceList, '--dest', ''],
+      ['sync', fixture.url + fixture.paths.dataset1.resourceList, '--dest', ' '],
+      ['audit', '--dest', ''],
+      ['runs', '--dest', ''],
+      ['watch', fixture.url + fixture.paths.dataset1.capabilityList, '--dest', ''],
+    ]) {
+      const r = await rsdesk(args, {}, cwd);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain('rsdesk: --dest is empty: give the folder of the mirror');
+    }
+    expect(readdirSync(cwd)).toEqual([]);
   }, 60_000);
 });
 

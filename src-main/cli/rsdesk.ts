@@ -4,7 +4,7 @@ import { processIo, type Io } from './io.ts';
 import { defaultDataDir, packageVersion, rendererDir } from './paths.ts';
 import { parseCommandArgs, unknownCommand, unknownOption } from './args.ts';
 import { DiskFullError, isDiskFull } from '../engine/mirror/disk-full.ts';
-import { HELP, parseConcurrency, parseDelay, parseMaxDocuments, parsePort, parseTimeout, UsageError } from './usage.ts';
+import { HELP, parseConcurrency, parseDelay, parseDest, parseMaxDocuments, parsePort, parseTimeout, UsageError } from './usage.ts';
 
 const COMMANDS = ['discover', 'inspect', 'check', 'serve', 'sync', 'audit', 'runs', 'watch'] as const;
 type Command = (typeof COMMANDS)[number];
@@ -114,7 +114,7 @@ async function run(command: Command, args: string[], io: Io, version: string): P
     return watchCommand(
       {
         url: positionals[0],
-        dest: values.dest,
+        dest: parseDest(values.dest),
         listen: values.listen,
         publicUrl: values['public-url'],
         secret: values.secret,
@@ -161,8 +161,9 @@ async function mirrorCommandIn(command: 'sync' | 'audit' | 'runs', args: string[
   const commands = () => import('./mirror-commands.ts');
   const needDest = (dest: string | undefined) => {
     if (dest === undefined) throw new UsageError('missing --dest <dir>');
-    onDest(dest);
-    return dest;
+    const checked = parseDest(dest)!;
+    onDest(checked);
+    return checked;
   };
   if (command === 'runs') {
     const { values, positionals } = parse('runs', args);
