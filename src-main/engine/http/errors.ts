@@ -95,6 +95,8 @@ export function toNetworkError(
   url: string,
   timeoutMs: number,
   phase: 'response' | 'body' = 'response',
+  /** The proxy the request went through (host:port), if any: a connection that could not be made was to it. */
+  via: string | null = null,
 ): NetworkError {
   if (err instanceof NetworkError) return err;
   // undici wraps the real cause of a socket failure in `cause`.
@@ -103,6 +105,20 @@ export function toNetworkError(
   const name = err instanceof Error ? err.name : '';
   const detail = err instanceof Error ? err.message : String(err);
   const host = safeHost(url);
+  if (via !== null) {
+    // Through a proxy, the only connection this client makes is to the proxy: blaming the Source would send a person
+    // looking at the wrong machine.
+    switch (code) {
+      case 'UND_ERR_CONNECT_TIMEOUT':
+        return new NetworkError('timeout', `Timed out after ${formatSeconds(timeoutMs)} connecting to the proxy ${via} (for ${url})`, url, { cause: err });
+      case 'ECONNREFUSED':
+        return new NetworkError('refused', `Connection refused by the proxy ${via} (for ${url})`, url, { cause: err });
+      case 'ENOTFOUND':
+      case 'EAI_AGAIN':
+      case 'EAI_NONAME':
+        return new NetworkError('dns', `Proxy host not found: ${via} (for ${url})`, url, { cause: err });
+    }
+  }
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
     case 'UND_ERR_HEADERS_TIMEOUT':
