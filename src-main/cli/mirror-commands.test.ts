@@ -184,3 +184,34 @@ describe('progress', () => {
     expect(pipe.io.err).toBe('');
   });
 });
+
+describe('a token with a line break or a space', () => {
+  it('is refused as the app refuses it (exit 2), before it replaces the good one kept for the mirror', async () => {
+    const source = await startFixtureSource({ resources: 2, auth: 'Bearer GOOD' });
+    try {
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-token-'));
+      const data = mkdtempSync(join(tmpdir(), 'rsdesk-data-'));
+      const env = { XDG_DATA_HOME: data, HTTP_PROXY: '', http_proxy: '', RSDESK_TOKEN: '' };
+      const url = source.url + source.paths.dataset1.resourceList;
+      const good = await rsdesk(['sync', url, '--dest', dest, '--token', 'GOOD', '--json'], env);
+      expect(good.code, good.stderr).toBe(0);
+      for (const [args, extra] of [
+        [['sync', '--dest', dest, '--token', 'GOOD\n'], {}],
+        [['sync', '--dest', dest, '--token', 'GO OD'], {}],
+        [['audit', '--dest', dest, '--token', 'GOOD\r\n'], {}],
+        [['sync', '--dest', dest], { RSDESK_TOKEN: 'GOOD\n' }],
+      ] as const) {
+        const bad = await rsdesk([...args], { ...env, ...extra });
+        expect(bad.code, JSON.stringify(args)).toBe(2);
+        expect(bad.stderr).toContain('rsdesk: The token contains a space, a line break or another control character');
+        expect(bad.stderr).toContain('nothing was kept');
+      }
+      const secrets = JSON.parse(readFileSync(join(data, 'resourcesync-desktop', 'mirror-secrets.json'), 'utf8')) as Record<string, { value: string }>;
+      expect(Object.values(secrets).map((s) => s.value)).toEqual(['GOOD']);
+      const next = await rsdesk(['sync', '--dest', dest, '--json'], env);
+      expect(next.code, next.stderr).toBe(0);
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
+});

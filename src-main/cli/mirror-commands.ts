@@ -11,6 +11,7 @@ import { FileSecretStore, type SecretStore } from '../engine/mirror/secrets.ts';
 import { parseBasic, parseHeader, SettingsError, type Credentials } from '../engine/mirror/settings.ts';
 import { parseProxySetting, type ProxySetting } from '../engine/http/dispatcher.ts';
 import { splitUserinfo } from '../engine/http/userinfo.ts';
+import { basicPasswordProblem, basicUserProblem, tokenProblem } from '../contract/credentials.ts';
 import { join } from 'node:path';
 import { ProgressLine, type Io } from './io.ts';
 import { defaultDataDir } from './paths.ts';
@@ -50,16 +51,26 @@ export function credentialsFrom(token: string | undefined, basic: string | undef
   try {
     if (token !== undefined) {
       if (token === '') throw new UsageError('--token is empty');
-      return { scheme: 'bearer', token };
+      return checked({ scheme: 'bearer', token }, '--token');
     }
-    if (basic !== undefined) return parseBasic(basic);
-    if (env.RSDESK_TOKEN) return { scheme: 'bearer', token: env.RSDESK_TOKEN };
-    if (env.RSDESK_BASIC) return parseBasic(env.RSDESK_BASIC);
+    if (basic !== undefined) return checked(parseBasic(basic), '--basic');
+    if (env.RSDESK_TOKEN) return checked({ scheme: 'bearer', token: env.RSDESK_TOKEN }, 'RSDESK_TOKEN');
+    if (env.RSDESK_BASIC) return checked(parseBasic(env.RSDESK_BASIC), 'RSDESK_BASIC');
   } catch (err) {
     if (err instanceof SettingsError) throw new UsageError(err.message);
     throw err;
   }
   return undefined;
+}
+
+/**
+ * The app's rules for a credential (src-main/contract/credentials.ts), checked before anything is kept: a token with a
+ * line break would replace the good one kept for the mirror, and every later request would fail.
+ */
+export function checked(c: Credentials, given: string): Credentials {
+  const problem = c.scheme === 'bearer' ? tokenProblem(c.token) : (basicUserProblem(c.user) ?? basicPasswordProblem(c.password));
+  if (problem !== null) throw new UsageError(`${problem} (${given}); nothing was kept. Give it without them.`);
+  return c;
 }
 
 const MODES = ['auto', 'baseline', 'incremental'];
@@ -82,7 +93,7 @@ export function urlsWithoutUserinfo(o: Pick<SyncCommandOptions, 'url' | 'capabil
   if (first!.user === '' || first!.user.includes(':')) {
     throw new UsageError(`the URL ${first!.url} carries a password without a user name: give the URL without it, and the credentials with --basic USER:PASSWORD or --token`);
   }
-  return { ...result, credentials: { scheme: 'basic', user: first!.user, password: first!.password } };
+  return { ...result, credentials: checked({ scheme: 'basic', user: first!.user, password: first!.password }, 'the URL') };
 }
 
 export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number> {
