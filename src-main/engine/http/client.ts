@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { clip } from '../clip.ts';
 import { charsetOf, readText, streamBody, tooLarge } from './body.ts';
 import { makeDispatcher, proxyFor, type ProxyEnv, type ProxySetting } from './dispatcher.ts';
-import { MAX_HEADER_BYTES, NetworkError, formatBytes, formatDuration, toNetworkError } from './errors.ts';
+import { MAX_HEADER_BYTES, NetworkError, formatBytes, formatDuration, informationalLimit, toNetworkError } from './errors.ts';
 
 export interface HttpOptions {
   /** Sent as `Authorization: Bearer …` on every request (and dropped on a redirect to another origin). */
@@ -184,6 +184,7 @@ export class Http {
           method: 'GET',
           headers,
           signal: deadline.signal,
+          onInfo: informationalLimit(href, this.timeoutMs),
         });
       } catch (err) {
         throw deadline.expired() ?? toNetworkError(err, href, this.timeoutMs, 'response', this.#via(current));

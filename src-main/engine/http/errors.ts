@@ -194,3 +194,25 @@ export function messageWithoutUrl(message: string, url: string): string {
   if (text.startsWith(`${url} `)) text = `It ${text.slice(url.length + 1)}`;
   return text.includes(url) ? message : text;
 }
+
+/**
+ * An `onInfo` for undici's request(). undici restarts its headers timer at each informational response (103 Early
+ * Hints…), so a server sending them for ever held a request until the overall deadline (10 min) whatever the timeout.
+ * The first one starts a clock of its own that they do not reset: past `timeoutMs`, the next one ends the request (and
+ * should they stop, undici's own timer ends it as before).
+ */
+export function informationalLimit(url: string, timeoutMs: number): (info: { statusCode: number }) => void {
+  let first = 0;
+  return (info) => {
+    const now = Date.now();
+    if (first === 0) first = now;
+    else if (now - first > timeoutMs) {
+      // Thrown inside undici's parser, which ends the connection with this error and rejects the request with it.
+      throw new NetworkError(
+        'timeout',
+        `Timed out after ${formatSeconds(timeoutMs)} waiting for ${url}: it sent only informational responses (${info.statusCode}), never its answer`,
+        url,
+      );
+    }
+  };
+}

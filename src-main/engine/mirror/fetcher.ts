@@ -6,7 +6,7 @@ import type { Dispatcher } from 'undici';
 import { addSourceHeaders, type SourceHeaders } from '../http/client.ts';
 import { makeDispatcher, proxyFor, type ProxyEnv, type ProxySetting } from '../http/dispatcher.ts';
 import type { Readable } from 'node:stream';
-import { NetworkError, formatDuration, toNetworkError } from '../http/errors.ts';
+import { NetworkError, formatDuration, informationalLimit, toNetworkError } from '../http/errors.ts';
 import { SlowBody } from './slow-body.ts';
 import { clip } from '../clip.ts';
 
@@ -165,7 +165,14 @@ export class Fetcher {
       }
       let data;
       try {
-        data = await this.#agent.request({ origin: current.origin, path: current.pathname + current.search, method: 'GET', headers, signal });
+        data = await this.#agent.request({
+          origin: current.origin,
+          path: current.pathname + current.search,
+          method: 'GET',
+          headers,
+          signal,
+          onInfo: informationalLimit(current.href, this.timeoutMs),
+        });
       } catch (err) {
         if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new NetworkError('aborted', `Cancelled: ${current.href}`, current.href);
         throw toNetworkError(err, current.href, this.timeoutMs, 'response', this.#via(current));
