@@ -23,6 +23,7 @@ import { inventorySize, isMirror, prepareMirror, readBinding, readFailures, read
 import { normalizeStartUrl } from '../engine/discovery/start-url.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { MirrorLockedError } from '../engine/mirror/lock.ts';
+import { DiskFullError, diskFullMessage, isDiskFull } from '../engine/mirror/disk-full.ts';
 import type { SecretStore } from '../engine/mirror/secrets.ts';
 import { authorizationOf, secretKey, type AskAgain, type Credentials, type SourceSettings } from '../engine/mirror/settings.ts';
 import type { SourceHeaders } from '../engine/http/index.ts';
@@ -119,7 +120,7 @@ function plural(n: number, one: string, many = `${one}s`): string {
 
 /** Engine errors a person can act on keep their message (as a MirrorError); others go up as they are. */
 function plain(error: unknown): unknown {
-  if (error instanceof SyncError || error instanceof RetryError || error instanceof MirrorLockedError) return new MirrorError(error.message);
+  if (error instanceof SyncError || error instanceof RetryError || error instanceof MirrorLockedError || error instanceof DiskFullError) return new MirrorError(error.message);
   return error;
 }
 
@@ -813,7 +814,13 @@ function failedEnd(path: string, active: Active, error: unknown): MirrorRunEnd {
     path,
     kind: 'sync',
     status: cancelled ? 'cancelled' : 'error',
-    message: cancelled ? 'Cancelled. What was verified stays; the next run does not fetch it again.' : error instanceof Error ? error.message : String(error),
+    message: cancelled
+      ? 'Cancelled. What was verified stays; the next run does not fetch it again.'
+      : isDiskFull(error) && !(error instanceof DiskFullError)
+        ? diskFullMessage(path, true)
+        : error instanceof Error
+          ? error.message
+          : String(error),
     mode: p?.mode ?? null,
     created: p?.created ?? 0,
     updated: p?.updated ?? 0,

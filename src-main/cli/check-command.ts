@@ -48,7 +48,7 @@ export function formatCheck(report: CheckReport): string {
 export async function checkCommand(options: CheckOptions, io: Io): Promise<number> {
   let start: string;
   try {
-    start = normalizeStartUrl(options.url);
+    start = normalizeStartUrl(options.url, 'with --token (a bearer token)');
   } catch (error) {
     if (error instanceof InvalidArgumentsError) throw new UsageError(error.message);
     throw error;

@@ -18,7 +18,7 @@ export interface DiscoverOptions {
 export async function discoverCommand(options: DiscoverOptions, io: Io): Promise<number> {
   let start: string;
   try {
-    start = normalizeStartUrl(options.url);
+    start = normalizeStartUrl(options.url, 'with --token (a bearer token)');
   } catch (error) {
     if (error instanceof InvalidArgumentsError) throw new UsageError(error.message);
     throw error;

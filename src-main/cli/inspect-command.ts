@@ -7,6 +7,8 @@ import { Http, NetworkError } from '../engine/http/index.ts';
 import { loadDocument } from '../engine/load.ts';
 import { formatFindings, formatSummary } from './format.ts';
 import type { Io } from './io.ts';
+import { splitUserinfo } from '../engine/http/userinfo.ts';
+import { UsageError } from './usage.ts';
 
 export interface InspectOptions {
   target: string;
@@ -34,6 +36,11 @@ async function read(options: InspectOptions): Promise<DocumentSummary> {
 }
 
 export async function inspectCommand(options: InspectOptions, io: Io): Promise<number> {
+  // Not sent by the client, and printed with the URL in every message: refused, naming the URL without them.
+  const userinfo = isHttpUrl(options.target) ? splitUserinfo(options.target) : null;
+  if (userinfo !== null) {
+    throw new UsageError(`The URL has a user name and password in it, which are not sent and would be shown with it: give ${userinfo.url} without them, and the credentials with --token (a bearer token).`);
+  }
   let summary: DocumentSummary;
   try {
     summary = await read(options);

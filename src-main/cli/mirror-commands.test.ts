@@ -1,6 +1,6 @@
 // rsdesk sync / audit / runs as people run them: real processes against the fixture Source.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,9 +12,9 @@ import type { Io } from './io.ts';
 const BIN = fileURLToPath(new URL('../../bin/rsdesk.mjs', import.meta.url));
 let fixture: FixtureSource;
 
-function rsdesk(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function rsdesk(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env }, cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -97,6 +97,22 @@ describe('rsdesk sync, audit, runs', () => {
       expect(r.code, args.join(' ')).toBe(2);
     }
   }, 60_000);
+
+  it('refuses an empty --dest (an unset shell variable) with exit code 2, and writes nothing in the current folder', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'rsdesk-cwd-'));
+    for (const args of [
+      ['sync', fixture.url + fixture.paths.dataset1.resourceList, '--dest', ''],
+      ['sync', fixture.url + fixture.paths.dataset1.resourceList, '--dest', ' '],
+      ['audit', '--dest', ''],
+      ['runs', '--dest', ''],
+      ['watch', fixture.url + fixture.paths.dataset1.capabilityList, '--dest', ''],
+    ]) {
+      const r = await rsdesk(args, {}, cwd);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain('rsdesk: --dest is empty: give the folder of the mirror');
+    }
+    expect(readdirSync(cwd)).toEqual([]);
+  }, 60_000);
 });
 
 describe('rsdesk sync with credentials and settings', () => {
@@ -167,4 +183,35 @@ describe('progress', () => {
     expect(await main(['sync', url, '--dest', mkdtempSync(join(tmpdir(), 'rsdesk-tty-')), '--json'], pipe.sink)).toBe(0);
     expect(pipe.io.err).toBe('');
   });
+});
+
+describe('a token with a line break or a space', () => {
+  it('is refused as the app refuses it (exit 2), before it replaces the good one kept for the mirror', async () => {
+    const source = await startFixtureSource({ resources: 2, auth: 'Bearer GOOD' });
+    try {
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-token-'));
+      const data = mkdtempSync(join(tmpdir(), 'rsdesk-data-'));
+      const env = { XDG_DATA_HOME: data, HTTP_PROXY: '', http_proxy: '', RSDESK_TOKEN: '' };
+      const url = source.url + source.paths.dataset1.resourceList;
+      const good = await rsdesk(['sync', url, '--dest', dest, '--token', 'GOOD', '--json'], env);
+      expect(good.code, good.stderr).toBe(0);
+      for (const [args, extra] of [
+        [['sync', '--dest', dest, '--token', 'GOOD\n'], {}],
+        [['sync', '--dest', dest, '--token', 'GO OD'], {}],
+        [['audit', '--dest', dest, '--token', 'GOOD\r\n'], {}],
+        [['sync', '--dest', dest], { RSDESK_TOKEN: 'GOOD\n' }],
+      ] as const) {
+        const bad = await rsdesk([...args], { ...env, ...extra });
+        expect(bad.code, JSON.stringify(args)).toBe(2);
+        expect(bad.stderr).toContain('rsdesk: The token contains a space, a line break or another control character');
+        expect(bad.stderr).toContain('nothing was kept');
+      }
+      const secrets = JSON.parse(readFileSync(join(data, 'resourcesync-desktop', 'mirror-secrets.json'), 'utf8')) as Record<string, { value: string }>;
+      expect(Object.values(secrets).map((s) => s.value)).toEqual(['GOOD']);
+      const next = await rsdesk(['sync', '--dest', dest, '--json'], env);
+      expect(next.code, next.stderr).toBe(0);
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
 });

@@ -10,6 +10,8 @@ import type { DeletePolicy } from '../engine/mirror/apply.ts';
 import { FileSecretStore, type SecretStore } from '../engine/mirror/secrets.ts';
 import { parseBasic, parseHeader, SettingsError, type Credentials } from '../engine/mirror/settings.ts';
 import { parseProxySetting, type ProxySetting } from '../engine/http/dispatcher.ts';
+import { splitUserinfo } from '../engine/http/userinfo.ts';
+import { basicPasswordProblem, basicUserProblem, tokenProblem } from '../contract/credentials.ts';
 import { join } from 'node:path';
 import { ProgressLine, type Io } from './io.ts';
 import { defaultDataDir } from './paths.ts';
@@ -49,11 +51,11 @@ export function credentialsFrom(token: string | undefined, basic: string | undef
   try {
     if (token !== undefined) {
       if (token === '') throw new UsageError('--token is empty');
-      return { scheme: 'bearer', token };
+      return checked({ scheme: 'bearer', token }, '--token');
     }
-    if (basic !== undefined) return parseBasic(basic);
-    if (env.RSDESK_TOKEN) return { scheme: 'bearer', token: env.RSDESK_TOKEN };
-    if (env.RSDESK_BASIC) return parseBasic(env.RSDESK_BASIC);
+    if (basic !== undefined) return checked(parseBasic(basic), '--basic');
+    if (env.RSDESK_TOKEN) return checked({ scheme: 'bearer', token: env.RSDESK_TOKEN }, 'RSDESK_TOKEN');
+    if (env.RSDESK_BASIC) return checked(parseBasic(env.RSDESK_BASIC), 'RSDESK_BASIC');
   } catch (err) {
     if (err instanceof SettingsError) throw new UsageError(err.message);
     throw err;
@@ -61,8 +63,38 @@ export function credentialsFrom(token: string | undefined, basic: string | undef
   return undefined;
 }
 
+/**
+ * The app's rules for a credential (src-main/contract/credentials.ts), checked before anything is kept: a token with a
+ * line break would replace the good one kept for the mirror, and every later request would fail.
+ */
+export function checked(c: Credentials, given: string): Credentials {
+  const problem = c.scheme === 'bearer' ? tokenProblem(c.token) : (basicUserProblem(c.user) ?? basicPasswordProblem(c.password));
+  if (problem !== null) throw new UsageError(`${problem} (${given}); nothing was kept. Give it without them.`);
+  return c;
+}
+
 const MODES = ['auto', 'baseline', 'incremental'];
 const POLICIES = ['keep', 'delete', 'quarantine'];
+
+/**
+ * The URLs of a sync without a user name and password in them (they would be kept in the mirror's binding and shown
+ * in every message), and those as HTTP basic credentials for the Source's origin, as a browser takes them.
+ */
+export function urlsWithoutUserinfo(o: Pick<SyncCommandOptions, 'url' | 'capabilityList'>): { url?: string; capabilityList?: string; credentials?: Credentials } {
+  const url = o.url === undefined ? null : splitUserinfo(o.url);
+  const capabilityList = o.capabilityList === undefined ? null : splitUserinfo(o.capabilityList);
+  const found = [url, capabilityList].filter((u) => u !== null);
+  const result = { url: url?.url ?? o.url, capabilityList: capabilityList?.url ?? o.capabilityList };
+  if (found.length === 0) return result;
+  const [first] = found;
+  if (found.some((u) => u.user !== first!.user || u.password !== first!.password)) {
+    throw new UsageError('the URLs carry two different user names or passwords: give the URLs without them, and the credentials once with --basic USER:PASSWORD');
+  }
+  if (first!.user === '' || first!.user.includes(':')) {
+    throw new UsageError(`the URL ${first!.url} carries a password without a user name: give the URL without it, and the credentials with --basic USER:PASSWORD or --token`);
+  }
+  return { ...result, credentials: checked({ scheme: 'basic', user: first!.user, password: first!.password }, 'the URL') };
+}
 
 export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number> {
   if (o.mode !== undefined && !MODES.includes(o.mode)) throw new UsageError(`--mode must be auto, baseline or incremental, not ${JSON.stringify(o.mode)}`);
@@ -77,7 +109,11 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  let credentials: Credentials | null | undefined = credentialsFrom(o.token, o.basic);
+  const plainUrls = urlsWithoutUserinfo(o);
+  if (plainUrls.credentials && (o.token !== undefined || o.basic !== undefined || o.forgetCredentials)) {
+    throw new UsageError(`the URL ${plainUrls.capabilityList ?? plainUrls.url} carries a user name and password, and ${o.forgetCredentials ? '--forget-credentials' : o.token !== undefined ? '--token' : '--basic'} is given too: give the URL without them`);
+  }
+  let credentials: Credentials | null | undefined = plainUrls.credentials ?? credentialsFrom(o.token, o.basic);
   if (o.forgetCredentials) {
     if (credentials !== undefined) throw new UsageError('--forget-credentials cannot be given with credentials');
     credentials = null;
@@ -87,9 +123,9 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
   const progress = new ProgressLine(io);
   const started = Date.now();
   const result: SyncResult = await sync({
-    url: o.url,
+    url: plainUrls.url,
     dest,
-    capabilityListUrl: o.capabilityList,
+    capabilityListUrl: plainUrls.capabilityList,
     maps: o.maps.length > 0 ? maps : undefined,
     allowHosts: o.allowHosts.length > 0 ? o.allowHosts : undefined,
     mode: (o.mode as SyncMode | undefined) ?? 'auto',

@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { processIo, type Io } from './io.ts';
 import { defaultDataDir, packageVersion, rendererDir } from './paths.ts';
 import { parseCommandArgs, unknownCommand, unknownOption } from './args.ts';
-import { HELP, parseConcurrency, parseDelay, parseMaxDocuments, parsePort, parseTimeout, UsageError } from './usage.ts';
+import { DiskFullError, isDiskFull } from '../engine/mirror/disk-full.ts';
+import { HELP, parseConcurrency, parseDelay, parseDest, parseMaxDocuments, parsePort, parseTimeout, UsageError } from './usage.ts';
 
 const COMMANDS = ['discover', 'inspect', 'check', 'serve', 'sync', 'audit', 'runs', 'watch'] as const;
 type Command = (typeof COMMANDS)[number];
@@ -113,7 +114,7 @@ async function run(command: Command, args: string[], io: Io, version: string): P
     return watchCommand(
       {
         url: positionals[0],
-        dest: values.dest,
+        dest: parseDest(values.dest),
         listen: values.listen,
         publicUrl: values['public-url'],
         secret: values.secret,
@@ -144,11 +145,25 @@ async function run(command: Command, args: string[], io: Io, version: string): P
 }
 
 async function mirrorCommand(command: 'sync' | 'audit' | 'runs', args: string[], io: Io, userAgent: string): Promise<number> {
+  let dest: string | undefined;
+  try {
+    return await mirrorCommandIn(command, args, io, userAgent, (d) => (dest = d));
+  } catch (err) {
+    // SQLite's "database or disk is full" and Node's "ENOSPC: no space left on device, write" say nothing to an
+    // archivist: the folder whose disk is full, and what to do, does.
+    if (dest !== undefined && !(err instanceof DiskFullError) && isDiskFull(err)) throw new DiskFullError(resolve(dest), true);
+    throw err;
+  }
+}
+
+async function mirrorCommandIn(command: 'sync' | 'audit' | 'runs', args: string[], io: Io, userAgent: string, onDest: (dest: string) => void): Promise<number> {
   // Loaded on use, after the arguments are checked (as for the other commands).
   const commands = () => import('./mirror-commands.ts');
   const needDest = (dest: string | undefined) => {
     if (dest === undefined) throw new UsageError('missing --dest <dir>');
-    return dest;
+    const checked = parseDest(dest)!;
+    onDest(checked);
+    return checked;
   };
   if (command === 'runs') {
     const { values, positionals } = parse('runs', args);
@@ -219,7 +234,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       io.err(`rsdesk: ${error.message}\n\n${command === null ? HELP.main : `${synopsis(HELP[command])}\nRun "rsdesk ${command} --help" for every option.\n`}`);
       return 2;
     }
-    io.err(`rsdesk: ${error instanceof Error ? error.message : String(error)}\n`);
+    const message = isDiskFull(error) && !(error instanceof DiskFullError) ? 'The disk is full, so rsdesk stopped. Free some space and try again.' : error instanceof Error ? error.message : String(error);
+    io.err(`rsdesk: ${message}\n`);
     return 1;
   }
 }

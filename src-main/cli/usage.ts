@@ -233,3 +233,13 @@ export function parseDelay(value: string | undefined): number | undefined {
   }
   return Math.round(Number(value) * 1000);
 }
+
+/**
+ * A --dest as given, refused when empty or blank: an unset shell variable (`--dest "$DIR"`) gives "", which would
+ * resolve to the current folder and mirror into it.
+ */
+export function parseDest(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === '') throw new UsageError('--dest is empty: give the folder of the mirror (an unset shell variable gives an empty value)');
+  return value;
+}

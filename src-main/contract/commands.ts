@@ -1,5 +1,6 @@
 // The commands: argument schemas (validated in main before any handler runs) and result types.
 import { z } from 'zod';
+import { basicPasswordProblem, CONTROL, tokenProblem } from './credentials.ts';
 import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, HEADER_VALUE_FORBIDDEN } from './headers.ts';
 import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, MIRROR_LIMITS, TIMEOUT_RANGE, TIMEOUT_SECONDS } from './limits.ts';
 import type { CommandName } from './names.ts';
@@ -67,7 +68,6 @@ const folder = z
 const mirrorPath = z.object({ path: folder }).strict();
 
 /** RFC 7617: the user name may not hold a colon; neither part a control character (it would break the header). */
-const CONTROL = /[\u0000-\u001f\u007f]/;
 const basicUser = z
   .string('The user name must be text')
   .min(1, 'Enter the user name')
@@ -78,14 +78,14 @@ const basicPassword = z
   .string('The password must be text')
   .min(1, 'Enter the password')
   .max(1024, 'The password is too long (at most 1,024 characters)')
-  .refine((s) => !CONTROL.test(s), 'The password contains a line break or another control character');
+  .refine((s) => basicPasswordProblem(s) === null, 'The password contains a line break or another control character');
 
 /** RFC 6750's token characters and more, but never a space or a control character (it would break the header). */
 const bearerToken = z
   .string('The token must be text')
   .min(1, 'Enter the token')
   .max(4096, 'The token is too long (at most 4,096 characters)')
-  .refine((s) => !CONTROL.test(s) && !/\s/.test(s), 'The token contains a space, a line break or another control character');
+  .refine((s) => tokenProblem(s) === null, 'The token contains a space, a line break or another control character');
 
 /** A sign-in for a Source: a user name and password (HTTP basic), or a bearer token, never both. */
 const signInFields = {

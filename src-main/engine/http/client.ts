@@ -5,8 +5,8 @@ import type { Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import { clip } from '../clip.ts';
 import { charsetOf, readText, streamBody, tooLarge } from './body.ts';
-import { makeDispatcher, type ProxyEnv, type ProxySetting } from './dispatcher.ts';
-import { MAX_HEADER_BYTES, NetworkError, formatBytes, formatDuration, toNetworkError } from './errors.ts';
+import { makeDispatcher, proxyFor, type ProxyEnv, type ProxySetting } from './dispatcher.ts';
+import { MAX_HEADER_BYTES, NetworkError, formatBytes, formatDuration, informationalLimit, toNetworkError } from './errors.ts';
 
 export interface HttpOptions {
   /** Sent as `Authorization: Bearer …` on every request (and dropped on a redirect to another origin). */
@@ -123,8 +123,11 @@ export class Http {
   #source: SourceHeaders | null;
   #sourceFor: ((origin: string) => SourceHeaders | null) | null;
   #agent: Dispatcher;
+  /** The proxy a request to a URL goes through, if any (said when it cannot be reached). */
+  readonly #via: (url: URL) => string | null;
 
   constructor(options: HttpOptions = {}) {
+    this.#via = (url) => proxyFor(url, options.proxy, options.proxyEnv);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.deadlineMs = options.deadlineMs ?? deadlineFor(this.timeoutMs);
     this.maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
@@ -181,9 +184,10 @@ export class Http {
           method: 'GET',
           headers,
           signal: deadline.signal,
+          onInfo: informationalLimit(href, this.timeoutMs),
         });
       } catch (err) {
-        throw deadline.expired() ?? toNetworkError(err, href, this.timeoutMs);
+        throw deadline.expired() ?? toNetworkError(err, href, this.timeoutMs, 'response', this.#via(current));
       }
       const responseHeaders = flattenHeaders(data.headers);
       const location = responseHeaders.location;

@@ -30,7 +30,49 @@ export function parseProxySetting(value: string): ProxySetting {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new NetworkError('bad-url', `The proxy must be an http or https URL, not ${clip(url.protocol, 40)}`, value);
   }
+  // The setting is kept in the mirror's folder, which is made to be copied and shared: a proxy password there would
+  // travel with it. The environment's proxy variables are read on each run and never kept, so they are the way.
+  if (url.username !== '' || url.password !== '') {
+    throw new NetworkError(
+      'bad-url',
+      `The proxy ${url.host} is given with a user name or password, which would be kept in the mirror folder. ` +
+        `Give the proxy without them, or set the HTTP_PROXY and HTTPS_PROXY environment variables (user name and password included) and use --proxy env, the default: they are read on each run and never kept.`,
+      `${url.protocol}//${url.host}`,
+    );
+  }
   return url.href;
+}
+
+/**
+ * The proxy (host and port, never its credentials) a request to `url` goes through with this setting, or null when it
+ * goes direct: a failure to connect is then the proxy's, and is said to be. NO_PROXY is matched as undici matches it.
+ */
+export function proxyFor(url: URL, proxy: ProxySetting = 'env', env: ProxyEnv = process.env): string | null {
+  if (proxy === 'none') return null;
+  let chosen: string | undefined = proxy;
+  if (proxy === 'env') {
+    const httpProxy = env.http_proxy || env.HTTP_PROXY || undefined;
+    const httpsProxy = env.https_proxy || env.HTTPS_PROXY || undefined;
+    chosen = url.protocol === 'https:' ? (httpsProxy ?? httpProxy) : httpProxy;
+    if (!chosen || bypassed(url, env.no_proxy ?? env.NO_PROXY ?? '')) return null;
+  }
+  try {
+    return new URL(chosen).host;
+  } catch {
+    return null;
+  }
+}
+
+function bypassed(url: URL, noProxy: string): boolean {
+  if (noProxy === '*') return true;
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  for (const entry of noProxy.split(/[,\s]/).filter(Boolean)) {
+    const parsed = /^(.+):(\d+)$/.exec(entry);
+    const host = (parsed ? parsed[1]! : entry).replace(/^\*?\./, '').toLowerCase();
+    if (parsed && parsed[2] !== port) continue;
+    if (url.hostname === host || url.hostname.endsWith(`.${host}`)) return true;
+  }
+  return false;
 }
 
 /**

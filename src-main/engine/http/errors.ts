@@ -95,6 +95,8 @@ export function toNetworkError(
   url: string,
   timeoutMs: number,
   phase: 'response' | 'body' = 'response',
+  /** The proxy the request went through (host:port), if any: a connection that could not be made was to it. */
+  via: string | null = null,
 ): NetworkError {
   if (err instanceof NetworkError) return err;
   // undici wraps the real cause of a socket failure in `cause`.
@@ -103,6 +105,20 @@ export function toNetworkError(
   const name = err instanceof Error ? err.name : '';
   const detail = err instanceof Error ? err.message : String(err);
   const host = safeHost(url);
+  if (via !== null) {
+    // Through a proxy, the only connection this client makes is to the proxy: blaming the Source would send a person
+    // looking at the wrong machine.
+    switch (code) {
+      case 'UND_ERR_CONNECT_TIMEOUT':
+        return new NetworkError('timeout', `Timed out after ${formatSeconds(timeoutMs)} connecting to the proxy ${via} (for ${url})`, url, { cause: err });
+      case 'ECONNREFUSED':
+        return new NetworkError('refused', `Connection refused by the proxy ${via} (for ${url})`, url, { cause: err });
+      case 'ENOTFOUND':
+      case 'EAI_AGAIN':
+      case 'EAI_NONAME':
+        return new NetworkError('dns', `Proxy host not found: ${via} (for ${url})`, url, { cause: err });
+    }
+  }
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
     case 'UND_ERR_HEADERS_TIMEOUT':
@@ -177,4 +193,26 @@ export function messageWithoutUrl(message: string, url: string): string {
     .replace(`Cancelled: ${url}`, 'Cancelled');
   if (text.startsWith(`${url} `)) text = `It ${text.slice(url.length + 1)}`;
   return text.includes(url) ? message : text;
+}
+
+/**
+ * An `onInfo` for undici's request(). undici restarts its headers timer at each informational response (103 Early
+ * Hints…), so a server sending them for ever held a request until the overall deadline (10 min) whatever the timeout.
+ * The first one starts a clock of its own that they do not reset: past `timeoutMs`, the next one ends the request (and
+ * should they stop, undici's own timer ends it as before).
+ */
+export function informationalLimit(url: string, timeoutMs: number): (info: { statusCode: number }) => void {
+  let first = 0;
+  return (info) => {
+    const now = Date.now();
+    if (first === 0) first = now;
+    else if (now - first > timeoutMs) {
+      // Thrown inside undici's parser, which ends the connection with this error and rejects the request with it.
+      throw new NetworkError(
+        'timeout',
+        `Timed out after ${formatSeconds(timeoutMs)} waiting for ${url}: it sent only informational responses (${info.statusCode}), never its answer`,
+        url,
+      );
+    }
+  };
 }

@@ -4,9 +4,9 @@
 // document client (engine/http): a mirror makes thousands of small requests, so nothing is done per chunk here.
 import type { Dispatcher } from 'undici';
 import { addSourceHeaders, type SourceHeaders } from '../http/client.ts';
-import { makeDispatcher, type ProxyEnv, type ProxySetting } from '../http/dispatcher.ts';
+import { makeDispatcher, proxyFor, type ProxyEnv, type ProxySetting } from '../http/dispatcher.ts';
 import type { Readable } from 'node:stream';
-import { NetworkError, formatDuration, toNetworkError } from '../http/errors.ts';
+import { NetworkError, formatDuration, informationalLimit, toNetworkError } from '../http/errors.ts';
 import { SlowBody } from './slow-body.ts';
 import { clip } from '../clip.ts';
 
@@ -93,9 +93,12 @@ export class Fetcher {
   readonly timeoutMs: number;
   readonly deadlineMs: number;
   readonly #agent: Dispatcher;
+  /** The proxy a request to a URL goes through, if any (said when it cannot be reached). */
+  readonly #via: (url: URL) => string | null;
   readonly #options: Required<Omit<FetcherOptions, 'source' | 'proxy' | 'proxyEnv'>> & { source: SourceHeaders | null };
 
   constructor(options: FetcherOptions = {}) {
+    this.#via = (url) => proxyFor(url, options.proxy, options.proxyEnv);
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.deadlineMs = options.deadlineMs ?? 10 * 60_000;
     this.#options = {
@@ -162,10 +165,17 @@ export class Fetcher {
       }
       let data;
       try {
-        data = await this.#agent.request({ origin: current.origin, path: current.pathname + current.search, method: 'GET', headers, signal });
+        data = await this.#agent.request({
+          origin: current.origin,
+          path: current.pathname + current.search,
+          method: 'GET',
+          headers,
+          signal,
+          onInfo: informationalLimit(current.href, this.timeoutMs),
+        });
       } catch (err) {
         if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new NetworkError('aborted', `Cancelled: ${current.href}`, current.href);
-        throw toNetworkError(err, current.href, this.timeoutMs);
+        throw toNetworkError(err, current.href, this.timeoutMs, 'response', this.#via(current));
       }
       // An abort after the body was finished with must not surface as an unhandled error event.
       data.body.on('error', () => undefined);

@@ -4,6 +4,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { DiskFullError, isDiskFull } from './disk-full.ts';
 
 export const LOCK_NAME = 'lock';
 
@@ -59,7 +60,11 @@ function describe(holder: LockHolder): string {
 
 /** Takes the lock of the mirror whose state folder is `stateDir`, or throws MirrorLockedError. */
 export function acquireLock(stateDir: string, command: string, mirrorDir = stateDir): MirrorLock {
-  mkdirSync(stateDir, { recursive: true });
+  try {
+    mkdirSync(stateDir, { recursive: true });
+  } catch (err) {
+    throw isDiskFull(err) ? new DiskFullError(mirrorDir, false) : err;
+  }
   const path = join(stateDir, LOCK_NAME);
   const holder: LockHolder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString() };
   let tookOver: LockHolder | null = null;
@@ -68,7 +73,7 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
     try {
       fd = openSync(path, 'wx', 0o644);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw isDiskFull(err) ? new DiskFullError(mirrorDir, false) : err;
       const current = readHolder(path);
       if (current === null) {
         // Unreadable: a writer that died between creating and writing it, or one writing it right now.
@@ -101,9 +106,22 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
       );
     }
     try {
-      writeSync(fd, JSON.stringify(holder) + '\n');
-    } finally {
-      closeSync(fd);
+      try {
+        const text = Buffer.from(JSON.stringify(holder) + '\n');
+        // A short write (the disk filling up) leaves an unreadable lock just as a failed one does.
+        if (writeSync(fd, text) !== text.length) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      } finally {
+        closeSync(fd);
+      }
+    } catch (err) {
+      // A lock file left empty or cut off would refuse every later run as "cannot be read" until someone deletes it
+      // by hand: it is ours (created above), so it goes.
+      try {
+        unlinkSync(path);
+      } catch {
+        // Already gone.
+      }
+      throw isDiskFull(err) ? new DiskFullError(mirrorDir, false) : err;
     }
     let released = false;
     const release = () => {

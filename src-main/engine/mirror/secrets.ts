@@ -2,9 +2,23 @@
 // to be copied and moved, but in a store of the person's own (the CLI: a file in the user's data folder, mode 600; the
 // desktop app: the same file with every value sealed by the OS keychain through Electron's safeStorage, handed in as
 // a SecretBox). The binding in the folder records only which scheme is used and under which key.
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import type { SecretBox } from '../../store/secrets.ts';
+import { SettingsError } from './settings.ts';
+
+/** The secret store cannot be read or written; its message says which file and what to do. */
+export class SecretStoreError extends SettingsError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SecretStoreError';
+  }
+}
+
+/** How long a writer waits for another one to finish with the file, and after how long a lock left behind is stale. */
+const LOCK_WAIT_MS = 10_000;
+const LOCK_STALE_MS = 30_000;
 
 export interface SecretStore {
   get(key: string): string | null;
@@ -100,20 +114,84 @@ export class FileSecretStore implements SecretStore {
   }
 
   #read(): Record<string, Stored> {
+    let text: string;
     try {
-      const value = JSON.parse(readFileSync(this.path, 'utf8')) as unknown;
-      return value !== null && typeof value === 'object' ? (value as Record<string, Stored>) : {};
+      text = readFileSync(this.path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw new SecretStoreError(`The file that keeps mirrors' credentials, ${this.path}, cannot be read (${(err as Error).message}); nothing was changed.`);
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
     } catch {
-      return {};
+      value = undefined;
+    }
+    // Anything else (a hand edit that left a trailing comma…) is refused, never replaced: writing over it would lose
+    // the credentials of every mirror it holds.
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw new SecretStoreError(
+        `The file that keeps mirrors' credentials, ${this.path}, is not valid JSON (was it edited by hand?). It was left as it is: correct it, or move it away to start afresh (every mirror then needs its credentials given again).`,
+      );
+    }
+    return value as Record<string, Stored>;
+  }
+
+  /**
+   * Reads, changes and writes the file under a lock held across processes (two syncs of different mirrors, the app
+   * and rsdesk), so that neither loses the other's change; the new content replaces the old in one rename.
+   */
+  #update(change: (all: Record<string, Stored>) => boolean): void {
+    mkdirSync(dirname(this.path), { recursive: true });
+    const unlock = this.#lock();
+    try {
+      const all = this.#read();
+      if (!change(all)) return;
+      const temp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+      try {
+        writeFileSync(temp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
+        chmodSync(temp, 0o600);
+        renameSync(temp, this.path);
+      } catch (err) {
+        try {
+          unlinkSync(temp);
+        } catch {
+          // Not written at all.
+        }
+        throw err;
+      }
+    } finally {
+      unlock();
     }
   }
 
-  #write(all: Record<string, Stored>): void {
-    mkdirSync(dirname(this.path), { recursive: true });
-    const temp = `${this.path}.${process.pid}.tmp`;
-    writeFileSync(temp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
-    chmodSync(temp, 0o600);
-    renameSync(temp, this.path);
+  /** Takes `<file>.lock` (created exclusively), waiting for another writer; a lock older than a writer ever takes is stale. */
+  #lock(): () => void {
+    const lockPath = `${this.path}.lock`;
+    const until = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        closeSync(openSync(lockPath, 'wx', 0o600));
+        return () => {
+          try {
+            unlinkSync(lockPath);
+          } catch {
+            // Removed as stale by someone else; nothing to do.
+          }
+        };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      try {
+        if (Date.now() - statSync(lockPath).mtimeMs > LOCK_STALE_MS) unlinkSync(lockPath);
+      } catch {
+        // Gone meanwhile: try again.
+      }
+      if (Date.now() > until) {
+        throw new SecretStoreError(`The file that keeps mirrors' credentials, ${this.path}, is being written by another process for too long; nothing was changed. Try again; if ${lockPath} stays, delete it.`);
+      }
+      sleepMs(10 + Math.random() * 20);
+    }
   }
 
   get(key: string): string | null {
@@ -130,15 +208,22 @@ export class FileSecretStore implements SecretStore {
   }
 
   set(key: string, value: string): void {
-    const all = this.#read();
-    all[key] = this.#box ? { sealed: true, value: this.#box.seal(value) } : { sealed: false, value };
-    this.#write(all);
+    const stored: Stored = this.#box ? { sealed: true, value: this.#box.seal(value) } : { sealed: false, value };
+    this.#update((all) => {
+      all[key] = stored;
+      return true;
+    });
   }
 
   delete(key: string): void {
-    const all = this.#read();
-    if (!(key in all)) return;
-    delete all[key];
-    this.#write(all);
+    this.#update((all) => {
+      if (!(key in all)) return false;
+      delete all[key];
+      return true;
+    });
   }
+}
+
+function sleepMs(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

@@ -52,7 +52,16 @@ export class SettingsError extends Error {
 export function parseHeader(text: string): [string, string] {
   const colon = text.indexOf(':');
   const name = colon < 0 ? '' : text.slice(0, colon).trim().toLowerCase();
-  if (!HEADER_NAME.test(name)) throw new SettingsError(`A header is written "Name: value", not ${JSON.stringify(text)}`);
+  if (!HEADER_NAME.test(name)) {
+    // The value may be a secret (an API key): the header is named by the word before its value, never quoted whole;
+    // a single word may be a value given alone, so it is not shown either.
+    const first = /^([^\s:]+)\s+\S/.exec(text.trim())?.[1] ?? '';
+    throw new SettingsError(
+      first !== '' && HEADER_NAME.test(first.toLowerCase())
+        ? `The ${first} header is not written "Name: value" (a colon after the name); its value is not shown here`
+        : 'A header is written "Name: value" (a colon after the name); this one is not, and is not shown here',
+    );
+  }
   if (FORBIDDEN_HEADERS.has(name)) {
     throw new SettingsError(`The ${name} header cannot be set${name === 'authorization' ? ' this way; use --token or --basic' : ''}`);
   }
