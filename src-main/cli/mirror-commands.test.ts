@@ -215,3 +215,23 @@ describe('a token with a line break or a space', () => {
     }
   }, 60_000);
 });
+
+describe('rsdesk sync --allow-mass-delete', () => {
+  it('a baseline that would delete most of the mirror removes nothing and says how to allow it; allowed, it does', async () => {
+    const own = await startFixtureSource({ resources: 12 });
+    try {
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-mass-'));
+      const url = own.url + own.paths.dataset1.capabilityList;
+      expect((await rsdesk(['sync', url, '--dest', dest, '--json'])).code).toBe(0);
+      own.change('delete', 10);
+      const held = await rsdesk(['sync', '--dest', dest, '--mode', 'baseline', '--delete', 'delete']);
+      expect(held.code).toBe(0);
+      expect(held.stderr).toContain('The Source no longer lists 10 of the 12 resources this mirror holds, more than half: none was deleted');
+      expect(held.stdout).toContain('10 resource(s) the Source no longer lists were not removed, being more than half of the mirror; --allow-mass-delete removes them:');
+      const allowed = await rsdesk(['sync', '--dest', dest, '--mode', 'baseline', '--delete', 'delete', '--allow-mass-delete', '--json']);
+      expect(JSON.parse(allowed.stdout)).toMatchObject({ mode: 'baseline', deleted: 10, failed: 0 });
+    } finally {
+      await own.close();
+    }
+  });
+});

@@ -28,6 +28,7 @@ export interface SyncCommandOptions {
   withMetadata?: boolean;
   delete?: string;
   dryRun: boolean;
+  allowMassDelete?: boolean;
   concurrency?: number;
   delayMs?: number;
   json: boolean;
@@ -132,6 +133,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     useDumps: o.useDumps,
     withMetadata: o.withMetadata ?? false,
     deletePolicy: (o.delete as DeletePolicy | undefined) ?? 'keep',
+    allowMassDelete: o.allowMassDelete,
     dryRun: o.dryRun,
     concurrency: o.concurrency,
     delayMs: o.delayMs,
@@ -163,11 +165,11 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     const { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures } = result;
     // The issue's shape, plus `skipped` (the run journal counts it; without it the counts did not add up).
     io.out(`${JSON.stringify({ mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })) })}\n`);
-  } else io.out(formatSync(result, dest));
+  } else io.out(formatSync(result, dest, (o.delete as DeletePolicy | undefined) ?? 'keep'));
   return result.failed > 0 ? 1 : 0;
 }
 
-export function formatSync(r: SyncResult, dest: string): string {
+export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = 'keep'): string {
   const lines = [
     `${r.dryRun ? 'Dry run, nothing changed: ' : ''}${r.mode === 'baseline' ? 'Baseline' : 'Incremental sync'} of ${dest}${r.from === 'dumps' ? (r.mode === 'baseline' ? ' from the Resource Dump' : ' from the Change Dump') : ''}${r.resumed ? ' (resumed)' : ''} in ${r.seconds} s`,
     `  created ${r.created}, updated ${r.updated}, deleted ${r.deleted}, unchanged ${r.unchanged}, skipped ${r.skipped}, failed ${r.failed}; ${formatBytes(r.bytes)} ${r.from === 'dumps' ? 'written' : 'downloaded'}`,
@@ -175,7 +177,11 @@ export function formatSync(r: SyncResult, dest: string): string {
   if (r.patched > 0) lines.push(`  ${r.patched} of the updates applied as a JSON Patch to the mirror's copy`);
   if (r.metadata > 0) lines.push(`  ${r.metadata} metadata record(s) (rel="describedby") fetched or checked, counted above`);
   if (r.wouldDelete.length > 0) {
-    lines.push(`  ${r.wouldDelete.length} resource(s) the Source no longer has were kept (--delete keep); --delete delete or quarantine would remove them:`);
+    lines.push(
+      policy === 'keep'
+        ? `  ${r.wouldDelete.length} resource(s) the Source no longer has were kept (--delete keep); --delete delete or quarantine would remove them:`
+        : `  ${r.wouldDelete.length} resource(s) the Source no longer lists were not removed, being more than half of the mirror; --allow-mass-delete removes them:`,
+    );
     for (const uri of r.wouldDelete.slice(0, 20)) lines.push(`    ${uri}`);
     if (r.wouldDelete.length > 20) lines.push(`    … and ${r.wouldDelete.length - 20} more`);
   }

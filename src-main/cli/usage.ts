@@ -18,7 +18,7 @@ Usage:
   rsdesk serve [--port N] [--live-port N] [--data-dir D]
   rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]… [--allow-host HOST]…
               [--mode auto|baseline|incremental] [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine]
-              [--dry-run] [--concurrency N] [--delay S] [--token T | --basic USER:PASS] [--header "Name: value"]…
+              [--allow-mass-delete] [--dry-run] [--concurrency N] [--delay S] [--token T | --basic USER:PASS] [--header "Name: value"]…
               [--proxy env|none|URL] [--forget-credentials] [--timeout S] [--json]
   rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
   rsdesk runs --dest <dir> [--json]
@@ -77,7 +77,7 @@ Exit code 0 when no finding is an error, 1 otherwise, 2 on usage errors.
 `,
   sync: `Usage: rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]... [--allow-host HOST]...
                    [--mode auto|baseline|incremental] [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine]
-                   [--dry-run] [--concurrency N] [--delay S] [--json] [--token T | --basic USER:PASS]
+                   [--allow-mass-delete] [--dry-run] [--concurrency N] [--delay S] [--json] [--token T | --basic USER:PASS]
                    [--header "Name: value"]... [--proxy env|none|URL] [--forget-credentials] [--timeout S]
 
 Mirrors a ResourceSync Source into the folder <dir>, whose state lives in <dir>/.resourcesync/. <url> is
@@ -102,6 +102,8 @@ Options:
                         the path its own URI maps to, known to the inventory as metadata of its resource
   --delete P            what to do with resources the Source deleted: keep (default; reported),
                         delete, or quarantine (moved into <dir>/.resourcesync/quarantine/)
+  --allow-mass-delete   let a baseline delete or quarantine more than half of the mirror (without it, a
+                        Resource List served empty or cut short keeps them all, and says so)
   --dry-run             show what would happen; nothing is written
   --concurrency N       connections per host, 1 to 256 (default 8)
   --delay S             least time between two requests, across all connections: 0 to 3600 seconds, such as 0.5
