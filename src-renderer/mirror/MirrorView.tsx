@@ -1,5 +1,6 @@
 import { useEffect, useRef, type KeyboardEvent, type ReactNode } from 'react';
 import type { MirrorDetail } from '../../src-main/contract/types.ts';
+import { UNREACHABLE_RUN, useConnection } from '../bridge/connection.ts';
 import { errorMessage } from '../bridge/index.ts';
 import { Spinner } from '../common/Spinner.tsx';
 import { useAppInfo } from '../data/queries.ts';
@@ -21,6 +22,9 @@ const BUSY = new Set(['running', 'pausing', 'cancelling', 'auditing']);
  * Pause while the run goes on, then to how it ended; `audit` to Cancel audit while it runs, then to its verdict.
  */
 type FocusGoal = 'run' | 'audit';
+
+/** The badge while the app server cannot be reached during a run. */
+export const UNKNOWN_LABEL = 'State unknown';
 
 const POLICY_TEXT = { keep: 'kept (listed in each run)', quarantine: 'moved to quarantine', delete: 'deleted' } as const;
 
@@ -45,6 +49,9 @@ export function MirrorView({ path }: { path: string }) {
 function Loaded({ m }: { m: MirrorDetail }) {
   const electron = useAppInfo().data?.adapter === 'electron';
   const busy = BUSY.has(m.status);
+  // The app server out of reach (the browser's bridge): what was last heard of a run going on may no longer hold.
+  const reachable = useConnection((s) => s.reachable);
+  const unknown = busy && !reachable;
   const progress = useMirrorProgress(m.path, busy) ?? m.progress;
   const ended = useMirrorEnded(m.path);
   const action = useRunAction(m.path);
@@ -149,7 +156,8 @@ function Loaded({ m }: { m: MirrorDetail }) {
     <section className="mirror-view" aria-labelledby="mirror-title" ref={sectionRef}>
       <header className="mirror-header">
         <h2 id="mirror-title" className="mirror-title" tabIndex={-1} ref={headingRef}>
-          Mirror {m.name} <span className={`mirror-badge status-${m.status}`}>{STATUS_LABEL[m.status]}</span>
+          Mirror {m.name}{' '}
+          <span className={`mirror-badge status-${unknown ? 'unknown' : m.status}`}>{unknown ? UNKNOWN_LABEL : STATUS_LABEL[m.status]}</span>
         </h2>
         <span className="mirror-sub mono">{m.path}</span>
         <span className="mirror-actions">
@@ -158,7 +166,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
               <button
                 type="button"
                 className="btn-secondary mirror-pause"
-                disabled={m.status !== 'running' || action.isPending}
+                disabled={m.status !== 'running' || action.isPending || unknown}
                 onClick={() => {
                   aim('run');
                   action.mutate({ action: 'pause' });
@@ -169,7 +177,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
               <button
                 type="button"
                 className="btn-secondary"
-                disabled={m.status === 'cancelling'}
+                disabled={m.status === 'cancelling' || unknown}
                 onClick={() => {
                   aim('run');
                   action.mutate({ action: 'cancel' });
@@ -179,7 +187,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
               </button>
             </>
           ) : m.status === 'auditing' ? (
-            <button type="button" className="btn-secondary mirror-cancel-audit" onClick={() => action.mutate({ action: 'cancel' })}>
+            <button type="button" className="btn-secondary mirror-cancel-audit" disabled={unknown} onClick={() => action.mutate({ action: 'cancel' })}>
               Cancel audit
             </button>
           ) : (
@@ -268,7 +276,11 @@ function Loaded({ m }: { m: MirrorDetail }) {
         </div>
       )}
       <div className="mirror-run" aria-label="Current run" role="region">
-        {busy && progress ? (
+        {unknown ? (
+          <div className="alert alert-warning run-unknown" role="alert">
+            <span>{UNREACHABLE_RUN}</span>
+          </div>
+        ) : busy && progress ? (
           <RunProgress progress={progress} />
         ) : busy ? (
           <p className="run-phase"><Spinner /> Starting…</p>
