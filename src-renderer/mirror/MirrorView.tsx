@@ -69,6 +69,10 @@ function Loaded({ m }: { m: MirrorDetail }) {
   const lastFailed = m.runs.find((r) => r.kind !== 'audit' && failedOf(r) > 0);
   const failures = lastFailed ? failedOf(lastFailed) : 0;
   const list = mirroredList(m);
+  // A run resumed after a pause: what it ran before counts, the pause does not (the engine records how long it stood).
+  const current = busy ? m.runs.find((r) => r.status === 'running' && r.kind !== 'audit') : undefined;
+  const pausedBefore = current?.pausedSeconds ?? 0;
+  const ranSoFar = current && pausedBefore > 0 ? (Date.now() - Date.parse(current.startedAt)) / 1000 - pausedBefore : null;
 
   const sectionRef = useRef<HTMLElement>(null);
   const headingRef = useRef<HTMLHeadingElement>(null);
@@ -281,7 +285,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
             <span>{UNREACHABLE_RUN}</span>
           </div>
         ) : busy && progress ? (
-          <RunProgress progress={progress} />
+          <RunProgress progress={progress} pausedSeconds={pausedBefore} ranSeconds={ranSoFar} />
         ) : busy ? (
           <p className="run-phase"><Spinner /> Starting…</p>
         ) : ended ? (

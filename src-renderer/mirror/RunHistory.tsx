@@ -1,7 +1,7 @@
 import type { MirrorProgress, MirrorRun } from '../../src-main/contract/types.ts';
 import { formatBytes, formatCount } from '../lib/format.ts';
 import { useMirrorUi } from '../state/mirror.ts';
-import { formatDuration, formatWhen, runKind, runSeconds, runStatus } from './format.ts';
+import { formatWhen, runKind, runSeconds, runStatus, tookText } from './format.ts';
 
 /** Every run of the mirror's journal, newest first. */
 export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: MirrorProgress | null }) {
@@ -41,14 +41,14 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
                     bytes: Math.max(recorded.bytes, live.bytesDone),
                   }
                 : recorded;
-            const seconds = runSeconds(run);
+            const took = tookText(run, runSeconds(run));
             return (
               <tr key={run.id} className={`run run-${run.status}`}>
                 <td>
                   #{run.id} {runKind(run)}
                 </td>
                 <td title={run.startedAt}>{formatWhen(run.startedAt)}</td>
-                <td>{seconds === null ? '—' : formatDuration(seconds)}</td>
+                <td>{took ?? '—'}</td>
                 <td className="wrap">
                   {runStatus(run)}
                   {run.message && run.kind !== 'audit' && run.message !== 'Paused' ? <span className="muted"> · {run.message}</span> : null}
