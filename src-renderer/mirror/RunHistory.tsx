@@ -51,14 +51,18 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
                 <td>{took ?? '—'}</td>
                 <td className="wrap">
                   {runStatus(run)}
-                  {run.message && run.kind !== 'audit' && run.message !== 'Paused' ? <span className="muted"> · {run.message}</span> : null}
+                  {/* An audit's "failed" are the differences it found, not failures: there is nothing to retry. */}
+                  {run.kind === 'audit' && run.failed > 0 ? `: ${formatCount(run.failed)} ${run.failed === 1 ? 'difference' : 'differences'}` : null}
+                  {run.message && (run.kind !== 'audit' || run.status === 'failed') && run.message !== 'Paused' ? <span className="muted"> · {run.message}</span> : null}
                 </td>
                 <td className="num">{run.kind === 'audit' ? '' : formatCount(run.created)}</td>
                 <td className="num">{run.kind === 'audit' ? '' : formatCount(run.updated)}</td>
                 <td className="num">{run.kind === 'audit' ? '' : formatCount(run.deleted)}</td>
                 <td className="num">{formatCount(run.unchanged)}</td>
                 <td className="num">
-                  {run.failed > 0 ? (
+                  {run.kind === 'audit' ? (
+                    ''
+                  ) : run.failed > 0 ? (
                     <button type="button" className="link-button" onClick={() => showFailures(run.id)} aria-label={`${formatCount(run.failed)} failed: show the failures of run ${run.id}`}>
                       {formatCount(run.failed)}
                     </button>
