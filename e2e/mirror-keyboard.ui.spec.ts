@@ -97,3 +97,22 @@ test("the run history shows an audit's differences as differences, not as failur
   await expect(failedAudit).not.toContainText('completed with failures');
   await expectAccessible(page, 'a run history with an audit that could not run');
 });
+
+test('"Audit…" takes focus to the button that starts an audit', async ({ page }) => {
+  await createMirror(page, 'audit-button', { start: false });
+  const auditButton = view(page).getByRole('button', { name: 'Audit…' });
+  await auditButton.focus();
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('tab', { name: 'Audit', selected: true })).toBeVisible();
+  // Not left on "Audit…", which did nothing where it is: on "Audit now", which Enter then presses.
+  await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeFocused();
+  await expectAccessible(page, 'the Audit tab opened by "Audit…"');
+  await page.keyboard.press('Enter');
+  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+
+  // With a report already there (read before the tab shows): "Audit again".
+  await chooseTab(page, /^Runs/);
+  await auditButton.focus();
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('button', { name: 'Audit again' })).toBeFocused();
+});

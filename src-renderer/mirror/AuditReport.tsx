@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState, type RefObject } from 'react';
 import type { AuditStatus, AuditView, MirrorDeletePolicy } from '../../src-main/contract/types.ts';
 import { csvField } from '../../src-main/engine/check/report.ts';
 import { auditRows, type AuditRow } from '../../src-main/engine/mirror/audit-report.ts';
@@ -72,6 +72,7 @@ export function AuditReport({
   onStart,
   deletePolicy,
   source,
+  focusFrom,
 }: {
   path: string;
   /** The mirror's: what becomes of a file the Source no longer lists. */
@@ -82,15 +83,28 @@ export function AuditReport({
   auditing: boolean;
   /** Told before an audit starts (the view then moves focus along with it). */
   onStart?(): void;
+  /**
+   * Where focus waits for the button that starts an audit ("Audit…" pressed before the last report was read): the
+   * button takes it when it shows, unless focus went elsewhere meanwhile.
+   */
+  focusFrom?: RefObject<HTMLElement | null>;
 }) {
   const report = useAuditReport(path);
   const start = useStartAudit(path);
   const [rehash, setRehash] = useState(false);
   const view = report.data ?? null;
+  const startRef = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    const from = focusFrom?.current;
+    if (!focusFrom || !from || !startRef.current) return;
+    focusFrom.current = null;
+    if (document.activeElement === from && !startRef.current.disabled) startRef.current.focus();
+  });
 
   const controls = (
     <div className="mirror-filters">
       <button
+        ref={startRef}
         type="button"
         className="btn-secondary"
         disabled={!canStart || start.isPending}

@@ -1,4 +1,5 @@
 import { useEffect, useRef, type KeyboardEvent, type ReactNode } from 'react';
+import { flushSync } from 'react-dom';
 import type { MirrorDetail } from '../../src-main/contract/types.ts';
 import { UNREACHABLE_RUN, useConnection } from '../bridge/connection.ts';
 import { errorMessage } from '../bridge/index.ts';
@@ -82,6 +83,8 @@ function Loaded({ m }: { m: MirrorDetail }) {
   /** Whether the person's last click or focus was inside this view: focus lost after a click elsewhere stays lost. */
   const inside = useRef(true);
   const shownTab = useRef(tab);
+  /** Set by "Audit…" while the Audit tab's button is not there yet: where focus waits for it. */
+  const auditFocusFrom = useRef<HTMLElement | null>(null);
 
   function aim(next: FocusGoal) {
     goal.current = next;
@@ -146,6 +149,21 @@ function Loaded({ m }: { m: MirrorDetail }) {
     { id: 'audit', label: 'Audit' },
     { id: 'access', label: 'Access' },
   ];
+
+  /**
+   * "Audit…": the Audit tab, with focus on its button that starts an audit (on the tab itself while the last report is
+   * read), not left behind on a button that did nothing visible where it is.
+   */
+  function openAudit() {
+    flushSync(() => setTab('audit'));
+    const section = sectionRef.current;
+    const start = section?.querySelector<HTMLElement>('#mirror-panel-audit .mirror-audit button:not(:disabled)');
+    if (start) return start.focus();
+    // The last report is still being read: its button takes focus from the tab once it shows.
+    const tabButton = section?.querySelector<HTMLElement>('#mirror-tab-audit') ?? null;
+    tabButton?.focus();
+    auditFocusFrom.current = tabButton;
+  }
 
   function onTabKey(event: KeyboardEvent<HTMLDivElement>) {
     const at = tabs.findIndex((t) => t.id === tab);
@@ -212,7 +230,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
               >
                 Sync now
               </button>
-              <button type="button" className="btn-secondary" disabled={!usable} onClick={() => setTab('audit')}>
+              <button type="button" className="btn-secondary" disabled={!usable} onClick={openAudit}>
                 Audit…
               </button>
             </>
@@ -338,6 +356,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
             canStart={usable && !busy}
             auditing={m.status === 'auditing'}
             onStart={() => aim('audit')}
+            focusFrom={auditFocusFrom}
             deletePolicy={m.options.deletePolicy}
             source={m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url}
           />
