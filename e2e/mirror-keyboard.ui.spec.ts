@@ -116,3 +116,25 @@ test('"Audit…" takes focus to the button that starts an audit', async ({ page 
   await page.keyboard.press('Enter');
   await expect(view(page).getByRole('button', { name: 'Audit again' })).toBeFocused();
 });
+
+test("in a narrower window a run's outcome keeps whole words, not a few letters a line", async ({ page }) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await createMirror(page, 'narrow', { broken: [3, 5] });
+  await chooseTab(page, /^Runs/);
+  const outcome = view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr').first().locator('td').nth(3);
+  await expect(outcome).toContainText('completed with failures');
+  const { lines, width, words } = await outcome.evaluate((cell) => {
+    const style = getComputedStyle(cell);
+    const line = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.4;
+    // How wide the longest word of the cell is, in the cell's font.
+    const canvas = document.createElement('canvas').getContext('2d')!;
+    canvas.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const longest = Math.max(...(cell.textContent ?? '').split(/\s+/).map((w) => canvas.measureText(w).width));
+    const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+    return { lines: Math.round((cell.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom)) / line), width: cell.clientWidth - padding, words: longest };
+  });
+  // Before, "complet / ed with / failures · 2 / resource / s failed…": fifteen lines, words cut in two.
+  expect(width, 'room for its longest word').toBeGreaterThanOrEqual(words);
+  expect(lines).toBeLessThanOrEqual(6);
+  await expectAccessible(page, 'the run history in a narrower window');
+});

@@ -49,7 +49,7 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
                 </td>
                 <td title={run.startedAt}>{formatWhen(run.startedAt)}</td>
                 <td>{took ?? '—'}</td>
-                <td className="wrap">
+                <td className="wrap run-outcome">
                   {runStatus(run)}
                   {/* An audit's "failed" are the differences it found, not failures: there is nothing to retry. */}
                   {run.kind === 'audit' && run.failed > 0 ? `: ${formatCount(run.failed)} ${run.failed === 1 ? 'difference' : 'differences'}` : null}
