@@ -66,6 +66,8 @@ test("the run history shows an audit's differences as differences, not as failur
 
   // An audit finds the two resources missing.
   await chooseTab(page, /^Audit/);
+  // Once the last report (none) is read, the button that starts one is next.
+  await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeVisible();
   await page.keyboard.press('Tab');
   await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeFocused();
   await page.keyboard.press('Enter');
@@ -137,4 +139,30 @@ test("in a narrower window a run's outcome keeps whole words, not a few letters 
   expect(width, 'room for its longest word').toBeGreaterThanOrEqual(words);
   expect(lines).toBeLessThanOrEqual(6);
   await expectAccessible(page, 'the run history in a narrower window');
+});
+
+test("the audit's verdict says in plain words how the files were checked, and counts one difference as one", async ({ page }) => {
+  await createMirror(page, 'verdict');
+  // The Source updates one resource: the mirror's copy is now another than the one listed.
+  fixture.state.change('update', 1, 2);
+  await chooseTab(page, /^Audit/);
+  // Once the last report (none) is read, the button that starts one is next.
+  await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeVisible();
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Enter');
+  const summary = view(page).locator('.audit-summary');
+  await expect(summary).toBeFocused({ timeout: 30_000 });
+  await expect(summary).toContainText('Not in sync: 1 difference.');
+  await expect(summary).toContainText('each file checked by its size and the hashes recorded when it was mirrored, not read again');
+  await expect(summary).not.toContainText('from the inventory');
+  await expect(view(page).getByRole('search', { name: 'Filter the audit' }).locator('[aria-live=polite]')).toHaveText('1 difference');
+  await expectAccessible(page, 'an audit with one difference');
+
+  // With every file read again, it says that.
+  await view(page).getByRole('checkbox', { name: /Read every file again/ }).focus();
+  await page.keyboard.press('Space');
+  await page.keyboard.press('Shift+Tab');
+  await expect(view(page).getByRole('button', { name: 'Audit again' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(summary).toContainText('every file read again', { timeout: 30_000 });
 });

@@ -166,12 +166,12 @@ function AuditTable({ view, deletePolicy, source }: { view: AuditView; deletePol
     <>
       <div className={`audit-summary${r.inSync ? ' in-sync' : ' not-in-sync'}`} role="status" tabIndex={-1}>
         <strong>
-          {r.inSync ? `✓ In sync: ${formatCount(r.inSyncCount)} resources match the Source.` : `Not in sync: ${formatCount(differences)} differences.`}
+          {r.inSync ? `✓ In sync: ${formatCount(r.inSyncCount)} resources match the Source.` : `Not in sync: ${formatCount(differences)} ${differences === 1 ? 'difference' : 'differences'}.`}
         </strong>
         <span className="muted">
           {' '}
           {formatCount(r.inSyncCount)} in sync, {formatCount(r.missing.length)} missing, {formatCount(r.changed.length)} changed,{' '}
-          {formatCount(r.unverifiable.length)} unverifiable, {formatCount(r.extra.length)} extra{kept > 0 ? `, ${formatCount(kept)} kept (no longer listed)` : ''} · {view.rehash ? 'every file read again' : 'from the inventory'} ·{' '}
+          {formatCount(r.unverifiable.length)} unverifiable, {formatCount(r.extra.length)} extra{kept > 0 ? `, ${formatCount(kept)} kept (no longer listed)` : ''} · {view.rehash ? 'every file read again' : 'each file checked by its size and the hashes recorded when it was mirrored, not read again'} ·{' '}
           {formatWhen(view.at)}
         </span>
         <span className="check-export">
@@ -203,7 +203,7 @@ function AuditTable({ view, deletePolicy, source }: { view: AuditView; deletePol
             </label>
             <input type="search" aria-label="Filter the audit by text" placeholder="Filter by URI, path or reason" value={text} onChange={(e) => setText(e.target.value)} />
             <span className="muted" aria-live="polite">
-              {shown.length === rows.length ? `${formatCount(rows.length)} ${kept > 0 ? 'rows' : 'differences'}` : `${formatCount(shown.length)} of ${formatCount(rows.length)}`}
+              {shown.length === rows.length ? `${formatCount(rows.length)} ${kept > 0 ? (rows.length === 1 ? 'row' : 'rows') : rows.length === 1 ? 'difference' : 'differences'}` : `${formatCount(shown.length)} of ${formatCount(rows.length)}`}
             </span>
           </div>
           <div className="mirror-table-box">
