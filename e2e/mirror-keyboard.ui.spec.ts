@@ -166,3 +166,20 @@ test("the audit's verdict says in plain words how the files were checked, and co
   await page.keyboard.press('Enter');
   await expect(summary).toContainText('every file read again', { timeout: 30_000 });
 });
+
+test('in a narrower window the run history scrolls sideways from the keyboard too', async ({ page }) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await createMirror(page, 'sideways');
+  await expect(runEnd(page, /^Baseline completed/)).toBeVisible();
+  await chooseTab(page, /^Runs/);
+  const table = view(page).getByRole('table', { name: 'Run history' });
+  const downloaded = table.getByRole('columnheader', { name: 'downloaded' });
+  // Its last columns are out of view, and no link in it takes focus (no run failed).
+  await expect(downloaded).not.toBeInViewport({ ratio: 1 });
+  await page.keyboard.press('Tab');
+  const box = view(page).getByRole('region', { name: 'Run history' });
+  await expect(box).toBeFocused();
+  for (let i = 0; i < 20; i++) await page.keyboard.press('ArrowRight');
+  await expect(downloaded).toBeInViewport({ ratio: 1 });
+  await expectAccessible(page, 'the run history scrolled sideways');
+});

@@ -9,6 +9,7 @@ import { formatCount } from '../lib/format.ts';
 import { useMirrorUi } from '../state/mirror.ts';
 import { formatWhen } from './format.ts';
 import { useAuditReport, useStartAudit } from './queries.ts';
+import { ScrollBox } from './ScrollBox.tsx';
 
 const MAX_ROWS = 1000;
 const STATUS_TEXT: Record<AuditStatus, string> = {
@@ -206,7 +207,7 @@ function AuditTable({ view, deletePolicy, source }: { view: AuditView; deletePol
               {shown.length === rows.length ? `${formatCount(rows.length)} ${kept > 0 ? (rows.length === 1 ? 'row' : 'rows') : rows.length === 1 ? 'difference' : 'differences'}` : `${formatCount(shown.length)} of ${formatCount(rows.length)}`}
             </span>
           </div>
-          <div className="mirror-table-box">
+          <ScrollBox label="Audit report">
             <table className="grid-table mirror-table" aria-label="Audit report">
               <thead>
                 <tr>
@@ -229,7 +230,7 @@ function AuditTable({ view, deletePolicy, source }: { view: AuditView; deletePol
             {shown.length > MAX_ROWS && (
               <p className="empty">Showing the first {formatCount(MAX_ROWS)} of {formatCount(shown.length)}: narrow them with the filter, or export them (the export holds every row shown).</p>
             )}
-          </div>
+          </ScrollBox>
         </>
       )}
     </>

@@ -2,6 +2,7 @@ import type { MirrorProgress, MirrorRun } from '../../src-main/contract/types.ts
 import { formatBytes, formatCount } from '../lib/format.ts';
 import { useMirrorUi } from '../state/mirror.ts';
 import { formatWhen, runKind, runSeconds, runStatus, tookText } from './format.ts';
+import { ScrollBox } from './ScrollBox.tsx';
 
 /** Every run of the mirror's journal, newest first. */
 export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: MirrorProgress | null }) {
@@ -10,7 +11,7 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
   // The run under way counts what its progress says: its recorded counts lag behind, batch by batch.
   const runningId = live !== null && live.kind === 'sync' ? runs.findLast((r) => r.status === 'running' && r.kind !== 'audit')?.id : undefined;
   return (
-    <div className="mirror-table-box">
+    <ScrollBox label="Run history">
       <table className="grid-table mirror-table" aria-label="Run history">
         <thead>
           <tr>
@@ -76,6 +77,6 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
           })}
         </tbody>
       </table>
-    </div>
+    </ScrollBox>
   );
 }
