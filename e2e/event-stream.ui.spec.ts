@@ -8,7 +8,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
 import { startAppServer, type AppServer } from './app-server.ts';
 import { startStreamCutter, type StreamCutter } from './stream-cutter.ts';
-import { addSource, detail, expectAccessible } from './ui-helpers.ts';
+import { addSource, detail, expectAccessible, fillMirrorForm, resourcesBar } from './ui-helpers.ts';
 
 let fixture: FixtureSource;
 let app: AppServer;
@@ -69,8 +69,8 @@ test('a run that ends while the event stream is cut still shows its end once the
   const opened = cutter.streamsOpened;
   fixture.setResourceDelay(0);
   await expect.poll(async () => (await invoke('mirrors.get', { path: folder })).status, { timeout: 60_000 }).not.toBe('running');
-  // The page heard nothing of it: it still shows the run going on.
-  await expect(badge).toHaveText('Running');
+  // The page heard nothing of it: it does not claim the run goes on, it says it cannot know.
+  await expect(badge).toHaveText('State unknown');
   expect(cutter.streamsOpen).toBe(0);
 
   // Back up: the page's EventSource comes back by itself, gets what it missed, and shows the end.
@@ -79,4 +79,44 @@ test('a run that ends while the event stream is cut still shows its end once the
   await expect(badge).toHaveText('Ready');
   expect(cutter.streamsOpened).toBeGreaterThan(opened);
   await expectAccessible(page, 'a mirror whose run ended while the event stream was cut');
+});
+
+test('the app server out of reach during a run: the run view says the state is unknown, and recovers when it is back', async ({ page }) => {
+  const folder = join(dataDir, `gone-${test.info().repeatEachIndex}`);
+  await page.goto(`${cutter.origin}/${new URL(app.url).hash}`);
+  await addSource(page, fixture.url + PATHS.dataset1.capabilityList);
+  await detail(page).getByRole('button', { name: 'Mirror this…' }).click();
+  await fillMirrorForm(page, folder, 1);
+  fixture.setResourceDelay(4_000);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  const badge = view(page).locator('.mirror-badge');
+  await expect(badge).toHaveText('Running');
+  await expect(resourcesBar(page)).toBeVisible();
+  const sidebarStatus = page.getByRole('list', { name: 'Mirrors' }).getByRole('button', { name: /^gone-/ }).locator('.mirror-status');
+
+  // The app server goes away: its event stream breaks and stays down, and commands are refused.
+  await page.route('**/api/invoke', (route) => route.abort('connectionrefused'));
+  cutter.down = true;
+  cutter.cut();
+  const run = view(page).getByRole('region', { name: 'Current run' });
+  const alert = run.getByRole('alert');
+  await expect(alert).toContainText('The app cannot be reached');
+  await expect(alert).toContainText('the state of this run is unknown');
+  await expect(badge).toHaveText('State unknown');
+  await expect(sidebarStatus).toHaveText('State unknown');
+  await expect(resourcesBar(page)).toHaveCount(0);
+  await expect(view(page).getByRole('button', { name: 'Pause' })).toBeDisabled();
+  await expectAccessible(page, 'a run whose app server is out of reach');
+
+  // Back, the run still going: the view shows it running again, then its end.
+  await page.unroute('**/api/invoke');
+  cutter.down = false;
+  await expect(alert).toHaveCount(0);
+  await expect(badge).toHaveText('Running');
+  await expect(sidebarStatus).toContainText('Running');
+  await expect(view(page).getByRole('button', { name: 'Pause' })).toBeEnabled();
+  fixture.setResourceDelay(0);
+  await expect(view(page).getByRole('status').filter({ hasText: 'Baseline completed' })).toBeVisible({ timeout: 60_000 });
+  await expect(badge).toHaveText('Ready');
+  await expectAccessible(page, 'a run whose app server was reached again');
 });

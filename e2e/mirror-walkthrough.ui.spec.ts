@@ -254,6 +254,42 @@ test('choosing the document still selected in the tree shows it again over a mir
   }
 });
 
+test('choosing the document still selected in the tree shows it again over the Check report and the Live view', async ({ page }) => {
+  await page.goto(app.url);
+  await addSource(page, fixture.url + PATHS.dataset1.capabilityList);
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+  const selected = page.getByRole('treeitem', { selected: true });
+  await expect(selected).toHaveCount(1);
+  const sidebar = page.getByRole('complementary', { name: 'Sources' });
+  const checkReport = page.getByRole('main', { name: 'Check report' });
+  const liveView = page.getByRole('main', { name: 'Live' });
+
+  const views: [string, () => Promise<void>, typeof checkReport][] = [
+    ['the Check report', () => sidebar.getByRole('button', { name: 'Check Source' }).click(), checkReport],
+    ['the Live view', () => page.getByRole('button', { name: /^Live/ }).click(), liveView],
+  ];
+  for (const [name, open, shown] of views) {
+    // A click on its row.
+    await open();
+    await expect(shown).toBeVisible();
+    await expectAccessible(page, name);
+    await selected.locator(':scope > .tree-row').click();
+    await expect(shown, `${name} gives way to the document clicked`).toHaveCount(0);
+    await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+    // Enter and Space on it.
+    for (const key of ['Enter', ' ']) {
+      await open();
+      await expect(shown).toBeVisible();
+      await selected.focus();
+      await page.keyboard.press(key);
+      await expect(shown, `${name} gives way to the document chosen with ${key === ' ' ? 'Space' : key}`).toHaveCount(0);
+      await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+      await expect(selected).toBeFocused();
+    }
+  }
+  await expectAccessible(page, 'the document shown again');
+});
+
 test('a mirror made from a Resource List says it mirrors that list, not its Capability List', async ({ page }) => {
   await openForm(page, PATHS.dataset1.resourceList);
   await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror Resource List/ })).toBeVisible();

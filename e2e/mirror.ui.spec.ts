@@ -193,6 +193,46 @@ test('pauses a run and resumes it after a reload; cancels another', async ({ pag
   fixture.setResourceDelay(0);
 });
 
+test('a run that stood paused says how long it ran, and how long it was paused, apart', async ({ page }) => {
+  const folder = join(mirrors, 'took');
+  fixture.setResourceDelay(300);
+  await openForm(page, folder, 1);
+  const started = Date.now();
+  const wall = () => (Date.now() - started) / 1000;
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  const bar = resourcesBar(page);
+  await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow')), { timeout: 30_000 }).toBeGreaterThan(2);
+  fixture.setResourceDelay(3_000);
+  await view(page).getByRole('button', { name: 'Pause' }).click();
+  await expect(view(page).getByRole('status').filter({ hasText: 'Paused after' })).toBeVisible();
+  // Paused for a while.
+  const PAUSE_S = 10;
+  await page.waitForTimeout(PAUSE_S * 1000);
+
+  // Resumed: the run view counts the time it ran, not the pause, and says it was paused.
+  fixture.setResourceDelay(1_000);
+  await view(page).getByRole('button', { name: 'Resume' }).click();
+  const phase = view(page).locator('.run-phase');
+  await expect(phase).toContainText(/ran \d+ s so far \(paused \d+ s\)/);
+  const [, ranSoFar, pausedSoFar] = /ran (\d+) s so far \(paused (\d+) s\)/.exec((await phase.textContent())!)!;
+  expect(Number(pausedSoFar)).toBeGreaterThanOrEqual(PAUSE_S);
+  // Ran and paused make up the time since it started (a second's rounding either way), not more.
+  expect(Number(ranSoFar) + Number(pausedSoFar)).toBeLessThanOrEqual(wall() + 2);
+  await accessible(page, 'a run resumed after a pause');
+  fixture.setResourceDelay(0);
+  await expect(view(page).getByRole('status').filter({ hasText: 'Baseline completed' })).toBeVisible({ timeout: 60_000 });
+
+  // The history: "ran N s (paused M s)", the pause apart.
+  const took = view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr').first().locator('td').nth(2);
+  await expect(took).toHaveText(/^ran \d+ s \(paused \d+ s\)$/);
+  const [, ran, paused] = /^ran (\d+) s \(paused (\d+) s\)$/.exec((await took.textContent())!)!;
+  expect(Number(paused)).toBeGreaterThanOrEqual(PAUSE_S);
+  expect(Number(paused)).toBeLessThan(PAUSE_S + 10);
+  expect(Number(ran) + Number(paused)).toBeLessThanOrEqual(wall() + 2);
+  expect(Number(ran)).toBeLessThanOrEqual(wall() - PAUSE_S + 2);
+  await accessible(page, 'the history of a run that stood paused');
+});
+
 test('says in plain words what is wrong with a folder', async ({ page }) => {
   const full = join(mirrors, 'full');
   mkdirSync(full, { recursive: true });

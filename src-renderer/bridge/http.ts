@@ -10,6 +10,11 @@ const STREAM_WAIT_MS = 3000;
 /** A stream the browser gave up on (the server answered with an error) is opened again after this, doubling. */
 const REOPEN_FIRST_MS = 1000;
 const REOPEN_MAX_MS = 30_000;
+/**
+ * A stream down this long is said to be lost (`onReachable(false)`): a drop the browser mends by itself within a
+ * second or so is not worth a word.
+ */
+const LOST_AFTER_MS = 2500;
 
 type Envelope = { ok: true; result: unknown } | { ok: false; error: CommandError };
 type AnyListener = (payload: unknown) => void;
@@ -19,6 +24,11 @@ export interface HttpBridgeOptions {
   base?: string;
   fetch?: typeof fetch;
   EventSource?: typeof EventSource;
+  /**
+   * Told `false` when the app server cannot be reached (the event stream stayed down, or a command could not be
+   * sent), `true` when its event stream is open again.
+   */
+  onReachable?: (reachable: boolean) => void;
 }
 
 /** The bridge, and a way to give it the token of a new address pasted into the same tab (the app server restarted). */
@@ -48,6 +58,28 @@ export function createHttpBridge(token: string | null, options: HttpBridgeOption
   let lastEventId = '';
   let reopenTimer: ReturnType<typeof setTimeout> | null = null;
   let reopenDelay = REOPEN_FIRST_MS;
+  let lostTimer: ReturnType<typeof setTimeout> | null = null;
+  /** What `onReachable` was last told. */
+  let reachable = true;
+
+  function tell(next: boolean): void {
+    if (next === reachable) return;
+    reachable = next;
+    options.onReachable?.(next);
+  }
+
+  function streamDown(): void {
+    if (lostTimer !== null || !reachable) return;
+    lostTimer = setTimeout(() => {
+      lostTimer = null;
+      if (source === null || source.readyState !== Source.OPEN) tell(false);
+    }, LOST_AFTER_MS);
+  }
+
+  function clearLostTimer(): void {
+    if (lostTimer !== null) clearTimeout(lostTimer);
+    lostTimer = null;
+  }
 
   function listenerCount(): number {
     let n = 0;
@@ -71,8 +103,11 @@ export function createHttpBridge(token: string | null, options: HttpBridgeOption
     });
     es.addEventListener('open', () => {
       reopenDelay = REOPEN_FIRST_MS;
+      clearLostTimer();
+      tell(true);
     });
     es.addEventListener('error', () => {
+      if (source === es) streamDown();
       // CONNECTING: the browser tries again by itself. CLOSED: it gave up for good (the server answered with an
       // error), so a new stream is opened later, from the last event read.
       if (es.readyState !== Source.CLOSED || source !== es) return;
@@ -107,6 +142,8 @@ export function createHttpBridge(token: string | null, options: HttpBridgeOption
     opened = null;
     if (reopenTimer) clearTimeout(reopenTimer);
     reopenTimer = null;
+    // Nobody listens: nothing is said of a stream nobody wants.
+    clearLostTimer();
   }
 
   async function streamReady(): Promise<void> {
@@ -123,8 +160,11 @@ export function createHttpBridge(token: string | null, options: HttpBridgeOption
         body: JSON.stringify({ command, args }),
       });
     } catch {
+      tell(false);
       throw new BridgeError('transport', UNREACHABLE);
     }
+    // An answer came: the server is there (and when the stream is open or not needed, so are its events).
+    if (source === null || source.readyState === Source.OPEN) tell(true);
     if (response.status === 401) throw new BridgeError('unauthorized', NOT_SIGNED_IN);
     let envelope: Envelope;
     try {

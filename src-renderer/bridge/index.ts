@@ -1,4 +1,5 @@
 import type { Bridge } from '../../src-main/contract/bridge.ts';
+import { useConnection } from './connection.ts';
 import { createHttpBridge, type HttpBridge } from './http.ts';
 import { takeHashToken, takeToken } from './token.ts';
 
@@ -9,7 +10,9 @@ let http: HttpBridge | null = null;
 export function getBridge(): Bridge {
   if (bridge) return bridge;
   if (window.rs) return (bridge = window.rs);
-  http = createHttpBridge(takeToken());
+  http = createHttpBridge(takeToken(), {
+    onReachable: (reachable) => (reachable ? useConnection.getState().back() : useConnection.getState().lost()),
+  });
   return (bridge = http);
 }
 

@@ -8,6 +8,7 @@ import type { Entry } from '../../src-main/engine/documents/model.ts';
 import { getBridge } from '../bridge/index.ts';
 import { putFromEvent, readAgain } from './fresh.ts';
 import { readAllWhenEventsMissed } from './missed.ts';
+import { useConnection } from '../bridge/connection.ts';
 import type { EntryView } from '../state/ui.ts';
 
 export const PAGE_SIZE = 200;
@@ -43,10 +44,16 @@ export function useSourcesSync(): void {
   useBridgeEvent('sources.changed', (payload) => putFromEvent<SavedSource[]>(client, keys.sources, payload.sources));
 }
 
-/** Once, at the top of the app: events lost for good make every query read again. */
+/**
+ * Once, at the top of the app: events lost for good make every query read again, and so does the app server reached
+ * again after it was out of reach (what ended meanwhile may not all come back as events).
+ */
 export function useMissedEvents(): void {
   const client = useQueryClient();
   useEffect(() => readAllWhenEventsMissed(getBridge(), client), [client]);
+  useEffect(() => useConnection.subscribe((state, previous) => {
+    if (state.recoveries !== previous.recoveries) readAgain(client);
+  }), [client]);
 }
 
 export function useRemoveSource() {

@@ -111,8 +111,9 @@ export const useLive = create<LiveState>()((set, get) => ({
 // Opening a document or a Source, or a check report, brings the other panes back.
 import { useUi } from '../state/ui.ts';
 import { useCheck } from '../state/check.ts';
+// The document already selected, chosen again, comes back too.
 useUi.subscribe((state, previous) => {
-  if (state.node !== previous.node || state.sourceId !== previous.sourceId) useLive.getState().hide();
+  if (state.node !== previous.node || state.sourceId !== previous.sourceId || state.selections !== previous.selections) useLive.getState().hide();
 });
 useCheck.subscribe((state, previous) => {
   if (state.visible && !previous.visible) useLive.getState().hide();

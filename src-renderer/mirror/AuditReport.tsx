@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState, type RefObject } from 'react';
 import type { AuditStatus, AuditView, MirrorDeletePolicy } from '../../src-main/contract/types.ts';
 import { csvField } from '../../src-main/engine/check/report.ts';
 import { auditRows, type AuditRow } from '../../src-main/engine/mirror/audit-report.ts';
@@ -9,6 +9,7 @@ import { formatCount } from '../lib/format.ts';
 import { useMirrorUi } from '../state/mirror.ts';
 import { formatWhen } from './format.ts';
 import { useAuditReport, useStartAudit } from './queries.ts';
+import { ScrollBox } from './ScrollBox.tsx';
 
 const MAX_ROWS = 1000;
 const STATUS_TEXT: Record<AuditStatus, string> = {
@@ -72,6 +73,7 @@ export function AuditReport({
   onStart,
   deletePolicy,
   source,
+  focusFrom,
 }: {
   path: string;
   /** The mirror's: what becomes of a file the Source no longer lists. */
@@ -82,15 +84,28 @@ export function AuditReport({
   auditing: boolean;
   /** Told before an audit starts (the view then moves focus along with it). */
   onStart?(): void;
+  /**
+   * Where focus waits for the button that starts an audit ("Audit…" pressed before the last report was read): the
+   * button takes it when it shows, unless focus went elsewhere meanwhile.
+   */
+  focusFrom?: RefObject<HTMLElement | null>;
 }) {
   const report = useAuditReport(path);
   const start = useStartAudit(path);
   const [rehash, setRehash] = useState(false);
   const view = report.data ?? null;
+  const startRef = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    const from = focusFrom?.current;
+    if (!focusFrom || !from || !startRef.current) return;
+    focusFrom.current = null;
+    if (document.activeElement === from && !startRef.current.disabled) startRef.current.focus();
+  });
 
   const controls = (
     <div className="mirror-filters">
       <button
+        ref={startRef}
         type="button"
         className="btn-secondary"
         disabled={!canStart || start.isPending}
@@ -152,12 +167,12 @@ function AuditTable({ view, deletePolicy, source }: { view: AuditView; deletePol
     <>
       <div className={`audit-summary${r.inSync ? ' in-sync' : ' not-in-sync'}`} role="status" tabIndex={-1}>
         <strong>
-          {r.inSync ? `✓ In sync: ${formatCount(r.inSyncCount)} resources match the Source.` : `Not in sync: ${formatCount(differences)} differences.`}
+          {r.inSync ? `✓ In sync: ${formatCount(r.inSyncCount)} resources match the Source.` : `Not in sync: ${formatCount(differences)} ${differences === 1 ? 'difference' : 'differences'}.`}
         </strong>
         <span className="muted">
           {' '}
           {formatCount(r.inSyncCount)} in sync, {formatCount(r.missing.length)} missing, {formatCount(r.changed.length)} changed,{' '}
-          {formatCount(r.unverifiable.length)} unverifiable, {formatCount(r.extra.length)} extra{kept > 0 ? `, ${formatCount(kept)} kept (no longer listed)` : ''} · {view.rehash ? 'every file read again' : 'from the inventory'} ·{' '}
+          {formatCount(r.unverifiable.length)} unverifiable, {formatCount(r.extra.length)} extra{kept > 0 ? `, ${formatCount(kept)} kept (no longer listed)` : ''} · {view.rehash ? 'every file read again' : 'each file checked by its size and the hashes recorded when it was mirrored, not read again'} ·{' '}
           {formatWhen(view.at)}
         </span>
         <span className="check-export">
@@ -189,10 +204,10 @@ function AuditTable({ view, deletePolicy, source }: { view: AuditView; deletePol
             </label>
             <input type="search" aria-label="Filter the audit by text" placeholder="Filter by URI, path or reason" value={text} onChange={(e) => setText(e.target.value)} />
             <span className="muted" aria-live="polite">
-              {shown.length === rows.length ? `${formatCount(rows.length)} ${kept > 0 ? 'rows' : 'differences'}` : `${formatCount(shown.length)} of ${formatCount(rows.length)}`}
+              {shown.length === rows.length ? `${formatCount(rows.length)} ${kept > 0 ? (rows.length === 1 ? 'row' : 'rows') : rows.length === 1 ? 'difference' : 'differences'}` : `${formatCount(shown.length)} of ${formatCount(rows.length)}`}
             </span>
           </div>
-          <div className="mirror-table-box">
+          <ScrollBox label="Audit report">
             <table className="grid-table mirror-table" aria-label="Audit report">
               <thead>
                 <tr>
@@ -215,7 +230,7 @@ function AuditTable({ view, deletePolicy, source }: { view: AuditView; deletePol
             {shown.length > MAX_ROWS && (
               <p className="empty">Showing the first {formatCount(MAX_ROWS)} of {formatCount(shown.length)}: narrow them with the filter, or export them (the export holds every row shown).</p>
             )}
-          </div>
+          </ScrollBox>
         </>
       )}
     </>

@@ -5,6 +5,7 @@ import { formatCount } from '../lib/format.ts';
 import { useMirrorUi } from '../state/mirror.ts';
 import { runKind } from './format.ts';
 import { useFailures } from './queries.ts';
+import { ScrollBox } from './ScrollBox.tsx';
 
 /**
  * The failures of one run (by default the last one that had any). Retry fetches again just that resource, Retry all
@@ -64,7 +65,7 @@ export function FailuresTable({
       ) : failures.isError ? (
         <div className="alert alert-error" role="alert">Could not read the failures: {errorMessage(failures.error)}</div>
       ) : (
-        <div className="mirror-table-box">
+        <ScrollBox label={`Failures of run ${runId}`}>
           <table className="grid-table mirror-table" aria-label={`Failures of run ${runId}`}>
             <thead>
               <tr>
@@ -103,7 +104,7 @@ export function FailuresTable({
               Showing the first {formatCount(failures.data.failures.length)} of {formatCount(failures.data.total)} failures; <code>rsdesk runs --dest FOLDER --json</code> lists them all.
             </p>
           )}
-        </div>
+        </ScrollBox>
       )}
     </div>
   );

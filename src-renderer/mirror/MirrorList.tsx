@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'react';
 import { errorMessage } from '../bridge/index.ts';
 import { Spinner } from '../common/Spinner.tsx';
 import { useMirrorUi } from '../state/mirror.ts';
+import { useConnection } from '../bridge/connection.ts';
 import { lastRunLine, STATUS_LABEL } from './format.ts';
 import type { MirrorSummary } from '../../src-main/contract/types.ts';
 import { useCreateMirror, useMirrorProgress, useMirrors } from './queries.ts';
@@ -97,13 +98,15 @@ function RemovedNotice() {
 
 function MirrorItem({ mirror: m, selected, onOpen }: { mirror: MirrorSummary; selected: boolean; onOpen(): void }) {
   const live = useMirrorProgress(m.path, m.status === 'running') ?? m.progress;
+  const reachable = useConnection((s) => s.reachable);
+  const unknown = !reachable && (m.status === 'running' || m.status === 'pausing' || m.status === 'cancelling' || m.status === 'auditing');
   const share = live && live.kind === 'sync' && live.totalKnown && live.total > 0 ? Math.floor((100 * live.done) / live.total) : null;
   return (
     <li className={`mirror-item${selected ? ' selected' : ''}`}>
       <button type="button" className="mirror-select" aria-current={selected ? 'true' : undefined} onClick={onOpen} title={m.path}>
         <span className="mirror-name">{m.name}</span>
-        <span className={`mirror-status status-${m.status}`}>
-          {m.status === 'running' && share !== null ? `${STATUS_LABEL[m.status]} ${share} %` : STATUS_LABEL[m.status]}
+        <span className={`mirror-status status-${unknown ? 'unknown' : m.status}`} title={unknown ? 'The app cannot be reached: the state of this run is unknown until it is reached again' : undefined}>
+          {unknown ? 'State unknown' : m.status === 'running' && share !== null ? `${STATUS_LABEL[m.status]} ${share} %` : STATUS_LABEL[m.status]}
         </span>
         <span className="mirror-last">{lastRunLine(m.lastRun)}</span>
       </button>

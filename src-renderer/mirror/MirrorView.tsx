@@ -1,5 +1,7 @@
 import { useEffect, useRef, type KeyboardEvent, type ReactNode } from 'react';
+import { flushSync } from 'react-dom';
 import type { MirrorDetail } from '../../src-main/contract/types.ts';
+import { UNREACHABLE_RUN, useConnection } from '../bridge/connection.ts';
 import { errorMessage } from '../bridge/index.ts';
 import { Spinner } from '../common/Spinner.tsx';
 import { useAppInfo } from '../data/queries.ts';
@@ -21,6 +23,9 @@ const BUSY = new Set(['running', 'pausing', 'cancelling', 'auditing']);
  * Pause while the run goes on, then to how it ended; `audit` to Cancel audit while it runs, then to its verdict.
  */
 type FocusGoal = 'run' | 'audit';
+
+/** The badge while the app server cannot be reached during a run. */
+export const UNKNOWN_LABEL = 'State unknown';
 
 const POLICY_TEXT = { keep: 'kept (listed in each run)', quarantine: 'moved to quarantine', delete: 'deleted' } as const;
 
@@ -45,6 +50,9 @@ export function MirrorView({ path }: { path: string }) {
 function Loaded({ m }: { m: MirrorDetail }) {
   const electron = useAppInfo().data?.adapter === 'electron';
   const busy = BUSY.has(m.status);
+  // The app server out of reach (the browser's bridge): what was last heard of a run going on may no longer hold.
+  const reachable = useConnection((s) => s.reachable);
+  const unknown = busy && !reachable;
   const progress = useMirrorProgress(m.path, busy) ?? m.progress;
   const ended = useMirrorEnded(m.path);
   const action = useRunAction(m.path);
@@ -62,6 +70,10 @@ function Loaded({ m }: { m: MirrorDetail }) {
   const lastFailed = m.runs.find((r) => r.kind !== 'audit' && failedOf(r) > 0);
   const failures = lastFailed ? failedOf(lastFailed) : 0;
   const list = mirroredList(m);
+  // A run resumed after a pause: what it ran before counts, the pause does not (the engine records how long it stood).
+  const current = busy ? m.runs.find((r) => r.status === 'running' && r.kind !== 'audit') : undefined;
+  const pausedBefore = current?.pausedSeconds ?? 0;
+  const ranSoFar = current && pausedBefore > 0 ? (Date.now() - Date.parse(current.startedAt)) / 1000 - pausedBefore : null;
 
   const sectionRef = useRef<HTMLElement>(null);
   const headingRef = useRef<HTMLHeadingElement>(null);
@@ -71,6 +83,8 @@ function Loaded({ m }: { m: MirrorDetail }) {
   /** Whether the person's last click or focus was inside this view: focus lost after a click elsewhere stays lost. */
   const inside = useRef(true);
   const shownTab = useRef(tab);
+  /** Set by "Audit…" while the Audit tab's button is not there yet: where focus waits for it. */
+  const auditFocusFrom = useRef<HTMLElement | null>(null);
 
   function aim(next: FocusGoal) {
     goal.current = next;
@@ -136,6 +150,21 @@ function Loaded({ m }: { m: MirrorDetail }) {
     { id: 'access', label: 'Access' },
   ];
 
+  /**
+   * "Audit…": the Audit tab, with focus on its button that starts an audit (on the tab itself while the last report is
+   * read), not left behind on a button that did nothing visible where it is.
+   */
+  function openAudit() {
+    flushSync(() => setTab('audit'));
+    const section = sectionRef.current;
+    const start = section?.querySelector<HTMLElement>('#mirror-panel-audit .mirror-audit button:not(:disabled)');
+    if (start) return start.focus();
+    // The last report is still being read: its button takes focus from the tab once it shows.
+    const tabButton = section?.querySelector<HTMLElement>('#mirror-tab-audit') ?? null;
+    tabButton?.focus();
+    auditFocusFrom.current = tabButton;
+  }
+
   function onTabKey(event: KeyboardEvent<HTMLDivElement>) {
     const at = tabs.findIndex((t) => t.id === tab);
     const next = event.key === 'ArrowRight' ? (at + 1) % tabs.length : event.key === 'ArrowLeft' ? (at - 1 + tabs.length) % tabs.length : -1;
@@ -149,7 +178,8 @@ function Loaded({ m }: { m: MirrorDetail }) {
     <section className="mirror-view" aria-labelledby="mirror-title" ref={sectionRef}>
       <header className="mirror-header">
         <h2 id="mirror-title" className="mirror-title" tabIndex={-1} ref={headingRef}>
-          Mirror {m.name} <span className={`mirror-badge status-${m.status}`}>{STATUS_LABEL[m.status]}</span>
+          Mirror {m.name}{' '}
+          <span className={`mirror-badge status-${unknown ? 'unknown' : m.status}`}>{unknown ? UNKNOWN_LABEL : STATUS_LABEL[m.status]}</span>
         </h2>
         <span className="mirror-sub mono">{m.path}</span>
         <span className="mirror-actions">
@@ -158,7 +188,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
               <button
                 type="button"
                 className="btn-secondary mirror-pause"
-                disabled={m.status !== 'running' || action.isPending}
+                disabled={m.status !== 'running' || action.isPending || unknown}
                 onClick={() => {
                   aim('run');
                   action.mutate({ action: 'pause' });
@@ -169,7 +199,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
               <button
                 type="button"
                 className="btn-secondary"
-                disabled={m.status === 'cancelling'}
+                disabled={m.status === 'cancelling' || unknown}
                 onClick={() => {
                   aim('run');
                   action.mutate({ action: 'cancel' });
@@ -179,7 +209,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
               </button>
             </>
           ) : m.status === 'auditing' ? (
-            <button type="button" className="btn-secondary mirror-cancel-audit" onClick={() => action.mutate({ action: 'cancel' })}>
+            <button type="button" className="btn-secondary mirror-cancel-audit" disabled={unknown} onClick={() => action.mutate({ action: 'cancel' })}>
               Cancel audit
             </button>
           ) : (
@@ -200,7 +230,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
               >
                 Sync now
               </button>
-              <button type="button" className="btn-secondary" disabled={!usable} onClick={() => setTab('audit')}>
+              <button type="button" className="btn-secondary" disabled={!usable} onClick={openAudit}>
                 Audit…
               </button>
             </>
@@ -268,8 +298,12 @@ function Loaded({ m }: { m: MirrorDetail }) {
         </div>
       )}
       <div className="mirror-run" aria-label="Current run" role="region">
-        {busy && progress ? (
-          <RunProgress progress={progress} />
+        {unknown ? (
+          <div className="alert alert-warning run-unknown" role="alert">
+            <span>{UNREACHABLE_RUN}</span>
+          </div>
+        ) : busy && progress ? (
+          <RunProgress progress={progress} pausedSeconds={pausedBefore} ranSeconds={ranSoFar} />
         ) : busy ? (
           <p className="run-phase"><Spinner /> Starting…</p>
         ) : ended ? (
@@ -322,6 +356,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
             canStart={usable && !busy}
             auditing={m.status === 'auditing'}
             onStart={() => aim('audit')}
+            focusFrom={auditFocusFrom}
             deletePolicy={m.options.deletePolicy}
             source={m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url}
           />

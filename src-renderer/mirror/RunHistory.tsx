@@ -1,7 +1,8 @@
 import type { MirrorProgress, MirrorRun } from '../../src-main/contract/types.ts';
 import { formatBytes, formatCount } from '../lib/format.ts';
 import { useMirrorUi } from '../state/mirror.ts';
-import { formatDuration, formatWhen, runKind, runSeconds, runStatus } from './format.ts';
+import { formatWhen, runKind, runSeconds, runStatus, tookText } from './format.ts';
+import { ScrollBox } from './ScrollBox.tsx';
 
 /** Every run of the mirror's journal, newest first. */
 export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: MirrorProgress | null }) {
@@ -10,7 +11,7 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
   // The run under way counts what its progress says: its recorded counts lag behind, batch by batch.
   const runningId = live !== null && live.kind === 'sync' ? runs.findLast((r) => r.status === 'running' && r.kind !== 'audit')?.id : undefined;
   return (
-    <div className="mirror-table-box">
+    <ScrollBox label="Run history">
       <table className="grid-table mirror-table" aria-label="Run history">
         <thead>
           <tr>
@@ -41,24 +42,28 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
                     bytes: Math.max(recorded.bytes, live.bytesDone),
                   }
                 : recorded;
-            const seconds = runSeconds(run);
+            const took = tookText(run, runSeconds(run));
             return (
               <tr key={run.id} className={`run run-${run.status}`}>
                 <td>
                   #{run.id} {runKind(run)}
                 </td>
                 <td title={run.startedAt}>{formatWhen(run.startedAt)}</td>
-                <td>{seconds === null ? '—' : formatDuration(seconds)}</td>
-                <td className="wrap">
+                <td>{took ?? '—'}</td>
+                <td className="wrap run-outcome">
                   {runStatus(run)}
-                  {run.message && run.kind !== 'audit' && run.message !== 'Paused' ? <span className="muted"> · {run.message}</span> : null}
+                  {/* An audit's "failed" are the differences it found, not failures: there is nothing to retry. */}
+                  {run.kind === 'audit' && run.failed > 0 ? `: ${formatCount(run.failed)} ${run.failed === 1 ? 'difference' : 'differences'}` : null}
+                  {run.message && (run.kind !== 'audit' || run.status === 'failed') && run.message !== 'Paused' ? <span className="muted"> · {run.message}</span> : null}
                 </td>
                 <td className="num">{run.kind === 'audit' ? '' : formatCount(run.created)}</td>
                 <td className="num">{run.kind === 'audit' ? '' : formatCount(run.updated)}</td>
                 <td className="num">{run.kind === 'audit' ? '' : formatCount(run.deleted)}</td>
                 <td className="num">{formatCount(run.unchanged)}</td>
                 <td className="num">
-                  {run.failed > 0 ? (
+                  {run.kind === 'audit' ? (
+                    ''
+                  ) : run.failed > 0 ? (
                     <button type="button" className="link-button" onClick={() => showFailures(run.id)} aria-label={`${formatCount(run.failed)} failed: show the failures of run ${run.id}`}>
                       {formatCount(run.failed)}
                     </button>
@@ -72,6 +77,6 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
           })}
         </tbody>
       </table>
-    </div>
+    </ScrollBox>
   );
 }

@@ -16,7 +16,12 @@ function percent(done: number, total: number): number {
 }
 
 /** A running sync: real progress bars (resources, and bytes when the list gives lengths), rate, time left, counters. */
-export function RunProgress({ progress }: { progress: MirrorProgress }) {
+export function RunProgress({ progress, pausedSeconds = 0, ranSeconds = null }: {
+  progress: MirrorProgress;
+  /** How long the run stood paused before this session (a resumed run), and how long it ran in all, when known. */
+  pausedSeconds?: number;
+  ranSeconds?: number | null;
+}) {
   const p = progress;
   if (p.kind === 'audit') {
     return (
@@ -69,7 +74,8 @@ export function RunProgress({ progress }: { progress: MirrorProgress }) {
         {' · '}
         {p.rate > 0 ? `${p.rate.toLocaleString('en', { maximumFractionDigits: 1 })} resources/s, ${formatBytes(p.byteRate)}/s` : 'measuring the rate…'}
         {p.etaSeconds !== null && p.rate > 0 ? ` · about ${formatDuration(p.etaSeconds)} left` : ''}
-        {` · ${formatDuration(p.elapsedSeconds)} so far`}
+        {` · ran ${formatDuration(Math.max(ranSeconds ?? 0, p.elapsedSeconds))} so far`}
+        {pausedSeconds >= 1 ? ` (paused ${formatDuration(pausedSeconds)})` : ''}
       </p>
       <Counters counts={p} />
       {p.failed > 0 && p.latestFailure !== null && (

@@ -26,6 +26,8 @@ export const RUN_STATUS_LABEL: Record<MirrorRun['status'], string> = {
 export function runStatus(run: MirrorRun): string {
   if (run.status === 'interrupted' && run.message === 'Paused') return 'paused';
   if (run.kind === 'audit' && run.status === 'completed') return run.message ?? 'completed';
+  // An audit that failed could not run at all: the differences it finds are no failures.
+  if (run.kind === 'audit' && run.status === 'failed') return 'could not run';
   return RUN_STATUS_LABEL[run.status];
 }
 
@@ -59,9 +61,20 @@ export function formatInstant(iso: string): string {
   return d.toLocaleString('en-GB', { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
 
+/** The time a run ran: from its start to its end, less the time it stood paused between (recorded by the engine). */
 export function runSeconds(run: MirrorRun): number | null {
   if (!run.endedAt) return null;
-  return (Date.parse(run.endedAt) - Date.parse(run.startedAt)) / 1000;
+  return Math.max(0, (Date.parse(run.endedAt) - Date.parse(run.startedAt)) / 1000 - (run.pausedSeconds ?? 0));
+}
+
+/**
+ * How long a run took, in words: "2 min 10 s", or "ran 2 min 10 s (paused 5 min 0 s)" when it stood paused between.
+ * `ranSeconds` for a run going on (its end is not recorded yet).
+ */
+export function tookText(run: Pick<MirrorRun, 'pausedSeconds'>, ranSeconds: number | null): string | null {
+  if (ranSeconds === null) return null;
+  const paused = run.pausedSeconds ?? 0;
+  return paused >= 1 ? `ran ${formatDuration(ranSeconds)} (paused ${formatDuration(paused)})` : formatDuration(ranSeconds);
 }
 
 export function lastRunLine(run: MirrorRun | null): string {

@@ -48,7 +48,8 @@ export const useCheck = create<CheckState>()((set) => ({
   },
 }));
 
-// Selecting a document or a Source elsewhere brings the document panes back.
+// Selecting a document (the one already selected too: its panes come back) or a Source elsewhere brings the
+// document panes back.
 useUi.subscribe((state, previous) => {
-  if (state.node !== previous.node || state.sourceId !== previous.sourceId) useCheck.getState().hide();
+  if (state.node !== previous.node || state.sourceId !== previous.sourceId || state.selections !== previous.selections) useCheck.getState().hide();
 });

@@ -162,6 +162,11 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
     // nearly all of them, do not enter this index, so recording them costs nothing more.
     db.exec(`CREATE INDEX inventory_gone ON inventory (status) WHERE status IN ('deleted', 'quarantined')`);
   },
+  (db) => {
+    // How long a run stood stopped (paused, or interrupted with its end recorded) before it was taken up again, in
+    // all: its end minus its start, less this, is the time it ran.
+    db.exec('ALTER TABLE runs ADD COLUMN paused_seconds REAL NOT NULL DEFAULT 0');
+  },
 ];
 
 /** How many audit reports a mirror keeps (the newest). */
@@ -252,6 +257,12 @@ export interface RunRecord extends RunCounts {
   phases: Record<string, number>;
   message: string | null;
   pid: number | null;
+  /**
+   * Seconds the run stood stopped between the end recorded when it was paused (or otherwise stopped) and the moment
+   * it was taken up again, added up over its resumes. A pause going on now is not in it (the run's `endedAt` marks
+   * its start). A process killed leaves no end, so the time until a resume after that is not known and not counted.
+   */
+  pausedSeconds: number;
 }
 
 export interface Checkpoint {
@@ -315,6 +326,7 @@ function toRun(raw: Record<string, unknown>): RunRecord {
     failed: n('failed'),
     bytes: n('bytes'),
     phases: JSON.parse(String(raw.phases ?? '{}')) as Record<string, number>,
+    pausedSeconds: Number(raw.paused_seconds ?? 0),
     message: (raw.message as string | null) ?? null,
     pid: raw.pid === null || raw.pid === undefined ? null : Number(raw.pid),
   };
@@ -543,7 +555,13 @@ export class MirrorState implements ClaimStore {
         this.db.prepare('UPDATE runs SET skipped = 0, failed = (SELECT COUNT(*) FROM failures WHERE run_id = ?) WHERE id = ?').run(id, id);
       }
       // The message of how it stopped ("Paused") no longer holds: killed now, it is interrupted, not paused.
-      this.db.prepare("UPDATE runs SET status = 'running', pid = ?, ended_at = NULL, message = NULL WHERE id = ?").run(process.pid, id);
+      // The time since its recorded end (a pause) is not time it ran.
+      const stopped = this.db.prepare('SELECT ended_at FROM runs WHERE id = ?').get(id) as { ended_at: string | null } | undefined;
+      const endedMs = stopped?.ended_at ? Date.parse(stopped.ended_at) : NaN;
+      const pausedSeconds = Number.isFinite(endedMs) ? Math.max(0, (Date.now() - endedMs) / 1000) : 0;
+      this.db
+        .prepare("UPDATE runs SET status = 'running', pid = ?, ended_at = NULL, message = NULL, paused_seconds = paused_seconds + ? WHERE id = ?")
+        .run(process.pid, pausedSeconds, id);
       this.db.exec('RELEASE resume_run');
     } catch (err) {
       this.db.exec('ROLLBACK TO resume_run');

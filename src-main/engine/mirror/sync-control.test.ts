@@ -85,6 +85,40 @@ describe('sync control', () => {
     expect(runs()).toMatchObject([{ id: 1, status: 'completed', created: 40 }]);
   });
 
+  it('records the time a run stood paused, so its end less its start less that is the time it ran', async () => {
+    const pause = new AbortController();
+    const onPause = after(3, () => pause.abort());
+    expect((await sync({ url: capabilityList(), dest, concurrency: 2, pauseSignal: pause.signal, onProgress: onPause })).paused).toBe(true);
+    expect(runs()).toMatchObject([{ id: 1, status: 'interrupted', message: 'Paused', pausedSeconds: 0 }]);
+    // Paused five minutes ago (its recorded end moved back, and its start with it: it ran as long as it did).
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      state.db.prepare("UPDATE runs SET started_at = strftime('%Y-%m-%dT%H:%M:%fZ', started_at, '-300 seconds'), ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', ended_at, '-300 seconds') WHERE id = 1").run();
+    } finally {
+      state.close();
+    }
+    const resumed = await sync({ dest, concurrency: 4 });
+    expect(resumed).toMatchObject({ resumed: true, runId: 1, failed: 0 });
+    const [run] = runs();
+    expect(run).toMatchObject({ status: 'completed' });
+    expect(run!.pausedSeconds).toBeGreaterThanOrEqual(299);
+    expect(run!.pausedSeconds).toBeLessThan(330);
+    const ran = (Date.parse(run!.endedAt!) - Date.parse(run!.startedAt)) / 1000 - run!.pausedSeconds;
+    expect(ran).toBeGreaterThan(0);
+    expect(ran).toBeLessThan(30);
+
+    // A run taken up after its process was killed (no end recorded) adds nothing: that time is not known.
+    const again = new MirrorState(stateDirOf(dest));
+    try {
+      const r = again.startRun('incremental', 'incremental', null);
+      again.db.prepare('UPDATE runs SET pid = 2147483646 WHERE id = ?').run(r.id);
+      again.markInterrupted();
+      expect(again.resumeRun(r.id).pausedSeconds).toBe(0);
+    } finally {
+      again.close();
+    }
+  });
+
   it('a paused run taken up again and then killed is interrupted, no longer paused', async () => {
     const pause = new AbortController();
     const onPause = after(3, () => pause.abort());

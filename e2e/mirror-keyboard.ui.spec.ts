@@ -1,0 +1,185 @@
+// The mirror views used from the keyboard alone, as an archivist would (a Capability List mirrored, its baseline
+// with failures, the audit, the run history): what that walk found.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
+import { startAppServer, type AppServer } from './app-server.ts';
+import { expectAccessible, fillMirrorForm, mainView, openMirrorForm } from './ui-helpers.ts';
+
+let fixture: FixtureSource;
+let app: AppServer;
+let dataDir: string;
+let mirrors: string;
+
+test.describe.configure({ mode: 'serial' });
+
+test.beforeAll(async ({}, testInfo) => {
+  const root = join(testInfo.project.testDir, '..');
+  dataDir = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-keys-'));
+  mirrors = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-keys-folders-'));
+  fixture = await startFixtureSource({ resources: 20, changeListSize: 10, resourceDelayMs: 0 });
+  app = await startAppServer(root, dataDir);
+});
+
+test.afterAll(async () => {
+  await app?.stop();
+  await fixture?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(mirrors, { recursive: true, force: true });
+});
+
+const view = mainView;
+const runEnd = (page: Page, text: string | RegExp) => view(page).getByRole('status').filter({ hasText: text });
+
+function setBroken(ids: number[], on: boolean): void {
+  for (const id of ids) fixture.setBroken(fixture.state.pathOf(id), on ? { status: 404 } : null);
+}
+
+/** A new mirror (a folder per repetition), its baseline run: with `broken` resources failing, when given. */
+async function createMirror(page: Page, name: string, options: { start?: boolean; broken?: number[] } = {}): Promise<void> {
+  await openMirrorForm(page, app.url, fixture.url + PATHS.dataset1.capabilityList);
+  await fillMirrorForm(page, join(mirrors, `${name}-${test.info().repeatEachIndex}`), 4);
+  if (options.start === false) await view(page).getByRole('checkbox', { name: 'Start it now' }).uncheck();
+  setBroken(options.broken ?? [], true);
+  await view(page).getByRole('button', { name: 'Create mirror' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('heading', { level: 2, name: new RegExp(`^Mirror ${name}`) })).toBeFocused();
+  if (options.start === false) return;
+  await expect(runEnd(page, /^Baseline (completed|ended)/)).toBeVisible({ timeout: 60_000 });
+  setBroken(options.broken ?? [], false);
+}
+
+/** Chooses a tab of the mirror view with the arrow keys, from the selected one. */
+async function chooseTab(page: Page, name: RegExp): Promise<void> {
+  const tablist = view(page).getByRole('tablist', { name: 'Mirror' });
+  await tablist.getByRole('tab', { selected: true }).focus();
+  for (let i = 0; i < 4 && !(await tablist.getByRole('tab', { name, selected: true }).count()); i++) await page.keyboard.press('ArrowRight');
+  await expect(tablist.getByRole('tab', { name, selected: true })).toBeFocused();
+}
+
+test("the run history shows an audit's differences as differences, not as failures to retry", async ({ page }) => {
+  await createMirror(page, 'differences', { broken: [3, 5] });
+  const [, n] = /^Baseline ended with (\d+) failures?/.exec((await runEnd(page, /^Baseline ended/).textContent())!)!;
+  const differences = `${n} ${n === '1' ? 'difference' : 'differences'}`;
+
+  // An audit finds the two resources missing.
+  await chooseTab(page, /^Audit/);
+  // Once the last report (none) is read, the button that starts one is next.
+  await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeVisible();
+  await page.keyboard.press('Tab');
+  await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(view(page).locator('.audit-summary')).toContainText(`Not in sync: ${n} difference`, { timeout: 30_000 });
+
+  await chooseTab(page, /^Runs/);
+  const history = view(page).getByRole('table', { name: 'Run history' });
+  const audit = history.locator('tbody tr').filter({ hasText: /Audit/ });
+  await expect(audit).toContainText(`not in sync: ${differences}`);
+  // Nothing in it offers the Failures tab, which lists no audit (there is nothing to retry).
+  await expect(audit.getByRole('button')).toHaveCount(0);
+  await expect(audit).not.toContainText('failed');
+  // The baseline's failures still do.
+  const baseline = history.locator('tbody tr').filter({ hasText: /Baseline/ });
+  await expect(baseline.getByRole('button', { name: new RegExp(`^${n} failed: show the failures of run \\d+$`) })).toBeVisible();
+  await expectAccessible(page, 'a run history with an audit not in sync');
+
+  // An audit that could not run says so, and why; it did not "complete with failures".
+  fixture.setBroken(PATHS.dataset1.resourceList, { status: 500 });
+  await chooseTab(page, /^Audit/);
+  await view(page).getByRole('button', { name: 'Audit again' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(view(page).locator('.mirror-audit [role=alert]')).toBeVisible({ timeout: 30_000 });
+  fixture.setBroken(PATHS.dataset1.resourceList, null);
+  await chooseTab(page, /^Runs/);
+  const failedAudit = history.locator('tbody tr').first();
+  await expect(failedAudit).toContainText(/Audit/);
+  await expect(failedAudit).toContainText(/could not run · \S/);
+  await expect(failedAudit).not.toContainText('completed with failures');
+  await expectAccessible(page, 'a run history with an audit that could not run');
+});
+
+test('"Audit…" takes focus to the button that starts an audit', async ({ page }) => {
+  await createMirror(page, 'audit-button', { start: false });
+  const auditButton = view(page).getByRole('button', { name: 'Audit…' });
+  await auditButton.focus();
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('tab', { name: 'Audit', selected: true })).toBeVisible();
+  // Not left on "Audit…", which did nothing where it is: on "Audit now", which Enter then presses.
+  await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeFocused();
+  await expectAccessible(page, 'the Audit tab opened by "Audit…"');
+  await page.keyboard.press('Enter');
+  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+
+  // With a report already there (read before the tab shows): "Audit again".
+  await chooseTab(page, /^Runs/);
+  await auditButton.focus();
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('button', { name: 'Audit again' })).toBeFocused();
+});
+
+test("in a narrower window a run's outcome keeps whole words, not a few letters a line", async ({ page }) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await createMirror(page, 'narrow', { broken: [3, 5] });
+  await chooseTab(page, /^Runs/);
+  const outcome = view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr').first().locator('td').nth(3);
+  await expect(outcome).toContainText('completed with failures');
+  const { lines, width, words } = await outcome.evaluate((cell) => {
+    const style = getComputedStyle(cell);
+    const line = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.4;
+    // How wide the longest word of the cell is, in the cell's font.
+    const canvas = document.createElement('canvas').getContext('2d')!;
+    canvas.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const longest = Math.max(...(cell.textContent ?? '').split(/\s+/).map((w) => canvas.measureText(w).width));
+    const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+    return { lines: Math.round((cell.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom)) / line), width: cell.clientWidth - padding, words: longest };
+  });
+  // Before, "complet / ed with / failures · 2 / resource / s failed…": fifteen lines, words cut in two.
+  expect(width, 'room for its longest word').toBeGreaterThanOrEqual(words);
+  expect(lines).toBeLessThanOrEqual(6);
+  await expectAccessible(page, 'the run history in a narrower window');
+});
+
+test("the audit's verdict says in plain words how the files were checked, and counts one difference as one", async ({ page }) => {
+  await createMirror(page, 'verdict');
+  // The Source updates one resource: the mirror's copy is now another than the one listed.
+  fixture.state.change('update', 1, 2);
+  await chooseTab(page, /^Audit/);
+  // Once the last report (none) is read, the button that starts one is next.
+  await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeVisible();
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Enter');
+  const summary = view(page).locator('.audit-summary');
+  await expect(summary).toBeFocused({ timeout: 30_000 });
+  await expect(summary).toContainText('Not in sync: 1 difference.');
+  await expect(summary).toContainText('each file checked by its size and the hashes recorded when it was mirrored, not read again');
+  await expect(summary).not.toContainText('from the inventory');
+  await expect(view(page).getByRole('search', { name: 'Filter the audit' }).locator('[aria-live=polite]')).toHaveText('1 difference');
+  await expectAccessible(page, 'an audit with one difference');
+
+  // With every file read again, it says that.
+  await view(page).getByRole('checkbox', { name: /Read every file again/ }).focus();
+  await page.keyboard.press('Space');
+  await page.keyboard.press('Shift+Tab');
+  await expect(view(page).getByRole('button', { name: 'Audit again' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(summary).toContainText('every file read again', { timeout: 30_000 });
+});
+
+test('in a narrower window the run history scrolls sideways from the keyboard too', async ({ page }) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await createMirror(page, 'sideways');
+  await expect(runEnd(page, /^Baseline completed/)).toBeVisible();
+  await chooseTab(page, /^Runs/);
+  const table = view(page).getByRole('table', { name: 'Run history' });
+  const downloaded = table.getByRole('columnheader', { name: 'downloaded' });
+  // Its last columns are out of view, and no link in it takes focus (no run failed).
+  await expect(downloaded).not.toBeInViewport({ ratio: 1 });
+  await page.keyboard.press('Tab');
+  const box = view(page).getByRole('region', { name: 'Run history' });
+  await expect(box).toBeFocused();
+  for (let i = 0; i < 20; i++) await page.keyboard.press('ArrowRight');
+  await expect(downloaded).toBeInViewport({ ratio: 1 });
+  await expectAccessible(page, 'the run history scrolled sideways');
+});
