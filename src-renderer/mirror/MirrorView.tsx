@@ -310,6 +310,28 @@ function Loaded({ m }: { m: MirrorDetail }) {
           <div className={`run-end run-end-${ended.kind === 'audit' && ended.failed > 0 ? 'failed' : ended.status}`} role="status" tabIndex={-1}>
             <strong>{ended.message}</strong>
             {ended.kind === 'sync' && ended.status !== 'error' && <Counters counts={ended} />}
+            {ended.notes !== undefined && ended.notes.length > 0 && (
+              <details className="run-notes" open={ended.heldBack === true || ended.notes.length <= 3}>
+                <summary>What the run noted ({ended.notes.length})</summary>
+                <ul>
+                  {ended.notes.map((note, i) => (
+                    <li key={i}>{note}</li>
+                  ))}
+                </ul>
+              </details>
+            )}
+            {ended.heldBack === true && m.options.deletePolicy !== 'keep' && (
+              <div className="run-held-back">
+                <button type="button" className="btn-secondary" disabled={!usable || action.isPending} onClick={() => {
+                    aim('run');
+                    action.mutate({ action: 'start', mode: 'baseline', allowMassDelete: true });
+                  }}
+                >
+                  {m.options.deletePolicy === 'delete' ? 'Delete' : 'Quarantine'} the {formatCount(ended.kept ?? 0)} anyway
+                </button>
+                <span className="muted"> A baseline that removes them, now that you know.</span>
+              </div>
+            )}
           </div>
         ) : m.lastRun ? (
           <p className="run-last">

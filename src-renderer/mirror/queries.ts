@@ -106,11 +106,14 @@ export function useRunAction(path: string) {
       action,
       mode,
       dryRun,
+      allowMassDelete,
       retry,
     }: {
       action: RunAction;
       mode?: CommandArgs<'runs.start'>['mode'];
       dryRun?: boolean;
+      /** A baseline allowed to remove more than half of the mirror (after one that held them back). */
+      allowMassDelete?: boolean;
       /** Which failures to retry: a run's, all of them or the chosen URIs. */
       retry?: { runId: number; uris?: string[] };
     }) => {
@@ -120,7 +123,7 @@ export function useRunAction(path: string) {
       client.setQueryData(mirrorKeys.ended(path), null);
       if (action === 'resume') return bridge.invoke('runs.resume', { path });
       if (action === 'retry') return bridge.invoke('runs.retry', { path, runId: retry!.runId, ...(retry!.uris ? { uris: retry!.uris } : {}) });
-      return bridge.invoke('runs.start', { path, ...(mode ? { mode } : {}), ...(dryRun ? { dryRun } : {}) });
+      return bridge.invoke('runs.start', { path, ...(mode ? { mode } : {}), ...(dryRun ? { dryRun } : {}), ...(allowMassDelete ? { allowMassDelete } : {}) });
     },
     onSuccess: () => update({ path }),
   });

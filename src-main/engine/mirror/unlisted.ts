@@ -24,7 +24,7 @@ export function applyToUnlisted(applier: Applier, state: MirrorState, unlisted: 
       o.onNote?.(
         `The Source no longer lists ${unlisted.length.toLocaleString('en')} of the ${held.toLocaleString('en')} resources this mirror holds, more than half: none was ` +
           `${policy === 'delete' ? 'deleted' : 'quarantined'}, in case the list was served empty or cut short by mistake. If they are really gone, ` +
-          `sync again allowing it (rsdesk sync --allow-mass-delete).`,
+          `sync again allowing it: rsdesk sync --allow-mass-delete, or in the app the button under this run's end.`,
       );
       return;
     }

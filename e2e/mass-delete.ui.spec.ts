@@ -1,0 +1,66 @@
+// A baseline that would delete most of a mirror (a Resource List served nearly empty): the run's end says why nothing
+// was deleted, shows the run's notes, and offers to delete them anyway, which a second baseline then does.
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
+import { startAppServer, type AppServer } from './app-server.ts';
+import { expectAccessible, fillMirrorForm, mainView, openMirrorForm } from './ui-helpers.ts';
+
+let fixture: FixtureSource;
+let app: AppServer;
+let dataDir: string;
+let mirrors: string;
+
+test.beforeAll(async ({}, testInfo) => {
+  const root = join(testInfo.project.testDir, '..');
+  dataDir = mkdtempSync(join(tmpdir(), 'rsdesk-mass-delete-'));
+  mirrors = mkdtempSync(join(tmpdir(), 'rsdesk-mass-delete-folders-'));
+  fixture = await startFixtureSource({ resources: 12, resourceDelayMs: 0 });
+  app = await startAppServer(root, dataDir);
+});
+
+test.afterAll(async () => {
+  await app?.stop();
+  await fixture?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(mirrors, { recursive: true, force: true });
+});
+
+/** Files of the mirror's visible tree. */
+function files(folder: string): string[] {
+  return readdirSync(folder, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile() && !d.parentPath.includes('.resourcesync'))
+    .map((d) => d.name);
+}
+
+test('a baseline that would delete most of the mirror deletes nothing, says why, and deletes them when asked', async ({ page }) => {
+  const view = mainView(page);
+  const folder = join(mirrors, `list-${test.info().repeatEachIndex}`);
+  // A mirror of the Resource List alone: every run is a baseline compared with what the mirror holds.
+  await openMirrorForm(page, app.url, fixture.url + PATHS.dataset1.resourceList);
+  await fillMirrorForm(page, folder, 4);
+  await view.getByRole('radio', { name: /^Delete them/ }).check();
+  await view.getByRole('button', { name: 'Create mirror' }).click();
+  await expect(view.getByRole('status').filter({ hasText: /^Baseline completed: 12 created/ })).toBeVisible({ timeout: 60_000 });
+  expect(files(folder)).toHaveLength(12);
+
+  fixture.change('delete', 10);
+  await view.getByRole('button', { name: 'Sync now' }).click();
+  const end = view.getByRole('status').filter({ hasText: /^Baseline completed/ });
+  await expect(end).toContainText('10 resources the Source no longer lists were not deleted: more than half of the mirror.', { timeout: 60_000 });
+  const notes = end.locator('details.run-notes');
+  await expect(notes).toHaveAttribute('open', '');
+  await expect(notes).toContainText('The Source no longer lists 10 of the 12 resources this mirror holds, more than half: none was deleted');
+  expect(files(folder)).toHaveLength(12);
+  await expectAccessible(page, 'a run end that held deletions back');
+  await page.screenshot({ path: test.info().outputPath('held-back.png') });
+
+  const anyway = view.getByRole('button', { name: 'Delete the 10 anyway' });
+  await anyway.focus();
+  await page.keyboard.press('Enter');
+  await expect(view.getByRole('status').filter({ hasText: /^Baseline completed: 0 created, 0 updated, 10 deleted/ })).toBeVisible({ timeout: 60_000 });
+  await expect(view.getByRole('button', { name: /anyway$/ })).toHaveCount(0);
+  expect(files(folder)).toHaveLength(2);
+});
