@@ -105,3 +105,26 @@ describe('an audit killed half-way', () => {
     expect(readFolder(dest)!.runs.find((r) => r.id === killed.id)).toMatchObject({ kind: 'audit', status: 'interrupted' });
   });
 });
+
+describe('a run stopped by a full disk', () => {
+  it('is recorded in plain words, naming the folder', async () => {
+    const url = fixture.url + fixture.paths.dataset1.capabilityList;
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    let thrown = false;
+    await expect(
+      sync({
+        url,
+        dest,
+        timeoutMs: 2_000,
+        // As a write of the run would fail, once the run is under way.
+        onProgress: (p) => {
+          if (p.phase !== 'discovery' && p.settled > 0 && !thrown) {
+            thrown = true;
+            throw full;
+          }
+        },
+      }),
+    ).rejects.toThrow(`The disk holding ${dest} is full, so the run stopped before it finished. Free some space and run it again.`);
+    expect(readFolder(dest)!.runs.at(-1)!.message).toBe(`The disk holding ${dest} is full, so the run stopped before it finished. Free some space and run it again.`);
+  });
+});

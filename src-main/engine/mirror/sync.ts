@@ -18,6 +18,7 @@ import { Fetcher } from './fetcher.ts';
 import { chooseDumps, type DumpChoice } from './dump-choice.ts';
 import { runDumpBaseline } from './dump-baseline.ts';
 import { applyToUnlisted } from './unlisted.ts';
+import { diskFullMessage, isDiskFull } from './disk-full.ts';
 import { runDumpIncremental } from './dump-incremental.ts';
 import { JsonPatcher } from './json-patch.ts';
 import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
@@ -415,8 +416,20 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       await applier.finish().catch(() => undefined);
       status = options.signal?.aborted ? 'cancelled' : 'failed';
       // Whatever was being read when the cancel came is beside the point.
-      message = status === 'cancelled' ? 'Cancelled; what was verified stays' : err instanceof Error ? err.message : String(err);
-      if (run) state.endRun(run.id, status, phases, message);
+      message =
+        status === 'cancelled'
+          ? 'Cancelled; what was verified stays'
+          : isDiskFull(err)
+            ? diskFullMessage(dest, true)
+            : err instanceof Error
+              ? err.message
+              : String(err);
+      try {
+        if (run) state.endRun(run.id, status, phases, message);
+      } catch (recording) {
+        // A disk too full to record the end: the run shows as interrupted, and the next sync resumes it.
+        if (!isDiskFull(recording)) throw recording;
+      }
       throw err instanceof SyncError ? err : new SyncError(message);
     } finally {
       await fetcher.close();
