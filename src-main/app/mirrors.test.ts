@@ -247,6 +247,11 @@ describe('mirrors', () => {
       `${join(full, 'mine.txt')} is a file, not a folder. Choose a new or empty folder: the mirror puts its own files there.`,
     );
     const nowhere = join(dir, 'nowhere');
+    const withPassword = capabilityList().replace('http://', 'http://me:s3cret@');
+    const refused = await fails('mirrors.create', { url: withPassword, path: nowhere });
+    expect(refused).toMatchObject({ code: 'invalid-arguments', message: expect.stringContaining(`give ${capabilityList()} without them`) });
+    expect(refused.message).not.toContain('s3cret');
+    expect(existsSync(nowhere)).toBe(false);
     const missing = await fails('mirrors.create', { url: `${fixture.url}/broken/not-there.xml`, path: nowhere });
     expect(missing.code).not.toBe('internal');
     expect(existsSync(nowhere)).toBe(false);

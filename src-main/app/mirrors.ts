@@ -17,6 +17,7 @@ import type {
 } from '../contract/types.ts';
 import { MAX_RUN_NOTES } from '../contract/types.ts';
 import { clip } from '../engine/clip.ts';
+import { splitUserinfo } from '../engine/http/userinfo.ts';
 import type { DeletePolicy } from '../engine/mirror/apply.ts';
 import { audit, lastAudit } from '../engine/mirror/audit.ts';
 import { inventorySize, isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, setMirrorHeaders, type FolderStatus } from '../engine/mirror/folder.ts';
@@ -234,6 +235,13 @@ export class MirrorService {
   }): Promise<MirrorSummary> {
     const path = this.#absolute(args.path);
     if (this.#active.has(path)) throw new MirrorError('This mirror is running; wait for its run to end.');
+    for (const url of [args.url, args.capabilityListUrl]) {
+      // Kept in the mirror's folder and shown in every message naming it: a password has no place in it.
+      const userinfo = url === undefined ? null : splitUserinfo(url);
+      if (userinfo !== null) {
+        throw new InvalidArgumentsError(`The URL has a user name and password in it, which would be kept in the mirror's folder and shown with it: give ${userinfo.url} without them, and the credentials in the user name and password fields.`);
+      }
+    }
     let maps;
     try {
       maps = (args.maps ?? []).filter((m) => m.trim() !== '').map((m) => parseMap(m.trim()));
