@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource, type FixtureSourceOptions } from '../../../e2e/fixture-source/index.ts';
@@ -167,9 +168,22 @@ describe('resume after kill -9 during an incremental sync from a Change Dump', (
     fixture.setBroken(pkg5, { stallAfter: CUT });
     const child = spawn(process.execPath, [BIN, 'sync', capabilityList(), '--dest', dest, '--use-dumps', '--delete', 'delete', '--json'], { stdio: 'ignore' });
     const part = `${packagePath(join(dest, '.resourcesync', 'packages'), fixture.url + pkg5)}.part`;
+    // Package 4 applied (its outcomes committed) and package 5 part downloaded: on a loaded machine the download of
+    // the next package, which goes on meanwhile, can get that far before the one before it is applied.
+    const pkg4Done = () => {
+      const db = new DatabaseSync(join(dest, '.resourcesync', 'state.sqlite'), { readOnly: true });
+      try {
+        const row = db.prepare("SELECT value FROM meta WHERE key = 'dump-progress'").get() as { value: string } | undefined;
+        return row !== undefined && row.value.includes(fixture.paths.dataset1.changeDumpPackage(4));
+      } catch {
+        return false;
+      } finally {
+        db.close();
+      }
+    };
     await new Promise<void>((resolve, reject) => {
       const timer = setInterval(() => {
-        if (existsSync(part) && statSync(part).size >= CUT) {
+        if (existsSync(part) && statSync(part).size >= CUT && pkg4Done()) {
           clearInterval(timer);
           resolve();
         } else if (child.exitCode !== null) {
