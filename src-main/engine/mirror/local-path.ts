@@ -9,6 +9,7 @@
 // rule that a list names only resources of its own authority).
 import { createHash } from 'node:crypto';
 import { clip } from '../clip.ts';
+import { STATE_DIR, inStateDir } from './state-dir.ts';
 
 export interface PathMap {
   /** A URI prefix, e.g. `http://example.org/data/`. */
@@ -219,6 +220,8 @@ export class LocalPaths {
       const digest = createHash('sha256').update(path).digest('hex').slice(0, 16);
       path = `${path.slice(0, MAX_PATH_CHARS - 40).replace(/\/[^/]*$/, '').replace(/%[0-9A-F]?$/, '')}/%~${digest}`;
     }
+    // A Source mapped onto the folder itself (`--map PREFIX=.`) could otherwise name the mirror's state or lock.
+    if (inStateDir(path)) return { ok: false, reason: `its path ${clip(path)} would be inside ${STATE_DIR}, the mirror's own folder` };
     return { ok: true, path };
   }
 }
