@@ -190,6 +190,14 @@ describe('LocalPaths.map', () => {
     expect(() => parseMap('http://example.org/=../x')).toThrow(/inside the mirror/);
     expect(() => parseMap('http://example.org/=/abs')).toThrow(/relative/);
     expect(() => parseMap('nothing')).toThrow(/PREFIX=DIR/);
+    // Every run empties .resourcesync/tmp: files mapped into the mirror's own folder would be lost, or break its state.
+    for (const dir of ['.resourcesync/tmp', '.resourcesync', './.resourcesync/', '.RESOURCESYNC/Tmp', '.ResourceSync\\quarantine', 'RESOUR~1/tmp', '%2Eresourcesync']) {
+      if (dir === '%2Eresourcesync') expect(parseMap(`http://example.org/=${dir}`).dir, dir).toBe(dir);
+      else expect(() => parseMap(`http://example.org/=${dir}`), dir).toThrow(/cannot be inside \.resourcesync, the mirror's own folder/);
+    }
+    expect(() => paths({ maps: [{ prefix: 'http://example.org/', dir: '.resourcesync/tmp' }] })).toThrow(/mirror's own folder/);
+    expect(parseMap('http://example.org/=data/.resourcesync')).toEqual({ prefix: 'http://example.org/', dir: 'data/.resourcesync' });
+    expect(parseMap('http://example.org/=.')).toEqual({ prefix: 'http://example.org/', dir: '.' });
     expect(parseMap('http://example.org/?a=b=dir')).toEqual({ prefix: 'http://example.org/?a=b', dir: 'dir' });
   });
 });
