@@ -3,7 +3,7 @@
 // `loc`) through the fixity meter into a temporary file that the durable writer puts in place; and apply deletions by
 // the mirror's policy. Counts and failures reach the run journal in the same transaction as the rows.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
@@ -463,10 +463,10 @@ export class Applier {
     try {
       checkFolders(o.dest, dirname(file));
       if (o.deletePolicy === 'quarantine') {
-        const target = join(o.stateDir, QUARANTINE_DIR, ...live.path.split('/'));
-        checkFolders(o.dest, dirname(target));
-        mkdirSync(dirname(target), { recursive: true });
-        if (existsSync(file)) renameSync(file, target);
+        const wanted = join(o.stateDir, QUARANTINE_DIR, ...live.path.split('/'));
+        checkFolders(o.dest, dirname(wanted));
+        mkdirSync(dirname(wanted), { recursive: true });
+        if (existsSync(file)) renameSync(file, quarantinePlace(wanted, o.runId));
       } else rmSync(file, { force: true });
     } catch (err) {
       this.#note({ failed: 1 }, { uri, reason: `could not be ${o.deletePolicy === 'delete' ? 'deleted' : 'quarantined'}: ${(err as Error).message}` });
@@ -680,6 +680,24 @@ function intact(live: InventoryRow, final: string): boolean {
 
 function isFile(path: string): boolean {
   return sizeIs(path, null);
+}
+
+/**
+ * Where a quarantined file goes: its own path in the quarantine folder, or, when an earlier copy of the same path is
+ * there already (a resource deleted, created again, deleted again), beside it with the run's number before its
+ * extension (`a%run12.txt`, then `a%run12-2.txt`…), so that no quarantined copy is ever written over. (`%r` is no
+ * escape, so no mirrored name looks like that.)
+ */
+export function quarantinePlace(wanted: string, runId: number): string {
+  if (!existsSync(wanted)) return wanted;
+  const name = basename(wanted);
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 && name.length - dot <= 10 && !name.slice(dot).includes('%') ? name.slice(dot) : '';
+  const stem = join(dirname(wanted), name.slice(0, name.length - ext.length));
+  for (let n = 1; ; n++) {
+    const place = `${stem}%run${runId}${n === 1 ? '' : `-${n}`}${ext}`;
+    if (!existsSync(place)) return place;
+  }
 }
 
 /** The durable writer's intent file (durable.ts), in the mirror's own folder: new files being put in place. */

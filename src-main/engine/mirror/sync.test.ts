@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
-import { PLACING_FILE } from './apply.ts';
+import { PLACING_FILE, quarantinePlace } from './apply.ts';
 import { audit, lastAudit } from './audit.ts';
 import { KEPT_AUDIT_REPORTS, MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions, type SyncProgress } from './sync.ts';
@@ -294,6 +294,41 @@ describe('incremental', () => {
     expect(existsSync(fileOf(q.id))).toBe(false);
     expect(existsSync(join(dest, '.resourcesync', 'quarantine', rel))).toBe(true);
     expect(inventory().some((r) => r.uri === q.loc)).toBe(false);
+  });
+
+  it('keeps every quarantined copy of a path: one deleted, created again and deleted again leaves both', async () => {
+    await run();
+    const [gone] = fixture.change('delete', 1);
+    const rel = `${host()}${fixture.state.pathOf(gone!.id)}`;
+    const v1 = readFileSync(fileOf(gone!.id));
+    expect((await run({ deletePolicy: 'quarantine' })).deleted).toBe(1);
+    // Created again (as far as the mirror goes: its file and its row), then gone from the Source again.
+    writeFileSync(fileOf(gone!.id), 'version 2');
+    const state = new MirrorState(stateDirOf(dest));
+    state.put({ uri: gone!.loc, path: rel, length: 9, digests: {}, lastmod: null, etag: null, lastModified: null, type: null, status: 'unchecked', verifiedAt: null, runId: 1 });
+    state.close();
+    const again = await run({ deletePolicy: 'quarantine', mode: 'baseline' });
+    expect(again.deleted).toBe(1);
+    const folder = join(dest, '.resourcesync', 'quarantine', host(), ...fixture.state.pathOf(gone!.id).split('/').slice(1, -1));
+    const name = rel.split('/').at(-1)!;
+    const dot = name.lastIndexOf('.');
+    const runId = again.runId;
+    expect(readdirSync(folder).sort()).toEqual([name, `${name.slice(0, dot)}%run${runId}${name.slice(dot)}`].sort());
+    expect(readFileSync(join(folder, name)).equals(v1)).toBe(true);
+    expect(readFileSync(join(folder, `${name.slice(0, dot)}%run${runId}${name.slice(dot)}`), 'utf8')).toBe('version 2');
+  });
+
+  it('a quarantined copy goes beside an earlier one of the same path, never over it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quarantine-'));
+    const place = (name: string) => {
+      const p = quarantinePlace(join(dir, name), 12);
+      writeFileSync(p, '');
+      return p.slice(dir.length + 1);
+    };
+    expect(['a.txt', 'a.txt', 'a.txt', 'a.txt'].map(place)).toEqual(['a.txt', 'a%run12.txt', 'a%run12-2.txt', 'a%run12-3.txt']);
+    expect(['%index', '%index', '.hidden', '.hidden', 'x.tar.gz', 'x.tar.gz', 'page%qa=1', 'page%qa=1'].map(place)).toEqual([
+      '%index', '%index%run12', '.hidden', '.hidden%run12', 'x.tar.gz', 'x.tar%run12.gz', 'page%qa=1', 'page%qa=1%run12',
+    ]);
   });
 
   it('keeps the checkpoint before a change that failed, and applies it next time', async () => {
