@@ -152,7 +152,8 @@ export class Applier {
         sum({ failed: 1 });
         failures.push({ uri: f.record.row?.uri ?? '', reason: f.reason });
       }
-      state.addToRun(this.#o.runId, add, failures);
+      // A dry run has no run in the journal (its counts and failures are only reported).
+      if (!this.#o.dryRun) state.addToRun(this.#o.runId, add, failures);
       // A copy that could not be put in place over its older one: that one was marked damaged before the renames
       // (`beforeRename`) and is still there as it was.
       for (const f of failed) if (f.record.replaces !== undefined && f.record.row !== null) state.setStatus(f.record.row.uri, f.record.replaces);

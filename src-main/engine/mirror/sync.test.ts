@@ -181,6 +181,10 @@ describe('baseline', () => {
     writeFileSync(fileOf(1), 'my own notes, not the Source copy');
     mkdirSync(join(fileOf(2), '..'), { recursive: true });
     writeFileSync(fileOf(2), fixture.state.representation(2, 1).body);
+    // A dry run says so too (and records nothing: it has no run in the journal).
+    const dry = await run({ dryRun: true });
+    expect(dry).toMatchObject({ dryRun: true, created: 28, unchanged: 1, failed: 1 });
+    expect(dry.failures.map((f) => f.uri)).toEqual([fixture.state.locOf(1)]);
     const result = await run();
     expect(result).toMatchObject({ created: 28, unchanged: 1, failed: 1 });
     const rel = `${host()}${fixture.state.pathOf(1)}`;
