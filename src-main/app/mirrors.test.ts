@@ -258,6 +258,10 @@ describe('mirrors', () => {
     expect((await fails('mirrors.create', { url: capabilityList(), path: join(dir, 'x'), concurrency: 0 })).message).toBe(
       'Connections must be a whole number from 1 to 256.',
     );
+    const mapped = join(dir, 'mapped');
+    const intoState = await fails('mirrors.create', { url: capabilityList(), path: mapped, maps: [`${fixture.url}/=.resourcesync/tmp`] });
+    expect(intoState.message).toMatch(/^Folder mapping: its folder cannot be inside \.resourcesync, the mirror's own folder/);
+    expect(existsSync(mapped)).toBe(false);
     expect((await fails('runs.start', { path: join(dir, 'unknown') })).code).toBe('not-found');
     expect(await call('mirrors.chooseFolder', {})).toEqual({ supported: false, path: null });
   });

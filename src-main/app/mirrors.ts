@@ -246,7 +246,8 @@ export class MirrorService {
     try {
       maps = (args.maps ?? []).filter((m) => m.trim() !== '').map((m) => parseMap(m.trim()));
     } catch (error) {
-      throw new InvalidArgumentsError((error as Error).message.replace(/^--map:? ?/, 'Folder mapping: '));
+      // Said as the form names it (the form shows it beside its mappings by this start).
+      throw new InvalidArgumentsError((error as Error).message.replace(/^--map:? ?/, 'Folder mapping: ').replace(/^The folder of a --map /, 'Folder mapping: its folder '));
     }
     const existed = existsSync(path);
     const wasMirror = isMirror(path);

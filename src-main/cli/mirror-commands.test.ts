@@ -115,6 +115,18 @@ describe('rsdesk sync, audit, runs', () => {
   }, 60_000);
 });
 
+describe('rsdesk sync --map into the mirror\'s own folder', () => {
+  it('is a usage error: nothing is made, so no run can empty .resourcesync/tmp over the mirrored files', async () => {
+    const dest = join(mkdtempSync(join(tmpdir(), 'rsdesk-sync-')), 'mirror');
+    for (const dir of ['.resourcesync/tmp', '.ResourceSync', '.resourcesync/quarantine']) {
+      const r = await rsdesk(['sync', fixture.url + fixture.paths.dataset1.capabilityList, '--dest', dest, '--map', `${fixture.url}/=${dir}`]);
+      expect(r.code, dir).toBe(2);
+      expect(r.stderr, dir).toContain("cannot be inside .resourcesync, the mirror's own folder");
+      expect(() => statSync(dest), dir).toThrow();
+    }
+  }, 30_000);
+});
+
 describe('rsdesk sync with credentials and settings', () => {
   it('takes --basic and --header, keeps the password in the user data folder (not the mirror), reuses both on a reopen', async () => {
     const basic = `Basic ${Buffer.from('me:pw').toString('base64')}`;

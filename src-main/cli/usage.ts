@@ -86,10 +86,11 @@ it may be left out once the folder is a mirror. Every resource is checked agains
 length while it downloads, written to a temporary file, made durable, then put in place.
 
 Options:
-  --dest DIR            the mirror's folder (created if needed)
+  --dest DIR            the mirror's folder (created if needed); a file already there that the mirror
+                        did not make is never replaced (that resource fails, saying so)
   --capabilitylist URL  which Capability List, when the Source has several
-  --map PREFIX=DIR      put URIs starting with PREFIX under DIR (repeatable; longest prefix wins);
-                        default: <host>[_<port>]/<path>
+  --map PREFIX=DIR      put URIs starting with PREFIX under DIR, a folder inside <dir> and not in
+                        .resourcesync (repeatable; longest prefix wins); default: <host>[_<port>]/<path>
   --allow-host HOST     also mirror URIs on HOST (repeatable; * for any); other hosts are refused
   --mode M              auto (default: resume an interrupted run, else baseline for a new mirror,
                         incremental afterwards), baseline or incremental
@@ -101,7 +102,8 @@ Options:
   --with-metadata       also mirror the metadata records entries link with rel="describedby", each at
                         the path its own URI maps to, known to the inventory as metadata of its resource
   --delete P            what to do with resources the Source deleted: keep (default; reported),
-                        delete, or quarantine (moved into <dir>/.resourcesync/quarantine/)
+                        delete, or quarantine (moved into <dir>/.resourcesync/quarantine/, beside any
+                        earlier copy of the same path)
   --allow-mass-delete   let a baseline delete or quarantine more than half of the mirror (without it, a
                         Resource List served empty or cut short keeps them all, and says so)
   --dry-run             show what would happen; nothing is written

@@ -2,8 +2,8 @@
 // ask conditionally when the inventory knows its validators, else download it (mirror locations by `pri`, then
 // `loc`) through the fixity meter into a temporary file that the durable writer puts in place; and apply deletions by
 // the mirror's policy. Counts and failures reach the run journal in the same transaction as the rows.
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
@@ -15,7 +15,7 @@ import { DurableWriter, type TempFile } from './durable.ts';
 import { FetchFailure, httpDate, ResourceSignals, type Fetcher } from './fetcher.ts';
 import { slowBodyWindow } from './slow-body.ts';
 import { FixityMeter, expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
-import { LocalPaths, PathClaims } from './local-path.ts';
+import { LocalPaths, PathClaims, caseKey } from './local-path.ts';
 import { RunInventory } from './run-inventory.ts';
 import type { InventoryRow, InventoryStatus, MirrorState, RunCounts } from './state.ts';
 
@@ -93,6 +93,10 @@ export class Applier {
   /** Inventory lookups, answered without a query where this run knows the answer (run-inventory.ts). */
   readonly #rows: RunInventory;
   readonly #writer: DurableWriter<Pending>;
+  /** URIs of new files in the batch being put in place, until it is committed. */
+  readonly #placing = new Set<string>();
+  /** Paths of files an interrupted run put in place and did not record (a dry run only: a real one records them). */
+  readonly #leftInPlace: Set<string>;
   readonly #now = new Date().toISOString();
   /** Each download's signal: the run's, and the resource's deadline. */
   readonly #signals: ResourceSignals;
@@ -107,6 +111,8 @@ export class Applier {
 
   constructor(options: ApplyOptions) {
     this.#o = options;
+    // Before the inventory is first asked (RunInventory notes whether it starts empty).
+    this.#leftInPlace = takeOverLeftInPlace(options);
     // Paths the inventory holds are looked up as needed, never loaded whole (a mirror may hold millions).
     this.#rows = new RunInventory(options.state);
     this.#signals = new ResourceSignals(options.fetcher.deadlineMs, options.signal, slowBodyWindow(options.fetcher.timeoutMs));
@@ -124,12 +130,17 @@ export class Applier {
       beforeRename: (records) => {
         const replaced = records.filter((r) => r.replaces !== undefined && r.row !== null).map((r) => r.row!.uri);
         if (replaced.length > 0 && !options.dryRun) options.state.markDamaged(replaced);
+        for (const r of records) if (r.replaces === undefined && r.row !== null) this.#placing.add(r.row.uri);
       },
+      // Nor leave a new file that no row knows, which the next run would take for someone else's and leave alone.
+      ...(options.dryRun ? {} : { intentFile: join(options.stateDir, PLACING_FILE), intent: placingLines }),
     });
   }
 
   #commit(done: Pending[], failed: { record: Pending; reason: string }[]): void {
     const state = this.#o.state;
+    for (const p of done) if (p.row) this.#placing.delete(p.row.uri);
+    for (const f of failed) if (f.record.row) this.#placing.delete(f.record.row.uri);
     const add: Partial<RunCounts> = {};
     const failures: Failure[] = [];
     const sum = (c: Partial<RunCounts>) => {
@@ -149,7 +160,8 @@ export class Applier {
         sum({ failed: 1 });
         failures.push({ uri: f.record.row?.uri ?? '', reason: f.reason });
       }
-      state.addToRun(this.#o.runId, add, failures);
+      // A dry run has no run in the journal (its counts and failures are only reported).
+      if (!this.#o.dryRun) state.addToRun(this.#o.runId, add, failures);
       // A copy that could not be put in place over its older one: that one was marked damaged before the renames
       // (`beforeRename`) and is still there as it was.
       for (const f of failed) if (f.record.replaces !== undefined && f.record.row !== null) state.setStatus(f.record.row.uri, f.record.replaces);
@@ -194,6 +206,11 @@ export class Applier {
       this.#folderExisted.set(folder, existed);
     }
     return existed;
+  }
+
+  /** A file with no row that is still the mirror's own: being put in place by this run, or left by a stopped one. */
+  #ours(uri: string, rel: string): boolean {
+    return this.#placing.has(uri) || this.#leftInPlace.has(rel);
   }
 
   /** The inventory held no row when this run began: whatever it holds now, this run recorded. */
@@ -253,12 +270,27 @@ export class Applier {
       this.#note({ unchanged: 1 }, undefined, o.dryRun ? null : { ...live, ...base, etag: live.etag, lastModified: live.lastModified, verifiedAt: live.verifiedAt });
       return;
     }
-    if (!live && Object.keys(expected.hashes).length > 0 && this.#mayHoldOlderFiles(final) && isFile(final)) {
-      // A file from an interrupted run (renamed, not yet recorded) or an older copy: checked, not downloaded.
-      const local = await meterFile(final, expected);
-      if (local.status === 'verified') {
+    if (!live && this.#mayHoldOlderFiles(final) && isFile(final)) {
+      // A file no row knows: one this run is putting in place (the URI is listed twice), one an interrupted run left
+      // (dry run), or someone else's, which is never replaced. Byte for byte what the list promises (the files of a
+      // mirror whose state was lost, say), it is taken as the copy.
+      const local = Object.keys(expected.hashes).length > 0 ? await meterFile(final, expected) : null;
+      if (local?.status === 'verified') {
         this.#note({ unchanged: 1 }, undefined, o.dryRun ? null : row(base, local, null, null, this.#now));
         if (!o.dryRun) this.#inventoryChange++;
+        return;
+      }
+      if (!this.#ours(uri, rel)) {
+        this.#note({ failed: 1 }, { uri, reason: foreign(rel) });
+        return;
+      }
+    }
+    if (live?.status === 'damaged' && Object.keys(expected.hashes).length > 0 && isFile(final)) {
+      // A file an interrupted run put in place before it recorded it, or a damaged copy since mended: checked, not
+      // downloaded.
+      const local = await meterFile(final, expected);
+      if (local.status === 'verified') {
+        this.#note({ unchanged: 1 }, undefined, o.dryRun ? null : row(base, local, live.etag, live.lastModified, this.#now));
         return;
       }
     }
@@ -440,10 +472,10 @@ export class Applier {
     try {
       checkFolders(o.dest, dirname(file));
       if (o.deletePolicy === 'quarantine') {
-        const target = join(o.stateDir, QUARANTINE_DIR, ...live.path.split('/'));
-        checkFolders(o.dest, dirname(target));
-        mkdirSync(dirname(target), { recursive: true });
-        if (existsSync(file)) renameSync(file, target);
+        const wanted = join(o.stateDir, QUARANTINE_DIR, ...live.path.split('/'));
+        checkFolders(o.dest, dirname(wanted));
+        mkdirSync(dirname(wanted), { recursive: true });
+        if (existsSync(file)) renameSync(file, quarantinePlace(wanted, o.runId));
       } else rmSync(file, { force: true });
     } catch (err) {
       this.#note({ failed: 1 }, { uri, reason: `could not be ${o.deletePolicy === 'delete' ? 'deleted' : 'quarantined'}: ${(err as Error).message}` });
@@ -514,6 +546,10 @@ export class Applier {
     const final = join(o.dest, rel);
     const base = { uri, path: rel, lastmod: entry.lastmod ?? null, type: entry.md.type ?? null, runId: o.runId };
     const expected = expectationOf(entry.md);
+    if (!live && this.#mayHoldOlderFiles(final) && isFile(final) && !this.#ours(uri, rel)) {
+      this.#note({ failed: 1 }, { uri, reason: foreign(rel) });
+      return null;
+    }
     if (live && recordedMatches(expected, live.length, live.digests) && intact(live, final)) {
       this.#note({ unchanged: 1 }, undefined, o.dryRun ? null : { ...live, ...base, verifiedAt: this.#now });
       return null;
@@ -653,4 +689,74 @@ function intact(live: InventoryRow, final: string): boolean {
 
 function isFile(path: string): boolean {
   return sizeIs(path, null);
+}
+
+/**
+ * Where a quarantined file goes: its own path in the quarantine folder, or, when an earlier copy of the same path is
+ * there already (a resource deleted, created again, deleted again), beside it with the run's number before its
+ * extension (`a%run12.txt`, then `a%run12-2.txt`…), so that no quarantined copy is ever written over. (`%r` is no
+ * escape, so no mirrored name looks like that.)
+ */
+export function quarantinePlace(wanted: string, runId: number): string {
+  if (!existsSync(wanted)) return wanted;
+  const name = basename(wanted);
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 && name.length - dot <= 10 && !name.slice(dot).includes('%') ? name.slice(dot) : '';
+  const stem = join(dirname(wanted), name.slice(0, name.length - ext.length));
+  for (let n = 1; ; n++) {
+    const place = `${stem}%run${runId}${n === 1 ? '' : `-${n}`}${ext}`;
+    if (!existsSync(place)) return place;
+  }
+}
+
+/** The durable writer's intent file (durable.ts), in the mirror's own folder: new files being put in place. */
+export const PLACING_FILE = 'placing';
+
+/** One JSON line per new file being put in place: its URI and path. */
+function placingLines(records: Pending[]): string {
+  let text = '';
+  for (const r of records) if (r.replaces === undefined && r.row !== null) text += `${JSON.stringify([r.row.uri, r.row.path])}\n`;
+  return text;
+}
+
+/**
+ * The new files an interrupted run was putting in place when it stopped, as its intent file lists them: those that
+ * are there and that no row knows get a row marked damaged (checked, or fetched again, by `apply`), so that they are
+ * never taken for someone else's. A dry run records nothing: it is given their paths.
+ */
+function takeOverLeftInPlace(o: ApplyOptions): Set<string> {
+  const file = join(o.stateDir, PLACING_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return new Set();
+  }
+  const left: { uri: string; path: string }[] = [];
+  for (const line of text.split('\n')) {
+    try {
+      const [uri, path] = JSON.parse(line) as [unknown, unknown];
+      if (typeof uri === 'string' && typeof path === 'string' && isFile(join(o.dest, path))) left.push({ uri, path });
+    } catch {
+      // The line being written when the process died.
+    }
+  }
+  if (o.dryRun) return new Set(left.map((l) => l.path));
+  o.state.transaction(() => {
+    for (const { uri, path } of left) {
+      if (o.state.get(uri) !== null || o.state.fileByKey(caseKey(path)) !== undefined) continue;
+      o.state.put({ uri, path, length: null, digests: {}, lastmod: null, etag: null, lastModified: null, type: null, status: 'damaged', verifiedAt: null, runId: null });
+    }
+  });
+  truncateSync(file);
+  return new Set();
+}
+
+/**
+ * Why a resource with no copy in the mirror was not written: a file that no row of the inventory knows is where it
+ * goes, and every file the mirror puts in place is known first (a row, or its intent file: PLACING_FILE), so that one
+ * is someone else's.
+ */
+function foreign(rel: string): string {
+  return `a file not made by this mirror is already at ${rel}; it was left as it is (move it elsewhere, and the next sync fetches this resource)`;
 }

@@ -1,16 +1,17 @@
 // Crash safety with real processes: `rsdesk sync` killed with SIGKILL at random points, several times in a row, during
 // a baseline and during an incremental run. After every kill: no temporary or partial file in the visible tree, every
-// inventory row's file on disk with the recorded length and md5, every file not (yet) recorded a complete copy of its
-// resource, the checkpoint untouched. After every restart: nothing the killed run had verified is fetched again
+// inventory row's file on disk with the recorded length and md5, every file in view known as the mirror's (a row, or
+// listed as being put in place, and then a complete copy of its resource), the checkpoint untouched. After every restart: nothing the killed run had verified is fetched again
 // (requests counted at the fixture Source). At the end: the mirror equals the Source and the checkpoint is right.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { PLACING_FILE } from './apply.ts';
 import { MirrorState, stateDirOf, type InventoryRow, type RunRecord } from './state.ts';
 import { sync } from './sync.ts';
 
@@ -60,18 +61,28 @@ function expectConsistent(): InventoryRow[] {
   const { rows } = snapshot();
   const files = visibleFiles();
   expect(files.filter((f) => f.endsWith('.part') || f.includes('/tmp/'))).toEqual([]);
-  const recorded = new Map(rows.filter((r) => r.status !== 'deleted' && r.status !== 'quarantined').map((r) => [r.path, r]));
-  for (const row of recorded.values()) {
+  const held = rows.filter((r) => r.status !== 'deleted' && r.status !== 'quarantined');
+  for (const row of held.filter((r) => r.status !== 'damaged')) {
     const file = join(dest, ...row.path.split('/'));
     expect(statSync(file).size, row.uri).toBe(row.length);
     expect(md5(file), row.uri).toBe(row.digests.md5);
   }
-  // A file put in place but not yet recorded (killed between rename and commit) is whole: the next run adopts it.
-  for (const path of files.filter((f) => !recorded.has(f))) {
+  // Killed while a batch was put in place: the rows of the copies it replaces say damaged, and its new files are
+  // listed as being put in place (durable.ts, intentFile). Each of these files is whole, the new version or the one
+  // it replaces, or not there yet; the next run checks them.
+  const intent = join(stateDirOf(dest), PLACING_FILE);
+  const placing = (existsSync(intent) ? readFileSync(intent, 'utf8') : '').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as string[])[1]!);
+  for (const path of [...held.filter((r) => r.status === 'damaged').map((r) => r.path), ...placing]) {
+    const file = join(dest, ...path.split('/'));
+    if (!existsSync(file)) continue;
     const id = Number(/\/res\/(\d+)\./.exec(path)?.[1]);
-    const resource = fixture.state.resources.get(id)!;
-    expect(readFileSync(join(dest, ...path.split('/'))).equals(fixture.state.representation(id, resource.version).body), path).toBe(true);
+    const current = fixture.state.resources.get(id)!.version;
+    const body = readFileSync(file);
+    expect(Array.from({ length: current }, (_, v) => fixture.state.representation(id, v + 1).body).some((b) => b.equals(body)), path).toBe(true);
   }
+  // Every file in view is known as the mirror's: none is taken for someone else's (which the mirror never replaces).
+  const known = new Set([...held.map((r) => r.path), ...placing]);
+  expect(files.filter((f) => !known.has(f))).toEqual([]);
   return rows;
 }
 
@@ -110,7 +121,7 @@ describe('kill -9 at random points, several times', () => {
       if (!killed) break;
       kills++;
       // The next process resumes: what this one verified is never asked for again.
-      const verified = new Set(rows.map((r) => r.uri));
+      const verified = new Set(rows.filter((r) => r.status !== 'damaged').map((r) => r.uri));
       const next = resourceFetches().length;
       expect(next).toBeGreaterThan(before);
       const following = await killAfter([], random(20, 110));
@@ -120,7 +131,7 @@ describe('kill -9 at random points, several times', () => {
       kills++;
     }
     expect(kills).toBeGreaterThanOrEqual(1);
-    const last = new Set(snapshot().rows.map((r) => r.uri));
+    const last = new Set(snapshot().rows.filter((r) => r.status !== 'damaged').map((r) => r.uri));
     const from = resourceFetches().length;
     const done = await sync({ dest, concurrency: 4, delayMs: 0, proxyEnv: {} });
     expect(done).toMatchObject({ mode: 'baseline', failed: 0, resumed: true });

@@ -13,7 +13,7 @@
 // millisecond or more, which must not stall the downloads on the main thread.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
-import { open, rm, type FileHandle } from 'node:fs/promises';
+import { appendFile, open, rm, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileThread, type FileJob } from './file-thread.ts';
 import { writeAll } from './write-all.ts';
@@ -51,6 +51,14 @@ export interface DurableOptions<T> {
    * in between must not leave it saying "verified".
    */
   beforeRename?: (records: T[]) => void;
+  /**
+   * A file kept beside the temporary folder: before a batch's files are renamed into place, the text `intent` gives
+   * for their records is added to it, made durable with their bytes (by the same syncfs, so a batch of small files
+   * costs no commit of the database more); it is emptied once the batch is committed. A crash in between leaves it
+   * saying which files in view are the writer's own though no record says so yet.
+   */
+  intentFile?: string;
+  intent?: (records: T[]) => string;
   /** Set false to skip syncing (tests of other things; never in a real mirror). */
   durable?: boolean;
   /** The mirror's folder: no file is put in place through a symbolic link below it (within-folder.ts). */
@@ -301,6 +309,10 @@ export class DurableWriter<T> {
   #error: unknown = null;
   #ageTimer: ReturnType<typeof setTimeout> | null = null;
   #root: string | undefined;
+  #intentFile: string | undefined;
+  #intent: DurableOptions<T>['intent'];
+  /** The intent file's folder entry was made durable (it is created once, then only emptied). */
+  #intentKnown = false;
 
   constructor(options: DurableOptions<T>) {
     this.tmpDir = options.tmpDir;
@@ -310,6 +322,8 @@ export class DurableWriter<T> {
     this.#commit = options.commit;
     this.#beforeRename = options.beforeRename;
     this.#durable = options.durable ?? true;
+    this.#intentFile = options.intent !== undefined ? options.intentFile : undefined;
+    this.#intent = options.intent;
     // Whatever an earlier, killed run left half-written is thrown away.
     rmSync(this.tmpDir, { recursive: true, force: true });
     mkdirSync(this.tmpDir, { recursive: true });
@@ -399,6 +413,15 @@ export class DurableWriter<T> {
         failedTemps.set(b, `could not be written: ${(err as Error).message}`);
       }
     }
+    // Which files are about to be put in place: written before the syncfs below makes them durable with the bytes.
+    let intended = false;
+    if (this.#intentFile !== undefined) {
+      const text = this.#intent!(withFiles.filter((b) => !failedTemps.has(b)).map((b) => b.record));
+      if (text !== '') {
+        await appendFile(this.#intentFile, text);
+        intended = true;
+      }
+    }
     // Runs one job per staged file on the file thread; a failed job fails its file with `why`.
     const each = async (items: Staged<T>[], job: (b: Staged<T>) => FileJob | null, why: string) => {
       const jobs: FileJob[] = [];
@@ -445,7 +468,13 @@ export class DurableWriter<T> {
             }
           },
         );
+        // (A failure here fails the batch: its files must not be put in place unsaid.)
+        if (intended) {
+          await fsyncFile(this.#intentFile!);
+          if (!this.#intentKnown) await fsyncDir(dirname(this.#intentFile!));
+        }
       }
+      this.#intentKnown ||= intended;
     }
     const newDirs: string[] = [];
     const badDirs = new Map<string, string>();
@@ -493,5 +522,7 @@ export class DurableWriter<T> {
     }
     await fileThread.run(removals);
     this.#commit(done, failed);
+    // Kept while an earlier batch's commit failed: its files stay unrecorded, and still the writer's.
+    if (intended && this.#error === null) await truncate(this.#intentFile!);
   }
 }

@@ -162,10 +162,42 @@ describe('LocalPaths.map', () => {
     }
   });
 
+  it("never places a file in the mirror's own folder, however a Source spells it, when the Source is mapped onto the folder itself", () => {
+    for (const dir of ['.', '']) {
+      const lp = paths({ maps: [parseMap(`http://example.org/=${dir}`)] });
+      for (const p of [
+        '.resourcesync/state.sqlite', '.resourcesync/state.sqlite-wal', '.resourcesync/lock', '.resourcesync/quarantine/a.txt', '.resourcesync/tmp/x',
+        '.resourcesync', '.resourcesync/', '.ReSourceSync/state.sqlite', '%2Eresourcesync/lock', '.re%C5%BFourcesync/lock', '%EF%BC%8Eresourcesync/lock',
+        'RESOUR~1/state.sqlite', 'resour~2/lock', 'RE1A2B~1/lock',
+      ]) {
+        const r = lp.map(`http://example.org/${p}`);
+        expect(r.ok, p).toBe(false);
+        expect(!r.ok && r.reason, p).toMatch(/inside \.resourcesync, the mirror's own folder/);
+      }
+      // Names that only look alike, and the name deeper down, are ordinary.
+      expect(path('http://example.org/.resourcesync2/a', lp)).toBe('.resourcesync2/a');
+      expect(path('http://example.org/resourcesync/a', lp)).toBe('resourcesync/a');
+      expect(path('http://example.org/data/.resourcesync/a', lp)).toBe('data/.resourcesync/a');
+      expect(path('http://example.org/resource/a', lp)).toBe('resource/a');
+      expect(path('http://example.org/.resourcesync?x=1', lp)).toBe('.resourcesync%qx=1');
+    }
+    // The other mappings put a folder first that cannot be the mirror's own.
+    expect(path('http://example.org/.resourcesync/state.sqlite')).toBe('example.org/.resourcesync/state.sqlite');
+    expect(path('http://example.org/.resourcesync/lock', paths({ maps: [parseMap('http://example.org/=data')] }))).toBe('data/.resourcesync/lock');
+  });
+
   it('refuses --map folders that leave the mirror', () => {
     expect(() => parseMap('http://example.org/=../x')).toThrow(/inside the mirror/);
     expect(() => parseMap('http://example.org/=/abs')).toThrow(/relative/);
     expect(() => parseMap('nothing')).toThrow(/PREFIX=DIR/);
+    // Every run empties .resourcesync/tmp: files mapped into the mirror's own folder would be lost, or break its state.
+    for (const dir of ['.resourcesync/tmp', '.resourcesync', './.resourcesync/', '.RESOURCESYNC/Tmp', '.ResourceSync\\quarantine', 'RESOUR~1/tmp', '%2Eresourcesync']) {
+      if (dir === '%2Eresourcesync') expect(parseMap(`http://example.org/=${dir}`).dir, dir).toBe(dir);
+      else expect(() => parseMap(`http://example.org/=${dir}`), dir).toThrow(/cannot be inside \.resourcesync, the mirror's own folder/);
+    }
+    expect(() => paths({ maps: [{ prefix: 'http://example.org/', dir: '.resourcesync/tmp' }] })).toThrow(/mirror's own folder/);
+    expect(parseMap('http://example.org/=data/.resourcesync')).toEqual({ prefix: 'http://example.org/', dir: 'data/.resourcesync' });
+    expect(parseMap('http://example.org/=.')).toEqual({ prefix: 'http://example.org/', dir: '.' });
     expect(parseMap('http://example.org/?a=b=dir')).toEqual({ prefix: 'http://example.org/?a=b', dir: 'dir' });
   });
 });

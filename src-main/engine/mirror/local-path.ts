@@ -9,6 +9,7 @@
 // rule that a list names only resources of its own authority).
 import { createHash } from 'node:crypto';
 import { clip } from '../clip.ts';
+import { STATE_DIR, inStateDir, isStateDirName } from './state-dir.ts';
 
 export interface PathMap {
   /** A URI prefix, e.g. `http://example.org/data/`. */
@@ -112,7 +113,13 @@ function checkDir(dir: string): string {
   if (/^([a-zA-Z]:|\/)/.test(dir) || parts.some((p) => p === '..')) {
     throw new Error(`The folder of a --map must be relative and stay inside the mirror, not ${JSON.stringify(clip(dir))}`);
   }
-  return parts.map((p) => safeName(p)).join('/');
+  const safe = parts.map((p) => safeName(p));
+  // Every run empties the mirror's temporary folder, and its state must never be written over: files mapped there
+  // would be lost, or would break the mirror.
+  if (safe.length > 0 && isStateDirName(safe[0]!)) {
+    throw new Error(`The folder of a --map cannot be inside ${STATE_DIR}, the mirror's own folder (its state, temporary files and quarantine), not ${JSON.stringify(clip(dir))}`);
+  }
+  return safe.join('/');
 }
 
 /** Parses `PREFIX=DIR` (the last `=` splits, since URIs may contain `=`). */
@@ -219,6 +226,8 @@ export class LocalPaths {
       const digest = createHash('sha256').update(path).digest('hex').slice(0, 16);
       path = `${path.slice(0, MAX_PATH_CHARS - 40).replace(/\/[^/]*$/, '').replace(/%[0-9A-F]?$/, '')}/%~${digest}`;
     }
+    // A Source mapped onto the folder itself (`--map PREFIX=.`) could otherwise name the mirror's state or lock.
+    if (inStateDir(path)) return { ok: false, reason: `its path ${clip(path)} would be inside ${STATE_DIR}, the mirror's own folder` };
     return { ok: true, path };
   }
 }

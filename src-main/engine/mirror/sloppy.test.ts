@@ -3,7 +3,7 @@
 // grows, a 500 for an empty Change List. The mirror degrades gracefully, says what happened and loses nothing; entries
 // that break a MUST fail alone, the rest is applied. Also: `auto` without a Change List is a baseline compared with
 // the inventory.
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -47,6 +47,15 @@ function expectMirrorMatchesSource(): void {
 }
 
 describe('a sloppy Source', () => {
+  it('without hashes to check a file by, one the inventory does not know is left as it is, never replaced', async () => {
+    mkdirSync(join(fileOf(1), '..'), { recursive: true });
+    writeFileSync(fileOf(1), 'mine');
+    const result = await run();
+    expect(result).toMatchObject({ created: 9, failed: 1 });
+    expect(result.failures).toEqual([{ uri: expect.stringContaining('/sloppy/res/1'), reason: expect.stringMatching(/^a file not made by this mirror is already at .*; it was left as it is/) }]);
+    expect(readFileSync(fileOf(1), 'utf8')).toBe('mine');
+  });
+
   it('reads a <urlset> index as an index, mirrors without Content-Type or hashes, and asks conditionally with an HTTP-date', async () => {
     const result = await run();
     expect(result).toMatchObject({ mode: 'baseline', created: 10, failed: 0 });

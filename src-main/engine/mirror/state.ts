@@ -10,7 +10,9 @@ import type { Digests } from './fixity.ts';
 import { caseKey, type ClaimStore, type PathMap } from './local-path.ts';
 import type { SourceSettings } from './settings.ts';
 
-export const STATE_DIR = '.resourcesync';
+import { STATE_DIR } from './state-dir.ts';
+
+export { STATE_DIR };
 export const STATE_FILE = 'state.sqlite';
 
 export const MIRROR_MIGRATIONS: readonly Migration[] = [

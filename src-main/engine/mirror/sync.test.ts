@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { PLACING_FILE, quarantinePlace } from './apply.ts';
 import { audit, lastAudit } from './audit.ts';
 import { KEPT_AUDIT_REPORTS, MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions, type SyncProgress } from './sync.ts';
@@ -174,6 +175,67 @@ describe('baseline', () => {
     await expect(run()).rejects.toThrow(/in use by rsdesk sync \(process/);
     await first;
   });
+
+  it("never replaces a file the inventory does not know: another is left as it is and failed, the same bytes are taken as the copy", async () => {
+    mkdirSync(join(fileOf(1), '..'), { recursive: true });
+    writeFileSync(fileOf(1), 'my own notes, not the Source copy');
+    mkdirSync(join(fileOf(2), '..'), { recursive: true });
+    writeFileSync(fileOf(2), fixture.state.representation(2, 1).body);
+    // A dry run says so too (and records nothing: it has no run in the journal).
+    const dry = await run({ dryRun: true });
+    expect(dry).toMatchObject({ dryRun: true, created: 28, unchanged: 1, failed: 1 });
+    expect(dry.failures.map((f) => f.uri)).toEqual([fixture.state.locOf(1)]);
+    const result = await run();
+    expect(result).toMatchObject({ created: 28, unchanged: 1, failed: 1 });
+    const rel = `${host()}${fixture.state.pathOf(1)}`;
+    expect(result.failures).toEqual([
+      { uri: fixture.state.locOf(1), reason: `a file not made by this mirror is already at ${rel}; it was left as it is (move it elsewhere, and the next sync fetches this resource)` },
+    ]);
+    expect(readFileSync(fileOf(1), 'utf8')).toBe('my own notes, not the Source copy');
+    expect(inventory().some((r) => r.uri === fixture.state.locOf(1))).toBe(false);
+    expect(resourceRequests().some((r) => r.path.endsWith(fixture.state.pathOf(2)))).toBe(false);
+    // Moved away, it is fetched.
+    rmSync(fileOf(1));
+    expect(await run()).toMatchObject({ failed: 0 });
+    expectMirrorMatchesSource();
+  });
+
+  it('a file put in place but not recorded (the run died before its commit) is known as the mirror\'s, checked, not fetched again', async () => {
+    // The first batch's commit fails after its files were renamed into place: as far as the state goes, a kill.
+    const addToRun = MirrorState.prototype.addToRun;
+    let calls = 0;
+    MirrorState.prototype.addToRun = function (this: MirrorState, ...args: Parameters<typeof addToRun>) {
+      if (calls++ === 0) throw new Error('killed');
+      return addToRun.apply(this, args);
+    };
+    try {
+      await run().catch(() => undefined);
+    } finally {
+      MirrorState.prototype.addToRun = addToRun;
+    }
+    const recorded = new Set(inventory().map((r) => r.path));
+    const left = visibleFiles().filter((f) => !recorded.has(f));
+    expect(left).toHaveLength(7);
+    const placing = readFileSync(join(stateDirOf(dest), PLACING_FILE), 'utf8');
+    for (const path of left) expect(placing).toContain(JSON.stringify(path));
+    const before = resourceRequests().length;
+    const next = await run();
+    expect(next).toMatchObject({ failed: 0 });
+    // Checked against the list, not fetched again.
+    expect(resourceRequests().slice(before).filter((r) => left.some((p) => p.endsWith(r.path)))).toEqual([]);
+    expect(inventory().every((r) => r.status === 'verified')).toBe(true);
+    expect(readFileSync(join(stateDirOf(dest), PLACING_FILE), 'utf8')).toBe('');
+    expectMirrorMatchesSource();
+  });
+
+  it('a new file that cannot be put in place leaves no row behind', async () => {
+    mkdirSync(fileOf(3), { recursive: true });
+    writeFileSync(join(fileOf(3), 'inside'), 'x');
+    const result = await run();
+    expect(result.failures.map((f) => f.uri)).toEqual([fixture.state.locOf(3)]);
+    expect(result.failures[0]!.reason).toMatch(/could not be put in place/);
+    expect(inventory().some((r) => r.uri === fixture.state.locOf(3))).toBe(false);
+  });
 });
 
 describe('a baseline that would delete most of the mirror', () => {
@@ -257,6 +319,41 @@ describe('incremental', () => {
     expect(existsSync(fileOf(q.id))).toBe(false);
     expect(existsSync(join(dest, '.resourcesync', 'quarantine', rel))).toBe(true);
     expect(inventory().some((r) => r.uri === q.loc)).toBe(false);
+  });
+
+  it('keeps every quarantined copy of a path: one deleted, created again and deleted again leaves both', async () => {
+    await run();
+    const [gone] = fixture.change('delete', 1);
+    const rel = `${host()}${fixture.state.pathOf(gone!.id)}`;
+    const v1 = readFileSync(fileOf(gone!.id));
+    expect((await run({ deletePolicy: 'quarantine' })).deleted).toBe(1);
+    // Created again (as far as the mirror goes: its file and its row), then gone from the Source again.
+    writeFileSync(fileOf(gone!.id), 'version 2');
+    const state = new MirrorState(stateDirOf(dest));
+    state.put({ uri: gone!.loc, path: rel, length: 9, digests: {}, lastmod: null, etag: null, lastModified: null, type: null, status: 'unchecked', verifiedAt: null, runId: 1 });
+    state.close();
+    const again = await run({ deletePolicy: 'quarantine', mode: 'baseline' });
+    expect(again.deleted).toBe(1);
+    const folder = join(dest, '.resourcesync', 'quarantine', host(), ...fixture.state.pathOf(gone!.id).split('/').slice(1, -1));
+    const name = rel.split('/').at(-1)!;
+    const dot = name.lastIndexOf('.');
+    const runId = again.runId;
+    expect(readdirSync(folder).sort()).toEqual([name, `${name.slice(0, dot)}%run${runId}${name.slice(dot)}`].sort());
+    expect(readFileSync(join(folder, name)).equals(v1)).toBe(true);
+    expect(readFileSync(join(folder, `${name.slice(0, dot)}%run${runId}${name.slice(dot)}`), 'utf8')).toBe('version 2');
+  });
+
+  it('a quarantined copy goes beside an earlier one of the same path, never over it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quarantine-'));
+    const place = (name: string) => {
+      const p = quarantinePlace(join(dir, name), 12);
+      writeFileSync(p, '');
+      return p.slice(dir.length + 1);
+    };
+    expect(['a.txt', 'a.txt', 'a.txt', 'a.txt'].map(place)).toEqual(['a.txt', 'a%run12.txt', 'a%run12-2.txt', 'a%run12-3.txt']);
+    expect(['%index', '%index', '.hidden', '.hidden', 'x.tar.gz', 'x.tar.gz', 'page%qa=1', 'page%qa=1'].map(place)).toEqual([
+      '%index', '%index%run12', '.hidden', '.hidden%run12', 'x.tar.gz', 'x.tar%run12.gz', 'page%qa=1', 'page%qa=1%run12',
+    ]);
   });
 
   it('keeps the checkpoint before a change that failed, and applies it next time', async () => {
