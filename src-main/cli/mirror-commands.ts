@@ -81,7 +81,7 @@ const POLICIES = ['keep', 'delete', 'quarantine'];
  * The URLs of a sync without a user name and password in them (they would be kept in the mirror's binding and shown
  * in every message), and those as HTTP basic credentials for the Source's origin, as a browser takes them.
  */
-export function urlsWithoutUserinfo(o: Pick<SyncCommandOptions, 'url' | 'capabilityList'>): { url?: string; capabilityList?: string; credentials?: Credentials } {
+export function urlsWithoutUserinfo(o: Pick<SyncCommandOptions, 'url' | 'capabilityList'>): { url?: string; capabilityList?: string; credentials?: Credentials; credentialsFrom?: string } {
   const url = o.url === undefined ? null : splitUserinfo(o.url);
   const capabilityList = o.capabilityList === undefined ? null : splitUserinfo(o.capabilityList);
   const found = [url, capabilityList].filter((u) => u !== null);
@@ -94,7 +94,7 @@ export function urlsWithoutUserinfo(o: Pick<SyncCommandOptions, 'url' | 'capabil
   if (first!.user === '' || first!.user.includes(':')) {
     throw new UsageError(`the URL ${first!.url} carries a password without a user name: give the URL without it, and the credentials with --basic USER:PASSWORD or --token`);
   }
-  return { ...result, credentials: checked({ scheme: 'basic', user: first!.user, password: first!.password }, 'the URL') };
+  return { ...result, credentials: checked({ scheme: 'basic', user: first!.user, password: first!.password }, 'the URL'), credentialsFrom: first!.url };
 }
 
 export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number> {
@@ -140,6 +140,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     headers,
     proxy,
     credentials,
+    credentialsFrom: plainUrls.credentialsFrom,
     secretStore: cliSecretStore(),
     timeoutMs: o.timeoutMs,
     userAgent: o.userAgent,

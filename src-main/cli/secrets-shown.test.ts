@@ -81,6 +81,18 @@ describe('secrets given to rsdesk', () => {
     }
   }, 60_000);
 
+  it('a user name and password in a URL of another origin than the Source\'s are refused, never sent', async () => {
+    const dest = mkdtempSync(join(tmpdir(), 'rsdesk-userinfo-other-'));
+    // The same server by another name: another origin, where the Capability List leads.
+    const other = fixture.url.replace('127.0.0.1', 'localhost').replace('http://', `http://me:${PASSWORD}@`);
+    const before = fixture.requests.length;
+    const r = await rsdesk(['sync', other + '/', '--capabilitylist', fixture.url + fixture.paths.dataset1.capabilityList, '--dest', dest]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`are for ${fixture.url.replace('127.0.0.1', 'localhost')}, but this mirror's Source is at ${fixture.url}, where they are not sent`);
+    expect(r.stderr).not.toContain(PASSWORD);
+    expect(fixture.requests.slice(before).filter((q) => q.headers.authorization !== undefined)).toEqual([]);
+  });
+
   it("a proxy's password is refused, saying how to give it instead; nothing is written", async () => {
     const dest = mkdtempSync(join(tmpdir(), 'rsdesk-proxy-'));
     const r = await rsdesk(['sync', fixture.url + fixture.paths.dataset1.resourceList, '--dest', dest, '--proxy', `http://puser:${PASSWORD}@127.0.0.1:3128`]);

@@ -70,6 +70,11 @@ export interface SyncOptions {
   token?: string | null;
   /** Credentials for the Source's origin; kept in `secretStore` for next time. `null` forgets them. */
   credentials?: Credentials | null;
+  /**
+   * The URL `credentials` were written in (`http://user:password@host/…`, without them): they are meant for its
+   * origin, and the run is refused when the mirror's Source is at another.
+   */
+  credentialsFrom?: string;
   /** Where credentials are kept between runs (never in the mirror folder). Without one they last this run only. */
   secretStore?: SecretStore;
   /** What to say when the mirror needs credentials this computer does not keep (default: the CLI's options). */
@@ -169,6 +174,12 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         : (binding!.settings?.origin ?? new URL(binding!.capabilityListUrl ?? normalizeStartUrl(binding!.url)).origin);
     } catch (err) {
       throw new SyncError(err instanceof Error ? err.message : String(err));
+    }
+    if (options.credentialsFrom !== undefined && new URL(options.credentialsFrom).origin !== origin) {
+      throw new SyncError(
+        `The user name and password in ${clip(options.credentialsFrom)} are for ${new URL(options.credentialsFrom).origin}, but this mirror's Source is at ${origin}, where they are not sent. ` +
+          `Give them with --basic USER:PASSWORD if they are its own.`,
+      );
     }
     const mirrorId = binding?.id ?? randomUUID();
     const given = options.credentials !== undefined ? options.credentials : options.token ? { scheme: 'bearer' as const, token: options.token } : undefined;
