@@ -14,7 +14,7 @@ import { checkFolders } from './within-folder.ts';
 import { DurableWriter, type TempFile } from './durable.ts';
 import { FetchFailure, httpDate, ResourceSignals, type Fetcher } from './fetcher.ts';
 import { slowBodyWindow } from './slow-body.ts';
-import { FixityMeter, expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
+import { FixityMeter, expectationOf, judge, meterFile, recordedMatches, type Digests, type Expectation, type FixityResult } from './fixity.ts';
 import { LocalPaths, PathClaims, caseKey } from './local-path.ts';
 import { RunInventory } from './run-inventory.ts';
 import type { InventoryRow, InventoryStatus, MirrorState, RunCounts } from './state.ts';
@@ -560,6 +560,29 @@ export class Applier {
     }
     const mtimeMs = entry.lastmod ? (parseW3cDatetime(entry.lastmod) ?? undefined) : undefined;
     return { uri, final, base, live, mtimeMs, expected };
+  }
+
+  /**
+   * A bitstream verified in a package whose resource the inventory does not know, while a file at its path holds
+   * exactly its bytes (the files of a mirror whose state was lost, say): that file is taken as the copy and recorded
+   * unchanged, as a download would take it, instead of being failed as someone else's by `prepare`. True when taken.
+   */
+  async adoptSame(entry: Pick<Entry, 'loc' | 'lastmod' | 'md'>, length: number, digests: Digests): Promise<boolean> {
+    const o = this.#o;
+    const uri = entry.loc;
+    if (o.dryRun || Object.keys(digests).length === 0 || this.#rows.get(uri) !== null) return false;
+    const mapped = o.paths.map(uri);
+    if (!mapped.ok) return false;
+    const final = join(o.dest, mapped.path);
+    if (!this.#mayHoldOlderFiles(final) || !isFile(final)) return false;
+    const local = await meterFile(final, { length, hashes: digests, problems: [] });
+    if (local.status !== 'verified' || this.#rows.get(uri) !== null) return false;
+    const rel = this.#claims.claim(mapped.path, uri);
+    if (rel !== mapped.path) return false;
+    const base = { uri, path: rel, lastmod: entry.lastmod ?? null, type: entry.md.type ?? null, runId: o.runId };
+    this.#note({ unchanged: 1 }, undefined, row(base, judge(expectationOf(entry.md), local.length, local.digests), null, null, this.#now));
+    this.#inventoryChange++;
+    return true;
   }
 
   /**

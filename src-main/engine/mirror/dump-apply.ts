@@ -80,7 +80,9 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
   const outcome = async (o: EntryOutcome): Promise<void> => {
     const temp = written.get(o.entry);
     written.delete(o.entry);
-    if (o.status === 'verified' || o.status === 'unverifiable') {
+    if (o.status === 'verified' && !options.skip?.(o.entry) && (await applier.adoptSame(o.entry, o.length, o.digests))) {
+      await removeTemp(o.entry, temp);
+    } else if (o.status === 'verified' || o.status === 'unverifiable') {
       // One not wanted is prepared all the same: prepare is what records it as unchanged or not mirrored.
       const target = options.skip?.(o.entry) ? null : applier.prepare(o.entry);
       if (target === null) {

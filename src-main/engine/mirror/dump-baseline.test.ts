@@ -67,6 +67,20 @@ function visibleFiles(dir = dest, rel = ''): string[] {
 }
 
 describe('baseline from a Resource Dump', () => {
+  it("takes the files of a mirror whose state was lost as its copies when they hold the package's bytes, and no other file", async () => {
+    await run();
+    const { rmSync, writeFileSync } = await import('node:fs');
+    rmSync(join(dest, '.resourcesync'), { recursive: true, force: true });
+    // Someone's own file where resource 4 goes: never replaced.
+    writeFileSync(fileOf(4), 'my own notes');
+    const again = await run();
+    expect(again).toMatchObject({ mode: 'baseline', created: 0, unchanged: 29, failed: 1 });
+    expect(again.failures).toEqual([{ uri: fixture.state.locOf(4), reason: expect.stringMatching(/^a file not made by this mirror is already at /) }]);
+    expect(readFileSync(fileOf(4), 'utf8')).toBe('my own notes');
+    expect(inventory().filter((r) => r.status === 'verified')).toHaveLength(29);
+    expect(visibleFiles()).toHaveLength(30);
+  });
+
   it('applies every bitstream of every package, verified and durable, with no request per resource', async () => {
     const result = await run();
     expect(result).toMatchObject({ mode: 'baseline', from: 'dumps', created: 30, failed: 0, updated: 0 });
