@@ -364,7 +364,7 @@ export class MirrorService {
 
   // ---- runs ----
 
-  start(path: string, mode: 'auto' | 'baseline' | 'incremental' = 'auto', dryRun = false, allowMassDelete = false): MirrorSummary {
+  start(path: string, mode: 'auto' | 'baseline' | 'incremental' = 'auto', dryRun = false, allowMassDelete: boolean | number = false): MirrorSummary {
     const key = this.#idle(path, 'A run of this mirror is going on already.');
     const options = this.#d.store.mirrors.get(key)!.options;
     const active = this.#begin(key, 'sync', dryRun);
@@ -755,13 +755,13 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
   const status = r.paused ? 'paused' : r.failed > 0 ? 'failed' : 'completed';
   const what = r.dryRun ? 'Dry run' : r.mode === 'baseline' ? 'Baseline' : 'Incremental sync';
   const counts = countsText(r);
-  // With a policy that removes them, resources kept were held back: more than half of the mirror (sync.ts).
+  // With a policy that removes them, resources kept were held back: more than the Source lists (unlisted.ts).
   const heldBack = policy !== 'keep' && r.wouldDelete.length > 0;
   const kept =
     r.wouldDelete.length === 0
       ? ''
       : heldBack
-        ? ` ${plural(r.wouldDelete.length, 'resource')} the Source no longer lists ${r.wouldDelete.length === 1 ? 'was' : 'were'} not ${policy === 'delete' ? 'deleted' : 'quarantined'}: more than half of the mirror.`
+        ? ` ${plural(r.wouldDelete.length, 'resource')} the Source no longer lists ${r.wouldDelete.length === 1 ? 'was' : 'were'} not ${policy === 'delete' ? 'deleted' : 'quarantined'}: more than the Source lists now.`
         : ` ${plural(r.wouldDelete.length, 'resource')} the Source no longer lists ${r.wouldDelete.length === 1 ? 'was' : 'were'} kept (deletion policy: keep).`;
   const message =
     status === 'paused'

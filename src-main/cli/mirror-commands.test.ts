@@ -238,8 +238,8 @@ describe('rsdesk sync --allow-mass-delete', () => {
       own.change('delete', 10);
       const held = await rsdesk(['sync', '--dest', dest, '--mode', 'baseline', '--delete', 'delete']);
       expect(held.code).toBe(0);
-      expect(held.stderr).toContain('The Source no longer lists 10 of the 12 resources this mirror holds, more than half: none was deleted');
-      expect(held.stdout).toContain('10 resource(s) the Source no longer lists were not removed, being more than half of the mirror; --allow-mass-delete removes them:');
+      expect(held.stderr).toContain('The Source no longer lists 10 resources this mirror holds, more than the 2 it lists now: none was deleted');
+      expect(held.stdout).toContain('10 resource(s) the Source no longer lists were not removed, being more than it lists now; --allow-mass-delete removes them:');
       const allowed = await rsdesk(['sync', '--dest', dest, '--mode', 'baseline', '--delete', 'delete', '--allow-mass-delete', '--json']);
       expect(JSON.parse(allowed.stdout)).toMatchObject({ mode: 'baseline', deleted: 10, failed: 0 });
     } finally {

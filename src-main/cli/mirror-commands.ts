@@ -181,7 +181,7 @@ export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = '
     lines.push(
       policy === 'keep'
         ? `  ${r.wouldDelete.length} resource(s) the Source no longer has were kept (--delete keep); --delete delete or quarantine would remove them:`
-        : `  ${r.wouldDelete.length} resource(s) the Source no longer lists were not removed, being more than half of the mirror; --allow-mass-delete removes them:`,
+        : `  ${r.wouldDelete.length} resource(s) the Source no longer lists were not removed, being more than it lists now; --allow-mass-delete removes them:`,
     );
     for (const uri of r.wouldDelete.slice(0, 20)) lines.push(`    ${uri}`);
     if (r.wouldDelete.length > 20) lines.push(`    … and ${r.wouldDelete.length - 20} more`);

@@ -104,8 +104,8 @@ Options:
   --delete P            what to do with resources the Source deleted: keep (default; reported),
                         delete, or quarantine (moved into <dir>/.resourcesync/quarantine/, beside any
                         earlier copy of the same path)
-  --allow-mass-delete   let a baseline delete or quarantine more than half of the mirror (without it, a
-                        Resource List served empty or cut short keeps them all, and says so)
+  --allow-mass-delete   let a baseline delete or quarantine more resources than the Source lists (without
+                        it, a Resource List served empty or cut short keeps them all, and says so)
   --dry-run             show what would happen; nothing is written
   --concurrency N       connections per host, 1 to 256 (default 8)
   --delay S             least time between two requests, across all connections: 0 to 3600 seconds, such as 0.5

@@ -261,8 +261,8 @@ export const commandArgs = {
       path: folder,
       mode: z.enum(MIRROR_MODES, 'The mode must be auto, baseline or incremental').optional(),
       dryRun: z.boolean().optional(),
-      /** Let a baseline delete or quarantine more than half of the mirror (see SyncOptions.allowMassDelete). */
-      allowMassDelete: z.boolean().optional(),
+      /** Let a baseline delete or quarantine more than the Source lists: true, or at most this many (SyncOptions.allowMassDelete). */
+      allowMassDelete: z.union([z.boolean(), z.number().int().nonnegative()]).optional(),
     })
     .strict(),
   'runs.pause': mirrorPath,

@@ -327,7 +327,7 @@ export interface MirrorRunEnd {
   notes?: string[];
   /**
    * Resources the Source no longer lists that the run did not remove: with the deletion policy keep, or held back
-   * because they were more than half of the mirror (then `heldBack`, and a sync allowing it removes them).
+   * because they were more than the Source lists (then `heldBack`, and a sync allowing it removes them).
    */
   kept?: number;
   heldBack?: boolean;

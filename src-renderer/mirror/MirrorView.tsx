@@ -324,7 +324,8 @@ function Loaded({ m }: { m: MirrorDetail }) {
               <div className="run-held-back">
                 <button type="button" className="btn-secondary" disabled={!usable || action.isPending} onClick={() => {
                     aim('run');
-                    action.mutate({ action: 'start', mode: 'baseline', allowMassDelete: true });
+                    // As many as were shown: should the Source list even less by now, they are held back again.
+                    action.mutate({ action: 'start', mode: 'baseline', allowMassDelete: ended.kept ?? 0 });
                   }}
                 >
                   {m.options.deletePolicy === 'delete' ? 'Delete' : 'Quarantine'} the {formatCount(ended.kept ?? 0)} anyway

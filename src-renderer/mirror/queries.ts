@@ -112,8 +112,8 @@ export function useRunAction(path: string) {
       action: RunAction;
       mode?: CommandArgs<'runs.start'>['mode'];
       dryRun?: boolean;
-      /** A baseline allowed to remove more than half of the mirror (after one that held them back). */
-      allowMassDelete?: boolean;
+      /** A baseline allowed to remove at most this many unlisted resources (after one that held them back). */
+      allowMassDelete?: number;
       /** Which failures to retry: a run's, all of them or the chosen URIs. */
       retry?: { runId: number; uris?: string[] };
     }) => {
@@ -123,7 +123,7 @@ export function useRunAction(path: string) {
       client.setQueryData(mirrorKeys.ended(path), null);
       if (action === 'resume') return bridge.invoke('runs.resume', { path });
       if (action === 'retry') return bridge.invoke('runs.retry', { path, runId: retry!.runId, ...(retry!.uris ? { uris: retry!.uris } : {}) });
-      return bridge.invoke('runs.start', { path, ...(mode ? { mode } : {}), ...(dryRun ? { dryRun } : {}), ...(allowMassDelete ? { allowMassDelete } : {}) });
+      return bridge.invoke('runs.start', { path, ...(mode ? { mode } : {}), ...(dryRun ? { dryRun } : {}), ...(allowMassDelete !== undefined ? { allowMassDelete } : {}) });
     },
     onSuccess: () => update({ path }),
   });

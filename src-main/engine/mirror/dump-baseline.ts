@@ -43,7 +43,7 @@ export interface DumpBaselineOptions {
   phases: Record<string, number>;
   onNote?: (note: string) => void;
   /** See SyncOptions.allowMassDelete. */
-  allowMassDelete?: boolean;
+  allowMassDelete?: boolean | number;
   onListed?: (n: number) => void;
   /** The listing, when the caller read it already (to choose between dumps and lists). */
   listing?: DumpListing;
@@ -182,12 +182,17 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
     const failed = new Set(o.runId === null ? [] : o.state.failures(o.runId).map((f) => f.uri));
     const described = metadataOf(o.state);
     const unlisted: string[] = [];
+    // Resources of packages applied before an interruption are listed too, though not read again.
+    let listedBefore = 0;
     for (const { uri } of [...o.state.paths()]) {
       if (seen.has(uri) || failed.has(uri) || keepAsMetadata(described, uri, (u) => seen.has(u))) continue;
-      if (o.runId !== null && o.state.get(uri)?.runId === o.runId) continue;
+      if (o.runId !== null && o.state.get(uri)?.runId === o.runId) {
+        listedBefore++;
+        continue;
+      }
       unlisted.push(uri);
     }
-    applyToUnlisted(o.applier, o.state, unlisted, { allowMassDelete: o.allowMassDelete, onNote: o.onNote, onDelete: (uri) => o.metadata?.deleted(uri) });
+    applyToUnlisted(o.applier, o.state, unlisted, { listed: seen.size + listedBefore, allowMassDelete: o.allowMassDelete, onNote: o.onNote, onDelete: (uri) => o.metadata?.deleted(uri) });
     await o.applier.finish();
   } else o.onNote?.('Not every package of the Resource Dump could be used: nothing was deleted, and the mirror gets no new checkpoint.');
   if (!o.dryRun && complete) {

@@ -238,24 +238,42 @@ describe('baseline', () => {
   });
 });
 
-describe('a baseline that would delete most of the mirror', () => {
-  it('deletes nothing and says why, unless allowed; fewer than half go as the policy says', async () => {
+describe('a baseline that would delete more than the Source lists', () => {
+  it('deletes nothing and says why, in a dry run too, unless allowed; fewer go as the policy says', async () => {
     await run();
     const gone = fixture.change('delete', 20).map((c) => c.loc);
     const notes: string[] = [];
     for (const policy of ['delete', 'quarantine'] as const) {
-      const held = await run({ mode: 'baseline', deletePolicy: policy, onNote: (n) => notes.push(n) });
-      expect(held).toMatchObject({ deleted: 0, failed: 0 });
-      expect([...held.wouldDelete].sort()).toEqual([...gone].sort());
+      for (const dryRun of [true, false]) {
+        const held = await run({ mode: 'baseline', deletePolicy: policy, dryRun, onNote: (n) => notes.push(n) });
+        expect(held, `${policy}${dryRun ? ', dry run' : ''}`).toMatchObject({ deleted: 0, failed: 0 });
+        expect([...held.wouldDelete].sort()).toEqual([...gone].sort());
+      }
     }
-    expect(notes.filter((n) => n.startsWith('The Source no longer lists 20 of the 30 resources this mirror holds, more than half: none was'))).toHaveLength(2);
+    expect(notes.filter((n) => n.startsWith('The Source no longer lists 20 resources this mirror holds, more than the 10 it lists now: none was'))).toHaveLength(4);
     expect(visibleFiles()).toHaveLength(30);
-    const allowed = await run({ mode: 'baseline', deletePolicy: 'delete', allowMassDelete: true });
+    // Allowed fewer than there are (what a person was shown before the Source dropped more): held back again.
+    expect(await run({ mode: 'baseline', deletePolicy: 'delete', allowMassDelete: 19 })).toMatchObject({ deleted: 0 });
+    const allowed = await run({ mode: 'baseline', deletePolicy: 'delete', allowMassDelete: 20 });
     expect(allowed).toMatchObject({ deleted: 20, failed: 0 });
     expect(visibleFiles()).toHaveLength(10);
-    // Four more of the ten left: under half, deleted as the policy says.
+    // Four more of the ten left: deleted as the policy says.
     fixture.change('delete', 4);
     expect(await run({ mode: 'baseline', deletePolicy: 'delete' })).toMatchObject({ deleted: 4 });
+  });
+
+  it('judges by what the Source lists, whatever the size of the batches: 12 deleted and 12 created of 20', async () => {
+    const dests: string[] = [];
+    for (const batchSize of [1, 500]) {
+      await fixture.close();
+      fixture = await startFixtureSource({ resources: 20, changeListSize: 20 });
+      dest = mkdtempSync(join(tmpdir(), 'mirror-'));
+      dests.push(dest);
+      await run({ batchSize });
+      fixture.change('delete', 12);
+      fixture.change('create', 12);
+      expect(await run({ mode: 'baseline', deletePolicy: 'delete', batchSize }), `batches of ${batchSize}`).toMatchObject({ deleted: 12, created: 12, failed: 0 });
+    }
   });
 });
 

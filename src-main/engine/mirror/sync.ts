@@ -53,10 +53,11 @@ export interface SyncOptions {
   withMetadata?: boolean;
   deletePolicy?: DeletePolicy;
   /**
-   * Let a baseline delete (or quarantine) more than half of the mirror's resources. Without it such a run keeps them
-   * all and says why: a Resource List served empty or cut short by mistake would otherwise empty the mirror.
+   * Let a baseline delete (or quarantine) more resources than the Source lists (unlisted.ts): true however many, a
+   * number at most that many. Without it such a run keeps them all and says why: a Resource List served empty or cut
+   * short by mistake would otherwise empty the mirror.
    */
-  allowMassDelete?: boolean;
+  allowMassDelete?: boolean | number;
   dryRun?: boolean;
   concurrency?: number;
   delayMs?: number;
@@ -807,7 +808,7 @@ async function baseline(
       if (seen.has(uri) || keepAsMetadata(described, uri, (u) => seen.has(u))) continue;
       unlisted.push(uri);
     }
-    applyToUnlisted(applier, state, unlisted, { allowMassDelete: options.allowMassDelete, onNote: options.onNote, onDelete: (uri) => metadata.deleted(uri) });
+    applyToUnlisted(applier, state, unlisted, { listed: seen.size, allowMassDelete: options.allowMassDelete, onNote: options.onNote, onDelete: (uri) => metadata.deleted(uri) });
   }
   return { at: top.summary.md.at ?? null };
 }
