@@ -128,3 +128,17 @@ describe('a run stopped by a full disk', () => {
     expect(readFolder(dest)!.runs.at(-1)!.message).toBe(`The disk holding ${dest} is full, so the run stopped before it finished. Free some space and run it again.`);
   });
 });
+
+describe('a run this process could not end', () => {
+  it('is taken as interrupted by the next sync (which holds the lock) and resumed, not left running', async () => {
+    const url = fixture.url + fixture.paths.dataset1.capabilityList;
+    await sync({ url, dest, timeoutMs: 2_000 });
+    const state = new MirrorState(stateDirOf(dest));
+    // As in the app when the disk was too full to record the run's end: running, with this process's pid.
+    const stuck = state.startRun('incremental', 'auto', null);
+    state.close();
+    const result = await sync({ dest, timeoutMs: 2_000 });
+    expect(result).toMatchObject({ resumed: true, runId: stuck.id });
+    expect(readFolder(dest)!.runs.find((r) => r.id === stuck.id)?.status).toBe('completed');
+  });
+});

@@ -535,8 +535,13 @@ export class MirrorState implements ClaimStore {
   }
 
   /** Runs left `running` by a process that is gone (only one process holds the lock, so: any but ours). */
+  /**
+   * Records as interrupted every run still said to be running. Called under the folder's lock, when no run of this
+   * mirror can be going on anywhere, this process included: one this process could not end (a disk too full to
+   * record it, in the app) is as stale as one a killed process left.
+   */
   markInterrupted(): RunRecord[] {
-    const stale = this.runs().filter((r) => r.status === 'running' && r.pid !== process.pid);
+    const stale = this.runs().filter((r) => r.status === 'running');
     for (const r of stale) this.db.prepare("UPDATE runs SET status = 'interrupted' WHERE id = ?").run(r.id);
     return stale.map((r) => ({ ...r, status: 'interrupted' as const }));
   }
