@@ -45,6 +45,7 @@ describe('a full disk', () => {
     expect(isDiskFull(Object.assign(new Error('database or disk is full'), { code: 'ERR_SQLITE_ERROR', errcode: 13, errstr: 'database or disk is full' }))).toBe(true);
     expect(isDiskFull(new Error('ENOSPC: no space left on device, write'))).toBe(true);
     expect(isDiskFull(new Error('Connection refused by 127.0.0.1:80'))).toBe(false);
+    expect(isDiskFull(new Error('HTTP 404 for http://127.0.0.1:80/enospc/edquot.txt'))).toBe(false);
   });
 
   it("rsdesk words SQLite's \"database or disk is full\" as the folder whose disk is full", async () => {

@@ -10,7 +10,8 @@ export function isDiskFull(error: unknown): boolean {
   return (typeof e.errstr === 'string' && DISK_FULL.test(e.errstr)) || (typeof e.message === 'string' && DISK_FULL.test(e.message));
 }
 
-const DISK_FULL = /\bENOSPC\b|\bEDQUOT\b|no space left on device|disk quota exceeded|database or disk is full|SQLITE_FULL/i;
+// Node's and SQLite's own wording, as they write it: not a bare "enospc", which a URL's path may hold.
+const DISK_FULL = /\bENOSPC: |\bEDQUOT: |no space left on device|disk quota exceeded|database or disk is full|\bSQLITE_FULL\b/;
 
 /** What to tell a person whose run stopped on a full disk (`changed`: whether anything was written before). */
 export function diskFullMessage(folder: string, changed: boolean): string {

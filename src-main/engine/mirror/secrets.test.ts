@@ -1,7 +1,7 @@
 // The CLI's (and the app's) file of mirrors' credentials: a file that cannot be read is refused and left as it is,
 // never replaced; writers in several processes at once lose nothing.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,21 @@ describe('FileSecretStore', () => {
       );
     }
     expect(readFileSync(path, 'utf8')).toBe(text);
+    expect(readdirSync(dir)).toEqual(['mirror-secrets.json']);
+  });
+
+  it('takes over a lock a crashed writer left after a few seconds at most, not after the whole wait', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'secrets-stale-'));
+    const path = join(dir, 'mirror-secrets.json');
+    writeFileSync(`${path}.lock`, '');
+    // Left 3 s ago by a writer that died holding it.
+    const then = (Date.now() - 3_000) / 1000;
+    utimesSync(`${path}.lock`, then, then);
+    const store = new FileSecretStore(path);
+    const t0 = Date.now();
+    store.set('mirror:a', 'kept');
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(store.get('mirror:a')).toBe('kept');
     expect(readdirSync(dir)).toEqual(['mirror-secrets.json']);
   });
 

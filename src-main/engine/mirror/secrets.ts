@@ -16,9 +16,14 @@ export class SecretStoreError extends SettingsError {
   }
 }
 
-/** How long a writer waits for another one to finish with the file, and after how long a lock left behind is stale. */
-const LOCK_WAIT_MS = 10_000;
-const LOCK_STALE_MS = 30_000;
+/**
+ * How long a writer waits for another one to finish with the file, and after how long a lock left behind is stale.
+ * A writer holds it for the milliseconds of one read and one rename; the wait blocks the thread (the store's API is
+ * synchronous), so a lock a crashed writer left must be found stale well within the wait, and soon: else every
+ * credential change in the app would freeze it for the whole wait, then fail.
+ */
+const LOCK_WAIT_MS = 5_000;
+const LOCK_STALE_MS = 2_000;
 
 export interface SecretStore {
   get(key: string): string | null;
