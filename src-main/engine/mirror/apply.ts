@@ -70,6 +70,7 @@ export class Applier {
   /** URIs a keep policy left in place (what `delete` would have removed). */
   readonly wouldDelete: string[] = [];
 
+  /** Read by what sweeps the resources a Source no longer lists (unlisted.ts), which may hold them back. */
   get deletePolicy(): DeletePolicy {
     return this.#o.deletePolicy;
   }

@@ -295,13 +295,10 @@ async function deliver(dir: ZipDirectory, item: ZipItem, entry: ManifestEntry, o
   if (entry.md.length !== undefined && entry.length === undefined) problems.push(`"length" ${clip(JSON.stringify(entry.md.length))} is not a number`);
   const hasHash = Object.keys(entry.hashes).length > 0;
   const alsoCompute = options.alsoCompute ?? (hasHash ? [] : ['md5']);
+  const expected: Expected = { length: item.entry.uncompressedSize, crc32: item.entry.crc32, hashes: entry.hashes, alsoCompute, label: entry.md.path ?? item.name };
   const small = item.entry.uncompressedSize <= SMALL_BITSTREAM && item.entry.compressedSize <= SMALL_BITSTREAM;
-  if (small && options.verifiedBytes !== undefined) {
-    const expected: Expected = { length: item.entry.uncompressedSize, crc32: item.entry.crc32, hashes: entry.hashes, alsoCompute, label: entry.md.path ?? item.name };
-    return deliverSmall(dir, item, entry, options.verifiedBytes, expected, problems, options.signal);
-  }
+  if (small && options.verifiedBytes !== undefined) return deliverSmall(dir, item, entry, options.verifiedBytes, expected, problems, options.signal);
   if (options.files !== undefined && extractThreads.available) {
-    const expected: Expected = { length: item.entry.uncompressedSize, crc32: item.entry.crc32, hashes: entry.hashes, alsoCompute, label: entry.md.path ?? item.name };
     const outcome = await deliverToFile(dir, item, entry, options.files, expected, problems, options.signal);
     if (outcome !== null) return outcome;
   }
@@ -433,18 +430,15 @@ async function deliverSmall(
   let bytes: Buffer;
   if (range.method === 0) bytes = stored;
   else {
+    const tooMany = () => failed(entry, 'size-mismatch', `${expected.label}: more bytes than the ${expected.length.toLocaleString('en')} the package declares; stopped reading`);
     try {
       // One byte more than declared is enough to know there are too many, without inflating a bomb further.
       bytes = inflateRawSync(stored, { maxOutputLength: expected.length + 1 });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-        return failed(entry, 'size-mismatch', `${expected.label}: more bytes than the ${expected.length.toLocaleString('en')} the package declares; stopped reading`);
-      }
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return tooMany();
       return failed(entry, 'corrupt', `${item.name}: ${(err as Error).message}`);
     }
-    if (bytes.length > expected.length) {
-      return failed(entry, 'size-mismatch', `${expected.label}: more bytes than the ${expected.length.toLocaleString('en')} the package declares; stopped reading`);
-    }
+    if (bytes.length > expected.length) return tooMany();
   }
   const digests: Partial<Record<HashAlgorithm, string>> = {};
   for (const algorithm of new Set([...(Object.keys(expected.hashes) as HashAlgorithm[]), ...(expected.alsoCompute ?? [])])) {
