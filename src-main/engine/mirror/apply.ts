@@ -2,7 +2,7 @@
 // ask conditionally when the inventory knows its validators, else download it (mirror locations by `pri`, then
 // `loc`) through the fixity meter into a temporary file that the durable writer puts in place; and apply deletions by
 // the mirror's policy. Counts and failures reach the run journal in the same transaction as the rows.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clip } from '../clip.ts';
@@ -751,8 +751,10 @@ function placingLines(records: Pending[]): string {
 function takeOverLeftInPlace(o: ApplyOptions): Set<string> {
   const file = join(o.stateDir, PLACING_FILE);
   let text: string;
+  let noted: number;
   try {
     text = readFileSync(file, 'utf8');
+    noted = statSync(file).mtimeMs;
   } catch {
     return new Set();
   }
@@ -760,7 +762,7 @@ function takeOverLeftInPlace(o: ApplyOptions): Set<string> {
   for (const line of text.split('\n')) {
     try {
       const [uri, path] = JSON.parse(line) as [unknown, unknown];
-      if (typeof uri === 'string' && typeof path === 'string' && isFile(join(o.dest, path))) left.push({ uri, path });
+      if (typeof uri === 'string' && typeof path === 'string' && putThereThen(join(o.dest, path), noted)) left.push({ uri, path });
     } catch {
       // The line being written when the process died.
     }
@@ -775,6 +777,22 @@ function takeOverLeftInPlace(o: ApplyOptions): Set<string> {
   truncateSync(file);
   return new Set();
 }
+
+/**
+ * Whether a file is one the interrupted run put there: its rename (which sets its ctime; its mtime is the resource's
+ * lastmod) came within a minute of the run's last note of what it was placing. A file someone put at such a path
+ * after the run died, whose rename failed, is not taken over.
+ */
+function putThereThen(path: string, noted: number): boolean {
+  try {
+    const stat = lstatSync(path);
+    return stat.isFile() && stat.ctimeMs <= noted + PLACED_WITHIN_MS;
+  } catch {
+    return false;
+  }
+}
+
+const PLACED_WITHIN_MS = 60_000;
 
 /**
  * Why a resource with no copy in the mirror was not written: a file that no row of the inventory knows is where it

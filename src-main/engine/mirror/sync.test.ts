@@ -2,7 +2,7 @@
 // skipped downloads and conditional requests, mirror locations, failures on demand, and a resume after kill -9.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -226,6 +226,32 @@ describe('baseline', () => {
     expect(inventory().every((r) => r.status === 'verified')).toBe(true);
     expect(readFileSync(join(stateDirOf(dest), PLACING_FILE), 'utf8')).toBe('');
     expectMirrorMatchesSource();
+  });
+
+  it('a file at a path the dead run noted, but put there well after its note (by someone else), is not taken over', async () => {
+    const addToRun = MirrorState.prototype.addToRun;
+    let calls = 0;
+    MirrorState.prototype.addToRun = function (this: MirrorState, ...args: Parameters<typeof addToRun>) {
+      if (calls++ === 0) throw new Error('killed');
+      return addToRun.apply(this, args);
+    };
+    try {
+      await run().catch(() => undefined);
+    } finally {
+      MirrorState.prototype.addToRun = addToRun;
+    }
+    const recorded = new Set(inventory().map((r) => r.path));
+    const left = visibleFiles().filter((f) => !recorded.has(f));
+    expect(left).toHaveLength(7);
+    // The note was made two minutes before these files came: they are not the ones the run renamed.
+    const placing = join(stateDirOf(dest), PLACING_FILE);
+    const then = (Date.now() - 120_000) / 1000;
+    utimesSync(placing, then, then);
+    for (const path of left) writeFileSync(join(dest, path), `someone's ${path}`);
+    const next = await run();
+    expect(next.failed).toBe(7);
+    expect(next.failures.every((f) => f.reason.startsWith('a file not made by this mirror is already at '))).toBe(true);
+    for (const path of left) expect(readFileSync(join(dest, path), 'utf8')).toBe(`someone's ${path}`);
   });
 
   it('a new file that cannot be put in place leaves no row behind', async () => {
