@@ -1,6 +1,5 @@
 // Usage errors as people meet them: real rsdesk processes (started without npx: usage errors answer before the
 // engine loads, so these are quick), every command, every mistyped option and every numeric option's range.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,9 +10,9 @@ import { TIMEOUT_RANGE } from '../contract/limits.ts';
 import { fileErrorMessage } from '../engine/documents/reader.ts';
 import { closest, editDistance } from './args.ts';
 import { parseConcurrency, parseDelay, parseMaxDocuments, parsePort } from './usage.ts';
+import { runRsdesk } from './run-rsdesk.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(ROOT, 'bin', 'rsdesk.mjs');
 
 interface Run {
   code: number | null;
@@ -22,15 +21,7 @@ interface Run {
 }
 
 function run(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runRsdesk(args, { cwd: ROOT });
 }
 
 /** The first line on stderr: the message (the command's help follows a usage error). */

@@ -1,24 +1,13 @@
 // rsdesk check as people run it: real processes through npx, against the fixture Source.
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROKEN_SOURCE, startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
+import { runRsdesk } from './run-rsdesk.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(ROOT, 'bin', 'rsdesk.mjs');
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['node', BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+// Through npx, as a person runs it from the project.
+const run = (args: string[]) => runRsdesk(args, { cwd: ROOT, command: ['npx', 'node'] });
 
 let fixture: FixtureSource;
 beforeAll(async () => {

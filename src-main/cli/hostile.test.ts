@@ -1,25 +1,15 @@
 // rsdesk as a real process against a Source that trickles every response one byte at a time (each byte well within
 // the idle timeout): inspect and discover must end on their own, in bounded time, saying what ran out of time.
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostileServer, trickle, type HostileServer } from '../engine/http/hostile-servers.ts';
+import { runRsdesk } from './run-rsdesk.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(ROOT, 'bin', 'rsdesk.mjs');
-
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+async function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['node', BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
-  });
+  const result = await runRsdesk(args, { cwd: ROOT, command: ['npx', 'node'] });
+  return { ...result, ms: Date.now() - started };
 }
 
 let server: HostileServer;

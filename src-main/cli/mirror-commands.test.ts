@@ -1,28 +1,16 @@
 // rsdesk sync / audit / runs as people run them: real processes against the fixture Source.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
 import { main } from './rsdesk.ts';
 import type { Io } from './io.ts';
+import { runRsdesk } from './run-rsdesk.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/rsdesk.mjs', import.meta.url));
 let fixture: FixtureSource;
 
-function rsdesk(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env }, cwd });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const rsdesk = (args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) => runRsdesk(args, { env, cwd });
 
 beforeAll(async () => {
   fixture = await startFixtureSource({ resources: 20 });

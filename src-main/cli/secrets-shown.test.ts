@@ -1,36 +1,24 @@
 // Secrets a person gives rsdesk are neither kept in the mirror folder nor printed: a proxy's password, a user name and
 // password written into a URL, the value of a malformed --header; and a proxy that cannot be reached is named as the
 // proxy, not as the Source. Real processes against the fixture Source.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
 import { Http } from '../engine/http/client.ts';
 import { parseProxySetting, proxyFor } from '../engine/http/dispatcher.ts';
 import { Fetcher } from '../engine/mirror/fetcher.ts';
 import { parseHeader } from '../engine/mirror/settings.ts';
+import { runRsdesk } from './run-rsdesk.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/rsdesk.mjs', import.meta.url));
 const PASSWORD = 'S3CRET-pw-4711';
 let fixture: FixtureSource;
 let data: string;
 
-function rsdesk(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, XDG_DATA_HOME: data, HTTP_PROXY: '', http_proxy: '', HTTPS_PROXY: '', https_proxy: '' };
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const rsdesk = (args: string[]) =>
+  runRsdesk(args, { env: { XDG_DATA_HOME: data, HTTP_PROXY: '', http_proxy: '', HTTPS_PROXY: '', https_proxy: '' } });
 
 /** A port nothing listens on. */
 async function closedPort(): Promise<number> {

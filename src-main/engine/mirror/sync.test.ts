@@ -48,6 +48,28 @@ function expectMirrorMatchesSource(): void {
   }
 }
 
+/**
+ * A baseline whose first batch's commit fails after its files were renamed into place (as far as the state goes, a
+ * kill): the visible files no row records, its first batch of 7.
+ */
+async function diedBeforeFirstCommit(): Promise<string[]> {
+  const addToRun = MirrorState.prototype.addToRun;
+  let calls = 0;
+  MirrorState.prototype.addToRun = function (this: MirrorState, ...args: Parameters<typeof addToRun>) {
+    if (calls++ === 0) throw new Error('killed');
+    return addToRun.apply(this, args);
+  };
+  try {
+    await run().catch(() => undefined);
+  } finally {
+    MirrorState.prototype.addToRun = addToRun;
+  }
+  const recorded = new Set(inventory().map((r) => r.path));
+  const left = visibleFiles().filter((f) => !recorded.has(f));
+  expect(left).toHaveLength(7);
+  return left;
+}
+
 function visibleFiles(dir = dest, rel = ''): string[] {
   return readdirSync(join(dir, rel), { withFileTypes: true }).flatMap((d) => {
     if (rel === '' && d.name === '.resourcesync') return [];
@@ -201,21 +223,7 @@ describe('baseline', () => {
   });
 
   it('a file put in place but not recorded (the run died before its commit) is known as the mirror\'s, checked, not fetched again', async () => {
-    // The first batch's commit fails after its files were renamed into place: as far as the state goes, a kill.
-    const addToRun = MirrorState.prototype.addToRun;
-    let calls = 0;
-    MirrorState.prototype.addToRun = function (this: MirrorState, ...args: Parameters<typeof addToRun>) {
-      if (calls++ === 0) throw new Error('killed');
-      return addToRun.apply(this, args);
-    };
-    try {
-      await run().catch(() => undefined);
-    } finally {
-      MirrorState.prototype.addToRun = addToRun;
-    }
-    const recorded = new Set(inventory().map((r) => r.path));
-    const left = visibleFiles().filter((f) => !recorded.has(f));
-    expect(left).toHaveLength(7);
+    const left = await diedBeforeFirstCommit();
     const placing = readFileSync(join(stateDirOf(dest), PLACING_FILE), 'utf8');
     for (const path of left) expect(placing).toContain(JSON.stringify(path));
     const before = resourceRequests().length;
@@ -229,20 +237,7 @@ describe('baseline', () => {
   });
 
   it('a file at a path the dead run noted, but put there well after its note (by someone else), is not taken over', async () => {
-    const addToRun = MirrorState.prototype.addToRun;
-    let calls = 0;
-    MirrorState.prototype.addToRun = function (this: MirrorState, ...args: Parameters<typeof addToRun>) {
-      if (calls++ === 0) throw new Error('killed');
-      return addToRun.apply(this, args);
-    };
-    try {
-      await run().catch(() => undefined);
-    } finally {
-      MirrorState.prototype.addToRun = addToRun;
-    }
-    const recorded = new Set(inventory().map((r) => r.path));
-    const left = visibleFiles().filter((f) => !recorded.has(f));
-    expect(left).toHaveLength(7);
+    const left = await diedBeforeFirstCommit();
     // The note was made two minutes before these files came: they are not the ones the run renamed.
     const placing = join(stateDirOf(dest), PLACING_FILE);
     const then = (Date.now() - 120_000) / 1000;
