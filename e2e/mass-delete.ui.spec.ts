@@ -1,32 +1,13 @@
 // A baseline that would delete more than the Source lists (a Resource List served nearly empty): the run's end says why nothing
 // was deleted, shows the run's notes, and offers to delete them anyway, which a second baseline then does.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
-import { startAppServer, type AppServer } from './app-server.ts';
+import { PATHS } from './fixture-source/index.ts';
+import { mirrorSuite } from './mirror-suite.ts';
 import { expectAccessible, fillMirrorForm, mainView, openMirrorForm } from './ui-helpers.ts';
 
-let fixture: FixtureSource;
-let app: AppServer;
-let dataDir: string;
-let mirrors: string;
-
-test.beforeAll(async ({}, testInfo) => {
-  const root = join(testInfo.project.testDir, '..');
-  dataDir = mkdtempSync(join(tmpdir(), 'rsdesk-mass-delete-'));
-  mirrors = mkdtempSync(join(tmpdir(), 'rsdesk-mass-delete-folders-'));
-  fixture = await startFixtureSource({ resources: 12, resourceDelayMs: 0 });
-  app = await startAppServer(root, dataDir);
-});
-
-test.afterAll(async () => {
-  await app?.stop();
-  await fixture?.close();
-  rmSync(dataDir, { recursive: true, force: true });
-  rmSync(mirrors, { recursive: true, force: true });
-});
+const suite = mirrorSuite('mass-delete', { resources: 12, resourceDelayMs: 0 });
 
 /** Files of the mirror's visible tree. */
 function files(folder: string): string[] {
@@ -37,16 +18,16 @@ function files(folder: string): string[] {
 
 test('a baseline that would delete more than the Source lists deletes nothing, says why, and deletes them when asked', async ({ page }) => {
   const view = mainView(page);
-  const folder = join(mirrors, `list-${test.info().repeatEachIndex}`);
+  const folder = join(suite.mirrors, `list-${test.info().repeatEachIndex}`);
   // A mirror of the Resource List alone: every run is a baseline compared with what the mirror holds.
-  await openMirrorForm(page, app.url, fixture.url + PATHS.dataset1.resourceList);
+  await openMirrorForm(page, suite.app.url, suite.fixture.url + PATHS.dataset1.resourceList);
   await fillMirrorForm(page, folder, 4);
   await view.getByRole('radio', { name: /^Delete them/ }).check();
   await view.getByRole('button', { name: 'Create mirror' }).click();
   await expect(view.getByRole('status').filter({ hasText: /^Baseline completed: 12 created/ })).toBeVisible({ timeout: 60_000 });
   expect(files(folder)).toHaveLength(12);
 
-  fixture.change('delete', 10);
+  suite.fixture.change('delete', 10);
   await view.getByRole('button', { name: 'Sync now' }).click();
   const end = view.getByRole('status').filter({ hasText: /^Baseline completed/ });
   await expect(end).toContainText('10 resources the Source no longer lists were not deleted: more than the Source lists now.', { timeout: 60_000 });

@@ -1,46 +1,24 @@
 // The mirror views used from the keyboard alone, as an archivist would (a Capability List mirrored, its baseline
 // with failures, the audit, the run history): what that walk found.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
-import { startAppServer, type AppServer } from './app-server.ts';
+import { PATHS } from './fixture-source/index.ts';
+import { mirrorSuite } from './mirror-suite.ts';
 import { expectAccessible, fillMirrorForm, mainView, openMirrorForm } from './ui-helpers.ts';
 
-let fixture: FixtureSource;
-let app: AppServer;
-let dataDir: string;
-let mirrors: string;
+const suite = mirrorSuite('mirror-keys', { resources: 20, changeListSize: 10, resourceDelayMs: 0 });
 
 test.describe.configure({ mode: 'serial' });
-
-test.beforeAll(async ({}, testInfo) => {
-  const root = join(testInfo.project.testDir, '..');
-  dataDir = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-keys-'));
-  mirrors = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-keys-folders-'));
-  fixture = await startFixtureSource({ resources: 20, changeListSize: 10, resourceDelayMs: 0 });
-  app = await startAppServer(root, dataDir);
-});
-
-test.afterAll(async () => {
-  await app?.stop();
-  await fixture?.close();
-  rmSync(dataDir, { recursive: true, force: true });
-  rmSync(mirrors, { recursive: true, force: true });
-});
 
 const view = mainView;
 const runEnd = (page: Page, text: string | RegExp) => view(page).getByRole('status').filter({ hasText: text });
 
-function setBroken(ids: number[], on: boolean): void {
-  for (const id of ids) fixture.setBroken(fixture.state.pathOf(id), on ? { status: 404 } : null);
-}
+const setBroken = (ids: number[], on: boolean) => suite.setBroken(ids, on);
 
 /** A new mirror (a folder per repetition), its baseline run: with `broken` resources failing, when given. */
 async function createMirror(page: Page, name: string, options: { start?: boolean; broken?: number[] } = {}): Promise<void> {
-  await openMirrorForm(page, app.url, fixture.url + PATHS.dataset1.capabilityList);
-  await fillMirrorForm(page, join(mirrors, `${name}-${test.info().repeatEachIndex}`), 4);
+  await openMirrorForm(page, suite.app.url, suite.fixture.url + PATHS.dataset1.capabilityList);
+  await fillMirrorForm(page, join(suite.mirrors, `${name}-${test.info().repeatEachIndex}`), 4);
   if (options.start === false) await view(page).getByRole('checkbox', { name: 'Start it now' }).uncheck();
   setBroken(options.broken ?? [], true);
   await view(page).getByRole('button', { name: 'Create mirror' }).focus();
@@ -86,12 +64,12 @@ test("the run history shows an audit's differences as differences, not as failur
   await expectAccessible(page, 'a run history with an audit not in sync');
 
   // An audit that could not run says so, and why; it did not "complete with failures".
-  fixture.setBroken(PATHS.dataset1.resourceList, { status: 500 });
+  suite.fixture.setBroken(PATHS.dataset1.resourceList, { status: 500 });
   await chooseTab(page, /^Audit/);
   await view(page).getByRole('button', { name: 'Audit again' }).focus();
   await page.keyboard.press('Enter');
   await expect(view(page).locator('.mirror-audit [role=alert]')).toBeVisible({ timeout: 30_000 });
-  fixture.setBroken(PATHS.dataset1.resourceList, null);
+  suite.fixture.setBroken(PATHS.dataset1.resourceList, null);
   await chooseTab(page, /^Runs/);
   const failedAudit = history.locator('tbody tr').first();
   await expect(failedAudit).toContainText(/Audit/);
@@ -144,7 +122,7 @@ test("in a narrower window a run's outcome keeps whole words, not a few letters 
 test("the audit's verdict says in plain words how the files were checked, and counts one difference as one", async ({ page }) => {
   await createMirror(page, 'verdict');
   // The Source updates one resource: the mirror's copy is now another than the one listed.
-  fixture.state.change('update', 1, 2);
+  suite.fixture.state.change('update', 1, 2);
   await chooseTab(page, /^Audit/);
   // Once the last report (none) is read, the button that starts one is next.
   await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeVisible();

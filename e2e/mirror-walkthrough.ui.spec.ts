@@ -1,47 +1,25 @@
 // What a newcomer's walkthrough of the mirror views found: focus kept in place after actions whose button goes away,
 // Escape on the new-mirror form, form errors, plain messages when the app server is gone, Remove from list with
 // Undo, the audit's wording and export, the tree's selected document, the list a mirror is made from.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
-import { startAppServer, type AppServer } from './app-server.ts';
+import { PATHS } from './fixture-source/index.ts';
+import { mirrorSuite } from './mirror-suite.ts';
 import { addSource, detail, expectAccessible, fillMirrorForm, mainView, openMirrorForm, resourcesBar } from './ui-helpers.ts';
-
-let fixture: FixtureSource;
-let app: AppServer;
-let dataDir: string;
-let mirrors: string;
-
-test.describe.configure({ mode: 'serial' });
 
 const RESOURCES = 20;
 
-test.beforeAll(async ({}, testInfo) => {
-  const root = join(testInfo.project.testDir, '..');
-  dataDir = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-walk-'));
-  mirrors = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-walk-folders-'));
-  fixture = await startFixtureSource({ resources: RESOURCES, changeListSize: 10, resourceDelayMs: 0 });
-  app = await startAppServer(root, dataDir);
-});
+const suite = mirrorSuite('mirror-walk', { resources: RESOURCES, changeListSize: 10, resourceDelayMs: 0 });
 
-test.afterAll(async () => {
-  await app?.stop();
-  await fixture?.close();
-  rmSync(dataDir, { recursive: true, force: true });
-  rmSync(mirrors, { recursive: true, force: true });
-});
+test.describe.configure({ mode: 'serial' });
 
 const view = mainView;
 const runEnd = (page: Page, text: string | RegExp) => view(page).getByRole('status').filter({ hasText: text });
 
-const openForm = (page: Page, list: string = PATHS.dataset1.capabilityList) => openMirrorForm(page, app.url, fixture.url + list);
+const openForm = (page: Page, list: string = PATHS.dataset1.capabilityList) => openMirrorForm(page, suite.app.url, suite.fixture.url + list);
 const fillForm = (page: Page, folder: string, concurrency = 4) => fillMirrorForm(page, folder, concurrency);
 
-function setBroken(ids: number[], on: boolean): void {
-  for (const id of ids) fixture.setBroken(fixture.state.pathOf(id), on ? { status: 404 } : null);
-}
+const setBroken = (ids: number[], on: boolean) => suite.setBroken(ids, on);
 
 test('focus stays in place after actions whose button goes away', async ({ page }) => {
   // Cancel on the form: back to what opened it.
@@ -51,24 +29,24 @@ test('focus stays in place after actions whose button goes away', async ({ page 
 
   // Create mirror: the new mirror's heading.
   await page.keyboard.press('Enter');
-  await fillForm(page, join(mirrors, 'focus'), 1);
+  await fillForm(page, join(suite.mirrors, 'focus'), 1);
   setBroken([3, 5], true);
-  fixture.setResourceDelay(300);
+  suite.fixture.setResourceDelay(300);
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
   const heading = view(page).getByRole('heading', { level: 2, name: /^Mirror focus/ });
   await expect(heading).toBeFocused();
 
   // Pause: how the run stopped.
   await expect.poll(async () => Number(await resourcesBar(page).getAttribute('aria-valuenow')), { timeout: 30_000 }).toBeGreaterThan(1);
-  fixture.setResourceDelay(3_000);
+  suite.fixture.setResourceDelay(3_000);
   await view(page).getByRole('button', { name: 'Pause' }).click();
   await expect(runEnd(page, 'Paused after')).toBeFocused();
 
   // Resume: Pause, while the run goes on; then how it ended.
-  fixture.setResourceDelay(1_000);
+  suite.fixture.setResourceDelay(1_000);
   await view(page).getByRole('button', { name: 'Resume' }).click();
   await expect(view(page).getByRole('button', { name: 'Pause' })).toBeFocused();
-  fixture.setResourceDelay(0);
+  suite.fixture.setResourceDelay(0);
   await expect(runEnd(page, /^Baseline ended with \d+ failure/)).toBeFocused({ timeout: 60_000 });
   await expectAccessible(page, 'a mirror whose run ended with failures');
 
@@ -127,7 +105,7 @@ test('form errors: the invalid field is marked, described by the message, in vie
 
   // A mapping main cannot read, with the mappings open: the field, below the fold, is scrolled to and focused; the
   // hint uses the words of the message.
-  await folder.fill(join(mirrors, 'mapped'));
+  await folder.fill(join(suite.mirrors, 'mapped'));
   await view(page).getByText('Folder mappings').click();
   const maps = view(page).getByLabel('Mappings, one per line');
   await maps.fill('no equals sign here');
@@ -154,7 +132,7 @@ test('form errors: the invalid field is marked, described by the message, in vie
 
 test('the app server out of reach is said plainly; a new address pasted into the tab is taken without a reload', async ({ page }) => {
   await openForm(page);
-  await view(page).getByLabel('Folder', { exact: true }).fill(join(mirrors, 'unreachable'));
+  await view(page).getByLabel('Folder', { exact: true }).fill(join(suite.mirrors, 'unreachable'));
   // As when rsdesk serve has stopped: the browser's fetch fails.
   await page.route('**/api/invoke', (route) => route.abort('connectionrefused'));
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
@@ -164,23 +142,23 @@ test('the app server out of reach is said plainly; a new address pasted into the
   await page.unroute('**/api/invoke');
 
   // A page whose token is not the server's, then the right address pasted into the same tab: only its hash changes.
-  const origin = new URL(app.url).origin;
+  const origin = new URL(suite.app.url).origin;
   await page.goto(`${origin}/#token=not-the-token`);
   const sources = page.getByRole('complementary', { name: 'Sources' });
   await expect(sources.getByRole('alert').first()).toContainText('This page has no valid session token');
   await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
-  await page.goto(app.url);
+  await page.goto(suite.app.url);
   await expect(sources.getByRole('list', { name: 'Saved Sources' })).toBeVisible();
   await expect(page.getByText('no valid session token')).toHaveCount(0);
   expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
   // The token is no longer in the address bar, and commands and their events go through with it.
   expect(new URL(page.url()).hash).toBe('');
-  await addSource(page, fixture.url + PATHS.dataset1.capabilityList);
+  await addSource(page, suite.fixture.url + PATHS.dataset1.capabilityList);
   await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
 });
 
 test('Remove from list says the files stay and how to open the mirror again, and can be undone', async ({ page }) => {
-  const folder = join(mirrors, 'removed');
+  const folder = join(suite.mirrors, 'removed');
   await openForm(page);
   await fillForm(page, folder, 3);
   await view(page).getByRole('radio', { name: /Move them to quarantine/ }).check();
@@ -210,16 +188,16 @@ test('Remove from list says the files stay and how to open the mirror again, and
 
 test("the audit's kept rows say what this mirror's deletion policy does", async ({ page }) => {
   await openForm(page);
-  await fillForm(page, join(mirrors, 'kept'));
+  await fillForm(page, join(suite.mirrors, 'kept'));
   await view(page).getByRole('radio', { name: /Move them to quarantine/ }).check();
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
   await expect(runEnd(page, 'Baseline completed')).toBeVisible({ timeout: 60_000 });
   // The Source deletes a resource the mirror holds; no sync has applied it yet.
-  fixture.state.change('delete', 1, 4);
+  suite.fixture.state.change('delete', 1, 4);
   await view(page).getByRole('tab', { name: 'Audit' }).click();
   await view(page).getByRole('button', { name: 'Audit now' }).click();
   const table = view(page).getByRole('table', { name: 'Audit report' });
-  const kept = table.locator('tbody tr').filter({ hasText: fixture.state.locOf(4) });
+  const kept = table.locator('tbody tr').filter({ hasText: suite.fixture.state.locOf(4) });
   await expect(kept).toContainText('kept');
   await expect(kept).toContainText('the next sync moves it to quarantine');
   await expect(kept).not.toContainText('deletion policy keep');
@@ -228,7 +206,7 @@ test("the audit's kept rows say what this mirror's deletion policy does", async 
 
 test('choosing the document still selected in the tree shows it again over a mirror view', async ({ page }) => {
   await openForm(page);
-  await fillForm(page, join(mirrors, 'reselect'));
+  await fillForm(page, join(suite.mirrors, 'reselect'));
   await view(page).getByRole('checkbox', { name: 'Start it now' }).uncheck();
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
   const heading = view(page).getByRole('heading', { level: 2, name: /^Mirror reselect/ });
@@ -255,8 +233,8 @@ test('choosing the document still selected in the tree shows it again over a mir
 });
 
 test('choosing the document still selected in the tree shows it again over the Check report and the Live view', async ({ page }) => {
-  await page.goto(app.url);
-  await addSource(page, fixture.url + PATHS.dataset1.capabilityList);
+  await page.goto(suite.app.url);
+  await addSource(page, suite.fixture.url + PATHS.dataset1.capabilityList);
   await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
   const selected = page.getByRole('treeitem', { selected: true });
   await expect(selected).toHaveCount(1);
@@ -293,12 +271,12 @@ test('choosing the document still selected in the tree shows it again over the C
 test('a mirror made from a Resource List says it mirrors that list, not its Capability List', async ({ page }) => {
   await openForm(page, PATHS.dataset1.resourceList);
   await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror Resource List/ })).toBeVisible();
-  await fillForm(page, join(mirrors, 'one-list'));
+  await fillForm(page, join(suite.mirrors, 'one-list'));
   await view(page).getByRole('checkbox', { name: 'Start it now' }).uncheck();
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
   await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror one-list/ })).toBeVisible();
   const mirrors_ = view(page).locator('.mirror-facts div').filter({ has: page.locator('dt', { hasText: /^mirrors$/ }) }).locator('dd');
-  await expect(mirrors_).toHaveText(`${fixture.url}${PATHS.dataset1.resourceList} (this Resource List alone)`);
-  await expect(mirrors_).toHaveAttribute('title', `In the Capability List ${fixture.url}${PATHS.dataset1.capabilityList}`);
+  await expect(mirrors_).toHaveText(`${suite.fixture.url}${PATHS.dataset1.resourceList} (this Resource List alone)`);
+  await expect(mirrors_).toHaveAttribute('title', `In the Capability List ${suite.fixture.url}${PATHS.dataset1.capabilityList}`);
   await expectAccessible(page, 'a mirror of a Resource List alone');
 });

@@ -1,40 +1,25 @@
 // Mirroring from the UI, in Chromium over `rsdesk serve` and a slow fixture Source: "Mirror this…" on a Capability
 // List, the form (a path field in the browser), a baseline whose progress bar is seen mid-run, the history, an audit
 // in sync and one with a difference (filter, export), pause and resume, cancel, and axe on every view.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
-import { startAppServer, type AppServer } from './app-server.ts';
+import { PATHS } from './fixture-source/index.ts';
+import { mirrorSuite } from './mirror-suite.ts';
 import { expectAccessible, fillMirrorForm, mainView, openMirrorForm, resourcesBar } from './ui-helpers.ts';
-
-let fixture: FixtureSource;
-let app: AppServer;
-let dataDir: string;
-let mirrors: string;
-let screenshots: string;
-
-test.describe.configure({ mode: 'serial' });
 
 const RESOURCES = 60;
 
-test.beforeAll(async ({}, testInfo) => {
-  const root = join(testInfo.project.testDir, '..');
-  screenshots = join(root, 'resources', 'screenshots');
-  mkdirSync(screenshots, { recursive: true });
-  dataDir = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-ui-'));
-  mirrors = mkdtempSync(join(tmpdir(), 'rsdesk-mirror-folders-'));
-  // Every resource takes a while to answer: the run's progress is really seen mid-run.
-  fixture = await startFixtureSource({ resources: RESOURCES, changeListSize: 20, resourceDelayMs: 300 });
-  app = await startAppServer(root, dataDir);
-});
+// Every resource takes a while to answer: the run's progress is really seen mid-run.
+const suite = mirrorSuite('mirror-ui', { resources: RESOURCES, changeListSize: 20, resourceDelayMs: 300 });
 
-test.afterAll(async () => {
-  await app?.stop();
-  await fixture?.close();
-  rmSync(dataDir, { recursive: true, force: true });
-  rmSync(mirrors, { recursive: true, force: true });
+test.describe.configure({ mode: 'serial' });
+
+let screenshots: string;
+
+test.beforeAll(() => {
+  screenshots = join(suite.root, 'resources', 'screenshots');
+  mkdirSync(screenshots, { recursive: true });
 });
 
 const view = mainView;
@@ -48,13 +33,13 @@ async function accessible(page: Page, what: string): Promise<void> {
 
 /** Opens the dataset1 Capability List's new-mirror form (adding its Source) and fills it for `folder`. */
 async function openForm(page: Page, folder: string, concurrency: number): Promise<void> {
-  await openMirrorForm(page, app.url, fixture.url + PATHS.dataset1.capabilityList);
+  await openMirrorForm(page, suite.app.url, suite.fixture.url + PATHS.dataset1.capabilityList);
   await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror Capability List of 127\.0\.0\.1/ })).toBeVisible();
   await fillMirrorForm(page, folder, concurrency);
 }
 
 test('creates a mirror from the tree, runs a baseline with a visible progress bar, audits it in sync', async ({ page }) => {
-  const folder = join(mirrors, 'dataset1');
+  const folder = join(suite.mirrors, 'dataset1');
   await openForm(page, folder, 2);
   await expect(page.locator('h1')).toHaveCount(1);
   await view(page).getByRole('radio', { name: /Move them to quarantine/ }).check();
@@ -67,7 +52,7 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await expect(bar).toBeVisible();
   await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow')), { timeout: 30_000 }).toBeGreaterThan(4);
   // The Source slows down to a crawl while the running view is looked at, then speeds up to let the run finish.
-  fixture.setResourceDelay(5_000);
+  suite.fixture.setResourceDelay(5_000);
   // The list is read ahead of the downloads: its total is known while they go on.
   const now = Number(await bar.getAttribute('aria-valuenow'));
   expect(now).toBeLessThan(RESOURCES);
@@ -87,7 +72,7 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await page.screenshot({ path: join(screenshots, 'mirror-run.png') });
   await accessible(page, 'the run view while running');
   await expect(bar).toBeVisible();
-  fixture.setResourceDelay(20);
+  suite.fixture.setResourceDelay(20);
 
   await expect(view(page).getByRole('status').filter({ hasText: 'Baseline completed' })).toContainText(
     `Baseline completed: ${RESOURCES} created, 0 updated, 0 deleted, 0 unchanged.`,
@@ -114,8 +99,8 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
 
   // A stray file and a missing one: the report lists both, filterable, exported whole.
   writeFileSync(join(folder, 'stray.txt'), 'not from the Source');
-  const host = new URL(fixture.url).host.replace(':', '_');
-  rmSync(join(folder, host, ...fixture.state.pathOf(7).split('/').filter(Boolean)));
+  const host = new URL(suite.fixture.url).host.replace(':', '_');
+  rmSync(join(folder, host, ...suite.fixture.state.pathOf(7).split('/').filter(Boolean)));
   await view(page).getByRole('checkbox', { name: /Read every file again/ }).check();
   await view(page).getByRole('button', { name: 'Audit again' }).click();
   await expect(view(page).locator('.audit-summary')).toContainText('Not in sync: 2 differences.');
@@ -127,7 +112,7 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await expect(table.locator('tbody tr')).toHaveCount(1);
   await expect(table.locator('tbody tr')).toContainText('stray.txt');
   await view(page).getByRole('combobox').selectOption('all');
-  await view(page).getByRole('searchbox', { name: 'Filter the audit by text' }).fill(fixture.state.pathOf(7));
+  await view(page).getByRole('searchbox', { name: 'Filter the audit by text' }).fill(suite.fixture.state.pathOf(7));
   await expect(table.locator('tbody tr')).toHaveCount(1);
   await expect(table.locator('tbody tr')).toContainText('missing');
   // Export is of what is shown, and the buttons say so; the JSON names the mirror, its Source and the audit's date.
@@ -140,11 +125,11 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   expect(json.suggestedFilename()).toMatch(/^audit-dataset1-\d{4}-\d\d-\d\d\.json$/);
   expect(JSON.parse(readFileSync((await json.path())!, 'utf8'))).toMatchObject({
     mirror: folder,
-    source: fixture.url + PATHS.dataset1.capabilityList,
+    source: suite.fixture.url + PATHS.dataset1.capabilityList,
     auditedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-    filter: { status: 'all', text: fixture.state.pathOf(7) },
+    filter: { status: 'all', text: suite.fixture.state.pathOf(7) },
     inSync: false,
-    missing: [fixture.state.locOf(7)],
+    missing: [suite.fixture.state.locOf(7)],
     extra: [],
   });
   // With no filter, the whole report.
@@ -157,14 +142,14 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
 });
 
 test('pauses a run and resumes it after a reload; cancels another', async ({ page }) => {
-  const folder = join(mirrors, 'paused');
-  fixture.setResourceDelay(300);
+  const folder = join(suite.mirrors, 'paused');
+  suite.fixture.setResourceDelay(300);
   await openForm(page, folder, 1);
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
   const bar = resourcesBar(page);
   await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow')), { timeout: 30_000 }).toBeGreaterThan(2);
   // Slowed to a crawl: the run cannot end by itself before Pause is pressed.
-  fixture.setResourceDelay(3_000);
+  suite.fixture.setResourceDelay(3_000);
   await view(page).getByRole('button', { name: 'Pause' }).click();
   await expect(view(page).getByRole('status').filter({ hasText: 'Paused after' })).toContainText('Resume takes it up where it stopped.');
   await expect(view(page).getByRole('heading', { level: 2 })).toContainText('Paused');
@@ -175,7 +160,7 @@ test('pauses a run and resumes it after a reload; cancels another', async ({ pag
   await expect(view(page).getByRole('heading', { level: 2, name: /Mirror paused/ })).toContainText('Paused');
   await expect(view(page).getByRole('status').filter({ hasText: 'The last run was paused' })).toContainText('nothing already verified is fetched again');
   await accessible(page, 'a paused mirror');
-  fixture.setResourceDelay(20);
+  suite.fixture.setResourceDelay(20);
   await view(page).getByRole('button', { name: 'Resume' }).click();
   await expect(view(page).getByRole('status').filter({ hasText: 'Baseline completed' })).toBeVisible({ timeout: 60_000 });
   const history = view(page).getByRole('table', { name: 'Run history' });
@@ -183,26 +168,26 @@ test('pauses a run and resumes it after a reload; cancels another', async ({ pag
   await expect(history.locator('tbody tr').first()).toContainText(String(RESOURCES));
 
   // Cancel a run that is going on (a new baseline of another folder).
-  fixture.setResourceDelay(3_000);
-  await openForm(page, join(mirrors, 'cancelled'), 1);
+  suite.fixture.setResourceDelay(3_000);
+  await openForm(page, join(suite.mirrors, 'cancelled'), 1);
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
   await expect(resourcesBar(page)).toBeVisible();
   await view(page).getByRole('button', { name: 'Cancel run' }).click();
   await expect(view(page).getByRole('status').filter({ hasText: 'Cancelled.' })).toBeVisible();
   await expect(view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr').first()).toContainText('cancelled');
-  fixture.setResourceDelay(0);
+  suite.fixture.setResourceDelay(0);
 });
 
 test('a run that stood paused says how long it ran, and how long it was paused, apart', async ({ page }) => {
-  const folder = join(mirrors, 'took');
-  fixture.setResourceDelay(300);
+  const folder = join(suite.mirrors, 'took');
+  suite.fixture.setResourceDelay(300);
   await openForm(page, folder, 1);
   const started = Date.now();
   const wall = () => (Date.now() - started) / 1000;
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
   const bar = resourcesBar(page);
   await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow')), { timeout: 30_000 }).toBeGreaterThan(2);
-  fixture.setResourceDelay(3_000);
+  suite.fixture.setResourceDelay(3_000);
   await view(page).getByRole('button', { name: 'Pause' }).click();
   await expect(view(page).getByRole('status').filter({ hasText: 'Paused after' })).toBeVisible();
   // Paused for a while.
@@ -210,7 +195,7 @@ test('a run that stood paused says how long it ran, and how long it was paused, 
   await page.waitForTimeout(PAUSE_S * 1000);
 
   // Resumed: the run view counts the time it ran, not the pause, and says it was paused.
-  fixture.setResourceDelay(1_000);
+  suite.fixture.setResourceDelay(1_000);
   await view(page).getByRole('button', { name: 'Resume' }).click();
   const phase = view(page).locator('.run-phase');
   await expect(phase).toContainText(/ran \d+ s so far \(paused \d+ s\)/);
@@ -219,7 +204,7 @@ test('a run that stood paused says how long it ran, and how long it was paused, 
   // Ran and paused make up the time since it started (a second's rounding either way), not more.
   expect(Number(ranSoFar) + Number(pausedSoFar)).toBeLessThanOrEqual(wall() + 2);
   await accessible(page, 'a run resumed after a pause');
-  fixture.setResourceDelay(0);
+  suite.fixture.setResourceDelay(0);
   await expect(view(page).getByRole('status').filter({ hasText: 'Baseline completed' })).toBeVisible({ timeout: 60_000 });
 
   // The history: "ran N s (paused M s)", the pause apart.
@@ -234,7 +219,7 @@ test('a run that stood paused says how long it ran, and how long it was paused, 
 });
 
 test('says in plain words what is wrong with a folder', async ({ page }) => {
-  const full = join(mirrors, 'full');
+  const full = join(suite.mirrors, 'full');
   mkdirSync(full, { recursive: true });
   writeFileSync(join(full, 'mine.txt'), 'x');
   await openForm(page, full, 4);
@@ -252,23 +237,23 @@ test('says in plain words what is wrong with a folder', async ({ page }) => {
 });
 
 test('the failures table retries one resource, then all the failed ones, each a run of its own', async ({ page }) => {
-  fixture.setResourceDelay(0);
+  suite.fixture.setResourceDelay(0);
   const broken = [3, 5, 7];
   const setBroken = (on: boolean) => {
     for (const id of broken) {
-      fixture.setBroken(fixture.state.pathOf(id), on ? { status: 404 } : null);
-      fixture.setBroken(`/mirror${fixture.state.pathOf(id)}`, on ? { status: 404 } : null);
+      suite.fixture.setBroken(suite.fixture.state.pathOf(id), on ? { status: 404 } : null);
+      suite.fixture.setBroken(`/mirror${suite.fixture.state.pathOf(id)}`, on ? { status: 404 } : null);
     }
   };
   // Resources fetched since `mark` (a mirror location counts as the resource).
   const fetched = (mark: number) =>
-    fixture.requests
+    suite.fixture.requests
       .slice(mark)
       .map((r) => r.path.replace(/^\/mirror\//, '/'))
       .filter((p) => p.includes('/res/'));
   setBroken(true);
   // A folder per repetition: `--repeat-each` runs this test again against the same app server.
-  await openForm(page, join(mirrors, `failing-${test.info().repeatEachIndex}`), 4);
+  await openForm(page, join(suite.mirrors, `failing-${test.info().repeatEachIndex}`), 4);
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
   await expect(view(page).getByRole('status').filter({ hasText: 'Baseline ended with 3 failures' })).toBeVisible({ timeout: 60_000 });
   setBroken(false);
@@ -281,25 +266,25 @@ test('the failures table retries one resource, then all the failed ones, each a 
   await accessible(page, 'the failures of a run, with Retry');
 
   // One resource: only it is fetched again.
-  let mark = fixture.requests.length;
-  await table.getByRole('button', { name: `Retry ${fixture.state.locOf(5)}` }).click();
+  let mark = suite.fixture.requests.length;
+  await table.getByRole('button', { name: `Retry ${suite.fixture.state.locOf(5)}` }).click();
   await expect(view(page).getByRole('status').filter({ hasText: 'Retry of 1 resource' })).toContainText(
     /^Retry of 1 resource of run \d+ completed: 1 created, 0 updated, 0 deleted, 0 unchanged\./,
   );
-  expect(fetched(mark)).toEqual([fixture.state.pathOf(5)]);
+  expect(fetched(mark)).toEqual([suite.fixture.state.pathOf(5)]);
 
   // The one retried is mirrored since: said in its row, and left out of "all failed".
-  await expect(table.locator('tbody tr').filter({ hasText: fixture.state.locOf(5) })).toContainText(/mirrored since, by run #\d+/);
-  await expect(table.getByRole('button', { name: `Retry ${fixture.state.locOf(5)}` })).toHaveCount(0);
+  await expect(table.locator('tbody tr').filter({ hasText: suite.fixture.state.locOf(5) })).toContainText(/mirrored since, by run #\d+/);
+  await expect(table.getByRole('button', { name: `Retry ${suite.fixture.state.locOf(5)}` })).toHaveCount(0);
   // All the failed ones, from the keyboard: the two still missing are fetched.
-  mark = fixture.requests.length;
+  mark = suite.fixture.requests.length;
   const all = view(page).getByRole('button', { name: 'Retry all failed (2)' });
   await all.focus();
   await page.keyboard.press('Enter');
   await expect(view(page).getByRole('status').filter({ hasText: 'Retry of 2 resources' })).toContainText(
     /^Retry of 2 resources of run \d+ completed: 2 created, 0 updated, 0 deleted, 0 unchanged\./,
   );
-  expect(fetched(mark).sort()).toEqual([fixture.state.pathOf(3), fixture.state.pathOf(7)].sort());
+  expect(fetched(mark).sort()).toEqual([suite.fixture.state.pathOf(3), suite.fixture.state.pathOf(7)].sort());
   await view(page).getByRole('tab', { name: /Failures/ }).click();
   await view(page).getByRole('combobox', { name: 'Run' }).selectOption({ index: 0 });
   await expect(view(page).getByRole('button', { name: 'Retry all failed (0)' })).toBeDisabled();
@@ -315,7 +300,7 @@ test('the failures table retries one resource, then all the failed ones, each a 
 test('a view whose first read was answered mid-run, and a command answered after its run ended, still show the end', async ({ page }) => {
   // The run's end reaches the page as events while an older answer is still on its way: the page must not keep it.
   // Each such answer is held (not delayed by a time) and let go once the page has shown the run's end elsewhere.
-  const folder = join(mirrors, `held-${test.info().repeatEachIndex}`);
+  const folder = join(suite.mirrors, `held-${test.info().repeatEachIndex}`);
   const name = folder.split('/').at(-1)!;
   const item = page.getByRole('list', { name: 'Mirrors' }).getByRole('button', { name: new RegExp(`^${name}`) });
   let hold: { command: string; answered(status: string): void; release: Promise<void> } | null = null;
@@ -334,13 +319,13 @@ test('a view whose first read was answered mid-run, and a command answered after
   });
   function holdNext(command: string): () => void {
     let release!: () => void;
-    hold = { command, answered: () => fixture.setResourceDelay(0), release: new Promise<void>((resolve) => (release = resolve)) };
+    hold = { command, answered: () => suite.fixture.setResourceDelay(0), release: new Promise<void>((resolve) => (release = resolve)) };
     return release;
   }
 
   // 1. The mirror's view opens while the baseline runs (the Source crawls until the view's first read is answered,
   // "running"); that answer is held until the list, from the events, says the baseline completed.
-  fixture.setResourceDelay(5_000);
+  suite.fixture.setResourceDelay(5_000);
   let release = holdNext('mirrors.get');
   await openForm(page, folder, 4);
   await view(page).getByRole('button', { name: 'Create mirror' }).click();
