@@ -473,7 +473,8 @@ export class Applier {
     try {
       checkFolders(o.dest, dirname(file));
       if (o.deletePolicy === 'quarantine') {
-        const wanted = join(o.stateDir, QUARANTINE_DIR, ...live.path.split('/'));
+        const parts = live.path.split('/');
+        const wanted = join(quarantineFolder(join(o.stateDir, QUARANTINE_DIR), parts.slice(0, -1)), parts.at(-1)!);
         checkFolders(o.dest, dirname(wanted));
         mkdirSync(dirname(wanted), { recursive: true });
         if (existsSync(file)) renameSync(file, quarantinePlace(wanted, o.runId));
@@ -731,6 +732,31 @@ export function quarantinePlace(wanted: string, runId: number): string {
     const place = `${stem}%run${runId}${n === 1 ? '' : `-${n}`}${ext}`;
     if (!existsSync(place)) return place;
   }
+}
+
+/**
+ * The folder in the quarantine for a path's folders. A name that a quarantined file took there earlier (`a` deleted,
+ * then `a/b` created and deleted) becomes `a%dir`, as in the mirror itself, so the later copy is not refused for ever
+ * (and its failure does not hold the checkpoint back on every run).
+ */
+export function quarantineFolder(root: string, folders: readonly string[]): string {
+  let at = root;
+  for (const folder of folders) {
+    let name = folder;
+    for (;;) {
+      let stat;
+      try {
+        stat = lstatSync(join(at, name));
+      } catch {
+        break;
+      }
+      // A folder, or a link (refused by checkFolders, as anywhere in the mirror).
+      if (stat.isDirectory() || stat.isSymbolicLink()) break;
+      name = `${name}%dir`;
+    }
+    at = join(at, name);
+  }
+  return at;
 }
 
 /** The durable writer's intent file (durable.ts), in the mirror's own folder: new files being put in place. */

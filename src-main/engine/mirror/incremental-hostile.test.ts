@@ -1,0 +1,97 @@
+// Incremental syncs against hostile or sloppy Sources, each test a small Source of static documents of its own: what
+// must still come out right (the files, the checkpoint, the run's result) when the Source, or the mirror's own past,
+// does something unusual.
+import { createHash } from 'node:crypto';
+import { readFileSync, readdirSync, mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MirrorState, stateDirOf } from './state.ts';
+import { sync, type SyncOptions } from './sync.ts';
+
+const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+const md5 = (s: string | Buffer) => createHash('md5').update(s).digest('hex');
+
+let server: Server;
+let base = '';
+let dest = '';
+let notes: string[] = [];
+/** Path → body. */
+const files = new Map<string, string | Buffer>();
+/** Paths requested, in order. */
+const requests: string[] = [];
+/** Called with each request's path before it is answered. */
+let onRequest: (path: string) => void = () => undefined;
+const urlset = (md: string, urls: string) => `<?xml version="1.0"?>\n<urlset ${NS}><rs:md ${md}/>${urls}</urlset>`;
+const url = (path: string, md: string, links = '') => `<url><loc>${base}${path}</loc><rs:md ${md}/>${links}</url>`;
+const fixity = (body: string | Buffer, md = '') => `hash="md5:${md5(body)}" length="${Buffer.byteLength(body)}"${md ? ` ${md}` : ''}`;
+
+beforeEach(async () => {
+  files.clear();
+  requests.length = 0;
+  notes = [];
+  onRequest = () => undefined;
+  server = createServer((req, res) => {
+    const path = req.url ?? '';
+    requests.push(path);
+    onRequest(path);
+    const body = files.get(path);
+    if (body === undefined) res.writeHead(404).end();
+    else res.writeHead(200, path.endsWith('.xml') ? { 'content-type': 'application/xml' } : {}).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  dest = mkdtempSync(join(tmpdir(), 'incremental-hostile-'));
+});
+afterEach(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const run = (options: Partial<SyncOptions> = {}) =>
+  sync({ url: `${base}/cap.xml`, dest, timeoutMs: 2_000, proxyEnv: {}, onNote: (n) => void notes.push(n), ...options });
+const checkpoint = () => {
+  const state = new MirrorState(stateDirOf(dest));
+  try {
+    return state.checkpoint()?.at ?? null;
+  } finally {
+    state.close();
+  }
+};
+const hostDir = () => new URL(base).host.replace(':', '_');
+const file = (path: string) => join(dest, hostDir(), path);
+
+/** A Capability List with a Resource List (its resources at `at`) and a Change List. */
+function source(resources: Record<string, string>, at = '2020-01-01T00:00:00Z'): void {
+  files.set('/cap.xml', urlset('capability="capabilitylist"', url('/rl.xml', 'capability="resourcelist"') + url('/cl.xml', 'capability="changelist"')));
+  for (const [path, body] of Object.entries(resources)) files.set(path, body);
+  files.set('/rl.xml', urlset(`capability="resourcelist" at="${at}"`, Object.entries(resources).map(([path, body]) => url(path, fixity(body))).join('')));
+  changeList('');
+}
+const changeList = (urls: string) => files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', urls));
+
+describe('quarantine', () => {
+  it('a path whose folder name a quarantined file took earlier goes beside it (a%dir), not refused run after run', async () => {
+    source({ '/a': 'A' });
+    expect(await run({ deletePolicy: 'quarantine' })).toMatchObject({ mode: 'baseline', created: 1 });
+    files.set('/a/b', 'B');
+    // /a deleted (quarantined as a file), then /a/b created: in the mirror a is a folder now.
+    changeList(url('/a', 'change="deleted" datetime="2020-01-02T00:00:00Z"') + url('/a/b', fixity('B', 'change="created" datetime="2020-01-03T00:00:00Z"')));
+    expect(await run({ deletePolicy: 'quarantine' })).toMatchObject({ mode: 'incremental', created: 1, deleted: 1, failed: 0 });
+    changeList(
+      url('/a', 'change="deleted" datetime="2020-01-02T00:00:00Z"') +
+        url('/a/b', fixity('B', 'change="created" datetime="2020-01-03T00:00:00Z"')) +
+        url('/a/b', 'change="deleted" datetime="2020-01-04T00:00:00Z"'),
+    );
+    const result = await run({ deletePolicy: 'quarantine' });
+    expect(result.failures).toEqual([]);
+    expect(result).toMatchObject({ mode: 'incremental', deleted: 1, failed: 0 });
+    expect(checkpoint()).toBe('2020-01-04T00:00:00.000Z');
+    const quarantine = join(dest, '.resourcesync', 'quarantine', hostDir());
+    expect(readdirSync(quarantine).sort()).toEqual(['a', 'a%dir']);
+    expect(readFileSync(join(quarantine, 'a'), 'utf8')).toBe('A');
+    expect(readFileSync(join(quarantine, 'a%dir', 'b'), 'utf8')).toBe('B');
+  });
+});
