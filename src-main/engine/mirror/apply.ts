@@ -14,7 +14,7 @@ import { checkFolders } from './within-folder.ts';
 import { DurableWriter, type TempFile } from './durable.ts';
 import { FetchFailure, httpDate, ResourceSignals, type Fetcher } from './fetcher.ts';
 import { slowBodyWindow } from './slow-body.ts';
-import { FixityMeter, expectationOf, judge, meterFile, recordedMatches, type Digests, type Expectation, type FixityResult } from './fixity.ts';
+import { FixityMeter, expectationOf, judge, meterFile, promisesAnything, recordedMatches, type Digests, type Expectation, type FixityResult } from './fixity.ts';
 import { LocalPaths, PathClaims, caseKey } from './local-path.ts';
 import { RunInventory } from './run-inventory.ts';
 import type { InventoryRow, InventoryStatus, MirrorState, RunCounts } from './state.ts';
@@ -249,9 +249,9 @@ export class Applier {
     const uri = entry.loc;
     const existing = this.#rows.get(uri);
     const live = existing !== null && existing.status !== 'deleted' && existing.status !== 'quarantined' ? existing : null;
-    // Done already in this run (a resumed run): never fetched twice.
-    if (live && live.runId === o.runId && !this.repeatable) return;
     const expected = expectationOf(entry.md);
+    // Done already in this run (a resumed run): never fetched twice, unless the Source changed it again since.
+    if (live && live.runId === o.runId && !this.repeatable && !anotherVersion(entry, expected, live)) return;
     let rel: string;
     if (live) rel = live.path;
     else {
@@ -534,7 +534,8 @@ export class Applier {
     const uri = entry.loc;
     const existing = this.#rows.get(uri);
     const live = existing !== null && existing.status !== 'deleted' && existing.status !== 'quarantined' ? existing : null;
-    if (live && live.runId === o.runId && o.runId !== -1 && !this.repeatable) return null;
+    const expected = expectationOf(entry.md);
+    if (live && live.runId === o.runId && o.runId !== -1 && !this.repeatable && !anotherVersion(entry, expected, live)) return null;
     let rel: string;
     if (live) rel = live.path;
     else {
@@ -547,7 +548,6 @@ export class Applier {
     }
     const final = join(o.dest, rel);
     const base = { uri, path: rel, lastmod: entry.lastmod ?? null, type: entry.md.type ?? null, runId: o.runId };
-    const expected = expectationOf(entry.md);
     if (!live && this.#mayHoldOlderFiles(final) && isFile(final) && !this.#ours(uri, rel)) {
       this.#note({ failed: 1 }, { uri, reason: foreign(rel) });
       return null;
@@ -592,15 +592,16 @@ export class Applier {
    * resource done already in this run, one whose local copy matches, one that cannot be mirrored, or a dry run.
    * A dump package read while it downloads writes only what is wanted, and prepares it once the package is verified.
    */
-  wanted(entry: Pick<Entry, 'loc' | 'md'>): boolean {
+  wanted(entry: Pick<Entry, 'loc' | 'lastmod' | 'md'>): boolean {
     const o = this.#o;
     if (o.dryRun) return false;
     const existing = this.#rows.get(entry.loc);
     const live = existing !== null && existing.status !== 'deleted' && existing.status !== 'quarantined' ? existing : null;
     if (live === null) return o.paths.map(entry.loc).ok;
-    if (live.runId === o.runId && o.runId !== -1 && !this.repeatable) return false;
+    const expected = expectationOf(entry.md);
+    if (live.runId === o.runId && o.runId !== -1 && !this.repeatable && !anotherVersion(entry, expected, live)) return false;
     const final = join(o.dest, ...live.path.split('/'));
-    return !(recordedMatches(expectationOf(entry.md), live.length, live.digests) && intact(live, final));
+    return !(recordedMatches(expected, live.length, live.digests) && intact(live, final));
   }
 
   /** A new temporary file path, outside the visible tree (thrown away by the next run if never staged). */
@@ -705,6 +706,19 @@ class Pacer {
     this.#next = at + this.#ms;
     return at > now ? sleep(at - now, undefined, { signal: this.#stop }) : undefined;
   }
+}
+
+/**
+ * What an entry says of its resource (hash, length, lastmod) contradicts the copy the inventory recorded: it is another
+ * version. A resumed run skips what its interrupted part applied, but not a change the Source made since (the lists
+ * read again list a newer version): skipped, the copy stayed old while the checkpoint moved past the change.
+ */
+function anotherVersion(entry: Pick<Entry, 'lastmod'>, expected: Expectation, live: InventoryRow): boolean {
+  if (promisesAnything(expected) && expected.problems.length === 0 && !recordedMatches(expected, live.length, live.digests)) return true;
+  if (entry.lastmod === undefined || live.lastmod === null) return false;
+  const listed = parseW3cDatetime(entry.lastmod);
+  const recorded = parseW3cDatetime(live.lastmod);
+  return listed !== null && recorded !== null && listed !== recorded;
 }
 
 /** The recorded copy is still there as it was mirrored, as far as its size and the last audit tell. */

@@ -95,3 +95,35 @@ describe('quarantine', () => {
     expect(readFileSync(join(quarantine, 'a%dir', 'b'), 'utf8')).toBe('B');
   });
 });
+
+describe('a resumed run', () => {
+  it('applies a newer change of a resource its interrupted part applied, instead of skipping it while the checkpoint moves past', async () => {
+    const names = ['a', 'b', 'c', 'd', 'e', 'f'];
+    source(Object.fromEntries(names.map((n) => [`/${n}`, `${n}1`])));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 6 });
+    for (const n of names) files.set(`/${n}`, `${n}2`);
+    const updates = names.map((n, i) => url(`/${n}`, fixity(`${n}2`, `change="updated" datetime="2020-01-02T00:00:0${i}Z"`))).join('');
+    changeList(updates);
+    const mark = requests.length;
+    // Paused once a is asked for: a is applied, most of the others are left for the resumed run.
+    const pause = new AbortController();
+    onRequest = (path) => {
+      if (path === '/a') pause.abort();
+    };
+    expect(await run({ pauseSignal: pause.signal, concurrency: 1 })).toMatchObject({ paused: true });
+    expect(readFileSync(file('a'), 'utf8')).toBe('a2');
+    // Meanwhile the Source changes a again.
+    onRequest = () => undefined;
+    files.set('/a', 'a3');
+    changeList(updates + url('/a', fixity('a3', 'change="updated" datetime="2020-01-03T00:00:00Z"')));
+    const resumed = await run();
+    expect(resumed).toMatchObject({ mode: 'incremental', resumed: true, failed: 0 });
+    expect(readFileSync(file('a'), 'utf8')).toBe('a3');
+    for (const n of names.slice(1)) expect(readFileSync(file(n), 'utf8')).toBe(`${n}2`);
+    expect(checkpoint()).toBe('2020-01-03T00:00:00.000Z');
+    // What the interrupted part applied and the Source did not change again is not fetched twice.
+    const fetched = requests.slice(mark).filter((p) => !p.endsWith('.xml'));
+    expect(fetched.filter((p) => p === '/a')).toHaveLength(2);
+    expect(fetched.filter((p) => p !== '/a').sort()).toEqual(names.slice(1).map((n) => `/${n}`));
+  });
+});
