@@ -405,3 +405,51 @@ describe('a Change Dump run killed after a package with a failure, before a late
     expect(existsSync(xFile)).toBe(false);
   });
 });
+
+describe('a Change Dump whose package is dated in the future (until 9999)', () => {
+  let server: Server;
+  afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('does not move the checkpoint to its until (nor to now), so the Change List changes after it are still applied', async () => {
+    server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const A = 'a\n';
+    const B = 'b\n';
+    const R0 = 'r0\n';
+    const zip = await buildZip([
+      { name: 'manifest.xml', body: manifestXml('changedump-manifest', [{ loc: `${base}/r/a`, path: '/a', change: 'created', datetime: '2024-01-02T00:00:01Z', hash: `md5:${md5(A)}` }]) },
+      { name: 'a', body: A },
+    ]);
+    const entry = (path: string, md: string) => `<url><loc>${base}${path}</loc><rs:md ${md}/></url>`;
+    const docs: Record<string, string> = {
+      '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/>${entry('/rl.xml', 'capability="resourcelist"')}${entry('/cd.xml', 'capability="changedump"')}${entry('/cl.xml', 'capability="changelist"')}</urlset>`,
+      '/rl.xml': `<urlset ${ns}><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>${entry('/r/r0', `hash="md5:${md5(R0)}"`)}</urlset>`,
+      '/cd.xml':
+        `<urlset ${ns}><rs:md capability="changedump" from="2024-01-01T00:00:00Z"/>` +
+        entry('/p.zip', `type="application/zip" length="${zip.length}" from="2024-01-01T00:00:00Z" until="9999-01-01T00:00:00Z" hash="md5:${createHash('md5').update(zip).digest('hex')}"`) +
+        '</urlset>',
+      '/cl.xml': `<urlset ${ns}><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>${entry('/r/a', `change="created" datetime="2024-01-02T00:00:01Z" hash="md5:${md5(A)}"`)}</urlset>`,
+    };
+    const bodies: Record<string, string> = { '/r/r0': R0, '/r/a': A, '/r/b': B };
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      if (path === '/p.zip') return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length }).end(zip);
+      if (bodies[path]) return void res.writeHead(200).end(bodies[path]);
+      res.writeHead(404).end();
+    });
+    const mirror = () => sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, proxyEnv: {}, onNote: (n) => void notes.push(n) });
+    expect(await mirror()).toMatchObject({ mode: 'baseline', created: 1 });
+    const second = await mirror();
+    expect(second).toMatchObject({ mode: 'incremental', from: 'dumps', created: 1, failed: 0 });
+    // Up to the change applied, not to the package's until (nor to now: the Change List is read from there).
+    expect(second.checkpoint).toBe('2024-01-02T00:00:01.000Z');
+    expect(notes.join('\n')).toMatch(/The Change Dump gives datetimes in the future \(up to 9999-01-01T00:00:00.000Z\); they do not move the checkpoint/);
+    // A change the Change List lists afterwards, and one listed only there, are applied.
+    docs['/cl.xml'] = docs['/cl.xml']!.replace('</urlset>', `${entry('/r/b', `change="created" datetime="2024-01-03T00:00:00Z" hash="md5:${md5(B)}"`)}</urlset>`);
+    expect(await mirror()).toMatchObject({ mode: 'incremental', created: 1, failed: 0 });
+    expect(readFileSync(join(dest, new URL(base).host.replace(':', '_'), 'r', 'b'), 'utf8')).toBe(B);
+  });
+});

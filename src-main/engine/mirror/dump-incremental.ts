@@ -7,7 +7,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
 import { w3cPeriodEnd } from '../documents/datetime.ts';
-import { newAfter } from './change-timeline.ts';
+import { CLOCK_SLACK_MS, newAfter } from './change-timeline.ts';
 import { parseW3cDatetime, type Entry } from '../documents/index.ts';
 import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
@@ -86,8 +86,12 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
   let latest = since;
   let frozen = false;
   let cap = Number.POSITIVE_INFINITY;
+  // A package's `until` or a change's `datetime` after the Dump was read (year 9999) is the Source's error: it does not
+  // move the checkpoint (to now at best, it would put the Change List changes the run reads after the Dump before it).
+  let future = -Infinity;
   const reach = (ms: number | undefined) => {
-    if (!frozen && ms !== undefined && ms > latest) latest = ms;
+    if (ms !== undefined && ms > t0) future = Math.max(future, ms);
+    else if (!frozen && ms !== undefined && ms > latest) latest = ms;
   };
   const freeze = (failedAtMs: number | undefined) => {
     frozen = true;
@@ -201,6 +205,9 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
     await rm(workDir, { recursive: true, force: true });
   }
   latest = Math.max(since, Math.min(latest, cap));
+  if (future > t0 + CLOCK_SLACK_MS) {
+    o.onNote?.(`The Change Dump gives datetimes in the future (up to ${new Date(future).toISOString()}); they do not move the checkpoint.`);
+  }
   const checkpoint = latest === since ? o.checkpoint : { at: new Date(latest).toISOString(), from: o.dumpUrl };
   return { changes, checkpoint, complete };
 }
