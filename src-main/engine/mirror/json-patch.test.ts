@@ -1,8 +1,9 @@
 // JSON Patch links of Change List entries against the fixture Source: a patch applied instead of a full fetch (and
 // checked against the change's hash), every way it can fail falling back to the full fetch with a note, and a patch
 // of another type not applied.
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -178,4 +179,48 @@ describe('JSON Patch against a Source of its own', () => {
     expect(await patchedTo(doc, [{ op: 'move', from: '/a', path: '/a/b' }], { a: { x: 2 } })).toMatchObject({ updated: 1, failed: 0, patched: 0 });
     expect(notes.join('\n')).toMatch(/it does not apply to the local copy: Cannot move a value into one of its own children\); fetched whole instead/);
   });
+});
+
+describe('JSON Patch and a local copy that is no file any more', () => {
+  let server: Server;
+  let base: string;
+  afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+  it.each([
+    ['a FIFO (read, it would wait for a writer for ever)', (path: string) => execFileSync('mkfifo', [path])],
+    ['a link to /dev/zero (read, it would fill the memory)', (path: string) => symlinkSync('/dev/zero', path)],
+  ])('is not read when it is %s: the resource is fetched whole', async (_what, replace) => {
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+    const before = JSON.stringify({ a: 1 });
+    const after = JSON.stringify({ a: 2 });
+    const served = new Map<string, [string, string]>();
+    server = createServer((req, res) => {
+      const got = served.get(req.url ?? '');
+      if (got === undefined) return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': got[0] }).end(got[1]);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const list = (md: string, entry: string) => `<urlset ${ns}><rs:md ${md}/>${entry}</urlset>`;
+    served.set('/cap.xml', ['application/xml', list('capability="capabilitylist"', `<url><loc>${base}/rl.xml</loc><rs:md capability="resourcelist"/></url><url><loc>${base}/cl.xml</loc><rs:md capability="changelist"/></url>`)]);
+    served.set('/rl.xml', ['application/xml', list('capability="resourcelist" at="2024-01-01T00:00:00Z"', `<url><loc>${base}/doc.json</loc><rs:md type="application/json" hash="md5:${md5(before)}"/></url>`)]);
+    served.set('/cl.xml', ['application/xml', list('capability="changelist" from="2024-01-01T00:00:00Z"', '')]);
+    served.set('/doc.json', ['application/json', before]);
+    const mirror = () => sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, proxyEnv: {}, onNote: (n) => void notes.push(n) });
+    expect(await mirror()).toMatchObject({ mode: 'baseline', created: 1 });
+    const local = join(dest, new URL(base).host.replace(':', '_'), 'doc.json');
+    rmSync(local);
+    replace(local);
+    served.set('/doc.json', ['application/json', after]);
+    served.set('/patch.json', ['application/json-patch+json', JSON.stringify([{ op: 'replace', path: '/a', value: 2 }])]);
+    served.set(
+      '/cl.xml',
+      ['application/xml', list('capability="changelist" from="2024-01-01T00:00:00Z"', `<url><loc>${base}/doc.json</loc><rs:md change="updated" datetime="2024-01-02T00:00:00Z" type="application/json" hash="md5:${md5(after)}"/><rs:ln rel="http://www.openarchives.org/rs/terms/patch" type="application/json-patch+json" href="${base}/patch.json"/></url>`)],
+    );
+    expect(await mirror()).toMatchObject({ mode: 'incremental', updated: 1, failed: 0, patched: 0 });
+    expect(notes.join('\n')).toMatch(/the JSON Patch .* was not applied \(the local copy is not the one the mirror recorded\); fetched whole instead/);
+    expect(lstatSync(local).isFile()).toBe(true);
+    expect(readFileSync(local, 'utf8')).toBe(after);
+  }, 20_000);
 });

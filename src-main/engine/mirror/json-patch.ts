@@ -4,7 +4,8 @@
 // checked against them and written like any download (temporary file, durable batch, inventory). On any failure —
 // no usable local copy, the patch cannot be had or applied, the result does not match — the whole resource is
 // fetched instead, and a note says why. Patches of other types are not applied: the resource is fetched whole.
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { clip } from '../clip.ts';
@@ -92,6 +93,32 @@ function applyOne(document: unknown, op: Operation, index: number): unknown {
   return jsonpatch.applyOperation(document, { op: 'add', path: op.path, value: removed }, validatePath, true, true, index).newDocument;
 }
 
+/**
+ * The local copy's bytes, when it is still a file of the recorded length. Anything else is not the copy to patch, and is
+ * not read: a FIFO put in its place would keep the read (and the run) waiting for a writer for ever, a link to
+ * /dev/zero would fill the memory, a link out of the mirror would read someone's file. (Opened without following a
+ * link and without blocking, then judged by what was opened.)
+ */
+async function readLocalCopy(file: string, length: number | null): Promise<Buffer> {
+  let handle;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new PatchFailure('the local copy is not the one the mirror recorded');
+    throw new PatchFailure(`the local copy cannot be read: ${(err as Error).message}`);
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile() || (length !== null && stat.size !== length)) throw new PatchFailure('the local copy is not the one the mirror recorded');
+    return await handle.readFile();
+  } catch (err) {
+    if (err instanceof PatchFailure) throw err;
+    throw new PatchFailure(`the local copy cannot be read: ${(err as Error).message}`);
+  } finally {
+    await handle.close();
+  }
+}
+
 export class JsonPatcher {
   /** Resources brought up to date by a patch. */
   patched = 0;
@@ -133,12 +160,7 @@ export class JsonPatcher {
     }
     if (live.length !== null && live.length > MAX_PATCHED_BYTES) throw new PatchFailure(`the local copy is over ${MAX_PATCHED_BYTES / 1048576} MiB`);
     const file = join(o.dest, ...live.path.split('/'));
-    let original: Buffer;
-    try {
-      original = await readFile(file);
-    } catch (err) {
-      throw new PatchFailure(`the local copy cannot be read: ${(err as Error).message}`);
-    }
+    const original = await readLocalCopy(file, live.length);
     // The patch applies to the version the mirror recorded; a local file that differs is not patched.
     const base = new FixityMeter({ hashes: live.digests, length: live.length ?? undefined, problems: [] });
     base.update(original);
