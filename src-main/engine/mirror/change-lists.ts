@@ -57,7 +57,16 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
       .filter((c) => (c.untilEnd === null || c.untilEnd >= o.since) && (o.untilMs === undefined || c.from === null || c.from <= o.untilMs))
       .sort((a, b) => (byFrom ? a.from! - b.from! : 0) || a.seq - b.seq);
     if (wanted.length < children.length) o.onNote?.(`${children.length - wanted.length} closed Change Lists end before the checkpoint; not read.`);
+    // Each list once: an index that repeats a list (or lists itself) is not read again for every entry that names it
+    // (a sloppy or hostile index of 100,000 entries naming one list would have it downloaded 100,000 times).
+    const read = new Set([url]);
+    let repeated = 0;
     for (const child of wanted) {
+      if (read.has(child.url)) {
+        repeated++;
+        continue;
+      }
+      read.add(child.url);
       documentUrl = child.url;
       const doc = await loadDocument(http, child.url, {
         signal: o.signal,
@@ -71,6 +80,7 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
       const until = child.until ?? msOf(doc.summary.md.until);
       if (until !== null && (closedUntil === null || until > closedUntil)) closedUntil = until;
     }
+    if (repeated > 0) o.onNote?.(`The Change List Index names a list it names before, or itself, ${repeated} time${repeated === 1 ? '' : 's'}; each list is read once.`);
   }
   let begins: ChangeListsRead['begins'] = null;
   const topFrom = msOf(top.summary.md.from);

@@ -127,3 +127,23 @@ describe('a resumed run', () => {
     expect(fetched.filter((p) => p !== '/a').sort()).toEqual(names.slice(1).map((n) => `/${n}`));
   });
 });
+
+describe('a Change List Index', () => {
+  it('that names one list many times, and itself, has each list read once and the changes applied', async () => {
+    source({ '/a': 'A' });
+    const index = (entries: string) => `<?xml version="1.0"?>\n<sitemapindex ${NS}><rs:md capability="changelist"/>${entries.replaceAll('<url>', '<sitemap>').replaceAll('</url>', '</sitemap>')}</sitemapindex>`;
+    files.set('/cap.xml', urlset('capability="capabilitylist"', url('/rl.xml', 'capability="resourcelist"') + url('/cli.xml', 'capability="changelist"')));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1 });
+    files.set('/a', 'A2');
+    files.set('/cl1.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', url('/a', fixity('A2', 'change="updated" datetime="2020-01-02T00:00:00Z"'))));
+    const part = url('/cl1.xml', 'capability="changelist" from="2020-01-01T00:00:00Z"');
+    files.set('/cli.xml', index(part + url('/cli.xml', 'capability="changelist" from="2020-01-01T00:00:00Z"') + part.repeat(300)));
+    const mark = requests.length;
+    const result = await run();
+    expect(result).toMatchObject({ mode: 'incremental', updated: 1, failed: 0 });
+    expect(readFileSync(file('a'), 'utf8')).toBe('A2');
+    expect(checkpoint()).toBe('2020-01-02T00:00:00.000Z');
+    expect(requests.slice(mark).filter((p) => p === '/cl1.xml')).toHaveLength(1);
+    expect(notes.join('\n')).toMatch(/The Change List Index names a list it names before, or itself, 301 times; each list is read once/);
+  });
+});
