@@ -169,6 +169,11 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
     // all: its end minus its start, less this, is the time it ran.
     db.exec('ALTER TABLE runs ADD COLUMN paused_seconds REAL NOT NULL DEFAULT 0');
   },
+  (db) => {
+    // When a run last recorded work (each batch's commit): a run killed without a word is taken to have stopped
+    // then, so that the time it stood dead before it was resumed is not counted as time it ran.
+    db.exec('ALTER TABLE runs ADD COLUMN active_at TEXT');
+  },
 ];
 
 /** How many audit reports a mirror keeps (the newest). */
@@ -542,7 +547,8 @@ export class MirrorState implements ClaimStore {
    */
   markInterrupted(): RunRecord[] {
     const stale = this.runs().filter((r) => r.status === 'running');
-    for (const r of stale) this.db.prepare("UPDATE runs SET status = 'interrupted' WHERE id = ?").run(r.id);
+    // Its end is when it last recorded work (at worst its start): resumed, the time since is counted as stopped.
+    for (const r of stale) this.db.prepare("UPDATE runs SET status = 'interrupted', ended_at = COALESCE(active_at, started_at) WHERE id = ?").run(r.id);
     return stale.map((r) => ({ ...r, status: 'interrupted' as const }));
   }
 
@@ -583,7 +589,7 @@ export class MirrorState implements ClaimStore {
     this.db
       .prepare(
         `UPDATE runs SET created = created + ?, updated = updated + ?, deleted = deleted + ?, unchanged = unchanged + ?,
-         skipped = skipped + ?, failed = failed + ?, bytes = bytes + ? WHERE id = ?`,
+         skipped = skipped + ?, failed = failed + ?, bytes = bytes + ?, active_at = ? WHERE id = ?`,
       )
       .run(
         counts.created ?? 0,
@@ -593,6 +599,7 @@ export class MirrorState implements ClaimStore {
         counts.skipped ?? 0,
         counts.failed ?? 0,
         counts.bytes ?? 0,
+        new Date().toISOString(),
         id,
       );
     const insert = this.db.prepare('INSERT INTO failures (run_id, uri, reason) VALUES (?, ?, ?)');

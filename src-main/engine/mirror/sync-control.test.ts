@@ -107,15 +107,34 @@ describe('sync control', () => {
     expect(ran).toBeGreaterThan(0);
     expect(ran).toBeLessThan(30);
 
-    // A run taken up after its process was killed (no end recorded) adds nothing: that time is not known.
-    const again = new MirrorState(stateDirOf(dest));
+  });
+
+  it('a run taken up after its process was killed counts the time since its last recorded work as stopped, not run', () => {
+    const state = new MirrorState(stateDirOf(dest));
     try {
-      const r = again.startRun('incremental', 'incremental', null);
-      again.db.prepare('UPDATE runs SET pid = 2147483646 WHERE id = ?').run(r.id);
-      again.markInterrupted();
-      expect(again.resumeRun(r.id).pausedSeconds).toBe(0);
+      const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
+      // Killed ten minutes ago: started 15 min ago, its last batch recorded 10 min ago.
+      const worked = state.startRun('incremental', 'incremental', null);
+      state.addToRun(worked.id, { created: 3 });
+      state.db.prepare('UPDATE runs SET pid = 2147483646, started_at = ?, active_at = ? WHERE id = ?').run(ago(900), ago(600), worked.id);
+      // Killed before it recorded anything: from its start, 20 min ago.
+      const idle = state.startRun('incremental', 'incremental', null);
+      state.db.prepare('UPDATE runs SET pid = 2147483646, started_at = ? WHERE id = ?').run(ago(1200), idle.id);
+      const interrupted = state.markInterrupted();
+      expect(interrupted.map((r) => r.id)).toEqual([worked.id, idle.id]);
+      // Its end is known now: the history shows how long it ran before it died.
+      expect(Date.parse(state.run(worked.id)!.endedAt!)).toBeCloseTo(Date.now() - 600_000, -4);
+      const resumed = state.resumeRun(worked.id);
+      expect(resumed.pausedSeconds).toBeGreaterThanOrEqual(599);
+      expect(resumed.pausedSeconds).toBeLessThan(630);
+      expect(state.resumeRun(idle.id).pausedSeconds).toBeGreaterThanOrEqual(1199);
+      // Ended now, it ran the five minutes before it died (and the moments since it was taken up).
+      const ended = state.endRun(worked.id, 'completed', {});
+      const ran = (Date.parse(ended.endedAt!) - Date.parse(ended.startedAt)) / 1000 - ended.pausedSeconds;
+      expect(ran).toBeGreaterThan(299);
+      expect(ran).toBeLessThan(330);
     } finally {
-      again.close();
+      state.close();
     }
   });
 
