@@ -85,6 +85,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
   if (listing.kind !== 'resourcedump') throw new Error(`${clip(o.dumpUrl)} is a Change Dump, not a Resource Dump`);
   o.phases.lists = (Date.now() - t0) / 1000;
   let complete = true;
+  for (const note of listing.notes) o.onNote?.(note);
   for (const problem of listing.problems) {
     o.applier.fail(o.dumpUrl, problem);
     complete = false;

@@ -66,6 +66,7 @@ export function packagesAfter(listing: DumpListing, checkpoint: Checkpoint, dump
 export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<DumpIncrementalResult> {
   const since = parseW3cDatetime(o.checkpoint.at);
   if (since === null) throw new Error(`The mirror's checkpoint "${clip(o.checkpoint.at)}" is not a datetime`);
+  for (const note of o.listing.notes) o.onNote?.(note);
   for (const problem of o.listing.problems) o.onNote?.(`The Change Dump: ${problem}`);
   const packages = packagesAfter(o.listing, o.checkpoint, o.dumpUrl);
   const skipped = o.listing.packages.length - packages.length;
