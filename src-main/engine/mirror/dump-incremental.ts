@@ -50,16 +50,21 @@ export interface DumpIncrementalResult {
   complete: boolean;
 }
 
-/** Packages that may hold changes at or after the checkpoint, oldest first. */
+/**
+ * Packages that may hold changes at or after the checkpoint, oldest first: by `from`, or in the order the Dump lists
+ * them (§13.1: chronological) when some package gives none (`from` is optional there; taken as the epoch, a newer
+ * package without one was applied first and the older ones after it undid its changes).
+ */
 export function packagesAfter(listing: DumpListing, checkpoint: Checkpoint, dumpUrl: string): DumpPackage[] {
   const since = parseW3cDatetime(checkpoint.at) ?? 0;
   // A checkpoint this dump set covers its own instant; one set by a list baseline does not (a change at `at` counts).
   const coveredThrough = (until: number) => until < since || (until === since && checkpoint.from === dumpUrl);
+  const byFrom = listing.packages.every((p) => p.fromMs !== undefined);
   return listing.packages
     .map((p, i) => ({ p, i }))
     // By the end of the period `until` names ("2020-01-03": the whole day), as Change Lists are.
     .filter(({ p }) => p.entry.md.until === undefined || p.untilMs === undefined || !coveredThrough(w3cPeriodEnd(p.entry.md.until) ?? p.untilMs))
-    .sort((a, b) => (a.p.fromMs ?? 0) - (b.p.fromMs ?? 0) || a.i - b.i)
+    .sort((a, b) => (byFrom ? a.p.fromMs! - b.p.fromMs! : 0) || a.i - b.i)
     .map(({ p }) => p);
 }
 
