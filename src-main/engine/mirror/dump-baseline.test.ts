@@ -481,3 +481,32 @@ describe('a Resource Dump whose manifests name one URI several times, with diffe
     expect(visibleFiles()).toHaveLength(3);
   });
 });
+
+describe('a Resource Dump whose hash for a package cannot be used', () => {
+  let server: Server;
+  afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('applies the package, checked by its length and manifest, and says its own hash was not checked', async () => {
+    server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const zip = await buildZip([
+      { name: 'manifest.xml', body: manifestXml('resourcedump-manifest', [{ loc: `${base}/r/a`, path: '/a', hash: `md5:${md5('A')}` }]) },
+      { name: 'a', body: 'A' },
+    ]);
+    const docs: Record<string, string> = {
+      '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rd.xml</loc><rs:md capability="resourcedump"/></url></urlset>`,
+      '/rd.xml': `<urlset ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/><url><loc>${base}/p.zip</loc><rs:md type="application/zip" length="${zip.length}" hash="md5:nothex"/></url></urlset>`,
+    };
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      if (path === '/p.zip') return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length }).end(zip);
+      res.writeHead(404).end();
+    });
+    const result = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline', onNote: (n) => void notes.push(n) });
+    expect(result).toMatchObject({ created: 1, failed: 0 });
+    expect(notes).toContain(`The Dump's hash for ${base}/p.zip cannot be used ("md5:nothex": md5 digest is not hexadecimal); the package was checked by its length only`);
+  });
+});

@@ -137,8 +137,10 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
       let repeats = new Set<ManifestEntry>();
       const bridge = packageApplier(o.applier, { skip: (entry) => repeats.has(entry) });
       let report: PackageReport;
+      let problems: string[];
       try {
-        ({ report } = await fetchPackage({
+        let download: { problems: string[] };
+        ({ report, download } = await fetchPackage({
           http: o.http,
           package: pkg,
           kind: 'resourcedump',
@@ -175,6 +177,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
           deadlineAt: packageDeadline(pkg),
           downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf)),
         }));
+        problems = download.problems;
       } catch (err) {
         if (o.signal?.aborted) throw err;
         // The whole package is unusable; its entries are unknown, so nothing may be deleted on its account.
@@ -184,6 +187,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
         continue;
       }
       earliest.add(report.manifest.md.at);
+      for (const problem of problems) o.onNote?.(problem);
       for (const entry of repeats) {
         repeated++;
         firstRepeated ??= entry.loc;

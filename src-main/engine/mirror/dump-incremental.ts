@@ -177,7 +177,10 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           signal: o.signal,
           deadlineAt: packageDeadline(pkg),
           downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf)),
-        }).then(({ report }) => notePackage(o, loc, report));
+        }).then(({ download, report }) => {
+          for (const problem of download.problems) o.onNote?.(problem);
+          notePackage(o, loc, report);
+        });
       } catch (err) {
         if (o.signal?.aborted) throw err;
         complete = false;
