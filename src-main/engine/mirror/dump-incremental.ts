@@ -72,7 +72,6 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
   const since = parseW3cDatetime(o.checkpoint.at);
   if (since === null) throw new Error(`The mirror's checkpoint "${clip(o.checkpoint.at)}" is not a datetime`);
   for (const note of o.listing.notes) o.onNote?.(note);
-  for (const problem of o.listing.problems) o.onNote?.(`The Change Dump: ${problem}`);
   const packages = packagesAfter(o.listing, o.checkpoint, o.dumpUrl);
   const skipped = o.listing.packages.length - packages.length;
   if (skipped > 0) o.onNote?.(`${skipped} package${skipped === 1 ? '' : 's'} of the Change Dump end before the checkpoint; not downloaded.`);
@@ -105,6 +104,13 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
   };
   // Resumed: failures in the packages finished before still hold the checkpoint.
   if (held !== null) freeze(held);
+  // A Dump of the Index that could not be read holds changes of a period unknown: the checkpoint stays where it was, so
+  // the Change List (or the next run) brings them; past them, they would never be read.
+  for (const problem of o.listing.problems) {
+    freeze(since);
+    if (o.changeListCovers) o.onNote?.(`The Change Dump: ${problem}; the checkpoint stays, and its changes are fetched from the Change List.`);
+    else o.applier.fail(o.dumpUrl, `${problem}; the checkpoint stays before its changes, so the next sync reads it again`);
+  }
 
   const prefetch = new PackagePrefetch();
   const budget = new ExtractBudget();
