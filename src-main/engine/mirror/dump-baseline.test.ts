@@ -381,3 +381,132 @@ describe('a Resource Dump run paused after a package with a failure', () => {
     }
   });
 });
+
+describe('a Resource Dump Index that names a Dump again, and itself, and a Dump that names a package again', () => {
+  let server: Server;
+  afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('reads each Dump once, downloads and applies each package once, and the run completes', async () => {
+    server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const zipOf = (names: string[]) =>
+      buildZip([
+        { name: 'manifest.xml', body: manifestXml('resourcedump-manifest', names.map((n) => ({ loc: `${base}/r/${n}`, path: `/${n}`, hash: `md5:${md5(n)}` }))) },
+        ...names.map((n) => ({ name: n, body: n })),
+      ]);
+    const zips = [await zipOf(['a', 'b']), await zipOf(['c'])];
+    const entry = (i: number) => `<url><loc>${base}/p${i}.zip</loc><rs:md type="application/zip" length="${zips[i]!.length}"/></url>`;
+    const dump = (entries: string) => `<urlset ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/>${entries}</urlset>`;
+    const child = (path: string) => `<sitemap><loc>${base}${path}</loc><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/></sitemap>`;
+    const docs: Record<string, string> = {
+      '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rdi.xml</loc><rs:md capability="resourcedump"/></url></urlset>`,
+      '/rdi.xml': `<sitemapindex ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/>${child('/rd1.xml')}${child('/rdi.xml')}${child('/rd2.xml')}${child('/rd1.xml').repeat(20)}</sitemapindex>`,
+      // The first package three times in its Dump, and again in the other Dump.
+      '/rd1.xml': dump(entry(0).repeat(3)),
+      '/rd2.xml': dump(entry(1) + entry(0)),
+    };
+    const requests: string[] = [];
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      requests.push(path);
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      const p = /^\/p(\d)\.zip$/.exec(path);
+      if (p) return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zips[Number(p[1])]!.length }).end(zips[Number(p[1])]);
+      res.writeHead(404).end();
+    });
+    const result = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline', onNote: (n) => void notes.push(n) });
+    // Every package read: the run is complete and gets its checkpoint.
+    expect(result).toMatchObject({ created: 3, failed: 0, failures: [], checkpoint: '2024-01-01T00:00:00Z' });
+    expect(requests.filter((p) => p.endsWith('.zip')).sort()).toEqual(['/p0.zip', '/p1.zip']);
+    expect(requests.filter((p) => p === '/rd1.xml')).toHaveLength(1);
+    expect(requests.filter((p) => p === '/rdi.xml')).toHaveLength(1);
+    expect(notes.join('\n')).toMatch(/names a Dump it names before, or itself, 21 times; each is read once/);
+    expect(notes.join('\n')).toMatch(/names a package it names before 3 times; each package is downloaded and applied once/);
+    expect(visibleFiles().sort()).toEqual(['a', 'b', 'c'].map((n) => `127.0.0.1_${new URL(base).port}/r/${n}`));
+  });
+});
+
+describe('a Resource Dump whose manifests name one URI several times, with different bytes', () => {
+  let server: Server;
+  afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+  it.each([
+    ['read once downloaded', {}],
+    ['read while it downloads', { dumpReadAheadFrom: 0, dumpQuickDownloadSeconds: 0 }],
+  ] as const)('mirrors the URI once, as its first entry describes it, and says so (%s)', async (_how, how) => {
+    server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    // [uri, bitstream] in manifest order: x three times in the first package, again in the second.
+    const zipOf = (items: [string, string][]) =>
+      buildZip([
+        { name: 'manifest.xml', body: manifestXml('resourcedump-manifest', items.map(([uri, body]) => ({ loc: `${base}/r/${uri}`, path: `/${body}`, hash: `md5:${md5(body)}` }))) },
+        ...items.map(([, body]) => ({ name: body, body })),
+      ]);
+    const versions = Array.from({ length: 12 }, (_, i) => `x${i}`);
+    const zips = [await zipOf([['y', 'y0'], ...versions.map((v): [string, string] => ['x', v])]), await zipOf([['x', 'x-again'], ['z', 'z0']])];
+    const entry = (i: number) => `<url><loc>${base}/p${i}.zip</loc><rs:md type="application/zip" length="${zips[i]!.length}"/></url>`;
+    const docs: Record<string, string> = {
+      '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rd.xml</loc><rs:md capability="resourcedump"/></url></urlset>`,
+      '/rd.xml': `<urlset ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/>${entry(0)}${entry(1)}</urlset>`,
+    };
+    const ranges: string[] = [];
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      const p = /^\/p(\d)\.zip$/.exec(path);
+      if (p) {
+        const zip = zips[Number(p[1])]!;
+        const range = /^bytes=-(\d+)$/.exec(req.headers.range ?? '');
+        if (range) {
+          // The package's end, read ahead of its download.
+          ranges.push(path);
+          const start = Math.max(0, zip.length - Number(range[1]));
+          return void res.writeHead(206, { 'content-type': 'application/zip', 'content-range': `bytes ${start}-${zip.length - 1}/${zip.length}`, 'content-length': zip.length - start }).end(zip.subarray(start));
+        }
+        return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length }).end(zip);
+      }
+      res.writeHead(404).end();
+    });
+    const result = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline', onNote: (n) => void notes.push(n), ...how });
+    if ('dumpReadAheadFrom' in how) expect(ranges.length).toBeGreaterThan(0);
+    expect(result).toMatchObject({ created: 3, failed: 0, checkpoint: '2024-01-01T00:00:00Z' });
+    const folder = join(dest, `127.0.0.1_${new URL(base).port}`, 'r');
+    expect(readFileSync(join(folder, 'x'), 'utf8')).toBe('x0');
+    expect(inventory().find((r) => r.uri === `${base}/r/x`)).toMatchObject({ status: 'verified', digests: { md5: md5('x0') } });
+    expect(notes).toContain(`12 entries of the Resource Dump's manifests repeat a URI listed before (the first: ${base}/r/x); each URI is mirrored once, as its first entry describes it.`);
+    expect(visibleFiles()).toHaveLength(3);
+  });
+});
+
+describe('a Resource Dump whose hash for a package cannot be used', () => {
+  let server: Server;
+  afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('applies the package, checked by its length and manifest, and says its own hash was not checked', async () => {
+    server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const zip = await buildZip([
+      { name: 'manifest.xml', body: manifestXml('resourcedump-manifest', [{ loc: `${base}/r/a`, path: '/a', hash: `md5:${md5('A')}` }]) },
+      { name: 'a', body: 'A' },
+    ]);
+    const docs: Record<string, string> = {
+      '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rd.xml</loc><rs:md capability="resourcedump"/></url></urlset>`,
+      '/rd.xml': `<urlset ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/><url><loc>${base}/p.zip</loc><rs:md type="application/zip" length="${zip.length}" hash="md5:nothex"/></url></urlset>`,
+    };
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      if (path === '/p.zip') return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length }).end(zip);
+      res.writeHead(404).end();
+    });
+    const result = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline', onNote: (n) => void notes.push(n) });
+    expect(result).toMatchObject({ created: 1, failed: 0 });
+    expect(notes).toContain(`The Dump's hash for ${base}/p.zip cannot be used ("md5:nothex": md5 digest is not hexadecimal); the package was checked by its length only`);
+  });
+});

@@ -15,7 +15,7 @@ import { DEADLINE_BYTES_PER_SECOND } from './fetcher.ts';
 import { packageApplier } from './dump-apply.ts';
 import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
 import { keepAsMetadata, metadataOf, type MetadataFetcher } from './metadata.ts';
-import { dumpPackages, ExtractBudget, fetchPackage, lengthOf, PackagePrefetch, type DumpListing, type DumpPackage, type PackageReport } from './package/index.ts';
+import { dumpPackages, ExtractBudget, fetchPackage, lengthOf, PackagePrefetch, type DumpListing, type DumpPackage, type ManifestEntry, type PackageReport } from './package/index.ts';
 import type { MirrorState } from './state.ts';
 import { applyToUnlisted } from './unlisted.ts';
 
@@ -85,6 +85,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
   if (listing.kind !== 'resourcedump') throw new Error(`${clip(o.dumpUrl)} is a Change Dump, not a Resource Dump`);
   o.phases.lists = (Date.now() - t0) / 1000;
   let complete = true;
+  for (const note of listing.notes) o.onNote?.(note);
   for (const problem of listing.problems) {
     o.applier.fail(o.dumpUrl, problem);
     complete = false;
@@ -92,12 +93,15 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
   const earliest = new Earliest();
   earliest.add(listing.md.at);
   const seen = new Set<string>();
+  let repeated = 0;
+  let firstRepeated: string | null = null;
   let listed = 0;
-  const count = (loc: string) => {
-    if (!seen.has(loc)) {
-      seen.add(loc);
-      o.onListed?.(++listed);
-    }
+  /** Counts a URI as listed; false when it was already. */
+  const count = (loc: string): boolean => {
+    if (seen.has(loc)) return false;
+    seen.add(loc);
+    o.onListed?.(++listed);
+    return true;
   };
   const done = o.runId === null ? new Set<string>() : donePackages(o.state, o.runId, o.dumpUrl);
   if (done.size > 0) o.onNote?.(`${done.size} package${done.size === 1 ? '' : 's'} of the Resource Dump applied before the interruption; not downloaded again.`);
@@ -127,10 +131,16 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
         if (!(await dryRunPackage(o, pkg, count))) complete = false;
         continue;
       }
-      const bridge = packageApplier(o.applier);
+      // A URI named again (later in this manifest, or by an earlier package's) is mirrored once, as its first entry
+      // describes it, as a Resource List's is: applied again, whichever copy was read last stayed (several bitstreams
+      // are in flight at once), and each copy counted as one more resource created.
+      let repeats = new Set<ManifestEntry>();
+      const bridge = packageApplier(o.applier, { skip: (entry) => repeats.has(entry) });
       let report: PackageReport;
+      let problems: string[];
       try {
-        ({ report } = await fetchPackage({
+        let download: { problems: string[] };
+        ({ report, download } = await fetchPackage({
           http: o.http,
           package: pkg,
           kind: 'resourcedump',
@@ -146,7 +156,19 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
           budget,
           // Small bitstreams cost more in file operations than in bytes: several at once hide that latency.
           concurrency: DUMP_CONCURRENCY,
+          onManifest: (entries) => {
+            repeats = new Set();
+            const here = new Set<string>();
+            for (const entry of entries) {
+              if (seen.has(entry.loc) || here.has(entry.loc)) repeats.add(entry);
+              else here.add(entry.loc);
+            }
+          },
           onOutcome: async (outcome) => {
+            if (repeats.has(outcome.entry)) {
+              await bridge.discard(outcome);
+              return;
+            }
             count(outcome.entry.loc);
             if (outcome.status !== 'failed') await o.metadata?.note(outcome.entry);
             await bridge.outcome(outcome);
@@ -155,6 +177,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
           deadlineAt: packageDeadline(pkg),
           downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf)),
         }));
+        problems = download.problems;
       } catch (err) {
         if (o.signal?.aborted) throw err;
         // The whole package is unusable; its entries are unknown, so nothing may be deleted on its account.
@@ -164,12 +187,20 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
         continue;
       }
       earliest.add(report.manifest.md.at);
+      for (const problem of problems) o.onNote?.(problem);
+      for (const entry of repeats) {
+        repeated++;
+        firstRepeated ??= entry.loc;
+      }
       notePackage(o, loc, report);
       await o.applier.finish();
       markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
     }
   } finally {
     await prefetch.settle();
+  }
+  if (repeated > 0) {
+    o.onNote?.(`${repeated} entr${repeated === 1 ? 'y' : 'ies'} of the Resource Dump's manifests repeat${repeated === 1 ? 's' : ''} a URI listed before (the first: ${clip(firstRepeated!)}); each URI is mirrored once, as its first entry describes it.`);
   }
   await o.metadata?.run();
   await o.applier.finish();
@@ -203,7 +234,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
 }
 
 /** A dry run reads the Dump's rel="contents" copy of each manifest instead of downloading the package. */
-async function dryRunPackage(o: DumpBaselineOptions, pkg: DumpPackage, count: (loc: string) => void): Promise<boolean> {
+async function dryRunPackage(o: DumpBaselineOptions, pkg: DumpPackage, count: (loc: string) => boolean): Promise<boolean> {
   const contents = pkg.entry.links.find((l) => l.rel === 'contents');
   if (contents === undefined) {
     o.onNote?.(`${clip(pkg.entry.loc)} links no copy of its manifest (rel="contents"): a dry run cannot tell what it holds without downloading it.`);
@@ -213,7 +244,8 @@ async function dryRunPackage(o: DumpBaselineOptions, pkg: DumpPackage, count: (l
     await loadDocument(o.http, contents.href, {
       signal: o.signal,
       onEntry: (entry: Entry) => {
-        count(entry.loc);
+        // A URI named again is mirrored once, as in a real run.
+        if (!count(entry.loc)) return;
         o.applier.prepare(entry);
         o.applier.settledOne();
       },

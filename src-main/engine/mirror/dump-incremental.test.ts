@@ -453,3 +453,120 @@ describe('a Change Dump whose package is dated in the future (until 9999)', () =
     expect(readFileSync(join(dest, new URL(base).host.replace(':', '_'), 'r', 'b'), 'utf8')).toBe(B);
   });
 });
+
+describe('a Change Dump whose newest package gives no from (it may omit it, §13.1)', () => {
+  let server: Server;
+  afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('applies its packages in the order listed, so an older package does not undo the newer one', async () => {
+    server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const [A0, A1, A2] = ['a0\n', 'a1\n', 'a2\n'];
+    const pkg = (body: string, datetime: string) =>
+      buildZip([
+        { name: 'manifest.xml', body: manifestXml('changedump-manifest', [{ loc: `${base}/r/a`, path: '/a', change: 'updated', datetime, hash: `md5:${md5(body)}` }]) },
+        { name: 'a', body },
+      ]);
+    const zips: Record<string, Buffer> = { '/p1.zip': await pkg(A1, '2024-01-01T12:00:00Z'), '/p2.zip': await pkg(A2, '2024-01-02T12:00:00Z') };
+    const entry = (path: string, md: string) => `<url><loc>${base}${path}</loc><rs:md ${md}/></url>`;
+    const docs: Record<string, string> = {
+      '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/>${entry('/rl.xml', 'capability="resourcelist"')}${entry('/cd.xml', 'capability="changedump"')}${entry('/cl.xml', 'capability="changelist"')}</urlset>`,
+      '/rl.xml': `<urlset ${ns}><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>${entry('/r/a', `hash="md5:${md5(A0)}"`)}</urlset>`,
+      // The first package with its period, the newer one after it without (from and until are optional).
+      '/cd.xml':
+        `<urlset ${ns}><rs:md capability="changedump" from="2024-01-01T00:00:00Z"/>` +
+        entry('/p1.zip', `type="application/zip" length="${zips['/p1.zip']!.length}" from="2024-01-01T00:00:00Z" until="2024-01-02T00:00:00Z"`) +
+        entry('/p2.zip', `type="application/zip" length="${zips['/p2.zip']!.length}"`) +
+        '</urlset>',
+      '/cl.xml': `<urlset ${ns}><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/></urlset>`,
+    };
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      if (zips[path]) return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zips[path]!.length }).end(zips[path]);
+      if (path === '/r/a') return void res.writeHead(200).end(A0);
+      res.writeHead(404).end();
+    });
+    const mirror = () => sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, proxyEnv: {}, onNote: (n) => void notes.push(n) });
+    expect(await mirror()).toMatchObject({ mode: 'baseline', created: 1 });
+    const second = await mirror();
+    expect(second).toMatchObject({ mode: 'incremental', from: 'dumps', updated: 2, failed: 0 });
+    expect(readFileSync(join(dest, new URL(base).host.replace(':', '_'), 'r', 'a'), 'utf8')).toBe(A2);
+    expect(second.checkpoint).toBe('2024-01-02T12:00:00.000Z');
+  });
+});
+
+describe('a Change Dump Index one of whose Change Dumps cannot be read', () => {
+  let server: Server;
+  afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+  it.each([
+    ['with a Change List', true],
+    ['without a Change List', false],
+  ] as const)('does not move the checkpoint past the changes it could not read (%s)', async (_how, withChangeList) => {
+    server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const [A0, A1, B0, B1] = ['a0\n', 'a1\n', 'b0\n', 'b1\n'];
+    const pkg = (uri: string, body: string, datetime: string) =>
+      buildZip([
+        { name: 'manifest.xml', body: manifestXml('changedump-manifest', [{ loc: `${base}/r/${uri}`, path: `/${uri}`, change: 'updated', datetime, hash: `md5:${md5(body)}` }]) },
+        { name: uri, body },
+      ]);
+    const zips: Record<string, Buffer> = { '/p1.zip': await pkg('a', A1, '2024-01-01T12:00:00Z'), '/p2.zip': await pkg('b', B1, '2024-01-02T12:00:00Z') };
+    const entry = (path: string, md: string) => `<url><loc>${base}${path}</loc><rs:md ${md}/></url>`;
+    const dump = (p: string, from: string, until: string) =>
+      `<urlset ${ns}><rs:md capability="changedump" from="${from}"/>${entry(p, `type="application/zip" length="${zips[p]!.length}" from="${from}" until="${until}"`)}</urlset>`;
+    const docs: Record<string, string> = {
+      '/cap.xml':
+        `<urlset ${ns}><rs:md capability="capabilitylist"/>${entry('/rl.xml', 'capability="resourcelist"')}${entry('/cdi.xml', 'capability="changedump"')}` +
+        (withChangeList ? entry('/cl.xml', 'capability="changelist"') : '') +
+        '</urlset>',
+      '/rl.xml': `<urlset ${ns}><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>${entry('/r/a', `hash="md5:${md5(A0)}"`)}${entry('/r/b', `hash="md5:${md5(B0)}"`)}</urlset>`,
+      '/cdi.xml': `<sitemapindex ${ns}><rs:md capability="changedump" from="2024-01-01T00:00:00Z"/><sitemap><loc>${base}/cd1.xml</loc></sitemap><sitemap><loc>${base}/cd2.xml</loc></sitemap></sitemapindex>`,
+      '/cd1.xml': dump('/p1.zip', '2024-01-01T00:00:00Z', '2024-01-02T00:00:00Z'),
+      '/cd2.xml': dump('/p2.zip', '2024-01-02T00:00:00Z', '2024-01-03T00:00:00Z'),
+      '/cl.xml':
+        `<urlset ${ns}><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>` +
+        entry('/r/a', `change="updated" datetime="2024-01-01T12:00:00Z" hash="md5:${md5(A1)}"`) +
+        entry('/r/b', `change="updated" datetime="2024-01-02T12:00:00Z" hash="md5:${md5(B1)}"`) +
+        '</urlset>',
+    };
+    const bodies: Record<string, string> = { '/r/a': A0, '/r/b': B0 };
+    let cd1Fails = false;
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      if (path === '/cd1.xml' && cd1Fails) return void res.writeHead(500).end();
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      if (zips[path]) return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zips[path]!.length }).end(zips[path]);
+      if (bodies[path]) return void res.writeHead(200).end(bodies[path]);
+      res.writeHead(404).end();
+    });
+    const mirror = () => sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, proxyEnv: {}, onNote: (n) => void notes.push(n) });
+    expect(await mirror()).toMatchObject({ mode: 'baseline', created: 2 });
+    // From here the Source serves the new versions; the first Change Dump is down for this run.
+    bodies['/r/a'] = A1;
+    bodies['/r/b'] = B1;
+    cd1Fails = true;
+    const second = await mirror();
+    expect(second).toMatchObject({ mode: 'incremental', from: 'dumps' });
+    const file = (uri: string) => readFileSync(join(dest, new URL(base).host.replace(':', '_'), 'r', uri), 'utf8');
+    expect(file('b')).toBe(B1);
+    if (withChangeList) {
+      // The Change List brings what the unread Change Dump held.
+      expect(file('a')).toBe(A1);
+      expect(second.failed).toBe(0);
+    } else {
+      // Said as a failure, and the checkpoint stays before what could not be read: the next run reads it.
+      expect(second.failures).toEqual([{ uri: `${base}/cdi.xml`, reason: expect.stringMatching(/cd1\.xml could not be read/) }]);
+      expect(second.checkpoint).toBe('2024-01-01T00:00:00Z');
+      cd1Fails = false;
+      expect(await mirror()).toMatchObject({ mode: 'incremental', failed: 0 });
+      expect(file('a')).toBe(A1);
+      expect(file('b')).toBe(B1);
+    }
+  });
+});

@@ -50,23 +50,28 @@ export interface DumpIncrementalResult {
   complete: boolean;
 }
 
-/** Packages that may hold changes at or after the checkpoint, oldest first. */
+/**
+ * Packages that may hold changes at or after the checkpoint, oldest first: by `from`, or in the order the Dump lists
+ * them (§13.1: chronological) when some package gives none (`from` is optional there; taken as the epoch, a newer
+ * package without one was applied first and the older ones after it undid its changes).
+ */
 export function packagesAfter(listing: DumpListing, checkpoint: Checkpoint, dumpUrl: string): DumpPackage[] {
   const since = parseW3cDatetime(checkpoint.at) ?? 0;
   // A checkpoint this dump set covers its own instant; one set by a list baseline does not (a change at `at` counts).
   const coveredThrough = (until: number) => until < since || (until === since && checkpoint.from === dumpUrl);
+  const byFrom = listing.packages.every((p) => p.fromMs !== undefined);
   return listing.packages
     .map((p, i) => ({ p, i }))
     // By the end of the period `until` names ("2020-01-03": the whole day), as Change Lists are.
     .filter(({ p }) => p.entry.md.until === undefined || p.untilMs === undefined || !coveredThrough(w3cPeriodEnd(p.entry.md.until) ?? p.untilMs))
-    .sort((a, b) => (a.p.fromMs ?? 0) - (b.p.fromMs ?? 0) || a.i - b.i)
+    .sort((a, b) => (byFrom ? a.p.fromMs! - b.p.fromMs! : 0) || a.i - b.i)
     .map(({ p }) => p);
 }
 
 export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<DumpIncrementalResult> {
   const since = parseW3cDatetime(o.checkpoint.at);
   if (since === null) throw new Error(`The mirror's checkpoint "${clip(o.checkpoint.at)}" is not a datetime`);
-  for (const problem of o.listing.problems) o.onNote?.(`The Change Dump: ${problem}`);
+  for (const note of o.listing.notes) o.onNote?.(note);
   const packages = packagesAfter(o.listing, o.checkpoint, o.dumpUrl);
   const skipped = o.listing.packages.length - packages.length;
   if (skipped > 0) o.onNote?.(`${skipped} package${skipped === 1 ? '' : 's'} of the Change Dump end before the checkpoint; not downloaded.`);
@@ -99,6 +104,13 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
   };
   // Resumed: failures in the packages finished before still hold the checkpoint.
   if (held !== null) freeze(held);
+  // A Dump of the Index that could not be read holds changes of a period unknown: the checkpoint stays where it was, so
+  // the Change List (or the next run) brings them; past them, they would never be read.
+  for (const problem of o.listing.problems) {
+    freeze(since);
+    if (o.changeListCovers) o.onNote?.(`The Change Dump: ${problem}; the checkpoint stays, and its changes are fetched from the Change List.`);
+    else o.applier.fail(o.dumpUrl, `${problem}; the checkpoint stays before its changes, so the next sync reads it again`);
+  }
 
   const prefetch = new PackagePrefetch();
   const budget = new ExtractBudget();
@@ -171,7 +183,10 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           signal: o.signal,
           deadlineAt: packageDeadline(pkg),
           downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf)),
-        }).then(({ report }) => notePackage(o, loc, report));
+        }).then(({ download, report }) => {
+          for (const problem of download.problems) o.onNote?.(problem);
+          notePackage(o, loc, report);
+        });
       } catch (err) {
         if (o.signal?.aborted) throw err;
         complete = false;

@@ -238,7 +238,7 @@ describe('downloadPackage', () => {
   it('reports a malformed hash and checks by length only', async () => {
     behaviour = { body: BODY };
     const result = await downloadPackage(options({ hash: 'md5:nothex' }));
-    expect(result.problems).toEqual(['"md5:nothex": md5 digest is not hexadecimal']);
+    expect(result.problems).toEqual([`The Dump's hash for ${base}/package.zip cannot be used ("md5:nothex": md5 digest is not hexadecimal); the package was checked by its length only`]);
     expect(result.bytes).toBe(BODY.length);
   });
 

@@ -45,7 +45,10 @@ export interface DownloadResult {
   restarts: number;
   /** The file was already complete and verified; nothing was fetched. */
   reused: boolean;
-  /** Hash tokens of the Dump that could not be used: the package is then checked by length only. */
+  /**
+   * What the person should know, in sentences: a hash of the Dump that could not be used (the package is then checked by
+   * length only), a restart because the server answered a resumption with another version.
+   */
   problems: string[];
 }
 
@@ -146,7 +149,9 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
     }
     expectedLength = Number(options.length);
   }
-  const { hashes: expectedHashes, problems } = options.hash === undefined ? { hashes: {}, problems: [] } : parseHashes(options.hash);
+  const parsed = options.hash === undefined ? { hashes: {}, problems: [] } : parseHashes(options.hash);
+  const expectedHashes = parsed.hashes;
+  const problems = parsed.problems.map((p) => `The Dump's hash for ${clip(url)} cannot be used (${p}); the package was checked by ${options.length === undefined ? 'nothing but the manifest inside it' : 'its length only'}`);
   const algorithms = Object.keys(expectedHashes) as HashAlgorithm[];
 
   const verify = (digests: Partial<Record<HashAlgorithm, string>>): string | null => {

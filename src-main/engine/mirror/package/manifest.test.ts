@@ -32,7 +32,7 @@ describe('packagesAfter', () => {
       dumpUrl: 'http://s/cd.xml',
       untilMs: Date.parse(until.length === 10 ? `${until}T00:00:00Z` : until),
     });
-    const listing = { kind: 'changedump' as const, md: {}, problems: [], packages: [pkg('http://s/1.zip', '2020-01-02'), pkg('http://s/2.zip', '2020-01-03')] };
+    const listing = { kind: 'changedump' as const, md: {}, problems: [], notes: [], packages: [pkg('http://s/1.zip', '2020-01-02'), pkg('http://s/2.zip', '2020-01-03')] };
     const kept = packagesAfter(listing as never, { at: '2020-01-03T10:00:00Z', from: 'http://s/cl.xml' }, 'http://s/cd.xml');
     expect(kept.map((p) => p.entry.loc)).toEqual(['http://s/2.zip']);
   });

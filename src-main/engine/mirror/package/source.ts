@@ -32,6 +32,8 @@ export interface DumpListing {
   packages: DumpPackage[];
   /** Dump documents that could not be read, with the reason; the packages of the others are still listed. */
   problems: string[];
+  /** What was made of a sloppy listing without losing anything (a package or child Dump named again): for people. */
+  notes: string[];
 }
 
 const ms = (value: string | undefined): number | undefined => (value === undefined ? undefined : (parseW3cDatetime(value) ?? undefined));
@@ -39,40 +41,66 @@ const ms = (value: string | undefined): number | undefined => (value === undefin
 /**
  * Every package a Resource Dump or Change Dump lists, in document order; an Index is followed child by child (one
  * level, as §10.2/§12.2 allow). A Dump whose packages are listed out of chronological order is returned as listed:
- * the order packages are applied in is the caller's, by `fromMs`.
+ * the order packages are applied in is the caller's, by `fromMs`. Each package is listed once and each child Dump
+ * read once: an index that names a Dump again (or itself), or a Dump that names a package again, would otherwise have
+ * it downloaded and applied again (a Change Dump package read twice applies its changes over later packages'), and
+ * two downloads of one package into the one file it is downloaded to break each other.
  */
 export async function dumpPackages(http: Http, url: string, options: { signal?: AbortSignal } = {}): Promise<DumpListing> {
   const packages: DumpPackage[] = [];
   const problems: string[] = [];
-  const children: string[] = [];
-  const top = await loadDocument(http, url, {
+  const notes: string[] = [];
+  const listed = new Set<string>();
+  let repeatedPackages = 0;
+  const top: Entry[] = [];
+  const doc = await loadDocument(http, url, {
     signal: options.signal,
     onEntry: (entry) => {
-      collect(entry, url);
+      top.push(entry);
     },
   });
-  const capability = top.summary.capability;
+  const capability = doc.summary.capability;
   if (capability !== 'resourcedump' && capability !== 'changedump') {
     throw new Error(`${clip(url)} is a ${capability}, not a Resource Dump or Change Dump`);
   }
   const kind: DumpKind = capability;
-  // Entries of an index are its child Dumps, not packages: moved over once the document says it is an index.
-  if (top.summary.isIndex) children.push(...packages.splice(0).map((p) => p.entry.loc));
-  for (const child of children) {
-    try {
-      const doc = await loadDocument(http, child, { signal: options.signal, onEntry: (entry) => collect(entry, child) });
-      if (doc.summary.capability !== kind || doc.summary.isIndex) {
-        problems.push(`${clip(child)} is listed in the ${kind} index but is a ${doc.summary.capability}${doc.summary.isIndex ? ' index' : ''}; its entries were not used`);
-        packages.splice(packages.length - doc.summary.entries, doc.summary.entries);
+  if (!doc.summary.isIndex) packages.push(...collect(top, url));
+  else {
+    // Entries of an index are its child Dumps, not packages.
+    const read = new Set([url]);
+    let repeatedChildren = 0;
+    for (const { loc: child } of top) {
+      if (read.has(child)) {
+        repeatedChildren++;
+        continue;
       }
-    } catch (err) {
-      problems.push(`${clip(child)} could not be read: ${(err as Error).message}`);
+      read.add(child);
+      const entries: Entry[] = [];
+      try {
+        const childDoc = await loadDocument(http, child, { signal: options.signal, onEntry: (entry) => void entries.push(entry) });
+        if (childDoc.summary.capability !== kind || childDoc.summary.isIndex) {
+          problems.push(`${clip(child)} is listed in the ${kind} index but is a ${childDoc.summary.capability}${childDoc.summary.isIndex ? ' index' : ''}; its entries were not used`);
+        } else packages.push(...collect(entries, child));
+      } catch (err) {
+        problems.push(`${clip(child)} could not be read: ${(err as Error).message}`);
+      }
     }
+    if (repeatedChildren > 0) notes.push(`The ${kind === 'resourcedump' ? 'Resource' : 'Change'} Dump Index names a Dump it names before, or itself, ${repeatedChildren} time${repeatedChildren === 1 ? '' : 's'}; each is read once.`);
   }
-  return { kind, md: top.summary.md, packages, problems };
+  if (repeatedPackages > 0) notes.push(`The ${kind === 'resourcedump' ? 'Resource' : 'Change'} Dump names a package it names before ${repeatedPackages} time${repeatedPackages === 1 ? '' : 's'}; each package is downloaded and applied once.`);
+  return { kind, md: doc.summary.md, packages, problems, notes };
 
-  function collect(entry: Entry, dumpUrl: string): void {
-    packages.push({ entry, dumpUrl, fromMs: ms(entry.md.from), untilMs: ms(entry.md.until), atMs: ms(entry.md.at) });
+  function collect(entries: Entry[], dumpUrl: string): DumpPackage[] {
+    const out: DumpPackage[] = [];
+    for (const entry of entries) {
+      if (listed.has(entry.loc)) {
+        repeatedPackages++;
+        continue;
+      }
+      listed.add(entry.loc);
+      out.push({ entry, dumpUrl, fromMs: ms(entry.md.from), untilMs: ms(entry.md.until), atMs: ms(entry.md.at) });
+    }
+    return out;
   }
 }
 
