@@ -271,8 +271,8 @@ describe('resume after kill -9 during a dump baseline', () => {
       if (!existsSync(path)) return false;
       const db = new DatabaseSync(path);
       try {
-        const row = db.prepare("SELECT value FROM meta WHERE key = 'dump-progress'").get() as { value: string } | undefined;
-        return row !== undefined && (JSON.parse(row.value) as { done: string[] }).done.length === 1;
+        const row = db.prepare("SELECT COUNT(*) AS n FROM meta WHERE key LIKE 'dump-progress:done:%'").get() as { n: number };
+        return row.n === 1;
       } catch {
         return false; // not created yet, or busy
       } finally {

@@ -173,8 +173,8 @@ describe('resume after kill -9 during an incremental sync from a Change Dump', (
     const pkg4Done = () => {
       const db = new DatabaseSync(join(dest, '.resourcesync', 'state.sqlite'), { readOnly: true });
       try {
-        const row = db.prepare("SELECT value FROM meta WHERE key = 'dump-progress'").get() as { value: string } | undefined;
-        return row !== undefined && row.value.includes(fixture.paths.dataset1.changeDumpPackage(4));
+        const row = db.prepare('SELECT 1 FROM meta WHERE key = ?').get(`dump-progress:done:${fixture.url}${fixture.paths.dataset1.changeDumpPackage(4)}`);
+        return row !== undefined;
       } catch {
         return false;
       } finally {
