@@ -3,7 +3,7 @@
 // to the Resource List, a dry run, and a resume after kill -9 in the middle of a package download.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createServer, type Server } from 'node:http';
@@ -191,6 +191,23 @@ describe('baseline from a Resource Dump', () => {
     fixture.setBroken(fixture.paths.dataset1.resourceDumpPackage(2), 'corrupt');
     const corrupt = await run({ mode: 'baseline' });
     expect(corrupt.failures.map((f) => f.reason).join('\n')).toMatch(/md5 of the package .* the Dump says/);
+  });
+
+  it("removes the downloads an earlier run left of packages the Dump no longer lists, and keeps those it still lists", async () => {
+    const packages = join(stateDirOf(dest), 'packages');
+    mkdirSync(packages, { recursive: true });
+    // An interrupted download of a package the Source has since renamed, and one of a package it still lists.
+    const gone = packagePath(packages, `${fixture.url}/dataset1/packages/renamed-since.zip`);
+    const listed = packagePath(packages, fixture.url + fixture.paths.dataset1.resourceDumpPackage(2));
+    for (const file of [`${gone}.part`, `${gone}.part.json`, `${listed}.part.json`]) writeFileSync(file, '{}');
+    // Package 2 cannot be had this time: the run ends incomplete, so the folder is not emptied as a complete run empties it.
+    fixture.setBroken(fixture.paths.dataset1.resourceDumpPackage(2), { status: 404 });
+    const result = await run({ mode: 'baseline' });
+    expect(result.failed).toBe(1);
+    expect(existsSync(`${gone}.part`)).toBe(false);
+    expect(existsSync(`${gone}.part.json`)).toBe(false);
+    expect(existsSync(`${listed}.part.json`)).toBe(true);
+    expect(notes).toContain('Removed the downloads of 1 package the Dump no longer lists, left by an earlier run.');
   });
 
   it('a package read while it downloads whose bytes are not the Dump\'s: none of it reaches the mirror, nothing is left behind', async () => {

@@ -15,7 +15,7 @@ import { DEADLINE_BYTES_PER_SECOND } from './fetcher.ts';
 import { packageApplier } from './dump-apply.ts';
 import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
 import { keepAsMetadata, metadataOf, type MetadataFetcher } from './metadata.ts';
-import { dumpPackages, ExtractBudget, fetchPackage, lengthOf, PackagePrefetch, type DumpListing, type DumpPackage, type ManifestEntry, type PackageReport } from './package/index.ts';
+import { dumpPackages, ExtractBudget, fetchPackage, lengthOf, PackagePrefetch, prunePackages, type DumpListing, type DumpPackage, type ManifestEntry, type PackageReport } from './package/index.ts';
 import type { MirrorState } from './state.ts';
 import { applyToUnlisted } from './unlisted.ts';
 
@@ -106,7 +106,11 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
   const done = o.runId === null ? new Set<string>() : donePackages(o.state, o.runId, o.dumpUrl);
   if (done.size > 0) o.onNote?.(`${done.size} package${done.size === 1 ? '' : 's'} of the Resource Dump applied before the interruption; not downloaded again.`);
   const workDir = join(o.stateDir, PACKAGES_DIR);
-  if (!o.dryRun) await mkdir(workDir, { recursive: true });
+  if (!o.dryRun) {
+    await mkdir(workDir, { recursive: true });
+    const pruned = await prunePackages(workDir, listing.packages.map((p) => p.entry.loc));
+    if (pruned > 0) o.onNote?.(`Removed the downloads of ${pruned} package${pruned === 1 ? '' : 's'} the Dump no longer lists, left by an earlier run.`);
+  }
   const t1 = Date.now();
 
   const prefetch = new PackagePrefetch();

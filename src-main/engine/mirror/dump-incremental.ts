@@ -16,7 +16,7 @@ import { packageApplier } from './dump-apply.ts';
 import { nextOf, notePackage, packageDeadline, PACKAGES_DIR } from './dump-baseline.ts';
 import { clearDumpProgress, donePackages, heldAt, markPackageDone } from './dump-progress.ts';
 import type { MetadataFetcher } from './metadata.ts';
-import { ExtractBudget, fetchPackage, PackagePrefetch, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
+import { ExtractBudget, fetchPackage, PackagePrefetch, prunePackages, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
 
 export interface DumpIncrementalOptions {
@@ -78,7 +78,11 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
   const done = o.runId === null ? new Set<string>() : donePackages(o.state, o.runId, o.dumpUrl);
   const held = o.runId === null ? null : heldAt(o.state, o.runId, o.dumpUrl);
   const workDir = join(o.stateDir, PACKAGES_DIR);
-  if (!o.dryRun) await mkdir(workDir, { recursive: true });
+  if (!o.dryRun) {
+    await mkdir(workDir, { recursive: true });
+    const pruned = await prunePackages(workDir, o.listing.packages.map((p) => p.entry.loc));
+    if (pruned > 0) o.onNote?.(`Removed the downloads of ${pruned} package${pruned === 1 ? '' : 's'} the Dump no longer lists, left by an earlier run.`);
+  }
   const t0 = Date.now();
 
   // By the period a datetime names, and an undated change by the dated one after it (manifest.ts `newAfterMs`).

@@ -18,4 +18,4 @@ export * from './model.ts';
 export { unsafeName } from './names.ts';
 export { FixityError } from './verify.ts';
 export { tempFileSink, type TempFile } from './sinks.ts';
-export { dumpPackages, fetchPackage, lengthOf, packagePath, PackagePrefetch, type DumpListing, type DumpPackage, type FetchPackageOptions } from './source.ts';
+export { dumpPackages, fetchPackage, lengthOf, packagePath, PackagePrefetch, prunePackages, type DumpListing, type DumpPackage, type FetchPackageOptions } from './source.ts';

@@ -2,8 +2,8 @@
 // one package fetched, read and cleaned up. The mirror decides which packages to apply (a Change Dump's `from` /
 // `until` against its checkpoint) and supplies the sink that writes through its atomic-write path.
 import { createHash } from 'node:crypto';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { clip } from '../../clip.ts';
 import { parseW3cDatetime, type Entry } from '../../documents/index.ts';
 import { HttpStatusError, type Http } from '../../http/index.ts';
@@ -260,6 +260,31 @@ export class PackagePrefetch {
 /** Where a package downloads: named after its URL, so an interrupted download is found again by the next run. */
 export function packagePath(workDir: string, loc: string): string {
   return join(workDir, `package-${createHash('sha256').update(loc).digest('hex').slice(0, 24)}.zip`);
+}
+
+/**
+ * Removes from the work folder what belongs to no package of `locs` (downloads, partial or whole, of packages the
+ * Dump no longer lists): the folder is emptied only by a run that completes, so a Source whose package URLs change
+ * from run to run while its transfers keep breaking off would otherwise fill it run after run. Resolves with how many
+ * packages' files were removed.
+ */
+export async function prunePackages(workDir: string, locs: Iterable<string>): Promise<number> {
+  const kept = new Set<string>();
+  for (const loc of locs) kept.add(basename(packagePath(workDir, loc)));
+  let names: string[];
+  try {
+    names = await readdir(workDir);
+  } catch {
+    return 0;
+  }
+  const removed = new Set<string>();
+  for (const name of names) {
+    const owner = name.replace(/\.part(\.json)?$/, '');
+    if (kept.has(owner)) continue;
+    await rm(join(workDir, name), { recursive: true, force: true });
+    removed.add(owner);
+  }
+  return removed.size;
 }
 
 /**
