@@ -102,7 +102,7 @@ function checkEntry(name: string, entry: yauzl.Entry, options: DirectoryOptions,
   if (entry.compressionMethod === 0 && entry.compressedSize !== entry.uncompressedSize) {
     return {
       code: 'size-mismatch',
-      reason: `Refused: ${clip(name)} is stored uncompressed but its sizes differ (${entry.compressedSize} and ${entry.uncompressedSize} bytes)`,
+      reason: `Refused: ${clip(name)} is stored uncompressed but its sizes differ (${entry.compressedSize.toLocaleString('en')} and ${entry.uncompressedSize.toLocaleString('en')} bytes)`,
     };
   }
   const ratio = entry.uncompressedSize / Math.max(1, entry.compressedSize);
