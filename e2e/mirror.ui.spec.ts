@@ -64,6 +64,10 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await expect(view(page).getByRole('progressbar', { name: 'Bytes' })).toBeVisible();
   await expect(page.getByRole('list', { name: 'Mirrors' })).toContainText(/Running \d+ %/);
   await expect(view(page).locator('.run-phase')).toContainText(/resources\/s|measuring the rate/);
+  // A screen reader is told what the run does (Fetching), not the rate and times that change several times a second.
+  const announced = view(page).getByRole('region', { name: 'Current run' }).locator('[aria-live]:not([aria-live=off])');
+  await expect(announced).toHaveCount(1);
+  await expect(announced).toHaveText(/^(Fetching|Reading the list and fetching)$/);
   await expect(view(page).getByRole('button', { name: 'Pause' })).toBeEnabled();
   // The history's row of the run under way counts with the progress, not with what batches recorded so far.
   const running = view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr').first();
