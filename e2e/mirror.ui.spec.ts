@@ -180,6 +180,10 @@ test('pauses a run and resumes it after a reload; cancels another', async ({ pag
   await expect(view(page).getByRole('status').filter({ hasText: 'Cancelled.' })).toBeVisible();
   await expect(view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr').first()).toContainText('cancelled');
   suite.fixture.setResourceDelay(0);
+  // Reopened after a reload, the run view says how its last run ended, not only what it counted.
+  await page.reload();
+  await page.getByRole('list', { name: 'Mirrors' }).getByRole('button', { name: /^cancelled/ }).click();
+  await expect(view(page).locator('.run-last')).toContainText(/^Last run: Baseline cancelled · .+ · 0 created, 0 updated, 0 deleted, 0 unchanged, 0 failed/);
 });
 
 test('a run that stood paused says how long it ran, and how long it was paused, apart', async ({ page }) => {

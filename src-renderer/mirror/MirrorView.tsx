@@ -11,7 +11,7 @@ import { AccessPanel } from './AccessPanel.tsx';
 import { AuditReport } from './AuditReport.tsx';
 import { FailuresTable } from './FailuresTable.tsx';
 import { focusLost } from './focus.ts';
-import { countsLine, formatInstant, formatWhen, mirroredList, STATUS_LABEL } from './format.ts';
+import { countsLine, formatInstant, lastRunLine, mirroredList, STATUS_LABEL } from './format.ts';
 import { useForgetMirror, useMirror, useMirrorEnded, useMirrorProgress, useOpenFolder, useRunAction } from './queries.ts';
 import { Counters, RunProgress } from './RunProgress.tsx';
 import { RunHistory } from './RunHistory.tsx';
@@ -336,7 +336,8 @@ function Loaded({ m }: { m: MirrorDetail }) {
           </div>
         ) : m.lastRun ? (
           <p className="run-last">
-            Last run: {formatWhen(m.lastRun.endedAt ?? m.lastRun.startedAt)} · {countsLine(m.lastRun)}
+            {/* How it ended first (cancelled, interrupted, with failures): after a restart nothing else here says so. */}
+            Last run: {lastRunLine(m.lastRun)} · {countsLine(m.lastRun)}
           </p>
         ) : (
           <p className="run-last">No run yet: “Sync now” makes the first baseline.</p>
