@@ -280,3 +280,27 @@ test('a mirror made from a Resource List says it mirrors that list, not its Capa
   await expect(mirrors_).toHaveAttribute('title', `In the Capability List ${suite.fixture.url}${PATHS.dataset1.capabilityList}`);
   await expectAccessible(page, 'a mirror of a Resource List alone');
 });
+
+test('a reload in the middle of a run shows the same mirror, its run and tab again', async ({ page }) => {
+  await openForm(page);
+  await fillForm(page, join(suite.mirrors, `reloaded-${test.info().repeatEachIndex}`), 1);
+  suite.fixture.setResourceDelay(300);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect.poll(async () => Number(await resourcesBar(page).getAttribute('aria-valuenow')), { timeout: 30_000 }).toBeGreaterThan(1);
+  // Slowed to a crawl: the run is still going on after the reload.
+  suite.fixture.setResourceDelay(3_000);
+  await view(page).getByRole('tab', { name: /Failures/ }).click();
+  await page.reload();
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror reloaded/ })).toBeVisible();
+  await expect(resourcesBar(page)).toBeVisible();
+  await expect(view(page).getByRole('tab', { name: /Failures/ })).toHaveAttribute('aria-selected', 'true');
+  await expectAccessible(page, 'a mirror view shown again after a reload mid-run');
+  suite.fixture.setResourceDelay(0);
+  await expect(runEnd(page, 'Baseline completed')).toBeVisible({ timeout: 60_000 });
+  // Another document chosen, the reload shows that document, not the mirror.
+  await page.getByRole('treeitem', { selected: true }).locator(':scope > .tree-row').click();
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+  await page.reload();
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror reloaded/ })).toHaveCount(0);
+});
