@@ -304,3 +304,37 @@ test('a reload in the middle of a run shows the same mirror, its run and tab aga
   await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
   await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror reloaded/ })).toHaveCount(0);
 });
+
+test('the deletion policy and the connections can be changed after the mirror is made, and the next run uses them', async ({ page }) => {
+  const folder = join(suite.mirrors, `options-${test.info().repeatEachIndex}`);
+  await openForm(page);
+  await fillForm(page, folder, 4);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(runEnd(page, 'Baseline completed')).toBeVisible({ timeout: 60_000 });
+  const fact = (name: string) => view(page).locator('.mirror-facts div').filter({ has: page.locator('dt', { hasText: new RegExp(`^${name}$`) }) }).locator('dd');
+  await expect(fact('deletions')).toHaveText('kept (listed in each run)');
+
+  await view(page).getByRole('tab', { name: 'Options' }).click();
+  const options = view(page).getByRole('form', { name: 'Options of this mirror' });
+  await expect(options.getByRole('radio', { name: /^Keep the files/ })).toBeChecked();
+  await expect(options.getByLabel('Connections')).toHaveValue('4');
+  // A number main refuses: said in plain words, the field marked and described by it.
+  await options.getByLabel('Connections').fill('0');
+  await options.getByRole('button', { name: 'Save options' }).click();
+  await expect(options.getByRole('alert')).toContainText('Not saved.');
+  await expect(options.getByLabel('Connections')).toHaveAttribute('aria-invalid', 'true');
+  await expect(options.getByLabel('Connections')).toHaveAccessibleDescription(/1 to 256/);
+  await expectAccessible(page, 'the Options tab with an error');
+  await options.getByLabel('Connections').fill('2');
+  await options.getByRole('radio', { name: /^Delete them/ }).check();
+  await options.getByRole('button', { name: 'Save options' }).click();
+  await expect(options.getByRole('status')).toHaveText('Saved. The next run uses them.');
+  await expect(fact('deletions')).toHaveText('deleted');
+  await expect(fact('connections')).toHaveText('2');
+  await expectAccessible(page, 'the Options tab, saved');
+
+  // The Source deletes a resource: the next sync deletes its file, by the new policy.
+  suite.fixture.state.change('delete', 1, 6);
+  await view(page).getByRole('button', { name: 'Sync now' }).click();
+  await expect(runEnd(page, /^Incremental/)).toContainText('0 created, 0 updated, 1 deleted', { timeout: 60_000 });
+});

@@ -10,7 +10,7 @@ import { BasicFields, type BasicValues } from './BasicFields.tsx';
 import { focusWhenReady } from './focus.ts';
 import { useCreateMirror } from './queries.ts';
 
-const POLICIES: { value: MirrorDeletePolicy; label: string; hint: string }[] = [
+export const POLICIES: { value: MirrorDeletePolicy; label: string; hint: string }[] = [
   { value: 'keep', label: 'Keep the files', hint: 'Nothing is deleted; each run lists what the Source deleted.' },
   { value: 'quarantine', label: 'Move them to quarantine', hint: 'Into .resourcesync/quarantine/ inside the mirror, where they can be looked at or restored.' },
   { value: 'delete', label: 'Delete them', hint: 'The mirror follows the Source exactly.' },

@@ -8,6 +8,7 @@ import { useAppInfo } from '../data/queries.ts';
 import { formatCount } from '../lib/format.ts';
 import { useMirrorUi, type MirrorTab } from '../state/mirror.ts';
 import { AccessPanel } from './AccessPanel.tsx';
+import { OptionsPanel } from './OptionsPanel.tsx';
 import { AuditReport } from './AuditReport.tsx';
 import { FailuresTable } from './FailuresTable.tsx';
 import { focusLost } from './focus.ts';
@@ -148,6 +149,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
     { id: 'failures', label: <>Failures <span className={`tab-count${failures ? ' tab-count-error' : ''}`}>{failures}</span></> },
     { id: 'audit', label: 'Audit' },
     { id: 'access', label: 'Access' },
+    { id: 'options', label: 'Options' },
   ];
 
   /**
@@ -384,8 +386,10 @@ function Loaded({ m }: { m: MirrorDetail }) {
             deletePolicy={m.options.deletePolicy}
             source={m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url}
           />
-        ) : (
+        ) : tab === 'access' ? (
           <AccessPanel key={m.path} m={m} canChange={usable && !busy} />
+        ) : (
+          <OptionsPanel key={m.path} m={m} canChange={usable && !busy} />
         )}
       </div>
     </section>

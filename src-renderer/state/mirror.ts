@@ -11,7 +11,7 @@ export type MirrorScreen =
   | { kind: 'create'; url: string; capability: string | undefined; sourceName: string | null }
   | { kind: 'mirror'; path: string };
 
-export type MirrorTab = 'runs' | 'failures' | 'audit' | 'access';
+export type MirrorTab = 'runs' | 'failures' | 'audit' | 'access' | 'options';
 
 /** A mirror just taken off the list: Undo adds its folder again, with its options, until the next remove or a dismiss. */
 export interface RemovedMirror {
@@ -41,7 +41,7 @@ interface MirrorUiState {
 /** localStorage key of the mirror view shown and its tab, so a reload (mid-run too) shows it again. */
 export const MIRROR_UI_STORAGE_KEY = 'rsdesk.mirror-ui';
 
-const TABS: readonly MirrorTab[] = ['runs', 'failures', 'audit', 'access'];
+const TABS: readonly MirrorTab[] = ['runs', 'failures', 'audit', 'access', 'options'];
 
 export const useMirrorUi = create<MirrorUiState>()(persist((set, get) => ({
   screen: null,
