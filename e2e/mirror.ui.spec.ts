@@ -271,6 +271,11 @@ test('the failures table retries one resource, then all the failed ones, each a 
   await view(page).getByRole('tab', { name: /Failures/ }).click();
   const table = view(page).getByRole('table', { name: /^Failures of run \d+$/ });
   await expect(table.locator('tbody tr')).toHaveCount(3);
+  // Each says why in words, without the URI its row shows already (another location tried stays named).
+  for (const id of broken) {
+    const row = table.locator('tbody tr').filter({ has: page.locator('td:first-child', { hasText: new RegExp(`^${suite.fixture.state.locOf(id)}$`) }) });
+    await expect(row.locator('td').nth(1)).toHaveText(/^(HTTP 404 Not Found|its copy at \S+\/mirror\/\S+: HTTP 404 Not Found; its own address: HTTP 404 Not Found)$/);
+  }
   await accessible(page, 'the failures of a run, with Retry');
 
   // One resource: only it is fetched again.

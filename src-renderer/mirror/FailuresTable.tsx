@@ -3,7 +3,7 @@ import { Spinner } from '../common/Spinner.tsx';
 import type { MirrorProgress, MirrorRun } from '../../src-main/contract/types.ts';
 import { formatCount } from '../lib/format.ts';
 import { useMirrorUi } from '../state/mirror.ts';
-import { runKind } from './format.ts';
+import { failureReason, runKind } from './format.ts';
 import { useFailures } from './queries.ts';
 import { ScrollBox } from './ScrollBox.tsx';
 
@@ -79,7 +79,7 @@ export function FailuresTable({
                 <tr key={i} className={f.fixedBy !== null ? 'fixed' : undefined}>
                   <td className="mono wrap">{f.uri}</td>
                   <td className="wrap">
-                    {f.reason}
+                    {failureReason(f.uri, f.reason)}
                     {f.fixedBy !== null && <span className="ok-text"> — mirrored since, by run #{f.fixedBy}</span>}
                   </td>
                   {run && run.kind !== 'audit' && (

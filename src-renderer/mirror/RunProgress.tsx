@@ -1,7 +1,7 @@
 import type { MirrorProgress } from '../../src-main/contract/types.ts';
 import { Spinner } from '../common/Spinner.tsx';
 import { formatBytes, formatCount } from '../lib/format.ts';
-import { formatDuration } from './format.ts';
+import { failureReason, formatDuration } from './format.ts';
 
 const PHASE: Record<MirrorProgress['phase'], string> = {
   discovery: 'Finding the lists',
@@ -85,7 +85,7 @@ export function RunProgress({ progress, pausedSeconds = 0, ranSeconds = null }: 
       <Counters counts={p} />
       {p.failed > 0 && p.latestFailure !== null && (
         <p className="run-latest-failure">
-          <span className="c-failed">Latest failure:</span> <span className="mono wrap">{p.latestFailure.uri}</span> — {p.latestFailure.reason}
+          <span className="c-failed">Latest failure:</span> <span className="mono wrap">{p.latestFailure.uri}</span> — {failureReason(p.latestFailure.uri, p.latestFailure.reason)}
         </p>
       )}
     </div>
