@@ -1,0 +1,40 @@
+// A run with more than a thousand failures, as when a Source loses a whole collection: the counts, the table of
+// failures and what it says of those it does not show.
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { PATHS } from './fixture-source/index.ts';
+import { mirrorSuite } from './mirror-suite.ts';
+import { expectAccessible, fillMirrorForm, mainView, openMirrorForm } from './ui-helpers.ts';
+
+const RESOURCES = 1_100;
+
+const suite = mirrorSuite('mirror-failures', { resources: RESOURCES, changeListSize: 10, resourceDelayMs: 0 });
+
+test.describe.configure({ mode: 'serial' });
+
+/** Every resource of dataset1 answers 404, at its own address and at its copy. */
+function breakAll(on: boolean): void {
+  for (let id = 1; id <= RESOURCES; id++) {
+    suite.fixture.setBroken(suite.fixture.state.pathOf(id), on ? { status: 404 } : null);
+    suite.fixture.setBroken(`/mirror${suite.fixture.state.pathOf(id)}`, on ? { status: 404 } : null);
+  }
+}
+
+test('a baseline whose 1,100 resources all fail: counts with thousands separators, the failures table', async ({ page }) => {
+  const view = mainView(page);
+  await page.setViewportSize({ width: 1024, height: 768 });
+  breakAll(true);
+  await openMirrorForm(page, suite.app.url, suite.fixture.url + PATHS.dataset1.capabilityList);
+  await fillMirrorForm(page, join(suite.mirrors, `all-failed-${test.info().repeatEachIndex}`), 8);
+  await view.getByRole('button', { name: 'Create mirror' }).click();
+  await expect(view.getByRole('status').filter({ hasText: /^Baseline ended with 1,100 failures/ })).toBeVisible({ timeout: 120_000 });
+  breakAll(false);
+
+  // The tab counts as the counters do.
+  await expect(view.getByRole('tab', { name: /^Failures/ })).toHaveText('Failures 1,100');
+  await view.getByRole('tab', { name: /^Failures/ }).click();
+  const table = view.getByRole('table', { name: /^Failures of run \d+$/ });
+  await expect(table.locator('tbody tr')).toHaveCount(1_000);
+  await expect(view.getByRole('button', { name: 'Retry all failed (1,100)' })).toBeEnabled();
+  await expectAccessible(page, 'a run with 1,100 failures');
+});
