@@ -295,6 +295,13 @@ test('a reload in the middle of a run shows the same mirror, its run and tab aga
   await expect(resourcesBar(page)).toBeVisible();
   await expect(view(page).getByRole('tab', { name: /Failures/ })).toHaveAttribute('aria-selected', 'true');
   await expectAccessible(page, 'a mirror view shown again after a reload mid-run');
+  // The skip link names what the main pane shows: the mirror, not "the entries and details".
+  const skip = page.getByRole('link', { name: /^Skip to / });
+  await expect(skip).toHaveText('Skip to the mirror');
+  await skip.focus();
+  await expect(skip).toBeInViewport();
+  await page.keyboard.press('Enter');
+  await expect(view(page)).toBeFocused();
   suite.fixture.setResourceDelay(0);
   await expect(runEnd(page, 'Baseline completed')).toBeVisible({ timeout: 60_000 });
   // Another document chosen, the reload shows that document, not the mirror.
