@@ -25,7 +25,8 @@ test('a baseline whose 1,100 resources all fail: counts with thousands separator
   await page.setViewportSize({ width: 1024, height: 768 });
   breakAll(true);
   await openMirrorForm(page, suite.app.url, suite.fixture.url + PATHS.dataset1.capabilityList);
-  await fillMirrorForm(page, join(suite.mirrors, `all-failed-${test.info().repeatEachIndex}`), 8);
+  const folder = join(suite.mirrors, `all-failed-${test.info().repeatEachIndex}`);
+  await fillMirrorForm(page, folder, 8);
   await view.getByRole('button', { name: 'Create mirror' }).click();
   await expect(view.getByRole('status').filter({ hasText: /^Baseline ended with 1,100 failures/ })).toBeVisible({ timeout: 120_000 });
   breakAll(false);
@@ -37,4 +38,16 @@ test('a baseline whose 1,100 resources all fail: counts with thousands separator
   await expect(table.locator('tbody tr')).toHaveCount(1_000);
   await expect(view.getByRole('button', { name: 'Retry all failed (1,100)' })).toBeEnabled();
   await expectAccessible(page, 'a run with 1,100 failures');
+
+  // What is not shown is said in one run of text, with the command that lists them all for this very folder.
+  const note = view.locator('.mirror-failures p').filter({ hasText: 'Showing the first' });
+  await expect(note).toHaveText(`Showing the first 1,000 of 1,100 failures; rsdesk runs --dest ${folder} --json lists them all.`);
+  const sameLine = await note.evaluate((p) => {
+    const range = document.createRange();
+    range.selectNodeContents(p.querySelector('code')!.previousSibling ?? p);
+    const before = [...range.getClientRects()].at(-1)!;
+    const code = p.querySelector('code')!.getClientRects()[0]!;
+    return Math.abs(code.top - before.top) < 4 && code.left >= before.right - 1;
+  });
+  expect(sameLine, 'the command follows the sentence on its line, not in a column of its own').toBe(true);
 });

@@ -7,6 +7,11 @@ import { failureReason, runKind } from './format.ts';
 import { useFailures } from './queries.ts';
 import { ScrollBox } from './ScrollBox.tsx';
 
+/** The folder as a shell takes it, whatever it holds (spaces, quotes). */
+function shellQuote(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+}
+
 /**
  * The failures of one run (by default the last one that had any). Retry fetches again just that resource, Retry all
  * failed just the run's failures: each is a run of its own (mode retry), the rest of the mirror is not touched.
@@ -101,7 +106,11 @@ export function FailuresTable({
           </table>
           {failures.data.total > failures.data.failures.length && (
             <p className="empty">
-              Showing the first {formatCount(failures.data.failures.length)} of {formatCount(failures.data.total)} failures; <code>rsdesk runs --dest FOLDER --json</code> lists them all.
+              {/* One run of text: the paragraph's flex layout put each part in a column of its own. */}
+              <span>
+                Showing the first {formatCount(failures.data.failures.length)} of {formatCount(failures.data.total)} failures;{' '}
+                <code className="wrap">rsdesk runs --dest {shellQuote(path)} --json</code> lists them all.
+              </span>
             </p>
           )}
         </ScrollBox>
