@@ -50,4 +50,14 @@ test('a baseline whose 1,100 resources all fail: counts with thousands separator
     return Math.abs(code.top - before.top) < 4 && code.left >= before.right - 1;
   });
   expect(sameLine, 'the command follows the sentence on its line, not in a column of its own').toBe(true);
+
+  // Scrolled down to the last rows, the column names are still in sight, above the rows, not over them.
+  await table.locator('tbody tr').last().scrollIntoViewIfNeeded();
+  const header = table.getByRole('columnheader', { name: 'resource' });
+  await expect(header).toBeInViewport({ ratio: 1 });
+  const box = view.locator('.mirror-failures .mirror-table-box');
+  const [headerBox, boxBox] = [(await header.boundingBox())!, (await box.boundingBox())!];
+  expect(headerBox.y).toBeGreaterThanOrEqual(boxBox.y - 1);
+  expect(headerBox.y).toBeLessThanOrEqual(boxBox.y + 9);
+  await expectAccessible(page, 'the failures table scrolled to its end');
 });
