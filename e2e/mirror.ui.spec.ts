@@ -163,6 +163,9 @@ test('pauses a run and resumes it after a reload; cancels another', async ({ pag
   await page.getByRole('list', { name: 'Mirrors' }).getByRole('button', { name: /paused/ }).click();
   await expect(view(page).getByRole('heading', { level: 2, name: /Mirror paused/ })).toContainText('Paused');
   await expect(view(page).getByRole('status').filter({ hasText: 'The last run was paused' })).toContainText('nothing already verified is fetched again');
+  // One way on: Resume (a "Sync now" beside it did the same).
+  await expect(view(page).getByRole('button', { name: 'Resume' })).toBeVisible();
+  await expect(view(page).getByRole('button', { name: 'Sync now' })).toHaveCount(0);
   await accessible(page, 'a paused mirror');
   suite.fixture.setResourceDelay(20);
   await view(page).getByRole('button', { name: 'Resume' }).click();

@@ -225,13 +225,17 @@ function Loaded({ m }: { m: MirrorDetail }) {
                   Resume
                 </button>
               )}
-              <button type="button" className={m.resumable ? 'btn-secondary' : 'btn-primary'} disabled={!usable || action.isPending} onClick={() => {
-                  aim('run');
-                  action.mutate({ action: 'start' });
-                }}
-              >
-                Sync now
-              </button>
+              {/* A run waiting to be resumed is what the next sync does: "Sync now" beside Resume did the same, and
+                  left one wondering whether it would start over. */}
+              {!m.resumable && (
+                <button type="button" className="btn-primary" disabled={!usable || action.isPending} onClick={() => {
+                    aim('run');
+                    action.mutate({ action: 'start' });
+                  }}
+                >
+                  Sync now
+                </button>
+              )}
               <button type="button" className="btn-secondary" disabled={!usable} onClick={openAudit}>
                 Audit…
               </button>
