@@ -1,6 +1,7 @@
 // What a newcomer's walkthrough of the mirror views found: focus kept in place after actions whose button goes away,
 // Escape on the new-mirror form, form errors, plain messages when the app server is gone, Remove from list with
 // Undo, the audit's wording and export, the tree's selected document, the list a mirror is made from.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { PATHS } from './fixture-source/index.ts';
@@ -279,6 +280,12 @@ test('a mirror made from a Resource List says it mirrors that list, not its Capa
   await expect(mirrors_).toHaveText(`${suite.fixture.url}${PATHS.dataset1.resourceList} (this Resource List alone)`);
   await expect(mirrors_).toHaveAttribute('title', `In the Capability List ${suite.fixture.url}${PATHS.dataset1.capabilityList}`);
   await expectAccessible(page, 'a mirror of a Resource List alone');
+  // Its audit, exported, names that list as what the mirror follows.
+  await view(page).getByRole('tab', { name: 'Audit' }).click();
+  await view(page).getByRole('button', { name: 'Audit now' }).click();
+  await expect(view(page).locator('.audit-summary')).toBeVisible({ timeout: 30_000 });
+  const [json] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export JSON' }).click()]);
+  expect(JSON.parse(readFileSync((await json.path())!, 'utf8'))).toMatchObject({ source: `${suite.fixture.url}${PATHS.dataset1.resourceList}` });
 });
 
 test('a reload in the middle of a run shows the same mirror, its run and tab again', async ({ page }) => {

@@ -388,7 +388,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
             onStart={() => aim('audit')}
             focusFrom={auditFocusFrom}
             deletePolicy={m.options.deletePolicy}
-            source={m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url}
+            source={list.url}
           />
         ) : tab === 'access' ? (
           <AccessPanel key={m.path} m={m} canChange={usable && !busy} />
