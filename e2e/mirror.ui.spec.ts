@@ -292,6 +292,8 @@ test('the failures table retries one resource, then all the failed ones, each a 
   // The one retried is mirrored since: said in its row, and left out of "all failed".
   await expect(table.locator('tbody tr').filter({ hasText: suite.fixture.state.locOf(5) })).toContainText(/mirrored since, by run #\d+/);
   await expect(table.getByRole('button', { name: `Retry ${suite.fixture.state.locOf(5)}` })).toHaveCount(0);
+  // The tab counts the failures that still stand, as "Retry all failed" does.
+  await expect(view(page).getByRole('tab', { name: /^Failures/ })).toHaveText('Failures 2');
   // All the failed ones, from the keyboard: the two still missing are fetched.
   mark = suite.fixture.requests.length;
   const all = view(page).getByRole('button', { name: 'Retry all failed (2)' });
@@ -304,6 +306,9 @@ test('the failures table retries one resource, then all the failed ones, each a 
   await view(page).getByRole('tab', { name: /Failures/ }).click();
   await view(page).getByRole('combobox', { name: 'Run' }).selectOption({ index: 0 });
   await expect(view(page).getByRole('button', { name: 'Retry all failed (0)' })).toBeDisabled();
+  // Every failure mirrored since: nothing left to count in red.
+  await expect(view(page).getByRole('tab', { name: /^Failures/ })).toHaveText('Failures 0');
+  await expect(view(page).getByRole('tab', { name: /^Failures/ }).locator('.tab-count-error')).toHaveCount(0);
   const history = view(page).getByRole('tab', { name: /Runs/ });
   await history.click();
   const rows = view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr');

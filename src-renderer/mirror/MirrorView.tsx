@@ -13,7 +13,7 @@ import { AuditReport } from './AuditReport.tsx';
 import { FailuresTable } from './FailuresTable.tsx';
 import { focusLost } from './focus.ts';
 import { countsLine, formatInstant, lastRunLine, mirroredList, STATUS_LABEL } from './format.ts';
-import { useForgetMirror, useMirror, useMirrorEnded, useMirrorProgress, useOpenFolder, useRunAction } from './queries.ts';
+import { useFailures, useForgetMirror, useMirror, useMirrorEnded, useMirrorProgress, useOpenFolder, useRunAction } from './queries.ts';
 import { Counters, RunProgress } from './RunProgress.tsx';
 import { RunHistory } from './RunHistory.tsx';
 
@@ -69,7 +69,11 @@ function Loaded({ m }: { m: MirrorDetail }) {
   // its counters show, and the run the Failures tab opens on.
   const failedOf = (r: (typeof m.runs)[number]) => (r.status === 'running' && busy ? Math.max(r.failed, progress?.failed ?? 0) : r.failed);
   const lastFailed = m.runs.find((r) => r.kind !== 'audit' && failedOf(r) > 0);
-  const failures = lastFailed ? failedOf(lastFailed) : 0;
+  // Once that run has ended, those of its failures still standing: a later run may have mirrored them since, and the
+  // tab then counts as its "Retry all failed (N)" does, not a red count of what is no longer wrong.
+  const lastFailedRunning = lastFailed?.status === 'running' && busy;
+  const standing = useFailures(m.path, lastFailed && !lastFailedRunning ? lastFailed.id : null).data;
+  const failures = !lastFailed ? 0 : lastFailedRunning ? failedOf(lastFailed) : standing?.runId === lastFailed.id ? standing.open : lastFailed.failed;
   const list = mirroredList(m);
   // A run resumed after a pause: what it ran before counts, the pause does not (the engine records how long it stood).
   const current = busy ? m.runs.find((r) => r.status === 'running' && r.kind !== 'audit') : undefined;
