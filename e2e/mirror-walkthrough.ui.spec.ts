@@ -331,6 +331,11 @@ test('the deletion policy and the connections can be changed after the mirror is
   await view(page).getByRole('tab', { name: 'Options' }).click();
   const options = view(page).getByRole('form', { name: 'Options of this mirror' });
   await expect(options.getByRole('radio', { name: /^Keep the files/ })).toBeChecked();
+  // It promises what the app does: a run's end counts what the Source deleted, the audit lists them (it once said "each
+  // run lists" them, which none does).
+  await expect(options.locator('label').filter({ hasText: /^Keep the files/ })).toHaveText(
+    'Keep the files — Nothing is deleted; each run says how many the Source deleted, and an audit lists them.',
+  );
   await expect(options.getByLabel('Connections')).toHaveValue('4');
   // A number main refuses: said in plain words, the field marked and described by it.
   await options.getByLabel('Connections').fill('0');
