@@ -152,8 +152,8 @@ function Loaded({ m }: { m: MirrorDetail }) {
     { id: 'runs', label: <>Runs <span className="tab-count">{formatCount(m.runs.length)}</span></> },
     { id: 'failures', label: <>Failures <span className={`tab-count${failures ? ' tab-count-error' : ''}`}>{formatCount(failures)}</span></> },
     { id: 'audit', label: 'Audit' },
-    { id: 'access', label: 'Access' },
     { id: 'options', label: 'Options' },
+    { id: 'access', label: 'Access' },
   ];
 
   /**
