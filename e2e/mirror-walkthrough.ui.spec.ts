@@ -357,3 +357,30 @@ test('the deletion policy and the connections can be changed after the mirror is
   await view(page).getByRole('button', { name: 'Sync now' }).click();
   await expect(runEnd(page, /^Incremental/)).toContainText('0 created, 0 updated, 1 deleted', { timeout: 60_000 });
 });
+
+test('a paused run says how far it came in plain words: one resource in the singular, none as none', async ({ page }) => {
+  await openForm(page);
+  await fillForm(page, join(suite.mirrors, `how-far-${test.info().repeatEachIndex}`), 1);
+  suite.fixture.setResourceDelay(3_000);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(view(page).getByRole('button', { name: 'Pause' })).toBeEnabled();
+  await view(page).getByRole('button', { name: 'Pause' }).click();
+  await expect(runEnd(page, 'Paused after')).toBeVisible({ timeout: 30_000 });
+  suite.fixture.setResourceDelay(0);
+  // How many it recorded depends on when Pause came: the mirror's answer is made to say 1, then 0.
+  let recorded = 1;
+  await page.route('**/api/invoke', async (route) => {
+    if ((route.request().postDataJSON() as { command: string }).command !== 'mirrors.get') return route.continue();
+    const response = await route.fetch();
+    const body = (await response.json()) as { result: { lastRun: { created: number; updated: number; unchanged: number } } };
+    Object.assign(body.result.lastRun, { created: recorded, updated: 0, unchanged: 0 });
+    await route.fulfill({ response, json: body });
+  });
+  const alert = view(page).getByRole('status').filter({ hasText: 'The last run was paused' });
+  await page.reload();
+  await expect(alert).toContainText('The last run was paused after 1 resource. Resume takes it up');
+  recorded = 0;
+  await page.reload();
+  await expect(alert).toContainText('The last run was paused before any resource was recorded. Resume takes it up');
+  await expectAccessible(page, 'a paused mirror that recorded nothing yet');
+});

@@ -30,6 +30,12 @@ export const UNKNOWN_LABEL = 'State unknown';
 
 const POLICY_TEXT = { keep: 'kept (listed in each run)', quarantine: 'moved to quarantine', delete: 'deleted' } as const;
 
+/** How far a paused or interrupted run came, by what it recorded: "after 1 resource", not "after 1 resources". */
+function resumedAfter(done: number): string {
+  if (done === 0) return 'before any resource was recorded';
+  return `after ${formatCount(done)} ${done === 1 ? 'resource' : 'resources'}`;
+}
+
 /** One mirror: what it mirrors, its run (progress, Pause / Resume / Cancel), its history, failures and audit. */
 export function MirrorView({ path }: { path: string }) {
   const mirror = useMirror(path);
@@ -301,8 +307,8 @@ function Loaded({ m }: { m: MirrorDetail }) {
       {m.resumable && !busy && !ended && (
         <div className="alert alert-warning mirror-alert" role="status">
           <span>
-            {m.status === 'paused' ? 'The last run was paused' : 'The last run was interrupted (the app or the computer stopped)'} after{' '}
-            {formatCount((m.lastRun?.created ?? 0) + (m.lastRun?.updated ?? 0) + (m.lastRun?.unchanged ?? 0))} resources. Resume takes it up:
+            {m.status === 'paused' ? 'The last run was paused' : 'The last run was interrupted (the app or the computer stopped)'}{' '}
+            {resumedAfter((m.lastRun?.created ?? 0) + (m.lastRun?.updated ?? 0) + (m.lastRun?.unchanged ?? 0))}. Resume takes it up:
             nothing already verified is fetched again.
           </span>
         </div>
