@@ -60,4 +60,20 @@ test('a baseline whose 1,100 resources all fail: counts with thousands separator
   expect(headerBox.y).toBeGreaterThanOrEqual(boxBox.y - 1);
   expect(headerBox.y).toBeLessThanOrEqual(boxBox.y + 9);
   await expectAccessible(page, 'the failures table scrolled to its end');
+
+  // One resource found among them by its URI, and the count says of what.
+  const filter = view.getByRole('searchbox', { name: 'Filter the failures by text' });
+  await filter.fill('/res/1001.');
+  await expect(table.locator('tbody tr')).toHaveCount(1);
+  await expect(table.locator('tbody tr')).toContainText(suite.fixture.state.locOf(1001));
+  await expect(view.getByRole('search', { name: 'Filter the failures' }).locator('[aria-live=polite]')).toHaveText('1 of the first 1,000 of 1,100 failures');
+  // By its reason too; and nothing found is said.
+  await filter.fill('its copy at');
+  await expect.poll(() => table.locator('tbody tr').count()).toBeGreaterThan(0);
+  await filter.fill('no such failure');
+  await expect(table.locator('tbody tr')).toHaveCount(0);
+  await expect(view.locator('.mirror-failures')).toContainText('Nothing matches the filter.');
+  await expectAccessible(page, 'the failures filtered to none');
+  await filter.fill('');
+  await expect(table.locator('tbody tr')).toHaveCount(1_000);
 });

@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import { errorMessage } from '../bridge/index.ts';
 import { Spinner } from '../common/Spinner.tsx';
 import type { MirrorProgress, MirrorRun } from '../../src-main/contract/types.ts';
@@ -37,9 +38,16 @@ export function FailuresTable({
   const withFailures = counted.filter((r) => r.failed > 0);
   const runId = chosen ?? withFailures[0]?.id ?? null;
   const failures = useFailures(path, runId, runId !== null && runId === runningId);
+  // A text to find one resource (or one kind of failure) among a thousand.
+  const [text, setText] = useState('');
   if (withFailures.length === 0) return <p className="empty ok-text">✓ No run of this mirror has failures.</p>;
   const run = counted.find((r) => r.id === runId);
   const open = failures.data?.open ?? run?.failed ?? 0;
+  const listed = failures.data?.failures ?? [];
+  const needle = text.trim().toLowerCase();
+  const shown = needle === '' ? listed : listed.filter((f) => f.uri.toLowerCase().includes(needle) || failureReason(f.uri, f.reason).toLowerCase().includes(needle));
+  const total = failures.data?.total ?? 0;
+  const of = total > listed.length ? `the first ${formatCount(listed.length)} of ${formatCount(total)} failures` : `${formatCount(listed.length)} ${listed.length === 1 ? 'failure' : 'failures'}`;
   return (
     <div className="mirror-failures">
       <div className="mirror-filters">
@@ -64,6 +72,14 @@ export function FailuresTable({
             Retry all failed ({formatCount(open)})
           </button>
         )}
+        {listed.length > 1 && (
+          <span className="mirror-filter-text" role="search" aria-label="Filter the failures">
+            <input type="search" aria-label="Filter the failures by text" placeholder="Filter by URI or reason" value={text} onChange={(e) => setText(e.target.value)} />
+            <span className="muted" aria-live="polite">
+              {needle === '' ? '' : `${formatCount(shown.length)} of ${of}`}
+            </span>
+          </span>
+        )}
       </div>
       {failures.isPending ? (
         <div className="empty"><Spinner /> Reading the failures…</div>
@@ -80,7 +96,7 @@ export function FailuresTable({
               </tr>
             </thead>
             <tbody>
-              {failures.data.failures.map((f, i) => (
+              {shown.map((f, i) => (
                 <tr key={i} className={f.fixedBy !== null ? 'fixed' : undefined}>
                   <td className="mono wrap">{f.uri}</td>
                   <td className="wrap">
@@ -104,6 +120,7 @@ export function FailuresTable({
               ))}
             </tbody>
           </table>
+          {shown.length === 0 && <p className="empty">Nothing matches the filter.</p>}
           {failures.data.total > failures.data.failures.length && (
             <p className="empty">
               {/* One run of text: the paragraph's flex layout put each part in a column of its own. */}
