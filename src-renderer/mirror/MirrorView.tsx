@@ -313,6 +313,8 @@ function Loaded({ m }: { m: MirrorDetail }) {
           </span>
         </div>
       )}
+      {/* An audit's end is said here only away from the Audit tab, whose verdict (or error) says it already: shown in
+          both, a screen reader read it out twice. */}
       <div className="mirror-run" aria-label="Current run" role="region">
         {unknown ? (
           <div className="alert alert-warning run-unknown" role="alert">
@@ -322,7 +324,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
           <RunProgress progress={progress} pausedSeconds={pausedBefore} ranSeconds={ranSoFar} />
         ) : busy ? (
           <p className="run-phase"><Spinner /> Starting…</p>
-        ) : ended ? (
+        ) : ended && !(ended.kind === 'audit' && tab === 'audit') ? (
           <div className={`run-end run-end-${ended.kind === 'audit' && ended.failed > 0 ? 'failed' : ended.status}`} role="status" tabIndex={-1}>
             <strong>{ended.message}</strong>
             {ended.kind === 'sync' && ended.status !== 'error' && <Counters counts={ended} />}
