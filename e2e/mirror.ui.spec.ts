@@ -73,6 +73,8 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   const running = view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr').first();
   await expect(running).toContainText('running');
   expect(Number(await running.locator('td').nth(4).textContent())).toBeGreaterThan(4);
+  // How long it has run so far, not a dash.
+  await expect(running.locator('td').nth(2)).toHaveText(/^\d+ s so far$/);
   await page.screenshot({ path: join(screenshots, 'mirror-run.png') });
   await accessible(page, 'the run view while running');
   await expect(bar).toBeVisible();
