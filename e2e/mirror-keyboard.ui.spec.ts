@@ -131,6 +131,12 @@ test("the audit's verdict says in plain words how the files were checked, and co
   const summary = view(page).locator('.audit-summary');
   await expect(summary).toBeFocused({ timeout: 30_000 });
   await expect(summary).toContainText('Not in sync: 1 difference.');
+  // Said once on the Audit tab (its end above the tabs too was read out twice); away from the tab, above them.
+  await expect(view(page).getByRole('status').filter({ hasText: 'Not in sync: 1 difference.' })).toHaveCount(1);
+  await chooseTab(page, /^Runs/);
+  await expect(view(page).getByRole('region', { name: 'Current run' }).getByRole('status')).toContainText('Not in sync: 1 difference.');
+  await chooseTab(page, /^Audit/);
+  await expect(summary).toBeVisible();
   await expect(summary).toContainText('each file checked by its size and the hashes recorded when it was mirrored, not read again');
   await expect(summary).not.toContainText('from the inventory');
   await expect(view(page).getByRole('search', { name: 'Filter the audit' }).locator('[aria-live=polite]')).toHaveText('1 difference');

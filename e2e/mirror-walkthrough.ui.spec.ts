@@ -1,6 +1,7 @@
 // What a newcomer's walkthrough of the mirror views found: focus kept in place after actions whose button goes away,
 // Escape on the new-mirror form, form errors, plain messages when the app server is gone, Remove from list with
 // Undo, the audit's wording and export, the tree's selected document, the list a mirror is made from.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { PATHS } from './fixture-source/index.ts';
@@ -279,4 +280,107 @@ test('a mirror made from a Resource List says it mirrors that list, not its Capa
   await expect(mirrors_).toHaveText(`${suite.fixture.url}${PATHS.dataset1.resourceList} (this Resource List alone)`);
   await expect(mirrors_).toHaveAttribute('title', `In the Capability List ${suite.fixture.url}${PATHS.dataset1.capabilityList}`);
   await expectAccessible(page, 'a mirror of a Resource List alone');
+  // Its audit, exported, names that list as what the mirror follows.
+  await view(page).getByRole('tab', { name: 'Audit' }).click();
+  await view(page).getByRole('button', { name: 'Audit now' }).click();
+  await expect(view(page).locator('.audit-summary')).toBeVisible({ timeout: 30_000 });
+  const [json] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export JSON' }).click()]);
+  expect(JSON.parse(readFileSync((await json.path())!, 'utf8'))).toMatchObject({ source: `${suite.fixture.url}${PATHS.dataset1.resourceList}` });
+});
+
+test('a reload in the middle of a run shows the same mirror, its run and tab again', async ({ page }) => {
+  await openForm(page);
+  await fillForm(page, join(suite.mirrors, `reloaded-${test.info().repeatEachIndex}`), 1);
+  suite.fixture.setResourceDelay(300);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect.poll(async () => Number(await resourcesBar(page).getAttribute('aria-valuenow')), { timeout: 30_000 }).toBeGreaterThan(1);
+  // Slowed to a crawl: the run is still going on after the reload.
+  suite.fixture.setResourceDelay(3_000);
+  await view(page).getByRole('tab', { name: /Failures/ }).click();
+  await page.reload();
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror reloaded/ })).toBeVisible();
+  await expect(resourcesBar(page)).toBeVisible();
+  await expect(view(page).getByRole('tab', { name: /Failures/ })).toHaveAttribute('aria-selected', 'true');
+  await expectAccessible(page, 'a mirror view shown again after a reload mid-run');
+  // The skip link names what the main pane shows: the mirror, not "the entries and details".
+  const skip = page.getByRole('link', { name: /^Skip to / });
+  await expect(skip).toHaveText('Skip to the mirror');
+  await skip.focus();
+  await expect(skip).toBeInViewport();
+  await page.keyboard.press('Enter');
+  await expect(view(page)).toBeFocused();
+  suite.fixture.setResourceDelay(0);
+  await expect(runEnd(page, 'Baseline completed')).toBeVisible({ timeout: 60_000 });
+  // Another document chosen, the reload shows that document, not the mirror.
+  await page.getByRole('treeitem', { selected: true }).locator(':scope > .tree-row').click();
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+  await page.reload();
+  await expect(detail(page).getByRole('button', { name: 'Mirror this…' })).toBeVisible();
+  await expect(view(page).getByRole('heading', { level: 2, name: /^Mirror reloaded/ })).toHaveCount(0);
+});
+
+test('the deletion policy and the connections can be changed after the mirror is made, and the next run uses them', async ({ page }) => {
+  const folder = join(suite.mirrors, `options-${test.info().repeatEachIndex}`);
+  await openForm(page);
+  await fillForm(page, folder, 4);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(runEnd(page, 'Baseline completed')).toBeVisible({ timeout: 60_000 });
+  const fact = (name: string) => view(page).locator('.mirror-facts div').filter({ has: page.locator('dt', { hasText: new RegExp(`^${name}$`) }) }).locator('dd');
+  await expect(fact('deletions')).toHaveText('kept (listed in each run)');
+
+  await view(page).getByRole('tab', { name: 'Options' }).click();
+  const options = view(page).getByRole('form', { name: 'Options of this mirror' });
+  await expect(options.getByRole('radio', { name: /^Keep the files/ })).toBeChecked();
+  // It promises what the app does: a run's end counts what the Source deleted, the audit lists them (it once said "each
+  // run lists" them, which none does).
+  await expect(options.locator('label').filter({ hasText: /^Keep the files/ })).toHaveText(
+    'Keep the files — Nothing is deleted; each run says how many the Source deleted, and an audit lists them.',
+  );
+  await expect(options.getByLabel('Connections')).toHaveValue('4');
+  // A number main refuses: said in plain words, the field marked and described by it.
+  await options.getByLabel('Connections').fill('0');
+  await options.getByRole('button', { name: 'Save options' }).click();
+  await expect(options.getByRole('alert')).toContainText('Not saved.');
+  await expect(options.getByLabel('Connections')).toHaveAttribute('aria-invalid', 'true');
+  await expect(options.getByLabel('Connections')).toHaveAccessibleDescription(/1 to 256/);
+  await expectAccessible(page, 'the Options tab with an error');
+  await options.getByLabel('Connections').fill('2');
+  await options.getByRole('radio', { name: /^Delete them/ }).check();
+  await options.getByRole('button', { name: 'Save options' }).click();
+  await expect(options.getByRole('status')).toHaveText('Saved. The next run uses them.');
+  await expect(fact('deletions')).toHaveText('deleted');
+  await expect(fact('connections')).toHaveText('2');
+  await expectAccessible(page, 'the Options tab, saved');
+
+  // The Source deletes a resource: the next sync deletes its file, by the new policy.
+  suite.fixture.state.change('delete', 1, 6);
+  await view(page).getByRole('button', { name: 'Sync now' }).click();
+  await expect(runEnd(page, /^Incremental/)).toContainText('0 created, 0 updated, 1 deleted', { timeout: 60_000 });
+});
+
+test('a paused run says how far it came in plain words: one resource in the singular, none as none', async ({ page }) => {
+  await openForm(page);
+  await fillForm(page, join(suite.mirrors, `how-far-${test.info().repeatEachIndex}`), 1);
+  suite.fixture.setResourceDelay(3_000);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(view(page).getByRole('button', { name: 'Pause' })).toBeEnabled();
+  await view(page).getByRole('button', { name: 'Pause' }).click();
+  await expect(runEnd(page, 'Paused after')).toBeVisible({ timeout: 30_000 });
+  suite.fixture.setResourceDelay(0);
+  // How many it recorded depends on when Pause came: the mirror's answer is made to say 1, then 0.
+  let recorded = 1;
+  await page.route('**/api/invoke', async (route) => {
+    if ((route.request().postDataJSON() as { command: string }).command !== 'mirrors.get') return route.continue();
+    const response = await route.fetch();
+    const body = (await response.json()) as { result: { lastRun: { created: number; updated: number; unchanged: number } } };
+    Object.assign(body.result.lastRun, { created: recorded, updated: 0, unchanged: 0 });
+    await route.fulfill({ response, json: body });
+  });
+  const alert = view(page).getByRole('status').filter({ hasText: 'The last run was paused' });
+  await page.reload();
+  await expect(alert).toContainText('The last run was paused after 1 resource. Resume takes it up');
+  recorded = 0;
+  await page.reload();
+  await expect(alert).toContainText('The last run was paused before any resource was recorded. Resume takes it up');
+  await expectAccessible(page, 'a paused mirror that recorded nothing yet');
 });

@@ -64,11 +64,17 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await expect(view(page).getByRole('progressbar', { name: 'Bytes' })).toBeVisible();
   await expect(page.getByRole('list', { name: 'Mirrors' })).toContainText(/Running \d+ %/);
   await expect(view(page).locator('.run-phase')).toContainText(/resources\/s|measuring the rate/);
+  // A screen reader is told what the run does (Fetching), not the rate and times that change several times a second.
+  const announced = view(page).getByRole('region', { name: 'Current run' }).locator('[aria-live]:not([aria-live=off])');
+  await expect(announced).toHaveCount(1);
+  await expect(announced).toHaveText(/^(Fetching|Reading the list and fetching)$/);
   await expect(view(page).getByRole('button', { name: 'Pause' })).toBeEnabled();
   // The history's row of the run under way counts with the progress, not with what batches recorded so far.
   const running = view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr').first();
   await expect(running).toContainText('running');
   expect(Number(await running.locator('td').nth(4).textContent())).toBeGreaterThan(4);
+  // How long it has run so far, not a dash.
+  await expect(running.locator('td').nth(2)).toHaveText(/^\d+ s so far$/);
   await page.screenshot({ path: join(screenshots, 'mirror-run.png') });
   await accessible(page, 'the run view while running');
   await expect(bar).toBeVisible();
@@ -159,6 +165,9 @@ test('pauses a run and resumes it after a reload; cancels another', async ({ pag
   await page.getByRole('list', { name: 'Mirrors' }).getByRole('button', { name: /paused/ }).click();
   await expect(view(page).getByRole('heading', { level: 2, name: /Mirror paused/ })).toContainText('Paused');
   await expect(view(page).getByRole('status').filter({ hasText: 'The last run was paused' })).toContainText('nothing already verified is fetched again');
+  // One way on: Resume (a "Sync now" beside it did the same).
+  await expect(view(page).getByRole('button', { name: 'Resume' })).toBeVisible();
+  await expect(view(page).getByRole('button', { name: 'Sync now' })).toHaveCount(0);
   await accessible(page, 'a paused mirror');
   suite.fixture.setResourceDelay(20);
   await view(page).getByRole('button', { name: 'Resume' }).click();
@@ -176,6 +185,10 @@ test('pauses a run and resumes it after a reload; cancels another', async ({ pag
   await expect(view(page).getByRole('status').filter({ hasText: 'Cancelled.' })).toBeVisible();
   await expect(view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr').first()).toContainText('cancelled');
   suite.fixture.setResourceDelay(0);
+  // Reopened after a reload, the run view says how its last run ended, not only what it counted.
+  await page.reload();
+  await page.getByRole('list', { name: 'Mirrors' }).getByRole('button', { name: /^cancelled/ }).click();
+  await expect(view(page).locator('.run-last')).toContainText(/^Last run: Baseline cancelled · .+ · 0 created, 0 updated, 0 deleted, 0 unchanged, 0 failed/);
 });
 
 test('a run that stood paused says how long it ran, and how long it was paused, apart', async ({ page }) => {
@@ -263,6 +276,11 @@ test('the failures table retries one resource, then all the failed ones, each a 
   await view(page).getByRole('tab', { name: /Failures/ }).click();
   const table = view(page).getByRole('table', { name: /^Failures of run \d+$/ });
   await expect(table.locator('tbody tr')).toHaveCount(3);
+  // Each says why in words, without the URI its row shows already (another location tried stays named).
+  for (const id of broken) {
+    const row = table.locator('tbody tr').filter({ has: page.locator('td:first-child', { hasText: new RegExp(`^${suite.fixture.state.locOf(id)}$`) }) });
+    await expect(row.locator('td').nth(1)).toHaveText(/^(HTTP 404 Not Found|its copy at \S+\/mirror\/\S+: HTTP 404 Not Found; its own address: HTTP 404 Not Found)$/);
+  }
   await accessible(page, 'the failures of a run, with Retry');
 
   // One resource: only it is fetched again.
@@ -276,6 +294,8 @@ test('the failures table retries one resource, then all the failed ones, each a 
   // The one retried is mirrored since: said in its row, and left out of "all failed".
   await expect(table.locator('tbody tr').filter({ hasText: suite.fixture.state.locOf(5) })).toContainText(/mirrored since, by run #\d+/);
   await expect(table.getByRole('button', { name: `Retry ${suite.fixture.state.locOf(5)}` })).toHaveCount(0);
+  // The tab counts the failures that still stand, as "Retry all failed" does.
+  await expect(view(page).getByRole('tab', { name: /^Failures/ })).toHaveText('Failures 2');
   // All the failed ones, from the keyboard: the two still missing are fetched.
   mark = suite.fixture.requests.length;
   const all = view(page).getByRole('button', { name: 'Retry all failed (2)' });
@@ -288,6 +308,9 @@ test('the failures table retries one resource, then all the failed ones, each a 
   await view(page).getByRole('tab', { name: /Failures/ }).click();
   await view(page).getByRole('combobox', { name: 'Run' }).selectOption({ index: 0 });
   await expect(view(page).getByRole('button', { name: 'Retry all failed (0)' })).toBeDisabled();
+  // Every failure mirrored since: nothing left to count in red.
+  await expect(view(page).getByRole('tab', { name: /^Failures/ })).toHaveText('Failures 0');
+  await expect(view(page).getByRole('tab', { name: /^Failures/ }).locator('.tab-count-error')).toHaveCount(0);
   const history = view(page).getByRole('tab', { name: /Runs/ });
   await history.click();
   const rows = view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr');

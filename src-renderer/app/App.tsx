@@ -2,6 +2,9 @@ import { useEffect } from 'react';
 import { useMissedEvents, useSources, useSourcesSync } from '../data/queries.ts';
 import { useMirrorEvents } from '../mirror/queries.ts';
 import { useUi } from '../state/ui.ts';
+import { useMirrorUi } from '../state/mirror.ts';
+import { useCheck } from '../state/check.ts';
+import { useLive } from '../live/state.ts';
 import { MAIN_ID, MainPane } from './MainPane.tsx';
 import { Sidebar } from './Sidebar.tsx';
 import { useLiveFeedSync } from '../live/queries.ts';
@@ -13,6 +16,11 @@ export function App() {
   useLiveFeedSync();
   const sources = useSources().data;
   const sourceId = useUi((s) => s.sourceId);
+  // What the main pane shows, which the skip link names.
+  const screen = useMirrorUi((s) => s.screen?.kind ?? null);
+  const check = useCheck((s) => s.visible && s.run !== null);
+  const live = useLive((s) => s.visible);
+  const skipTo = screen === 'mirror' ? 'the mirror' : screen === 'create' ? 'the new-mirror form' : live ? 'the Live view' : check ? 'the Check report' : 'the entries and details';
 
   // Open the first saved Source on start, and drop a selection whose Source was removed.
   useEffect(() => {
@@ -46,7 +54,7 @@ export function App() {
           target?.focus();
         }}
       >
-        Skip to the entries and details
+        Skip to {skipTo}
       </a>
       <Sidebar />
       <MainPane />

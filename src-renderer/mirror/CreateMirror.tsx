@@ -10,8 +10,9 @@ import { BasicFields, type BasicValues } from './BasicFields.tsx';
 import { focusWhenReady } from './focus.ts';
 import { useCreateMirror } from './queries.ts';
 
-const POLICIES: { value: MirrorDeletePolicy; label: string; hint: string }[] = [
-  { value: 'keep', label: 'Keep the files', hint: 'Nothing is deleted; each run lists what the Source deleted.' },
+export const POLICIES: { value: MirrorDeletePolicy; label: string; hint: string }[] = [
+  // A run's end counts them ("3 resources the Source no longer lists were kept"); the audit names them, as kept.
+  { value: 'keep', label: 'Keep the files', hint: 'Nothing is deleted; each run says how many the Source deleted, and an audit lists them.' },
   { value: 'quarantine', label: 'Move them to quarantine', hint: 'Into .resourcesync/quarantine/ inside the mirror, where they can be looked at or restored.' },
   { value: 'delete', label: 'Delete them', hint: 'The mirror follows the Source exactly.' },
 ];

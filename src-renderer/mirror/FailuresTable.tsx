@@ -1,11 +1,17 @@
+import { useState } from 'react';
 import { errorMessage } from '../bridge/index.ts';
 import { Spinner } from '../common/Spinner.tsx';
 import type { MirrorProgress, MirrorRun } from '../../src-main/contract/types.ts';
 import { formatCount } from '../lib/format.ts';
 import { useMirrorUi } from '../state/mirror.ts';
-import { runKind } from './format.ts';
+import { failureReason, runKind } from './format.ts';
 import { useFailures } from './queries.ts';
 import { ScrollBox } from './ScrollBox.tsx';
+
+/** The folder as a shell takes it, whatever it holds (spaces, quotes). */
+function shellQuote(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+}
 
 /**
  * The failures of one run (by default the last one that had any). Retry fetches again just that resource, Retry all
@@ -32,9 +38,16 @@ export function FailuresTable({
   const withFailures = counted.filter((r) => r.failed > 0);
   const runId = chosen ?? withFailures[0]?.id ?? null;
   const failures = useFailures(path, runId, runId !== null && runId === runningId);
+  // A text to find one resource (or one kind of failure) among a thousand.
+  const [text, setText] = useState('');
   if (withFailures.length === 0) return <p className="empty ok-text">✓ No run of this mirror has failures.</p>;
   const run = counted.find((r) => r.id === runId);
   const open = failures.data?.open ?? run?.failed ?? 0;
+  const listed = failures.data?.failures ?? [];
+  const needle = text.trim().toLowerCase();
+  const shown = needle === '' ? listed : listed.filter((f) => f.uri.toLowerCase().includes(needle) || failureReason(f.uri, f.reason).toLowerCase().includes(needle));
+  const total = failures.data?.total ?? 0;
+  const of = total > listed.length ? `the first ${formatCount(listed.length)} of ${formatCount(total)} failures` : `${formatCount(listed.length)} ${listed.length === 1 ? 'failure' : 'failures'}`;
   return (
     <div className="mirror-failures">
       <div className="mirror-filters">
@@ -59,6 +72,14 @@ export function FailuresTable({
             Retry all failed ({formatCount(open)})
           </button>
         )}
+        {listed.length > 1 && (
+          <span className="mirror-filter-text" role="search" aria-label="Filter the failures">
+            <input type="search" aria-label="Filter the failures by text" placeholder="Filter by URI or reason" value={text} onChange={(e) => setText(e.target.value)} />
+            <span className="muted" aria-live="polite">
+              {needle === '' ? '' : `${formatCount(shown.length)} of ${of}`}
+            </span>
+          </span>
+        )}
       </div>
       {failures.isPending ? (
         <div className="empty"><Spinner /> Reading the failures…</div>
@@ -75,11 +96,11 @@ export function FailuresTable({
               </tr>
             </thead>
             <tbody>
-              {failures.data.failures.map((f, i) => (
+              {shown.map((f, i) => (
                 <tr key={i} className={f.fixedBy !== null ? 'fixed' : undefined}>
                   <td className="mono wrap">{f.uri}</td>
                   <td className="wrap">
-                    {f.reason}
+                    {failureReason(f.uri, f.reason)}
                     {f.fixedBy !== null && <span className="ok-text"> — mirrored since, by run #{f.fixedBy}</span>}
                   </td>
                   {run && run.kind !== 'audit' && (
@@ -99,9 +120,14 @@ export function FailuresTable({
               ))}
             </tbody>
           </table>
+          {shown.length === 0 && <p className="empty">Nothing matches the filter.</p>}
           {failures.data.total > failures.data.failures.length && (
             <p className="empty">
-              Showing the first {formatCount(failures.data.failures.length)} of {formatCount(failures.data.total)} failures; <code>rsdesk runs --dest FOLDER --json</code> lists them all.
+              {/* One run of text: the paragraph's flex layout put each part in a column of its own. */}
+              <span>
+                Showing the first {formatCount(failures.data.failures.length)} of {formatCount(failures.data.total)} failures;{' '}
+                <code className="wrap">rsdesk runs --dest {shellQuote(path)} --json</code> lists them all.
+              </span>
             </p>
           )}
         </ScrollBox>

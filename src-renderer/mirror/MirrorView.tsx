@@ -8,11 +8,12 @@ import { useAppInfo } from '../data/queries.ts';
 import { formatCount } from '../lib/format.ts';
 import { useMirrorUi, type MirrorTab } from '../state/mirror.ts';
 import { AccessPanel } from './AccessPanel.tsx';
+import { OptionsPanel } from './OptionsPanel.tsx';
 import { AuditReport } from './AuditReport.tsx';
 import { FailuresTable } from './FailuresTable.tsx';
 import { focusLost } from './focus.ts';
-import { countsLine, formatInstant, formatWhen, mirroredList, STATUS_LABEL } from './format.ts';
-import { useForgetMirror, useMirror, useMirrorEnded, useMirrorProgress, useOpenFolder, useRunAction } from './queries.ts';
+import { countsLine, formatInstant, lastRunLine, mirroredList, STATUS_LABEL } from './format.ts';
+import { useFailures, useForgetMirror, useMirror, useMirrorEnded, useMirrorProgress, useOpenFolder, useRunAction } from './queries.ts';
 import { Counters, RunProgress } from './RunProgress.tsx';
 import { RunHistory } from './RunHistory.tsx';
 
@@ -28,6 +29,12 @@ type FocusGoal = 'run' | 'audit';
 export const UNKNOWN_LABEL = 'State unknown';
 
 const POLICY_TEXT = { keep: 'kept (listed in each run)', quarantine: 'moved to quarantine', delete: 'deleted' } as const;
+
+/** How far a paused or interrupted run came, by what it recorded: "after 1 resource", not "after 1 resources". */
+function resumedAfter(done: number): string {
+  if (done === 0) return 'before any resource was recorded';
+  return `after ${formatCount(done)} ${done === 1 ? 'resource' : 'resources'}`;
+}
 
 /** One mirror: what it mirrors, its run (progress, Pause / Resume / Cancel), its history, failures and audit. */
 export function MirrorView({ path }: { path: string }) {
@@ -68,7 +75,11 @@ function Loaded({ m }: { m: MirrorDetail }) {
   // its counters show, and the run the Failures tab opens on.
   const failedOf = (r: (typeof m.runs)[number]) => (r.status === 'running' && busy ? Math.max(r.failed, progress?.failed ?? 0) : r.failed);
   const lastFailed = m.runs.find((r) => r.kind !== 'audit' && failedOf(r) > 0);
-  const failures = lastFailed ? failedOf(lastFailed) : 0;
+  // Once that run has ended, those of its failures still standing: a later run may have mirrored them since, and the
+  // tab then counts as its "Retry all failed (N)" does, not a red count of what is no longer wrong.
+  const lastFailedRunning = lastFailed?.status === 'running' && busy;
+  const standing = useFailures(m.path, lastFailed && !lastFailedRunning ? lastFailed.id : null).data;
+  const failures = !lastFailed ? 0 : lastFailedRunning ? failedOf(lastFailed) : standing?.runId === lastFailed.id ? standing.open : lastFailed.failed;
   const list = mirroredList(m);
   // A run resumed after a pause: what it ran before counts, the pause does not (the engine records how long it stood).
   const current = busy ? m.runs.find((r) => r.status === 'running' && r.kind !== 'audit') : undefined;
@@ -144,9 +155,10 @@ function Loaded({ m }: { m: MirrorDetail }) {
   });
 
   const tabs: { id: MirrorTab; label: ReactNode }[] = [
-    { id: 'runs', label: <>Runs <span className="tab-count">{m.runs.length}</span></> },
-    { id: 'failures', label: <>Failures <span className={`tab-count${failures ? ' tab-count-error' : ''}`}>{failures}</span></> },
+    { id: 'runs', label: <>Runs <span className="tab-count">{formatCount(m.runs.length)}</span></> },
+    { id: 'failures', label: <>Failures <span className={`tab-count${failures ? ' tab-count-error' : ''}`}>{formatCount(failures)}</span></> },
     { id: 'audit', label: 'Audit' },
+    { id: 'options', label: 'Options' },
     { id: 'access', label: 'Access' },
   ];
 
@@ -223,13 +235,17 @@ function Loaded({ m }: { m: MirrorDetail }) {
                   Resume
                 </button>
               )}
-              <button type="button" className={m.resumable ? 'btn-secondary' : 'btn-primary'} disabled={!usable || action.isPending} onClick={() => {
-                  aim('run');
-                  action.mutate({ action: 'start' });
-                }}
-              >
-                Sync now
-              </button>
+              {/* A run waiting to be resumed is what the next sync does: "Sync now" beside Resume did the same, and
+                  left one wondering whether it would start over. */}
+              {!m.resumable && (
+                <button type="button" className="btn-primary" disabled={!usable || action.isPending} onClick={() => {
+                    aim('run');
+                    action.mutate({ action: 'start' });
+                  }}
+                >
+                  Sync now
+                </button>
+              )}
               <button type="button" className="btn-secondary" disabled={!usable} onClick={openAudit}>
                 Audit…
               </button>
@@ -291,12 +307,14 @@ function Loaded({ m }: { m: MirrorDetail }) {
       {m.resumable && !busy && !ended && (
         <div className="alert alert-warning mirror-alert" role="status">
           <span>
-            {m.status === 'paused' ? 'The last run was paused' : 'The last run was interrupted (the app or the computer stopped)'} after{' '}
-            {formatCount((m.lastRun?.created ?? 0) + (m.lastRun?.updated ?? 0) + (m.lastRun?.unchanged ?? 0))} resources. Resume takes it up:
+            {m.status === 'paused' ? 'The last run was paused' : 'The last run was interrupted (the app or the computer stopped)'}{' '}
+            {resumedAfter((m.lastRun?.created ?? 0) + (m.lastRun?.updated ?? 0) + (m.lastRun?.unchanged ?? 0))}. Resume takes it up:
             nothing already verified is fetched again.
           </span>
         </div>
       )}
+      {/* An audit's end is said here only away from the Audit tab, whose verdict (or error) says it already: shown in
+          both, a screen reader read it out twice. */}
       <div className="mirror-run" aria-label="Current run" role="region">
         {unknown ? (
           <div className="alert alert-warning run-unknown" role="alert">
@@ -306,7 +324,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
           <RunProgress progress={progress} pausedSeconds={pausedBefore} ranSeconds={ranSoFar} />
         ) : busy ? (
           <p className="run-phase"><Spinner /> Starting…</p>
-        ) : ended ? (
+        ) : ended && !(ended.kind === 'audit' && tab === 'audit') ? (
           <div className={`run-end run-end-${ended.kind === 'audit' && ended.failed > 0 ? 'failed' : ended.status}`} role="status" tabIndex={-1}>
             <strong>{ended.message}</strong>
             {ended.kind === 'sync' && ended.status !== 'error' && <Counters counts={ended} />}
@@ -336,7 +354,8 @@ function Loaded({ m }: { m: MirrorDetail }) {
           </div>
         ) : m.lastRun ? (
           <p className="run-last">
-            Last run: {formatWhen(m.lastRun.endedAt ?? m.lastRun.startedAt)} · {countsLine(m.lastRun)}
+            {/* How it ended first (cancelled, interrupted, with failures): after a restart nothing else here says so. */}
+            Last run: {lastRunLine(m.lastRun)} · {countsLine(m.lastRun)}
           </p>
         ) : (
           <p className="run-last">No run yet: “Sync now” makes the first baseline.</p>
@@ -381,10 +400,12 @@ function Loaded({ m }: { m: MirrorDetail }) {
             onStart={() => aim('audit')}
             focusFrom={auditFocusFrom}
             deletePolicy={m.options.deletePolicy}
-            source={m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url}
+            source={list.url}
           />
-        ) : (
+        ) : tab === 'access' ? (
           <AccessPanel key={m.path} m={m} canChange={usable && !busy} />
+        ) : (
+          <OptionsPanel key={m.path} m={m} canChange={usable && !busy} />
         )}
       </div>
     </section>

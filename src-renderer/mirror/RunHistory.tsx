@@ -42,7 +42,12 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
                     bytes: Math.max(recorded.bytes, live.bytesDone),
                   }
                 : recorded;
-            const took = tookText(run, runSeconds(run));
+            // The run under way: how long it has run so far (its pauses before this session apart), not a dash.
+            const sofar =
+              run.id === runningId && live !== null
+                ? Math.max(live.elapsedSeconds, (Date.now() - Date.parse(run.startedAt)) / 1000 - (run.pausedSeconds ?? 0))
+                : null;
+            const took = sofar !== null ? `${tookText(run, sofar)} so far` : tookText(run, runSeconds(run));
             return (
               <tr key={run.id} className={`run run-${run.status}`}>
                 <td>

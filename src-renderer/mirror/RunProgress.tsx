@@ -1,7 +1,7 @@
 import type { MirrorProgress } from '../../src-main/contract/types.ts';
 import { Spinner } from '../common/Spinner.tsx';
 import { formatBytes, formatCount } from '../lib/format.ts';
-import { formatDuration } from './format.ts';
+import { failureReason, formatDuration } from './format.ts';
 
 const PHASE: Record<MirrorProgress['phase'], string> = {
   discovery: 'Finding the lists',
@@ -68,9 +68,14 @@ export function RunProgress({ progress, pausedSeconds = 0, ranSeconds = null }: 
           <span className="run-bar-value">{known ? `${formatBytes(p.bytesDone)} of ${formatBytes(p.bytesTotal)}` : `${formatBytes(p.bytesDone)} done`}</span>
         </div>
       )}
-      <p className="run-phase" aria-live="polite">
-        <Spinner /> {state}
-        {p.dryRun ? ' (dry run: nothing is written)' : ''}
+      {/* Only what the run is doing is announced, when it changes (Fetching, Pausing…): the rate, time left and time so
+          far change with every progress event, several times a second, and a screen reader would read them on and on. */}
+      <p className="run-phase">
+        <Spinner />{' '}
+        <span aria-live="polite">
+          {state}
+          {p.dryRun ? ' (dry run: nothing is written)' : ''}
+        </span>
         {' · '}
         {p.rate > 0 ? `${p.rate.toLocaleString('en', { maximumFractionDigits: 1 })} resources/s, ${formatBytes(p.byteRate)}/s` : 'measuring the rate…'}
         {p.etaSeconds !== null && p.rate > 0 ? ` · about ${formatDuration(p.etaSeconds)} left` : ''}
@@ -80,7 +85,7 @@ export function RunProgress({ progress, pausedSeconds = 0, ranSeconds = null }: 
       <Counters counts={p} />
       {p.failed > 0 && p.latestFailure !== null && (
         <p className="run-latest-failure">
-          <span className="c-failed">Latest failure:</span> <span className="mono wrap">{p.latestFailure.uri}</span> — {p.latestFailure.reason}
+          <span className="c-failed">Latest failure:</span> <span className="mono wrap">{p.latestFailure.uri}</span> — {failureReason(p.latestFailure.uri, p.latestFailure.reason)}
         </p>
       )}
     </div>

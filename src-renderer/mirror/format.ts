@@ -1,5 +1,6 @@
 // Plain words for mirror states, runs and numbers.
 import type { MirrorRun, MirrorStatus, MirrorSummary } from '../../src-main/contract/types.ts';
+import { clip } from '../../src-main/engine/clip.ts';
 import { normalizeStartUrl } from '../../src-main/engine/discovery/start-url.ts';
 import { formatBytes, formatCount } from '../lib/format.ts';
 
@@ -104,4 +105,36 @@ export function mirroredList(m: Pick<MirrorSummary, 'url' | 'capabilityListUrl' 
   if (given !== null && given === m.changeListUrl) return { url: m.changeListUrl, kind: 'Change List' };
   if (given !== null && given === m.resourceListUrl) return { url: m.resourceListUrl, kind: 'Resource List' };
   return { url: m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url, kind: null };
+}
+
+const HTTP_REASONS: Record<string, string> = {
+  '400': 'Bad Request',
+  '401': 'Unauthorized',
+  '403': 'Forbidden',
+  '404': 'Not Found',
+  '405': 'Method Not Allowed',
+  '406': 'Not Acceptable',
+  '408': 'Request Timeout',
+  '410': 'Gone',
+  '429': 'Too Many Requests',
+  '451': 'Unavailable For Legal Reasons',
+  '500': 'Internal Server Error',
+  '502': 'Bad Gateway',
+  '503': 'Service Unavailable',
+  '504': 'Gateway Timeout',
+};
+
+/**
+ * Why a resource failed, shown beside its URI: the engine's "HTTP 404 for URI" names the URI the row already shows
+ * (it names it so that the reason stands alone in `rsdesk runs`), and "its copy at X: HTTP 404 for X" names the copy
+ * twice; the repeats are left out, any other URL (a redirect's target) stays. A status gets its standard words
+ * ("HTTP 404 Not Found").
+ */
+export function failureReason(uri: string, reason: string): string {
+  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  let text = reason.replace(/(its copy at (\S+): HTTP \d{3}) for (\S+?)(?=;|$)/g, (whole, kept: string, copy: string, named: string) => (named === copy ? kept : whole));
+  if (uri !== '') {
+    for (const named of new Set([uri, clip(uri)])) text = text.replace(new RegExp(`( HTTP \\d{3}|^HTTP \\d{3}) for ${escape(named)}(?=;|$)`, 'g'), '$1');
+  }
+  return text.replace(/\bHTTP (\d{3})(?=$|;| for )/g, (whole, code: string) => (HTTP_REASONS[code] ? `${whole} ${HTTP_REASONS[code]}` : whole));
 }

@@ -1,6 +1,7 @@
 // UI state of the mirror views (which one is shown, the form's list, the audit filters). Mirrors and runs themselves
 // are engine data (react-query). Like the Check report: opening a document or a Source elsewhere hides these views.
 import { create } from 'zustand';
+import { createJSONStorage, persist } from 'zustand/middleware';
 import type { AuditStatus, MirrorOptions } from '../../src-main/contract/types.ts';
 import { useLive } from '../live/state.ts';
 import { useCheck } from './check.ts';
@@ -10,7 +11,7 @@ export type MirrorScreen =
   | { kind: 'create'; url: string; capability: string | undefined; sourceName: string | null }
   | { kind: 'mirror'; path: string };
 
-export type MirrorTab = 'runs' | 'failures' | 'audit' | 'access';
+export type MirrorTab = 'runs' | 'failures' | 'audit' | 'access' | 'options';
 
 /** A mirror just taken off the list: Undo adds its folder again, with its options, until the next remove or a dismiss. */
 export interface RemovedMirror {
@@ -37,7 +38,12 @@ interface MirrorUiState {
   setRemoved(removed: RemovedMirror | null): void;
 }
 
-export const useMirrorUi = create<MirrorUiState>()((set, get) => ({
+/** localStorage key of the mirror view shown and its tab, so a reload (mid-run too) shows it again. */
+export const MIRROR_UI_STORAGE_KEY = 'rsdesk.mirror-ui';
+
+const TABS: readonly MirrorTab[] = ['runs', 'failures', 'audit', 'access', 'options'];
+
+export const useMirrorUi = create<MirrorUiState>()(persist((set, get) => ({
   screen: null,
   tab: 'runs',
   failuresRun: null,
@@ -69,6 +75,22 @@ export const useMirrorUi = create<MirrorUiState>()((set, get) => ({
   },
   setRemoved(removed) {
     set({ removed });
+  },
+}), {
+  name: MIRROR_UI_STORAGE_KEY,
+  version: 1,
+  storage: createJSONStorage(() => localStorage),
+  // The mirror shown and its tab; not the new-mirror form (its fields are not kept) nor the filters.
+  partialize: (state) => ({ screen: state.screen?.kind === 'mirror' ? state.screen : null, tab: state.tab }),
+  // Only well-formed kept values are taken back (a hand-edited entry must not break the UI).
+  merge: (kept, current) => {
+    const k = (typeof kept === 'object' && kept !== null ? kept : {}) as { screen?: unknown; tab?: unknown };
+    const screen = k.screen as { kind?: unknown; path?: unknown } | null | undefined;
+    return {
+      ...current,
+      ...(screen && screen.kind === 'mirror' && typeof screen.path === 'string' && screen.path !== '' ? { screen: { kind: 'mirror', path: screen.path } } : {}),
+      ...(TABS.includes(k.tab as MirrorTab) ? { tab: k.tab as MirrorTab } : {}),
+    };
   },
 }));
 
