@@ -211,8 +211,8 @@ test('a run that stood paused says how long it ran, and how long it was paused, 
   suite.fixture.setResourceDelay(1_000);
   await view(page).getByRole('button', { name: 'Resume' }).click();
   const phase = view(page).locator('.run-phase');
-  await expect(phase).toContainText(/ran \d+ s so far \(paused \d+ s\)/);
-  const [, ranSoFar, pausedSoFar] = /ran (\d+) s so far \(paused (\d+) s\)/.exec((await phase.textContent())!)!;
+  await expect(phase).toContainText(/ran \d+ s so far \(stopped \d+ s\)/);
+  const [, ranSoFar, pausedSoFar] = /ran (\d+) s so far \(stopped (\d+) s\)/.exec((await phase.textContent())!)!;
   expect(Number(pausedSoFar)).toBeGreaterThanOrEqual(PAUSE_S);
   // Ran and paused make up the time since it started (a second's rounding either way), not more.
   expect(Number(ranSoFar) + Number(pausedSoFar)).toBeLessThanOrEqual(wall() + 2);
@@ -220,10 +220,10 @@ test('a run that stood paused says how long it ran, and how long it was paused, 
   suite.fixture.setResourceDelay(0);
   await expect(view(page).getByRole('status').filter({ hasText: 'Baseline completed' })).toBeVisible({ timeout: 60_000 });
 
-  // The history: "ran N s (paused M s)", the pause apart.
+  // The history: "ran N s (stopped M s)", the pause apart.
   const took = view(page).getByRole('table', { name: 'Run history' }).locator('tbody tr').first().locator('td').nth(2);
-  await expect(took).toHaveText(/^ran \d+ s \(paused \d+ s\)$/);
-  const [, ran, paused] = /^ran (\d+) s \(paused (\d+) s\)$/.exec((await took.textContent())!)!;
+  await expect(took).toHaveText(/^ran \d+ s \(stopped \d+ s\)$/);
+  const [, ran, paused] = /^ran (\d+) s \(stopped (\d+) s\)$/.exec((await took.textContent())!)!;
   expect(Number(paused)).toBeGreaterThanOrEqual(PAUSE_S);
   expect(Number(paused)).toBeLessThan(PAUSE_S + 10);
   expect(Number(ran) + Number(paused)).toBeLessThanOrEqual(wall() + 2);

@@ -80,7 +80,7 @@ export function RunProgress({ progress, pausedSeconds = 0, ranSeconds = null }: 
         {p.rate > 0 ? `${p.rate.toLocaleString('en', { maximumFractionDigits: 1 })} resources/s, ${formatBytes(p.byteRate)}/s` : 'measuring the rate…'}
         {p.etaSeconds !== null && p.rate > 0 ? ` · about ${formatDuration(p.etaSeconds)} left` : ''}
         {` · ran ${formatDuration(Math.max(ranSeconds ?? 0, p.elapsedSeconds))} so far`}
-        {pausedSeconds >= 1 ? ` (paused ${formatDuration(pausedSeconds)})` : ''}
+        {pausedSeconds >= 1 ? ` (stopped ${formatDuration(pausedSeconds)})` : ''}
       </p>
       <Counters counts={p} />
       {p.failed > 0 && p.latestFailure !== null && (

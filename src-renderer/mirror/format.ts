@@ -69,13 +69,14 @@ export function runSeconds(run: MirrorRun): number | null {
 }
 
 /**
- * How long a run took, in words: "2 min 10 s", or "ran 2 min 10 s (paused 5 min 0 s)" when it stood paused between.
+ * How long a run took, in words: "2 min 10 s", or "ran 2 min 10 s (stopped 5 min 0 s)" when it stood between: paused, or
+ * killed and resumed later (the engine takes a killed run to have stopped when it last recorded work).
  * `ranSeconds` for a run going on (its end is not recorded yet).
  */
 export function tookText(run: Pick<MirrorRun, 'pausedSeconds'>, ranSeconds: number | null): string | null {
   if (ranSeconds === null) return null;
   const paused = run.pausedSeconds ?? 0;
-  return paused >= 1 ? `ran ${formatDuration(ranSeconds)} (paused ${formatDuration(paused)})` : formatDuration(ranSeconds);
+  return paused >= 1 ? `ran ${formatDuration(ranSeconds)} (stopped ${formatDuration(paused)})` : formatDuration(ranSeconds);
 }
 
 export function lastRunLine(run: MirrorRun | null): string {
