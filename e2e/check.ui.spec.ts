@@ -118,7 +118,9 @@ test('a finished check shows the summary and every finding; filter, export, open
   const [csvDownload] = await Promise.all([page.waitForEvent('download'), report(page).getByRole('button', { name: 'Export CSV' }).click()]);
   expect(csvDownload.suggestedFilename()).toMatch(/^check-127\.0\.0\.1_\d+-\d{4}-\d\d-\d\d\.csv$/);
   const csv = readFileSync((await csvDownload.path())!, 'utf8');
-  const lines = csv.trimEnd().split('\r\n');
+  // With a byte order mark, so that Excel reads it as UTF-8.
+  expect(csv.startsWith('\ufeff')).toBe(true);
+  const lines = csv.slice(1).trimEnd().split('\r\n');
   expect(lines[0]).toBe('document,severity,code,line,message');
   expect(lines).toHaveLength(11);
   expect(lines).toContain(

@@ -123,7 +123,9 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await expect(table.locator('tbody tr')).toContainText('missing');
   // Export is of what is shown, and the buttons say so; the JSON names the mirror, its Source and the audit's date.
   const [csv] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export 1 shown as CSV' }).click()]);
-  let lines = readFileSync((await csv.path())!, 'utf8').trimEnd().split('\r\n');
+  const csvText = readFileSync((await csv.path())!, 'utf8');
+  expect(csvText.startsWith('\ufeff')).toBe(true);
+  let lines = csvText.slice(1).trimEnd().split('\r\n');
   expect(lines[0]).toBe('status,item,reason');
   expect(lines).toHaveLength(2);
   expect(lines[1]).toMatch(/^missing,/);

@@ -1,6 +1,9 @@
 // Saves text as a file through the browser's download (a Blob URL, released once the download started).
 export function download(text: string, fileName: string, type: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type }));
+  // A CSV file starts with a byte order mark: without one, Excel, where archivists open these, reads UTF-8 as the
+  // system's legacy code page and garbles every URI or message that is not ASCII.
+  const body = type === 'text/csv' ? `\ufeff${text}` : text;
+  const url = URL.createObjectURL(new Blob([body], { type: type === 'text/csv' ? 'text/csv;charset=utf-8' : type }));
   const link = document.createElement('a');
   link.href = url;
   link.download = fileName;
