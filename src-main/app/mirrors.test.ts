@@ -239,6 +239,17 @@ describe('mirrors', () => {
 
   it('refuses what cannot be a mirror, in plain sentences, and leaves nothing behind', async () => {
     expect((await fails('mirrors.create', { url: capabilityList(), path: 'relative/folder' })).message).toMatch(/full path/);
+    // "~/…" is the home folder, as in a shell; "~user/…" is not expanded.
+    const home = process.env.HOME;
+    process.env.HOME = join(dir, 'home');
+    try {
+      const made = await call<MirrorSummary>('mirrors.create', { url: capabilityList(), path: '~/mirrors/tilde' });
+      expect(made.path).toBe(join(dir, 'home', 'mirrors', 'tilde'));
+      expect(existsSync(join(dir, 'home', 'mirrors', 'tilde', '.resourcesync'))).toBe(true);
+      expect((await fails('mirrors.create', { url: capabilityList(), path: '~other/folder' })).message).toMatch(/full path/);
+    } finally {
+      process.env.HOME = home;
+    }
     const full = join(dir, 'full');
     mkdirSync(full);
     writeFileSync(join(full, 'mine.txt'), 'x');

@@ -2,6 +2,7 @@
 // state), one sync or audit at a time per folder, pause / resume / cancel, and progress as events in batches (a
 // timer sends the latest state at most every `progressIntervalMs`, never one message per resource).
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { basename, isAbsolute, join, normalize } from 'node:path';
 import type {
   AuditView,
@@ -535,7 +536,9 @@ export class MirrorService {
   // ---- inside ----
 
   #absolute(path: string): string {
-    const trimmed = path.trim();
+    let trimmed = path.trim();
+    // "~/mirrors/x", as people type a folder in the path field (the desktop app's folder dialog gives full paths).
+    if (trimmed === '~' || /^~[\\/]/.test(trimmed)) trimmed = join(homedir(), trimmed.slice(1));
     if (!isAbsolute(trimmed)) throw new InvalidArgumentsError(`Give the folder's full path (${JSON.stringify(trimmed.slice(0, 200))} is relative).`);
     const n = normalize(trimmed);
     return n.length > 1 ? n.replace(/[\\/]+$/, '') : n;

@@ -183,7 +183,7 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
             )}
           </div>
           <p id={`${ids}-folder-hint`} className="field-hint">
-            A new or empty folder (its full path), or one that is this list's mirror already. Its state is kept inside it, in
+            A new or empty folder (its full path; ~/ stands for your home folder), or one that is this list's mirror already. Its state is kept inside it, in
             .resourcesync/, so the folder can be moved and opened again.
           </p>
           {fieldError('path')}
