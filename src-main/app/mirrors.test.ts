@@ -314,4 +314,22 @@ describe('a baseline that would delete most of the mirror', () => {
       await own.close();
     }
   });
+
+  it('says in plain words why a mirror that keeps what the Source deletes kept it', async () => {
+    const own = await startFixtureSource({ resources: 12 });
+    try {
+      const path = join(dir, 'keeps');
+      await call('mirrors.create', { url: own.url + own.paths.dataset1.capabilityList, path });
+      await call('runs.start', { path });
+      await ended(path);
+      own.change('delete', 1);
+      const since = events.length;
+      await call('runs.start', { path, mode: 'baseline' });
+      const end = await ended(path, since);
+      expect(end).toMatchObject({ status: 'completed', deleted: 0, kept: 1, heldBack: false });
+      expect(end.message).toContain('1 resource the Source no longer lists was kept, as this mirror keeps what the Source deletes (the Options tab changes that).');
+    } finally {
+      await own.close();
+    }
+  });
 });

@@ -765,7 +765,7 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
       ? ''
       : heldBack
         ? ` ${plural(r.wouldDelete.length, 'resource')} the Source no longer lists ${r.wouldDelete.length === 1 ? 'was' : 'were'} not ${policy === 'delete' ? 'deleted' : 'quarantined'}: more than the Source lists now.`
-        : ` ${plural(r.wouldDelete.length, 'resource')} the Source no longer lists ${r.wouldDelete.length === 1 ? 'was' : 'were'} kept (deletion policy: keep).`;
+        : ` ${plural(r.wouldDelete.length, 'resource')} the Source no longer lists ${r.wouldDelete.length === 1 ? 'was' : 'were'} kept, as this mirror keeps what the Source deletes (the Options tab changes that).`;
   const message =
     status === 'paused'
       ? `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}; Resume takes it up where it stopped.`
