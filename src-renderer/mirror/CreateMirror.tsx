@@ -1,6 +1,5 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import type { FormEvent, KeyboardEvent } from 'react';
-import { MIRROR_LIMITS } from '../../src-main/contract/commands.ts';
 import type { MirrorDeletePolicy, MirrorMode } from '../../src-main/contract/types.ts';
 import { errorField, errorMessage, getBridge } from '../bridge/index.ts';
 import { useAppInfo } from '../data/queries.ts';
@@ -8,14 +7,8 @@ import { capabilityLabel } from '../lib/capabilities.ts';
 import { useMirrorUi } from '../state/mirror.ts';
 import { BasicFields, type BasicValues } from './BasicFields.tsx';
 import { focusWhenReady } from './focus.ts';
+import { PolitenessFields } from './PolitenessFields.tsx';
 import { useCreateMirror } from './queries.ts';
-
-export const POLICIES: { value: MirrorDeletePolicy; label: string; hint: string }[] = [
-  // A run's end counts them ("3 resources the Source no longer lists were kept"); the audit names them, as kept.
-  { value: 'keep', label: 'Keep the files', hint: 'Nothing is deleted; each run says how many the Source deleted, and an audit lists them.' },
-  { value: 'quarantine', label: 'Move them to quarantine', hint: 'Into .resourcesync/quarantine/ inside the mirror, where they can be looked at or restored.' },
-  { value: 'delete', label: 'Delete them', hint: 'The mirror follows the Source exactly.' },
-];
 
 type Field = 'path' | 'concurrency' | 'delaySeconds' | 'maps' | 'user' | 'password';
 const FIELDS = new Set<string>(['path', 'concurrency', 'delaySeconds', 'maps', 'user', 'password']);
@@ -202,53 +195,18 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
             Start it now
           </label>
         </fieldset>
-        <fieldset className="field">
-          <legend>When the Source deletes a resource</legend>
-          {POLICIES.map((p) => (
-            <label key={p.value} className="radio">
-              <input type="radio" name={`${ids}-policy`} value={p.value} checked={policy === p.value} onChange={() => setPolicy(p.value)} />
-              <span>
-                {p.label} <span className="muted">— {p.hint}</span>
-              </span>
-            </label>
-          ))}
-        </fieldset>
-        <div className="field-pair">
-          <div className="field">
-            <label htmlFor={`${ids}-concurrency`}>Connections</label>
-            <input
-              id={`${ids}-concurrency`}
-              type="number"
-              className="input-number"
-              min={MIRROR_LIMITS.concurrency.min}
-              max={MIRROR_LIMITS.concurrency.max}
-              step={1}
-              value={concurrency}
-              onChange={(e) => setConcurrency(e.target.value)}
-              aria-invalid={invalid === 'concurrency' || undefined}
-              aria-describedby={describedBy('concurrency', `${ids}-concurrency-hint`)}
-            />
-            <p id={`${ids}-concurrency-hint`} className="field-hint">Requests at a time to the Source: {MIRROR_LIMITS.concurrency.min} to {MIRROR_LIMITS.concurrency.max}. Be polite: 8 is plenty.</p>
-            {fieldError('concurrency')}
-          </div>
-          <div className="field">
-            <label htmlFor={`${ids}-delay`}>Pause between requests (seconds)</label>
-            <input
-              id={`${ids}-delay`}
-              type="number"
-              className="input-number"
-              min={0}
-              max={MIRROR_LIMITS.delaySeconds.max}
-              step={0.1}
-              value={delay}
-              onChange={(e) => setDelay(e.target.value)}
-              aria-invalid={invalid === 'delaySeconds' || undefined}
-              aria-describedby={describedBy('delaySeconds', `${ids}-delay-hint`)}
-            />
-            <p id={`${ids}-delay-hint`} className="field-hint">Between any two requests, across all connections: {MIRROR_LIMITS.delaySeconds.min} to {MIRROR_LIMITS.delaySeconds.max}.</p>
-            {fieldError('delaySeconds')}
-          </div>
-        </div>
+        <PolitenessFields
+          ids={ids}
+          policy={policy}
+          concurrency={concurrency}
+          delay={delay}
+          onPolicy={setPolicy}
+          onConcurrency={setConcurrency}
+          onDelay={setDelay}
+          invalid={invalid}
+          describedBy={describedBy}
+          errorOf={fieldError}
+        />
         <details className="field" ref={mapsRef}>
           <summary>Folder mappings</summary>
           <label htmlFor={`${ids}-maps`}>Mappings, one per line</label>

@@ -1,9 +1,8 @@
 import { useId, useState } from 'react';
 import type { FormEvent } from 'react';
-import { MIRROR_LIMITS } from '../../src-main/contract/commands.ts';
 import type { MirrorDeletePolicy, MirrorDetail } from '../../src-main/contract/types.ts';
 import { errorField, errorMessage } from '../bridge/index.ts';
-import { POLICIES } from './CreateMirror.tsx';
+import { PolitenessFields } from './PolitenessFields.tsx';
 import { useUpdateMirror } from './queries.ts';
 
 type Field = 'deletePolicy' | 'concurrency' | 'delaySeconds';
@@ -42,62 +41,17 @@ export function OptionsPanel({ m, canChange }: { m: MirrorDetail; canChange: boo
   const describedBy = (f: Field, hint: string) => (field === f ? `${hint} ${errorId}` : hint);
   return (
     <form className="mirror-form mirror-options" onSubmit={submit} noValidate aria-label="Options of this mirror">
-      <fieldset className="field">
-        <legend>When the Source deletes a resource</legend>
-        {POLICIES.map((p) => (
-          <label key={p.value} className="radio">
-            <input
-              type="radio"
-              name={`${ids}-policy`}
-              value={p.value}
-              checked={policy === p.value}
-              onChange={() => edit(setPolicy)(p.value)}
-              aria-invalid={field === 'deletePolicy' || undefined}
-            />
-            <span>
-              {p.label} <span className="muted">— {p.hint}</span>
-            </span>
-          </label>
-        ))}
-      </fieldset>
-      <div className="field-pair">
-        <div className="field">
-          <label htmlFor={`${ids}-concurrency`}>Connections</label>
-          <input
-            id={`${ids}-concurrency`}
-            type="number"
-            className="input-number"
-            min={MIRROR_LIMITS.concurrency.min}
-            max={MIRROR_LIMITS.concurrency.max}
-            step={1}
-            value={concurrency}
-            onChange={(e) => edit(setConcurrency)(e.target.value)}
-            aria-invalid={field === 'concurrency' || undefined}
-            aria-describedby={describedBy('concurrency', `${ids}-concurrency-hint`)}
-          />
-          <p id={`${ids}-concurrency-hint`} className="field-hint">
-            Requests at a time to the Source: {MIRROR_LIMITS.concurrency.min} to {MIRROR_LIMITS.concurrency.max}.
-          </p>
-        </div>
-        <div className="field">
-          <label htmlFor={`${ids}-delay`}>Pause between requests (seconds)</label>
-          <input
-            id={`${ids}-delay`}
-            type="number"
-            className="input-number"
-            min={MIRROR_LIMITS.delaySeconds.min}
-            max={MIRROR_LIMITS.delaySeconds.max}
-            step={0.1}
-            value={delay}
-            onChange={(e) => edit(setDelay)(e.target.value)}
-            aria-invalid={field === 'delaySeconds' || undefined}
-            aria-describedby={describedBy('delaySeconds', `${ids}-delay-hint`)}
-          />
-          <p id={`${ids}-delay-hint`} className="field-hint">
-            Between any two requests, across all connections: {MIRROR_LIMITS.delaySeconds.min} to {MIRROR_LIMITS.delaySeconds.max}.
-          </p>
-        </div>
-      </div>
+      <PolitenessFields
+        ids={ids}
+        policy={policy}
+        concurrency={concurrency}
+        delay={delay}
+        onPolicy={edit(setPolicy)}
+        onConcurrency={edit(setConcurrency)}
+        onDelay={edit(setDelay)}
+        invalid={field}
+        describedBy={describedBy}
+      />
       {save.isError && (
         <div className="alert alert-error" role="alert">
           <strong>Not saved.</strong> <span id={errorId}>{errorMessage(save.error)}</span>
