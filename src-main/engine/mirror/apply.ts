@@ -60,6 +60,8 @@ interface Pending {
   replaces?: InventoryStatus;
   /** Remove this URI's row (a deletion). */
   removeUri?: string;
+  /** The deletion's file, at this path in the mirror, removed (or quarantined) as its batch is put in place. */
+  removes?: { path: string; status: InventoryStatus };
   counts: Partial<RunCounts>;
   failure?: Failure;
 }
@@ -128,10 +130,15 @@ export class Applier {
       commit: (done, failed) => this.#commit(done, failed),
       // A crash between putting a new version in place and recording it must not leave the old version's row saying
       // "verified": it says damaged, and the next sync fetches it again.
-      beforeRename: (records) => {
+      // So with a deletion: its row says damaged before its file goes, in the same transaction, and the run that
+      // resumes applies it again.
+      beforeRename: (records, others) => {
+        const removals = others.filter((r) => r.removes !== undefined);
         const replaced = records.filter((r) => r.replaces !== undefined && r.row !== null).map((r) => r.row!.uri);
-        if (replaced.length > 0 && !options.dryRun) options.state.markDamaged(replaced);
+        const marked = [...replaced, ...removals.map((r) => r.removeUri!)];
+        if (marked.length > 0 && !options.dryRun) options.state.markDamaged(marked);
         for (const r of records) if (r.replaces === undefined && r.row !== null) this.#placing.add(r.row.uri);
+        for (const r of removals) this.#remove(r);
       },
       // Nor leave a new file that no row knows, which the next run would take for someone else's and leave alone.
       ...(options.dryRun ? {} : { intentFile: join(options.stateDir, PLACING_FILE), intent: placingLines }),
@@ -469,25 +476,39 @@ export class Applier {
       else this.#note({ deleted: 1 });
       return;
     }
-    const file = join(o.dest, ...live.path.split('/'));
+    // The file goes when its batch is put in place (#remove), once its row says damaged: a kill before the batch
+    // commits never leaves a row saying verified for a file that is gone.
+    this.#rows.removed();
+    this.#claims.remove(live.path);
+    this.#count({ deleted: 1 });
+    this.#inventoryChange--;
+    this.#writer.stage({ temp: null, final: '', record: { row: null, removeUri: uri, counts: { deleted: 1 }, removes: { path: live.path, status: live.status } } });
+  }
+
+  /** Removes (or quarantines) a deletion's file, its row marked damaged already; a failure makes it a failure. */
+  #remove(p: Pending): void {
+    const o = this.#o;
+    const uri = p.removeUri!;
+    const { path, status } = p.removes!;
+    const file = join(o.dest, ...path.split('/'));
     try {
       checkFolders(o.dest, dirname(file));
       if (o.deletePolicy === 'quarantine') {
-        const parts = live.path.split('/');
+        const parts = path.split('/');
         const wanted = join(quarantineFolder(join(o.stateDir, QUARANTINE_DIR), parts.slice(0, -1)), parts.at(-1)!);
         checkFolders(o.dest, dirname(wanted));
         mkdirSync(dirname(wanted), { recursive: true });
         if (existsSync(file)) renameSync(file, quarantinePlace(wanted, o.runId));
       } else rmSync(file, { force: true });
     } catch (err) {
-      this.#note({ failed: 1 }, { uri, reason: `could not be ${o.deletePolicy === 'delete' ? 'deleted' : 'quarantined'}: ${(err as Error).message}` });
-      return;
+      // The copy stays, as it was: its row too.
+      o.state.setStatus(uri, status);
+      this.#count({ deleted: -1, failed: 1 });
+      this.#inventoryChange++;
+      p.removeUri = undefined;
+      p.counts = { failed: 1 };
+      p.failure = { uri, reason: `could not be ${o.deletePolicy === 'delete' ? 'deleted' : 'quarantined'}: ${(err as Error).message}` };
     }
-    this.#rows.removed();
-    this.#claims.remove(live.path);
-    this.#count({ deleted: 1 });
-    this.#inventoryChange--;
-    this.#writer.stage({ temp: null, final: '', record: { row: null, removeUri: uri, counts: { deleted: 1 } } });
   }
 
   /**

@@ -109,6 +109,50 @@ async function killAfter(args: string[], fetches: number): Promise<boolean> {
 
 const random = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - lo));
 
+/** Starts `rsdesk sync` and kills it with SIGKILL as soon as the fixture is asked for `path`; false if it ended first. */
+async function killAtRequest(args: string[], path: string): Promise<boolean> {
+  const child = spawn(process.execPath, [BIN, 'sync', ...args, '--dest', dest, '--concurrency', '2', '--json'], {
+    stdio: 'ignore',
+    env: { ...process.env, HTTP_PROXY: '', http_proxy: '', HTTPS_PROXY: '', https_proxy: '' },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let ended = false;
+  void exited.then(() => (ended = true));
+  const from = fixture.requests.length;
+  while (!ended && !fixture.requests.slice(from).some((r) => r.path.endsWith(path))) await new Promise((r) => setTimeout(r, 1));
+  const killed = !ended;
+  child.kill('SIGKILL');
+  await exited;
+  return killed;
+}
+
+describe('kill -9 just after a deletion', () => {
+  for (const policy of ['delete', 'quarantine'] as const) {
+    it(`--delete ${policy}: the deleted copy's row never says verified once its file is gone`, async () => {
+      const baseline = await sync({ url: capabilityList(), dest, concurrency: 4, proxyEnv: {} });
+      expect(baseline.failed).toBe(0);
+      const [gone] = fixture.change('delete', 1, 7);
+      // The change after the deletion hangs: the run is killed while the deletion's row waits for its batch.
+      const [later] = fixture.change('update', 1, 12);
+      const path = fixture.state.pathOf(later!.id);
+      fixture.setBroken(path, 'hang');
+      fixture.setBroken('/mirror' + path, 'hang');
+      expect(await killAtRequest(['--delete', policy], path)).toBe(true);
+      const row = snapshot().rows.find((r) => r.uri === gone!.loc);
+      // Either the deletion was recorded, or its row no longer vouches for a file that may be gone.
+      if (row !== undefined && row.status !== 'deleted' && row.status !== 'quarantined' && row.status !== 'damaged') expect(existsSync(fileOf(gone!.id)), row.status).toBe(true);
+      expectConsistent();
+      fixture.setBroken(path, null);
+      fixture.setBroken('/mirror' + path, null);
+      const done = await sync({ dest, concurrency: 4, deletePolicy: policy, proxyEnv: {} });
+      expect(done).toMatchObject({ mode: 'incremental', failed: 0, deleted: 1, resumed: true });
+      expect(existsSync(fileOf(gone!.id))).toBe(false);
+      expect(snapshot().rows.find((r) => r.uri === gone!.loc && r.status !== 'deleted' && r.status !== 'quarantined')).toBeUndefined();
+      expectConsistent();
+    }, 60_000);
+  }
+});
+
 describe('kill -9 at random points, several times', () => {
   it('a baseline: consistent after each kill, nothing verified fetched again, checkpoint only at the end', async () => {
     let kills = 0;
