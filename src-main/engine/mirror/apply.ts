@@ -298,7 +298,10 @@ export class Applier {
       // downloaded.
       const local = await meterFile(final, expected);
       if (local.status === 'verified') {
-        this.#note({ unchanged: 1 }, undefined, o.dryRun ? null : row(base, local, live.etag, live.lastModified, this.#now));
+        // Put there by an interrupted part of this run (a new file it listed in `placing`: a row with nothing
+        // recorded; or a new version over the recorded one): counted as that part would have counted it.
+        const counted = leftUnrecorded(live) ? 'created' : recordedMatches(expected, live.length, live.digests) ? 'unchanged' : 'updated';
+        this.#note({ [counted]: 1 }, undefined, o.dryRun ? null : row(base, local, live.etag, live.lastModified, this.#now));
         return;
       }
     }
@@ -375,7 +378,7 @@ export class Applier {
       replaces: live?.status,
       // A hash or length that cannot be checked (malformed, an unknown algorithm): the bytes are kept, marked
       // unverifiable in the inventory, and the entry is reported as failed with the reason.
-      counts: { [unverifiable ? 'failed' : live ? 'updated' : 'created']: 1, bytes: got.fixity.length },
+      counts: { [unverifiable ? 'failed' : live && !leftUnrecorded(live) ? 'updated' : 'created']: 1, bytes: got.fixity.length },
       failure: unverifiable ? { uri: base.uri, reason: `kept but not verified: ${got.fixity.reasons.join('; ')}`, permanent: true } : undefined,
     };
     this.#count(record.counts);
@@ -809,6 +812,11 @@ function placingLines(records: Pending[]): string {
  * are there and that no row knows get a row marked damaged (checked, or fetched again, by `apply`), so that they are
  * never taken for someone else's. A dry run records nothing: it is given their paths.
  */
+/** The row `takeOverLeftInPlace` gives a new file an interrupted run put in place unrecorded: nothing is known of it. */
+function leftUnrecorded(live: InventoryRow): boolean {
+  return live.status === 'damaged' && live.length === null && Object.keys(live.digests).length === 0;
+}
+
 function takeOverLeftInPlace(o: ApplyOptions): Set<string> {
   const file = join(o.stateDir, PLACING_FILE);
   let text: string;

@@ -5,14 +5,14 @@
 // (requests counted at the fixture Source). At the end: the mirror equals the Source and the checkpoint is right.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { PLACING_FILE } from './apply.ts';
-import { MirrorState, stateDirOf, type InventoryRow, type RunRecord } from './state.ts';
+import { MirrorState, stateDirOf, type Checkpoint, type InventoryRow, type RunRecord } from './state.ts';
 import { sync } from './sync.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/rsdesk.mjs', import.meta.url));
@@ -151,6 +151,57 @@ describe('kill -9 just after a deletion', () => {
       expectConsistent();
     }, 60_000);
   }
+});
+
+describe('a run resumed after a kill between the renames of a batch and its commit', () => {
+  /** What such a kill leaves: the files in place, their rows (and counts) not recorded, their paths in `placing`, or their old rows marked damaged. */
+  function killedBeforeCommit(uris: string[], kind: 'created' | 'updated', checkpoint?: Checkpoint): void {
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      const run = state.runs().at(-1)!;
+      const rows = [...state.rows()].filter((r) => uris.includes(r.uri));
+      state.db.prepare(`UPDATE runs SET status = 'interrupted', ended_at = NULL, ${kind} = ${kind} - ? WHERE id = ?`).run(rows.length, run.id);
+      if (kind === 'created') {
+        for (const r of rows) state.remove(r.uri);
+        writeFileSync(join(stateDirOf(dest), PLACING_FILE), rows.map((r) => JSON.stringify([r.uri, r.path]) + '\n').join(''));
+        state.setCheckpoint(null);
+      } else {
+        // The old version's row, marked damaged before the renames (its digests those of the old version), and the
+        // checkpoint where the run found it.
+        for (const r of rows) state.put({ ...r, digests: { md5: '0'.repeat(32) }, status: 'damaged', runId: run.id - 1 });
+        state.setCheckpoint(checkpoint!);
+      }
+    } finally {
+      state.close();
+    }
+  }
+
+  it('counts the new files its killed part put in place as created, not unchanged', async () => {
+    const first = await sync({ url: capabilityList(), dest, concurrency: 4, proxyEnv: {} });
+    expect(first).toMatchObject({ mode: 'baseline', created: RESOURCES, failed: 0 });
+    const uris = fixture.state.live().slice(0, 5).map((r) => fixture.state.locOf(r.id));
+    killedBeforeCommit(uris, 'created');
+    const from = resourceFetches().length;
+    const done = await sync({ dest, concurrency: 4, proxyEnv: {} });
+    expect(resourceFetches().slice(from)).toEqual([]);
+    expect(done).toMatchObject({ mode: 'baseline', resumed: true, created: RESOURCES, unchanged: 0, failed: 0 });
+    expect(snapshot().runs.map((r) => [r.kind, r.status, r.created, r.unchanged])).toEqual([['baseline', 'completed', RESOURCES, 0]]);
+  }, 60_000);
+
+  it('counts the new versions its killed part put in place as updated, not unchanged', async () => {
+    const baseline = await sync({ url: capabilityList(), dest, concurrency: 4, proxyEnv: {} });
+    expect(baseline.failed).toBe(0);
+    const held = new MirrorState(stateDirOf(dest));
+    const checkpoint = held.checkpoint()!;
+    held.close();
+    const changed = fixture.change('update', 6);
+    await sync({ dest, concurrency: 4, proxyEnv: {} });
+    killedBeforeCommit(changed.slice(0, 4).map((c) => c.loc), 'updated', checkpoint);
+    const from = resourceFetches().length;
+    const done = await sync({ dest, concurrency: 4, proxyEnv: {} });
+    expect(resourceFetches().slice(from)).toEqual([]);
+    expect(done).toMatchObject({ mode: 'incremental', resumed: true, updated: 6, unchanged: 0, failed: 0 });
+  }, 60_000);
 });
 
 describe('kill -9 at random points, several times', () => {
