@@ -60,6 +60,8 @@ interface Pending {
   replaces?: InventoryStatus;
   /** Remove this URI's row (a deletion). */
   removeUri?: string;
+  /** Run in the transaction that commits this record, and so everything staged before it. */
+  onCommit?: () => void;
   /** The deletion's file, at this path in the mirror, removed (or quarantined) as its batch is put in place. */
   removes?: { path: string; status: InventoryStatus };
   counts: Partial<RunCounts>;
@@ -161,6 +163,7 @@ export class Applier {
           this.#rows.recorded(p.row.uri);
         }
         if (p.removeUri) state.remove(p.removeUri);
+        p.onCommit?.();
         sum(p.counts);
         if (p.failure) failures.push(p.failure);
       }
@@ -539,6 +542,11 @@ export class Applier {
   /** Live counts, as soon as a resource is settled (the durable ones follow with its batch). */
   #count(counts: Partial<RunCounts>): void {
     for (const k in counts) this.live[k as keyof RunCounts] += counts[k as keyof RunCounts]!;
+  }
+
+  /** Runs `fn` in the transaction that commits what is staged so far (a Change Dump's progress through a package). */
+  whenCommitted(fn: () => void): void {
+    this.#writer.stage({ temp: null, final: '', record: { row: null, counts: {}, onCommit: fn } });
   }
 
   /** Commits everything staged. */

@@ -5,7 +5,8 @@
 // (requests counted at the fixture Source). At the end: the mirror equals the Source and the checkpoint is right.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -202,6 +203,62 @@ describe('a run resumed after a kill between the renames of a batch and its comm
     expect(resourceFetches().slice(from)).toEqual([]);
     expect(done).toMatchObject({ mode: 'incremental', resumed: true, updated: 6, unchanged: 0, failed: 0 });
   }, 60_000);
+});
+
+describe('kill -9 in the middle of a Change Dump package', () => {
+  const filesUnder = (dir: string): string[] =>
+    existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? filesUnder(join(dir, d.name)) : [join(dir, d.name)])) : [];
+
+  it('the resumed run applies only the changes the killed part had not: counted once, nothing deleted twice', async () => {
+    await fixture.close();
+    fixture = await startFixtureSource({ resources: 60, changeListSize: 3000 });
+    expect((await sync({ url: capabilityList(), dest, concurrency: 4, proxyEnv: {} })).failed).toBe(0);
+    // The same mirror, copied: the run that is never killed.
+    const reference = mkdtempSync(join(tmpdir(), 'crash-ref-'));
+    cpSync(dest, reference, { recursive: true });
+    fixture.change('update', 900);
+    fixture.change('create', 700);
+    fixture.change('delete', 500);
+    fixture.change('update', 900);
+    fixture.change('create', 100);
+    const options = { useDumps: true, deletePolicy: 'quarantine' as const, concurrency: 4, proxyEnv: {} };
+    const unkilled = await sync({ ...options, dest: reference });
+    expect(unkilled).toMatchObject({ mode: 'incremental', failed: 0 });
+
+    // Killed once the package's changes are being committed, well before its end.
+    const child = spawn(process.execPath, [BIN, 'sync', '--dest', dest, '--use-dumps', '--delete', 'quarantine', '--json'], {
+      stdio: 'ignore',
+      env: { ...process.env, HTTP_PROXY: '', http_proxy: '', HTTPS_PROXY: '', https_proxy: '' },
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    let ended = false;
+    void exited.then(() => (ended = true));
+    const applied = (): number => {
+      const db = new DatabaseSync(join(stateDirOf(dest), 'state.sqlite'), { readOnly: true });
+      try {
+        const run = db.prepare("SELECT created + updated + deleted AS n FROM runs WHERE kind = 'incremental' ORDER BY id DESC LIMIT 1").get() as { n: number } | undefined;
+        return run?.n ?? 0;
+      } finally {
+        db.close();
+      }
+    };
+    while (!ended && applied() < 700) await new Promise((r) => setTimeout(r, 2));
+    expect(ended).toBe(false);
+    child.kill('SIGKILL');
+    await exited;
+    expect(applied()).toBeLessThan(2500);
+    expectConsistent();
+
+    const resumed = await sync({ ...options, dest });
+    expect(resumed).toMatchObject({ mode: 'incremental', failed: 0, resumed: true });
+    const counts = (r: typeof resumed) => [r.created, r.updated, r.deleted, r.unchanged];
+    expect(counts(resumed)).toEqual(counts(unkilled));
+    expectConsistent();
+    // Each deleted resource quarantined once, as in the mirror never killed.
+    const quarantined = (root: string) => filesUnder(join(stateDirOf(root), 'quarantine')).map((f) => f.slice(root.length)).sort();
+    expect(quarantined(dest)).toEqual(quarantined(reference));
+    for (const r of fixture.state.live()) expect(readFileSync(fileOf(r.id)).equals(fixture.state.representation(r.id, r.version).body), `resource ${r.id}`).toBe(true);
+  }, 120_000);
 });
 
 describe('kill -9 at random points, several times', () => {

@@ -14,7 +14,7 @@ import { loadDocument } from '../load.ts';
 import type { Applier } from './apply.ts';
 import { packageApplier } from './dump-apply.ts';
 import { nextOf, notePackage, packageDeadline, PACKAGES_DIR } from './dump-baseline.ts';
-import { clearDumpProgress, donePackages, heldAt, markPackageDone } from './dump-progress.ts';
+import { appliedInPackage, clearDumpProgress, donePackages, heldAt, markAppliedInPackage, markPackageDone } from './dump-progress.ts';
 import type { MetadataFetcher } from './metadata.ts';
 import { ExtractBudget, fetchPackage, PackagePrefetch, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
@@ -131,7 +131,19 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
       };
       let failedInPackage = false;
       const failuresBefore = o.applier.failures.length;
-      const bridge = packageApplier(o.applier, { skip: (e) => !isNew(e) });
+      // Resumed: the changes of this package an interrupted part applied and committed are not applied again.
+      const applied = o.runId === null || o.dryRun ? () => false : appliedInPackage(o.state, o.runId, o.dumpUrl, loc);
+      const skip = (e: ManifestEntry) => !isNew(e) || applied(e.index);
+      // Each change applied is recorded as such in the transaction that commits it (and where a failure so far holds
+      // the checkpoint).
+      const markApplied = (index: number) => {
+        if (o.dryRun || o.runId === null) return;
+        const runId = o.runId;
+        const transient = o.applier.failures.slice(failuresBefore).some((f) => !f.permanent);
+        const held = transient ? Math.min(cap, pkg.fromMs ?? since) : frozen ? cap : undefined;
+        o.applier.whenCommitted(() => markAppliedInPackage(o.state, runId, o.dumpUrl, loc, [index], held));
+      };
+      const bridge = packageApplier(o.applier, { skip });
       try {
         await fetchPackage({
           http: o.http,
@@ -149,7 +161,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
             return bridge.verifiedBytes(entry, bytes);
           },
           onDeleted: async (entry) => {
-            if (!isNew(entry)) return;
+            if (skip(entry)) return;
             await settle(entry.loc);
             o.applier.delete(entry.loc);
             o.metadata?.deleted(entry.loc);
@@ -158,6 +170,11 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           onOutcome: async (outcome) => {
             if (!isNew(outcome.entry)) return;
             o.onListed?.(++changes);
+            if (applied(outcome.entry.index)) {
+              await bridge.discard(outcome);
+              if (outcome.status !== 'failed') reach(outcome.entry.datetimeMs);
+              return;
+            }
             await bridge.outcome(outcome);
             if (outcome.status === 'failed') {
               failedInPackage = true;
@@ -167,6 +184,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
               reach(outcome.entry.datetimeMs);
               if (outcome.status !== 'deleted') await o.metadata?.note(outcome.entry);
             }
+            markApplied(outcome.entry.index);
           },
           signal: o.signal,
           deadlineAt: packageDeadline(pkg),
