@@ -261,6 +261,49 @@ describe('kill -9 in the middle of a Change Dump package', () => {
   }, 120_000);
 });
 
+describe('kill -9 while a Change Dump run reads the Change List after it', () => {
+  it('the resumed run neither downloads nor applies again the packages its killed part applied', async () => {
+    await fixture.close();
+    fixture = await startFixtureSource({ resources: 60, changeListSize: 200 });
+    expect((await sync({ url: capabilityList(), dest, concurrency: 4, proxyEnv: {} })).failed).toBe(0);
+    const reference = mkdtempSync(join(tmpdir(), 'crash-ref-'));
+    cpSync(dest, reference, { recursive: true });
+    // Two closed Change Lists (the Change Dump's packages), then an open one read after the dump.
+    fixture.change('update', 400);
+    fixture.change('create', 30);
+    const [last] = fixture.change('update', 1, 5);
+    const options = { useDumps: true, concurrency: 2, proxyEnv: {} };
+    const unkilled = await sync({ ...options, dest: reference });
+    expect(unkilled).toMatchObject({ mode: 'incremental', failed: 0 });
+
+    // The last change hangs: the changes before it are committed (a batch waits at most 2 s), then the run is killed.
+    const path = fixture.state.pathOf(last!.id);
+    fixture.setBroken(path, 'hang');
+    fixture.setBroken('/mirror' + path, 'hang');
+    const child = spawn(process.execPath, [BIN, 'sync', '--dest', dest, '--use-dumps', '--concurrency', '2', '--json'], {
+      stdio: 'ignore',
+      env: { ...process.env, HTTP_PROXY: '', http_proxy: '', HTTPS_PROXY: '', https_proxy: '' },
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const from = fixture.requests.length;
+    while (!fixture.requests.slice(from).some((r) => r.path.endsWith(path))) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 3000));
+    child.kill('SIGKILL');
+    await exited;
+    expectConsistent();
+    fixture.setBroken(path, null);
+    fixture.setBroken('/mirror' + path, null);
+
+    const before = fixture.requests.length;
+    const resumed = await sync({ ...options, dest });
+    expect(resumed).toMatchObject({ mode: 'incremental', failed: 0, resumed: true });
+    expect(fixture.requests.slice(before).filter((r) => r.path.endsWith('.zip'))).toEqual([]);
+    const counts = (r: typeof resumed) => [r.created, r.updated, r.deleted];
+    expect(counts(resumed)).toEqual(counts(unkilled));
+    expectConsistent();
+  }, 120_000);
+});
+
 describe('kill -9 at random points, several times', () => {
   it('a baseline: consistent after each kill, nothing verified fetched again, checkpoint only at the end', async () => {
     let kills = 0;

@@ -14,7 +14,7 @@ import { loadDocument } from '../load.ts';
 import type { Applier } from './apply.ts';
 import { packageApplier } from './dump-apply.ts';
 import { nextOf, notePackage, packageDeadline, PACKAGES_DIR } from './dump-baseline.ts';
-import { appliedInPackage, clearDumpProgress, donePackages, heldAt, markAppliedInPackage, markPackageDone } from './dump-progress.ts';
+import { appliedInPackage, donePackages, heldAt, markAppliedInPackage, markPackageDone } from './dump-progress.ts';
 import type { MetadataFetcher } from './metadata.ts';
 import { ExtractBudget, fetchPackage, PackagePrefetch, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
@@ -219,7 +219,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
   await o.applier.finish();
   o.phases.fetch = (Date.now() - t0) / 1000;
   if (!o.dryRun && complete && !o.signal?.aborted && !o.pauseSignal?.aborted) {
-    clearDumpProgress(o.state);
+    // The packages stay recorded as applied until the run ends (sync.ts): one killed after them resumes past them.
     await rm(workDir, { recursive: true, force: true });
   }
   latest = Math.max(since, Math.min(latest, cap));

@@ -17,6 +17,7 @@ import { Applier, type DeletePolicy, type Failure } from './apply.ts';
 import { Fetcher } from './fetcher.ts';
 import { chooseDumps, type DumpChoice } from './dump-choice.ts';
 import { runDumpBaseline } from './dump-baseline.ts';
+import { clearDumpProgress } from './dump-progress.ts';
 import { applyToUnlisted } from './unlisted.ts';
 import { diskFullMessage, isDiskFull } from './disk-full.ts';
 import { runDumpIncremental } from './dump-incremental.ts';
@@ -460,6 +461,9 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       afterBaseline(state, parseW3cDatetime(newCheckpoint.at) ?? 0, t0);
     }
     if (run) state.endRun(run.id, status, phases, message);
+    // A dump's packages are recorded as applied until the run ends: a run killed after them (reading the Change List
+    // that follows a Change Dump, deleting what a Resource Dump no longer holds) resumes past them.
+    if (run && status !== 'interrupted') clearDumpProgress(state);
     const c = applier.counts;
     return {
       mode,
