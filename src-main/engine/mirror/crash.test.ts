@@ -300,6 +300,8 @@ describe('kill -9 while a Change Dump run reads the Change List after it', () =>
     expect(fixture.requests.slice(before).filter((r) => r.path.endsWith('.zip'))).toEqual([]);
     const counts = (r: typeof resumed) => [r.created, r.updated, r.deleted];
     expect(counts(resumed)).toEqual(counts(unkilled));
+    // Nor counts again, as unchanged, what its killed part applied from the Change List.
+    expect(resumed.unchanged).toBe(unkilled.unchanged);
     expectConsistent();
   }, 120_000);
 });
