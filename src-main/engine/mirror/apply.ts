@@ -60,6 +60,10 @@ interface Pending {
   replaces?: InventoryStatus;
   /** Remove this URI's row (a deletion). */
   removeUri?: string;
+  /** Run in the transaction that commits this record, and so everything staged before it. */
+  onCommit?: () => void;
+  /** The deletion's file, at this path in the mirror, removed (or quarantined) as its batch is put in place. */
+  removes?: { path: string; status: InventoryStatus };
   counts: Partial<RunCounts>;
   failure?: Failure;
 }
@@ -128,10 +132,15 @@ export class Applier {
       commit: (done, failed) => this.#commit(done, failed),
       // A crash between putting a new version in place and recording it must not leave the old version's row saying
       // "verified": it says damaged, and the next sync fetches it again.
-      beforeRename: (records) => {
+      // So with a deletion: its row says damaged before its file goes, in the same transaction, and the run that
+      // resumes applies it again.
+      beforeRename: (records, others) => {
+        const removals = others.filter((r) => r.removes !== undefined);
         const replaced = records.filter((r) => r.replaces !== undefined && r.row !== null).map((r) => r.row!.uri);
-        if (replaced.length > 0 && !options.dryRun) options.state.markDamaged(replaced);
+        const marked = [...replaced, ...removals.map((r) => r.removeUri!)];
+        if (marked.length > 0 && !options.dryRun) options.state.markDamaged(marked);
         for (const r of records) if (r.replaces === undefined && r.row !== null) this.#placing.add(r.row.uri);
+        for (const r of removals) this.#remove(r);
       },
       // Nor leave a new file that no row knows, which the next run would take for someone else's and leave alone.
       ...(options.dryRun ? {} : { intentFile: join(options.stateDir, PLACING_FILE), intent: placingLines }),
@@ -154,6 +163,7 @@ export class Applier {
           this.#rows.recorded(p.row.uri);
         }
         if (p.removeUri) state.remove(p.removeUri);
+        p.onCommit?.();
         sum(p.counts);
         if (p.failure) failures.push(p.failure);
       }
@@ -291,7 +301,10 @@ export class Applier {
       // downloaded.
       const local = await meterFile(final, expected);
       if (local.status === 'verified') {
-        this.#note({ unchanged: 1 }, undefined, o.dryRun ? null : row(base, local, live.etag, live.lastModified, this.#now));
+        // Put there by an interrupted part of this run (a new file it listed in `placing`: a row with nothing
+        // recorded; or a new version over the recorded one): counted as that part would have counted it.
+        const counted = leftUnrecorded(live) ? 'created' : recordedMatches(expected, live.length, live.digests) ? 'unchanged' : 'updated';
+        this.#note({ [counted]: 1 }, undefined, o.dryRun ? null : row(base, local, live.etag, live.lastModified, this.#now));
         return;
       }
     }
@@ -368,7 +381,7 @@ export class Applier {
       replaces: live?.status,
       // A hash or length that cannot be checked (malformed, an unknown algorithm): the bytes are kept, marked
       // unverifiable in the inventory, and the entry is reported as failed with the reason.
-      counts: { [unverifiable ? 'failed' : live ? 'updated' : 'created']: 1, bytes: got.fixity.length },
+      counts: { [unverifiable ? 'failed' : live && !leftUnrecorded(live) ? 'updated' : 'created']: 1, bytes: got.fixity.length },
       failure: unverifiable ? { uri: base.uri, reason: `kept but not verified: ${got.fixity.reasons.join('; ')}`, permanent: true } : undefined,
     };
     this.#count(record.counts);
@@ -469,25 +482,39 @@ export class Applier {
       else this.#note({ deleted: 1 });
       return;
     }
-    const file = join(o.dest, ...live.path.split('/'));
+    // The file goes when its batch is put in place (#remove), once its row says damaged: a kill before the batch
+    // commits never leaves a row saying verified for a file that is gone.
+    this.#rows.removed();
+    this.#claims.remove(live.path);
+    this.#count({ deleted: 1 });
+    this.#inventoryChange--;
+    this.#writer.stage({ temp: null, final: '', record: { row: null, removeUri: uri, counts: { deleted: 1 }, removes: { path: live.path, status: live.status } } });
+  }
+
+  /** Removes (or quarantines) a deletion's file, its row marked damaged already; a failure makes it a failure. */
+  #remove(p: Pending): void {
+    const o = this.#o;
+    const uri = p.removeUri!;
+    const { path, status } = p.removes!;
+    const file = join(o.dest, ...path.split('/'));
     try {
       checkFolders(o.dest, dirname(file));
       if (o.deletePolicy === 'quarantine') {
-        const parts = live.path.split('/');
+        const parts = path.split('/');
         const wanted = join(quarantineFolder(join(o.stateDir, QUARANTINE_DIR), parts.slice(0, -1)), parts.at(-1)!);
         checkFolders(o.dest, dirname(wanted));
         mkdirSync(dirname(wanted), { recursive: true });
         if (existsSync(file)) renameSync(file, quarantinePlace(wanted, o.runId));
       } else rmSync(file, { force: true });
     } catch (err) {
-      this.#note({ failed: 1 }, { uri, reason: `could not be ${o.deletePolicy === 'delete' ? 'deleted' : 'quarantined'}: ${(err as Error).message}` });
-      return;
+      // The copy stays, as it was: its row too.
+      o.state.setStatus(uri, status);
+      this.#count({ deleted: -1, failed: 1 });
+      this.#inventoryChange++;
+      p.removeUri = undefined;
+      p.counts = { failed: 1 };
+      p.failure = { uri, reason: `could not be ${o.deletePolicy === 'delete' ? 'deleted' : 'quarantined'}: ${(err as Error).message}` };
     }
-    this.#rows.removed();
-    this.#claims.remove(live.path);
-    this.#count({ deleted: 1 });
-    this.#inventoryChange--;
-    this.#writer.stage({ temp: null, final: '', record: { row: null, removeUri: uri, counts: { deleted: 1 } } });
   }
 
   /**
@@ -515,6 +542,11 @@ export class Applier {
   /** Live counts, as soon as a resource is settled (the durable ones follow with its batch). */
   #count(counts: Partial<RunCounts>): void {
     for (const k in counts) this.live[k as keyof RunCounts] += counts[k as keyof RunCounts]!;
+  }
+
+  /** Runs `fn` in the transaction that commits what is staged so far (a Change Dump's progress through a package). */
+  whenCommitted(fn: () => void): void {
+    this.#writer.stage({ temp: null, final: '', record: { row: null, counts: {}, onCommit: fn } });
   }
 
   /** Commits everything staged. */
@@ -788,6 +820,11 @@ function placingLines(records: Pending[]): string {
  * are there and that no row knows get a row marked damaged (checked, or fetched again, by `apply`), so that they are
  * never taken for someone else's. A dry run records nothing: it is given their paths.
  */
+/** The row `takeOverLeftInPlace` gives a new file an interrupted run put in place unrecorded: nothing is known of it. */
+function leftUnrecorded(live: InventoryRow): boolean {
+  return live.status === 'damaged' && live.length === null && Object.keys(live.digests).length === 0;
+}
+
 function takeOverLeftInPlace(o: ApplyOptions): Set<string> {
   const file = join(o.stateDir, PLACING_FILE);
   let text: string;

@@ -5,14 +5,15 @@
 // (requests counted at the fixture Source). At the end: the mirror equals the Source and the checkpoint is right.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { PLACING_FILE } from './apply.ts';
-import { MirrorState, stateDirOf, type InventoryRow, type RunRecord } from './state.ts';
+import { MirrorState, stateDirOf, type Checkpoint, type InventoryRow, type RunRecord } from './state.ts';
 import { sync } from './sync.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/rsdesk.mjs', import.meta.url));
@@ -108,6 +109,202 @@ async function killAfter(args: string[], fetches: number): Promise<boolean> {
 }
 
 const random = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - lo));
+
+/** Starts `rsdesk sync` and kills it with SIGKILL as soon as the fixture is asked for `path`; false if it ended first. */
+async function killAtRequest(args: string[], path: string): Promise<boolean> {
+  const child = spawn(process.execPath, [BIN, 'sync', ...args, '--dest', dest, '--concurrency', '2', '--json'], {
+    stdio: 'ignore',
+    env: { ...process.env, HTTP_PROXY: '', http_proxy: '', HTTPS_PROXY: '', https_proxy: '' },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let ended = false;
+  void exited.then(() => (ended = true));
+  const from = fixture.requests.length;
+  while (!ended && !fixture.requests.slice(from).some((r) => r.path.endsWith(path))) await new Promise((r) => setTimeout(r, 1));
+  const killed = !ended;
+  child.kill('SIGKILL');
+  await exited;
+  return killed;
+}
+
+describe('kill -9 just after a deletion', () => {
+  for (const policy of ['delete', 'quarantine'] as const) {
+    it(`--delete ${policy}: the deleted copy's row never says verified once its file is gone`, async () => {
+      const baseline = await sync({ url: capabilityList(), dest, concurrency: 4, proxyEnv: {} });
+      expect(baseline.failed).toBe(0);
+      const [gone] = fixture.change('delete', 1, 7);
+      // The change after the deletion hangs: the run is killed while the deletion's row waits for its batch.
+      const [later] = fixture.change('update', 1, 12);
+      const path = fixture.state.pathOf(later!.id);
+      fixture.setBroken(path, 'hang');
+      fixture.setBroken('/mirror' + path, 'hang');
+      expect(await killAtRequest(['--delete', policy], path)).toBe(true);
+      const row = snapshot().rows.find((r) => r.uri === gone!.loc);
+      // Either the deletion was recorded, or its row no longer vouches for a file that may be gone.
+      if (row !== undefined && row.status !== 'deleted' && row.status !== 'quarantined' && row.status !== 'damaged') expect(existsSync(fileOf(gone!.id)), row.status).toBe(true);
+      expectConsistent();
+      fixture.setBroken(path, null);
+      fixture.setBroken('/mirror' + path, null);
+      const done = await sync({ dest, concurrency: 4, deletePolicy: policy, proxyEnv: {} });
+      expect(done).toMatchObject({ mode: 'incremental', failed: 0, deleted: 1, resumed: true });
+      expect(existsSync(fileOf(gone!.id))).toBe(false);
+      expect(snapshot().rows.find((r) => r.uri === gone!.loc && r.status !== 'deleted' && r.status !== 'quarantined')).toBeUndefined();
+      expectConsistent();
+    }, 60_000);
+  }
+});
+
+describe('a run resumed after a kill between the renames of a batch and its commit', () => {
+  /** What such a kill leaves: the files in place, their rows (and counts) not recorded, their paths in `placing`, or their old rows marked damaged. */
+  function killedBeforeCommit(uris: string[], kind: 'created' | 'updated', checkpoint?: Checkpoint): void {
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      const run = state.runs().at(-1)!;
+      const rows = [...state.rows()].filter((r) => uris.includes(r.uri));
+      state.db.prepare(`UPDATE runs SET status = 'interrupted', ended_at = NULL, ${kind} = ${kind} - ? WHERE id = ?`).run(rows.length, run.id);
+      if (kind === 'created') {
+        for (const r of rows) state.remove(r.uri);
+        writeFileSync(join(stateDirOf(dest), PLACING_FILE), rows.map((r) => JSON.stringify([r.uri, r.path]) + '\n').join(''));
+        state.setCheckpoint(null);
+      } else {
+        // The old version's row, marked damaged before the renames (its digests those of the old version), and the
+        // checkpoint where the run found it.
+        for (const r of rows) state.put({ ...r, digests: { md5: '0'.repeat(32) }, status: 'damaged', runId: run.id - 1 });
+        state.setCheckpoint(checkpoint!);
+      }
+    } finally {
+      state.close();
+    }
+  }
+
+  it('counts the new files its killed part put in place as created, not unchanged', async () => {
+    const first = await sync({ url: capabilityList(), dest, concurrency: 4, proxyEnv: {} });
+    expect(first).toMatchObject({ mode: 'baseline', created: RESOURCES, failed: 0 });
+    const uris = fixture.state.live().slice(0, 5).map((r) => fixture.state.locOf(r.id));
+    killedBeforeCommit(uris, 'created');
+    const from = resourceFetches().length;
+    const done = await sync({ dest, concurrency: 4, proxyEnv: {} });
+    expect(resourceFetches().slice(from)).toEqual([]);
+    expect(done).toMatchObject({ mode: 'baseline', resumed: true, created: RESOURCES, unchanged: 0, failed: 0 });
+    expect(snapshot().runs.map((r) => [r.kind, r.status, r.created, r.unchanged])).toEqual([['baseline', 'completed', RESOURCES, 0]]);
+  }, 60_000);
+
+  it('counts the new versions its killed part put in place as updated, not unchanged', async () => {
+    const baseline = await sync({ url: capabilityList(), dest, concurrency: 4, proxyEnv: {} });
+    expect(baseline.failed).toBe(0);
+    const held = new MirrorState(stateDirOf(dest));
+    const checkpoint = held.checkpoint()!;
+    held.close();
+    const changed = fixture.change('update', 6);
+    await sync({ dest, concurrency: 4, proxyEnv: {} });
+    killedBeforeCommit(changed.slice(0, 4).map((c) => c.loc), 'updated', checkpoint);
+    const from = resourceFetches().length;
+    const done = await sync({ dest, concurrency: 4, proxyEnv: {} });
+    expect(resourceFetches().slice(from)).toEqual([]);
+    expect(done).toMatchObject({ mode: 'incremental', resumed: true, updated: 6, unchanged: 0, failed: 0 });
+  }, 60_000);
+});
+
+describe('kill -9 in the middle of a Change Dump package', () => {
+  const filesUnder = (dir: string): string[] =>
+    existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? filesUnder(join(dir, d.name)) : [join(dir, d.name)])) : [];
+
+  it('the resumed run applies only the changes the killed part had not: counted once, nothing deleted twice', async () => {
+    await fixture.close();
+    fixture = await startFixtureSource({ resources: 60, changeListSize: 3000 });
+    expect((await sync({ url: capabilityList(), dest, concurrency: 4, proxyEnv: {} })).failed).toBe(0);
+    // The same mirror, copied: the run that is never killed.
+    const reference = mkdtempSync(join(tmpdir(), 'crash-ref-'));
+    cpSync(dest, reference, { recursive: true });
+    fixture.change('update', 900);
+    fixture.change('create', 700);
+    fixture.change('delete', 500);
+    fixture.change('update', 900);
+    fixture.change('create', 100);
+    const options = { useDumps: true, deletePolicy: 'quarantine' as const, concurrency: 4, proxyEnv: {} };
+    const unkilled = await sync({ ...options, dest: reference });
+    expect(unkilled).toMatchObject({ mode: 'incremental', failed: 0 });
+
+    // Killed once the package's changes are being committed, well before its end.
+    const child = spawn(process.execPath, [BIN, 'sync', '--dest', dest, '--use-dumps', '--delete', 'quarantine', '--json'], {
+      stdio: 'ignore',
+      env: { ...process.env, HTTP_PROXY: '', http_proxy: '', HTTPS_PROXY: '', https_proxy: '' },
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    let ended = false;
+    void exited.then(() => (ended = true));
+    const applied = (): number => {
+      const db = new DatabaseSync(join(stateDirOf(dest), 'state.sqlite'), { readOnly: true });
+      try {
+        const run = db.prepare("SELECT created + updated + deleted AS n FROM runs WHERE kind = 'incremental' ORDER BY id DESC LIMIT 1").get() as { n: number } | undefined;
+        return run?.n ?? 0;
+      } finally {
+        db.close();
+      }
+    };
+    while (!ended && applied() < 700) await new Promise((r) => setTimeout(r, 2));
+    expect(ended).toBe(false);
+    child.kill('SIGKILL');
+    await exited;
+    expect(applied()).toBeLessThan(2500);
+    expectConsistent();
+
+    const resumed = await sync({ ...options, dest });
+    expect(resumed).toMatchObject({ mode: 'incremental', failed: 0, resumed: true });
+    const counts = (r: typeof resumed) => [r.created, r.updated, r.deleted, r.unchanged];
+    expect(counts(resumed)).toEqual(counts(unkilled));
+    expectConsistent();
+    // Each deleted resource quarantined once, as in the mirror never killed.
+    const quarantined = (root: string) => filesUnder(join(stateDirOf(root), 'quarantine')).map((f) => f.slice(root.length)).sort();
+    expect(quarantined(dest)).toEqual(quarantined(reference));
+    for (const r of fixture.state.live()) expect(readFileSync(fileOf(r.id)).equals(fixture.state.representation(r.id, r.version).body), `resource ${r.id}`).toBe(true);
+  }, 120_000);
+});
+
+describe('kill -9 while a Change Dump run reads the Change List after it', () => {
+  it('the resumed run neither downloads nor applies again the packages its killed part applied', async () => {
+    await fixture.close();
+    fixture = await startFixtureSource({ resources: 60, changeListSize: 200 });
+    expect((await sync({ url: capabilityList(), dest, concurrency: 4, proxyEnv: {} })).failed).toBe(0);
+    const reference = mkdtempSync(join(tmpdir(), 'crash-ref-'));
+    cpSync(dest, reference, { recursive: true });
+    // Two closed Change Lists (the Change Dump's packages), then an open one read after the dump.
+    fixture.change('update', 400);
+    fixture.change('create', 30);
+    const [last] = fixture.change('update', 1, 5);
+    const options = { useDumps: true, concurrency: 2, proxyEnv: {} };
+    const unkilled = await sync({ ...options, dest: reference });
+    expect(unkilled).toMatchObject({ mode: 'incremental', failed: 0 });
+
+    // The last change hangs: the changes before it are committed (a batch waits at most 2 s), then the run is killed.
+    const path = fixture.state.pathOf(last!.id);
+    fixture.setBroken(path, 'hang');
+    fixture.setBroken('/mirror' + path, 'hang');
+    const child = spawn(process.execPath, [BIN, 'sync', '--dest', dest, '--use-dumps', '--concurrency', '2', '--json'], {
+      stdio: 'ignore',
+      env: { ...process.env, HTTP_PROXY: '', http_proxy: '', HTTPS_PROXY: '', https_proxy: '' },
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const from = fixture.requests.length;
+    while (!fixture.requests.slice(from).some((r) => r.path.endsWith(path))) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 3000));
+    child.kill('SIGKILL');
+    await exited;
+    expectConsistent();
+    fixture.setBroken(path, null);
+    fixture.setBroken('/mirror' + path, null);
+
+    const before = fixture.requests.length;
+    const resumed = await sync({ ...options, dest });
+    expect(resumed).toMatchObject({ mode: 'incremental', failed: 0, resumed: true });
+    expect(fixture.requests.slice(before).filter((r) => r.path.endsWith('.zip'))).toEqual([]);
+    const counts = (r: typeof resumed) => [r.created, r.updated, r.deleted];
+    expect(counts(resumed)).toEqual(counts(unkilled));
+    // Nor counts again, as unchanged, what its killed part applied from the Change List.
+    expect(resumed.unchanged).toBe(unkilled.unchanged);
+    expectConsistent();
+  }, 120_000);
+});
 
 describe('kill -9 at random points, several times', () => {
   it('a baseline: consistent after each kill, nothing verified fetched again, checkpoint only at the end', async () => {

@@ -13,7 +13,7 @@ import { loadDocument } from '../load.ts';
 import type { Applier } from './apply.ts';
 import { DEADLINE_BYTES_PER_SECOND } from './fetcher.ts';
 import { packageApplier } from './dump-apply.ts';
-import { clearDumpProgress, donePackages, markPackageDone } from './dump-progress.ts';
+import { donePackages, markPackageDone } from './dump-progress.ts';
 import { keepAsMetadata, metadataOf, type MetadataFetcher } from './metadata.ts';
 import { dumpPackages, ExtractBudget, fetchPackage, lengthOf, PackagePrefetch, prunePackages, type DumpListing, type DumpPackage, type ManifestEntry, type PackageReport } from './package/index.ts';
 import type { MirrorState } from './state.ts';
@@ -231,7 +231,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
     await o.applier.finish();
   } else o.onNote?.('Not every package of the Resource Dump could be used: nothing was deleted, and the mirror gets no new checkpoint.');
   if (!o.dryRun && complete) {
-    clearDumpProgress(o.state);
+    // The packages stay recorded as applied until the run ends (sync.ts): one killed after them resumes past them.
     await rm(workDir, { recursive: true, force: true });
   }
   return { at: earliest.value, complete };

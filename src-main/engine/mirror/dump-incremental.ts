@@ -14,7 +14,7 @@ import { loadDocument } from '../load.ts';
 import type { Applier } from './apply.ts';
 import { packageApplier } from './dump-apply.ts';
 import { nextOf, notePackage, packageDeadline, PACKAGES_DIR } from './dump-baseline.ts';
-import { clearDumpProgress, donePackages, heldAt, markPackageDone } from './dump-progress.ts';
+import { appliedInPackage, donePackages, heldAt, markAppliedInPackage, markPackageDone } from './dump-progress.ts';
 import type { MetadataFetcher } from './metadata.ts';
 import { ExtractBudget, fetchPackage, PackagePrefetch, prunePackages, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
@@ -147,7 +147,19 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
       };
       let failedInPackage = false;
       const failuresBefore = o.applier.failures.length;
-      const bridge = packageApplier(o.applier, { skip: (e) => !isNew(e) });
+      // Resumed: the changes of this package an interrupted part applied and committed are not applied again.
+      const applied = o.runId === null || o.dryRun ? () => false : appliedInPackage(o.state, o.runId, o.dumpUrl, loc);
+      const skip = (e: ManifestEntry) => !isNew(e) || applied(e.index);
+      // Each change applied is recorded as such in the transaction that commits it (and where a failure so far holds
+      // the checkpoint).
+      const markApplied = (index: number) => {
+        if (o.dryRun || o.runId === null) return;
+        const runId = o.runId;
+        const transient = o.applier.failures.slice(failuresBefore).some((f) => !f.permanent);
+        const held = transient ? Math.min(cap, pkg.fromMs ?? since) : frozen ? cap : undefined;
+        o.applier.whenCommitted(() => markAppliedInPackage(o.state, runId, o.dumpUrl, loc, [index], held));
+      };
+      const bridge = packageApplier(o.applier, { skip });
       try {
         await fetchPackage({
           http: o.http,
@@ -165,7 +177,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
             return bridge.verifiedBytes(entry, bytes);
           },
           onDeleted: async (entry) => {
-            if (!isNew(entry)) return;
+            if (skip(entry)) return;
             await settle(entry.loc);
             o.applier.delete(entry.loc);
             o.metadata?.deleted(entry.loc);
@@ -174,6 +186,11 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           onOutcome: async (outcome) => {
             if (!isNew(outcome.entry)) return;
             o.onListed?.(++changes);
+            if (applied(outcome.entry.index)) {
+              await bridge.discard(outcome);
+              if (outcome.status !== 'failed') reach(outcome.entry.datetimeMs);
+              return;
+            }
             await bridge.outcome(outcome);
             if (outcome.status === 'failed') {
               failedInPackage = true;
@@ -183,6 +200,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
               reach(outcome.entry.datetimeMs);
               if (outcome.status !== 'deleted') await o.metadata?.note(outcome.entry);
             }
+            markApplied(outcome.entry.index);
           },
           signal: o.signal,
           deadlineAt: packageDeadline(pkg),
@@ -220,7 +238,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
   await o.applier.finish();
   o.phases.fetch = (Date.now() - t0) / 1000;
   if (!o.dryRun && complete && !o.signal?.aborted && !o.pauseSignal?.aborted) {
-    clearDumpProgress(o.state);
+    // The packages stay recorded as applied until the run ends (sync.ts): one killed after them resumes past them.
     await rm(workDir, { recursive: true, force: true });
   }
   latest = Math.max(since, Math.min(latest, cap));

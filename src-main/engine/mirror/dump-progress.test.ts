@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { clearDumpProgress, donePackages, heldAt, markPackageDone } from './dump-progress.ts';
+import { appliedInPackage, clearDumpProgress, donePackages, heldAt, markAppliedInPackage, markPackageDone } from './dump-progress.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 
 describe('dump progress', () => {
@@ -53,6 +53,16 @@ describe('dump progress', () => {
     clearDumpProgress(state);
     expect(donePackages(state, 2, DUMP)).toEqual(new Set());
     expect(state.db.prepare("SELECT COUNT(*) AS n FROM meta WHERE key LIKE 'dump-progress%'").get()).toEqual({ n: 0 });
+  });
+
+  it("a package under way belongs to its run too: another run's packages done are not taken as this one's", () => {
+    markPackageDone(state, 1, DUMP, pkg(1));
+    markAppliedInPackage(state, 2, DUMP, pkg(2), [0, 1, 2, 5]);
+    expect(donePackages(state, 2, DUMP)).toEqual(new Set());
+    const applied = appliedInPackage(state, 2, DUMP, pkg(2));
+    expect([0, 1, 2, 3, 4, 5].map(applied)).toEqual([true, true, true, false, false, true]);
+    markPackageDone(state, 2, DUMP, pkg(2));
+    expect(donePackages(state, 2, DUMP)).toEqual(new Set([pkg(2)]));
   });
 
   it("reads the list an earlier version kept in one row, so that a run it interrupted resumes", () => {

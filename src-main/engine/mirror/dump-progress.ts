@@ -18,6 +18,12 @@ interface Progress {
   done?: string[];
   /** A Change Dump's: the time of the earliest change that failed in a package done, which the checkpoint may not pass. */
   heldAtMs?: number;
+  /**
+   * A Change Dump's package under way: the manifest positions (`Entry.index`, as ranges [first, last]) of its changes
+   * whose outcomes are committed, which a resumed run does not apply again (an older version over a newer one, a
+   * deletion's resource made again then deleted again, everything counted twice).
+   */
+  partial?: { packageUrl: string; ranges: [number, number][] };
 }
 
 function read(state: MirrorState): Progress | null {
@@ -73,6 +79,39 @@ export function markPackageDone(state: MirrorState, runId: number, dumpUrl: stri
     state.db.exec('RELEASE dump_progress');
     throw err;
   }
+}
+
+/** The manifest positions of `packageUrl`'s changes that run `runId` applied and committed before it was interrupted. */
+export function appliedInPackage(state: MirrorState, runId: number, dumpUrl: string, packageUrl: string): (index: number) => boolean {
+  const p = read(state);
+  const ranges = p !== null && p.runId === runId && p.dumpUrl === dumpUrl && p.partial?.packageUrl === packageUrl && Array.isArray(p.partial.ranges) ? p.partial.ranges : [];
+  return (index) => ranges.some(([first, last]) => index >= first && index <= last);
+}
+
+/**
+ * Records more changes of `packageUrl` applied (their outcomes committed): `indexes` in the order they were applied;
+ * `heldAtMs`, where a failure among them holds the checkpoint.
+ */
+export function markAppliedInPackage(state: MirrorState, runId: number, dumpUrl: string, packageUrl: string, indexes: number[], heldAtMs?: number): void {
+  const p = read(state);
+  const same = p !== null && p.runId === runId && p.dumpUrl === dumpUrl;
+  const ranges: [number, number][] = same && p.partial?.packageUrl === packageUrl ? p.partial.ranges : [];
+  for (const i of indexes) {
+    const last = ranges.at(-1);
+    if (last !== undefined && i === last[1] + 1) last[1] = i;
+    else ranges.push([i, i]);
+  }
+  const held = [same ? p.heldAtMs : undefined, heldAtMs].filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+  const value = JSON.stringify({
+    runId,
+    dumpUrl,
+    ...(same && Array.isArray(p.done) ? { done: p.done } : {}),
+    ...(held.length > 0 ? { heldAtMs: Math.min(...held) } : {}),
+    partial: { packageUrl, ranges },
+  } satisfies Progress);
+  // Another run's or another dump's packages done are not this one's.
+  if (!same) state.db.prepare('DELETE FROM meta WHERE key >= ? AND key < ?').run(DONE, DONE_END);
+  state.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(KEY, value);
 }
 
 export function clearDumpProgress(state: MirrorState): void {

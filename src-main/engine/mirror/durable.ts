@@ -48,9 +48,10 @@ export interface DurableOptions<T> {
   /**
    * Called with the records of the files about to be renamed into place, their bytes durable, before any is: a file
    * that replaces an older copy leaves that copy's row describing bytes that are gone until the commit, and a crash
-   * in between must not leave it saying "verified".
+   * in between must not leave it saying "verified". `others`: the batch's records without a file (a deletion, say),
+   * whose work on files must not be undone by the renames that follow.
    */
-  beforeRename?: (records: T[]) => void;
+  beforeRename?: (records: T[], others: T[]) => void;
   /**
    * A file kept beside the temporary folder: before a batch's files are renamed into place, the text `intent` gives
    * for their records is added to it, made durable with their bytes (by the same syncfs, so a batch of small files
@@ -476,6 +477,14 @@ export class DurableWriter<T> {
       }
       this.#intentKnown ||= intended;
     }
+    // Before the folders are made: a deletion's file may stand where a new file needs a folder (`a`, then `a/b`).
+    // A file whose folder then cannot be made fails, and its commit puts back what this marked.
+    if (this.#beforeRename !== undefined) {
+      this.#beforeRename(
+        withFiles.filter((b) => !failedTemps.has(b)).map((b) => b.record),
+        batch.filter((b) => b.temp === null).map((b) => b.record),
+      );
+    }
     const newDirs: string[] = [];
     const badDirs = new Map<string, string>();
     for (const b of withFiles) {
@@ -502,7 +511,6 @@ export class DurableWriter<T> {
       const bad = badDirs.get(dirname(b.final));
       if (bad !== undefined && !failedTemps.has(b)) failedTemps.set(b, `could not be put in place: ${bad}`);
     }
-    if (this.#beforeRename !== undefined) this.#beforeRename(withFiles.filter((b) => !failedTemps.has(b)).map((b) => b.record));
     await each(withFiles, (b) => ({ op: 'rename', from: b.temp!, to: b.final }), 'could not be put in place');
     const touchedDirs = new Set<string>();
     for (const b of withFiles) if (!failedTemps.has(b)) touchedDirs.add(dirname(b.final));

@@ -17,6 +17,7 @@ import { Applier, type DeletePolicy, type Failure } from './apply.ts';
 import { Fetcher } from './fetcher.ts';
 import { chooseDumps, type DumpChoice } from './dump-choice.ts';
 import { runDumpBaseline } from './dump-baseline.ts';
+import { clearDumpProgress } from './dump-progress.ts';
 import { applyToUnlisted } from './unlisted.ts';
 import { diskFullMessage, isDiskFull } from './disk-full.ts';
 import { runDumpIncremental } from './dump-incremental.ts';
@@ -388,6 +389,10 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           // What the Change Dump does not hold yet (changes after its last package) comes from the Change List.
           if (binding.changeListUrl !== null && !options.signal?.aborted) {
             await applier.finish();
+            // A change the Change List gives again, as the dump applied it in this run, is not applied (nor counted)
+            // twice: neither at the instant where the two meet, nor by a resumed run for what its killed part applied
+            // from the Change List. A newer version is (`anotherVersion`).
+            applier.repeatable = false;
             options.onNote?.(`Changes after ${result.checkpoint.at} come from the Change List.`);
             const fromDump = result.changes;
             const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(fromDump + n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
@@ -460,6 +465,9 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       afterBaseline(state, parseW3cDatetime(newCheckpoint.at) ?? 0, t0);
     }
     if (run) state.endRun(run.id, status, phases, message);
+    // A dump's packages are recorded as applied until the run ends: a run killed after them (reading the Change List
+    // that follows a Change Dump, deleting what a Resource Dump no longer holds) resumes past them.
+    if (run && status !== 'interrupted') clearDumpProgress(state);
     const c = applier.counts;
     return {
       mode,
