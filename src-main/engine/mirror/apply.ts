@@ -815,16 +815,16 @@ function placingLines(records: Pending[]): string {
   return text;
 }
 
-/**
- * The new files an interrupted run was putting in place when it stopped, as its intent file lists them: those that
- * are there and that no row knows get a row marked damaged (checked, or fetched again, by `apply`), so that they are
- * never taken for someone else's. A dry run records nothing: it is given their paths.
- */
 /** The row `takeOverLeftInPlace` gives a new file an interrupted run put in place unrecorded: nothing is known of it. */
 function leftUnrecorded(live: InventoryRow): boolean {
   return live.status === 'damaged' && live.length === null && Object.keys(live.digests).length === 0;
 }
 
+/**
+ * The new files an interrupted run was putting in place when it stopped, as its intent file lists them: those that
+ * are there and that no row knows get a row marked damaged (checked, or fetched again, by `apply`), so that they are
+ * never taken for someone else's. A dry run records nothing: it is given their paths.
+ */
 function takeOverLeftInPlace(o: ApplyOptions): Set<string> {
   const file = join(o.stateDir, PLACING_FILE);
   let text: string;

@@ -55,8 +55,11 @@ export function heldAt(state: MirrorState, runId: number, dumpUrl: string): numb
   return ofRun(p, runId, dumpUrl) && typeof p.heldAtMs === 'number' ? p.heldAtMs : null;
 }
 
-/** Records one more package applied by `runId` (its outcomes committed), and where its failures hold the checkpoint. */
-export function markPackageDone(state: MirrorState, runId: number, dumpUrl: string, packageUrl: string, heldAtMs?: number): void {
+/**
+ * Writes the row naming the run and the dump (with `partial`, a package under way), and `donePackage` as done: a
+ * run's first write clears what another run or dump left. One savepoint, so a package is never half recorded.
+ */
+function write(state: MirrorState, runId: number, dumpUrl: string, heldAtMs: number | undefined, partial: Progress['partial'], donePackage?: string): void {
   const p = read(state);
   const same = ofRun(p, runId, dumpUrl);
   const held = [same ? p.heldAtMs : undefined, heldAtMs].filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
@@ -65,6 +68,7 @@ export function markPackageDone(state: MirrorState, runId: number, dumpUrl: stri
     dumpUrl,
     ...(same && Array.isArray(p.done) ? { done: p.done } : {}),
     ...(held.length > 0 ? { heldAtMs: Math.min(...held) } : {}),
+    ...(partial !== undefined ? { partial } : {}),
   } satisfies Progress);
   state.db.exec('SAVEPOINT dump_progress');
   try {
@@ -72,7 +76,7 @@ export function markPackageDone(state: MirrorState, runId: number, dumpUrl: stri
     if (!same) state.db.prepare('DELETE FROM meta WHERE key >= ? AND key < ?').run(DONE, DONE_END);
     const upsert = state.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
     upsert.run(KEY, value);
-    upsert.run(DONE + packageUrl, '');
+    if (donePackage !== undefined) upsert.run(DONE + donePackage, '');
     state.db.exec('RELEASE dump_progress');
   } catch (err) {
     state.db.exec('ROLLBACK TO dump_progress');
@@ -81,10 +85,15 @@ export function markPackageDone(state: MirrorState, runId: number, dumpUrl: stri
   }
 }
 
+/** Records one more package applied by `runId` (its outcomes committed), and where its failures hold the checkpoint. */
+export function markPackageDone(state: MirrorState, runId: number, dumpUrl: string, packageUrl: string, heldAtMs?: number): void {
+  write(state, runId, dumpUrl, heldAtMs, undefined, packageUrl);
+}
+
 /** The manifest positions of `packageUrl`'s changes that run `runId` applied and committed before it was interrupted. */
 export function appliedInPackage(state: MirrorState, runId: number, dumpUrl: string, packageUrl: string): (index: number) => boolean {
   const p = read(state);
-  const ranges = p !== null && p.runId === runId && p.dumpUrl === dumpUrl && p.partial?.packageUrl === packageUrl && Array.isArray(p.partial.ranges) ? p.partial.ranges : [];
+  const ranges = ofRun(p, runId, dumpUrl) && p.partial?.packageUrl === packageUrl && Array.isArray(p.partial.ranges) ? p.partial.ranges : [];
   return (index) => ranges.some(([first, last]) => index >= first && index <= last);
 }
 
@@ -94,24 +103,13 @@ export function appliedInPackage(state: MirrorState, runId: number, dumpUrl: str
  */
 export function markAppliedInPackage(state: MirrorState, runId: number, dumpUrl: string, packageUrl: string, indexes: number[], heldAtMs?: number): void {
   const p = read(state);
-  const same = p !== null && p.runId === runId && p.dumpUrl === dumpUrl;
-  const ranges: [number, number][] = same && p.partial?.packageUrl === packageUrl ? p.partial.ranges : [];
+  const ranges: [number, number][] = ofRun(p, runId, dumpUrl) && p.partial?.packageUrl === packageUrl ? p.partial.ranges : [];
   for (const i of indexes) {
     const last = ranges.at(-1);
     if (last !== undefined && i === last[1] + 1) last[1] = i;
     else ranges.push([i, i]);
   }
-  const held = [same ? p.heldAtMs : undefined, heldAtMs].filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
-  const value = JSON.stringify({
-    runId,
-    dumpUrl,
-    ...(same && Array.isArray(p.done) ? { done: p.done } : {}),
-    ...(held.length > 0 ? { heldAtMs: Math.min(...held) } : {}),
-    partial: { packageUrl, ranges },
-  } satisfies Progress);
-  // Another run's or another dump's packages done are not this one's.
-  if (!same) state.db.prepare('DELETE FROM meta WHERE key >= ? AND key < ?').run(DONE, DONE_END);
-  state.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(KEY, value);
+  write(state, runId, dumpUrl, heldAtMs, { packageUrl, ranges });
 }
 
 export function clearDumpProgress(state: MirrorState): void {
