@@ -149,7 +149,8 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
       const failuresBefore = o.applier.failures.length;
       // Resumed: the changes of this package an interrupted part applied and committed are not applied again.
       const applied = o.runId === null || o.dryRun ? () => false : appliedInPackage(o.state, o.runId, o.dumpUrl, loc);
-      const skip = (e: ManifestEntry) => !isNew(e) || applied(e.index);
+      // A change a later one of its URI in this package follows is read (its bytes still checked) but not applied.
+      const skip = (e: ManifestEntry) => !isNew(e) || applied(e.index) || e.superseded === true;
       // Each change applied is recorded as such in the transaction that commits it (and where a failure so far holds
       // the checkpoint).
       const markApplied = (index: number) => {
@@ -189,6 +190,18 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
             if (applied(outcome.entry.index)) {
               await bridge.discard(outcome);
               if (outcome.status !== 'failed') reach(outcome.entry.datetimeMs);
+              return;
+            }
+            if (outcome.entry.superseded === true) {
+              // Its bytes are never used: a bitstream that failed its checks does not fail the URI nor hold the
+              // checkpoint (it would, run after run), but the Source hears of it.
+              await bridge.discard(outcome);
+              if (outcome.status === 'failed') {
+                o.onNote?.(`${clip(outcome.entry.loc)}: an earlier change of it in ${clip(loc)} could not be read (${outcome.reason}); a later change of it in the same package replaces it, so it was not needed.`);
+              }
+              o.applier.settledOne();
+              reach(outcome.entry.datetimeMs);
+              markApplied(outcome.entry.index);
               return;
             }
             await bridge.outcome(outcome);

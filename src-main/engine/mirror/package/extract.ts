@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { clip } from '../../clip.ts';
 import { DocumentError, type HashAlgorithm } from '../../documents/index.ts';
 import type { PackageBytes } from './bytes.ts';
-import { applicationOrder, compareManifests, MANIFEST_CAPABILITY, readManifest, type Manifest } from './manifest.ts';
+import { applicationOrder, compareManifests, MANIFEST_CAPABILITY, markSuperseded, readManifest, type Manifest } from './manifest.ts';
 import {
   DEFAULT_LIMITS,
   PackageError,
@@ -175,6 +175,7 @@ async function readWithDirectory(dir: ZipDirectory, manifest: Manifest, limits: 
   // in manifest order.
   const ordered =
     kind === 'resourcedump' ? packageOrder(manifest.entries, dir) : applicationOrder(kind, manifest.entries).map((entry, slot) => ({ entry, slot }));
+  if (kind === 'changedump') markSuperseded(ordered.map((o) => o.entry));
   const outcomes: EntryOutcome[] = new Array(ordered.length);
   const one = async (entry: ManifestEntry): Promise<EntryOutcome> => {
     const plan = planEntry(kind, entry, dir, url);

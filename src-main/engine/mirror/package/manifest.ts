@@ -70,6 +70,20 @@ export function applicationOrder(kind: DumpKind, entries: ManifestEntry[]): Mani
     .map((x) => x.entry);
 }
 
+/**
+ * Marks every change in `ordered` (a Change Dump Manifest's entries in application order) that a later change of the
+ * same URI follows. Only the last change per URI matters, as in a Change List; applying each in turn made every
+ * repeated URI wait for the batch before it to be durable (2,000 changes of one URI took 14 s).
+ */
+export function markSuperseded(ordered: ManifestEntry[]): void {
+  const seen = new Set<string>();
+  for (let i = ordered.length - 1; i >= 0; i--) {
+    const entry = ordered[i]!;
+    if (seen.has(entry.loc)) entry.superseded = true;
+    else seen.add(entry.loc);
+  }
+}
+
 /** What identifies an entry when comparing the package's manifest with the Dump's `contents` copy. */
 function key(entry: Entry): string {
   const md = entry.md;

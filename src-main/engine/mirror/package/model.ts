@@ -24,6 +24,11 @@ export interface ManifestEntry extends Entry {
   hashProblems: string[];
   /** `length`, when given and a valid integer. */
   length?: number;
+  /**
+   * A Change Dump Manifest's change of a URI that a later change of the same URI in the package follows, in
+   * application order (`markSuperseded`): only the last one decides what the mirror holds.
+   */
+  superseded?: boolean;
 }
 
 /** Stable codes of refusals and failures, for programs; `reason` is the sentence for people. */
