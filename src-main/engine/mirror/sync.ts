@@ -30,6 +30,7 @@ import { acquireLock } from './lock.ts';
 import { DeferredSecrets, type SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
 import { ReadAhead } from './read-ahead.ts';
+import { DiskReserve, type DiskSpaceProbe } from './disk-reserve.ts';
 import { WorkSlots } from './work-slots.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
@@ -85,6 +86,8 @@ export interface SyncOptions {
   /** Files per durable batch (tests use small ones). */
   batchSize?: number;
   signal?: AbortSignal;
+  /** How the free space of the mirror's disk is read, and how often (disk-reserve.ts; tests give their own). */
+  diskSpace?: { probe?: DiskSpaceProbe; everyMs?: number };
   /**
    * Pause: once aborted, no new resource is started, those in flight finish and are recorded, and the run ends
    * `interrupted` (message "Paused") with no checkpoint moved: the next `auto` sync resumes it.
@@ -149,6 +152,10 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   const destExisted = existsSync(dest);
   if (destExisted && !statSync(dest).isDirectory()) throw new SyncError(`${dest} is a file, not a folder: give a folder for the mirror`);
   mkdirSync(dest, { recursive: true });
+  // A run stops before it fills the disk, through the same signal as a cancel (what was verified stays), and says so.
+  const cancel = options.signal;
+  const reserve = options.dryRun === true ? null : new DiskReserve(dest, options.diskSpace);
+  if (reserve !== null) options = { ...options, signal: cancel ? AbortSignal.any([cancel, reserve.signal]) : reserve.signal };
   const stateDir = stateDirOf(dest);
   // A folder that was not a mirror stays none when this run binds nothing (it failed first, or was a dry run).
   const fresh = !existsSync(stateDir);
@@ -286,6 +293,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const dumps: DumpChoice = await chooseDumps({ http, binding, mode, useDumps, resume, signal: options.signal, onNote: options.onNote });
     const listUrl = dumps.url ?? (mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl);
     const run = dryRun ? null : resume ? state.resumeRun(resume.id, dumps.url !== null) : state.startRun(mode, wanted, listUrl);
+    reserve?.start();
     if (resume) options.onNote?.(`Resuming run ${resume.id} (interrupted ${resume.kind}); what it verified is not fetched again.`);
     const fetcher = new Fetcher({
       concurrency: settings.concurrency ?? undefined,
@@ -416,6 +424,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         if (!paused()) throw err;
       }
       phase = 'finishing';
+      // Stopped for the disk between two steps, with no error on the way: ends as a cancel does, not completed.
+      if (reserve?.stopped) throw reserve.stopped;
       report();
       const t = Date.now();
       await applier.finish();
@@ -431,16 +441,18 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       }
     } catch (err) {
       await applier.finish().catch(() => undefined);
-      status = options.signal?.aborted ? 'cancelled' : 'failed';
-      // Whatever was being read when the cancel came is beside the point.
+      status = cancel?.aborted ? 'cancelled' : 'failed';
+      // Whatever was being read when the cancel (or the disk's reserve) came is beside the point.
       message =
         status === 'cancelled'
           ? 'Cancelled; what was verified stays'
-          : isDiskFull(err)
-            ? diskFullMessage(dest, true)
-            : err instanceof Error
-              ? err.message
-              : String(err);
+          : reserve?.stopped
+            ? reserve.stopped.message
+            : isDiskFull(err)
+              ? diskFullMessage(dest, true)
+              : err instanceof Error
+                ? err.message
+                : String(err);
       try {
         if (run) state.endRun(run.id, status, phases, message);
       } catch (recording) {
@@ -491,6 +503,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       checkpoint: state.checkpoint()?.at ?? null,
     };
   } finally {
+    reserve?.stop();
     await http?.close();
     state.close();
     // Before the lock goes (with the state folder): no other writer can have taken the folder meanwhile.

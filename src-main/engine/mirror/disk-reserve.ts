@@ -1,0 +1,91 @@
+// Keeps a run from filling the disk. A Source may send a resource or a package without a length, for ever, or list
+// more than the disk holds; a full disk then breaks the computer's other programs, and a package's partial download
+// (kept for resuming) would keep it full after the run. So the free space of the mirror's file system is looked at
+// a few times a second while a run writes, and the run stops, as a cancel stops it (what was verified stays), once it
+// falls below a reserve: 1 GiB, or half of what was free when the run began if that is less (a run begun on a nearly
+// full disk still has room for a small incremental sync). Polled rather than counted write by write, so that every
+// writer (downloads, package parts, extraction, the inventory) is covered and no hot path pays for it: at the disk's
+// ~300 MB/s here, a quarter of a second is ~75 MB, well within the reserve.
+import { statfs } from 'node:fs/promises';
+import { formatBytes } from '../http/errors.ts';
+
+export interface DiskSpace {
+  /** Bytes free for an unprivileged user. */
+  free: number;
+}
+
+export type DiskSpaceProbe = (path: string) => Promise<DiskSpace>;
+
+export const diskSpace: DiskSpaceProbe = async (path) => {
+  const s = await statfs(path);
+  return { free: s.bavail * s.bsize };
+};
+
+export const RESERVE_BYTES = 1024 ** 3;
+const EVERY_MS = 250;
+
+export class DiskReserveError extends Error {
+  constructor(folder: string, free: number, reserve: number) {
+    super(
+      `The disk holding ${folder} has only ${formatBytes(Math.max(0, free))} free, so the run stopped to leave at least ${formatBytes(reserve)} for the rest of the computer. ` +
+        'What was verified stays. Free some space and run it again.',
+    );
+    this.name = 'DiskReserveError';
+  }
+}
+
+export class DiskReserve {
+  readonly #folder: string;
+  readonly #probe: DiskSpaceProbe;
+  readonly #everyMs: number;
+  readonly #controller = new AbortController();
+  #reserve: number | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  #checking = false;
+
+  constructor(folder: string, options: { probe?: DiskSpaceProbe; everyMs?: number } = {}) {
+    this.#folder = folder;
+    this.#probe = options.probe ?? diskSpace;
+    this.#everyMs = options.everyMs ?? EVERY_MS;
+  }
+
+  /** Aborted, with a DiskReserveError as its reason, once the free space fell below the reserve. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** Why the run stopped, once it did. */
+  get stopped(): DiskReserveError | null {
+    return this.#controller.signal.aborted ? (this.#controller.signal.reason as DiskReserveError) : null;
+  }
+
+  /** Starts looking (the first look sets the reserve). */
+  start(): void {
+    if (this.#timer !== null) return;
+    void this.#check();
+    this.#timer = setInterval(() => void this.#check(), this.#everyMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  async #check(): Promise<void> {
+    if (this.#checking || this.#controller.signal.aborted) return;
+    this.#checking = true;
+    try {
+      const { free } = await this.#probe(this.#folder);
+      this.#reserve ??= Math.min(RESERVE_BYTES, Math.floor(free / 2));
+      if (free < this.#reserve && this.#timer !== null) {
+        this.stop();
+        this.#controller.abort(new DiskReserveError(this.#folder, free, this.#reserve));
+      }
+    } catch {
+      // A file system that cannot say (or a folder gone): no guard rather than a run refused.
+    } finally {
+      this.#checking = false;
+    }
+  }
+}
