@@ -439,7 +439,7 @@ export class Applier {
       if (fixity.status === 'mismatch') throw new FetchFailure(`fixity mismatch: ${fixity.reasons.join('; ')}${coded}`);
       // Not awaited: the next download starts while this file is written; its batch waits for it (and fails it alone
       // if the disk refuses it).
-      const written = file.close();
+      const written = file.close(true);
       written.catch(() => undefined);
       const result: Downloaded = { kind: 'file', temp: file.path, written, fixity, etag: response.headers.etag ?? null, lastModified: httpDate(response.headers['last-modified']) };
       file = null;

@@ -71,7 +71,7 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
     if (options.skip?.(entry) || !applier.wanted(entry)) return null;
     const file = applier.tempFile();
     file.add(bytes);
-    const done = file.close();
+    const done = file.close(true);
     done.catch(() => undefined);
     written.set(entry, file.path);
     writing.set(entry, done);

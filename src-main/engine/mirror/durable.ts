@@ -239,8 +239,11 @@ export class TempFile {
     this.#writing = writeAll(handle, chunks);
   }
 
-  /** Writes what is left and closes the file. */
-  async close(): Promise<void> {
+  /**
+   * Writes what is left and closes the file. `lazy`: no one awaits it before its durable batch is committed (which
+   * flushes the file thread), so a small body may wait a few milliseconds for others to travel with.
+   */
+  async close(lazy = false): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#handle === null && this.#held > TINY) {
@@ -263,7 +266,7 @@ export class TempFile {
       // would copy every buffer they are views of (often a whole socket read of 64 KiB for a 2 KiB body).
       const chunks = this.#chunks;
       this.#chunks = [];
-      await fileThread.write(this.path, chunks, this.mtimeMs);
+      await fileThread.write(this.path, chunks, this.mtimeMs, lazy);
       return;
     }
     const handle = await this.#handle;
@@ -401,6 +404,8 @@ export class DurableWriter<T> {
   }
 
   async #flushBatch(batch: Staged<T>[]): Promise<void> {
+    // Small files handed over lazily are awaited now.
+    fileThread.flush();
     const withFiles = batch.filter((b) => b.temp !== null);
     const failedTemps = new Map<Staged<T>, string>();
     // Files handed over before they were fully written: all written (or failed) before anything else happens.

@@ -108,3 +108,37 @@ describe('FileThread.write', () => {
     expect(readFileSync(join(dir, 'ok'), 'utf8')).toBe('fine');
   });
 });
+
+describe('FileThread: writes no one awaits yet', () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('wait to travel together, until a job someone awaits or a flush sends them', async () => {
+    const dir = fresh();
+    // A delay no test outlasts: only the run and the flush below send them.
+    const thread = new FileThread({ lazyDelayMs: 60_000 });
+    const first = Array.from({ length: 5 }, (_, i) => thread.write(join(dir, `a${i}`), [Buffer.from(`a${i}`)], undefined, true));
+    await sleep(30);
+    expect(thread.messages).toBe(0);
+    expect(existsSync(join(dir, 'a0'))).toBe(false);
+    // A job someone awaits goes at once, and the lazy ones queued before it with it, in order.
+    expect(await thread.run([{ op: 'rename', from: join(dir, 'a4'), to: join(dir, 'last') }])).toEqual([null]);
+    await Promise.all(first);
+    expect(thread.messages).toBe(1);
+    expect(readFileSync(join(dir, 'last'), 'utf8')).toBe('a4');
+
+    const second = Array.from({ length: 3 }, (_, i) => thread.write(join(dir, `b${i}`), [Buffer.from(`b${i}`)], undefined, true));
+    await sleep(30);
+    expect(thread.messages).toBe(1);
+    thread.flush();
+    await Promise.all(second);
+    expect(thread.messages).toBe(2);
+    for (let i = 0; i < 3; i++) expect(readFileSync(join(dir, `b${i}`), 'utf8')).toBe(`b${i}`);
+  });
+
+  it('go by themselves a few milliseconds later', async () => {
+    const dir = fresh();
+    const thread = new FileThread();
+    await thread.write(join(dir, 'alone'), [Buffer.from('alone')], undefined, true);
+    expect(readFileSync(join(dir, 'alone'), 'utf8')).toBe('alone');
+  });
+});

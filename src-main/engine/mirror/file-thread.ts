@@ -96,6 +96,13 @@ const IN_FLIGHT = 2;
  * or two, thousands of them for a baseline of small files. Fewer jobs wait for the thread's answer, which sends them.
  */
 const SECOND_MESSAGE_FROM = 32;
+/**
+ * Writes no one waits for yet (a download's file, awaited only when its durable batch is committed, which calls
+ * `flush`) wait this long for others to an idle thread: a baseline of small files then sends some 300 messages, not
+ * 1,000–1,300 of a few jobs each (each costs the main thread its postMessage and its reply). Jobs someone awaits go
+ * after a millisecond, as before.
+ */
+const LAZY_DELAY_MS = 8;
 
 type Part = { from: number; to: number; resolve: (r: FileJobResult[]) => void };
 
@@ -109,6 +116,20 @@ export class FileThread {
   #queuedResolvers: Part[] = [];
   #transfer: ArrayBuffer[] = [];
   #scheduled = false;
+  /** The timer of a scheduled send, and whether it waits the lazy delay. */
+  #timer: NodeJS.Timeout | NodeJS.Immediate | null = null;
+  #lazyTimer = false;
+  readonly #lazyDelayMs: number;
+  #messages = 0;
+
+  constructor(options: { lazyDelayMs?: number } = {}) {
+    this.#lazyDelayMs = options.lazyDelayMs ?? LAZY_DELAY_MS;
+  }
+
+  /** Messages sent to the thread so far (tests). */
+  get messages(): number {
+    return this.#messages;
+  }
   #inFlight: { parts: Part[] }[] = [];
   #here: Promise<void> = Promise.resolve();
 
@@ -118,6 +139,10 @@ export class FileThread {
    * touch them afterwards).
    */
   run(jobs: FileJob[], transfer: ArrayBuffer[] = []): Promise<FileJobResult[]> {
+    return this.#enqueue(jobs, transfer, false);
+  }
+
+  #enqueue(jobs: FileJob[], transfer: ArrayBuffer[], lazy: boolean): Promise<FileJobResult[]> {
     if (jobs.length === 0) return Promise.resolve([]);
     // Without a thread (it could not start, or stopped) the jobs still go through the queue: #send runs them here.
     this.#start();
@@ -127,27 +152,49 @@ export class FileThread {
       this.#transfer.push(...transfer);
       this.#queuedResolvers.push({ from, to: this.#queued.length, resolve });
       const busy = this.#inFlight.length;
-      if (!this.#scheduled && (busy === 0 || (busy < IN_FLIGHT && this.#queued.length >= SECOND_MESSAGE_FROM))) {
-        this.#scheduled = true;
+      const full = this.#queued.length >= SECOND_MESSAGE_FROM;
+      if (busy === 0 || (busy < IN_FLIGHT && full)) {
         // Everything queued meanwhile travels in the same message: to an idle thread a few jobs go after a
-        // millisecond (a thread that keeps up would otherwise get a message per job), a full batch at once.
-        if (this.#queued.length >= SECOND_MESSAGE_FROM) setImmediate(() => this.#send());
-        else setTimeout(() => this.#send(), 1);
+        // millisecond (a thread that keeps up would otherwise get a message per job), or after LAZY_DELAY_MS when no
+        // one waits for them; a full batch at once.
+        if (full) this.#schedule(0);
+        else this.#schedule(lazy ? this.#lazyDelayMs : 1);
       }
     });
+  }
+
+  /** Sends after `ms` (0: at the next turn), unless a send is due sooner already. */
+  #schedule(ms: number): void {
+    if (this.#scheduled && !(this.#lazyTimer && ms < this.#lazyDelayMs)) return;
+    this.#cancelTimer();
+    this.#scheduled = true;
+    this.#lazyTimer = ms === this.#lazyDelayMs;
+    this.#timer = ms === 0 ? setImmediate(() => this.#send()) : setTimeout(() => this.#send(), ms);
+  }
+
+  #cancelTimer(): void {
+    if (this.#timer === null) return;
+    if ('refresh' in this.#timer) clearTimeout(this.#timer);
+    else clearImmediate(this.#timer as NodeJS.Immediate);
+    this.#timer = null;
+  }
+
+  /** Jobs queued are now awaited (a durable batch is being committed): they go at once to an idle thread. */
+  flush(): void {
+    if (this.#queued.length > 0 && this.#inFlight.length === 0) this.#schedule(0);
   }
 
   /**
    * Writes a small file (created or truncated, given `mtimeMs`) from `chunks`, which may be views of larger buffers:
    * their bytes are copied into the buffer that moves to the thread with the next message. Rejects with its error.
    */
-  async write(path: string, chunks: Uint8Array[], mtimeMs?: number): Promise<void> {
+  async write(path: string, chunks: Uint8Array[], mtimeMs?: number, lazy = false): Promise<void> {
     let length = 0;
     for (const chunk of chunks) length += chunk.byteLength;
     const job: FileJob & { op: 'write-packed' } = { op: 'write-packed', path, at: 0, length, mtimeMs };
     this.#pack.push({ job, chunks });
     this.#packBytes += length;
-    const [result] = await this.run([job]);
+    const [result] = await this.#enqueue([job], [], lazy);
     if (result !== null && result !== undefined) throw new Error(result);
   }
 
@@ -159,6 +206,7 @@ export class FileThread {
 
   #send(): void {
     this.#scheduled = false;
+    this.#cancelTimer();
     const worker = this.#worker;
     const jobs = this.#queued;
     const parts = this.#queuedResolvers;
@@ -176,6 +224,7 @@ export class FileThread {
     }
     if (this.#inFlight.length === 0) worker.ref();
     this.#inFlight.push({ parts });
+    this.#messages++;
     worker.postMessage({ jobs, packed: packed?.buffer ?? null }, transfer);
   }
 
