@@ -6,13 +6,15 @@
 // is the extraction's alone. Targets: >= 300 MB/s, peak RSS <= 250 MB.
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdir, rm, stat, unlink } from 'node:fs/promises';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
 import { readPackage } from '../src-main/engine/mirror/package/extract.ts';
+import { BENCH_DIR } from './mirror/data.ts';
+import { removeSetAside, setAside } from './mirror/removal.ts';
 import { settleDisk } from './mirror/settle.ts';
 
 const DATA_DIR = resolve(import.meta.dirname, '..', '.bench-data', 'dump');
@@ -134,10 +136,11 @@ export interface DumpMeasure {
   mbPerSecond: number;
 }
 
-/** In the child: extract everything once into temporary files (each removed once written, as a mirror renames it). */
-async function measure(zipPath: string): Promise<DumpMeasure> {
-  const out = join(DATA_DIR, 'out');
-  await rm(out, { recursive: true, force: true });
+/**
+ * In the child: extract everything once into files of `out`, kept: the parent sets the folder aside, since files
+ * deleted here would slow the creation of files by the measure after this one (bench/mirror/removal.ts).
+ */
+async function measure(zipPath: string, out: string): Promise<DumpMeasure> {
   await mkdir(out, { recursive: true });
   let n = 0;
   const cpu0 = process.cpuUsage();
@@ -146,17 +149,11 @@ async function measure(zipPath: string): Promise<DumpMeasure> {
     kind: 'resourcedump',
     url: 'http://example.com/resourcedump-1g.zip',
     sink: async (_entry, stream) => {
-      const path = join(out, `${++n}.tmp`);
-      try {
-        await pipeline(stream, createWriteStream(path, { highWaterMark: MB }));
-      } finally {
-        await unlink(path).catch(() => undefined);
-      }
+      await pipeline(stream, createWriteStream(join(out, `${++n}.tmp`), { highWaterMark: MB }));
     },
   });
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  await rm(out, { recursive: true, force: true });
   const bytes = report.counts.bytes;
   return {
     seconds,
@@ -171,13 +168,19 @@ async function measure(zipPath: string): Promise<DumpMeasure> {
 
 export function measureInChild(zipPath: string): DumpMeasure {
   settleDisk();
-  const child = spawnSync(
-    process.execPath,
-    ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', import.meta.filename, '--measure', zipPath],
-    { encoding: 'utf8', maxBuffer: 16 * MB },
-  );
-  if (child.status !== 0) throw new Error(`the measuring process failed: ${child.stderr}`);
-  return JSON.parse(child.stdout.trim().split('\n').pop()!) as DumpMeasure;
+  mkdirSync(join(BENCH_DIR, 'run'), { recursive: true });
+  const out = mkdtempSync(join(BENCH_DIR, 'run', 'extract-'));
+  try {
+    const child = spawnSync(
+      process.execPath,
+      ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', import.meta.filename, '--measure', zipPath, out],
+      { encoding: 'utf8', maxBuffer: 16 * MB },
+    );
+    if (child.status !== 0) throw new Error(`the measuring process failed: ${child.stderr}`);
+    return JSON.parse(child.stdout.trim().split('\n').pop()!) as DumpMeasure;
+  } finally {
+    setAside(out);
+  }
 }
 
 export async function runDumpBench(runs = 3): Promise<void> {
@@ -198,10 +201,11 @@ export async function runDumpBench(runs = 3): Promise<void> {
   }
   const best = results.reduce((a, b) => (b.mbPerSecond > a.mbPerSecond ? b : a));
   console.log(`best: ${best.mbPerSecond.toFixed(0)} MB/s (MB = 2^20 bytes of bitstreams written), peak RSS ${best.peakRssMb.toFixed(1)} MB`);
+  removeSetAside();
 }
 
 if (process.argv[2] === '--measure') {
-  console.log(JSON.stringify(await measure(process.argv[3])));
+  console.log(JSON.stringify(await measure(process.argv[3]!, process.argv[4]!)));
 } else if (import.meta.filename === resolve(process.argv[1] ?? '')) {
   await runDumpBench();
 }
