@@ -136,15 +136,6 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
         reach(pkg.untilMs);
         continue;
       }
-      // URIs written in this package and not yet committed: a later change of the same URI waits for them, so the
-      // changes of one URI land in order (a deletion after a creation removes the created file, not an older one).
-      const pending = new Set<string>();
-      const settle = async (uri: string) => {
-        if (pending.has(uri)) {
-          await o.applier.finish();
-          pending.clear();
-        }
-      };
       let failedInPackage = false;
       const failuresBefore = o.applier.failures.length;
       // Resumed: the changes of this package an interrupted part applied and committed are not applied again.
@@ -169,20 +160,13 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           workDir,
           alsoCompute: ['md5'],
           budget,
-          sink: async (entry, stream) => {
-            await settle(entry.loc);
-            return bridge.sink(entry, stream);
-          },
-          verifiedBytes: async (entry, bytes) => {
-            await settle(entry.loc);
-            return bridge.verifiedBytes(entry, bytes);
-          },
-          onDeleted: async (entry) => {
+          // Each URI is applied once per package (its last change), so no two of its changes wait on each other.
+          sink: (entry, stream) => bridge.sink(entry, stream),
+          verifiedBytes: (entry, bytes) => bridge.verifiedBytes(entry, bytes),
+          onDeleted: (entry) => {
             if (skip(entry)) return;
-            await settle(entry.loc);
             o.applier.delete(entry.loc);
             o.metadata?.deleted(entry.loc);
-            pending.add(entry.loc);
           },
           onOutcome: async (outcome) => {
             if (!isNew(outcome.entry)) return;
@@ -209,7 +193,6 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
               failedInPackage = true;
               freeze(outcome.entry.newAfterMs ?? outcome.entry.datetimeMs);
             } else {
-              pending.add(outcome.entry.loc);
               reach(outcome.entry.datetimeMs);
               if (outcome.status !== 'deleted') await o.metadata?.note(outcome.entry);
             }
