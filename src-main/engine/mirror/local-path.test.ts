@@ -212,6 +212,12 @@ describe('PathClaims', () => {
     expect(caseKey('h/README%~2')).not.toBe(caseKey('h/readme%~3'));
   });
 
+  it('folds case and Unicode normalization alike, ASCII or not', () => {
+    expect(caseKey('h/Cafe\u0301/ÉTÉ')).toBe(caseKey('h/café/été'));
+    expect(caseKey('h/Café')).toBe('h/café');
+    expect(caseKey('H/Plain.TXT')).toBe('h/plain.txt');
+  });
+
   it('resolves a URI that is a file where another needs a folder, either way round', () => {
     const claims = new PathClaims();
     expect(claims.claim('h/a', 'http://h/a')).toBe('h/a');

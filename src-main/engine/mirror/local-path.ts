@@ -105,8 +105,11 @@ export function shorten(name: string, max: number): string {
 
 /** The key two paths clash on where the file system ignores case (Windows, macOS by default). */
 export function caseKey(path: string): string {
-  return path.normalize('NFC').toLowerCase();
+  // ASCII is its own NFC: normalizing it cost a third of this, called several times per resource.
+  return ASCII.test(path) ? path.toLowerCase() : path.normalize('NFC').toLowerCase();
 }
+
+const ASCII = /^[\x00-\x7f]*$/;
 
 function checkDir(dir: string): string {
   const parts = dir.replace(/\\/g, '/').split('/').filter((p) => p !== '' && p !== '.');
