@@ -110,4 +110,28 @@ describe('a sync on a disk that fills up', () => {
     expect(next).toMatchObject({ mode: 'baseline', failed: 0, created: 40 - run!.created, unchanged: run!.created });
     expect(resourceGets().slice(fetched.size).filter((path) => fetched.has(path) && rows.some((r) => r.uri.endsWith(path)))).toEqual([]);
   });
+
+  it('stops a Resource Dump run in the middle of a package download at once, not when the stalled transfer times out', async () => {
+    let free = 50 * GiB;
+    // The second package's transfer stops after its first bytes and hangs; meanwhile the disk fills.
+    fixture.setBroken(fixture.paths.dataset1.resourceDumpPackage(2), { stallAfter: 1000 });
+    const started = Date.now();
+    const error = await sync({
+      url: fixture.url + fixture.paths.dataset1.capabilityList,
+      dest,
+      useDumps: true,
+      timeoutMs: 20_000,
+      dumpReadAheadFrom: Number.MAX_SAFE_INTEGER,
+      diskSpace: { probe: async () => ({ free }), everyMs: 10 },
+      onProgress: () => {
+        if (fixture.requests.some((r) => r.path === fixture.paths.dataset1.resourceDumpPackage(2))) free = 10 * MiB;
+      },
+    }).catch((err: unknown) => err);
+    expect((error as Error).message).toMatch(/^The disk holding .* has only 10 MiB free, so the run stopped/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const state = new MirrorState(stateDirOf(dest));
+    const [run] = state.runs();
+    state.close();
+    expect(run).toMatchObject({ status: 'failed' });
+  });
 });
