@@ -12,6 +12,7 @@ import { afterIncremental } from '../mirror/gap.ts';
 import { LocalPaths } from '../mirror/local-path.ts';
 import { acquireLock } from '../mirror/lock.ts';
 import { WorkSlots } from '../mirror/work-slots.ts';
+import { canonicalUri } from '../mirror/uri.ts';
 import type { MirrorState, RunCounts } from '../mirror/state.ts';
 import type { AppliedChange } from './model.ts';
 import type { ChangeItem, Notification } from './payload.ts';
@@ -80,11 +81,14 @@ export function collapse(items: Taken[], coveredBeforeMs: number | null): Change
   let seq = 0;
   for (const { notification, coveredBeforeMs: own } of items) {
     const covered = own === undefined || own === null ? coveredBeforeMs : coveredBeforeMs === null ? own : Math.max(own, coveredBeforeMs);
-    for (const c of notification.changes) {
+    for (const change of notification.changes) {
       seq++;
-      if (covered !== null && c.ms !== null && c.ms < covered) continue;
-      const prior = last.get(c.uri);
-      if (!prior || prior.c.ms === null || c.ms === null || c.ms >= prior.c.ms) last.set(c.uri, { c, seq });
+      if (covered !== null && change.ms !== null && change.ms < covered) continue;
+      // By the form of its URI the mirror keeps (uri.ts): two spellings of one URI are one resource.
+      const uri = canonicalUri(change.uri);
+      const c = uri === change.uri ? change : { ...change, uri, entry: { ...change.entry, loc: uri } };
+      const prior = last.get(uri);
+      if (!prior || prior.c.ms === null || c.ms === null || c.ms >= prior.c.ms) last.set(uri, { c, seq });
     }
   }
   return [...last.values()].sort((a, b) => (a.c.ms ?? Infinity) - (b.c.ms ?? Infinity) || a.seq - b.seq).map((x) => x.c);

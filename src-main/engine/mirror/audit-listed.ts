@@ -4,6 +4,7 @@
 // that held them cost ~80 MB of peak RSS (287 MB against 205 MB), and the audit took 4.6 s against 5.5 s now.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { Entry } from '../documents/model.ts';
+import { canonicalUri } from './uri.ts';
 
 export type Listed = Pick<Entry, 'loc' | 'lastmod' | 'md'>;
 
@@ -40,19 +41,21 @@ export class ListedResources {
     this.#hasPath = this.#db.prepare('SELECT 1 AS found FROM paths WHERE path = ?');
   }
 
+  // URIs by the form the mirror keeps them in (uri.ts), as a sync knows them.
   set(entry: Entry | Listed): void {
     this.#write();
-    this.#upsert.run(entry.loc, ++this.#seq, JSON.stringify({ loc: entry.loc, lastmod: entry.lastmod, md: entry.md }));
+    const loc = canonicalUri(entry.loc);
+    this.#upsert.run(loc, ++this.#seq, JSON.stringify({ loc, lastmod: entry.lastmod, md: entry.md }));
   }
 
   delete(uri: string): void {
     this.#write();
-    this.#delete.run(uri);
+    this.#delete.run(canonicalUri(uri));
   }
 
   has(uri: string): boolean {
     this.#commit();
-    return this.#has.get(uri) !== undefined;
+    return this.#has.get(canonicalUri(uri)) !== undefined;
   }
 
   /** Every listed resource, in the order first listed; read a page at a time (the caller may await between them). */

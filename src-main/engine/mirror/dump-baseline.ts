@@ -10,6 +10,7 @@ import { clip } from '../clip.ts';
 import { parseW3cDatetime, type Entry } from '../documents/index.ts';
 import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
+import { canonicalUri } from './uri.ts';
 import type { Applier } from './apply.ts';
 import { DEADLINE_BYTES_PER_SECOND } from './fetcher.ts';
 import { packageApplier } from './dump-apply.ts';
@@ -248,6 +249,7 @@ async function dryRunPackage(o: DumpBaselineOptions, pkg: DumpPackage, count: (l
     await loadDocument(o.http, contents.href, {
       signal: o.signal,
       onEntry: (entry: Entry) => {
+        entry.loc = canonicalUri(entry.loc);
         // A URI named again is mirrored once, as in a real run.
         if (!count(entry.loc)) return;
         o.applier.prepare(entry);

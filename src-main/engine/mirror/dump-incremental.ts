@@ -7,6 +7,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
 import { w3cPeriodEnd } from '../documents/datetime.ts';
+import { canonicalUri } from './uri.ts';
 import { CLOCK_SLACK_MS, newAfter } from './change-timeline.ts';
 import { parseW3cDatetime, type Entry } from '../documents/index.ts';
 import type { Http } from '../http/client.ts';
@@ -254,7 +255,7 @@ async function dryRunPackage(o: DumpIncrementalOptions, pkg: DumpPackage, since:
   }
   const entries: Entry[] = [];
   try {
-    await loadDocument(o.http, contents.href, { signal: o.signal, onEntry: (e) => void entries.push(e) });
+    await loadDocument(o.http, contents.href, { signal: o.signal, onEntry: (e) => void entries.push({ ...e, loc: canonicalUri(e.loc) }) });
   } catch (err) {
     o.onNote?.(`The manifest of ${clip(pkg.entry.loc)} (${clip(contents.href)}) could not be read: ${(err as Error).message}`);
     return false;

@@ -11,6 +11,7 @@ import type { Entry } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
 import { loadDocument } from '../load.ts';
+import { canonicalUri } from './uri.ts';
 import { Applier, type DeletePolicy, type Failure } from './apply.ts';
 import { entryProblem } from './entries.ts';
 import { Fetcher } from './fetcher.ts';
@@ -127,7 +128,7 @@ export async function retryResources(options: RetryOptions): Promise<RetryResult
       const inflight = new WorkSlots(Math.max(2, (settings.concurrency ?? 8) * 2));
       for (const uri of wanted) {
         if (options.signal?.aborted) break;
-        const entry = found.get(uri);
+        const entry = found.get(canonicalUri(uri));
         if (entry === undefined) {
           applier.fail(uri, 'not listed by the Source any more (neither in its Resource List nor in its Change List); not fetched');
           applier.settledOne();
@@ -227,10 +228,13 @@ async function findEntries(
   signal: AbortSignal | undefined,
 ): Promise<Map<string, Entry>> {
   const found = new Map<string, Entry>();
+  // By the form of their URIs the mirror keeps (uri.ts): a failure recorded by an earlier version may be spelled otherwise.
+  wanted = new Set([...wanted].map(canonicalUri));
   const fromChanges = async () => {
     if (binding.changeListUrl === null) return;
     const latest = new Map<string, { entry: Entry; ms: number }>();
     await readList(http, binding.changeListUrl, signal, (e) => {
+      e.loc = canonicalUri(e.loc);
       if (!wanted.has(e.loc) || found.has(e.loc)) return;
       const ms = e.md.datetime ? (parseW3cDatetime(e.md.datetime) ?? -Infinity) : -Infinity;
       const prior = latest.get(e.loc);
@@ -242,6 +246,7 @@ async function findEntries(
     if (binding.resourceListUrl === null || found.size === wanted.size) return;
     const before = new Set(found.keys());
     await readList(http, binding.resourceListUrl, signal, (e) => {
+      e.loc = canonicalUri(e.loc);
       if (wanted.has(e.loc) && !before.has(e.loc)) found.set(e.loc, e);
     });
   };

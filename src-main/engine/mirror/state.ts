@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { migrate, type Migration } from '../../store/migrations.ts';
 import { transaction } from '../../store/tx.ts';
+import { canonicalUri } from './uri.ts';
 import type { Digests } from './fixity.ts';
 import { caseKey, type ClaimStore, type PathMap } from './local-path.ts';
 import type { SourceSettings } from './settings.ts';
@@ -173,6 +174,29 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
     // When a run last recorded work (each batch's commit): a run killed without a word is taken to have stopped
     // then, so that the time it stood dead before it was resumed is not counted as time it ran.
     db.exec('ALTER TABLE runs ADD COLUMN active_at TEXT');
+  },
+  (db) => {
+    // Resources are known by the form of their URI a URL parser writes (uri.ts). A row kept under another spelling
+    // takes that form, so the next run finds it instead of making a second row and file for the same resource;
+    // where a row has that form already (both spellings were mirrored), the other stays, no longer listed.
+    const page = db.prepare('SELECT uri FROM inventory WHERE uri > ? ORDER BY uri LIMIT 10000');
+    const taken = db.prepare('SELECT 1 FROM inventory WHERE uri = ?');
+    const rename = db.prepare('UPDATE inventory SET uri = ? WHERE uri = ?');
+    const renameDescribed = db.prepare('UPDATE OR IGNORE described_by SET uri = ? WHERE uri = ?');
+    const renameDescribes = db.prepare('UPDATE OR IGNORE described_by SET describes = ? WHERE describes = ?');
+    let after = '';
+    for (;;) {
+      const rows = page.all(after) as { uri: string }[];
+      if (rows.length === 0) break;
+      for (const { uri } of rows) {
+        const canonical = canonicalUri(uri);
+        if (canonical === uri || taken.get(canonical) !== undefined) continue;
+        rename.run(canonical, uri);
+        renameDescribed.run(canonical, uri);
+        renameDescribes.run(canonical, uri);
+      }
+      after = rows.at(-1)!.uri;
+    }
   },
 ];
 

@@ -26,6 +26,7 @@ import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
 import { runIncremental, type IncrementalResult } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
 import { entryLabel, entryProblem } from './entries.ts';
+import { canonicalUri } from './uri.ts';
 import { acquireLock } from './lock.ts';
 import { DeferredSecrets, type SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
@@ -713,6 +714,7 @@ async function baseline(
     if (intake?.aborted) return;
     const problem = entryProblem(entry);
     if (problem !== null) return applier.fail(entryLabel(entry, documentUrl), problem, true);
+    entry.loc = canonicalUri(entry.loc);
     if (seen.has(entry.loc)) {
       repeated++;
       firstRepeated ??= entry.loc;

@@ -3,6 +3,7 @@
 // handed out in manifest order, Change Dump bitstreams by datetime.
 import { parseHashes, parseW3cDatetime, readDocument, type DocumentSummary, type Entry } from '../../documents/index.ts';
 import { newAfter } from '../change-timeline.ts';
+import { canonicalUri } from '../uri.ts';
 import { PackageError, type DumpKind, type ManifestEntry } from './model.ts';
 import { zipNameOfPath } from './names.ts';
 
@@ -18,7 +19,8 @@ export const MANIFEST_CAPABILITY: Record<DumpKind, string> = {
 
 function toManifestEntry(entry: Entry): ManifestEntry {
   const { hashes, problems } = entry.md.hash === undefined ? { hashes: {}, problems: [] } : parseHashes(entry.md.hash);
-  const out: ManifestEntry = { ...entry, hashes, hashProblems: problems };
+  // Known by the form of its URI the mirror keeps (uri.ts), as a list's entries are.
+  const out: ManifestEntry = { ...entry, loc: canonicalUri(entry.loc), hashes, hashProblems: problems };
   if (entry.md.path !== undefined) out.zipName = zipNameOfPath(entry.md.path).name;
   const change = entry.md.change;
   if (change === 'created' || change === 'updated' || change === 'deleted') out.change = change;
@@ -87,7 +89,7 @@ export function markSuperseded(ordered: ManifestEntry[]): void {
 /** What identifies an entry when comparing the package's manifest with the Dump's `contents` copy. */
 function key(entry: Entry): string {
   const md = entry.md;
-  return JSON.stringify([entry.loc, md.path ?? null, md.change ?? null, md.datetime ?? null, md.hash ?? null, md.length ?? null]);
+  return JSON.stringify([canonicalUri(entry.loc), md.path ?? null, md.change ?? null, md.datetime ?? null, md.hash ?? null, md.length ?? null]);
 }
 
 /**

@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { DatabaseSync } from 'node:sqlite';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { audit } from './audit.ts';
+import { MIRROR_MIGRATIONS, MirrorState, STATE_FILE, stateDirOf } from './state.ts';
+import { sync } from './sync.ts';
+import { canonicalUri } from './uri.ts';
+
+const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+
+describe('canonicalUri', () => {
+  it('writes a URI as a URL parser does: one form for the spellings of one URI', () => {
+    const forms = [
+      'http://example.org/a/b?x=1',
+      'HTTP://Example.ORG/a/b?x=1',
+      'http://example.org:80/a/b?x=1',
+      'http://example.org/a/./c/../b?x=1',
+      'http://example.org/a/b?x=1#part',
+    ];
+    for (const form of forms) expect(canonicalUri(form), form).toBe('http://example.org/a/b?x=1');
+    expect(canonicalUri('https://example.org:443')).toBe('https://example.org/');
+    expect(canonicalUri('http://example.org:8080/')).toBe('http://example.org:8080/');
+  });
+
+  it('leaves percent-escapes as written, and escapes what a parser escapes', () => {
+    expect(canonicalUri('http://example.org/%7Euser/a%2fb')).toBe('http://example.org/%7Euser/a%2fb');
+    expect(canonicalUri('http://example.org/caf\u00e9 au lait')).toBe('http://example.org/caf%C3%A9%20au%20lait');
+  });
+
+  it('returns a URI in that form already as it is, whatever came before', () => {
+    const plain = 'http://127.0.0.1:8080/res/1.txt';
+    expect(canonicalUri(plain)).toBe(plain);
+    expect(canonicalUri('http://127.0.0.1:8080/res/./2.txt')).toBe('http://127.0.0.1:8080/res/2.txt');
+    expect(canonicalUri('http://127.0.0.1:8080/res/..')).toBe('http://127.0.0.1:8080/');
+    expect(canonicalUri('http://127.0.0.1:8080/a?q=%41')).toBe('http://127.0.0.1:8080/a?q=%41');
+    expect(canonicalUri("http://127.0.0.1:8080/a?q='x'")).toBe('http://127.0.0.1:8080/a?q=%27x%27');
+    expect(canonicalUri('http://127.0.0.1:8080')).toBe('http://127.0.0.1:8080/');
+    expect(canonicalUri('http://127.0.0.1:80801/x')).toBe('http://127.0.0.1:80801/x');
+  });
+
+  it('leaves what is no http(s) URL to be refused as it was written', () => {
+    for (const bad of ['', 'not a uri', 'ftp://example.org/a', '/relative/path', 'http://exa mple.org/']) expect(canonicalUri(bad)).toBe(bad);
+  });
+});
+
+describe('a Source that spells one URI several ways', () => {
+  let server: Server;
+  afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('gets one row and one file for it, in a baseline and in the changes after it, and the audit agrees', async () => {
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    let a = 'a, first\n';
+    const changes: string[] = [];
+    server = createServer((req, res) => {
+      const port = (server.address() as AddressInfo).port;
+      const base = `http://127.0.0.1:${port}`;
+      const docs: Record<string, string> = {
+        '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rl.xml</loc><rs:md capability="resourcelist"/></url><url><loc>${base}/cl.xml</loc><rs:md capability="changelist"/></url></urlset>`,
+        '/rl.xml':
+          `<urlset ${ns}><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>` +
+          `<url><loc>${base}/a</loc><rs:md hash="md5:${md5(a)}"/></url>` +
+          `<url><loc>HTTP://127.0.0.1:${port}/b/../a#top</loc><rs:md hash="md5:${md5(a)}"/></url>` +
+          `<url><loc>${base}/c</loc><rs:md hash="md5:${md5('c\n')}"/></url></urlset>`,
+        '/cl.xml': `<urlset ${ns}><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>${changes.join('')}</urlset>`,
+      };
+      const path = req.url ?? '/';
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      if (path === '/a') return void res.end(a);
+      if (path === '/c') return void res.end('c\n');
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as AddressInfo).port;
+    const dest = mkdtempSync(join(tmpdir(), 'mirror-spellings-'));
+    const notes: string[] = [];
+    const run = () => sync({ url: `http://127.0.0.1:${port}/cap.xml`, dest, timeoutMs: 5_000, proxyEnv: {}, onNote: (n) => void notes.push(n) });
+
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 2, failed: 0 });
+    expect(notes.join('\n')).toMatch(/1 entry repeats a URI listed before/);
+    const host = join(dest, `127.0.0.1_${port}`);
+    expect(readdirSync(host).sort()).toEqual(['a', 'c']);
+
+    // The Change List writes it with a dot segment.
+    a = 'a, second\n';
+    changes.push(`<url><loc>http://127.0.0.1:${port}/./a</loc><rs:md change="updated" datetime="2024-01-02T00:00:00Z" hash="md5:${md5(a)}"/></url>`);
+    expect(await run()).toMatchObject({ mode: 'incremental', created: 0, updated: 1, failed: 0 });
+    expect(readdirSync(host).sort()).toEqual(['a', 'c']);
+    expect(readFileSync(join(host, 'a'), 'utf8')).toBe(a);
+    const state = new MirrorState(stateDirOf(dest));
+    expect([...state.rows()].map((r) => r.uri).sort()).toEqual([`http://127.0.0.1:${port}/a`, `http://127.0.0.1:${port}/c`]);
+    state.close();
+    expect((await audit({ dest, proxyEnv: {} })).inSync).toBe(true);
+  });
+});
+
+describe('the mirror migration to these forms', () => {
+  it('gives rows kept under another spelling this form, unless a row has it already', () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'spellings-')), '.resourcesync');
+    mkdirSync(dir);
+    const db = new DatabaseSync(join(dir, STATE_FILE));
+    for (const migration of MIRROR_MIGRATIONS.slice(0, 8)) migration(db);
+    db.exec('PRAGMA user_version = 8');
+    const row = db.prepare("INSERT INTO inventory (uri, path, path_key, status) VALUES (?, ?, ?, 'verified')");
+    row.run('HTTP://Example.org:80/a', 'example.org/a', 'example.org/a');
+    row.run('http://example.org/b', 'example.org/b', 'example.org/b');
+    row.run('http://example.org/./b', 'example.org/b%~2', 'example.org/b%~2');
+    row.run('http://example.org/c', 'example.org/c', 'example.org/c');
+    db.prepare('INSERT INTO described_by (uri, describes) VALUES (?, ?)').run('http://example.org/c', 'HTTP://Example.org:80/a');
+    db.close();
+    const state = new MirrorState(dir);
+    try {
+      expect([...state.rows()].map((r) => [r.uri, r.path]).sort()).toEqual([
+        ['http://example.org/./b', 'example.org/b%~2'],
+        ['http://example.org/a', 'example.org/a'],
+        ['http://example.org/b', 'example.org/b'],
+        ['http://example.org/c', 'example.org/c'],
+      ]);
+      expect(state.db.prepare('SELECT uri, describes FROM described_by').all()).toEqual([{ uri: 'http://example.org/c', describes: 'http://example.org/a' }]);
+    } finally {
+      state.close();
+    }
+  });
+});
