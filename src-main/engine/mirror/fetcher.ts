@@ -6,7 +6,7 @@ import type { Dispatcher } from 'undici';
 import { addSourceHeaders, type SourceHeaders } from '../http/client.ts';
 import { makeDispatcher, proxyFor, type ProxyEnv, type ProxySetting } from '../http/dispatcher.ts';
 import type { Readable } from 'node:stream';
-import { NetworkError, formatDuration, informationalLimit, toNetworkError } from '../http/errors.ts';
+import { NetworkError, ProxyError, formatDuration, informationalLimit, toNetworkError } from '../http/errors.ts';
 import { SlowBody } from './slow-body.ts';
 import { clip } from '../clip.ts';
 
@@ -207,6 +207,8 @@ export class Fetcher {
 }
 
 function retriable(err: NetworkError): boolean {
+  // A proxy that could not reach the Source (502, 503, 504) may next time; one that wants credentials will not.
+  if (err instanceof ProxyError) return err.status >= 500;
   return err.code === 'timeout' || err.code === 'reset' || err.code === 'network' || err.code === 'refused';
 }
 
