@@ -1,7 +1,7 @@
 // The connection pool every engine client uses, with the proxy setting applied. By default the environment decides,
 // as curl and most tools do: HTTP_PROXY / HTTPS_PROXY (or their lower-case forms) name the proxies and NO_PROXY the
 // hosts reached directly — undici's EnvHttpProxyAgent. `none` ignores the environment; a URL names one proxy for all.
-import { Agent, EnvHttpProxyAgent, ProxyAgent, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, Pool, ProxyAgent, type Dispatcher } from 'undici';
 import { NetworkError } from './errors.ts';
 import { clip } from '../clip.ts';
 
@@ -81,16 +81,31 @@ function bypassed(url: URL, noProxy: string): boolean {
  */
 export function makeDispatcher(agentOptions: Agent.Options, proxy: ProxySetting = 'env', env: ProxyEnv = process.env): Dispatcher {
   if (proxy === 'none') return new Agent(agentOptions);
-  if (proxy !== 'env') return new ProxyAgent({ ...agentOptions, uri: proxy, proxyTunnel: false });
+  if (proxy !== 'env') return new ProxyAgent({ ...agentOptions, ...toProxy(agentOptions), uri: proxy, proxyTunnel: false });
   const httpProxy = env.http_proxy || env.HTTP_PROXY || undefined;
   const httpsProxy = env.https_proxy || env.HTTPS_PROXY || undefined;
   if (!httpProxy && !httpsProxy) return new Agent(agentOptions);
   return new EnvHttpProxyAgent({
     ...agentOptions,
+    ...toProxy(agentOptions),
     // Empty strings rather than undefined, so undici does not read process.env behind an injected `env`.
     httpProxy: httpProxy ?? '',
     httpsProxy: httpsProxy ?? httpProxy ?? '',
     noProxy: env.no_proxy ?? env.NO_PROXY ?? '',
     proxyTunnel: false,
   } as EnvHttpProxyAgent.Options);
+}
+
+/**
+ * The connections to the proxy itself, made with the same limits as the rest. undici makes them with its own defaults
+ * otherwise: 5 minutes for an answer, 10 s to connect, no bound on their number, whatever the timeout and concurrency
+ * say; and a request waiting for a CONNECT the proxy never answers cannot be cancelled, so an https Source behind a
+ * proxy that stalls held a fetch past its deadline and a cancelled run for minutes.
+ */
+function toProxy(agentOptions: Agent.Options): Pick<ProxyAgent.Options, 'factory' | 'clientFactory' | 'proxyTls'> {
+  const { connect, ...pool } = agentOptions;
+  const timeout = connect !== undefined && typeof connect === 'object' ? connect.timeout : undefined;
+  // The options undici passes (its connector to the proxy, or through the tunnel) come last: they must be kept.
+  const factory = (origin: string | URL, options: object) => new Pool(origin, { ...pool, ...options });
+  return { factory, clientFactory: factory, ...(timeout === undefined ? {} : { proxyTls: { timeout } }) };
 }

@@ -1,5 +1,5 @@
 // Proxies that misbehave, on loopback: one that wants credentials or will not open a tunnel (said as the proxy's
-// answer, not as a cancellation).
+// answer, not as a cancellation), and one that never answers (the client's timeout holds, not undici's 5 minutes).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -79,4 +79,23 @@ describe('a proxy that refuses', () => {
       await fetcher.close();
     }
   });
+});
+
+describe('a proxy that never answers', () => {
+  it("ends each fetch at the client's timeout, for http and https Sources, in the document client and the mirror's", async () => {
+    const proxy = await proxyAnswering(null);
+    const http = new Http({ proxyEnv: proxy.env, timeoutMs: 300, deadlineMs: 60_000 });
+    const fetcher = new Fetcher({ proxyEnv: proxy.env, timeoutMs: 300, retries: 0 });
+    try {
+      for (const url of ['http://source.invalid/e', 'https://source.invalid/f']) {
+        const t0 = Date.now();
+        expect(await failureOf(http.get(url))).toMatchObject({ code: 'timeout', message: `Timed out after 0.3 s waiting for ${url}` });
+        expect(await failureOf(fetcher.get(url, {}, AbortSignal.timeout(60_000)))).toMatchObject({ code: 'timeout' });
+        expect(Date.now() - t0).toBeLessThan(5000);
+      }
+    } finally {
+      await http.close();
+      await fetcher.close();
+    }
+  }, 20_000);
 });
