@@ -51,8 +51,12 @@ export function proxyFor(url: URL, proxy: ProxySetting = 'env', env: ProxyEnv = 
   if (proxy === 'none') return null;
   let chosen: string | undefined = proxy;
   if (proxy === 'env') {
-    const httpProxy = env.http_proxy || env.HTTP_PROXY || undefined;
-    const httpsProxy = env.https_proxy || env.HTTPS_PROXY || undefined;
+    let httpProxy, httpsProxy;
+    try {
+      ({ httpProxy, httpsProxy } = envProxies(env));
+    } catch {
+      return null;
+    }
     chosen = url.protocol === 'https:' ? (httpsProxy ?? httpProxy) : httpProxy;
     if (!chosen || bypassed(url, env.no_proxy ?? env.NO_PROXY ?? '')) return null;
   }
@@ -61,6 +65,33 @@ export function proxyFor(url: URL, proxy: ProxySetting = 'env', env: ProxyEnv = 
   } catch {
     return null;
   }
+}
+
+/**
+ * The proxies the environment names, as URLs. A value without a scheme (`proxy.example.org:3128`, as curl and most
+ * tools take it) is an http proxy: undici refused it, and every request failed with "Invalid URL", which reads as if
+ * the Source's URL were wrong. A value that is no URL at all is refused by its variable's name, never quoted: it may
+ * hold the proxy's password.
+ */
+export function envProxies(env: ProxyEnv): { httpProxy: string | undefined; httpsProxy: string | undefined } {
+  const read = (lower: 'http_proxy' | 'https_proxy', upper: 'HTTP_PROXY' | 'HTTPS_PROXY'): string | undefined => {
+    const name = env[lower]?.trim() ? lower : upper;
+    const value = env[name]?.trim();
+    if (!value) return undefined;
+    const candidate = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
+    try {
+      const url = new URL(candidate);
+      if (url.hostname !== '' && ['http:', 'https:', 'socks:', 'socks5:'].includes(url.protocol)) return candidate;
+    } catch {
+      // Said below.
+    }
+    throw new NetworkError(
+      'bad-url',
+      `The ${name} environment variable does not name a proxy: it is written http://HOST:PORT (with USER:PASSWORD@ before the host when the proxy asks for them). Correct it, or unset it to connect directly.`,
+      '',
+    );
+  };
+  return { httpProxy: read('http_proxy', 'HTTP_PROXY'), httpsProxy: read('https_proxy', 'HTTPS_PROXY') };
 }
 
 function bypassed(url: URL, noProxy: string): boolean {
@@ -82,8 +113,7 @@ function bypassed(url: URL, noProxy: string): boolean {
 export function makeDispatcher(agentOptions: Agent.Options, proxy: ProxySetting = 'env', env: ProxyEnv = process.env): Dispatcher {
   if (proxy === 'none') return new Agent(agentOptions);
   if (proxy !== 'env') return new ProxyAgent({ ...agentOptions, ...toProxy(agentOptions), uri: proxy, proxyTunnel: false });
-  const httpProxy = env.http_proxy || env.HTTP_PROXY || undefined;
-  const httpsProxy = env.https_proxy || env.HTTPS_PROXY || undefined;
+  const { httpProxy, httpsProxy } = envProxies(env);
   if (!httpProxy && !httpsProxy) return new Agent(agentOptions);
   return new EnvHttpProxyAgent({
     ...agentOptions,

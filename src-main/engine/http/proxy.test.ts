@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Fetcher } from '../mirror/fetcher.ts';
 import { Http } from './client.ts';
+import { proxyFor } from './dispatcher.ts';
 import { NetworkError } from './errors.ts';
 
 const servers: Server[] = [];
@@ -98,4 +99,39 @@ describe('a proxy that never answers', () => {
       await fetcher.close();
     }
   }, 20_000);
+});
+
+describe('proxies as the environment names them', () => {
+  it('takes HOST:PORT without a scheme as an http proxy, as curl does', async () => {
+    const proxy = await proxyAnswering(407);
+    const env = { HTTP_PROXY: '', http_proxy: ` ${proxy.host} ` };
+    expect(proxyFor(new URL('https://source.invalid/'), 'env', env)).toBe(proxy.host);
+    const http = new Http({ proxyEnv: env, timeoutMs: 5000 });
+    try {
+      expect(await failureOf(http.get('http://source.invalid/g'))).toMatchObject({ code: 'proxy', status: 407 });
+      expect(await failureOf(http.get('https://source.invalid/h'))).toMatchObject({ code: 'proxy', status: 407 });
+    } finally {
+      await http.close();
+    }
+    expect(proxy.asked).toEqual(['GET http://source.invalid/g', 'CONNECT source.invalid:443']);
+  });
+
+  it('refuses one that is no URL by the name of its variable, never quoting it (it may hold a password)', () => {
+    for (const [env, name] of [
+      [{ HTTPS_PROXY: 'http://me:S3CRET@[::1' }, 'HTTPS_PROXY'],
+      [{ http_proxy: 'ftp://me:S3CRET@proxy.invalid' }, 'http_proxy'],
+    ] as const) {
+      let thrown: unknown;
+      try {
+        new Http({ proxyEnv: env }).close();
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).toMatchObject({
+        code: 'bad-url',
+        message: `The ${name} environment variable does not name a proxy: it is written http://HOST:PORT (with USER:PASSWORD@ before the host when the proxy asks for them). Correct it, or unset it to connect directly.`,
+      });
+      expect(() => new Fetcher({ proxyEnv: env })).toThrow(name);
+    }
+  });
 });
