@@ -28,3 +28,12 @@ export const HEADER_LIMITS = { count: 32, name: 256, value: 8192 } as const;
 
 /** RFC 9110 §5.5: a field value is visible characters, spaces and tabs; CR, LF, NUL and other controls break it. */
 export const HEADER_VALUE_FORBIDDEN = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
+/**
+ * Why a header value cannot be sent, or null when it can. Only Latin-1 travels in a header (RFC 9110 §5.5's obs-text
+ * is bytes 0x80–0xFF): a value with another script's letters or a curly quote was kept, then every request failed.
+ */
+export function headerValueProblem(value: string): string | null {
+  if (HEADER_VALUE_FORBIDDEN.test(value)) return 'contains a line break or another control character';
+  return /[^\u0000-\u00ff]/.test(value) ? 'contains a character that cannot be sent in a header (only Latin-1 letters and signs can: not a curly quote or another script)' : null;
+}

@@ -16,6 +16,10 @@ describe('settings', () => {
     expect(() => parseHeader('Content-Length: 3')).toThrow(/content-length header cannot be set/);
     expect(() => parseHeader('X-A: a\u0001b')).toThrow(/line break or another control character/);
     expect(parseHeader('X-A: a\tb')).toEqual(['x-a', 'a\tb']);
+    // Latin-1 travels in a header; another script or a curly quote cannot, and would have failed every request.
+    expect(parseHeader('X-Name: café')).toEqual(['x-name', 'café']);
+    expect(() => parseHeader('X-Name: 日本語')).toThrow('The value of the x-name header contains a character that cannot be sent in a header');
+    expect(() => parseHeader('X-Key: “abc”')).toThrow(/x-key header contains a character that cannot be sent/);
   });
 
   it('parses USER:PASSWORD (colons allowed in the password) into a Basic header', () => {

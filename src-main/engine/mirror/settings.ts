@@ -7,7 +7,7 @@ import type { SourceHeaders } from '../http/client.ts';
 import type { ProxySetting } from '../http/dispatcher.ts';
 import type { SecretStore } from './secrets.ts';
 // The same rules as the app's Access tab: hop-by-hop and transport headers, and Authorization, cannot be set.
-import { FORBIDDEN_HEADERS, HEADER_NAME, HEADER_VALUE_FORBIDDEN } from '../../contract/headers.ts';
+import { FORBIDDEN_HEADERS, HEADER_NAME, headerValueProblem } from '../../contract/headers.ts';
 
 /** `own` (the app): a token given to this mirror itself, which the Settings token does not replace. */
 export type Credentials = { scheme: 'bearer'; token: string; own?: boolean } | { scheme: 'basic'; user: string; password: string };
@@ -66,7 +66,8 @@ export function parseHeader(text: string): [string, string] {
     throw new SettingsError(`The ${name} header cannot be set${name === 'authorization' ? ' this way; use --token or --basic' : ''}`);
   }
   const value = text.slice(colon + 1).trim();
-  if (HEADER_VALUE_FORBIDDEN.test(value)) throw new SettingsError(`The value of the ${name} header contains a line break or another control character`);
+  const problem = headerValueProblem(value);
+  if (problem !== null) throw new SettingsError(`The value of the ${name} header ${problem}`);
   return [name, value];
 }
 
