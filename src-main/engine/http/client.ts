@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { clip } from '../clip.ts';
 import { charsetOf, readText, streamBody, tooLarge } from './body.ts';
 import { makeDispatcher, proxyFor, type ProxyEnv, type ProxySetting } from './dispatcher.ts';
+import { hideUserinfo } from './userinfo.ts';
 import { MAX_HEADER_BYTES, NetworkError, formatBytes, formatDuration, informationalLimit, toNetworkError } from './errors.ts';
 
 export interface HttpOptions {
@@ -106,10 +107,10 @@ export function parseHttpUrl(url: string): URL {
   try {
     parsed = new URL(url);
   } catch {
-    throw new NetworkError('bad-url', `Not a valid URL: ${clip(url)}`, url);
+    throw new NetworkError('bad-url', `Not a valid URL: ${clip(hideUserinfo(url))}`, hideUserinfo(url));
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new NetworkError('bad-url', `Only http and https URLs can be fetched, not ${clip(parsed.protocol, 40)} (${clip(url)})`, url);
+    throw new NetworkError('bad-url', `Only http and https URLs can be fetched, not ${clip(parsed.protocol, 40)} (${clip(hideUserinfo(url))})`, hideUserinfo(url));
   }
   return parsed;
 }

@@ -4,6 +4,7 @@
 import { Agent, EnvHttpProxyAgent, Pool, ProxyAgent, type Dispatcher } from 'undici';
 import { NetworkError } from './errors.ts';
 import { clip } from '../clip.ts';
+import { hideUserinfo } from './userinfo.ts';
 
 /** `env` (default): the environment's proxies; `none`: direct; or an http(s) proxy URL. */
 export type ProxySetting = 'env' | 'none' | string;
@@ -25,7 +26,7 @@ export function parseProxySetting(value: string): ProxySetting {
   try {
     url = new URL(value);
   } catch {
-    throw new NetworkError('bad-url', `The proxy must be env, none or an http(s) URL, not ${clip(value)}`, value);
+    throw new NetworkError('bad-url', `The proxy must be env, none or an http(s) URL, not ${clip(hideUserinfo(value))}`, hideUserinfo(value));
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new NetworkError('bad-url', `The proxy must be an http or https URL, not ${clip(url.protocol, 40)}`, value);
