@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { audit } from './audit.ts';
 import { FileSecretStore, MemorySecretStore } from './secrets.ts';
+import { keptSettingsProblems, type SourceSettings } from './settings.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions } from './sync.ts';
 
@@ -168,6 +169,31 @@ describe('settings kept with the mirror', () => {
     await sync({ dest, proxyEnv: NO_PROXY_ENV });
     expect(source.requests.length).toBeGreaterThan(n);
     expect(source.requests.slice(n).every((r) => r.headers['x-api-key'] === 'k1')).toBe(true);
+  });
+
+  it('settings a hand-edited or damaged folder keeps out of range are taken as the default, and said to be', async () => {
+    const source = await fixtureWith({ resources: 4 });
+    const dest = tmp('damaged-');
+    await sync({ url: source.url + source.paths.dataset1.capabilityList, dest, headers: { 'x-api-key': 'k1' }, proxyEnv: NO_PROXY_ENV });
+    const state = new MirrorState(stateDirOf(dest));
+    const binding = state.binding()!;
+    // Connections "eight" once stalled every run for good; a timeout of 0, a proxy that is no URL, a header with a
+    // line break failed every request.
+    const damaged = { ...binding.settings!, concurrency: 'eight', delayMs: -5, timeoutMs: 0, proxy: 'garbage', headers: { 'x-api-key': 'k1\r\nx: y' } };
+    state.setBinding({ ...binding, settings: damaged as unknown as SourceSettings });
+    state.close();
+    source.change('update', 2);
+    const notes: string[] = [];
+    const result = await Promise.race([
+      sync({ dest, proxyEnv: NO_PROXY_ENV, onNote: (n) => notes.push(n) }),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the run did not end')), 15_000)),
+    ]);
+    expect(result).toMatchObject({ mode: 'incremental', failed: 0 });
+    expect((result as { updated: number }).updated).toBeGreaterThan(0);
+    expect(notes).toContain(
+      "The connections, pause between requests, timeout, proxy and extra headers kept in this mirror's folder are not valid (was the folder edited by hand?): this run uses the default instead.",
+    );
+    expect(keptSettingsProblems({ ...binding.settings!, concurrency: 8, delayMs: 250, timeoutMs: 30_000, proxy: 'none' })).toEqual([]);
   });
 });
 

@@ -4,7 +4,8 @@
 // location (`rel="duplicate"`) or an index part names it. The secret itself is not in the binding: it is kept in a
 // SecretStore under the mirror's key (see secrets.ts), and the binding says only which scheme the Source wants.
 import type { SourceHeaders } from '../http/client.ts';
-import type { ProxySetting } from '../http/dispatcher.ts';
+import { parseProxySetting, type ProxySetting } from '../http/dispatcher.ts';
+import { MIRROR_LIMITS, TIMEOUT_SECONDS } from '../../contract/limits.ts';
 import type { SecretStore } from './secrets.ts';
 // The same rules as the app's Access tab: hop-by-hop and transport headers, and Authorization, cannot be set.
 import { FORBIDDEN_HEADERS, HEADER_NAME, headerValueProblem } from '../../contract/headers.ts';
@@ -96,11 +97,62 @@ export function authorizationOf(c: Credentials): string {
   return c.scheme === 'bearer' ? `Bearer ${c.token}` : `Basic ${Buffer.from(`${c.user}:${c.password}`, 'utf8').toString('base64')}`;
 }
 
+/**
+ * What of a binding's settings is not what rsdesk and the app ever keep, in words: the folder's state is a file that
+ * can be edited by hand, damaged, or come from elsewhere. Such a value is taken as the default (mergeSettings):
+ * concurrency "eight" stalled every run for good, a timeout of 0 failed every request, a proxy that is no URL made
+ * every run fail with "Invalid URL", a header with a line break every request.
+ */
+export function keptSettingsProblems(kept: SourceSettings | undefined): string[] {
+  if (kept === undefined) return [];
+  const k = kept as unknown as Record<string, unknown>;
+  const problems: string[] = [];
+  const whole = (v: unknown, min: number, max: number) => v === null || v === undefined || (Number.isInteger(v) && (v as number) >= min && (v as number) <= max);
+  if (!whole(k.concurrency, MIRROR_LIMITS.concurrency.min, MIRROR_LIMITS.concurrency.max)) problems.push('connections');
+  if (!whole(k.delayMs, 0, MIRROR_LIMITS.delaySeconds.max * 1000)) problems.push('pause between requests');
+  if (!whole(k.timeoutMs, 1, TIMEOUT_SECONDS.max * 1000)) problems.push('timeout');
+  if (k.proxy !== undefined && !validProxy(k.proxy)) problems.push('proxy');
+  if (k.headers !== undefined && validHeaders(k.headers) === null) problems.push('extra headers');
+  return problems;
+}
+
+function validProxy(proxy: unknown): boolean {
+  if (typeof proxy !== 'string') return false;
+  try {
+    parseProxySetting(proxy);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function validHeaders(headers: unknown): Record<string, string> | null {
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return null;
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name) || FORBIDDEN_HEADERS.has(name.toLowerCase()) || typeof value !== 'string' || headerValueProblem(value) !== null) return null;
+  }
+  return headers as Record<string, string>;
+}
+
+/** The binding's settings with each value keptSettingsProblems names replaced by its default. */
+function sane(kept: SourceSettings): SourceSettings {
+  const problems = keptSettingsProblems(kept);
+  if (problems.length === 0) return kept;
+  const fixed = { ...kept };
+  if (problems.includes('connections')) fixed.concurrency = null;
+  if (problems.includes('pause between requests')) fixed.delayMs = null;
+  if (problems.includes('timeout')) fixed.timeoutMs = null;
+  if (problems.includes('proxy')) fixed.proxy = DEFAULT_SETTINGS.proxy;
+  if (problems.includes('extra headers')) fixed.headers = {};
+  return fixed;
+}
+
 /** The settings after a change, with the origin and the scheme of newly given credentials. */
 export function mergeSettings(old: SourceSettings | undefined, origin: string, change: SettingsChange = {}, credentials?: Credentials | null): SourceSettings {
   // Credentials and extra headers belong to the origin they were given for: a folder pointed at another origin (a
   // typo, another port, "localhost" for "127.0.0.1") must not send them there, not even to discover what it is.
-  const kept = old !== undefined && old.origin !== origin ? { ...old, auth: null, headers: {} } : old;
+  const checked = old === undefined ? undefined : sane(old);
+  const kept = checked !== undefined && checked.origin !== origin ? { ...checked, auth: null, headers: {} } : checked;
   const base: SourceSettings = { ...DEFAULT_SETTINGS, ...kept, origin };
   for (const [k, v] of Object.entries(change)) if (v !== undefined) (base as unknown as Record<string, unknown>)[k] = v;
   if (credentials) base.auth = credentials.scheme === 'bearer' ? { scheme: 'bearer', ...(credentials.own ? { own: true } : {}) } : { scheme: 'basic', user: credentials.user };
