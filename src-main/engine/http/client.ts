@@ -44,6 +44,16 @@ export interface SourceHeaders {
   headers?: Record<string, string>;
 }
 
+/**
+ * A bearer token for the origin of `url` alone, as `sourceHeaders`: the token given for one URL (rsdesk discover,
+ * check, inspect --token) must not go to another host a document names (an up link, a resourcesync link), as
+ * `bearerToken` would: it is sent to whatever origin each fetch starts at.
+ */
+export function bearerFor(url: string, token: string | null | undefined): SourceHeaders | null {
+  if (!token || !URL.canParse(url)) return null;
+  return { origin: new URL(url).origin, authorization: `Bearer ${token}` };
+}
+
 /** Adds a Source's own headers to a request bound for `url`'s origin, and only there. */
 export function addSourceHeaders(headers: Record<string, string>, url: URL, source: SourceHeaders | null | undefined): void {
   if (!source || url.origin !== source.origin) return;
