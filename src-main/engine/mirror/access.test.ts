@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { audit } from './audit.ts';
+import { prepareMirror } from './folder.ts';
 import { FileSecretStore, MemorySecretStore } from './secrets.ts';
 import { keptSettingsProblems, type SourceSettings } from './settings.ts';
 import { MirrorState, stateDirOf } from './state.ts';
@@ -78,6 +79,17 @@ describe('credentials', () => {
       /sends a bearer token to http:\/\/127\.0\.0\.1:\d+, and none is kept on this computer; give it again with --token/,
     );
     expect(source.requests.length).toBe(before);
+  });
+
+  it('binding a new mirror sends the token to its Source only, not to the host a redirect leads discovery to', async () => {
+    const other = await fixtureWith({ resources: 2 });
+    const source = await fixtureWith({ resources: 2 });
+    // Another port is another origin: discovery goes on there, reading the Capability Lists its Source Description lists.
+    source.setBroken(source.paths.wellKnown, { status: 302, headers: { location: other.url + other.paths.wellKnown } });
+    await prepareMirror({ url: source.url + source.paths.dataset1.capabilityList, dest: tmp('prepare-'), token: TOKEN });
+    expect(source.requests.every((r) => r.headers.authorization === `Bearer ${TOKEN}`)).toBe(true);
+    expect(other.requests.length).toBeGreaterThan(1);
+    expect(other.requests.filter((r) => r.headers.authorization !== undefined)).toEqual([]);
   });
 
   it('sends HTTP basic credentials, keeps the password in a file store outside the mirror, sealed when a box is given', async () => {
