@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { authorizationOf, mergeSettings, parseBasic, parseHeader, resolveCredentials } from './settings.ts';
+import { authorizationOf, mergeSettings, parseBasic, parseHeader, parseHeaders, resolveCredentials } from './settings.ts';
 import { MemorySecretStore } from './secrets.ts';
 
 describe('settings', () => {
@@ -20,6 +20,15 @@ describe('settings', () => {
     expect(parseHeader('X-Name: café')).toEqual(['x-name', 'café']);
     expect(() => parseHeader('X-Name: 日本語')).toThrow('The value of the x-name header contains a character that cannot be sent in a header');
     expect(() => parseHeader('X-Key: “abc”')).toThrow(/x-key header contains a character that cannot be sent/);
+  });
+
+  it('takes each --header once, as many and as long as the Access tab takes', () => {
+    expect(parseHeaders(['X-A: 1', 'From: a@b.org'])).toEqual({ 'x-a': '1', from: 'a@b.org' });
+    // A second one silently replaced the first.
+    expect(() => parseHeaders(['X-A: 1', 'x-a: 2'])).toThrow('The x-a header is given twice: give each header once');
+    expect(() => parseHeaders(Array.from({ length: 33 }, (_, i) => `X-${i}: v`))).toThrow('At most 32 extra headers can be given');
+    expect(() => parseHeaders([`X-Long: ${'v'.repeat(8193)}`])).toThrow('The value of the x-long header is too long (at most 8,192 characters)');
+    expect(() => parseHeaders([`X-${'n'.repeat(300)}: v`])).toThrow('A header name is too long (at most 256 characters)');
   });
 
   it('parses USER:PASSWORD (colons allowed in the password) into a Basic header', () => {

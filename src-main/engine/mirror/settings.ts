@@ -8,7 +8,7 @@ import { parseProxySetting, type ProxySetting } from '../http/dispatcher.ts';
 import { MIRROR_LIMITS, TIMEOUT_SECONDS } from '../../contract/limits.ts';
 import type { SecretStore } from './secrets.ts';
 // The same rules as the app's Access tab: hop-by-hop and transport headers, and Authorization, cannot be set.
-import { FORBIDDEN_HEADERS, HEADER_NAME, headerValueProblem } from '../../contract/headers.ts';
+import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, headerValueProblem } from '../../contract/headers.ts';
 
 /** `own` (the app): a token given to this mirror itself, which the Settings token does not replace. */
 export type Credentials = { scheme: 'bearer'; token: string; own?: boolean } | { scheme: 'basic'; user: string; password: string };
@@ -70,6 +70,23 @@ export function parseHeader(text: string): [string, string] {
   const problem = headerValueProblem(value);
   if (problem !== null) throw new SettingsError(`The value of the ${name} header ${problem}`);
   return [name, value];
+}
+
+/**
+ * Parses every `--header` of a command line by the rules of the app's Access tab: each name once (a second one
+ * silently replaced the first), at most HEADER_LIMITS.count of them, names and values no longer than its limits.
+ */
+export function parseHeaders(texts: string[]): Record<string, string> {
+  if (texts.length > HEADER_LIMITS.count) throw new SettingsError(`At most ${HEADER_LIMITS.count} extra headers can be given`);
+  const headers: Record<string, string> = {};
+  for (const text of texts) {
+    const [name, value] = parseHeader(text);
+    if (name.length > HEADER_LIMITS.name) throw new SettingsError(`A header name is too long (at most ${HEADER_LIMITS.name} characters)`);
+    if (value.length > HEADER_LIMITS.value) throw new SettingsError(`The value of the ${name} header is too long (at most ${HEADER_LIMITS.value.toLocaleString('en')} characters)`);
+    if (Object.hasOwn(headers, name)) throw new SettingsError(`The ${name} header is given twice: give each header once`);
+    headers[name] = value;
+  }
+  return headers;
 }
 
 /** Parses `USER:PASSWORD` (the password may contain colons; the user may not, as RFC 7617 says). */
