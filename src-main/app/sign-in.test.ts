@@ -259,6 +259,7 @@ describe("a mirror's own token and extra headers", () => {
     expect(await bad([{ name: 'Content-Length', value: '1' }])).toBe('The content-length header cannot be set: the connection itself decides it.');
     expect(await bad([{ name: 'Transfer-Encoding', value: 'chunked' }])).toMatch(/transfer-encoding header cannot be set/);
     expect(await bad([{ name: 'Authorization', value: 'Basic x' }])).toMatch(/give a user name and password or a token instead/);
+    expect(await bad([{ name: 'If-Modified-Since', value: 'Sat, 01 Jan 2100 00:00:00 GMT' }])).toBe('The if-modified-since header cannot be set: the mirror sets it itself, request by request.');
     expect(await bad([{ name: 'X Api', value: 'v' }])).toMatch(/^A header name is letters, digits/);
     expect(await bad([{ name: 'X-Api:', value: 'v' }])).toMatch(/^A header name is letters, digits/);
     expect(await bad([{ name: 'X-Api', value: 'a\r\nInjected: yes' }])).toBe('A header value contains a line break or another control character.');

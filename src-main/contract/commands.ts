@@ -1,7 +1,7 @@
 // The commands: argument schemas (validated in main before any handler runs) and result types.
 import { z } from 'zod';
 import { basicPasswordProblem, CONTROL, tokenProblem } from './credentials.ts';
-import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, headerValueProblem } from './headers.ts';
+import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, headerValueProblem, MIRROR_OWN_HEADERS } from './headers.ts';
 import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, MIRROR_LIMITS, TIMEOUT_RANGE, TIMEOUT_SECONDS } from './limits.ts';
 import type { CommandName } from './names.ts';
 import { DELETE_POLICIES, ENTRY_SORT_KEYS, MIRROR_MODES } from './types.ts';
@@ -120,9 +120,8 @@ const headerRow = z
         // The name is checked to be a plain token first, so quoting it here is safe.
         error: (issue) => {
           const name = String(issue.input).toLowerCase();
-          return name === 'authorization'
-            ? 'The Authorization header cannot be set as an extra header: give a user name and password or a token instead'
-            : `The ${name} header cannot be set: the connection itself decides it`;
+          if (name === 'authorization') return 'The Authorization header cannot be set as an extra header: give a user name and password or a token instead';
+          return MIRROR_OWN_HEADERS.has(name) ? `The ${name} header cannot be set: the mirror sets it itself, request by request` : `The ${name} header cannot be set: the connection itself decides it`;
         },
       }),
     value: z

@@ -8,7 +8,7 @@ import { parseProxySetting, type ProxySetting } from '../http/dispatcher.ts';
 import { MIRROR_LIMITS, TIMEOUT_SECONDS } from '../../contract/limits.ts';
 import type { SecretStore } from './secrets.ts';
 // The same rules as the app's Access tab: hop-by-hop and transport headers, and Authorization, cannot be set.
-import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, headerValueProblem } from '../../contract/headers.ts';
+import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, headerValueProblem, MIRROR_OWN_HEADERS } from '../../contract/headers.ts';
 
 /** `own` (the app): a token given to this mirror itself, which the Settings token does not replace. */
 export type Credentials = { scheme: 'bearer'; token: string; own?: boolean } | { scheme: 'basic'; user: string; password: string };
@@ -64,7 +64,9 @@ export function parseHeader(text: string): [string, string] {
     );
   }
   if (FORBIDDEN_HEADERS.has(name)) {
-    throw new SettingsError(`The ${name} header cannot be set${name === 'authorization' ? ' this way; use --token or --basic' : ''}`);
+    throw new SettingsError(
+      `The ${name} header cannot be set${name === 'authorization' ? ' this way; use --token or --basic' : MIRROR_OWN_HEADERS.has(name) ? ': the mirror sets it itself, request by request' : ''}`,
+    );
   }
   const value = text.slice(colon + 1).trim();
   const problem = headerValueProblem(value);
