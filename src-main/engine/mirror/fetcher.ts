@@ -156,7 +156,8 @@ export class Fetcher {
     let current = new URL(start);
     const startOrigin = current.origin;
     for (let hops = 0; ; hops++) {
-      const headers: Record<string, string> = { ...extra, 'user-agent': this.#options.userAgent, accept: '*/*' };
+      // The caller's Accept stands (a JSON Patch asks for its media types); it was written over with */*.
+      const headers: Record<string, string> = { accept: '*/*', ...extra, 'user-agent': this.#options.userAgent };
       addSourceHeaders(headers, current, this.#options.source);
       // Conditional headers are about the first URL's copy; a redirect elsewhere is fetched whole.
       if (current.origin !== startOrigin) {
