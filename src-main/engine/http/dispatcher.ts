@@ -114,7 +114,13 @@ function bypassed(url: URL, noProxy: string): boolean {
 export function makeDispatcher(agentOptions: Agent.Options, proxy: ProxySetting = 'env', env: ProxyEnv = process.env): Dispatcher {
   if (proxy === 'none') return new Agent(agentOptions);
   if (proxy !== 'env') return new ProxyAgent({ ...agentOptions, ...toProxy(agentOptions), uri: proxy, proxyTunnel: false });
-  const { httpProxy, httpsProxy } = envProxies(env);
+  let httpProxy, httpsProxy;
+  try {
+    ({ httpProxy, httpsProxy } = envProxies(env));
+  } catch (err) {
+    // Each request fails saying so, rather than the client failing to be made: the app would not start at all.
+    return new Agent({ ...agentOptions, connect: (_options, callback) => callback(err as Error, null) });
+  }
   if (!httpProxy && !httpsProxy) return new Agent(agentOptions);
   return new EnvHttpProxyAgent({
     ...agentOptions,
