@@ -191,7 +191,7 @@ describe('settings kept with the mirror', () => {
     const binding = state.binding()!;
     // Connections "eight" once stalled every run for good; a timeout of 0, a proxy that is no URL, a header with a
     // line break failed every request.
-    const damaged = { ...binding.settings!, concurrency: 'eight', delayMs: -5, timeoutMs: 0, proxy: 'garbage', headers: { 'x-api-key': 'k1\r\nx: y' } };
+    const damaged = { ...binding.settings!, concurrency: 'eight', delayMs: -5, timeoutMs: 0, proxy: 'garbage', headers: { 'x-api-key': 'k1', 'x-bad': 'a\r\nx: y', range: 'bytes=0-1' } };
     state.setBinding({ ...binding, settings: damaged as unknown as SourceSettings });
     state.close();
     source.change('update', 2);
@@ -202,8 +202,11 @@ describe('settings kept with the mirror', () => {
     ]);
     expect(result).toMatchObject({ mode: 'incremental', failed: 0 });
     expect((result as { updated: number }).updated).toBeGreaterThan(0);
+    // The header that can be sent still is: it may be the key the Source wants.
+    expect(source.requests.at(-1)!.headers).toMatchObject({ 'x-api-key': 'k1' });
+    expect(source.requests.at(-1)!.headers).not.toHaveProperty('x-bad');
     expect(notes).toContain(
-      "The connections, pause between requests, timeout, proxy and extra headers kept in this mirror's folder are not valid (was the folder edited by hand?): this run uses the default instead.",
+      "The connections, pause between requests, timeout, proxy and extra headers kept in this mirror's folder are not valid (was the folder edited by hand?): this run uses the default instead (of the extra headers, those that can be sent).",
     );
     expect(keptSettingsProblems({ ...binding.settings!, concurrency: 8, delayMs: 250, timeoutMs: 30_000, proxy: 'none' })).toEqual([]);
   });

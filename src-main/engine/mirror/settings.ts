@@ -131,7 +131,7 @@ export function keptSettingsProblems(kept: SourceSettings | undefined): string[]
   if (!whole(k.delayMs, 0, MIRROR_LIMITS.delaySeconds.max * 1000)) problems.push('pause between requests');
   if (!whole(k.timeoutMs, 1, TIMEOUT_SECONDS.max * 1000)) problems.push('timeout');
   if (k.proxy !== undefined && !validProxy(k.proxy)) problems.push('proxy');
-  if (k.headers !== undefined && validHeaders(k.headers) === null) problems.push('extra headers');
+  if (k.headers !== undefined && !sameHeaders(validHeaders(k.headers), k.headers)) problems.push('extra headers');
   return problems;
 }
 
@@ -145,12 +145,21 @@ function validProxy(proxy: unknown): boolean {
   }
 }
 
-function validHeaders(headers: unknown): Record<string, string> | null {
-  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return null;
-  for (const [name, value] of Object.entries(headers)) {
-    if (!HEADER_NAME.test(name) || FORBIDDEN_HEADERS.has(name.toLowerCase()) || typeof value !== 'string' || headerValueProblem(value) !== null) return null;
-  }
-  return headers as Record<string, string>;
+/**
+ * The headers among `headers` that may be kept: a header refused since it was kept (Range, once allowed) goes alone,
+ * not with the others, which may carry an API key the Source wants.
+ */
+function validHeaders(headers: unknown): Record<string, string> {
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return {};
+  return Object.fromEntries(
+    Object.entries(headers).filter(
+      ([name, value]) => HEADER_NAME.test(name) && !FORBIDDEN_HEADERS.has(name.toLowerCase()) && typeof value === 'string' && headerValueProblem(value) === null,
+    ),
+  );
+}
+
+function sameHeaders(valid: Record<string, string>, kept: unknown): boolean {
+  return kept !== null && typeof kept === 'object' && !Array.isArray(kept) && Object.keys(valid).length === Object.keys(kept).length;
 }
 
 /** The binding's settings with each value keptSettingsProblems names replaced by its default. */
@@ -162,7 +171,7 @@ function sane(kept: SourceSettings): SourceSettings {
   if (problems.includes('pause between requests')) fixed.delayMs = null;
   if (problems.includes('timeout')) fixed.timeoutMs = null;
   if (problems.includes('proxy')) fixed.proxy = DEFAULT_SETTINGS.proxy;
-  if (problems.includes('extra headers')) fixed.headers = {};
+  if (problems.includes('extra headers')) fixed.headers = validHeaders(kept.headers);
   return fixed;
 }
 

@@ -189,7 +189,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const damaged = keptSettingsProblems(old);
     if (damaged.length > 0) {
       const words = damaged.length === 1 ? damaged[0] : `${damaged.slice(0, -1).join(', ')} and ${damaged.at(-1)}`;
-      options.onNote?.(`The ${words} kept in this mirror's folder ${damaged.length === 1 ? 'is' : 'are'} not valid (was the folder edited by hand?): this run uses the default instead.`);
+      const how = damaged.includes('extra headers') ? (damaged.length === 1 ? 'sends only those that can be sent' : 'uses the default instead (of the extra headers, those that can be sent)') : 'uses the default instead';
+      options.onNote?.(`The ${words} kept in this mirror's folder ${damaged.length === 1 ? 'is' : 'are'} not valid (was the folder edited by hand?): this run ${how}.`);
     }
     const oldHeaders = damaged.includes('extra headers') ? {} : (old?.headers ?? {});
     if (old !== undefined && old.origin !== origin && (old.auth || Object.keys(oldHeaders).length > 0)) {
