@@ -166,6 +166,15 @@ describe('Add Source on a protected Source', () => {
     expect(both).toMatchObject({ field: 'token', message: 'Give either a user name and password or a token, not both.' });
     expect(both.message).not.toContain('secret-token');
     expect(await refused('sources.signIn', { url, token: 'a b' })).toMatchObject({ field: 'token', message: 'The token contains a space, a line break or another control character.' });
+    // Pasted with its quotes: it cannot be sent, and every request would fail with it.
+    const quoted = await refused('sources.signIn', { url, token: '“tok-1”' });
+    expect(quoted).toMatchObject({ field: 'token', message: 'The token contains a character other than plain ASCII letters, digits and signs (a curly quote, an accented letter…).' });
+    expect(quoted.message).not.toContain('tok-1');
+    // The Settings token goes to every Source: the same rules, before it is kept.
+    expect(await refused('settings.set', { bearerToken: 'line1\nline2' })).toMatchObject({ field: 'bearerToken', message: 'The token contains a space, a line break or another control character.' });
+    expect(await refused('settings.set', { bearerToken: 'tøken' })).toMatchObject({ field: 'bearerToken', message: /plain ASCII/ });
+    expect((await call('settings.get', {})).bearerToken).toBe(null);
+    expect((await call('settings.set', { bearerToken: '' })).bearerToken).toBe(null);
     expect(await refused('sources.add', { url, runId: 'r', signIn: { user: 'a:b', password: 'p' } })).toMatchObject({
       message: 'A user name cannot contain a colon (HTTP basic authentication does not allow one).',
     });
@@ -250,9 +259,13 @@ describe("a mirror's own token and extra headers", () => {
     expect(await bad([{ name: 'Content-Length', value: '1' }])).toBe('The content-length header cannot be set: the connection itself decides it.');
     expect(await bad([{ name: 'Transfer-Encoding', value: 'chunked' }])).toMatch(/transfer-encoding header cannot be set/);
     expect(await bad([{ name: 'Authorization', value: 'Basic x' }])).toMatch(/give a user name and password or a token instead/);
+    expect(await bad([{ name: 'If-Modified-Since', value: 'Sat, 01 Jan 2100 00:00:00 GMT' }])).toBe('The if-modified-since header cannot be set: the mirror sets it itself, request by request.');
     expect(await bad([{ name: 'X Api', value: 'v' }])).toMatch(/^A header name is letters, digits/);
     expect(await bad([{ name: 'X-Api:', value: 'v' }])).toMatch(/^A header name is letters, digits/);
     expect(await bad([{ name: 'X-Api', value: 'a\r\nInjected: yes' }])).toBe('A header value contains a line break or another control character.');
+    expect(await bad([{ name: 'X-Api', value: '東京' }])).toBe(
+      'A header value contains a character that cannot be sent in a header (only Latin-1 letters and signs can: not a curly quote or another script).',
+    );
     expect(await bad([{ name: 'X-Api', value: 'a' }, { name: 'x-api', value: 'b' }])).toBe('Each header name may be given once.');
     expect((await call('mirrors.get', { path })).headers).toEqual([]);
 

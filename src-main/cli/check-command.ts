@@ -5,7 +5,7 @@ import type { CheckReport } from '../engine/check/model.ts';
 import { reportJson } from '../engine/check/report.ts';
 import { checkSource } from '../engine/check/walk.ts';
 import { capabilityName } from '../engine/documents/model.ts';
-import { Http } from '../engine/http/index.ts';
+import { bearerFor, Http } from '../engine/http/index.ts';
 import { formatFinding } from './format.ts';
 import type { Io } from './io.ts';
 import { UsageError } from './usage.ts';
@@ -53,7 +53,7 @@ export async function checkCommand(options: CheckOptions, io: Io): Promise<numbe
     if (error instanceof InvalidArgumentsError) throw new UsageError(error.message);
     throw error;
   }
-  const http = new Http({ bearerToken: options.token ?? null, timeoutMs: options.timeoutMs, userAgent: options.userAgent });
+  const http = new Http({ sourceHeaders: bearerFor(start, options.token), timeoutMs: options.timeoutMs, userAgent: options.userAgent });
   try {
     const report = await checkSource(start, { http, maxDocuments: options.maxDocuments });
     io.out(options.json ? reportJson(report) : formatCheck(report));

@@ -2,7 +2,7 @@
 import { InvalidArgumentsError } from '../app/errors.ts';
 import { normalizeStartUrl } from '../app/start-url.ts';
 import { discover } from '../engine/discovery/discover.ts';
-import { Http } from '../engine/http/index.ts';
+import { bearerFor, Http } from '../engine/http/index.ts';
 import { formatDiscovery } from './format.ts';
 import type { Io } from './io.ts';
 import { UsageError } from './usage.ts';
@@ -23,7 +23,7 @@ export async function discoverCommand(options: DiscoverOptions, io: Io): Promise
     if (error instanceof InvalidArgumentsError) throw new UsageError(error.message);
     throw error;
   }
-  const http = new Http({ bearerToken: options.token ?? null, timeoutMs: options.timeoutMs, userAgent: options.userAgent });
+  const http = new Http({ sourceHeaders: bearerFor(start, options.token), timeoutMs: options.timeoutMs, userAgent: options.userAgent });
   try {
     const result = await discover(start, { http });
     io.out(options.json ? `${JSON.stringify(result, null, 2)}\n` : formatDiscovery(result));

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { DocumentError } from '../engine/documents/errors.ts';
 import type { DocumentSummary, Finding } from '../engine/documents/model.ts';
 import { readDocumentFile } from '../engine/documents/reader.ts';
-import { Http, NetworkError } from '../engine/http/index.ts';
+import { bearerFor, Http, NetworkError } from '../engine/http/index.ts';
 import { loadDocument } from '../engine/load.ts';
 import { formatFindings, formatSummary } from './format.ts';
 import type { Io } from './io.ts';
@@ -24,7 +24,7 @@ function isHttpUrl(target: string): boolean {
 
 async function read(options: InspectOptions): Promise<DocumentSummary> {
   if (isHttpUrl(options.target)) {
-    const http = new Http({ bearerToken: options.token ?? null, timeoutMs: options.timeoutMs, userAgent: options.userAgent });
+    const http = new Http({ sourceHeaders: bearerFor(options.target, options.token), timeoutMs: options.timeoutMs, userAgent: options.userAgent });
     try {
       return (await loadDocument(http, options.target)).summary;
     } finally {

@@ -8,7 +8,7 @@ import { MirrorState, stateDirOf, STATE_FILE } from '../engine/mirror/state.ts';
 import { sync, type SyncMode, type SyncResult } from '../engine/mirror/sync.ts';
 import type { DeletePolicy } from '../engine/mirror/apply.ts';
 import { FileSecretStore, type SecretStore } from '../engine/mirror/secrets.ts';
-import { parseBasic, parseHeader, SettingsError, type Credentials } from '../engine/mirror/settings.ts';
+import { parseBasic, parseHeaders, SettingsError, type Credentials } from '../engine/mirror/settings.ts';
 import { parseProxySetting, type ProxySetting } from '../engine/http/dispatcher.ts';
 import { splitUserinfo } from '../engine/http/userinfo.ts';
 import { basicPasswordProblem, basicUserProblem, tokenProblem } from '../contract/credentials.ts';
@@ -105,7 +105,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
   let proxy: ProxySetting | undefined;
   try {
     maps = o.maps.map(parseMap);
-    if (o.headers && o.headers.length > 0) headers = Object.fromEntries(o.headers.map(parseHeader));
+    if (o.headers && o.headers.length > 0) headers = parseHeaders(o.headers);
     if (o.proxy !== undefined) proxy = parseProxySetting(o.proxy);
   } catch (err) {
     throw new UsageError((err as Error).message);

@@ -1,7 +1,7 @@
 // The commands: argument schemas (validated in main before any handler runs) and result types.
 import { z } from 'zod';
 import { basicPasswordProblem, CONTROL, tokenProblem } from './credentials.ts';
-import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, HEADER_VALUE_FORBIDDEN } from './headers.ts';
+import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, headerValueProblem, MIRROR_OWN_HEADERS } from './headers.ts';
 import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, MIRROR_LIMITS, TIMEOUT_RANGE, TIMEOUT_SECONDS } from './limits.ts';
 import type { CommandName } from './names.ts';
 import { DELETE_POLICIES, ENTRY_SORT_KEYS, MIRROR_MODES } from './types.ts';
@@ -85,7 +85,7 @@ const bearerToken = z
   .string('The token must be text')
   .min(1, 'Enter the token')
   .max(4096, 'The token is too long (at most 4,096 characters)')
-  .refine((s) => tokenProblem(s) === null, 'The token contains a space, a line break or another control character');
+  .refine((s) => tokenProblem(s) === null, { error: (issue) => tokenProblem(String(issue.input)) ?? undefined });
 
 /** A sign-in for a Source: a user name and password (HTTP basic), or a bearer token, never both. */
 const signInFields = {
@@ -120,15 +120,14 @@ const headerRow = z
         // The name is checked to be a plain token first, so quoting it here is safe.
         error: (issue) => {
           const name = String(issue.input).toLowerCase();
-          return name === 'authorization'
-            ? 'The Authorization header cannot be set as an extra header: give a user name and password or a token instead'
-            : `The ${name} header cannot be set: the connection itself decides it`;
+          if (name === 'authorization') return 'The Authorization header cannot be set as an extra header: give a user name and password or a token instead';
+          return MIRROR_OWN_HEADERS.has(name) ? `The ${name} header cannot be set: the mirror sets it itself, request by request` : `The ${name} header cannot be set: the connection itself decides it`;
         },
       }),
     value: z
       .string('A header value must be text')
       .max(HEADER_LIMITS.value, `A header value is too long (at most ${HEADER_LIMITS.value.toLocaleString('en')} characters)`)
-      .refine((s) => !HEADER_VALUE_FORBIDDEN.test(s), 'A header value contains a line break or another control character'),
+      .refine((s) => headerValueProblem(s) === null, { error: (issue) => `A header value ${headerValueProblem(String(issue.input))}` }),
   })
   .strict();
 
@@ -188,6 +187,8 @@ export const commandArgs = {
       bearerToken: z
         .string('The bearer token must be text')
         .max(4096, 'The bearer token is too long (at most 4,096 characters)')
+        // It is sent to every Source: one that cannot be sent failed every request, discovery included ('' clears it).
+        .refine((s) => s === '' || tokenProblem(s) === null, { error: (issue) => tokenProblem(String(issue.input)) ?? undefined })
         .nullable()
         .optional(),
       timeoutMs: z

@@ -5,7 +5,10 @@ export const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Why a bearer token cannot be used, or null when it can. */
 export function tokenProblem(token: string): string | null {
-  return CONTROL.test(token) || /\s/.test(token) ? 'The token contains a space, a line break or another control character' : null;
+  if (CONTROL.test(token) || /\s/.test(token)) return 'The token contains a space, a line break or another control character';
+  // RFC 6750's b64token is ASCII; a curly quote or a letter of another script is a paste accident, and one beyond
+  // Latin-1 cannot be sent at all: every request to the Source failed with "invalid authorization header".
+  return /[^\u0021-\u007e]/.test(token) ? 'The token contains a character other than plain ASCII letters, digits and signs (a curly quote, an accented letter…)' : null;
 }
 
 /** Why a basic user name cannot be used, or null when it can. */

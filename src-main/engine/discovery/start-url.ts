@@ -1,6 +1,7 @@
 // What a person pastes as a start URL: a URL or a bare host name. No dependencies beyond the error type, so the
 // renderer shows the same URL the engine will fetch and the CLI, the service and the UI agree.
 import { NetworkError } from '../http/errors.ts';
+import { hideUserinfo } from '../http/userinfo.ts';
 
 /** A bare host ("example.org", "127.0.0.1:8080/x") gets http:// or https://; other schemes are refused. */
 export function normalizeStartUrl(input: string): string {
@@ -13,10 +14,10 @@ export function normalizeStartUrl(input: string): string {
   try {
     url = new URL(candidate);
   } catch {
-    throw new NetworkError('bad-url', `Not an http(s) URL or host name: ${text.slice(0, 200)}`, text);
+    throw new NetworkError('bad-url', `Not an http(s) URL or host name: ${hideUserinfo(text).slice(0, 200)}`, hideUserinfo(text));
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
-    throw new NetworkError('bad-url', `Not an http(s) URL or host name: ${text.slice(0, 200)}`, text);
+    throw new NetworkError('bad-url', `Not an http(s) URL or host name: ${hideUserinfo(text).slice(0, 200)}`, hideUserinfo(text));
   }
   return url.href;
 }

@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { clip } from '../clip.ts';
 import { charsetOf, readText, streamBody, tooLarge } from './body.ts';
 import { makeDispatcher, proxyFor, type ProxyEnv, type ProxySetting } from './dispatcher.ts';
+import { hideUserinfo } from './userinfo.ts';
 import { MAX_HEADER_BYTES, NetworkError, formatBytes, formatDuration, informationalLimit, toNetworkError } from './errors.ts';
 
 export interface HttpOptions {
@@ -41,6 +42,16 @@ export interface SourceHeaders {
   origin: string;
   authorization?: string | null;
   headers?: Record<string, string>;
+}
+
+/**
+ * A bearer token for the origin of `url` alone, as `sourceHeaders`: the token given for one URL (rsdesk discover,
+ * check, inspect --token) must not go to another host a document names (an up link, a resourcesync link), as
+ * `bearerToken` would: it is sent to whatever origin each fetch starts at.
+ */
+export function bearerFor(url: string, token: string | null | undefined): SourceHeaders | null {
+  if (!token || !URL.canParse(url)) return null;
+  return { origin: new URL(url).origin, authorization: `Bearer ${token}` };
 }
 
 /** Adds a Source's own headers to a request bound for `url`'s origin, and only there. */
@@ -106,10 +117,10 @@ export function parseHttpUrl(url: string): URL {
   try {
     parsed = new URL(url);
   } catch {
-    throw new NetworkError('bad-url', `Not a valid URL: ${clip(url)}`, url);
+    throw new NetworkError('bad-url', `Not a valid URL: ${clip(hideUserinfo(url))}`, hideUserinfo(url));
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new NetworkError('bad-url', `Only http and https URLs can be fetched, not ${clip(parsed.protocol, 40)} (${clip(url)})`, url);
+    throw new NetworkError('bad-url', `Only http and https URLs can be fetched, not ${clip(parsed.protocol, 40)} (${clip(hideUserinfo(url))})`, hideUserinfo(url));
   }
   return parsed;
 }

@@ -1,9 +1,10 @@
 // The connection pool every engine client uses, with the proxy setting applied. By default the environment decides,
 // as curl and most tools do: HTTP_PROXY / HTTPS_PROXY (or their lower-case forms) name the proxies and NO_PROXY the
 // hosts reached directly — undici's EnvHttpProxyAgent. `none` ignores the environment; a URL names one proxy for all.
-import { Agent, EnvHttpProxyAgent, ProxyAgent, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, Pool, ProxyAgent, type Dispatcher } from 'undici';
 import { NetworkError } from './errors.ts';
 import { clip } from '../clip.ts';
+import { hideUserinfo } from './userinfo.ts';
 
 /** `env` (default): the environment's proxies; `none`: direct; or an http(s) proxy URL. */
 export type ProxySetting = 'env' | 'none' | string;
@@ -25,7 +26,7 @@ export function parseProxySetting(value: string): ProxySetting {
   try {
     url = new URL(value);
   } catch {
-    throw new NetworkError('bad-url', `The proxy must be env, none or an http(s) URL, not ${clip(value)}`, value);
+    throw new NetworkError('bad-url', `The proxy must be env, none or an http(s) URL, not ${clip(hideUserinfo(value))}`, hideUserinfo(value));
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new NetworkError('bad-url', `The proxy must be an http or https URL, not ${clip(url.protocol, 40)}`, value);
@@ -51,8 +52,12 @@ export function proxyFor(url: URL, proxy: ProxySetting = 'env', env: ProxyEnv = 
   if (proxy === 'none') return null;
   let chosen: string | undefined = proxy;
   if (proxy === 'env') {
-    const httpProxy = env.http_proxy || env.HTTP_PROXY || undefined;
-    const httpsProxy = env.https_proxy || env.HTTPS_PROXY || undefined;
+    let httpProxy, httpsProxy;
+    try {
+      ({ httpProxy, httpsProxy } = envProxies(env));
+    } catch {
+      return null;
+    }
     chosen = url.protocol === 'https:' ? (httpsProxy ?? httpProxy) : httpProxy;
     if (!chosen || bypassed(url, env.no_proxy ?? env.NO_PROXY ?? '')) return null;
   }
@@ -61,6 +66,33 @@ export function proxyFor(url: URL, proxy: ProxySetting = 'env', env: ProxyEnv = 
   } catch {
     return null;
   }
+}
+
+/**
+ * The proxies the environment names, as URLs. A value without a scheme (`proxy.example.org:3128`, as curl and most
+ * tools take it) is an http proxy: undici refused it, and every request failed with "Invalid URL", which reads as if
+ * the Source's URL were wrong. A value that is no URL at all is refused by its variable's name, never quoted: it may
+ * hold the proxy's password.
+ */
+export function envProxies(env: ProxyEnv): { httpProxy: string | undefined; httpsProxy: string | undefined } {
+  const read = (lower: 'http_proxy' | 'https_proxy', upper: 'HTTP_PROXY' | 'HTTPS_PROXY'): string | undefined => {
+    const name = env[lower]?.trim() ? lower : upper;
+    const value = env[name]?.trim();
+    if (!value) return undefined;
+    const candidate = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
+    try {
+      const url = new URL(candidate);
+      if (url.hostname !== '' && ['http:', 'https:', 'socks:', 'socks5:'].includes(url.protocol)) return candidate;
+    } catch {
+      // Said below.
+    }
+    throw new NetworkError(
+      'bad-url',
+      `The ${name} environment variable does not name a proxy: it is written http://HOST:PORT (with USER:PASSWORD@ before the host when the proxy asks for them). Correct it, or unset it to connect directly.`,
+      '',
+    );
+  };
+  return { httpProxy: read('http_proxy', 'HTTP_PROXY'), httpsProxy: read('https_proxy', 'HTTPS_PROXY') };
 }
 
 function bypassed(url: URL, noProxy: string): boolean {
@@ -81,16 +113,36 @@ function bypassed(url: URL, noProxy: string): boolean {
  */
 export function makeDispatcher(agentOptions: Agent.Options, proxy: ProxySetting = 'env', env: ProxyEnv = process.env): Dispatcher {
   if (proxy === 'none') return new Agent(agentOptions);
-  if (proxy !== 'env') return new ProxyAgent({ ...agentOptions, uri: proxy, proxyTunnel: false });
-  const httpProxy = env.http_proxy || env.HTTP_PROXY || undefined;
-  const httpsProxy = env.https_proxy || env.HTTPS_PROXY || undefined;
+  if (proxy !== 'env') return new ProxyAgent({ ...agentOptions, ...toProxy(agentOptions), uri: proxy, proxyTunnel: false });
+  let httpProxy, httpsProxy;
+  try {
+    ({ httpProxy, httpsProxy } = envProxies(env));
+  } catch (err) {
+    // Each request fails saying so, rather than the client failing to be made: the app would not start at all.
+    return new Agent({ ...agentOptions, connect: (_options, callback) => callback(err as Error, null) });
+  }
   if (!httpProxy && !httpsProxy) return new Agent(agentOptions);
   return new EnvHttpProxyAgent({
     ...agentOptions,
+    ...toProxy(agentOptions),
     // Empty strings rather than undefined, so undici does not read process.env behind an injected `env`.
     httpProxy: httpProxy ?? '',
     httpsProxy: httpsProxy ?? httpProxy ?? '',
     noProxy: env.no_proxy ?? env.NO_PROXY ?? '',
     proxyTunnel: false,
   } as EnvHttpProxyAgent.Options);
+}
+
+/**
+ * The connections to the proxy itself, made with the same limits as the rest. undici makes them with its own defaults
+ * otherwise: 5 minutes for an answer, 10 s to connect, no bound on their number, whatever the timeout and concurrency
+ * say; and a request waiting for a CONNECT the proxy never answers cannot be cancelled, so an https Source behind a
+ * proxy that stalls held a fetch past its deadline and a cancelled run for minutes.
+ */
+function toProxy(agentOptions: Agent.Options): Pick<ProxyAgent.Options, 'factory' | 'clientFactory' | 'proxyTls'> {
+  const { connect, ...pool } = agentOptions;
+  const timeout = connect !== undefined && typeof connect === 'object' ? connect.timeout : undefined;
+  // The options undici passes (its connector to the proxy, or through the tunnel) come last: they must be kept.
+  const factory = (origin: string | URL, options: object) => new Pool(origin, { ...pool, ...options });
+  return { factory, clientFactory: factory, ...(timeout === undefined ? {} : { proxyTls: { timeout } }) };
 }

@@ -1,4 +1,5 @@
 // Every failure to get a usable response becomes a NetworkError with a stable code and a sentence a person can read.
+import { STATUS_CODES } from 'node:http';
 import { clip } from '../clip.ts';
 
 /** Largest response headers read (Node's own default), shared with the client. */
@@ -22,6 +23,8 @@ export type NetworkErrorCode =
   | 'bad-url'
   | 'http-status'
   | 'aborted'
+  /** A proxy would not pass the request on (it asked for credentials, or would not open a tunnel). */
+  | 'proxy'
   | 'network';
 
 export class NetworkError extends Error {
@@ -44,6 +47,16 @@ export class HttpStatusError extends NetworkError {
     this.name = 'HttpStatusError';
     this.status = status;
     this.statusText = statusText;
+  }
+}
+
+/** A proxy answered for the Source: it wants credentials (407), or would not reach the Source (403, 502…). */
+export class ProxyError extends NetworkError {
+  status: number;
+  constructor(status: number, message: string, url: string, options?: { cause?: unknown }) {
+    super('proxy', message, url, options);
+    this.name = 'ProxyError';
+    this.status = status;
   }
 }
 
@@ -105,6 +118,18 @@ export function toNetworkError(
   const name = err instanceof Error ? err.name : '';
   const detail = err instanceof Error ? err.message : String(err);
   const host = safeHost(url);
+  const proxyStatus = proxyRefusal(detail);
+  if (proxyStatus !== null) {
+    // undici reports a proxy's refusal of a tunnel as an abort, which read as "Cancelled" and ended a discovery as if
+    // the person had cancelled it.
+    const proxy = via === null ? 'The proxy' : `The proxy ${via}`;
+    const words = `HTTP ${proxyStatus}${STATUS_CODES[proxyStatus] ? ` ${STATUS_CODES[proxyStatus]}` : ''}`;
+    const message =
+      proxyStatus === 407
+        ? `${proxy} asks for a user name and password, or refused the ones given (${words}), for ${url}. They are given in the HTTP_PROXY and HTTPS_PROXY environment variables (http://USER:PASSWORD@HOST:PORT), read when the proxy setting is env, the default.`
+        : `${proxy} did not pass the request on to ${host} (it answered ${words}), for ${url}`;
+    return new ProxyError(proxyStatus, message, url, { cause: err });
+  }
   if (via !== null) {
     // Through a proxy, the only connection this client makes is to the proxy: blaming the Source would send a person
     // looking at the wrong machine.
@@ -165,6 +190,13 @@ export function toNetworkError(
     return new NetworkError('tls', `Secure connection to ${host} failed: ${detail} (${url})`, url, { cause: err });
   }
   return new NetworkError('network', `Network error for ${url}: ${clip(detail, 200)}`, url, { cause: err });
+}
+
+/** The status of a proxy's refusal, as undici words it (a tunnel not opened; a 407 to a request sent through it). */
+function proxyRefusal(detail: string): number | null {
+  if (detail === 'Proxy Authentication Required (407)') return 407;
+  const tunnel = /^Proxy response \((\d{3})\) !== 200 when HTTP Tunneling$/.exec(detail);
+  return tunnel ? Number(tunnel[1]) : null;
 }
 
 function safeHost(url: string): string {

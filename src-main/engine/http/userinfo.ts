@@ -32,3 +32,22 @@ function safeDecode(text: string): string {
     return text;
   }
 }
+
+/**
+ * `text` fit to be quoted in a message: without a user name and password, also when it is not a valid URL (a port
+ * out of range, a space, another scheme), where splitUserinfo finds none and a refusal quoted them whole. In a text
+ * that does not parse, what stands before the last "@" of its first part is taken out.
+ */
+export function hideUserinfo(text: string): string {
+  // Without "//" there is no authority, hence no user name or password ("mailto:someone@example.org" is quoted whole).
+  if (!text.includes('//')) return text;
+  try {
+    const url = new URL(text.trim());
+    if (url.username === '' && url.password === '') return text;
+    url.username = '';
+    url.password = '';
+    return url.href;
+  } catch {
+    return text.replace(/^(\s*(?:[a-z][a-z0-9+.-]*:)?\/\/)[^\s?#]*@/i, '$1…@');
+  }
+}

@@ -1,10 +1,11 @@
 // Subscriber requests to a hub (WebSub §5.1): a form POST with hub.mode, hub.topic, hub.callback and, for a
 // subscription, hub.lease_seconds and hub.secret. The hub answers 202 Accepted and verifies our intent afterwards;
 // any other answer is a failure, reported with the hub's own words (clipped). A deadline on the whole exchange.
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { clip } from '../clip.ts';
 import { toNetworkError } from '../http/errors.ts';
 import { parseHttpUrl, DEFAULT_USER_AGENT } from '../http/client.ts';
+import { makeDispatcher, proxyFor, type ProxyEnv } from '../http/dispatcher.ts';
 
 export interface HubRequest {
   hub: string;
@@ -14,6 +15,8 @@ export interface HubRequest {
   leaseSeconds?: number | null;
   secret?: string | null;
   timeoutMs?: number;
+  /** Where the proxies are read from (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), as for every other request. Default process.env. */
+  proxyEnv?: ProxyEnv;
 }
 
 export type HubAnswer = { ok: true; status: number } | { ok: false; status: number | null; reason: string; retryAfterMs: number | null };
@@ -27,8 +30,14 @@ export async function askHub(r: HubRequest): Promise<HubAnswer> {
   if (r.mode === 'subscribe' && r.leaseSeconds) form.set('hub.lease_seconds', String(r.leaseSeconds));
   if (r.mode === 'subscribe' && r.secret) form.set('hub.secret', r.secret);
   const timeoutMs = r.timeoutMs ?? 30_000;
+  const env = r.proxyEnv ?? process.env;
+  // Through the environment's proxy like every other request: undici's own request() goes straight to the hub, which
+  // a network that lets requests out only through a proxy refuses.
+  let dispatcher: Dispatcher | null = null;
   try {
+    dispatcher = makeDispatcher({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, 'env', env);
     const res = await request(url, {
+      dispatcher,
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': DEFAULT_USER_AGENT },
       body: form.toString(),
@@ -53,6 +62,8 @@ export async function askHub(r: HubRequest): Promise<HubAnswer> {
     const said = text.trim() ? `: ${clip(text.trim().replace(/\s+/g, ' '), 200)}` : '';
     return { ok: false, status: res.statusCode, reason: `the hub ${url.host} answered HTTP ${res.statusCode}${said}`, retryAfterMs: seconds };
   } catch (err) {
-    return { ok: false, status: null, reason: toNetworkError(err, url.href, timeoutMs).message, retryAfterMs: null };
+    return { ok: false, status: null, reason: toNetworkError(err, url.href, timeoutMs, 'response', proxyFor(url, 'env', env)).message, retryAfterMs: null };
+  } finally {
+    await dispatcher?.destroy().catch(() => undefined);
   }
 }

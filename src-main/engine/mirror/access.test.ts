@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { audit } from './audit.ts';
+import { prepareMirror } from './folder.ts';
 import { FileSecretStore, MemorySecretStore } from './secrets.ts';
+import { keptSettingsProblems, type SourceSettings } from './settings.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions } from './sync.ts';
 
@@ -77,6 +79,17 @@ describe('credentials', () => {
       /sends a bearer token to http:\/\/127\.0\.0\.1:\d+, and none is kept on this computer; give it again with --token/,
     );
     expect(source.requests.length).toBe(before);
+  });
+
+  it('binding a new mirror sends the token to its Source only, not to the host a redirect leads discovery to', async () => {
+    const other = await fixtureWith({ resources: 2 });
+    const source = await fixtureWith({ resources: 2 });
+    // Another port is another origin: discovery goes on there, reading the Capability Lists its Source Description lists.
+    source.setBroken(source.paths.wellKnown, { status: 302, headers: { location: other.url + other.paths.wellKnown } });
+    await prepareMirror({ url: source.url + source.paths.dataset1.capabilityList, dest: tmp('prepare-'), token: TOKEN });
+    expect(source.requests.every((r) => r.headers.authorization === `Bearer ${TOKEN}`)).toBe(true);
+    expect(other.requests.length).toBeGreaterThan(1);
+    expect(other.requests.filter((r) => r.headers.authorization !== undefined)).toEqual([]);
   });
 
   it('sends HTTP basic credentials, keeps the password in a file store outside the mirror, sealed when a box is given', async () => {
@@ -168,6 +181,34 @@ describe('settings kept with the mirror', () => {
     await sync({ dest, proxyEnv: NO_PROXY_ENV });
     expect(source.requests.length).toBeGreaterThan(n);
     expect(source.requests.slice(n).every((r) => r.headers['x-api-key'] === 'k1')).toBe(true);
+  });
+
+  it('settings a hand-edited or damaged folder keeps out of range are taken as the default, and said to be', async () => {
+    const source = await fixtureWith({ resources: 4 });
+    const dest = tmp('damaged-');
+    await sync({ url: source.url + source.paths.dataset1.capabilityList, dest, headers: { 'x-api-key': 'k1' }, proxyEnv: NO_PROXY_ENV });
+    const state = new MirrorState(stateDirOf(dest));
+    const binding = state.binding()!;
+    // Connections "eight" once stalled every run for good; a timeout of 0, a proxy that is no URL, a header with a
+    // line break failed every request.
+    const damaged = { ...binding.settings!, concurrency: 'eight', delayMs: -5, timeoutMs: 0, proxy: 'garbage', headers: { 'x-api-key': 'k1', 'x-bad': 'a\r\nx: y', range: 'bytes=0-1' } };
+    state.setBinding({ ...binding, settings: damaged as unknown as SourceSettings });
+    state.close();
+    source.change('update', 2);
+    const notes: string[] = [];
+    const result = await Promise.race([
+      sync({ dest, proxyEnv: NO_PROXY_ENV, onNote: (n) => notes.push(n) }),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the run did not end')), 15_000)),
+    ]);
+    expect(result).toMatchObject({ mode: 'incremental', failed: 0 });
+    expect((result as { updated: number }).updated).toBeGreaterThan(0);
+    // The header that can be sent still is: it may be the key the Source wants.
+    expect(source.requests.at(-1)!.headers).toMatchObject({ 'x-api-key': 'k1' });
+    expect(source.requests.at(-1)!.headers).not.toHaveProperty('x-bad');
+    expect(notes).toContain(
+      "The connections, pause between requests, timeout, proxy and extra headers kept in this mirror's folder are not valid (was the folder edited by hand?): this run uses the default instead (of the extra headers, those that can be sent).",
+    );
+    expect(keptSettingsProblems({ ...binding.settings!, concurrency: 8, delayMs: 250, timeoutMs: 30_000, proxy: 'none' })).toEqual([]);
   });
 });
 

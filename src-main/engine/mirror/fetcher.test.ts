@@ -29,6 +29,22 @@ async function get(path: string) {
   }
 }
 
+describe('request headers', () => {
+  it("sends the caller's Accept (a JSON Patch's media types), else */*", async () => {
+    const path = fixture.state.pathOf(1);
+    const { signal, done } = resourceSignal(30_000);
+    try {
+      for (const accept of ['application/json-patch+json', undefined]) {
+        const response = await fetcher.get(fixture.url + path, accept === undefined ? {} : { accept }, signal);
+        response.body.resume();
+        expect(fixture.requests.at(-1)!.headers.accept).toBe(accept ?? '*/*');
+      }
+    } finally {
+      done();
+    }
+  });
+});
+
 describe('Retry-After', () => {
   it('reads delta seconds, HTTP-dates and ISO datetimes', () => {
     const now = Date.UTC(2025, 0, 1, 0, 0, 0);

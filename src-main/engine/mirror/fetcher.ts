@@ -6,7 +6,7 @@ import type { Dispatcher } from 'undici';
 import { addSourceHeaders, type SourceHeaders } from '../http/client.ts';
 import { makeDispatcher, proxyFor, type ProxyEnv, type ProxySetting } from '../http/dispatcher.ts';
 import type { Readable } from 'node:stream';
-import { NetworkError, formatDuration, informationalLimit, toNetworkError } from '../http/errors.ts';
+import { NetworkError, ProxyError, formatDuration, informationalLimit, toNetworkError } from '../http/errors.ts';
 import { SlowBody } from './slow-body.ts';
 import { clip } from '../clip.ts';
 
@@ -156,7 +156,8 @@ export class Fetcher {
     let current = new URL(start);
     const startOrigin = current.origin;
     for (let hops = 0; ; hops++) {
-      const headers: Record<string, string> = { ...extra, 'user-agent': this.#options.userAgent, accept: '*/*' };
+      // The caller's Accept stands (a JSON Patch asks for its media types); it was written over with */*.
+      const headers: Record<string, string> = { accept: '*/*', ...extra, 'user-agent': this.#options.userAgent };
       addSourceHeaders(headers, current, this.#options.source);
       // Conditional headers are about the first URL's copy; a redirect elsewhere is fetched whole.
       if (current.origin !== startOrigin) {
@@ -207,6 +208,8 @@ export class Fetcher {
 }
 
 function retriable(err: NetworkError): boolean {
+  // A proxy that could not reach the Source (502, 503, 504) may next time; one that wants credentials will not.
+  if (err instanceof ProxyError) return err.status >= 500;
   return err.code === 'timeout' || err.code === 'reset' || err.code === 'network' || err.code === 'refused';
 }
 

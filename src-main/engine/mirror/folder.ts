@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { normalizeStartUrl } from '../discovery/discover.ts';
-import { Http } from '../http/client.ts';
+import { bearerFor, Http } from '../http/client.ts';
 import type { PathMap } from './local-path.ts';
 import { acquireLock, LOCK_NAME, processAlive, type LockHolder } from './lock.ts';
 import { MirrorState, STATE_FILE, stateDirOf, type Binding, type Checkpoint, type RunRecord } from './state.ts';
@@ -48,9 +48,13 @@ export async function prepareMirror(options: PrepareOptions): Promise<Binding> {
   } catch (err) {
     throw new SyncError(err instanceof Error ? err.message : String(err));
   }
-  const http = given
-    ? new Http({ sourceHeaders: sourceHeadersOf(mergeSettings(undefined, origin), given), timeoutMs: options.timeoutMs, userAgent: options.userAgent })
-    : new Http({ bearerToken: options.token ?? null, timeoutMs: options.timeoutMs, userAgent: options.userAgent });
+  // The token too goes to the Source's origin only: as one for every fetch, it went to every host discovery read after
+  // a redirect had led there, and to every host a document named.
+  const http = new Http({
+    sourceHeaders: given ? sourceHeadersOf(mergeSettings(undefined, origin), given) : bearerFor(origin, options.token),
+    timeoutMs: options.timeoutMs,
+    userAgent: options.userAgent,
+  });
   try {
     const old = state.binding();
     let binding =

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { authorizationOf, mergeSettings, parseBasic, parseHeader, resolveCredentials } from './settings.ts';
+import { authorizationOf, mergeSettings, parseBasic, parseHeader, parseHeaders, resolveCredentials } from './settings.ts';
 import { MemorySecretStore } from './secrets.ts';
 
 describe('settings', () => {
@@ -16,6 +16,23 @@ describe('settings', () => {
     expect(() => parseHeader('Content-Length: 3')).toThrow(/content-length header cannot be set/);
     expect(() => parseHeader('X-A: a\u0001b')).toThrow(/line break or another control character/);
     expect(parseHeader('X-A: a\tb')).toEqual(['x-a', 'a\tb']);
+    // What the mirror asks for itself, request by request: one for every request broke every resource.
+    for (const name of ['Range', 'If-None-Match', 'If-Modified-Since', 'Accept-Encoding', 'Expect']) {
+      expect(() => parseHeader(`${name}: x`)).toThrow(`The ${name.toLowerCase()} header cannot be set: the mirror sets it itself, request by request`);
+    }
+    // Latin-1 travels in a header; another script or a curly quote cannot, and would have failed every request.
+    expect(parseHeader('X-Name: café')).toEqual(['x-name', 'café']);
+    expect(() => parseHeader('X-Name: 日本語')).toThrow('The value of the x-name header contains a character that cannot be sent in a header');
+    expect(() => parseHeader('X-Key: “abc”')).toThrow(/x-key header contains a character that cannot be sent/);
+  });
+
+  it('takes each --header once, as many and as long as the Access tab takes', () => {
+    expect(parseHeaders(['X-A: 1', 'From: a@b.org'])).toEqual({ 'x-a': '1', from: 'a@b.org' });
+    // A second one silently replaced the first.
+    expect(() => parseHeaders(['X-A: 1', 'x-a: 2'])).toThrow('The x-a header is given twice: give each header once');
+    expect(() => parseHeaders(Array.from({ length: 33 }, (_, i) => `X-${i}: v`))).toThrow('At most 32 extra headers can be given');
+    expect(() => parseHeaders([`X-Long: ${'v'.repeat(8193)}`])).toThrow('The value of the x-long header is too long (at most 8,192 characters)');
+    expect(() => parseHeaders([`X-${'n'.repeat(300)}: v`])).toThrow('A header name is too long (at most 256 characters)');
   });
 
   it('parses USER:PASSWORD (colons allowed in the password) into a Basic header', () => {

@@ -4,10 +4,11 @@
 // location (`rel="duplicate"`) or an index part names it. The secret itself is not in the binding: it is kept in a
 // SecretStore under the mirror's key (see secrets.ts), and the binding says only which scheme the Source wants.
 import type { SourceHeaders } from '../http/client.ts';
-import type { ProxySetting } from '../http/dispatcher.ts';
+import { parseProxySetting, type ProxySetting } from '../http/dispatcher.ts';
+import { MIRROR_LIMITS, TIMEOUT_SECONDS } from '../../contract/limits.ts';
 import type { SecretStore } from './secrets.ts';
 // The same rules as the app's Access tab: hop-by-hop and transport headers, and Authorization, cannot be set.
-import { FORBIDDEN_HEADERS, HEADER_NAME, HEADER_VALUE_FORBIDDEN } from '../../contract/headers.ts';
+import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, headerValueProblem, MIRROR_OWN_HEADERS } from '../../contract/headers.ts';
 
 /** `own` (the app): a token given to this mirror itself, which the Settings token does not replace. */
 export type Credentials = { scheme: 'bearer'; token: string; own?: boolean } | { scheme: 'basic'; user: string; password: string };
@@ -63,11 +64,31 @@ export function parseHeader(text: string): [string, string] {
     );
   }
   if (FORBIDDEN_HEADERS.has(name)) {
-    throw new SettingsError(`The ${name} header cannot be set${name === 'authorization' ? ' this way; use --token or --basic' : ''}`);
+    throw new SettingsError(
+      `The ${name} header cannot be set${name === 'authorization' ? ' this way; use --token or --basic' : MIRROR_OWN_HEADERS.has(name) ? ': the mirror sets it itself, request by request' : ''}`,
+    );
   }
   const value = text.slice(colon + 1).trim();
-  if (HEADER_VALUE_FORBIDDEN.test(value)) throw new SettingsError(`The value of the ${name} header contains a line break or another control character`);
+  const problem = headerValueProblem(value);
+  if (problem !== null) throw new SettingsError(`The value of the ${name} header ${problem}`);
   return [name, value];
+}
+
+/**
+ * Parses every `--header` of a command line by the rules of the app's Access tab: each name once (a second one
+ * silently replaced the first), at most HEADER_LIMITS.count of them, names and values no longer than its limits.
+ */
+export function parseHeaders(texts: string[]): Record<string, string> {
+  if (texts.length > HEADER_LIMITS.count) throw new SettingsError(`At most ${HEADER_LIMITS.count} extra headers can be given`);
+  const headers: Record<string, string> = {};
+  for (const text of texts) {
+    const [name, value] = parseHeader(text);
+    if (name.length > HEADER_LIMITS.name) throw new SettingsError(`A header name is too long (at most ${HEADER_LIMITS.name} characters)`);
+    if (value.length > HEADER_LIMITS.value) throw new SettingsError(`The value of the ${name} header is too long (at most ${HEADER_LIMITS.value.toLocaleString('en')} characters)`);
+    if (Object.hasOwn(headers, name)) throw new SettingsError(`The ${name} header is given twice: give each header once`);
+    headers[name] = value;
+  }
+  return headers;
 }
 
 /** Parses `USER:PASSWORD` (the password may contain colons; the user may not, as RFC 7617 says). */
@@ -95,11 +116,71 @@ export function authorizationOf(c: Credentials): string {
   return c.scheme === 'bearer' ? `Bearer ${c.token}` : `Basic ${Buffer.from(`${c.user}:${c.password}`, 'utf8').toString('base64')}`;
 }
 
+/**
+ * What of a binding's settings is not what rsdesk and the app ever keep, in words: the folder's state is a file that
+ * can be edited by hand, damaged, or come from elsewhere. Such a value is taken as the default (mergeSettings):
+ * concurrency "eight" stalled every run for good, a timeout of 0 failed every request, a proxy that is no URL made
+ * every run fail with "Invalid URL", a header with a line break every request.
+ */
+export function keptSettingsProblems(kept: SourceSettings | undefined): string[] {
+  if (kept === undefined) return [];
+  const k = kept as unknown as Record<string, unknown>;
+  const problems: string[] = [];
+  const whole = (v: unknown, min: number, max: number) => v === null || v === undefined || (Number.isInteger(v) && (v as number) >= min && (v as number) <= max);
+  if (!whole(k.concurrency, MIRROR_LIMITS.concurrency.min, MIRROR_LIMITS.concurrency.max)) problems.push('connections');
+  if (!whole(k.delayMs, 0, MIRROR_LIMITS.delaySeconds.max * 1000)) problems.push('pause between requests');
+  if (!whole(k.timeoutMs, 1, TIMEOUT_SECONDS.max * 1000)) problems.push('timeout');
+  if (k.proxy !== undefined && !validProxy(k.proxy)) problems.push('proxy');
+  if (k.headers !== undefined && !sameHeaders(validHeaders(k.headers), k.headers)) problems.push('extra headers');
+  return problems;
+}
+
+function validProxy(proxy: unknown): boolean {
+  if (typeof proxy !== 'string') return false;
+  try {
+    parseProxySetting(proxy);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The headers among `headers` that may be kept: a header refused since it was kept (Range, once allowed) goes alone,
+ * not with the others, which may carry an API key the Source wants.
+ */
+function validHeaders(headers: unknown): Record<string, string> {
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return {};
+  return Object.fromEntries(
+    Object.entries(headers).filter(
+      ([name, value]) => HEADER_NAME.test(name) && !FORBIDDEN_HEADERS.has(name.toLowerCase()) && typeof value === 'string' && headerValueProblem(value) === null,
+    ),
+  );
+}
+
+function sameHeaders(valid: Record<string, string>, kept: unknown): boolean {
+  return kept !== null && typeof kept === 'object' && !Array.isArray(kept) && Object.keys(valid).length === Object.keys(kept).length;
+}
+
+/** The binding's settings with each value keptSettingsProblems names replaced by its default. */
+function sane(kept: SourceSettings): SourceSettings {
+  const problems = keptSettingsProblems(kept);
+  if (problems.length === 0) return kept;
+  const fixed = { ...kept };
+  if (problems.includes('connections')) fixed.concurrency = null;
+  if (problems.includes('pause between requests')) fixed.delayMs = null;
+  if (problems.includes('timeout')) fixed.timeoutMs = null;
+  if (problems.includes('proxy')) fixed.proxy = DEFAULT_SETTINGS.proxy;
+  if (problems.includes('extra headers')) fixed.headers = validHeaders(kept.headers);
+  return fixed;
+}
+
 /** The settings after a change, with the origin and the scheme of newly given credentials. */
 export function mergeSettings(old: SourceSettings | undefined, origin: string, change: SettingsChange = {}, credentials?: Credentials | null): SourceSettings {
   // Credentials and extra headers belong to the origin they were given for: a folder pointed at another origin (a
   // typo, another port, "localhost" for "127.0.0.1") must not send them there, not even to discover what it is.
-  const kept = old !== undefined && old.origin !== origin ? { ...old, auth: null, headers: {} } : old;
+  const checked = old === undefined ? undefined : sane(old);
+  const kept = checked !== undefined && checked.origin !== origin ? { ...checked, auth: null, headers: {} } : checked;
   const base: SourceSettings = { ...DEFAULT_SETTINGS, ...kept, origin };
   for (const [k, v] of Object.entries(change)) if (v !== undefined) (base as unknown as Record<string, unknown>)[k] = v;
   if (credentials) base.auth = credentials.scheme === 'bearer' ? { scheme: 'bearer', ...(credentials.own ? { own: true } : {}) } : { scheme: 'basic', user: credentials.user };

@@ -29,7 +29,7 @@ import { entryLabel, entryProblem } from './entries.ts';
 import { canonicalUri } from './uri.ts';
 import { acquireLock } from './lock.ts';
 import { DeferredSecrets, type SecretStore } from './secrets.ts';
-import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
+import { keptSettingsProblems, mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
 import { ReadAhead } from './read-ahead.ts';
 import { DiskReserve, type DiskSpaceProbe } from './disk-reserve.ts';
 import { WorkSlots } from './work-slots.ts';
@@ -194,8 +194,15 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const mirrorId = binding?.id ?? randomUUID();
     const given = options.credentials !== undefined ? options.credentials : options.token ? { scheme: 'bearer' as const, token: options.token } : undefined;
     const old = binding?.settings;
-    if (old !== undefined && old.origin !== origin && (old.auth || Object.keys(old.headers).length > 0)) {
-      const what = [old.auth ? (old.auth.scheme === 'bearer' ? 'token' : 'password') : null, Object.keys(old.headers).length > 0 ? 'extra headers' : null].filter(Boolean).join(' and ');
+    const damaged = keptSettingsProblems(old);
+    if (damaged.length > 0) {
+      const words = damaged.length === 1 ? damaged[0] : `${damaged.slice(0, -1).join(', ')} and ${damaged.at(-1)}`;
+      const how = damaged.includes('extra headers') ? (damaged.length === 1 ? 'sends only those that can be sent' : 'uses the default instead (of the extra headers, those that can be sent)') : 'uses the default instead';
+      options.onNote?.(`The ${words} kept in this mirror's folder ${damaged.length === 1 ? 'is' : 'are'} not valid (was the folder edited by hand?): this run ${how}.`);
+    }
+    const oldHeaders = damaged.includes('extra headers') ? {} : (old?.headers ?? {});
+    if (old !== undefined && old.origin !== origin && (old.auth || Object.keys(oldHeaders).length > 0)) {
+      const what = [old.auth ? (old.auth.scheme === 'bearer' ? 'token' : 'password') : null, Object.keys(oldHeaders).length > 0 ? 'extra headers' : null].filter(Boolean).join(' and ');
       options.onNote?.(`The ${what} kept for ${old.origin} ${what.includes(' and ') ? 'are' : 'is'} not sent to ${origin}, another origin: give them again for it if it needs them.`);
     }
     const settings: SourceSettings = mergeSettings(
