@@ -67,6 +67,17 @@ export function listedAgain(url: string, firstParent: string | null, loop: boole
   return finding;
 }
 
+/** What listedAgain findings past the first `shown` of one document leave unsaid: how many there were. */
+export function moreListedAgain(code: string, shown: number, count: number): Finding {
+  const more = (count - shown).toLocaleString('en');
+  const all = count.toLocaleString('en');
+  const message =
+    code === 'loop'
+      ? `Lists ${more} more documents above it in the Source (a loop), not shown here (${all} in all); none is checked again`
+      : `Lists ${more} more documents again that were already reached, not shown here (${all} in all); each is checked once`;
+  return { severity: 'warning', code, message };
+}
+
 /** A document that could not be fetched or was refused by the reader: an error, in the engine's own words. */
 export function failedToLoad(error: unknown): Finding {
   if (error instanceof DocumentError) {

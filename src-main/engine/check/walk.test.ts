@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROKEN_SOURCE, PATHS, startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { Http } from '../http/index.ts';
@@ -182,6 +184,48 @@ describe('checkSource on the fixture Source', () => {
     } finally {
       await counting.close();
       await slow.close();
+    }
+  });
+});
+
+describe('checkSource against a Source that floods', () => {
+  it('an index listing the same part, and itself, thousands of times gives a bounded list of findings that says how many', async () => {
+    const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const REPEATS = 5000;
+    let base = '';
+    const server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/xml');
+      if (req.url === '/capabilitylist.xml') {
+        res.end(`<urlset ${NS}><rs:md capability="capabilitylist"/><url><loc>${base}/index.xml</loc><rs:md capability="resourcelist"/></url></urlset>`);
+      } else if (req.url === '/index.xml') {
+        const part = `<sitemap><loc>${base}/part.xml</loc></sitemap>`;
+        const self = `<sitemap><loc>${base}/index.xml</loc></sitemap>`;
+        res.end(`<sitemapindex ${NS}><rs:ln rel="up" href="${base}/capabilitylist.xml"/><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/>${(part + self).repeat(REPEATS)}</sitemapindex>`);
+      } else if (req.url === '/part.xml') {
+        res.end(`<urlset ${NS}><rs:ln rel="up" href="${base}/capabilitylist.xml"/><rs:ln rel="index" href="${base}/index.xml"/><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/></urlset>`);
+      } else {
+        res.statusCode = 404;
+        res.end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const report = await checkSource(`${base}/capabilitylist.xml`, { http });
+      const index = report.documents.find((d) => d.url === `${base}/index.xml`)!;
+      expect(index.entries).toBe(2 * REPEATS);
+      const codes = index.findings.map((f) => f.code);
+      expect(codes.filter((c) => c === 'listed-again')).toHaveLength(101);
+      expect(codes.filter((c) => c === 'loop')).toHaveLength(101);
+      expect(index.findings.slice(-2).map((f) => f.message).sort()).toEqual([
+        'Lists 4,899 more documents again that were already reached, not shown here (4,999 in all); each is checked once',
+        'Lists 4,900 more documents above it in the Source (a loop), not shown here (5,000 in all); none is checked again',
+      ]);
+      expect(report.findings.length).toBeLessThan(300);
+      expect(report.documents.map((d) => d.url)).toEqual([`${base}/capabilitylist.xml`, `${base}/index.xml`, `${base}/part.xml`]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
