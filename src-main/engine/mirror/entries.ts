@@ -16,3 +16,30 @@ export function entryProblem(entry: Entry): string | null {
 export function entryLabel(entry: Entry, documentUrl: string): string {
   return entry.loc.trim() !== '' ? entry.loc : `${documentUrl} (entry at line ${entry.line})`;
 }
+
+/**
+ * The one document a list's `loc` names, whatever its spelling: the case of the host, a default port and a fragment
+ * (never sent to the server) make no other document. An index that names one list a million ways reads it once.
+ */
+export function listKey(loc: string): string {
+  try {
+    const url = new URL(loc.trim());
+    url.hash = '';
+    return url.href;
+  } catch {
+    return loc;
+  }
+}
+
+/** The lists an index names, each once (by listKey), in the index's order. */
+export function uniqueLists(locs: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const loc of locs) {
+    const key = listKey(loc);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(loc);
+  }
+  return out;
+}

@@ -147,3 +147,44 @@ describe('a Change List Index', () => {
     expect(notes.join('\n')).toMatch(/The Change List Index names a list it names before, or itself, 301 times; each list is read once/);
   });
 });
+
+describe('an index that names one list many ways', () => {
+  // The same document: other spellings of the host and port, a fragment (never sent to the server).
+  const spellings = (path: string) => {
+    const { port } = new URL(base);
+    return [`${base}${path}`, `${base}${path}#again`, `HTTP://127.0.0.1:${port}${path}`, `http://127.0.0.1:${port}${path}#x`];
+  };
+
+  it('a Resource List Index: each part is read once, and a note says how often it was named again', async () => {
+    files.set('/a', 'A');
+    files.set('/cap.xml', urlset('capability="capabilitylist"', url('/rli.xml', 'capability="resourcelist"')));
+    files.set('/part.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/a', fixity('A'))));
+    const parts = Array.from({ length: 100 }, () => spellings('/part.xml')).flat();
+    files.set(
+      '/rli.xml',
+      `<?xml version="1.0"?>\n<sitemapindex ${NS}><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/>${parts.map((loc) => `<sitemap><loc>${loc}</loc></sitemap>`).join('')}</sitemapindex>`,
+    );
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1, failed: 0 });
+    expect(readFileSync(file('a'), 'utf8')).toBe('A');
+    expect(requests.filter((p) => p === '/part.xml')).toHaveLength(1);
+    expect(notes.join('\n')).toContain(`The Resource List Index ${base}/rli.xml names a list it names before 399 times; each list is read once.`);
+  });
+
+  it('a Change List Index: each list is read once, however it is spelled', async () => {
+    source({ '/a': 'A' });
+    files.set('/cap.xml', urlset('capability="capabilitylist"', url('/rl.xml', 'capability="resourcelist"') + url('/cli.xml', 'capability="changelist"')));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1 });
+    files.set('/a', 'A2');
+    files.set('/cl1.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', url('/a', fixity('A2', 'change="updated" datetime="2020-01-02T00:00:00Z"'))));
+    const parts = Array.from({ length: 50 }, () => spellings('/cl1.xml')).flat();
+    files.set(
+      '/cli.xml',
+      `<?xml version="1.0"?>\n<sitemapindex ${NS}><rs:md capability="changelist"/>${parts.map((loc) => `<sitemap><loc>${loc}</loc><rs:md capability="changelist" from="2020-01-01T00:00:00Z"/></sitemap>`).join('')}</sitemapindex>`,
+    );
+    const mark = requests.length;
+    expect(await run()).toMatchObject({ mode: 'incremental', updated: 1, failed: 0 });
+    expect(readFileSync(file('a'), 'utf8')).toBe('A2');
+    expect(requests.slice(mark).filter((p) => p === '/cl1.xml')).toHaveLength(1);
+    expect(notes.join('\n')).toMatch(/The Change List Index names a list it names before, or itself, 199 times; each list is read once/);
+  });
+});

@@ -25,7 +25,7 @@ import { JsonPatcher } from './json-patch.ts';
 import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
 import { runIncremental, type IncrementalResult } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
-import { entryLabel, entryProblem } from './entries.ts';
+import { entryLabel, entryProblem, listKey } from './entries.ts';
 import { acquireLock } from './lock.ts';
 import { DeferredSecrets, type SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
@@ -766,14 +766,41 @@ async function baseline(
         return false;
       }
     };
-    for (const child of children) await readPart(child, null);
+    // Each part once, however often (and however spelled) the index names it: an index naming one part a million
+    // times would otherwise have it downloaded a million times. Whether a dated entry turned out a list is kept.
+    const read = new Map<string, boolean>();
+    let partsRepeated = 0;
+    for (const child of children) {
+      const key = listKey(child);
+      if (read.has(key)) {
+        partsRepeated++;
+        continue;
+      }
+      read.set(key, true);
+      await readPart(child, null);
+    }
     let resources = 0;
     for (const entry of maybeParts) {
-      if (await readPart(entry.loc, entry)) children.push(entry.loc);
+      const key = listKey(entry.loc);
+      const known = read.get(key);
+      let isList: boolean;
+      if (known !== undefined) {
+        isList = known;
+        if (isList) partsRepeated++;
+      } else {
+        isList = await readPart(entry.loc, entry);
+        read.set(key, isList);
+      }
+      if (isList) children.push(entry.loc);
       else {
         resources++;
         await onEntry(entry, listUrl);
       }
+    }
+    if (partsRepeated > 0) {
+      options.onNote?.(
+        `The Resource List Index ${clip(listUrl)} names a list it names before ${partsRepeated.toLocaleString('en')} time${partsRepeated === 1 ? '' : 's'}; each list is read once.`,
+      );
     }
     if (!top.summary.isIndex && children.length > 0) {
       options.onNote?.(

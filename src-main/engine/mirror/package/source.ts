@@ -8,6 +8,7 @@ import { clip } from '../../clip.ts';
 import { parseW3cDatetime, type Entry } from '../../documents/index.ts';
 import { HttpStatusError, type Http } from '../../http/index.ts';
 import { loadDocument, XML_ACCEPT } from '../../load.ts';
+import { listKey } from '../entries.ts';
 import { downloadPackage, type DownloadResult } from './download.ts';
 import { readPackage, type ReadPackageOptions } from './extract.ts';
 import { GrowingPackage } from './growing.ts';
@@ -67,14 +68,15 @@ export async function dumpPackages(http: Http, url: string, options: { signal?: 
   if (!doc.summary.isIndex) packages.push(...collect(top, url));
   else {
     // Entries of an index are its child Dumps, not packages.
-    const read = new Set([url]);
+    const read = new Set([listKey(url), listKey(doc.finalUrl)]);
     let repeatedChildren = 0;
     for (const { loc: child } of top) {
-      if (read.has(child)) {
+      const key = listKey(child);
+      if (read.has(key)) {
         repeatedChildren++;
         continue;
       }
-      read.add(child);
+      read.add(key);
       const entries: Entry[] = [];
       try {
         const childDoc = await loadDocument(http, child, { signal: options.signal, onEntry: (entry) => void entries.push(entry) });
