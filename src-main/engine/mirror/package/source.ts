@@ -95,11 +95,12 @@ export async function dumpPackages(http: Http, url: string, options: { signal?: 
   function collect(entries: Entry[], dumpUrl: string): DumpPackage[] {
     const out: DumpPackage[] = [];
     for (const entry of entries) {
-      if (listed.has(entry.loc)) {
+      const key = listKey(entry.loc);
+      if (listed.has(key)) {
         repeatedPackages++;
         continue;
       }
-      listed.add(entry.loc);
+      listed.add(key);
       out.push({ entry, dumpUrl, fromMs: ms(entry.md.from), untilMs: ms(entry.md.until), atMs: ms(entry.md.at) });
     }
     return out;
