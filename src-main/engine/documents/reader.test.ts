@@ -359,7 +359,9 @@ describe('readDocument: refusals', () => {
     const hugeAttribute = urlset(RL_MD, [`<url><loc>http://e.com/</loc><rs:md hash="${'a'.repeat(LIMITS.maxTokenChars * 2)}"/></url>`]);
     expect((await refusal(hugeAttribute, { chunkSize: 64 * 1024 })).code).toBe('token-too-large');
     const hugeText = urlset(RL_MD, [`<url><loc>http://e.com/</loc><x:y xmlns:x="urn:x">${'t'.repeat(LIMITS.maxTokenChars * 2)}</x:y></url>`]);
-    expect((await refusal(hugeText, { chunkSize: 64 * 1024 })).code).toBe('token-too-large');
+    const textRefusal = await refusal(hugeText, { chunkSize: 64 * 1024 });
+    expect(textRefusal.code).toBe('token-too-large');
+    expect(textRefusal.message).toMatch(/exceeds 1,048,576 characters$/);
     const hugeComment = urlset(RL_MD, [`<!--${'c'.repeat(LIMITS.maxTokenChars * 2)}-->`]);
     expect((await refusal(hugeComment, { chunkSize: 64 * 1024 })).code).toBe('token-too-large');
     const hugeLoc = urlset(RL_MD, [`<url><loc>http://e.com/${'p'.repeat(LIMITS.maxValueChars)}</loc></url>`]);
