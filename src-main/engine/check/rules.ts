@@ -6,10 +6,15 @@ import { DocumentError } from '../documents/errors.ts';
 import { capabilityName, type DocumentSummary, type Finding } from '../documents/model.ts';
 import { NetworkError } from '../http/errors.ts';
 
-/** The absolute form of a reference, or the reference itself if it does not parse. */
+/**
+ * The absolute form of a reference, without its fragment (never sent to the server: the same document), or the
+ * reference itself if it does not parse. An index naming one part as part.xml#1, #2, … is one document, not many.
+ */
 export function absoluteUrl(href: string, base: string): string {
   try {
-    return new URL(href, base).href;
+    const url = new URL(href, base);
+    url.hash = '';
+    return url.href;
   } catch {
     return href;
   }
