@@ -139,6 +139,8 @@ describe('discovery in bounded time', () => {
     expect(result.routes[0]).toMatchObject({ route: 'document', url: `${s.url}/`, found: false });
     // The step shows the URL; its message does not repeat it.
     expect(result.routes[0].message).toMatch(/^Ran out of time while fetching it \(\d+ bytes had arrived\)$/);
+    // Whether it was an HTML page is not known: the page could not be read.
+    expect(result.routes.find((r) => r.route === 'html-link')?.message).toBe('not searched: the page could not be read');
     // Nothing is fetched after the time is up.
     expect(s.requests).toHaveLength(1);
   });

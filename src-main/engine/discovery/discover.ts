@@ -133,7 +133,9 @@ class DiscoveryRun {
     if (first.status !== undefined && first.status >= 200 && first.status <= 299) {
       if (await this.#linkRoute('link-header', first, first.linkHeaderTargets)) return;
       if (!first.html) {
-        this.#step({ route: 'html-link', url: first.finalUrl, found: false, message: 'not an HTML page' });
+        // A body that broke off or ran out of time may well have been an HTML page: its step says why it failed.
+        const message = first.error instanceof NetworkError ? 'not searched: the page could not be read' : 'not an HTML page';
+        this.#step({ route: 'html-link', url: first.finalUrl, found: false, message });
       } else if (await this.#linkRoute('html-link', first, first.html.links)) return;
     }
 
