@@ -13,7 +13,7 @@ import type { Entry } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import type { ProxyEnv, ProxySetting } from '../http/dispatcher.ts';
 import { loadDocument } from '../load.ts';
-import { Applier, type DeletePolicy, type Failure } from './apply.ts';
+import { Applier, MAX_LISTED_ENTRY_FAILURES, type DeletePolicy, type Failure } from './apply.ts';
 import { Fetcher } from './fetcher.ts';
 import { chooseDumps, type DumpChoice } from './dump-choice.ts';
 import { runDumpBaseline } from './dump-baseline.ts';
@@ -463,6 +463,12 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       });
     } else if (!dryRun && mode === 'baseline' && status === 'completed' && newCheckpoint !== null) {
       afterBaseline(state, parseW3cDatetime(newCheckpoint.at) ?? 0, t0);
+    }
+    if (applier.unlistedEntryFailures > 0) {
+      options.onNote?.(
+        `${applier.unlistedEntryFailures.toLocaleString('en')} more entries break the spec (no loc, a loc that is not an http(s) URI, no valid change) ` +
+          `and were not applied; they count among the failed, but only the first ${MAX_LISTED_ENTRY_FAILURES.toLocaleString('en')} such entries are listed one by one.`,
+      );
     }
     if (run) state.endRun(run.id, status, phases, message);
     // A dump's packages are recorded as applied until the run ends: a run killed after them (reading the Change List
