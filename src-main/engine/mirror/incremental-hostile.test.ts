@@ -194,7 +194,8 @@ describe('a list full of entries that break the spec', () => {
   const runFailures = (runId: number) => {
     const state = new MirrorState(stateDirOf(dest));
     try {
-      return { rows: state.failures(runId).length, failed: state.run(runId)?.failed };
+      const run = state.run(runId);
+      return { rows: state.failures(runId).length, failed: run?.failed, status: run?.status, message: run?.message };
     } finally {
       state.close();
     }
@@ -208,7 +209,13 @@ describe('a list full of entries that break the spec', () => {
     expect(baseline).toMatchObject({ mode: 'baseline', created: 1, failed: 5_000 });
     expect(baseline.failures).toHaveLength(MAX_LISTED_ENTRY_FAILURES);
     expect(baseline.failures[0]).toMatchObject({ reason: 'not applied: the entry has no <loc> (mandatory, core spec §7)', permanent: true });
-    expect(runFailures(baseline.runId!)).toEqual({ rows: MAX_LISTED_ENTRY_FAILURES, failed: 5_000 });
+    expect(runFailures(baseline.runId!)).toEqual({
+      rows: MAX_LISTED_ENTRY_FAILURES,
+      failed: 5_000,
+      status: 'completed',
+      // Not "fetches them again": nothing can mend them but the Source.
+      message: "5,000 entries of the Source's lists could not be applied: they break the spec, and fetching again cannot mend that",
+    });
     expect(notes).toContain(
       '4,000 more entries break the spec (no loc, a loc that is not an http(s) URI, no valid change) and were not applied; ' +
         'they count among the failed, but only the first 1,000 such entries are listed one by one.',
@@ -223,7 +230,7 @@ describe('a list full of entries that break the spec', () => {
     const incremental = await run();
     expect(incremental).toMatchObject({ mode: 'incremental', updated: 1, failed: 3_000 });
     expect(incremental.failures).toHaveLength(MAX_LISTED_ENTRY_FAILURES);
-    expect(runFailures(incremental.runId!)).toEqual({ rows: MAX_LISTED_ENTRY_FAILURES, failed: 3_000 });
+    expect(runFailures(incremental.runId!)).toMatchObject({ rows: MAX_LISTED_ENTRY_FAILURES, failed: 3_000, status: 'completed' });
     expect(notes.join('\n')).toContain('2,000 more entries break the spec');
     expect(readFileSync(file('a'), 'utf8')).toBe('A2');
   });

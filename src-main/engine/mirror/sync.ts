@@ -426,8 +426,13 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         newCheckpoint = null;
       } else if (applier.counts.failed > 0) {
         // Failures the entries themselves cause (no loc, a malformed hash…) are reported but hold nothing back.
-        if (applier.retriableFailures > 0) status = 'failed';
-        message = `${applier.counts.failed} resource${applier.counts.failed === 1 ? '' : 's'} failed; the next sync, or a retry of this run's failures, fetches them again`;
+        const failed = applier.counts.failed;
+        if (applier.retriableFailures > 0) {
+          status = 'failed';
+          message = `${failed} resource${failed === 1 ? '' : 's'} failed; the next sync, or a retry of this run's failures, fetches them again`;
+        } else {
+          message = `${failed.toLocaleString('en')} entr${failed === 1 ? 'y' : 'ies'} of the Source's lists could not be applied: ${failed === 1 ? 'it breaks' : 'they break'} the spec, and fetching again cannot mend that`;
+        }
       }
     } catch (err) {
       await applier.finish().catch(() => undefined);
