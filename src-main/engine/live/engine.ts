@@ -195,6 +195,7 @@ export class LiveEngine {
         apply: options.apply ?? true,
         deletePolicy: options.deletePolicy ?? 'keep',
         pingSync: options.pingSync ?? false,
+        pingSyncIntervalMs: options.pingSyncIntervalMs,
         reorderWaitMs: options.reorderWaitMs ?? this.#o.reorderWaitMs,
         concurrency: options.concurrency ?? this.#o.concurrency,
         lockRetryMs: options.lockRetryMs ?? this.#o.lockRetryMs,
