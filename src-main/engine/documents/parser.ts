@@ -236,7 +236,9 @@ export class DocumentParser {
       return new DocumentError('not-xml', `${this.url} is not an XML document (line ${line}: ${detail})`, { line, cause: err });
     }
     if (this.closing && !this.rootClosed) {
-      return new DocumentError('truncated', `${this.url} is truncated: it ends at line ${line} before </${this.root}>`, { line, cause: err });
+      // Cut inside the root's own start tag, its name is not known yet.
+      const where = this.root === null ? 'inside its first tag' : `before </${this.root}>`;
+      return new DocumentError('truncated', `${this.url} is truncated: it ends at line ${line} ${where}`, { line, cause: err });
     }
     return new DocumentError('malformed', `${this.url} is not well-formed XML (line ${line}: ${detail})`, { line, cause: err });
   }

@@ -149,6 +149,11 @@ describe('readDocument: refusals', () => {
       expect(err.message).toMatch(/truncated/);
     }
     expect((await refusal('<?xml version="1.0" encoding="UTF-8"?>\n')).code).toBe('truncated');
+    // A server that says the body is 20 bytes long: cut inside the root's start tag, whose name is not known yet.
+    const early = await refusal(GOOD.slice(0, GOOD.indexOf('<urlset') + 20));
+    expect(early.code).toBe('truncated');
+    expect(early.message).toMatch(/is truncated: it ends at line \d+ inside its first tag$/);
+    expect((await refusal(GOOD.slice(0, GOOD.indexOf('<url>') + 3))).message).toMatch(/before <\/urlset>$/);
   });
 
   it('refuses XML that is not well-formed, with its line', async () => {
