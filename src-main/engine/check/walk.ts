@@ -14,6 +14,7 @@ import {
   absoluteUrl,
   cancelledAt,
   capabilityMismatch,
+  capFindings,
   failedToLoad,
   listedAgain,
   moreListedAgain,
@@ -246,7 +247,7 @@ class CheckRun {
       isIndex: summary.isIndex,
       parent: parent?.url ?? null,
       entries: summary.entries,
-      findings,
+      findings: capFindings(findings),
     };
     this.#records.push({ seq: item.seq, record });
     if (finalUrl !== item.url && !this.#seen.has(finalUrl)) this.#seen.set(finalUrl, { parent: parent?.url ?? null, bySourceDescription: false });
