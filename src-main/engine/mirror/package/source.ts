@@ -65,7 +65,8 @@ export async function dumpPackages(http: Http, url: string, options: { signal?: 
     throw new Error(`${clip(url)} is a ${capability}, not a Resource Dump or Change Dump`);
   }
   const kind: DumpKind = capability;
-  if (!doc.summary.isIndex) packages.push(...collect(top, url));
+  // Added one by one, not spread into push(): a Dump of some 120,000 packages or more overflowed the stack.
+  if (!doc.summary.isIndex) for (const p of collect(top, url)) packages.push(p);
   else {
     // Entries of an index are its child Dumps, not packages.
     const read = new Set([listKey(url), listKey(doc.finalUrl)]);
@@ -82,7 +83,7 @@ export async function dumpPackages(http: Http, url: string, options: { signal?: 
         const childDoc = await loadDocument(http, child, { signal: options.signal, onEntry: (entry) => void entries.push(entry) });
         if (childDoc.summary.capability !== kind || childDoc.summary.isIndex) {
           problems.push(`${clip(child)} is listed in the ${kind} index but is a ${childDoc.summary.capability}${childDoc.summary.isIndex ? ' index' : ''}; its entries were not used`);
-        } else packages.push(...collect(entries, child));
+        } else for (const p of collect(entries, child)) packages.push(p);
       } catch (err) {
         problems.push(`${clip(child)} could not be read: ${(err as Error).message}`);
       }
