@@ -23,13 +23,22 @@ const MANIFEST_OF: Readonly<Record<string, string>> = {
 export const PROGRESS_INTERVAL_MS = 200;
 export { REFUSAL_MEMORY_MS } from '../engine/refusals.ts';
 
-export function childrenOf(cached: CachedDocument, entries: Iterable<Entry>): ChildRef[] {
+/**
+ * Children a document's view carries at most. An index may name a million parts (35 MB): as one view they were some
+ * 300 MB in the main process and took seconds to hand to the window each time it was asked for. The rest are
+ * counted (`childrenLeftOut`); the entries table shows every entry.
+ */
+export const MAX_VIEW_CHILDREN = 10_000;
+
+/** The children, the first `limit` of them, and how many more there are. */
+export function childrenOf(cached: CachedDocument, entries: Iterable<Entry>, limit: number): { children: ChildRef[]; leftOut: number } {
   const { summary } = cached;
   const manifest = summary.isIndex ? undefined : MANIFEST_OF[summary.capability];
-  if (manifest !== undefined) return manifestsOf(manifest, entries);
-  if (!summary.isIndex && !PARENT_CAPABILITIES.has(summary.capability)) return [];
+  if (manifest !== undefined) return manifestsOf(manifest, entries, limit);
+  if (!summary.isIndex && !PARENT_CAPABILITIES.has(summary.capability)) return { children: [], leftOut: 0 };
   const children: ChildRef[] = [];
   for (const entry of entries) {
+    if (children.length >= limit) break;
     const child: ChildRef = { url: entry.loc, md: entry.md, links: entry.links };
     // The parts of an index are of the index's own kind unless they say otherwise.
     const capability = entry.md.capability ?? (summary.isIndex ? summary.capability : undefined);
@@ -38,33 +47,37 @@ export function childrenOf(cached: CachedDocument, entries: Iterable<Entry>): Ch
     if (hub !== undefined) child.hub = hub;
     children.push(child);
   }
-  return children;
+  // Every entry is a child: the rest need not be read to be counted.
+  return { children, leftOut: Math.max(0, summary.entries - children.length) };
 }
 
 /** One child per distinct `contents` link of the dump's packages, in document order. */
-function manifestsOf(capability: string, entries: Iterable<Entry>): ChildRef[] {
+function manifestsOf(capability: string, entries: Iterable<Entry>, limit: number): { children: ChildRef[]; leftOut: number } {
   const children: ChildRef[] = [];
   const seen = new Set<string>();
   for (const entry of entries) {
     for (const link of entry.links) {
       if (link.rel !== 'contents' || seen.has(link.href)) continue;
       seen.add(link.href);
-      children.push({ url: link.href, capability, md: { capability }, links: [link], package: entry.loc });
+      if (children.length < limit) children.push({ url: link.href, capability, md: { capability }, links: [link], package: entry.loc });
     }
   }
-  return children;
+  return { children, leftOut: seen.size - children.length };
 }
 
 export function viewOf(cached: CachedDocument, entries: Iterable<Entry>): DocumentView {
   const { summary } = cached;
-  return {
+  const { children, leftOut } = childrenOf(cached, entries, MAX_VIEW_CHILDREN);
+  const view: DocumentView = {
     ...summary,
     fetchedAt: cached.fetchedAt,
     bytes: cached.bytes,
     open: CHANGE_CAPABILITIES.has(summary.capability) ? summary.md.until === undefined : null,
-    children: childrenOf(cached, entries),
+    children,
     shape: cached.shape,
   };
+  if (leftOut > 0) view.childrenLeftOut = leftOut;
+  return view;
 }
 
 export class DocumentService {
@@ -118,7 +131,7 @@ export class DocumentService {
         head: loaded.head,
       });
       if (loaded.summary.isIndex) {
-        this.#store.documents.setIndexParts(url, childrenOf(cached, this.#store.documents.iterate(url)).map((c) => c.url));
+        this.#store.documents.setIndexParts(url, Array.from(this.#store.documents.iterate(url), (entry) => entry.loc));
       }
       this.#events.emit('document.progress', { url, bytes: loaded.bytes, entries: loaded.summary.entries });
       return cached;

@@ -4,7 +4,8 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
 import { PATHS } from '../../e2e/fixture-source/paths.ts';
@@ -163,6 +164,34 @@ describe('live commands', () => {
     expect(unreachable.reachable).toBe(false);
     expect(unreachable.message).toMatch(/^http:\/\/127\.0\.0\.1:9\/nowhere could not be reached/);
     expect(JSON.parse(readFileSync(join(dir, 'live.json'), 'utf8'))).toMatchObject({ port, publicUrl: 'http://127.0.0.1:9/nowhere' });
+  });
+
+  it('the self-test reads only the start of an answer that never ends', async () => {
+    const { service } = open();
+    // Something else answers at the public URL, sending without end.
+    const endless = createHttpServer((_req, res) => {
+      res.writeHead(200);
+      const chunk = Buffer.alloc(64 * 1024, 'x');
+      const more = () => {
+        while (res.write(chunk));
+        res.once('drain', more);
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve));
+    try {
+      const publicUrl = `http://127.0.0.1:${(endless.address() as AddressInfo).port}`;
+      await call(service, 'live.settings.set', { host: '127.0.0.1', port: await freePort(), publicUrl });
+      const started = Date.now();
+      const test = await call(service, 'live.selftest', {});
+      expect(test.reachable).toBe(false);
+      expect(test.message).toBe(`${publicUrl} answered HTTP 200, but not as this callback server: hubs would not reach it there.`);
+      // It used to read until the self-test's 10 s were up, holding all of it in memory.
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      endless.closeAllConnections();
+      await new Promise((resolve) => endless.close(resolve));
+    }
   });
 });
 

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -323,6 +325,38 @@ describe('documents', () => {
     await call('documents.summary', { url: indexPath() });
     const good = await call('documents.summary', { url: fixture.url + fixture.paths.dataset2.resourceListPart(1) });
     expect(good.findings.filter((f) => f.code.startsWith('index-') || f.code === 'up-link-mismatch')).toEqual([]);
+  });
+
+  it('an index of 12,000 parts: its view carries the first 10,000 and counts the rest; every part is still checked against it', async () => {
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const PARTS_LISTED = 12_000;
+    let base = '';
+    const server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/xml');
+      if (req.url === '/index.xml') {
+        const parts = Array.from({ length: PARTS_LISTED }, (_, i) => `<sitemap><loc>${base}/part-${i}.xml</loc></sitemap>`).join('');
+        res.end(`<sitemapindex ${ns}><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/>${parts}</sitemapindex>`);
+      } else {
+        // The last part says it is a Change List: a finding only the index can give it.
+        res.end(`<urlset ${ns}><rs:md capability="changelist" from="2020-01-01T00:00:00Z"/></urlset>`);
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const view = await call('documents.summary', { url: `${base}/index.xml` });
+      expect(view.entries).toBe(PARTS_LISTED);
+      expect(view.children).toHaveLength(10_000);
+      expect(view.children.at(-1)?.url).toBe(`${base}/part-9999.xml`);
+      expect(view.childrenLeftOut).toBe(2_000);
+      const last = await call('documents.summary', { url: `${base}/part-${PARTS_LISTED - 1}.xml` });
+      expect(last.findings).toContainEqual(expect.objectContaining({ code: 'index-child-capability' }));
+      // A document with few children says nothing left out.
+      expect(await call('documents.summary', { url: indexPath() })).not.toHaveProperty('childrenLeftOut');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('maps a refused document to "document" and an HTTP failure to "network"; nothing is cached, the refusal is remembered', async () => {

@@ -90,6 +90,8 @@ export interface DocumentView extends DocumentSummary {
   /** For change documents: true when `until` is absent (the document is still growing). */
   open: boolean | null;
   children: ChildRef[];
+  /** Children not in `children` (it holds the first 10,000 at most); absent when none was left out. */
+  childrenLeftOut?: number;
   /** Size of the raw document in bytes. */
   bytes: number;
   /** What the entries have in common and which fields they use: the entries table's columns. */

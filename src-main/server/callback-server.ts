@@ -30,6 +30,17 @@ export interface CallbackServerOptions {
   maxBodyBytes: number;
   /** Deadline for a whole request (headers and body). Default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * Bytes the bodies being read may hold together; a request that would go past it is answered 503 (try again
+   * later). Default 4 × maxBodyBytes: anyone can POST here, and a hundred slow 10 MB bodies at once held a gigabyte.
+   */
+  maxBufferedBytes?: number;
+}
+
+/** What the bodies being read hold together. */
+interface Buffered {
+  held: number;
+  max: number;
 }
 
 export interface CallbackServer {
@@ -44,8 +55,9 @@ const TOKEN_PATH = /\/websub\/([A-Za-z0-9_-]{16,128})$/;
 const SELF_TEST = /\/\.rsdesk-selftest\/([A-Za-z0-9_-]{8,128})$/;
 
 export async function startCallbackServer(handlers: CallbackHandlers, options: CallbackServerOptions): Promise<CallbackServer> {
+  const buffered: Buffered = { held: 0, max: options.maxBufferedBytes ?? 4 * options.maxBodyBytes };
   const server: Server = createServer((req, res) => {
-    route(req, res, handlers, options).catch((err: unknown) => {
+    route(req, res, handlers, options, buffered).catch((err: unknown) => {
       if (!res.headersSent) answer(res, { status: 500, body: `Internal error: ${err instanceof Error ? err.message : String(err)}\n` });
       else res.destroy();
     });
@@ -74,7 +86,7 @@ export async function startCallbackServer(handlers: CallbackHandlers, options: C
   };
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandlers, o: CallbackServerOptions): Promise<void> {
+async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandlers, o: CallbackServerOptions, buffered: Buffered): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://callback.invalid');
   const path = url.pathname;
   const method = req.method ?? 'GET';
@@ -83,7 +95,7 @@ async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandl
   if (token !== undefined) {
     if (method === 'GET') return answer(res, h.verification(token, url.searchParams));
     if (method === 'POST') {
-      const body = await readBody(req, res, o.maxBodyBytes, h, path);
+      const body = await readBody(req, res, o.maxBodyBytes, h, path, buffered);
       if (body !== null) answer(res, await h.delivery(token, headers, body));
       return;
     }
@@ -92,7 +104,7 @@ async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandl
   if (path === '/ping' || path.endsWith('/ping')) {
     if (method === 'GET') return answer(res, await h.pingGet(url.searchParams));
     if (method === 'POST') {
-      const body = await readBody(req, res, o.maxBodyBytes, h, path);
+      const body = await readBody(req, res, o.maxBodyBytes, h, path, buffered);
       if (body !== null) answer(res, await h.pingPost(headers, body));
       return;
     }
@@ -100,7 +112,7 @@ async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandl
   }
   if (path === '/RPC2' || path.endsWith('/RPC2')) {
     if (method !== 'POST') return answer(res, { status: 405, body: 'XML-RPC calls are POSTed\n', headers: { allow: 'POST' } });
-    const body = await readBody(req, res, o.maxBodyBytes, h, path);
+    const body = await readBody(req, res, o.maxBodyBytes, h, path, buffered);
     if (body !== null) answer(res, await h.xmlRpc(headers, body));
     return;
   }
@@ -110,25 +122,35 @@ async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandl
   answer(res, { status: 404, body: 'Not found\n' });
 }
 
-/** The body, or null when it was too large (answered 413 here). */
-async function readBody(req: IncomingMessage, res: ServerResponse, max: number, h: CallbackHandlers, path: string): Promise<Buffer | null> {
+/** The body, or null when it was too large (answered 413 here) or could not be held now (503). */
+async function readBody(req: IncomingMessage, res: ServerResponse, max: number, h: CallbackHandlers, path: string, buffered: Buffered): Promise<Buffer | null> {
   const declared = Number(req.headers['content-length']);
-  const tooLarge = () => {
-    const reason = `a body over the limit of ${max.toLocaleString('en')} bytes`;
-    h.refused(req.method ?? 'POST', path, 413, reason);
-    answer(res, { status: 413, body: `Refused: ${reason}\n`, headers: { connection: 'close' } });
+  const refuse = (status: number, reason: string, headers: Record<string, string>) => {
+    h.refused(req.method ?? 'POST', path, status, reason);
+    answer(res, { status, body: `Refused: ${reason}\n`, headers: { connection: 'close', ...headers } });
     req.resume();
     return null;
   };
+  const tooLarge = () => refuse(413, `a body over the limit of ${max.toLocaleString('en')} bytes`, {});
+  const busy = () =>
+    refuse(503, `too many requests at once: their bodies would hold more than ${buffered.max.toLocaleString('en')} bytes together`, { 'retry-after': '30' });
   if (Number.isFinite(declared) && declared > max) return tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > max) return tooLarge();
-    chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of req) {
+      const length = (chunk as Buffer).length;
+      size += length;
+      if (size > max) return tooLarge();
+      buffered.held += length;
+      chunks.push(chunk as Buffer);
+      if (buffered.held > buffered.max) return busy();
+    }
+    return Buffer.concat(chunks);
+  } finally {
+    // Counted while it is read: once read, the body is the handler's, which stores it at once.
+    buffered.held -= chunks.reduce((sum, c) => sum + c.length, 0);
   }
-  return Buffer.concat(chunks);
 }
 
 function answer(res: ServerResponse, a: HttpAnswer): void {

@@ -195,6 +195,11 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
                   </button>
                 </li>
               )}
+              {children.length <= shown && view.childrenLeftOut !== undefined && (
+                <li role="none" className="tree-note" style={{ paddingLeft: 22 + level * 16 }}>
+                  {formatCount(view.childrenLeftOut)} more not shown in the tree; the entries table lists them all
+                </li>
+              )}
             </>
           )}
         </ul>

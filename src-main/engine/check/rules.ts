@@ -6,10 +6,15 @@ import { DocumentError } from '../documents/errors.ts';
 import { capabilityName, type DocumentSummary, type Finding } from '../documents/model.ts';
 import { NetworkError } from '../http/errors.ts';
 
-/** The absolute form of a reference, or the reference itself if it does not parse. */
+/**
+ * The absolute form of a reference, without its fragment (never sent to the server: the same document), or the
+ * reference itself if it does not parse. An index naming one part as part.xml#1, #2, … is one document, not many.
+ */
 export function absoluteUrl(href: string, base: string): string {
   try {
-    return new URL(href, base).href;
+    const url = new URL(href, base);
+    url.hash = '';
+    return url.href;
   } catch {
     return href;
   }
@@ -65,6 +70,38 @@ export function listedAgain(url: string, firstParent: string | null, loop: boole
   const finding: Finding = { severity: 'warning', code: loop ? 'loop' : 'listed-again', message };
   if (line !== undefined) finding.line = line;
   return finding;
+}
+
+/** What listedAgain findings past the first `shown` of one document leave unsaid: how many there were. */
+export function moreListedAgain(code: string, shown: number, count: number): Finding {
+  const more = (count - shown).toLocaleString('en');
+  const all = count.toLocaleString('en');
+  const message =
+    code === 'loop'
+      ? `Lists ${more} more documents above it in the Source (a loop), not shown here (${all} in all); none is checked again`
+      : `Lists ${more} more documents again that were already reached, not shown here (${all} in all); each is checked once`;
+  return { severity: 'warning', code, message };
+}
+
+/**
+ * Findings of one document a check lists at most. The reader keeps up to 100 of each kind, some 4,500 in all: a
+ * hostile Source of a thousand such documents made a report of four and a half million rows.
+ */
+export const MAX_FINDINGS_PER_DOCUMENT = 250;
+
+/** The findings of one document, the first MAX_FINDINGS_PER_DOCUMENT of them (errors first) and how many more. */
+export function capFindings(findings: Finding[]): Finding[] {
+  if (findings.length <= MAX_FINDINGS_PER_DOCUMENT) return findings;
+  // Errors first, so that no error is left out for a warning; each group in its own order.
+  const ordered = [...findings.filter((f) => f.severity === 'error'), ...findings.filter((f) => f.severity !== 'error')];
+  const shown = ordered.slice(0, MAX_FINDINGS_PER_DOCUMENT);
+  const more = findings.length - MAX_FINDINGS_PER_DOCUMENT;
+  shown.push({
+    severity: 'warning',
+    code: 'more-findings',
+    message: `${more.toLocaleString('en')} more findings of this document are not listed here (${findings.length.toLocaleString('en')} in all); inspecting the document alone lists them`,
+  });
+  return shown;
 }
 
 /** A document that could not be fetched or was refused by the reader: an error, in the engine's own words. */

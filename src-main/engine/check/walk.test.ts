@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROKEN_SOURCE, PATHS, startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { Http } from '../http/index.ts';
@@ -182,6 +184,64 @@ describe('checkSource on the fixture Source', () => {
     } finally {
       await counting.close();
       await slow.close();
+    }
+  });
+});
+
+describe('checkSource against a Source that floods', () => {
+  it('an index listing the same part, and itself, thousands of times, and a document with hundreds of faults: bounded findings that say how many more', async () => {
+    const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const REPEATS = 5000;
+    let base = '';
+    const server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/xml');
+      if (req.url === '/capabilitylist.xml') {
+        res.end(
+          `<urlset ${NS}><rs:md capability="capabilitylist"/><url><loc>${base}/index.xml</loc><rs:md capability="resourcelist"/></url>` +
+            `<url><loc>${base}/faulty.xml</loc><rs:md capability="changelist"/></url></urlset>`,
+        );
+      } else if (req.url === '/index.xml') {
+        // The part under other spellings too: a fragment is never sent, the host's case and the default port change nothing.
+        const part = `<sitemap><loc>${base}/part.xml</loc></sitemap><sitemap><loc>${base.replace('http:', 'HTTP:')}/part.xml#again</loc></sitemap>`;
+        const self = `<sitemap><loc>${base}/index.xml</loc></sitemap>`;
+        res.end(`<sitemapindex ${NS}><rs:ln rel="up" href="${base}/capabilitylist.xml"/><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/>${(part + self).repeat(REPEATS)}</sitemapindex>`);
+      } else if (req.url === '/faulty.xml') {
+        // 150 entries with five faults each: 750 findings (the reader keeps 100 of each kind).
+        const entry = '<url><loc>relative</loc><lastmod>yesterday</lastmod><changefreq>often</changefreq><rs:md hash="md5:x" length="-1"/></url>';
+        res.end(`<urlset ${NS}><rs:ln rel="up" href="${base}/capabilitylist.xml"/><rs:md capability="changelist" from="2020-01-01T00:00:00Z"/>${entry.repeat(150)}</urlset>`);
+      } else if (req.url === '/part.xml') {
+        res.end(`<urlset ${NS}><rs:ln rel="up" href="${base}/capabilitylist.xml"/><rs:ln rel="index" href="${base}/index.xml"/><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/></urlset>`);
+      } else {
+        res.statusCode = 404;
+        res.end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const report = await checkSource(`${base}/capabilitylist.xml`, { http });
+      const index = report.documents.find((d) => d.url === `${base}/index.xml`)!;
+      expect(index.entries).toBe(3 * REPEATS);
+      const codes = index.findings.map((f) => f.code);
+      expect(codes.filter((c) => c === 'listed-again')).toHaveLength(101);
+      expect(codes.filter((c) => c === 'loop')).toHaveLength(101);
+      expect(index.findings.slice(-2).map((f) => f.message).sort()).toEqual([
+        'Lists 4,900 more documents above it in the Source (a loop), not shown here (5,000 in all); none is checked again',
+        'Lists 9,899 more documents again that were already reached, not shown here (9,999 in all); each is checked once',
+      ]);
+      expect(report.findings.filter((f) => f.document === `${base}/index.xml`).length).toBeLessThan(300);
+      // Each document fetched once, whatever the spelling.
+      expect(report.documents.map((d) => d.url)).toEqual([`${base}/capabilitylist.xml`, `${base}/index.xml`, `${base}/faulty.xml`, `${base}/part.xml`]);
+      // A document with hundreds of findings: the first 250 (errors first), and how many more.
+      const faulty = report.documents.find((d) => d.url === `${base}/faulty.xml`)!;
+      expect(faulty.findings).toHaveLength(251);
+      expect(faulty.findings.at(-1)).toMatchObject({ code: 'more-findings', severity: 'warning' });
+      expect(faulty.findings.at(-1)?.message).toMatch(/^\d+ more findings of this document are not listed here \(\d+ in all\); inspecting the document alone lists them$/);
+      const severities = faulty.findings.slice(0, -1).map((f) => f.severity);
+      expect(severities.indexOf('warning') === -1 || severities.lastIndexOf('error') < severities.indexOf('warning')).toBe(true);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

@@ -7,14 +7,17 @@ import { discover } from '../discovery/discover.ts';
 import { checkIndexChild } from '../documents/conformance.ts';
 import type { DocumentHead, DocumentSummary, Entry, Finding } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
+import { MAX_FINDINGS_PER_CODE } from '../documents/findings.ts';
 import { loadDocument } from '../load.ts';
 import type { CheckedDocument, CheckFinding, CheckProgress, CheckReport } from './model.ts';
 import {
   absoluteUrl,
   cancelledAt,
   capabilityMismatch,
+  capFindings,
   failedToLoad,
   listedAgain,
+  moreListedAgain,
   stoppedAt,
   unlistedCapabilityList,
   upElsewhere,
@@ -146,18 +149,19 @@ class CheckRun {
 
   // ---- the walk ------------------------------------------------------------------------------------------------
 
-  #reach(url: string, parent: Parent | null, listedAs: string | undefined, line?: number): void {
+  /** Queues a document not reached before; for one that was, the parent's finding that it lists it again. */
+  #reach(url: string, parent: Parent | null, listedAs: string | undefined, line?: number): Finding | null {
     const bySourceDescription = parent !== null && parent.summary.capability === 'description';
     const seen = this.#seen.get(url);
     if (seen !== undefined) {
       if (bySourceDescription) seen.bySourceDescription = true;
-      if (parent !== null) parent.record.findings.push(listedAgain(url, seen.parent, isAbove(url, parent), line));
-      return;
+      return parent === null ? null : listedAgain(url, seen.parent, isAbove(url, parent), line);
     }
     this.#seen.set(url, { parent: parent?.url ?? null, bySourceDescription });
     const pending: Pending = { url, seq: this.#seq++, parent };
     if (listedAs !== undefined) pending.listedAs = listedAs;
     this.#queue.push(pending);
+    return null;
   }
 
   async #drain(): Promise<void> {
@@ -243,7 +247,7 @@ class CheckRun {
       isIndex: summary.isIndex,
       parent: parent?.url ?? null,
       entries: summary.entries,
-      findings,
+      findings: capFindings(findings),
     };
     this.#records.push({ seq: item.seq, record });
     if (finalUrl !== item.url && !this.#seen.has(finalUrl)) this.#seen.set(finalUrl, { parent: parent?.url ?? null, bySourceDescription: false });
@@ -261,7 +265,16 @@ class CheckRun {
       upTargets: ownLevel ? unique([item.url, finalUrl]) : (parent?.upTargets ?? []),
       upName: summary.capability === 'description' ? 'Source Description' : ownLevel ? 'Capability List' : (parent?.upName ?? ''),
     };
-    for (const child of children) this.#reach(absoluteUrl(child.loc, finalUrl), node, child.listedAs, child.line);
+    // An index may list the same part a million times: the first few repeats are shown, the rest only counted.
+    const repeats = new Map<string, number>();
+    for (const child of children) {
+      const again = this.#reach(absoluteUrl(child.loc, finalUrl), node, child.listedAs, child.line);
+      if (again === null) continue;
+      const count = (repeats.get(again.code) ?? 0) + 1;
+      repeats.set(again.code, count);
+      if (count <= MAX_FINDINGS_PER_CODE) record.findings.push(again);
+    }
+    for (const [code, count] of repeats) if (count > MAX_FINDINGS_PER_CODE) record.findings.push(moreListedAgain(code, MAX_FINDINGS_PER_CODE, count));
   }
 
   // ---- progress and the report ------------------------------------------------------------------------------------

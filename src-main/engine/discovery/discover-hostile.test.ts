@@ -124,6 +124,28 @@ describe('discovery limits that used to be silent', () => {
   });
 });
 
+describe('discovery against a Source that names one document many ways', () => {
+  it('a Source Description listing one Capability List under 100 fragments: it is fetched once and listed once', async () => {
+    const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    let fetched = 0;
+    const base = await site({
+      '/.well-known/resourcesync': (_req, res, b) => {
+        const lists = Array.from({ length: 100 }, (_, i) => `<url><loc>${b}/cl.xml#${i}</loc><rs:md capability="capabilitylist"/></url>`).join('');
+        send(`<urlset ${NS}><rs:md capability="description"/>${lists}</urlset>`, 'application/xml')(_req, res, b);
+      },
+      '/cl.xml': (req, res, b) => {
+        fetched++;
+        send(`<urlset ${NS}><rs:ln rel="up" href="${b}/.well-known/resourcesync#top"/><rs:md capability="capabilitylist"/></urlset>`, 'application/xml')(req, res, b);
+      },
+    });
+    const result = await discover(base, { http: client() });
+    expect(result.sourceDescription).toBe(`${base}/.well-known/resourcesync`);
+    expect(result.capabilityLists.map((list) => list.url)).toEqual([`${base}/cl.xml`]);
+    expect(fetched).toBe(1);
+    expect(result.findings.map((f) => f.code)).not.toContain('document-limit');
+  });
+});
+
 describe('discovery in bounded time', () => {
   it('a Source that trickles every response: discovery ends at its deadline and names the URL it was fetching', async () => {
     const s = await hostile(trickle(30));
@@ -139,6 +161,8 @@ describe('discovery in bounded time', () => {
     expect(result.routes[0]).toMatchObject({ route: 'document', url: `${s.url}/`, found: false });
     // The step shows the URL; its message does not repeat it.
     expect(result.routes[0].message).toMatch(/^Ran out of time while fetching it \(\d+ bytes had arrived\)$/);
+    // Whether it was an HTML page is not known: the page could not be read.
+    expect(result.routes.find((r) => r.route === 'html-link')?.message).toBe('not searched: the page could not be read');
     // Nothing is fetched after the time is up.
     expect(s.requests).toHaveLength(1);
   });

@@ -133,7 +133,9 @@ class DiscoveryRun {
     if (first.status !== undefined && first.status >= 200 && first.status <= 299) {
       if (await this.#linkRoute('link-header', first, first.linkHeaderTargets)) return;
       if (!first.html) {
-        this.#step({ route: 'html-link', url: first.finalUrl, found: false, message: 'not an HTML page' });
+        // A body that broke off or ran out of time may well have been an HTML page: its step says why it failed.
+        const message = first.error instanceof NetworkError ? 'not searched: the page could not be read' : 'not an HTML page';
+        this.#step({ route: 'html-link', url: first.finalUrl, found: false, message });
       } else if (await this.#linkRoute('html-link', first, first.html.links)) return;
     }
 
@@ -441,14 +443,16 @@ class DiscoveryRun {
 
   /** GET once per URL per run; null when the document budget is spent. */
   async #fetch(url: string): Promise<Probe | null> {
-    const known = this.#probes.get(url);
+    // Keyed without the fragment, which is never sent: one document however it is named.
+    const key = url.split('#')[0];
+    const known = this.#probes.get(key);
     if (known) return known;
     // Only the costly refusals are answered from memory here: one that took 50 MB to find out. The cheap ones
     // (a wrong root, a DOCTYPE) cost a few bytes to see again and are reported as found.
     const recalled = this.#refusals?.recall(url);
     if (recalled && recalled.error.code === 'too-large') {
       const remembered = rememberedProbe(url, recalled.error, recalled.note);
-      this.#probes.set(url, remembered);
+      this.#probes.set(key, remembered);
       return remembered;
     }
     if (!this.#budget(url)) return null;
@@ -461,7 +465,7 @@ class DiscoveryRun {
       throw err;
     }
     this.#checkAborted();
-    this.#probes.set(url, found);
+    this.#probes.set(key, found);
     if (found.error) this.#refusals?.remember(url, found.error);
     if (found.document) this.#documentFindings(found.url, found.document.summary);
     if (found.htmlTruncated) {
@@ -539,9 +543,12 @@ function origin(url: string): string {
   return new URL(url).origin;
 }
 
+/** The absolute URL, without its fragment (never sent to the server: cl.xml#1 and cl.xml#2 are one document). */
 function resolveUrl(href: string, base: string): string | undefined {
   try {
-    return new URL(href, base).href;
+    const url = new URL(href, base);
+    url.hash = '';
+    return url.href;
   } catch {
     return undefined;
   }

@@ -2,17 +2,17 @@
 
 /** Absolute sitemap URLs in file order, without duplicates. */
 export function sitemapsInRobots(text: string, robotsUrl: string): string[] {
-  const urls: string[] = [];
+  // A Set: 512 KiB of robots.txt holds some 30,000 Sitemap: lines, and comparing each with all before it took seconds.
+  const urls = new Set<string>();
   for (const rawLine of text.split(/\r\n|\r|\n/)) {
     const line = rawLine.replace(/#.*$/, '').trim();
     const match = /^sitemap\s*:\s*(\S+)/i.exec(line);
     if (!match) continue;
     try {
-      const url = new URL(match[1], robotsUrl).href;
-      if (!urls.includes(url)) urls.push(url);
+      urls.add(new URL(match[1], robotsUrl).href);
     } catch {
       // not a URL: skipped
     }
   }
-  return urls;
+  return [...urls];
 }

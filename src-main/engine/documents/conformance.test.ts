@@ -299,14 +299,15 @@ describe('entry rules', () => {
     ]);
   });
 
-  it('keeps at most LIMITS.maxLinks rs:ln per element and says so', async () => {
-    const links = Array.from({ length: LIMITS.maxLinks + 2 }, (_, i) => `<rs:ln rel="duplicate" href="http://m${i}.example.com/a"/>`).join('');
-    const xml = urlset(RL, [url('http://example.com/a', links)], [UP_CAPABILITY_LIST]);
+  it('keeps at most LIMITS.maxLinks rs:ln per element and says so once per element, with how many were ignored', async () => {
+    const links = (n: number) => Array.from({ length: n }, (_, i) => `<rs:ln rel="duplicate" href="http://m${i}.example.com/a"/>`).join('');
+    const xml = urlset(RL, [url('http://example.com/a', links(LIMITS.maxLinks + 2)), url('http://example.com/b', links(LIMITS.maxLinks + 100_000))], [UP_CAPABILITY_LIST]);
     const { summary, entries } = await read(xml);
     expect(entries[0].links).toHaveLength(LIMITS.maxLinks);
-    expect(summary.findings.map((f) => [f.code, f.line])).toEqual([
-      ['too-many-links', 5],
-      ['too-many-links', 5],
+    expect(entries[1].links).toHaveLength(LIMITS.maxLinks);
+    expect(summary.findings.map((f) => [f.code, f.line, f.message])).toEqual([
+      ['too-many-links', 5, 'More than 1,000 <rs:ln> in one element; the 2 more were ignored'],
+      ['too-many-links', 6, 'More than 1,000 <rs:ln> in one element; the 100,000 more were ignored'],
     ]);
   });
 

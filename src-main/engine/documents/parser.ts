@@ -162,6 +162,11 @@ export class DocumentParser {
   /** Line of the current entry's rs:md (0: none yet), and of each of its rs:ln. */
   private entryMdLine = 0;
   private entryLinkLines: number[] | null = null;
+  /** <rs:ln> past the limit, in the current entry and in the document itself, and the line of the first. */
+  private entryLinksIgnored = 0;
+  private entryLinksIgnoredLine = 0;
+  private linksIgnored = 0;
+  private linksIgnoredLine = 0;
   private entryCount = 0;
   private capturing = false;
   private readonly onText: (text: string) => void;
@@ -231,7 +236,9 @@ export class DocumentParser {
       return new DocumentError('not-xml', `${this.url} is not an XML document (line ${line}: ${detail})`, { line, cause: err });
     }
     if (this.closing && !this.rootClosed) {
-      return new DocumentError('truncated', `${this.url} is truncated: it ends at line ${line} before </${this.root}>`, { line, cause: err });
+      // Cut inside the root's own start tag, its name is not known yet.
+      const where = this.root === null ? 'inside its first tag' : `before </${this.root}>`;
+      return new DocumentError('truncated', `${this.url} is truncated: it ends at line ${line} ${where}`, { line, cause: err });
     }
     return new DocumentError('malformed', `${this.url} is not well-formed XML (line ${line}: ${detail})`, { line, cause: err });
   }
@@ -249,7 +256,7 @@ export class DocumentParser {
     if (this.fed - this.lastEventAt > LIMITS.maxTokenChars) {
       throw new DocumentError(
         'token-too-large',
-        `${this.url}: a single text node, tag or comment near line ${this.sax.line} exceeds ${LIMITS.maxTokenChars} characters`,
+        `${this.url}: a single text node, tag or comment near line ${this.sax.line} exceeds ${LIMITS.maxTokenChars.toLocaleString('en')} characters`,
         { line: this.sax.line },
       );
     }
@@ -361,6 +368,7 @@ export class DocumentParser {
       return;
     }
     if (role === ROLE_ENTRY) {
+      if (this.entryLinksIgnored > 0) this.tooManyLinks(this.entryLinksIgnoredLine, this.entryLinksIgnored);
       this.queue.push(this.entry as Entry);
       this.queueMdLines.push(this.entryMdLine);
       this.queueLinkLines.push(this.entryLinkLines);
@@ -368,6 +376,7 @@ export class DocumentParser {
       if (this.md === null && this.queue.length > LIMITS.maxEntriesBeforeMd) throw this.missingMd();
       return;
     }
+    if (this.linksIgnored > 0) this.tooManyLinks(this.linksIgnoredLine, this.linksIgnored);
     this.rootClosed = true;
   }
 
@@ -440,7 +449,7 @@ export class DocumentParser {
         if (this.links.length < LIMITS.maxLinks) {
           this.links.push(this.readLn(line));
           this.linkLines.push(line);
-        } else this.tooManyLinks(line);
+        } else if (this.linksIgnored++ === 0) this.linksIgnoredLine = line;
       } else this.findings.add('warning', 'unknown-element', `<${clip(this.name, 60)}> is not a ResourceSync element`, line);
       return ROLE_OTHER;
     }
@@ -454,6 +463,7 @@ export class DocumentParser {
         this.entry = { index: this.entryCount++, loc: '', lastmod: undefined, changefreq: undefined, md: {}, links: [], line };
         this.entryMdLine = 0;
         this.entryLinkLines = null;
+        this.entryLinksIgnored = 0;
         return ROLE_ENTRY;
       }
       this.findings.add('error', 'unexpected-element', `<${clip(this.name, 60)}> does not belong in <${this.root}> (expected <${this.entryName}>)`, line);
@@ -514,7 +524,7 @@ export class DocumentParser {
         if (entry.links.length < LIMITS.maxLinks) {
           entry.links.push(this.readLn(line));
           (this.entryLinkLines ??= []).push(line);
-        } else this.tooManyLinks(line);
+        } else if (this.entryLinksIgnored++ === 0) this.entryLinksIgnoredLine = line;
       } else {
         this.findings.add('warning', 'unknown-element', `<${clip(this.name, 60)}> is not a ResourceSync element`, line);
       }
@@ -532,8 +542,10 @@ export class DocumentParser {
     return ROLE_OTHER;
   }
 
-  private tooManyLinks(line: number): void {
-    this.findings.add('warning', 'too-many-links', `More than ${LIMITS.maxLinks} <rs:ln> in one element; the rest are ignored`, line);
+  /** Said once per element, at its end (an element with 100,000 links is one finding, not 99,000). */
+  private tooManyLinks(line: number, ignored: number): void {
+    const rest = `${ignored.toLocaleString('en')} more ${ignored === 1 ? 'was' : 'were'} ignored`;
+    this.findings.add('warning', 'too-many-links', `More than ${LIMITS.maxLinks.toLocaleString('en')} <rs:ln> in one element; the ${rest}`, line);
   }
 
   private documentMd(line: number): void {

@@ -149,6 +149,11 @@ describe('readDocument: refusals', () => {
       expect(err.message).toMatch(/truncated/);
     }
     expect((await refusal('<?xml version="1.0" encoding="UTF-8"?>\n')).code).toBe('truncated');
+    // A server that says the body is 20 bytes long: cut inside the root's start tag, whose name is not known yet.
+    const early = await refusal(GOOD.slice(0, GOOD.indexOf('<urlset') + 20));
+    expect(early.code).toBe('truncated');
+    expect(early.message).toMatch(/is truncated: it ends at line \d+ inside its first tag$/);
+    expect((await refusal(GOOD.slice(0, GOOD.indexOf('<url>') + 3))).message).toMatch(/before <\/urlset>$/);
   });
 
   it('refuses XML that is not well-formed, with its line', async () => {
@@ -359,7 +364,9 @@ describe('readDocument: refusals', () => {
     const hugeAttribute = urlset(RL_MD, [`<url><loc>http://e.com/</loc><rs:md hash="${'a'.repeat(LIMITS.maxTokenChars * 2)}"/></url>`]);
     expect((await refusal(hugeAttribute, { chunkSize: 64 * 1024 })).code).toBe('token-too-large');
     const hugeText = urlset(RL_MD, [`<url><loc>http://e.com/</loc><x:y xmlns:x="urn:x">${'t'.repeat(LIMITS.maxTokenChars * 2)}</x:y></url>`]);
-    expect((await refusal(hugeText, { chunkSize: 64 * 1024 })).code).toBe('token-too-large');
+    const textRefusal = await refusal(hugeText, { chunkSize: 64 * 1024 });
+    expect(textRefusal.code).toBe('token-too-large');
+    expect(textRefusal.message).toMatch(/exceeds 1,048,576 characters$/);
     const hugeComment = urlset(RL_MD, [`<!--${'c'.repeat(LIMITS.maxTokenChars * 2)}-->`]);
     expect((await refusal(hugeComment, { chunkSize: 64 * 1024 })).code).toBe('token-too-large');
     const hugeLoc = urlset(RL_MD, [`<url><loc>http://e.com/${'p'.repeat(LIMITS.maxValueChars)}</loc></url>`]);

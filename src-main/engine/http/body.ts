@@ -74,6 +74,13 @@ async function* readBody(raw: Readable, decoder: Transform | null, chunks: Async
 
 /** How much a body may hold ahead of its consumer before the socket is paused. */
 const AHEAD = 1 << 20;
+/**
+ * Chunks held ahead at most, however small: a body sent a byte at a time (chunked encoding allows it) made a million
+ * one-byte chunks of the 1 MiB ahead, some 450 MB for a 5 MB document.
+ */
+const AHEAD_CHUNKS = 4096;
+/** Small chunks waiting are handed on together up to this size: each chunk costs its consumer as much as a big one. */
+const COALESCE_BYTES = 64 * 1024;
 
 /**
  * Starts reading a stream at once, keeping its chunks (up to `ahead` bytes ahead of the consumer, then the stream is
@@ -96,7 +103,7 @@ export function eager(source: Readable, ahead = AHEAD): AsyncIterable<Buffer | s
   const onData = (chunk: Buffer | string) => {
     queue.push(chunk);
     queued += chunk.length;
-    if (queued >= ahead) source.pause();
+    if (queued >= ahead || queue.length >= AHEAD_CHUNKS) source.pause();
     notify();
   };
   const onEnd = () => {
@@ -116,13 +123,26 @@ export function eager(source: Readable, ahead = AHEAD): AsyncIterable<Buffer | s
   source.on('end', onEnd);
   source.on('error', onError);
   source.on('close', onClose);
+  /** The next chunk, joined with the small ones waiting after it. */
+  const take = (): Buffer | string => {
+    const first = queue.shift()!;
+    if (typeof first === 'string' || first.length >= COALESCE_BYTES || queue.length === 0 || typeof queue[0] === 'string') return first;
+    const parts = [first];
+    let size = first.length;
+    while (queue.length > 0 && typeof queue[0] !== 'string' && size + queue[0].length <= COALESCE_BYTES) {
+      const next = queue.shift() as Buffer;
+      parts.push(next);
+      size += next.length;
+    }
+    return parts.length === 1 ? first : Buffer.concat(parts, size);
+  };
   async function* chunks(): AsyncGenerator<Buffer | string> {
     try {
       for (;;) {
         if (queue.length > 0) {
-          const chunk = queue.shift()!;
+          const chunk = take();
           queued -= chunk.length;
-          if (source.isPaused() && queued < ahead / 2 && !source.destroyed) source.resume();
+          if (source.isPaused() && queued < ahead / 2 && queue.length < AHEAD_CHUNKS / 2 && !source.destroyed) source.resume();
           yield chunk;
           continue;
         }

@@ -181,6 +181,8 @@ export function toNetworkError(
     case 'UND_ERR_ABORTED':
     case 'ABORT_ERR':
       return new NetworkError('aborted', `Cancelled: ${url}`, url, { cause: err });
+    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH':
+      return new NetworkError('network', `${host} sent a body of another length than its Content-Length header says (${url})`, url, { cause: err });
   }
   if (name === 'HTTPParserError' || code.startsWith('HPE_')) {
     return new NetworkError('protocol', `${host} did not answer with valid HTTP (${url})`, url, { cause: err });

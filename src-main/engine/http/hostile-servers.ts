@@ -91,3 +91,8 @@ export const redirectForever: HostileBehaviour = (socket, _line, path) => {
 export const notHttp: HostileBehaviour = (socket) => {
   socket.end('SSH-2.0-OpenSSH_9.2\r\n');
 };
+
+/** Two Content-Length headers that disagree, then a body of the second's length. */
+export const twoLengths: HostileBehaviour = (socket) => {
+  socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\ncontent-length: 20\r\n\r\n' + 'x'.repeat(20));
+};

@@ -10,6 +10,7 @@ import {
   stall,
   trickle,
   trickleHeaders,
+  twoLengths,
   type HostileServer,
 } from './hostile-servers.ts';
 
@@ -135,6 +136,16 @@ describe('Http against hostile servers', () => {
     expect(['protocol', 'reset']).toContain(err.code);
     expect(err.message).not.toMatch(/HPE_|UND_ERR|Expected HTTP/);
     expect(err.message).toContain(s.url);
+  });
+
+  it('a server that lies about the length of its body gets a plain message', async () => {
+    const s = await server(twoLengths);
+    // Found out while the headers are read or while the body is: either way, said plainly.
+    const err = await failure(client({ timeoutMs: 2_000 }).get(`${s.url}/lying`).then((response) => response.text()));
+    expect(err.message).not.toMatch(/does not match content-length header|UND_ERR/);
+    // 'network', as before: a mirror tries such a resource again.
+    expect(err.code).toBe('network');
+    expect(err.message).toBe(`${s.url.replace('http://', '')} sent a body of another length than its Content-Length header says (${s.url}/lying)`);
   });
 
   it('a redirect chain that never ends stops after the redirect limit', async () => {

@@ -195,6 +195,7 @@ export class LiveEngine {
         apply: options.apply ?? true,
         deletePolicy: options.deletePolicy ?? 'keep',
         pingSync: options.pingSync ?? false,
+        pingSyncIntervalMs: options.pingSyncIntervalMs,
         reorderWaitMs: options.reorderWaitMs ?? this.#o.reorderWaitMs,
         concurrency: options.concurrency ?? this.#o.concurrency,
         lockRetryMs: options.lockRetryMs ?? this.#o.lockRetryMs,
@@ -254,7 +255,13 @@ export class LiveEngine {
     this.#selfTests.add(nonce);
     try {
       const res = await request(url, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
-      const text = (await res.body.text()).slice(0, 200);
+      // Only the start of the answer matters: whatever else answers at the public URL may send without end.
+      let text = '';
+      for await (const chunk of res.body) {
+        text += Buffer.from(chunk as Uint8Array).toString('latin1');
+        if (text.length > 200) break;
+      }
+      res.body.destroy();
       if (res.statusCode === 200 && text === nonce) return { url: this.callbackBase(), reachable: true, message: `Reachable: ${this.callbackBase()} leads to this callback server.` };
       return { url: this.callbackBase(), reachable: false, message: `${this.callbackBase()} answered HTTP ${res.statusCode}, but not as this callback server: hubs would not reach it there.` };
     } catch (err) {

@@ -27,6 +27,11 @@ export interface FeedOptions {
   deletePolicy: DeletePolicy;
   /** An RSS Ping naming this mirror's Source starts an incremental sync. */
   pingSync: boolean;
+  /**
+   * Least time between the starts of two syncs that pings ask for; pings in between are answered by one sync at its
+   * end. Anyone may ping: a flood of pings must not have the Source's Change List read back to back. Default 60 s.
+   */
+  pingSyncIntervalMs?: number;
   /** How long a notification waits for the ones before it before the hole counts as a gap. */
   reorderWaitMs: number;
   concurrency: number;
@@ -102,6 +107,9 @@ export class MirrorFeed {
   #ownHttp: Http | null;
   #syncing = false;
   #syncAgain = false;
+  /** When the last sync a ping asked for started (Date.now()), and the timer of the next one, held back. */
+  #lastPingSyncAt = Number.NEGATIVE_INFINITY;
+  #pingTimer: NodeJS.Timeout | null = null;
 
   constructor(dest: string, events: LiveEvents, http: Http, options: FeedOptions, subscriberOptions: SubscriberOptions) {
     this.dest = dest;
@@ -442,28 +450,42 @@ export class MirrorFeed {
   pingSync(reason: string): boolean {
     const changeListUrl = this.state.binding()?.changeListUrl ?? null;
     if (!this.options.pingSync || !this.options.apply || changeListUrl === null) return false;
-    if (this.#syncing) {
+    if (this.#syncing || this.#pingTimer !== null) {
       this.#syncAgain = true;
       return true;
     }
+    const wait = this.#lastPingSyncAt + (this.options.pingSyncIntervalMs ?? 60_000) - Date.now();
+    if (wait > 0) {
+      this.#pingTimer = setTimeout(() => {
+        this.#pingTimer = null;
+        this.#syncAgain = false;
+        if (!this.#closed) this.pingSync(reason);
+      }, wait);
+      return true;
+    }
     this.#syncing = true;
+    this.#syncAgain = false;
     const row = { id: -1 } as SubscriptionRow;
     // Notifications taken after this ping are applied after its sync.
     this.#open.clear();
-    this.#write(row, async () => {
-      try {
-        do {
-          this.#syncAgain = false;
+    this.#write(
+      row,
+      async () => {
+        this.#lastPingSyncAt = Date.now();
+        try {
           const c = await syncFromCheckpoint(await this.#freshContext(), changeListUrl);
           this.#events.emit({ type: 'sync', dest: this.dest, reason, created: c.created, updated: c.updated, deleted: c.deleted, failed: c.failed });
-        } while (this.#syncAgain && !this.#closed);
-      } catch (err) {
-        if (err instanceof MirrorLockedError) throw err;
-        this.#events.emit({ type: 'error', dest: this.dest, message: `The sync a ping asked for failed: ${(err as Error).message}` });
-      } finally {
+        } catch (err) {
+          if (err instanceof MirrorLockedError) throw err;
+          this.#events.emit({ type: 'error', dest: this.dest, message: `The sync a ping asked for failed: ${(err as Error).message}` });
+        }
+      },
+      () => {
         this.#syncing = false;
-      }
-    });
+        // Pings that came during the sync: one more, once the interval since this one's start is over.
+        if (this.#syncAgain && !this.#closed) this.pingSync(reason);
+      },
+    );
     return true;
   }
 
@@ -497,6 +519,7 @@ export class MirrorFeed {
 
   async close(): Promise<void> {
     this.#closed = true;
+    if (this.#pingTimer !== null) clearTimeout(this.#pingTimer);
     this.subscriber.close();
     for (const s of this.#subs.values()) if (s.timer) clearTimeout(s.timer);
     await this.#writes.catch(() => undefined);

@@ -118,4 +118,25 @@ describe('RSS Ping', () => {
     await call(`/ping?site_uri=${encodeURIComponent('http://elsewhere.example/')}`);
     expect((await waitFor(rig, 'ping', (e) => e !== ping)).triggered).toEqual([]);
   });
+  it('a flood of pings does not read the Change List back to back: one sync per interval, and one after the last ping', async () => {
+    rig = await startRig();
+    rig.engine.openMirror(rig.dest, { pingSync: true, pingSyncIntervalMs: 700 });
+    const q = new URLSearchParams({ site_name: 'Fixture', site_uri: rig.fixture.url + '/' });
+    const started = Date.now();
+    let record;
+    for (let i = 0; i < 40; i++) {
+      // The Source changes as the pings come; the last change must still arrive.
+      if (i === 39) [record] = rig.fixture.change('update');
+      await call(`/ping?${q}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const flood = Date.now() - started;
+    // The sync after the last ping, held back until the interval was over.
+    await waitFor(rig, 'sync', (e) => e.updated === 1, 10_000);
+    await new Promise((r) => setTimeout(r, 800));
+    const syncs = rig.events.filter((e) => e.type === 'sync');
+    // Without the interval, a sync ran again at once after each one for as long as the pings came.
+    expect(syncs.length).toBeLessThanOrEqual(Math.ceil(flood / 700) + 2);
+    expect(mirrored(rig, record!.id)!.equals(sourceBytes(rig, record!.id))).toBe(true);
+  });
 });

@@ -68,6 +68,9 @@ interface Pending {
   failure?: Failure;
 }
 
+/** Failures of entries that break the spec listed one by one in a run; the rest are counted. */
+export const MAX_LISTED_ENTRY_FAILURES = 1000;
+
 export class Applier {
   readonly counts: RunCounts = { created: 0, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0, bytes: 0 };
   readonly failures: Failure[] = [];
@@ -93,6 +96,11 @@ export class Applier {
   /** The last failure, as soon as it happens: what the progress shows (a Source that went down says so at once). */
   #latestFailure: Failure | null = null;
   #carriedFailures = 0;
+  /** Failures of entries that break the spec in this run, listed one by one and past those (see `fail`). */
+  #listedEntryFailures = 0;
+  #unlistedEntryFailures = 0;
+  /** Unlisted ones counted and not yet staged. */
+  #unlistedPending = 0;
   readonly #o: ApplyOptions;
   readonly #claims: PathClaims;
   /** Inventory lookups, answered without a query where this run knows the answer (run-inventory.ts). */
@@ -457,9 +465,40 @@ export class Applier {
     }
   }
 
-  /** Records a failure of an entry that cannot be applied at all (`permanent`: the entry itself breaks the spec). */
+  /**
+   * Records a failure of an entry that cannot be applied at all (`permanent`: the entry itself breaks the spec).
+   * Past the first MAX_LISTED_ENTRY_FAILURES of those in a run, they are counted and not listed one by one: 50 MB of
+   * "<url/>" is eight million entries without a loc, which made as many failure rows, held in memory as well.
+   */
   fail(uri: string, reason: string, permanent = false): void {
+    if (permanent) {
+      if (this.#listedEntryFailures >= MAX_LISTED_ENTRY_FAILURES) return this.failUnlisted(1);
+      this.#listedEntryFailures++;
+    }
     this.#note({ failed: 1 }, { uri, reason, ...(permanent ? { permanent } : {}) });
+  }
+
+  /**
+   * Entries that break the spec past the listed ones: failed, not listed, and recorded in the journal a few thousand
+   * at a time (a record each, that is a transaction per batch of them, took 20 s for six million).
+   */
+  failUnlisted(count: number): void {
+    if (count <= 0) return;
+    this.#unlistedEntryFailures += count;
+    this.#count({ failed: count });
+    this.#unlistedPending += count;
+    if (this.#unlistedPending >= 10_000) this.#stageUnlisted();
+  }
+
+  #stageUnlisted(): void {
+    if (this.#unlistedPending === 0) return;
+    this.#writer.stage({ temp: null, final: '', record: { row: null, counts: { failed: this.#unlistedPending } } });
+    this.#unlistedPending = 0;
+  }
+
+  /** Failed entries that break the spec and are not among `failures` (past the first MAX_LISTED_ENTRY_FAILURES). */
+  get unlistedEntryFailures(): number {
+    return this.#unlistedEntryFailures;
   }
 
   /** Failures that a later run may mend (network, HTTP, fixity): they hold the checkpoint back. */
@@ -551,6 +590,7 @@ export class Applier {
 
   /** Commits everything staged. */
   async finish(): Promise<void> {
+    this.#stageUnlisted();
     await this.#writer.flush();
   }
 

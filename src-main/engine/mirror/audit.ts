@@ -11,6 +11,7 @@ import { loadDocument } from '../load.ts';
 import { expectationOf, meterFile, recordedMatches, type FixityResult } from './fixity.ts';
 import { ListedResources } from './audit-listed.ts';
 import { compareChanges, type Timed } from './change-timeline.ts';
+import { uniqueLists } from './entries.ts';
 import { readChangeLists } from './change-lists.ts';
 import { acquireLock } from './lock.ts';
 import { caseKey } from './local-path.ts';
@@ -95,7 +96,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       onStart: (h) => void (isIndex = h.isIndex),
       onEntry: (e) => (isIndex ? void children.push(e.loc) : collectList(e)),
     });
-    for (const child of children) await loadDocument(http, child, { signal: options.signal, onEntry: collectList });
+    for (const child of uniqueLists(children)) await loadDocument(http, child, { signal: options.signal, onEntry: collectList });
     const at = top.summary.md.at ? parseW3cDatetime(top.summary.md.at) : null;
     const notes: string[] = [];
     if (binding.changeListUrl !== null && at !== null) {

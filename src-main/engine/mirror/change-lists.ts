@@ -8,6 +8,7 @@ import type { DocumentSummary } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import { ChangeTimeline, type Timed } from './change-timeline.ts';
+import { listKey } from './entries.ts';
 
 export interface ChangeListsRead {
   top: DocumentSummary;
@@ -59,14 +60,15 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
     if (wanted.length < children.length) o.onNote?.(`${children.length - wanted.length} closed Change Lists end before the checkpoint; not read.`);
     // Each list once: an index that repeats a list (or lists itself) is not read again for every entry that names it
     // (a sloppy or hostile index of 100,000 entries naming one list would have it downloaded 100,000 times).
-    const read = new Set([url]);
+    const read = new Set([listKey(url), listKey(top.finalUrl)]);
     let repeated = 0;
     for (const child of wanted) {
-      if (read.has(child.url)) {
+      const key = listKey(child.url);
+      if (read.has(key)) {
         repeated++;
         continue;
       }
-      read.add(child.url);
+      read.add(key);
       documentUrl = child.url;
       const doc = await loadDocument(http, child.url, {
         signal: o.signal,

@@ -355,7 +355,7 @@ describe('a Resource Dump run paused after a package with a failure', () => {
       ]);
     const zips = [await zipOf(['a', 'b'], 'b'), await zipOf(['c', 'd'], null)];
     const pause = new AbortController();
-    const entry = (i: number) => `<url><loc>${base}/p${i}.zip</loc><rs:md type="application/zip" length="${zips[i]!.length}"/></url>`;
+    const entry = (i: number, spelt = '') => `<url><loc>${base}/p${i}.zip${spelt}</loc><rs:md type="application/zip" length="${zips[i]!.length}"/></url>`;
     const docs: Record<string, string> = {
       '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rd.xml</loc><rs:md capability="resourcedump"/></url></urlset>`,
       '/rd.xml': `<urlset ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/>${entry(0)}${entry(1)}</urlset>`,
@@ -414,15 +414,15 @@ describe('a Resource Dump Index that names a Dump again, and itself, and a Dump 
         ...names.map((n) => ({ name: n, body: n })),
       ]);
     const zips = [await zipOf(['a', 'b']), await zipOf(['c'])];
-    const entry = (i: number) => `<url><loc>${base}/p${i}.zip</loc><rs:md type="application/zip" length="${zips[i]!.length}"/></url>`;
+    const entry = (i: number, spelt = '') => `<url><loc>${base}/p${i}.zip${spelt}</loc><rs:md type="application/zip" length="${zips[i]!.length}"/></url>`;
     const dump = (entries: string) => `<urlset ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/>${entries}</urlset>`;
     const child = (path: string) => `<sitemap><loc>${base}${path}</loc><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/></sitemap>`;
     const docs: Record<string, string> = {
       '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rdi.xml</loc><rs:md capability="resourcedump"/></url></urlset>`,
-      '/rdi.xml': `<sitemapindex ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/>${child('/rd1.xml')}${child('/rdi.xml')}${child('/rd2.xml')}${child('/rd1.xml').repeat(20)}</sitemapindex>`,
-      // The first package three times in its Dump, and again in the other Dump.
+      '/rdi.xml': `<sitemapindex ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/>${child('/rd1.xml')}${child('/rdi.xml')}${child('/rd2.xml')}${child('/rd1.xml').repeat(20)}${child('/rd1.xml#again')}</sitemapindex>`,
+      // The first package three times in its Dump, and again in the other Dump (once with a fragment, never sent).
       '/rd1.xml': dump(entry(0).repeat(3)),
-      '/rd2.xml': dump(entry(1) + entry(0)),
+      '/rd2.xml': dump(entry(1) + entry(0) + entry(0, '#again')),
     };
     const requests: string[] = [];
     server.on('request', (req, res) => {
@@ -439,8 +439,8 @@ describe('a Resource Dump Index that names a Dump again, and itself, and a Dump 
     expect(requests.filter((p) => p.endsWith('.zip')).sort()).toEqual(['/p0.zip', '/p1.zip']);
     expect(requests.filter((p) => p === '/rd1.xml')).toHaveLength(1);
     expect(requests.filter((p) => p === '/rdi.xml')).toHaveLength(1);
-    expect(notes.join('\n')).toMatch(/names a Dump it names before, or itself, 21 times; each is read once/);
-    expect(notes.join('\n')).toMatch(/names a package it names before 3 times; each package is downloaded and applied once/);
+    expect(notes.join('\n')).toMatch(/names a Dump it names before, or itself, 22 times; each is read once/);
+    expect(notes.join('\n')).toMatch(/names a package it names before 4 times; each package is downloaded and applied once/);
     expect(visibleFiles().sort()).toEqual(['a', 'b', 'c'].map((n) => `127.0.0.1_${new URL(base).port}/r/${n}`));
   });
 });
@@ -465,7 +465,7 @@ describe('a Resource Dump whose manifests name one URI several times, with diffe
       ]);
     const versions = Array.from({ length: 12 }, (_, i) => `x${i}`);
     const zips = [await zipOf([['y', 'y0'], ...versions.map((v): [string, string] => ['x', v])]), await zipOf([['x', 'x-again'], ['z', 'z0']])];
-    const entry = (i: number) => `<url><loc>${base}/p${i}.zip</loc><rs:md type="application/zip" length="${zips[i]!.length}"/></url>`;
+    const entry = (i: number, spelt = '') => `<url><loc>${base}/p${i}.zip${spelt}</loc><rs:md type="application/zip" length="${zips[i]!.length}"/></url>`;
     const docs: Record<string, string> = {
       '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rd.xml</loc><rs:md capability="resourcedump"/></url></urlset>`,
       '/rd.xml': `<urlset ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/>${entry(0)}${entry(1)}</urlset>`,

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MirrorState, stateDirOf } from './state.ts';
+import { MAX_LISTED_ENTRY_FAILURES } from './apply.ts';
 import { sync, type SyncOptions } from './sync.ts';
 
 const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
@@ -145,5 +146,92 @@ describe('a Change List Index', () => {
     expect(checkpoint()).toBe('2020-01-02T00:00:00.000Z');
     expect(requests.slice(mark).filter((p) => p === '/cl1.xml')).toHaveLength(1);
     expect(notes.join('\n')).toMatch(/The Change List Index names a list it names before, or itself, 301 times; each list is read once/);
+  });
+});
+
+describe('an index that names one list many ways', () => {
+  // The same document: other spellings of the host and port, a fragment (never sent to the server).
+  const spellings = (path: string) => {
+    const { port } = new URL(base);
+    return [`${base}${path}`, `${base}${path}#again`, `HTTP://127.0.0.1:${port}${path}`, `http://127.0.0.1:${port}${path}#x`];
+  };
+
+  it('a Resource List Index: each part is read once, and a note says how often it was named again', async () => {
+    files.set('/a', 'A');
+    files.set('/cap.xml', urlset('capability="capabilitylist"', url('/rli.xml', 'capability="resourcelist"')));
+    files.set('/part.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/a', fixity('A'))));
+    const parts = Array.from({ length: 100 }, () => spellings('/part.xml')).flat();
+    files.set(
+      '/rli.xml',
+      `<?xml version="1.0"?>\n<sitemapindex ${NS}><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/>${parts.map((loc) => `<sitemap><loc>${loc}</loc></sitemap>`).join('')}</sitemapindex>`,
+    );
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1, failed: 0 });
+    expect(readFileSync(file('a'), 'utf8')).toBe('A');
+    expect(requests.filter((p) => p === '/part.xml')).toHaveLength(1);
+    expect(notes.join('\n')).toContain(`The Resource List Index ${base}/rli.xml names a list it names before 399 times; each list is read once.`);
+  });
+
+  it('a Change List Index: each list is read once, however it is spelled', async () => {
+    source({ '/a': 'A' });
+    files.set('/cap.xml', urlset('capability="capabilitylist"', url('/rl.xml', 'capability="resourcelist"') + url('/cli.xml', 'capability="changelist"')));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1 });
+    files.set('/a', 'A2');
+    files.set('/cl1.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', url('/a', fixity('A2', 'change="updated" datetime="2020-01-02T00:00:00Z"'))));
+    const parts = Array.from({ length: 50 }, () => spellings('/cl1.xml')).flat();
+    files.set(
+      '/cli.xml',
+      `<?xml version="1.0"?>\n<sitemapindex ${NS}><rs:md capability="changelist"/>${parts.map((loc) => `<sitemap><loc>${loc}</loc><rs:md capability="changelist" from="2020-01-01T00:00:00Z"/></sitemap>`).join('')}</sitemapindex>`,
+    );
+    const mark = requests.length;
+    expect(await run()).toMatchObject({ mode: 'incremental', updated: 1, failed: 0 });
+    expect(readFileSync(file('a'), 'utf8')).toBe('A2');
+    expect(requests.slice(mark).filter((p) => p === '/cl1.xml')).toHaveLength(1);
+    expect(notes.join('\n')).toMatch(/The Change List Index names a list it names before, or itself, 199 times; each list is read once/);
+  });
+});
+
+describe('a list full of entries that break the spec', () => {
+  const runFailures = (runId: number) => {
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      const run = state.run(runId);
+      return { rows: state.failures(runId).length, failed: run?.failed, status: run?.status, message: run?.message };
+    } finally {
+      state.close();
+    }
+  };
+
+  it('counts every one as failed but lists only the first 1,000, in memory and in the journal, and says so', async () => {
+    source({ '/a': 'A' });
+    // 5,000 entries without a loc (6 bytes each: 50 MB of them is eight million), and one resource.
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', '<url/>'.repeat(5_000) + url('/a', fixity('A'))));
+    const baseline = await run();
+    expect(baseline).toMatchObject({ mode: 'baseline', created: 1, failed: 5_000 });
+    expect(baseline.failures).toHaveLength(MAX_LISTED_ENTRY_FAILURES);
+    expect(baseline.failures[0]).toMatchObject({ reason: 'not applied: the entry has no <loc> (mandatory, core spec §7)', permanent: true });
+    expect(runFailures(baseline.runId!)).toEqual({
+      rows: MAX_LISTED_ENTRY_FAILURES,
+      failed: 5_000,
+      status: 'completed',
+      // Not "fetches them again": nothing can mend them but the Source.
+      message: "5,000 entries of the Source's lists could not be applied: they break the spec, and fetching again cannot mend that",
+    });
+    expect(notes).toContain(
+      '4,000 more entries break the spec (no loc, a loc that is not an http(s) URI, no valid change) and were not applied; ' +
+        'they count among the failed, but only the first 1,000 such entries are listed one by one.',
+    );
+    // They hold nothing back: the checkpoint is the list's.
+    expect(checkpoint()).toBe('2020-01-01T00:00:00Z');
+
+    // A Change List of 3,000 changes that are no change at all, and one that is.
+    files.set('/a', 'A2');
+    changeList('<url><loc>http://127.0.0.1/x</loc><rs:md change="moved" datetime="2020-01-02T00:00:00Z"/></url>'.repeat(3_000) + url('/a', fixity('A2', 'change="updated" datetime="2020-01-02T00:00:00Z"')));
+    notes = [];
+    const incremental = await run();
+    expect(incremental).toMatchObject({ mode: 'incremental', updated: 1, failed: 3_000 });
+    expect(incremental.failures).toHaveLength(MAX_LISTED_ENTRY_FAILURES);
+    expect(runFailures(incremental.runId!)).toMatchObject({ rows: MAX_LISTED_ENTRY_FAILURES, failed: 3_000, status: 'completed' });
+    expect(notes.join('\n')).toContain('2,000 more entries break the spec');
+    expect(readFileSync(file('a'), 'utf8')).toBe('A2');
   });
 });

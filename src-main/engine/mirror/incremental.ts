@@ -9,7 +9,7 @@ import type { Entry } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
 import { HttpStatusError } from '../http/errors.ts';
 import { entryLabel, entryProblem } from './entries.ts';
-import type { Applier } from './apply.ts';
+import { MAX_LISTED_ENTRY_FAILURES, type Applier } from './apply.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
 import { WorkSlots } from './work-slots.ts';
 import { CLOCK_SLACK_MS, compareChanges, type Timed } from './change-timeline.ts';
@@ -54,7 +54,13 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   const since = parseW3cDatetime(o.checkpoint.at);
   if (since === null) throw new Error(`The mirror's checkpoint "${clip(o.checkpoint.at)}" is not a datetime`);
   const last = new Map<string, Change>();
-  const bad: { uri: string; reason: string; ms: number | null }[] = [];
+  const bad: { uri: string; reason: string }[] = [];
+  // Past the failures listed one by one (the Applier's limit), broken entries are only counted: not kept either.
+  let moreBad = 0;
+  const noteBad = (uri: string, reason: string) => {
+    if (bad.length < MAX_LISTED_ENTRY_FAILURES) bad.push({ uri, reason });
+    else moreBad++;
+  };
   let considered = 0;
   // Changes before the checkpoint were applied already (or are covered by the baseline's snapshot); a broken one
   // among them was reported then.
@@ -63,12 +69,12 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
     considered++;
     const problem = entryProblem(entry);
     if (problem !== null) {
-      bad.push({ uri: entryLabel(entry, documentUrl), ms, reason: problem });
+      noteBad(entryLabel(entry, documentUrl), problem);
       return;
     }
     const change = entry.md.change;
     if (change !== 'created' && change !== 'updated' && change !== 'deleted') {
-      bad.push({ uri: entry.loc, ms, reason: change === undefined ? 'not applied: the entry has no change attribute' : `not applied: change="${clip(change, 40)}" is not created, updated or deleted` });
+      noteBad(entry.loc, change === undefined ? 'not applied: the entry has no change attribute' : `not applied: change="${clip(change, 40)}" is not created, updated or deleted`);
       return;
     }
     entry.loc = canonicalUri(entry.loc);
@@ -117,6 +123,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   // Cancelled: what was applied is recorded (above), but the checkpoint must not move past the changes never started.
   o.signal?.throwIfAborted();
   for (const b of bad) o.applier.fail(b.uri, b.reason, true);
+  o.applier.failUnlisted(moreBad);
   await o.applier.finish();
   // Paused: the changes not started are after the checkpoint still; a resumed run skips what this one applied.
   if (o.pauseSignal?.aborted) return { changes: considered, checkpoint: o.checkpoint, begins, readAt: t0 };

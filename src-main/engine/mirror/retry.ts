@@ -13,7 +13,7 @@ import type { ProxyEnv } from '../http/dispatcher.ts';
 import { loadDocument } from '../load.ts';
 import { canonicalUri } from './uri.ts';
 import { Applier, type DeletePolicy, type Failure } from './apply.ts';
-import { entryProblem } from './entries.ts';
+import { entryProblem, uniqueLists } from './entries.ts';
 import { Fetcher } from './fetcher.ts';
 import { LocalPaths } from './local-path.ts';
 import { acquireLock } from './lock.ts';
@@ -266,5 +266,5 @@ async function readList(http: Http, url: string, signal: AbortSignal | undefined
   const children: string[] = [];
   let isIndex = false;
   await loadDocument(http, url, { signal, onStart: (h) => void (isIndex = h.isIndex), onEntry: (e) => (isIndex ? void children.push(e.loc) : onEntry(e)) });
-  for (const child of children) await loadDocument(http, child, { signal, onEntry });
+  for (const child of uniqueLists(children)) await loadDocument(http, child, { signal, onEntry });
 }

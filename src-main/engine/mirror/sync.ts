@@ -13,7 +13,7 @@ import type { Entry } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import type { ProxyEnv, ProxySetting } from '../http/dispatcher.ts';
 import { loadDocument } from '../load.ts';
-import { Applier, type DeletePolicy, type Failure } from './apply.ts';
+import { Applier, MAX_LISTED_ENTRY_FAILURES, type DeletePolicy, type Failure } from './apply.ts';
 import { Fetcher } from './fetcher.ts';
 import { chooseDumps, type DumpChoice } from './dump-choice.ts';
 import { runDumpBaseline } from './dump-baseline.ts';
@@ -25,7 +25,7 @@ import { JsonPatcher } from './json-patch.ts';
 import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
 import { runIncremental, type IncrementalResult } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
-import { entryLabel, entryProblem } from './entries.ts';
+import { entryLabel, entryProblem, listKey } from './entries.ts';
 import { canonicalUri } from './uri.ts';
 import { acquireLock } from './lock.ts';
 import { DeferredSecrets, type SecretStore } from './secrets.ts';
@@ -444,8 +444,13 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         newCheckpoint = null;
       } else if (applier.counts.failed > 0) {
         // Failures the entries themselves cause (no loc, a malformed hash…) are reported but hold nothing back.
-        if (applier.retriableFailures > 0) status = 'failed';
-        message = `${applier.counts.failed} resource${applier.counts.failed === 1 ? '' : 's'} failed; the next sync, or a retry of this run's failures, fetches them again`;
+        const failed = applier.counts.failed;
+        if (applier.retriableFailures > 0) {
+          status = 'failed';
+          message = `${failed} resource${failed === 1 ? '' : 's'} failed; the next sync, or a retry of this run's failures, fetches them again`;
+        } else {
+          message = `${failed.toLocaleString('en')} entr${failed === 1 ? 'y' : 'ies'} of the Source's lists could not be applied: ${failed === 1 ? 'it breaks' : 'they break'} the spec, and fetching again cannot mend that`;
+        }
       }
     } catch (err) {
       await applier.finish().catch(() => undefined);
@@ -483,6 +488,12 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       });
     } else if (!dryRun && mode === 'baseline' && status === 'completed' && newCheckpoint !== null) {
       afterBaseline(state, parseW3cDatetime(newCheckpoint.at) ?? 0, t0);
+    }
+    if (applier.unlistedEntryFailures > 0) {
+      options.onNote?.(
+        `${applier.unlistedEntryFailures.toLocaleString('en')} more entries break the spec (no loc, a loc that is not an http(s) URI, no valid change) ` +
+          `and were not applied; they count among the failed, but only the first ${MAX_LISTED_ENTRY_FAILURES.toLocaleString('en')} such entries are listed one by one.`,
+      );
     }
     if (run) state.endRun(run.id, status, phases, message);
     // A dump's packages are recorded as applied until the run ends: a run killed after them (reading the Change List
@@ -788,14 +799,41 @@ async function baseline(
         return false;
       }
     };
-    for (const child of children) await readPart(child, null);
+    // Each part once, however often (and however spelled) the index names it: an index naming one part a million
+    // times would otherwise have it downloaded a million times. Whether a dated entry turned out a list is kept.
+    const read = new Map<string, boolean>();
+    let partsRepeated = 0;
+    for (const child of children) {
+      const key = listKey(child);
+      if (read.has(key)) {
+        partsRepeated++;
+        continue;
+      }
+      read.set(key, true);
+      await readPart(child, null);
+    }
     let resources = 0;
     for (const entry of maybeParts) {
-      if (await readPart(entry.loc, entry)) children.push(entry.loc);
+      const key = listKey(entry.loc);
+      const known = read.get(key);
+      let isList: boolean;
+      if (known !== undefined) {
+        isList = known;
+        if (isList) partsRepeated++;
+      } else {
+        isList = await readPart(entry.loc, entry);
+        read.set(key, isList);
+      }
+      if (isList) children.push(entry.loc);
       else {
         resources++;
         await onEntry(entry, listUrl);
       }
+    }
+    if (partsRepeated > 0) {
+      options.onNote?.(
+        `The Resource List Index ${clip(listUrl)} names a list it names before ${partsRepeated.toLocaleString('en')} time${partsRepeated === 1 ? '' : 's'}; each list is read once.`,
+      );
     }
     if (!top.summary.isIndex && children.length > 0) {
       options.onNote?.(

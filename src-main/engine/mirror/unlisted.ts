@@ -25,8 +25,9 @@ export function applyToUnlisted(applier: Applier, state: MirrorState, unlisted: 
   const held = policy === 'keep' ? unlisted : unlisted.filter((uri) => isHeld(state, uri));
   const allowed = o.allowMassDelete === true ? Infinity : typeof o.allowMassDelete === 'number' ? o.allowMassDelete : 0;
   if (policy !== 'keep' && held.length >= MASS_DELETE_FROM && held.length > o.listed && held.length > allowed) {
-    // Kept, as the policy keep keeps them: listed as would-delete.
-    applier.wouldDelete.push(...held);
+    // Kept, as the policy keep keeps them: listed as would-delete. One by one: spread into push(), a mirror of some
+    // 120,000 resources or more overflowed the stack, and a Source serving an empty list failed the run with that.
+    for (const uri of held) applier.wouldDelete.push(uri);
     const count = held.length.toLocaleString('en');
     o.onNote?.(
       `The Source no longer lists ${count} resources this mirror holds, more than the ${o.listed.toLocaleString('en')} it lists now: none was ` +

@@ -1,5 +1,7 @@
 // Dumps of the project's fixture Source, end to end over loopback: listing, download (resumed after a cut), reading.
 import { mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -193,5 +195,24 @@ describe('dumps of the fixture Source', () => {
 
   it('refuses to list what is not a dump', async () => {
     await expect(dumpPackages(http, fixture.url + PATHS.dataset1.resourceList)).rejects.toThrow(/is a resourcelist, not a Resource Dump or Change Dump/);
+  });
+});
+
+describe('dumpPackages against a Dump that lists very many packages', () => {
+  it('lists 200,000 packages (a spread into push() overflowed the stack past some 120,000)', async () => {
+    const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/xml' });
+      res.end(`<urlset ${NS}><rs:md capability="resourcedump" at="2020-01-01T00:00:00Z"/>${Array.from({ length: 200_000 }, (_, i) => `<url><loc>/p${i}.zip</loc></url>`).join('')}</urlset>`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const listing = await dumpPackages(http, `http://127.0.0.1:${(server.address() as AddressInfo).port}/rd.xml`);
+      expect(listing.packages).toHaveLength(200_000);
+      expect(listing.packages[199_999]!.entry.loc).toBe('/p199999.zip');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -8,6 +8,7 @@ import { clip } from '../../clip.ts';
 import { parseW3cDatetime, type Entry } from '../../documents/index.ts';
 import { HttpStatusError, type Http } from '../../http/index.ts';
 import { loadDocument, XML_ACCEPT } from '../../load.ts';
+import { listKey } from '../entries.ts';
 import { downloadPackage, type DownloadResult } from './download.ts';
 import { readPackage, type ReadPackageOptions } from './extract.ts';
 import { GrowingPackage } from './growing.ts';
@@ -64,23 +65,25 @@ export async function dumpPackages(http: Http, url: string, options: { signal?: 
     throw new Error(`${clip(url)} is a ${capability}, not a Resource Dump or Change Dump`);
   }
   const kind: DumpKind = capability;
-  if (!doc.summary.isIndex) packages.push(...collect(top, url));
+  // Added one by one, not spread into push(): a Dump of some 120,000 packages or more overflowed the stack.
+  if (!doc.summary.isIndex) for (const p of collect(top, url)) packages.push(p);
   else {
     // Entries of an index are its child Dumps, not packages.
-    const read = new Set([url]);
+    const read = new Set([listKey(url), listKey(doc.finalUrl)]);
     let repeatedChildren = 0;
     for (const { loc: child } of top) {
-      if (read.has(child)) {
+      const key = listKey(child);
+      if (read.has(key)) {
         repeatedChildren++;
         continue;
       }
-      read.add(child);
+      read.add(key);
       const entries: Entry[] = [];
       try {
         const childDoc = await loadDocument(http, child, { signal: options.signal, onEntry: (entry) => void entries.push(entry) });
         if (childDoc.summary.capability !== kind || childDoc.summary.isIndex) {
           problems.push(`${clip(child)} is listed in the ${kind} index but is a ${childDoc.summary.capability}${childDoc.summary.isIndex ? ' index' : ''}; its entries were not used`);
-        } else packages.push(...collect(entries, child));
+        } else for (const p of collect(entries, child)) packages.push(p);
       } catch (err) {
         problems.push(`${clip(child)} could not be read: ${(err as Error).message}`);
       }
@@ -93,11 +96,12 @@ export async function dumpPackages(http: Http, url: string, options: { signal?: 
   function collect(entries: Entry[], dumpUrl: string): DumpPackage[] {
     const out: DumpPackage[] = [];
     for (const entry of entries) {
-      if (listed.has(entry.loc)) {
+      const key = listKey(entry.loc);
+      if (listed.has(key)) {
         repeatedPackages++;
         continue;
       }
-      listed.add(entry.loc);
+      listed.add(key);
       out.push({ entry, dumpUrl, fromMs: ms(entry.md.from), untilMs: ms(entry.md.until), atMs: ms(entry.md.at) });
     }
     return out;
