@@ -12,10 +12,10 @@ import { expectationOf, meterFile, recordedMatches, type FixityResult } from './
 import { ListedResources } from './audit-listed.ts';
 import { compareChanges, type Timed } from './change-timeline.ts';
 import { readChangeLists } from './change-lists.ts';
-import { acquireLock } from './lock.ts';
+import { acquireLock, openLocked } from './lock.ts';
 import { caseKey } from './local-path.ts';
 import { keepAsMetadata, metadataOf } from './metadata.ts';
-import { MirrorState, STATE_DIR, stateDirOf, type InventoryRow, type SavedAudit } from './state.ts';
+import { MirrorState, STATE_DIR, stateDirOf, type Binding, type InventoryRow, type SavedAudit } from './state.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
 import type { SecretStore } from './secrets.ts';
 import { accessOf, sourceHeadersOf, type AskAgain, type Credentials } from './settings.ts';
@@ -60,12 +60,13 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   const stateDir = stateDirOf(options.dest);
   if (!existsSync(join(stateDir, 'state.sqlite'))) throw new Error(`${options.dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
   const lock = acquireLock(stateDir, 'rsdesk audit', options.dest);
-  const state = new MirrorState(stateDir);
-  // A run whose process was killed is interrupted, not running (the next sync resumes it all the same).
-  state.markInterrupted();
-  const binding = state.binding();
+  const state = openLocked(lock, () => new MirrorState(stateDir));
+  let binding: Binding | null;
   let http: Http;
   try {
+    // A run whose process was killed is interrupted, not running (the next sync resumes it all the same).
+    state.markInterrupted();
+    binding = state.binding();
     // The mirror's own settings: its credentials go to its Source's origin only.
     const given = options.credentials !== undefined ? options.credentials : options.token ? { scheme: 'bearer' as const, token: options.token } : undefined;
     const origin = binding ? new URL(binding.capabilityListUrl ?? binding.url).origin : 'null';

@@ -1,12 +1,14 @@
 // A run left `running` by a process that was killed reads as interrupted, in the app's summary and after an audit.
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { audit } from './audit.ts';
-import { inventorySize, readFailures, readFolder } from './folder.ts';
+import { inventorySize, readFailures, readFolder, setMirrorHeaders } from './folder.ts';
+import { retryResources } from './retry.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
 
@@ -140,5 +142,23 @@ describe('a run this process could not end', () => {
     const result = await sync({ dest, timeoutMs: 2_000 });
     expect(result).toMatchObject({ resumed: true, runId: stuck.id });
     expect(readFolder(dest)!.runs.find((r) => r.id === stuck.id)?.status).toBe('completed');
+  });
+});
+
+describe('a mirror whose state cannot be opened', () => {
+  it('refuses each run with the same message and leaves no lock behind in a process that carries on (the app)', async () => {
+    await sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, timeoutMs: 2_000 });
+    const file = join(stateDirOf(dest), 'state.sqlite');
+    const db = new DatabaseSync(file);
+    db.exec('PRAGMA user_version = 99');
+    db.close();
+    const before = readFileSync(file);
+    for (const attempt of [() => audit({ dest, timeoutMs: 2_000 }), () => sync({ dest, timeoutMs: 2_000 }), () => retryResources({ dest, runId: 1 })]) {
+      for (let i = 0; i < 2; i++) await expect(attempt()).rejects.toThrow(/schema version 99/);
+      expect(existsSync(join(stateDirOf(dest), 'lock'))).toBe(false);
+    }
+    expect(() => setMirrorHeaders(dest, {})).toThrow(/schema version 99/);
+    expect(existsSync(join(stateDirOf(dest), 'lock'))).toBe(false);
+    expect(readFileSync(file).equals(before)).toBe(true);
   });
 });

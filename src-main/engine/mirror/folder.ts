@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { normalizeStartUrl } from '../discovery/discover.ts';
 import { Http } from '../http/client.ts';
 import type { PathMap } from './local-path.ts';
-import { acquireLock, LOCK_NAME, processAlive, type LockHolder } from './lock.ts';
+import { acquireLock, openLocked, LOCK_NAME, processAlive, type LockHolder } from './lock.ts';
 import { MirrorState, STATE_FILE, stateDirOf, type Binding, type Checkpoint, type RunRecord } from './state.ts';
 import type { SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, SettingsError, sourceHeadersOf, type Credentials } from './settings.ts';
@@ -39,15 +39,16 @@ export interface PrepareOptions {
 export async function prepareMirror(options: PrepareOptions): Promise<Binding> {
   mkdirSync(options.dest, { recursive: true });
   const stateDir = stateDirOf(options.dest);
-  const lock = acquireLock(stateDir, 'ResourceSync Desktop', options.dest);
-  const state = new MirrorState(stateDir);
   const given = options.credentials;
+  // Before the lock is taken: a URL refused here leaves neither the lock nor the state open.
   let origin: string;
   try {
     origin = new URL(normalizeStartUrl(options.capabilityListUrl ?? options.url)).origin;
   } catch (err) {
     throw new SyncError(err instanceof Error ? err.message : String(err));
   }
+  const lock = acquireLock(stateDir, 'ResourceSync Desktop', options.dest);
+  const state = openLocked(lock, () => new MirrorState(stateDir));
   const http = given
     ? new Http({ sourceHeaders: sourceHeadersOf(mergeSettings(undefined, origin), given), timeoutMs: options.timeoutMs, userAgent: options.userAgent })
     : new Http({ bearerToken: options.token ?? null, timeoutMs: options.timeoutMs, userAgent: options.userAgent });
@@ -102,7 +103,7 @@ function changeBinding(dest: string, change: (binding: Binding, origin: string) 
   if (!isMirror(dest)) throw new SyncError(`${dest} is not a mirror.`);
   const stateDir = stateDirOf(dest);
   const lock = acquireLock(stateDir, 'ResourceSync Desktop', dest);
-  const state = new MirrorState(stateDir);
+  const state = openLocked(lock, () => new MirrorState(stateDir));
   try {
     const binding = state.binding();
     if (binding === null) throw new SyncError(`${dest} is not bound to a Source yet.`);

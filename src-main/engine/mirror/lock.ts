@@ -143,6 +143,20 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
   throw new MirrorLockedError(`The mirror ${mirrorDir} could not be locked: its lock file keeps changing (${path}).`, null);
 }
 
+/**
+ * What `open` gives (the mirror's state, as a rule), opened under a lock just taken; the lock goes again when it throws
+ * (a state.sqlite that is damaged, or written by a newer version): else a process that carries on (the app) would keep
+ * the lock, and refuse every later run of the mirror as one "in use" by itself until it is restarted.
+ */
+export function openLocked<T>(lock: MirrorLock, open: () => T): T {
+  try {
+    return open();
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
 function sleepMs(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

@@ -26,7 +26,7 @@ import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
 import { runIncremental, type IncrementalResult } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
 import { entryLabel, entryProblem } from './entries.ts';
-import { acquireLock } from './lock.ts';
+import { acquireLock, openLocked } from './lock.ts';
 import { DeferredSecrets, type SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
 import { ReadAhead } from './read-ahead.ts';
@@ -156,7 +156,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   let secrets: DeferredSecrets | null = null;
   const lock = acquireLock(stateDir, 'rsdesk sync', dest);
   if (lock.tookOver) options.onNote?.(`Took over the lock left by process ${lock.tookOver.pid}, which is no longer running.`);
-  const state = new MirrorState(stateDir);
+  const state = openLocked(lock, () => new MirrorState(stateDir));
   let http: Http | null = null;
   try {
     const interrupted = state.markInterrupted();
