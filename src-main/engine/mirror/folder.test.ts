@@ -1,5 +1,5 @@
 // A run left `running` by a process that was killed reads as interrupted, in the app's summary and after an audit.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -160,5 +160,18 @@ describe('a mirror whose state cannot be opened', () => {
     expect(() => setMirrorHeaders(dest, {})).toThrow(/schema version 99/);
     expect(existsSync(join(stateDirOf(dest), 'lock'))).toBe(false);
     expect(readFileSync(file).equals(before)).toBe(true);
+    // Said for a mirror, not for the app's data folder.
+    await expect(audit({ dest, timeoutMs: 2_000 })).rejects.toThrow(/written by a newer version; open this mirror with that version\. Nothing in it was changed\.$/);
+  });
+
+  it('a damaged state.sqlite is named, and left as it was', async () => {
+    const file = join(stateDirOf(dest), 'state.sqlite');
+    mkdirSync(stateDirOf(dest));
+    writeFileSync(file, Buffer.alloc(4096, 7));
+    const damaged = new RegExp(`^The mirror's state ${file} is damaged and cannot be read \\(file is not a database\\); nothing in it was changed\\.`);
+    await expect(audit({ dest, timeoutMs: 2_000 })).rejects.toThrow(damaged);
+    expect(() => readFolder(dest)).toThrow(damaged);
+    expect(existsSync(join(stateDirOf(dest), 'lock'))).toBe(false);
+    expect(readFileSync(file).equals(Buffer.alloc(4096, 7))).toBe(true);
   });
 });

@@ -4,7 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { migrate, type Migration } from '../../store/migrations.ts';
+import { migrate, SchemaTooNewError, type Migration } from '../../store/migrations.ts';
 import { transaction } from '../../store/tx.ts';
 import type { Digests } from './fixity.ts';
 import { caseKey, type ClaimStore, type PathMap } from './local-path.ts';
@@ -358,7 +358,7 @@ export class MirrorState implements ClaimStore {
       migrate(this.db, this.path, MIRROR_MIGRATIONS);
     } catch (err) {
       this.db.close();
-      throw err;
+      throw openError(this.path, err);
     }
     this.#get = this.db.prepare('SELECT * FROM inventory WHERE uri = ?');
     this.#put = this.db.prepare(`
@@ -687,6 +687,26 @@ export class MirrorState implements ClaimStore {
       .run(status, new Date().toISOString(), JSON.stringify(phases), message, id);
     return this.run(id)!;
   }
+}
+
+/**
+ * Why a mirror's state cannot be opened, naming the file: SQLite's own words ("file is not a database") say neither
+ * which file nor that nothing was changed. Other errors (a database busy, a folder that cannot be written) stay as
+ * they are.
+ */
+function openError(path: string, err: unknown): unknown {
+  if (err instanceof SchemaTooNewError) {
+    return new SchemaTooNewError(path, err.found, err.known, 'open this mirror with that version. Nothing in it was changed.');
+  }
+  const code = (err as { errcode?: unknown }).errcode;
+  // SQLITE_CORRUPT, SQLITE_NOTADB.
+  if (code === 11 || code === 26) {
+    return new Error(
+      `The mirror's state ${path} is damaged and cannot be read (${(err as Error).message}); nothing in it was changed. ` +
+        `Put back a copy of it from a backup, or mirror the Source into another folder.`,
+    );
+  }
+  return err;
 }
 
 export function stateDirOf(dest: string): string {
