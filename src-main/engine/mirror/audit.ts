@@ -116,6 +116,8 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     // Local copies that are no longer what was verified: the next sync fetches them again.
     const damaged: string[] = [];
     for (const entry of listed.entries()) {
+      // Checked between files: with --rehash this loop reads the whole mirror, and a cancel must not wait for it.
+      stopIfCancelled(options.signal);
       const row = state.get(entry.loc);
       if (row === null || row.status === 'deleted' || row.status === 'quarantined') {
         report.missing.push(entry.loc);
@@ -146,7 +148,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       const expected = expectationOf(entry.md);
       if (options.rehash) {
         // The digests recorded when it was mirrored are computed too: what tells damage from a change at the Source.
-        const local = await meterFile(file, expected, Object.keys(row.digests) as HashAlgorithm[]);
+        const local = await meterFile(file, expected, Object.keys(row.digests) as HashAlgorithm[], options.signal);
         const harmed = differsFromRecord(local, row);
         if (harmed) damaged.push(entry.loc);
         if (local.status === 'mismatch') report.changed.push({ uri: entry.loc, reason: local.reasons.join('; ') + (harmed ? `; ${DAMAGED_NOW}` : '') });
@@ -169,7 +171,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
         if (onlyUnrecorded(expected.hashes, row)) {
           // The list gives a hash in an algorithm the mirror did not record (e.g. sha-256 now, md5 then), and nothing
           // recorded disagrees: the file itself tells.
-          const local = await meterFile(file, expected);
+          const local = await meterFile(file, expected, undefined, options.signal);
           if (local.status === 'verified') report.inSyncCount++;
           else report.changed.push({ uri: entry.loc, reason: local.reasons.join('; ') });
           continue;
@@ -191,6 +193,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     }
     const kept: string[] = [];
     for (const rel of walk(options.dest, '')) {
+      stopIfCancelled(options.signal);
       if (listed.hasPath(rel)) continue;
       const held = state.fileByKey(caseKey(rel));
       const row = held !== undefined && held.path === rel ? state.get(held.uri) : null;
@@ -218,14 +221,20 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     state.saveAudit({ runId: run.id, at: ended.endedAt ?? new Date().toISOString(), rehash: options.rehash ?? false, seconds, report });
     return report;
   } catch (err) {
-    state.endRun(run.id, 'failed', { audit: (Date.now() - t0) / 1000 }, clip((err as Error).message, 500));
-    throw err;
+    // A cancelled audit is recorded as such (as a sync is), not as one that failed on whatever it was reading then.
+    const cancelled = options.signal?.aborted === true;
+    state.endRun(run.id, cancelled ? 'cancelled' : 'failed', { audit: (Date.now() - t0) / 1000 }, cancelled ? 'Cancelled before the end; no report is kept' : clip((err as Error).message, 500));
+    throw cancelled ? new Error('Audit cancelled.') : err;
   } finally {
     listed.close();
     await http.close();
     state.close();
     lock.release();
   }
+}
+
+function stopIfCancelled(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new Error('Audit cancelled.');
 }
 
 const DAMAGED_NOW = 'the next sync fetches it again';

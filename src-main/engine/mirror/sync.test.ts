@@ -543,6 +543,33 @@ describe('audit', () => {
     expectMirrorMatchesSource();
   });
 
+  it('a cancel while the files are compared stops the audit there; its run is recorded cancelled, and no report is kept', async () => {
+    await run();
+    await audit({ dest });
+    const kept = lastAudit(dest)!;
+    const controller = new AbortController();
+    const get = MirrorState.prototype.get;
+    let calls = 0;
+    // The lists are read whole by then: the cancel comes while listed resources are compared with their files.
+    MirrorState.prototype.get = function (this: MirrorState, uri: string) {
+      if (++calls === 3) controller.abort();
+      return get.call(this, uri);
+    };
+    try {
+      await expect(audit({ dest, rehash: true, signal: controller.signal })).rejects.toThrow(/cancelled/i);
+    } finally {
+      MirrorState.prototype.get = get;
+    }
+    expect(calls).toBe(3);
+    expect(lastAudit(dest)!.runId).toBe(kept.runId);
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      expect(state.runs().at(-1)).toMatchObject({ kind: 'audit', status: 'cancelled', message: 'Cancelled before the end; no report is kept' });
+    } finally {
+      state.close();
+    }
+  });
+
   it('keeps the last reports in the mirror state: read back whole after the state is closed, the newest few only', async () => {
     expect(() => lastAudit(join(dest, 'nowhere'))).toThrow(/is not a mirror/);
     await run();
