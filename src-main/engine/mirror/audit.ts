@@ -179,7 +179,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
         report.changed.push({ uri: entry.loc, reason: 'the list gives another hash or length than the mirrored copy' });
         continue;
       }
-      if (!hasFixity && entry.lastmod !== undefined && row.lastmod !== entry.lastmod) {
+      if (!hasFixity && entry.lastmod !== undefined && !sameTime(entry.lastmod, row.lastmod)) {
         report.changed.push({ uri: entry.loc, reason: `lastmod is ${entry.lastmod}, the mirrored copy's ${row.lastmod ?? 'unknown'}` });
         continue;
       }
@@ -231,6 +231,16 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     state.close();
     lock.release();
   }
+}
+
+/**
+ * The same instant, however written: a Change List and a Resource List (or two versions of one) may write
+ * `2024-01-01T00:00:00Z` and `2024-01-01T00:00:00.000+00:00`, and a sync takes those for the same time too.
+ */
+function sameTime(listed: string, recorded: string | null): boolean {
+  if (recorded === null) return false;
+  const a = parseW3cDatetime(listed);
+  return a !== null ? a === parseW3cDatetime(recorded) : listed === recorded;
 }
 
 function stopIfCancelled(signal: AbortSignal | undefined): void {

@@ -424,6 +424,21 @@ describe('metadata listed in its own right (§14.5)', () => {
 });
 
 describe('audit', () => {
+  it('compares a lastmod by the time it names, not by how it is written', async () => {
+    capabilityList();
+    files.set('/r1', 'one').set('/r2', 'two');
+    const listed = (r1: string, r2: string) =>
+      urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', `<url><loc>${base}/r1</loc><lastmod>${r1}</lastmod></url><url><loc>${base}/r2</loc><lastmod>${r2}</lastmod></url>`);
+    files.set('/rl.xml', listed('2019-01-01T00:00:00Z', '2019-01-01T00:00:00Z'));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 2, failed: 0 });
+    // r1: the same instant written otherwise; r2: a second later.
+    files.set('/rl.xml', listed('2019-01-01T01:00:00.000+01:00', '2019-01-01T00:00:01Z'));
+    const report = await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 });
+    expect(report.changed).toEqual([{ uri: `${base}/r2`, reason: "lastmod is 2019-01-01T00:00:01Z, the mirrored copy's 2019-01-01T00:00:00Z" }]);
+    expect(report.inSyncCount).toBe(1);
+  });
+
   it('checks the file itself when the list gives a hash in an algorithm the mirror did not record', async () => {
     capabilityList();
     files.set('/r1', 'one').set('/r2', 'two');
