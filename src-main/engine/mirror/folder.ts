@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { normalizeStartUrl } from '../discovery/discover.ts';
 import { Http } from '../http/client.ts';
 import type { PathMap } from './local-path.ts';
-import { acquireLock, openLocked, LOCK_NAME, processAlive, type LockHolder } from './lock.ts';
+import { acquireLock, holderGone, openLocked, LOCK_NAME, type LockHolder } from './lock.ts';
 import { MirrorState, STATE_FILE, stateDirOf, type Binding, type Checkpoint, type RunRecord } from './state.ts';
 import type { SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, SettingsError, sourceHeadersOf, type Credentials } from './settings.ts';
@@ -195,11 +195,12 @@ export function runsAsSeen(runs: RunRecord[], heldBy: LockHolder | null): RunRec
 /** The holder of the folder's lock when it is another process that still runs. */
 export function lockHolder(dest: string): LockHolder | null {
   try {
-    const holder = JSON.parse(readFileSync(join(stateDirOf(dest), LOCK_NAME), 'utf8')) as LockHolder;
+    const path = join(stateDirOf(dest), LOCK_NAME);
+    const holder = JSON.parse(readFileSync(path, 'utf8')) as LockHolder;
     if (typeof holder.pid !== 'number' || holder.pid === process.pid) return null;
     // Held from another computer (a shared folder): its process cannot be looked at from here, so it holds.
     if (typeof holder.host === 'string' && holder.host !== hostname()) return holder;
-    return processAlive(holder.pid) ? holder : null;
+    return holderGone({ ...holder, since: String(holder.since ?? '') }, path) ? null : holder;
   } catch {
     return null;
   }

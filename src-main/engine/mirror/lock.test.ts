@@ -1,8 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir, uptime } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { lockHolder } from './folder.ts';
 import { MirrorLockedError, acquireLock, processAlive } from './lock.ts';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'mirror-lock-'));
@@ -22,7 +23,8 @@ describe('mirror lock', () => {
     const d = dir();
     const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
     try {
-      writeFileSync(join(d, 'lock'), JSON.stringify({ pid: child.pid, host: hostname(), command: 'rsdesk sync', since: '2026-01-01T00:00:00Z' }));
+      const since = new Date().toISOString();
+      writeFileSync(join(d, 'lock'), JSON.stringify({ pid: child.pid, host: hostname(), command: 'rsdesk sync', since }));
       let error: unknown;
       try {
         acquireLock(d, 'rsdesk audit', '/my/mirror');
@@ -30,7 +32,7 @@ describe('mirror lock', () => {
         error = err;
       }
       expect(error).toBeInstanceOf(MirrorLockedError);
-      expect((error as Error).message).toMatch(new RegExp(`/my/mirror is in use by rsdesk sync \\(process ${child.pid} on ${hostname()}, since 2026-01-01`));
+      expect((error as Error).message).toContain(`/my/mirror is in use by rsdesk sync (process ${child.pid} on ${hostname()}, since ${since})`);
     } finally {
       child.kill();
     }
@@ -45,6 +47,34 @@ describe('mirror lock', () => {
     const lock = acquireLock(d, 'rsdesk sync');
     expect(lock.tookOver?.pid).toBe(pid);
     lock.release();
+  });
+
+  it('takes over a lock taken before this computer last started, though its pid now runs another process', () => {
+    const d = dir();
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
+    try {
+      const beforeBoot = new Date(Date.now() - uptime() * 1000 - 3_600_000).toISOString();
+      mkdirSync(join(d, '.resourcesync'));
+      writeFileSync(join(d, '.resourcesync', 'lock'), JSON.stringify({ pid: child.pid, host: hostname(), command: 'rsdesk sync', since: beforeBoot }));
+      // What `rsdesk runs` and the app go by: no one holds the mirror, its run left running reads as interrupted.
+      expect(lockHolder(d)).toBeNull();
+      const lock = acquireLock(join(d, '.resourcesync'), 'rsdesk sync');
+      expect(lock.tookOver).toMatchObject({ pid: child.pid, since: beforeBoot });
+      lock.release();
+    } finally {
+      child.kill();
+    }
+  });
+
+  it("takes over a lock naming this process's pid that this process does not hold (an earlier process had the pid), not one it holds", () => {
+    const d = dir();
+    writeFileSync(join(d, 'lock'), JSON.stringify({ pid: process.pid, host: hostname(), command: 'rsdesk sync', since: new Date().toISOString() }));
+    const lock = acquireLock(d, 'rsdesk sync');
+    expect(lock.tookOver?.pid).toBe(process.pid);
+    // Held by this process now (the app: one run at a time per mirror), it is refused.
+    expect(() => acquireLock(d, 'rsdesk audit')).toThrow(MirrorLockedError);
+    lock.release();
+    acquireLock(d, 'rsdesk audit').release();
   });
 
   it('does not take over a lock from another host', () => {

@@ -2,8 +2,8 @@
 // (pid, host, command, since when). A lock left by a process of this host that no longer runs is stale and taken
 // over; any other lock is refused with a message that names the holder.
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { hostname, uptime } from 'node:os';
+import { join, resolve } from 'node:path';
 import { DiskFullError, isDiskFull } from './disk-full.ts';
 
 export const LOCK_NAME = 'lock';
@@ -54,6 +54,26 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Lock files this process holds now. One that names this process's pid without being among them was left by an
+ * earlier process that had the same pid: a container started again gives its first processes the same small pids, and
+ * "process 7 is still running" is then this process itself.
+ */
+const heldHere = new Set<string>();
+
+/**
+ * Whether the process that wrote `holder` (a lock of this host, in `path`) certainly no longer runs: it is gone, it
+ * was taken before this computer last started (a power cut in a run: its pid may well be another process's by now),
+ * or its pid is this process's, which does not hold the lock.
+ */
+export function holderGone(holder: LockHolder, path: string): boolean {
+  if (holder.pid === process.pid) return !heldHere.has(resolve(path));
+  const since = Date.parse(holder.since);
+  // A minute's margin: the boot time is worked out from the uptime and the clock, each a little off.
+  if (Number.isFinite(since) && since < Date.now() - uptime() * 1000 - 60_000) return true;
+  return !processAlive(holder.pid);
+}
+
 function describe(holder: LockHolder): string {
   return `${holder.command} (process ${holder.pid} on ${holder.host}${holder.since ? `, since ${holder.since}` : ''})`;
 }
@@ -86,8 +106,8 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
           null,
         );
       }
-      if (current.host === holder.host && current.pid !== process.pid && !processAlive(current.pid)) {
-        // Stale: its process is gone. Removed only if it is still the same lock we just read.
+      if (current.host === holder.host && holderGone(current, path)) {
+        // Stale. Removed only if it is still the same lock we just read.
         const again = readHolder(path);
         if (again && again.pid === current.pid && again.since === current.since) {
           try {
@@ -124,9 +144,11 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
       throw isDiskFull(err) ? new DiskFullError(mirrorDir, false) : err;
     }
     let released = false;
+    heldHere.add(resolve(path));
     const release = () => {
       if (released) return;
       released = true;
+      heldHere.delete(resolve(path));
       process.off('exit', release);
       const now = readHolder(path);
       if (now && now.pid === holder.pid && now.since === holder.since) {
