@@ -1,11 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir, uptime } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lockHolder } from './folder.ts';
 import { MirrorLockedError, acquireLock, processAlive } from './lock.ts';
 
+const MODULE = new URL('./lock.ts', import.meta.url).href;
 const dir = () => mkdtempSync(join(tmpdir(), 'mirror-lock-'));
 
 describe('mirror lock', () => {
@@ -75,6 +76,47 @@ describe('mirror lock', () => {
     expect(() => acquireLock(d, 'rsdesk audit')).toThrow(MirrorLockedError);
     lock.release();
     acquireLock(d, 'rsdesk audit').release();
+  });
+
+  it('a takeover waits for one under way: of two processes that found the same stale lock, the second does not remove the lock the first took', async () => {
+    const d = dir();
+    const dead = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
+    writeFileSync(join(d, 'lock'), JSON.stringify({ pid: dead, host: hostname(), command: 'rsdesk sync', since: new Date().toISOString() }));
+    // This process is the first: it is taking the stale lock over (its takeover file is there) when the second comes.
+    writeFileSync(join(d, 'lock.takeover'), '');
+    const script =
+      `const { acquireLock } = await import(${JSON.stringify(MODULE)}); process.stdout.write('trying\\n');` +
+      `try { acquireLock(${JSON.stringify(d)}, 'second'); process.stdout.write('locked\\n'); } catch (err) { process.stdout.write(err.name + '\\n'); }`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    await new Promise<void>((resolve) => child.stdout.on('data', () => out.includes('trying') && resolve()));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The first removes the stale lock, takes its own, and ends its takeover.
+    rmSync(join(d, 'lock'));
+    const first = acquireLock(d, 'first');
+    rmSync(join(d, 'lock.takeover'));
+    await new Promise((resolve) => child.on('close', resolve));
+    try {
+      expect(out).toBe('trying\nMirrorLockedError\n');
+      expect(JSON.parse(readFileSync(join(d, 'lock'), 'utf8'))).toMatchObject({ pid: process.pid, command: 'first' });
+    } finally {
+      first.release();
+    }
+    expect(readdirSync(d)).toEqual([]);
+  });
+
+  it('a takeover file left by a process killed in the middle of one is removed after a few seconds', () => {
+    const d = dir();
+    const dead = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
+    writeFileSync(join(d, 'lock'), JSON.stringify({ pid: dead, host: hostname(), command: 'rsdesk sync', since: new Date().toISOString() }));
+    writeFileSync(join(d, 'lock.takeover'), '');
+    const then = (Date.now() - 10_000) / 1000;
+    utimesSync(join(d, 'lock.takeover'), then, then);
+    const lock = acquireLock(d, 'rsdesk sync');
+    expect(lock.tookOver?.pid).toBe(dead);
+    lock.release();
+    expect(readdirSync(d)).toEqual([]);
   });
 
   it('does not take over a lock from another host', () => {

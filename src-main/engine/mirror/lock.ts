@@ -1,7 +1,7 @@
 // One writer per mirror: a lock file in the mirror's `.resourcesync/` folder, created exclusively, naming its holder
 // (pid, host, command, since when). A lock left by a process of this host that no longer runs is stale and taken
 // over; any other lock is refused with a message that names the holder.
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname, uptime } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DiskFullError, isDiskFull } from './disk-full.ts';
@@ -107,16 +107,7 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
         );
       }
       if (current.host === holder.host && holderGone(current, path)) {
-        // Stale. Removed only if it is still the same lock we just read.
-        const again = readHolder(path);
-        if (again && again.pid === current.pid && again.since === current.since) {
-          try {
-            unlinkSync(path);
-          } catch {
-            // Someone else removed it first; try again.
-          }
-          tookOver = current;
-        }
+        if (removeStale(path, current, mirrorDir)) tookOver = current;
         continue;
       }
       const where = current.host === holder.host ? '' : ' If that host no longer uses this folder, delete the lock file.';
@@ -163,6 +154,63 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
     return { path, holder, tookOver, release };
   }
   throw new MirrorLockedError(`The mirror ${mirrorDir} could not be locked: its lock file keeps changing (${path}).`, null);
+}
+
+/** A takeover under way older than this was left by a process killed in its few lines: it is removed. */
+const TAKEOVER_STALE_MS = 5_000;
+
+/**
+ * Removes the stale lock `seen` if it is still the one in `path`; true when it did. Under a second file created
+ * exclusively: two processes that found the same stale lock (two runs started at once after a crash) could otherwise
+ * both read it again, the first remove it and take the lock, and the second then remove the first's new lock and take
+ * it too, both writing the mirror.
+ */
+function removeStale(path: string, seen: LockHolder, mirrorDir: string): boolean {
+  const guard = `${path}.takeover`;
+  const deadline = Date.now() + 4 * TAKEOVER_STALE_MS;
+  for (;;) {
+    try {
+      closeSync(openSync(guard, 'wx', 0o644));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw isDiskFull(err) ? new DiskFullError(mirrorDir, false) : err;
+      let age = 0;
+      try {
+        age = Date.now() - statSync(guard).mtimeMs;
+      } catch {
+        // Gone already: try again at once.
+        continue;
+      }
+      if (age > TAKEOVER_STALE_MS) {
+        try {
+          unlinkSync(guard);
+        } catch {
+          // Someone else removed it first.
+        }
+        continue;
+      }
+      if (Date.now() > deadline) {
+        throw new MirrorLockedError(`The mirror ${mirrorDir} could not be locked: another process is taking its stale lock over, or left ${guard} behind. If no other rsdesk or ResourceSync Desktop is using this folder, delete that file and try again.`, null);
+      }
+      sleepMs(5);
+    }
+  }
+  try {
+    const again = readHolder(path);
+    if (!again || again.pid !== seen.pid || again.since !== seen.since) return false;
+    try {
+      unlinkSync(path);
+    } catch {
+      // Someone removed it first (by hand).
+    }
+    return true;
+  } finally {
+    try {
+      unlinkSync(guard);
+    } catch {
+      // Removed as stale by another process: only if this one stood still for seconds.
+    }
+  }
 }
 
 /**
