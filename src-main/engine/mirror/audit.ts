@@ -13,7 +13,7 @@ import { ListedResources } from './audit-listed.ts';
 import { compareChanges, type Timed } from './change-timeline.ts';
 import { readChangeLists } from './change-lists.ts';
 import { acquireLock, openLocked } from './lock.ts';
-import { caseKey } from './local-path.ts';
+import { caseKey, LocalPaths } from './local-path.ts';
 import { keepAsMetadata, metadataOf } from './metadata.ts';
 import { MirrorState, STATE_DIR, stateDirOf, type Binding, type InventoryRow, type SavedAudit } from './state.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
@@ -192,13 +192,16 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       if (row !== null && keepAsMetadata(described, uri, (u) => listed.has(u))) listed.addPath(row.path);
     }
     const kept: string[] = [];
+    const paths = new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.resourceListUrl, maps: binding.maps, allowHosts: binding.allowHosts });
     for (const rel of walk(options.dest, '')) {
       stopIfCancelled(options.signal);
       if (listed.hasPath(rel)) continue;
       const held = state.fileByKey(caseKey(rel));
       const row = held !== undefined && held.path === rel ? state.get(held.uri) : null;
       if (row !== null && row.status !== 'deleted' && row.status !== 'quarantined' && !listed.has(row.uri)) kept.push(row.uri);
-      else report.extra.push(rel);
+      // Extra: a file in a folder the mirror writes into (its host's, a --map's) that no listed resource maps to.
+      // A file beside them (a note someone keeps at the top of the mirror's folder) is not the mirror's.
+      else if (row !== null || paths.inMappedFolder(rel)) report.extra.push(rel);
     }
     report.kept = kept;
     report.inSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length === 0;

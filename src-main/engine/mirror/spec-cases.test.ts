@@ -2,7 +2,7 @@
 // in time (§12.1, Example 19: by their place in the Change List), what holds the checkpoint back, and what an audit
 // makes of a hash in an algorithm the mirror did not record (§7 `hash`: any algorithm may be given).
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
@@ -424,6 +424,23 @@ describe('metadata listed in its own right (§14.5)', () => {
 });
 
 describe('audit', () => {
+  it("calls extra the files in the folders the mirror writes into (its host's, a map's), not those beside them", async () => {
+    capabilityList();
+    files.set('/r1', 'one').set('/a/r2', 'two');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one')) + url('/a/r2', fixity('two'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run({ maps: [{ prefix: `${base}/a/`, dir: 'mapped/a' }] })).toMatchObject({ mode: 'baseline', created: 2, failed: 0 });
+    expect(readFileSync(join(dest, 'mapped', 'a', 'r2'), 'utf8')).toBe('two');
+    const host = new URL(base).host.replace(':', '_');
+    for (const stray of [`${host}/stray`, 'mapped/a/stray', 'notes.txt', 'mapped/beside', 'other/file']) {
+      mkdirSync(join(dest, stray, '..'), { recursive: true });
+      writeFileSync(join(dest, stray), 'x');
+    }
+    const report = await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 });
+    expect(report.extra.sort()).toEqual([`${host}/stray`, 'mapped/a/stray']);
+    expect(report.inSyncCount).toBe(2);
+  });
+
   it('compares a lastmod by the time it names, not by how it is written', async () => {
     capabilityList();
     files.set('/r1', 'one').set('/r2', 'two');
