@@ -8,7 +8,7 @@ import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Entry, HashAlgorithm } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
-import { expectationOf, meterFile, recordedMatches, type FixityResult } from './fixity.ts';
+import { expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
 import { ListedResources } from './audit-listed.ts';
 import { compareChanges, type Timed } from './change-timeline.ts';
 import { readChangeLists } from './change-lists.ts';
@@ -148,7 +148,12 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       const expected = expectationOf(entry.md);
       if (options.rehash) {
         // The digests recorded when it was mirrored are computed too: what tells damage from a change at the Source.
-        const local = await meterFile(file, expected, Object.keys(row.digests) as HashAlgorithm[], options.signal);
+        const local = await meterLocal(file, expected, Object.keys(row.digests) as HashAlgorithm[], options.signal);
+        if (typeof local === 'string') {
+          damaged.push(entry.loc);
+          report.changed.push({ uri: entry.loc, reason: `${local}; ${DAMAGED_NOW}` });
+          continue;
+        }
         const harmed = differsFromRecord(local, row);
         if (harmed) damaged.push(entry.loc);
         if (local.status === 'mismatch') report.changed.push({ uri: entry.loc, reason: local.reasons.join('; ') + (harmed ? `; ${DAMAGED_NOW}` : '') });
@@ -171,8 +176,11 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
         if (onlyUnrecorded(expected.hashes, row)) {
           // The list gives a hash in an algorithm the mirror did not record (e.g. sha-256 now, md5 then), and nothing
           // recorded disagrees: the file itself tells.
-          const local = await meterFile(file, expected, undefined, options.signal);
-          if (local.status === 'verified') report.inSyncCount++;
+          const local = await meterLocal(file, expected, undefined, options.signal);
+          if (typeof local === 'string') {
+            damaged.push(entry.loc);
+            report.changed.push({ uri: entry.loc, reason: `${local}; ${DAMAGED_NOW}` });
+          } else if (local.status === 'verified') report.inSyncCount++;
           else report.changed.push({ uri: entry.loc, reason: local.reasons.join('; ') });
           continue;
         }
@@ -244,6 +252,20 @@ function sameTime(listed: string, recorded: string | null): boolean {
   if (recorded === null) return false;
   const a = parseW3cDatetime(listed);
   return a !== null ? a === parseW3cDatetime(recorded) : listed === recorded;
+}
+
+/**
+ * A local file's fixity, or why it could not be read: a read error of the disk (what an audit reading every file
+ * again is there to find), a file removed or made unreadable since it was looked at. One such file is a difference
+ * of its own, not the end of the audit.
+ */
+async function meterLocal(file: string, expected: Expectation, alsoCompute: HashAlgorithm[] | undefined, signal: AbortSignal | undefined): Promise<FixityResult | string> {
+  try {
+    return await meterFile(file, expected, alsoCompute, signal);
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    return `the local copy cannot be read (${clip((err as Error).message, 300)})`;
+  }
 }
 
 function stopIfCancelled(signal: AbortSignal | undefined): void {
