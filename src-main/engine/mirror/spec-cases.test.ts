@@ -210,6 +210,26 @@ describe('a cancelled incremental sync', () => {
   });
 });
 
+describe('the journal of an incremental run whose Change List cannot be read', () => {
+  it('says how long it spent on the lists', async () => {
+    capabilityList();
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1 });
+    statuses.set('/cl.xml', 404);
+    await expect(run()).rejects.toThrow(/404/);
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      const last = state.runs().at(-1)!;
+      expect(last).toMatchObject({ kind: 'incremental', status: 'failed' });
+      expect(Object.keys(last.phases).sort()).toEqual(['discovery', 'lists']);
+    } finally {
+      state.close();
+    }
+  });
+});
+
 describe('the Capability List', () => {
   it('is read again at each run: a closed Change List is followed by the one that continues it', async () => {
     capabilityList('/cl1.xml');

@@ -344,6 +344,13 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     report();
     const paused = () => options.pauseSignal?.aborted === true && options.signal?.aborted !== true;
     const phases: Record<string, number> = { discovery: discoverySeconds };
+    // A resumed run's journal keeps the time of its earlier parts too: each phase's time in all, not the last part's.
+    const earlier = resume && run ? run.phases : {};
+    const inAll = (): Record<string, number> => {
+      const sum: Record<string, number> = { ...earlier };
+      for (const [phase, seconds] of Object.entries(phases)) sum[phase] = (sum[phase] ?? 0) + seconds;
+      return sum;
+    };
     let newCheckpoint: { at: string; from: string } | null = null;
     /** What the Change List part of an incremental run read (gap.ts). */
     let listsRead: IncrementalResult | null = null;
@@ -442,7 +449,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
               ? err.message
               : String(err);
       try {
-        if (run) state.endRun(run.id, status, phases, message);
+        if (run) state.endRun(run.id, status, inAll(), message);
       } catch (recording) {
         // A disk too full to record the end: the run shows as interrupted, and the next sync resumes it.
         if (!isDiskFull(recording)) throw recording;
@@ -464,7 +471,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     } else if (!dryRun && mode === 'baseline' && status === 'completed' && newCheckpoint !== null) {
       afterBaseline(state, parseW3cDatetime(newCheckpoint.at) ?? 0, t0);
     }
-    if (run) state.endRun(run.id, status, phases, message);
+    if (run) state.endRun(run.id, status, inAll(), message);
     // A dump's packages are recorded as applied until the run ends: a run killed after them (reading the Change List
     // that follows a Change Dump, deleting what a Resource Dump no longer holds) resumes past them.
     if (run && status !== 'interrupted') clearDumpProgress(state);
@@ -798,6 +805,8 @@ async function baseline(
     ahead.stop();
     await ahead.done.catch(() => undefined);
     await inflight.allSettled();
+    // The journal of a run paused, cancelled or failed says how long it fetched, too.
+    phases.fetch = (Date.now() - t0) / 1000;
     throw err;
   }
   if (repeated > 0) {
