@@ -461,6 +461,16 @@ describe('audit', () => {
     expect(report.inSyncCount).toBe(2);
   });
 
+  it('refuses a Resource List URL that now answers another document, rather than call everything missing', async () => {
+    capabilityList();
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1, failed: 0 });
+    files.set('/rl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', url('/r2', fixity('two', 'change="created"'))));
+    await expect(audit({ dest, proxyEnv: {}, timeoutMs: 2_000 })).rejects.toThrow(/rl\.xml is a changelist, not a Resource List$/);
+  });
+
   it('compares a lastmod by the time it names, not by how it is written', async () => {
     capabilityList();
     files.set('/r1', 'one').set('/r2', 'two');
