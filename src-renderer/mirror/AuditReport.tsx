@@ -188,6 +188,11 @@ function AuditTable({ view, deletePolicy, source }: { view: AuditView; deletePol
           </button>
         </span>
       </div>
+      {r.notes?.map((note) => (
+        <p key={note} className="muted audit-note">
+          Note: {note}
+        </p>
+      ))}
       {rows.length > 0 && (
         <>
           <div className="mirror-filters" role="search" aria-label="Filter the audit">

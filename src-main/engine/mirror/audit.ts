@@ -146,11 +146,21 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     const report: AuditReport = { inSync: false, missing: [], extra: [], changed: [], unverifiable: [], inSyncCount: 0, ...(notes.length > 0 ? { notes } : {}) };
     // Local copies that are no longer what was verified: the next sync fetches them again.
     const damaged: string[] = [];
+    const paths = new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.resourceListUrl, maps: binding.maps, allowHosts: binding.allowHosts });
+    let outOfScope = 0;
+    let firstOutOfScope = '';
     for (const entry of listed.entries()) {
       // Checked between files: with --rehash this loop reads the whole mirror, and a cancel must not wait for it.
       stopIfCancelled(options.signal);
       const row = state.get(entry.loc);
       if (row === null || row.status === 'deleted' || row.status === 'quarantined') {
+        const mapped = row === null ? paths.map(entry.loc) : null;
+        if (mapped !== null && !mapped.ok) {
+          // Never mirrored by the mirror's own rules (another host not allowed, a URI that is not http): a sync skips
+          // it and completes, so it is not missing, or the mirror could never be in sync.
+          if (outOfScope++ === 0) firstOutOfScope = `${clip(entry.loc)}: ${mapped.reason}`;
+          continue;
+        }
         report.missing.push(entry.loc);
         continue;
       }
@@ -231,7 +241,6 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       if (row !== null && keepAsMetadata(described, uri, (u) => listed.has(u))) listed.addPath(row.path);
     }
     const kept: string[] = [];
-    const paths = new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.resourceListUrl, maps: binding.maps, allowHosts: binding.allowHosts });
     for (const rel of walk(options.dest, '')) {
       stopIfCancelled(options.signal);
       if (listed.hasPath(rel)) continue;
@@ -243,6 +252,13 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       else if (row !== null || paths.inMappedFolder(rel)) report.extra.push(rel);
     }
     report.kept = kept;
+    if (outOfScope > 0) {
+      notes.push(
+        `${outOfScope} listed resource${outOfScope === 1 ? ' is' : 's are'} not mirrored by this mirror's own rules, as a sync skips ${outOfScope === 1 ? 'it' : 'them'}, ` +
+          `and ${outOfScope === 1 ? 'was' : 'were'} not compared (the first: ${firstOutOfScope}).`,
+      );
+      report.notes = notes;
+    }
     report.inSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length === 0;
     if (damaged.length > 0) state.markDamaged(damaged);
     const limit = options.journalLimit ?? 1_000;

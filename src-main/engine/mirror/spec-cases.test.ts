@@ -461,6 +461,21 @@ describe('audit', () => {
     expect(report.inSyncCount).toBe(2);
   });
 
+  it('leaves out, and says so, a listed resource the mirror does not mirror by its own rules (another host): not missing', async () => {
+    capabilityList();
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one')) + '<url><loc>http://elsewhere.invalid/r2</loc></url>'));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1, skipped: 1, failed: 0 });
+    const report = await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 });
+    expect(report).toMatchObject({ inSync: true, inSyncCount: 1, missing: [] });
+    expect(report.notes).toEqual([
+      "1 listed resource is not mirrored by this mirror's own rules, as a sync skips it, and was not compared (the first: http://elsewhere.invalid/r2: on another host (elsewhere.invalid) than the Source's (" +
+        new URL(base).host +
+        '); not mirrored unless that host is allowed).',
+    ]);
+  });
+
   it('refuses a Resource List URL that now answers another document, rather than call everything missing', async () => {
     capabilityList();
     files.set('/r1', 'one');

@@ -194,6 +194,7 @@ export interface SavedAudit {
     changed: { uri: string; reason: string }[];
     unverifiable: { uri: string; reason: string }[];
     kept?: string[];
+    notes?: string[];
   };
 }
 
@@ -647,6 +648,8 @@ export class MirrorState implements ClaimStore {
       for (const c of report.changed) insert.run(audit.runId, 'changed', c.uri, c.reason);
       for (const c of report.unverifiable) insert.run(audit.runId, 'unverifiable', c.uri, c.reason);
       for (const uri of report.kept ?? []) insert.run(audit.runId, 'kept', uri, null);
+      // What the audit had to do without (a Change List it could not read…): the report read back says it too.
+      for (const note of report.notes ?? []) insert.run(audit.runId, 'note', note, null);
       const old = this.db.prepare('SELECT run_id FROM audit_reports ORDER BY run_id DESC LIMIT -1 OFFSET ?').all(KEPT_AUDIT_REPORTS) as { run_id: number }[];
       for (const r of old) {
         this.db.prepare('DELETE FROM audit_items WHERE run_id = ?').run(r.run_id);
@@ -672,6 +675,7 @@ export class MirrorState implements ClaimStore {
       else if (row.status === 'changed') report.changed.push({ uri: row.item, reason: row.reason ?? '' });
       else if (row.status === 'unverifiable') report.unverifiable.push({ uri: row.item, reason: row.reason ?? '' });
       else if (row.status === 'kept') report.kept!.push(row.item);
+      else if (row.status === 'note') (report.notes ??= []).push(row.item);
     }
     return { runId: id, at: raw.at, rehash: raw.rehash === 1, seconds: Number(raw.seconds), report };
   }

@@ -487,6 +487,8 @@ describe('audit', () => {
     expect(report.inSync).toBe(true);
     expect(report.notes).toHaveLength(1);
     expect(report.notes![0]).toMatch(/^The Change List .*changelist-index\.xml could not be read \(.*500.*\); the mirror is compared with the Resource List as of .* alone/);
+    // Kept with the report: `rsdesk audit --last` and the app (which shows the kept report) say it too.
+    expect(lastAudit(dest)!.report.notes).toEqual(report.notes);
   });
 
   it('damaged local copies: an audit marks them, the next sync (incremental or baseline) fetches them again', async () => {
