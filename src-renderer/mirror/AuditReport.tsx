@@ -61,6 +61,8 @@ function rowsJson(view: AuditView, source: string | null, rows: AuditRow[], filt
     changed: of('changed').map((row) => ({ uri: row.item, reason: row.reason })),
     unverifiable: of('unverifiable').map((row) => ({ uri: row.item, reason: row.reason })),
     kept: of('kept').map((row) => row.item),
+    // As `rsdesk audit --json` has them: what the audit had to do without.
+    ...(r.notes ? { notes: r.notes } : {}),
   };
   return `${JSON.stringify(report, null, 2)}\n`;
 }
