@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir, uptime } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -72,8 +72,11 @@ describe('mirror lock', () => {
     writeFileSync(join(d, 'lock'), JSON.stringify({ pid: process.pid, host: hostname(), command: 'rsdesk sync', since: new Date().toISOString() }));
     const lock = acquireLock(d, 'rsdesk sync');
     expect(lock.tookOver?.pid).toBe(process.pid);
-    // Held by this process now (the app: one run at a time per mirror), it is refused.
+    // Held by this process now (the app: one run at a time per mirror), it is refused, named through a link too.
     expect(() => acquireLock(d, 'rsdesk audit')).toThrow(MirrorLockedError);
+    const link = join(dir(), 'link');
+    symlinkSync(d, link);
+    expect(() => acquireLock(link, 'rsdesk audit')).toThrow(MirrorLockedError);
     lock.release();
     acquireLock(d, 'rsdesk audit').release();
   });

@@ -1,7 +1,7 @@
 // One writer per mirror: a lock file in the mirror's `.resourcesync/` folder, created exclusively, naming its holder
 // (pid, host, command, since when). A lock left by a process of this host that no longer runs is stale and taken
 // over; any other lock is refused with a message that names the holder.
-import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname, uptime } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DiskFullError, isDiskFull } from './disk-full.ts';
@@ -67,11 +67,20 @@ const heldHere = new Set<string>();
  * or its pid is this process's, which does not hold the lock.
  */
 export function holderGone(holder: LockHolder, path: string): boolean {
-  if (holder.pid === process.pid) return !heldHere.has(resolve(path));
+  if (holder.pid === process.pid) return !heldHere.has(lockKey(path));
   const since = Date.parse(holder.since);
   // A minute's margin: the boot time is worked out from the uptime and the clock, each a little off.
   if (Number.isFinite(since) && since < Date.now() - uptime() * 1000 - 60_000) return true;
   return !processAlive(holder.pid);
+}
+
+/** The same lock file however it is named: a mirror reached through a link is the same mirror. */
+function lockKey(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
 }
 
 function describe(holder: LockHolder): string {
@@ -135,11 +144,12 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
       throw isDiskFull(err) ? new DiskFullError(mirrorDir, false) : err;
     }
     let released = false;
-    heldHere.add(resolve(path));
+    const key = lockKey(path);
+    heldHere.add(key);
     const release = () => {
       if (released) return;
       released = true;
-      heldHere.delete(resolve(path));
+      heldHere.delete(key);
       process.off('exit', release);
       const now = readHolder(path);
       if (now && now.pid === holder.pid && now.since === holder.since) {
