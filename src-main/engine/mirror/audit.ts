@@ -147,6 +147,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     // Local copies that are no longer what was verified: the next sync fetches them again.
     const damaged: string[] = [];
     const paths = new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.resourceListUrl, maps: binding.maps, allowHosts: binding.allowHosts });
+    const folders = new FolderCheck(options.dest);
     let outOfScope = 0;
     let firstOutOfScope = '';
     for (const entry of listed.entries()) {
@@ -166,6 +167,13 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       }
       listed.addPath(row.path);
       const file = join(options.dest, ...row.path.split('/'));
+      const detour = folders.detour(row.path);
+      if (detour !== null) {
+        // A folder on the way was replaced by a link: the file there is not in the mirror's folder (and is not read).
+        damaged.push(entry.loc);
+        report.changed.push({ uri: entry.loc, reason: `${detour}; ${DAMAGED_NOW}` });
+        continue;
+      }
       let size: number;
       try {
         const stat = lstatSync(file);
@@ -302,6 +310,44 @@ function sameTime(listed: string, recorded: string | null): boolean {
 }
 
 class NotAResourceList extends Error {}
+
+/**
+ * Whether the folders on a file's way are real folders of the mirror, not links: the last name is checked by lstat
+ * (a link there is "not a regular file"), but a link in place of a folder would lead the audit (and --rehash's
+ * reading) out of the mirror, to files that may well match. Each folder is looked at once.
+ */
+class FolderCheck {
+  readonly #root: string;
+  /** Folder (relative path) → what is wrong with it, or null when it is a real folder. */
+  readonly #seen = new Map<string, string | null>();
+
+  constructor(root: string) {
+    this.#root = root;
+  }
+
+  /** What leads the path `rel` out of the mirror's folder, or null. */
+  detour(rel: string): string | null {
+    const parts = rel.split('/');
+    let dir = '';
+    for (const part of parts.slice(0, -1)) {
+      dir = dir === '' ? part : `${dir}/${part}`;
+      let problem = this.#seen.get(dir);
+      if (problem === undefined) {
+        problem = null;
+        try {
+          const stat = lstatSync(join(this.#root, ...dir.split('/')));
+          if (stat.isSymbolicLink()) problem = `its folder ${dir} is a symbolic link; the mirror does not read or write through links`;
+          else if (!stat.isDirectory()) problem = `${dir} is a file where the mirror has a folder`;
+        } catch {
+          // Gone: the file is missing, as its own lstat says.
+        }
+        this.#seen.set(dir, problem);
+      }
+      if (problem !== null) return problem;
+    }
+    return null;
+  }
+}
 
 /**
  * A local file's fixity, or why it could not be read: a read error of the disk (what an audit reading every file

@@ -465,6 +465,23 @@ describe('audit', () => {
     expect(await audit({ dest, rehash: true })).toMatchObject({ inSync: true, changed: [] });
   });
 
+  it('a folder replaced by a link (to a copy outside the mirror) is not followed: its files are changed, not in sync', async () => {
+    await run();
+    const folder = join(fileOf(1), '..');
+    const outside = join(mkdtempSync(join(tmpdir(), 'outside-')), 'res');
+    execFileSync('cp', ['-r', folder, outside]);
+    rmSync(folder, { recursive: true });
+    symlinkSync(outside, folder);
+    const inFolder = fixture.state.live().filter((r) => fixture.state.pathOf(r.id).startsWith(fixture.state.pathOf(1).replace(/[^/]*$/, ''))).length;
+    for (const rehash of [false, true]) {
+      const report = await audit({ dest, rehash });
+      expect(report.inSync).toBe(false);
+      expect(report.inSyncCount, `rehash ${rehash}`).toBe(0);
+      expect(report.changed).toHaveLength(inFolder);
+      expect(report.changed[0]!.reason).toMatch(/^its folder .*res is a symbolic link; the mirror does not read or write through links; the next sync fetches it again$/);
+    }
+  });
+
   it('files kept by the deletion policy keep are listed apart, not as extra, and leave the mirror in sync', async () => {
     await run();
     const [gone] = fixture.change('delete', 1);
