@@ -410,7 +410,7 @@ function* walk(root: string, rel: string): Generator<string> {
 export function lastAudit(dest: string): SavedAudit | null {
   const stateDir = stateDirOf(dest);
   if (!existsSync(join(stateDir, 'state.sqlite'))) throw new Error(`${dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
-  const state = new MirrorState(stateDir);
+  const state = MirrorState.forReading(stateDir);
   try {
     return state.audit();
   } finally {

@@ -1,5 +1,5 @@
 // A run left `running` by a process that was killed reads as interrupted, in the app's summary and after an audit.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -173,5 +173,44 @@ describe('a mirror whose state cannot be opened', () => {
     expect(() => readFolder(dest)).toThrow(damaged);
     expect(existsSync(join(stateDirOf(dest), 'lock'))).toBe(false);
     expect(readFileSync(file).equals(Buffer.alloc(4096, 7))).toBe(true);
+  });
+});
+
+describe('a mirror whose folder cannot be written', () => {
+  it('is read as it is: its runs, nothing written beside its state', async () => {
+    await sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, timeoutMs: 2_000 });
+    const stateDir = stateDirOf(dest);
+    const before = readdirSync(stateDir).sort();
+    const bytes = readFileSync(join(stateDir, 'state.sqlite'));
+    const state = new MirrorState(stateDir, { readOnly: true });
+    try {
+      expect(state.runs()).toMatchObject([{ kind: 'baseline', status: 'completed' }]);
+      expect(state.binding()?.resourceListUrl).toMatch(/resourcelist/);
+    } finally {
+      state.close();
+    }
+    // No -wal or -shm file: SQLite would need to write them, and cannot there.
+    expect(readdirSync(stateDir).sort()).toEqual(before);
+    expect(readFileSync(join(stateDir, 'state.sqlite')).equals(bytes)).toBe(true);
+    // A state of an older version cannot be brought up to date there: said, not half done.
+    const db = new DatabaseSync(join(stateDir, 'state.sqlite'));
+    db.exec('PRAGMA user_version = 3');
+    db.close();
+    expect(() => new MirrorState(stateDir, { readOnly: true })).toThrow(/was written by an older version, and its folder cannot be written to bring it up to date/);
+  });
+
+  // Root writes through permissions: only a read-only file system would stop it.
+  it.skipIf(process.getuid?.() === 0)('rsdesk runs and the app read it; a sync or an audit is refused in plain words', async () => {
+    await sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, timeoutMs: 2_000 });
+    const stateDir = stateDirOf(dest);
+    chmodSync(join(stateDir, 'state.sqlite'), 0o444);
+    chmodSync(stateDir, 0o555);
+    try {
+      expect(readFolder(dest)!.runs).toMatchObject([{ kind: 'baseline', status: 'completed' }]);
+      await expect(audit({ dest, timeoutMs: 2_000 })).rejects.toThrow(/cannot be written \(permission denied\), and a sync or an audit records what it does in it/);
+    } finally {
+      chmodSync(stateDir, 0o755);
+      chmodSync(join(stateDir, 'state.sqlite'), 0o644);
+    }
   });
 });

@@ -125,7 +125,7 @@ function changeBinding(dest: string, change: (binding: Binding, origin: string) 
 /** The binding of a mirror folder alone (no count of its inventory); null when it is not a mirror or not bound. */
 export function readBinding(dest: string): Binding | null {
   if (!isMirror(dest)) return null;
-  const state = new MirrorState(stateDirOf(dest));
+  const state = MirrorState.forReading(stateDirOf(dest));
   try {
     return state.binding();
   } finally {
@@ -151,7 +151,7 @@ export function isMirror(dest: string): boolean {
 /** Resources the folder's inventory holds (deleted and quarantined ones left out); 0 when it is not a mirror yet. */
 export function inventorySize(dest: string): number {
   if (!isMirror(dest)) return 0;
-  const state = new MirrorState(stateDirOf(dest));
+  const state = MirrorState.forReading(stateDirOf(dest));
   try {
     return state.resourceCount();
   } finally {
@@ -162,7 +162,7 @@ export function inventorySize(dest: string): number {
 /** What the folder's state says, or null when it is not (or no longer) a mirror. */
 export function readFolder(dest: string): FolderStatus | null {
   if (!isMirror(dest)) return null;
-  const state = new MirrorState(stateDirOf(dest));
+  const state = MirrorState.forReading(stateDirOf(dest));
   try {
     const resources = state.resourceCount();
     const heldBy = lockHolder(dest);
@@ -175,7 +175,7 @@ export function readFolder(dest: string): FolderStatus | null {
 /** Failures recorded for one run, at most `limit` (those still standing first), with how many there are and stand. */
 export function readFailures(dest: string, runId: number, limit = 1000): ReturnType<MirrorState['failuresSince']> {
   if (!isMirror(dest)) return { total: 0, open: 0, failures: [] };
-  const state = new MirrorState(stateDirOf(dest));
+  const state = MirrorState.forReading(stateDirOf(dest));
   try {
     return state.failuresSince(runId, limit);
   } finally {

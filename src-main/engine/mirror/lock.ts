@@ -102,7 +102,14 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
     try {
       fd = openSync(path, 'wx', 0o644);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw isDiskFull(err) ? new DiskFullError(mirrorDir, false) : err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
+        throw new Error(
+          `The mirror ${mirrorDir} cannot be written (${code === 'EROFS' ? 'it is on a read-only file system' : 'permission denied'}), and a sync or an audit records ` +
+            `what it does in it. rsdesk runs and rsdesk audit --last still read it.`,
+        );
+      }
+      if (code !== 'EEXIST') throw isDiskFull(err) ? new DiskFullError(mirrorDir, false) : err;
       const current = readHolder(path);
       if (current === null) {
         // Unreadable: a writer that died between creating and writing it, or one writing it right now.

@@ -1,10 +1,11 @@
 // A mirror's own state, inside its folder (`.resourcesync/state.sqlite`), so the folder is self-contained: the
 // inventory (one row per mirrored URI), the run journal with its failures, the checkpoint and the binding (which
 // Source list the folder mirrors, with which maps and options). Schema by the store's versioned migrations.
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { migrate, SchemaTooNewError, type Migration } from '../../store/migrations.ts';
+import { migrate, SchemaTooNewError, schemaVersion, type Migration } from '../../store/migrations.ts';
 import { transaction } from '../../store/tx.ts';
 import type { Digests } from './fixity.ts';
 import { caseKey, type ClaimStore, type PathMap } from './local-path.ts';
@@ -348,15 +349,28 @@ export class MirrorState implements ClaimStore {
   #byKey: StatementSync;
   #under: StatementSync;
 
-  constructor(stateDir: string) {
-    mkdirSync(stateDir, { recursive: true });
+  /** `readOnly`: see forReading. */
+  constructor(stateDir: string, options: { readOnly?: boolean } = {}) {
+    if (!options.readOnly) mkdirSync(stateDir, { recursive: true });
     this.path = join(stateDir, STATE_FILE);
-    this.db = new DatabaseSync(this.path, { enableForeignKeyConstraints: true, timeout: 5_000 });
+    this.db = options.readOnly
+      ? // SQLite cannot open a WAL database read-only without writing its shared-memory file beside it, unless told
+        // that nothing changes it (immutable): true of a folder no one can write.
+        new DatabaseSync(`${pathToFileURL(this.path).href}?immutable=1`, { readOnly: true, enableForeignKeyConstraints: true })
+      : new DatabaseSync(this.path, { enableForeignKeyConstraints: true, timeout: 5_000 });
     try {
-      this.db.exec('PRAGMA journal_mode = WAL');
-      // FULL: a committed row must survive a power cut (its bytes were made durable before the commit).
-      this.db.exec('PRAGMA synchronous = FULL');
-      migrate(this.db, this.path, MIRROR_MIGRATIONS);
+      if (options.readOnly) {
+        const version = schemaVersion(this.db);
+        if (version > MIRROR_MIGRATIONS.length) throw new SchemaTooNewError(this.path, version, MIRROR_MIGRATIONS.length);
+        if (version < MIRROR_MIGRATIONS.length) {
+          throw new Error(`The mirror's state ${this.path} was written by an older version, and its folder cannot be written to bring it up to date; copy the mirror where it can be written to read it.`);
+        }
+      } else {
+        this.db.exec('PRAGMA journal_mode = WAL');
+        // FULL: a committed row must survive a power cut (its bytes were made durable before the commit).
+        this.db.exec('PRAGMA synchronous = FULL');
+        migrate(this.db, this.path, MIRROR_MIGRATIONS);
+      }
     } catch (err) {
       this.db.close();
       throw openError(this.path, err);
@@ -370,6 +384,20 @@ export class MirrorState implements ClaimStore {
         type = excluded.type, status = excluded.status, verified_at = excluded.verified_at, run_id = excluded.run_id`);
     this.#byKey = this.db.prepare('SELECT uri, path FROM inventory WHERE path_key = ? LIMIT 1');
     this.#under = this.db.prepare('SELECT 1 AS found FROM inventory WHERE path_key >= ? AND path_key < ? LIMIT 1');
+  }
+
+  /**
+   * The state opened to be read alone (the runs, the last audit, a folder's status): a mirror whose folder cannot be
+   * written (read-only media, a share mounted read-only, another person's folder) is read as it is, where opening it
+   * to write said only "unable to open database file".
+   */
+  static forReading(stateDir: string): MirrorState {
+    try {
+      return new MirrorState(stateDir);
+    } catch (err) {
+      if (writable(stateDir)) throw err;
+      return new MirrorState(stateDir, { readOnly: true });
+    }
   }
 
   close(): void {
@@ -690,6 +718,16 @@ export class MirrorState implements ClaimStore {
       .prepare('UPDATE runs SET status = ?, ended_at = ?, phases = ?, message = ? WHERE id = ?')
       .run(status, new Date().toISOString(), JSON.stringify(phases), message, id);
     return this.run(id)!;
+  }
+}
+
+function writable(stateDir: string): boolean {
+  try {
+    accessSync(stateDir, constants.W_OK);
+    accessSync(join(stateDir, STATE_FILE), constants.W_OK);
+    return true;
+  } catch {
+    return false;
   }
 }
 
