@@ -1,6 +1,6 @@
 // A local file the audit cannot read (a read error of the disk, a file made unreadable meanwhile) is a difference of
 // its own, marked damaged for the next sync to fetch again, and not the end of the audit.
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -21,12 +21,25 @@ vi.mock('./fixity.ts', async (importOriginal) => {
   };
 });
 
+/** Folders whose listing fails as one without permission does. */
+const unlistable = new Set<string>();
+
+vi.mock('node:fs', async (importOriginal) => {
+  const original = await importOriginal<typeof import('node:fs')>();
+  const readdirSync = ((path: string, ...rest: unknown[]) => {
+    if (unlistable.has(String(path))) throw Object.assign(new Error(`EACCES: permission denied, scandir '${path}'`), { code: 'EACCES' });
+    return (original.readdirSync as (...args: unknown[]) => unknown)(path, ...rest);
+  }) as typeof original.readdirSync;
+  return { ...original, default: { ...original, readdirSync }, readdirSync };
+});
+
 let fixture: FixtureSource;
 let dest: string;
 beforeEach(async () => {
   fixture = await startFixtureSource({ resources: 5, changeListSize: 2 });
   dest = mkdtempSync(join(tmpdir(), 'audit-unreadable-'));
   unreadable.clear();
+  unlistable.clear();
 });
 afterEach(async () => {
   await fixture.close();
@@ -47,5 +60,19 @@ describe('audit --rehash of a file that cannot be read', () => {
     } finally {
       state.close();
     }
+  });
+});
+
+describe('an audit with a folder it cannot list', () => {
+  it('says so in a note, and compares all the rest', async () => {
+    await sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, timeoutMs: 2_000 });
+    const theirs = join(dest, 'theirs');
+    mkdirSync(theirs);
+    unlistable.add(theirs);
+    const report = await audit({ dest, timeoutMs: 2_000 });
+    expect(report).toMatchObject({ inSync: true, inSyncCount: fixture.state.live().length, extra: [] });
+    expect(report.notes).toEqual([
+      "1 folder in the mirror could not be read, so files in it that no listed resource maps to are not known (the first: theirs (EACCES: permission denied, scandir '" + theirs + "')).",
+    ]);
   });
 });

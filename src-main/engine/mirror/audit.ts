@@ -249,7 +249,8 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       if (row !== null && keepAsMetadata(described, uri, (u) => listed.has(u))) listed.addPath(row.path);
     }
     const kept: string[] = [];
-    for (const rel of walk(options.dest, '')) {
+    const unreadable: string[] = [];
+    for (const rel of walk(options.dest, '', unreadable)) {
       stopIfCancelled(options.signal);
       if (listed.hasPath(rel)) continue;
       const held = state.fileByKey(caseKey(rel));
@@ -260,13 +261,16 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       else if (row !== null || paths.inMappedFolder(rel)) report.extra.push(rel);
     }
     report.kept = kept;
+    if (unreadable.length > 0) {
+      notes.push(`${unreadable.length} folder${unreadable.length === 1 ? '' : 's'} in the mirror could not be read, so files in ${unreadable.length === 1 ? 'it' : 'them'} that no listed resource maps to are not known (the first: ${unreadable[0]}).`);
+    }
     if (outOfScope > 0) {
       notes.push(
         `${outOfScope} listed resource${outOfScope === 1 ? ' is' : 's are'} not mirrored by this mirror's own rules, as a sync skips ${outOfScope === 1 ? 'it' : 'them'}, ` +
           `and ${outOfScope === 1 ? 'was' : 'were'} not compared (the first: ${firstOutOfScope}).`,
       );
-      report.notes = notes;
     }
+    if (notes.length > 0) report.notes = notes;
     report.inSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length === 0;
     if (damaged.length > 0) state.markDamaged(damaged);
     const limit = options.journalLimit ?? 1_000;
@@ -397,11 +401,20 @@ async function applyChanges(http: Http, url: string, at: number, listed: ListedR
 }
 
 /** Relative paths of every file in the mirror's visible tree. */
-function* walk(root: string, rel: string): Generator<string> {
-  for (const d of readdirSync(join(root, rel), { withFileTypes: true })) {
+function* walk(root: string, rel: string, unreadable: string[]): Generator<string> {
+  let entries;
+  try {
+    entries = readdirSync(join(root, rel), { withFileTypes: true });
+  } catch (err) {
+    // A folder inside that cannot be read (no permission, removed meanwhile) is said, not the end of the audit.
+    if (rel === '') throw err;
+    unreadable.push(`${rel} (${clip((err as Error).message, 200)})`);
+    return;
+  }
+  for (const d of entries) {
     if (rel === '' && d.name === STATE_DIR) continue;
     const path = rel === '' ? d.name : `${rel}/${d.name}`;
-    if (d.isDirectory()) yield* walk(root, path);
+    if (d.isDirectory()) yield* walk(root, path, unreadable);
     else yield path;
   }
 }
