@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir, uptime } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lockHolder } from './folder.ts';
@@ -50,17 +50,39 @@ describe('mirror lock', () => {
     lock.release();
   });
 
-  it('takes over a lock taken before this computer last started, though its pid now runs another process', () => {
+  it.runIf(process.platform === 'linux')('takes over a lock taken in an earlier boot of the computer, though its pid now runs another process', () => {
     const d = dir();
     const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
     try {
-      const beforeBoot = new Date(Date.now() - uptime() * 1000 - 3_600_000).toISOString();
       mkdirSync(join(d, '.resourcesync'));
-      writeFileSync(join(d, '.resourcesync', 'lock'), JSON.stringify({ pid: child.pid, host: hostname(), command: 'rsdesk sync', since: beforeBoot }));
+      const lock = { pid: child.pid, host: hostname(), command: 'rsdesk sync', since: new Date().toISOString(), boot: 'an-earlier-boot' };
+      writeFileSync(join(d, '.resourcesync', 'lock'), JSON.stringify(lock));
       // What `rsdesk runs` and the app go by: no one holds the mirror, its run left running reads as interrupted.
       expect(lockHolder(d)).toBeNull();
-      const lock = acquireLock(join(d, '.resourcesync'), 'rsdesk sync');
-      expect(lock.tookOver).toMatchObject({ pid: child.pid, since: beforeBoot });
+      const taken = acquireLock(join(d, '.resourcesync'), 'rsdesk sync');
+      expect(taken.tookOver).toMatchObject({ pid: child.pid, boot: 'an-earlier-boot' });
+      // The new lock says which boot, and when its process started.
+      expect(JSON.parse(readFileSync(join(d, '.resourcesync', 'lock'), 'utf8'))).toMatchObject({ boot: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(), startTicks: expect.any(Number) });
+      taken.release();
+    } finally {
+      child.kill();
+    }
+  });
+
+  it.runIf(process.platform === 'linux')('takes over a lock whose pid now runs another process than the one that took it; not the lock of the one that did', async () => {
+    const d = dir();
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
+    try {
+      await new Promise((resolve) => child.on('spawn', resolve));
+      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+      const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+      // Its own lock, taken (by the clock) long ago: the clock is not what tells, it holds.
+      writeFileSync(join(d, 'lock'), JSON.stringify({ pid: child.pid, host: hostname(), command: 'rsdesk sync', since: '2000-01-01T00:00:00Z', boot, startTicks: ticks }));
+      expect(() => acquireLock(d, 'rsdesk audit')).toThrow(MirrorLockedError);
+      writeFileSync(join(d, 'lock'), JSON.stringify({ pid: child.pid, host: hostname(), command: 'rsdesk sync', since: new Date().toISOString(), boot, startTicks: ticks - 1 }));
+      const lock = acquireLock(d, 'rsdesk sync');
+      expect(lock.tookOver).toMatchObject({ pid: child.pid, startTicks: ticks - 1 });
       lock.release();
     } finally {
       child.kill();

@@ -2,7 +2,7 @@
 // (pid, host, command, since when). A lock left by a process of this host that no longer runs is stale and taken
 // over; any other lock is refused with a message that names the holder.
 import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { hostname, uptime } from 'node:os';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DiskFullError, isDiskFull } from './disk-full.ts';
 
@@ -15,6 +15,13 @@ export interface LockHolder {
   command: string;
   /** ISO time it was taken. */
   since: string;
+  /**
+   * Linux: the boot it was taken in (`/proc/sys/kernel/random/boot_id`) and when its process started, in clock ticks
+   * since that boot. Neither moves with the clock, so together they tell a lock whose process is gone from one of a
+   * process that now has its pid (after a power cut and a restart, or in a container started again).
+   */
+  boot?: string;
+  startTicks?: number;
 }
 
 export class MirrorLockedError extends Error {
@@ -38,7 +45,14 @@ function readHolder(path: string): LockHolder | null {
   try {
     const value = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockHolder>;
     if (typeof value.pid !== 'number' || typeof value.host !== 'string') return null;
-    return { pid: value.pid, host: value.host, command: String(value.command ?? 'another process'), since: String(value.since ?? '') };
+    return {
+      pid: value.pid,
+      host: value.host,
+      command: String(value.command ?? 'another process'),
+      since: String(value.since ?? ''),
+      ...(typeof value.boot === 'string' ? { boot: value.boot } : {}),
+      ...(typeof value.startTicks === 'number' ? { startTicks: value.startTicks } : {}),
+    };
   } catch {
     return null;
   }
@@ -68,10 +82,37 @@ const heldHere = new Set<string>();
  */
 export function holderGone(holder: LockHolder, path: string): boolean {
   if (holder.pid === process.pid) return !heldHere.has(lockKey(path));
-  const since = Date.parse(holder.since);
-  // A minute's margin: the boot time is worked out from the uptime and the clock, each a little off.
-  if (Number.isFinite(since) && since < Date.now() - uptime() * 1000 - 60_000) return true;
-  return !processAlive(holder.pid);
+  // Taken before the computer last started: its process ended then, whatever has its pid now. (Not told by the clock:
+  // one set right after the start, by hours on a computer without a clock of its own, would take live locks over.)
+  const boot = bootId();
+  if (holder.boot !== undefined && boot !== null && holder.boot !== boot) return true;
+  if (!processAlive(holder.pid)) return true;
+  // Alive, but not the process that took the lock: it started at another moment.
+  const ticks = holder.startTicks === undefined ? null : startTicks(holder.pid);
+  return ticks !== null && ticks !== holder.startTicks;
+}
+
+/** This boot of the computer (Linux), else null. */
+function bootId(): string | null {
+  if (process.platform !== 'linux') return null;
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/** When a process started, in clock ticks since the computer started (Linux), else null. */
+function startTicks(pid: number): number | null {
+  if (process.platform !== 'linux') return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command name in parentheses (which may hold spaces and parentheses) come fields 3 on; starttime is 22.
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    return Number.isSafeInteger(ticks) ? ticks : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The same lock file however it is named: a mirror reached through a link is the same mirror. */
@@ -95,7 +136,16 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
     throw isDiskFull(err) ? new DiskFullError(mirrorDir, false) : err;
   }
   const path = join(stateDir, LOCK_NAME);
-  const holder: LockHolder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString() };
+  const boot = bootId();
+  const ticks = startTicks(process.pid);
+  const holder: LockHolder = {
+    pid: process.pid,
+    host: hostname(),
+    command,
+    since: new Date().toISOString(),
+    ...(boot !== null ? { boot } : {}),
+    ...(ticks !== null ? { startTicks: ticks } : {}),
+  };
   let tookOver: LockHolder | null = null;
   for (let attempt = 0; attempt < 3; attempt++) {
     let fd: number;
