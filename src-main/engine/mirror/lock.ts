@@ -76,9 +76,9 @@ export function processAlive(pid: number): boolean {
 const heldHere = new Set<string>();
 
 /**
- * Whether the process that wrote `holder` (a lock of this host, in `path`) certainly no longer runs: it is gone, it
- * was taken before this computer last started (a power cut in a run: its pid may well be another process's by now),
- * or its pid is this process's, which does not hold the lock.
+ * Whether the process that wrote `holder` (a lock of this host, in `path`) certainly no longer runs: it is gone, the
+ * lock was taken in an earlier boot (a power cut in a run: its pid may well be another process's by now), its pid runs
+ * a process that started at another moment, or its pid is this process's, which does not hold the lock.
  */
 export function holderGone(holder: LockHolder, path: string): boolean {
   if (holder.pid === process.pid) return !heldHere.has(lockKey(path));
