@@ -234,6 +234,11 @@ describe('mirrors', () => {
     expect(fixture.requests.slice(requests).map((r) => r.path.replace(/^\/mirror\//, '/')).filter((p) => p.includes('/res/'))).toEqual([broken]);
     const runs = (await call<MirrorDetail>('mirrors.get', { path })).runs;
     expect(runs[0]).toMatchObject({ mode: 'retry', status: 'completed', created: 1 });
+    // A retry the app was killed in is not offered to resume: a sync would not take it up.
+    const state = new MirrorState(stateDirOf(path));
+    state.db.prepare("UPDATE runs SET status = 'running', pid = 999999999 WHERE id = ?").run(runs[0]!.id);
+    state.close();
+    expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ status: 'ready', resumable: false, lastRun: { mode: 'retry', status: 'interrupted' } });
     // Arguments are checked before anything runs, in plain words.
     expect(await fails('runs.retry', { path, runId: failedRunId, uris: [] })).toMatchObject({ code: 'invalid-arguments', message: 'Choose at least one resource to retry.' });
     expect((await fails('runs.retry', { path, runId: failedRunId, uris: [fixture.url + '/other'] })).message).toMatch(/did not fail in run \d+; only its failures can be retried/);

@@ -108,6 +108,32 @@ describe('an audit killed half-way', () => {
   });
 });
 
+describe('a retry killed half-way', () => {
+  it('is not taken for a sync to resume (a baseline\'s retry would run a whole baseline), nor hides the sync paused before it', async () => {
+    const url = fixture.url + fixture.paths.dataset1.capabilityList;
+    await sync({ url, dest, timeoutMs: 2_000 });
+    const state = new MirrorState(stateDirOf(dest));
+    const killed = state.startRun('baseline', 'retry', null);
+    state.db.prepare('UPDATE runs SET pid = ? WHERE id = ?').run(deadPid(), killed.id);
+    state.close();
+    const notes: string[] = [];
+    const result = await sync({ dest, timeoutMs: 2_000, onNote: (n) => notes.push(n) });
+    expect(result).toMatchObject({ mode: 'incremental', resumed: false });
+    expect(result.runId).not.toBe(killed.id);
+    expect(notes.some((n) => n.startsWith('Resuming run'))).toBe(false);
+    expect(readFolder(dest)!.runs.find((r) => r.id === killed.id)).toMatchObject({ mode: 'retry', status: 'interrupted' });
+
+    // A sync paused, then a retry of its failures that completed: the next sync takes the paused one up.
+    const again = new MirrorState(stateDirOf(dest));
+    const paused = again.startRun('incremental', 'auto', null);
+    again.endRun(paused.id, 'interrupted', {}, 'Paused');
+    const retried = again.startRun('incremental', 'retry', null);
+    again.endRun(retried.id, 'completed', {}, null);
+    again.close();
+    expect(await sync({ dest, timeoutMs: 2_000 })).toMatchObject({ resumed: true, runId: paused.id });
+  });
+});
+
 describe('a run stopped by a full disk', () => {
   it('is recorded in plain words, naming the folder', async () => {
     const url = fixture.url + fixture.paths.dataset1.capabilityList;

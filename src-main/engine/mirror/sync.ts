@@ -238,8 +238,10 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const discoverySeconds = (Date.now() - t0) / 1000;
 
     const checkpoint = state.checkpoint();
-    // An audit is not resumed by a sync: it is taken again by the next audit, if asked.
-    const lastInterrupted = interrupted.filter((r) => r.kind !== 'audit').at(-1) ?? state.runs().filter((r) => r.status === 'interrupted' && r.kind !== 'audit').at(-1);
+    // An audit is not resumed by a sync: it is taken again by the next audit, if asked. Nor is a retry: what it did not
+    // fetch again still stands as failures of the run it retried, and taken up as a sync it would run a whole sync
+    // (a baseline, for a baseline's failures) in its name.
+    const lastInterrupted = interrupted.filter(resumable).at(-1) ?? state.runs().filter((r) => r.status === 'interrupted' && resumable(r)).at(-1);
     let mode: 'baseline' | 'incremental';
     let resume: RunRecord | null = null;
     const wanted = options.mode ?? 'auto';
@@ -561,7 +563,12 @@ function sameSource(a: Binding, b: Binding): boolean {
 }
 
 function newest(state: MirrorState, run: RunRecord): boolean {
-  return !state.runs().some((r) => r.id > run.id && r.kind !== 'audit' && r.status !== 'interrupted');
+  return !state.runs().some((r) => r.id > run.id && resumable(r) && r.status !== 'interrupted');
+}
+
+/** A run a sync takes up again when it was interrupted: a sync's, not an audit's or a retry's. */
+export function resumable(run: Pick<RunRecord, 'kind' | 'mode'>): boolean {
+  return run.kind !== 'audit' && run.mode !== 'retry';
 }
 
 /** Finds what the mirror is bound to: a list given directly, or the lists of one Capability List. */
