@@ -113,8 +113,10 @@ describe('a retry killed half-way', () => {
     const url = fixture.url + fixture.paths.dataset1.capabilityList;
     await sync({ url, dest, timeoutMs: 2_000 });
     const state = new MirrorState(stateDirOf(dest));
+    // So is a batch of live notifications killed half-way: the live side takes it up itself.
+    const live = state.startRun('incremental', 'live', null);
     const killed = state.startRun('baseline', 'retry', null);
-    state.db.prepare('UPDATE runs SET pid = ? WHERE id = ?').run(deadPid(), killed.id);
+    state.db.prepare('UPDATE runs SET pid = ? WHERE id IN (?, ?)').run(deadPid(), killed.id, live.id);
     state.close();
     const notes: string[] = [];
     const result = await sync({ dest, timeoutMs: 2_000, onNote: (n) => notes.push(n) });
@@ -122,6 +124,7 @@ describe('a retry killed half-way', () => {
     expect(result.runId).not.toBe(killed.id);
     expect(notes.some((n) => n.startsWith('Resuming run'))).toBe(false);
     expect(readFolder(dest)!.runs.find((r) => r.id === killed.id)).toMatchObject({ mode: 'retry', status: 'interrupted' });
+    expect(readFolder(dest)!.runs.find((r) => r.id === live.id)).toMatchObject({ mode: 'live', status: 'interrupted' });
 
     // A sync paused, then a retry of its failures that completed: the next sync takes the paused one up.
     const again = new MirrorState(stateDirOf(dest));

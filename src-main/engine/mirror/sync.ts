@@ -240,7 +240,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const checkpoint = state.checkpoint();
     // An audit is not resumed by a sync: it is taken again by the next audit, if asked. Nor is a retry: what it did not
     // fetch again still stands as failures of the run it retried, and taken up as a sync it would run a whole sync
-    // (a baseline, for a baseline's failures) in its name.
+    // (a baseline, for a baseline's failures) in its name. Nor a run of live notifications: the live side takes it up
+    // itself, with the notifications its inbox keeps for it.
     const lastInterrupted = interrupted.filter(resumable).at(-1) ?? state.runs().filter((r) => r.status === 'interrupted' && resumable(r)).at(-1);
     let mode: 'baseline' | 'incremental';
     let resume: RunRecord | null = null;
@@ -566,10 +567,13 @@ function newest(state: MirrorState, run: RunRecord): boolean {
   return !state.runs().some((r) => r.id > run.id && resumable(r) && r.status !== 'interrupted');
 }
 
-/** A run a sync takes up again when it was interrupted: a sync's, not an audit's or a retry's. */
+/** A run a sync takes up again when it was interrupted: a sync's, not an audit's, a retry's or the live side's. */
 export function resumable(run: Pick<RunRecord, 'kind' | 'mode'>): boolean {
-  return run.kind !== 'audit' && run.mode !== 'retry';
+  return run.kind !== 'audit' && !NOT_A_SYNC.has(run.mode);
 }
+
+/** The modes of runs that are not syncs (retry.ts, the live side's apply-live.ts). */
+const NOT_A_SYNC = new Set(['retry', 'live', 'live-catch-up', 'ping']);
 
 /** Finds what the mirror is bound to: a list given directly, or the lists of one Capability List. */
 export async function bind(http: Http, options: SyncOptions, old: Binding | null): Promise<Binding> {
