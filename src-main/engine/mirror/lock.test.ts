@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -142,6 +142,17 @@ describe('mirror lock', () => {
     expect(lock.tookOver?.pid).toBe(dead);
     lock.release();
     expect(readdirSync(d)).toEqual([]);
+  });
+
+  // Root writes through permissions (checked by hand on a file system mounted read-only).
+  it.skipIf(process.getuid?.() === 0)('refuses a folder that cannot be written in plain words, a mirror yet or not', () => {
+    const d = dir();
+    chmodSync(d, 0o555);
+    try {
+      expect(() => acquireLock(join(d, '.resourcesync'), 'rsdesk sync', d)).toThrow(`The mirror ${d} cannot be written (permission denied), and a sync or an audit records what it does in it.`);
+    } finally {
+      chmodSync(d, 0o755);
+    }
   });
 
   it('does not take over a lock from another host', () => {

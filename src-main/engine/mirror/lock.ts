@@ -1,9 +1,9 @@
 // One writer per mirror: a lock file in the mirror's `.resourcesync/` folder, created exclusively, naming its holder
 // (pid, host, command, since when). A lock left by a process of this host that no longer runs is stale and taken
 // over; any other lock is refused with a message that names the holder.
-import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { DiskFullError, isDiskFull } from './disk-full.ts';
 
 export const LOCK_NAME = 'lock';
@@ -133,7 +133,7 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
   try {
     mkdirSync(stateDir, { recursive: true });
   } catch (err) {
-    throw isDiskFull(err) ? new DiskFullError(mirrorDir, false) : err;
+    throw cannotWrite(writeAccess(dirname(stateDir)) ?? err, mirrorDir, stateDir) ?? (isDiskFull(err) ? new DiskFullError(mirrorDir, false) : err);
   }
   const path = join(stateDir, LOCK_NAME);
   const boot = bootId();
@@ -152,14 +152,9 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
     try {
       fd = openSync(path, 'wx', 0o644);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
-        throw new Error(
-          `The mirror ${mirrorDir} cannot be written (${code === 'EROFS' ? 'it is on a read-only file system' : 'permission denied'}), and a sync or an audit records ` +
-            `what it does in it. rsdesk runs and rsdesk audit --last still read it.`,
-        );
-      }
-      if (code !== 'EEXIST') throw isDiskFull(err) ? new DiskFullError(mirrorDir, false) : err;
+      const refused = cannotWrite(err, mirrorDir, stateDir);
+      if (refused) throw refused;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw isDiskFull(err) ? new DiskFullError(mirrorDir, false) : err;
       const current = readHolder(path);
       if (current === null) {
         // Unreadable: a writer that died between creating and writing it, or one writing it right now.
@@ -221,6 +216,26 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
     return { path, holder, tookOver, release };
   }
   throw new MirrorLockedError(`The mirror ${mirrorDir} could not be locked: its lock file keeps changing (${path}).`, null);
+}
+
+/** The error to give for a mirror folder that cannot be written (read-only file system, no permission), else null. */
+/** Why a folder that is there cannot be written, or null (Node's recursive mkdir says ENOENT on a read-only one). */
+function writeAccess(dir: string): unknown {
+  try {
+    accessSync(dir, constants.W_OK);
+    return null;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : err;
+  }
+}
+
+function cannotWrite(err: unknown, mirrorDir: string, stateDir: string): Error | null {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code !== 'EROFS' && code !== 'EACCES' && code !== 'EPERM') return null;
+  const why = code === 'EROFS' ? 'it is on a read-only file system' : 'permission denied';
+  // A mirror already: what it holds can still be read.
+  const readable = existsSync(join(stateDir, 'state.sqlite')) ? ' rsdesk runs and rsdesk audit --last still read it.' : '';
+  return new Error(`The mirror ${mirrorDir} cannot be written (${why}), and a sync or an audit records what it does in it.${readable}`);
 }
 
 /** A takeover under way older than this was left by a process killed in its few lines: it is removed. */
