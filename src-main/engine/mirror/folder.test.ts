@@ -228,8 +228,8 @@ describe('a mirror whose folder cannot be written', () => {
     expect(() => new MirrorState(stateDir, { readOnly: true })).toThrow(/was written by an older version, and its folder cannot be written to bring it up to date/);
   });
 
-  // Root writes through permissions: only a read-only file system would stop it.
-  it.skipIf(process.getuid?.() === 0)('rsdesk runs and the app read it; a sync or an audit is refused in plain words', async () => {
+  // Root writes through permissions (only a read-only file system would stop it), and Windows has no such modes.
+  it.skipIf(process.platform === 'win32' || process.getuid?.() === 0)('rsdesk runs and the app read it; a sync or an audit is refused in plain words', async () => {
     await sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, timeoutMs: 2_000 });
     const stateDir = stateDirOf(dest);
     chmodSync(join(stateDir, 'state.sqlite'), 0o444);
