@@ -104,8 +104,8 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await expect(view(page).locator('.audit-summary')).toContainText(`In sync: ${RESOURCES} resources match the Source.`);
 
   // A stray file and a missing one: the report lists both, filterable, exported whole.
-  writeFileSync(join(folder, 'stray.txt'), 'not from the Source');
   const host = new URL(suite.fixture.url).host.replace(':', '_');
+  writeFileSync(join(folder, host, 'stray.txt'), 'not from the Source');
   rmSync(join(folder, host, ...suite.fixture.state.pathOf(7).split('/').filter(Boolean)));
   await view(page).getByRole('checkbox', { name: /Read every file again/ }).check();
   await view(page).getByRole('button', { name: 'Audit again' }).click();
@@ -146,7 +146,7 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   lines = readFileSync((await whole.path())!, 'utf8').trimEnd().split('\r\n');
   expect(lines).toHaveLength(3);
   const [wholeJson] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export JSON' }).click()]);
-  expect(JSON.parse(readFileSync((await wholeJson.path())!, 'utf8'))).toMatchObject({ filter: null, inSync: false, extra: ['stray.txt'] });
+  expect(JSON.parse(readFileSync((await wholeJson.path())!, 'utf8'))).toMatchObject({ filter: null, inSync: false, extra: [`${host}/stray.txt`] });
 });
 
 test('pauses a run and resumes it after a reload; cancels another', async ({ page }) => {

@@ -117,10 +117,12 @@ describe('mirrors', () => {
     expect(audit.report).toMatchObject({ inSync: true, inSyncCount: 40, missing: [], extra: [] });
     expect(events.find((e) => e.name === 'audit.ended')?.payload).toMatchObject({ status: 'completed', message: 'In sync: 40 resources match the Source.' });
     expect(await call<AuditView | null>('audit.report', { path })).toEqual(audit);
-    // An extra file shows in the next audit.
-    writeFileSync(join(path, 'stray.txt'), 'not from the Source');
+    // An extra file in the mirror's host folder shows in the next audit; one beside it is none of the mirror's.
+    const host = new URL(fixture.url).host.replace(':', '_');
+    writeFileSync(join(path, host, 'stray.txt'), 'not from the Source');
+    writeFileSync(join(path, 'notes.txt'), 'kept beside the mirror');
     const again = await call<AuditView>('audit.start', { path });
-    expect(again.report).toMatchObject({ inSync: false, extra: ['stray.txt'] });
+    expect(again.report).toMatchObject({ inSync: false, extra: [`${host}/stray.txt`] });
     expect((await call<MirrorDetail>('mirrors.get', { path })).runs.map((r) => r.kind)).toEqual(['audit', 'audit', 'baseline']);
 
     // The report is kept in the mirror: after a restart of the app the last one is still there, whole.
@@ -232,6 +234,11 @@ describe('mirrors', () => {
     expect(fixture.requests.slice(requests).map((r) => r.path.replace(/^\/mirror\//, '/')).filter((p) => p.includes('/res/'))).toEqual([broken]);
     const runs = (await call<MirrorDetail>('mirrors.get', { path })).runs;
     expect(runs[0]).toMatchObject({ mode: 'retry', status: 'completed', created: 1 });
+    // A retry the app was killed in is not offered to resume: a sync would not take it up.
+    const state = new MirrorState(stateDirOf(path));
+    state.db.prepare("UPDATE runs SET status = 'running', pid = 999999999 WHERE id = ?").run(runs[0]!.id);
+    state.close();
+    expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ status: 'ready', resumable: false, lastRun: { mode: 'retry', status: 'interrupted' } });
     // Arguments are checked before anything runs, in plain words.
     expect(await fails('runs.retry', { path, runId: failedRunId, uris: [] })).toMatchObject({ code: 'invalid-arguments', message: 'Choose at least one resource to retry.' });
     expect((await fails('runs.retry', { path, runId: failedRunId, uris: [fixture.url + '/other'] })).message).toMatch(/did not fail in run \d+; only its failures can be retried/);

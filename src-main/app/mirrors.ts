@@ -31,7 +31,7 @@ import { authorizationOf, secretKey, type AskAgain, type Credentials, type Sourc
 import type { SourceHeaders } from '../engine/http/index.ts';
 import { STATE_DIR, type Binding, type RunCounts, type RunRecord } from '../engine/mirror/state.ts';
 import { checkRetry, retryResources, RetryError, type RetryResult } from '../engine/mirror/retry.ts';
-import { sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
+import { resumable, sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
 import type { Store } from '../store/store.ts';
 import { InvalidArgumentsError, MirrorError, NotFoundError } from './errors.ts';
@@ -575,7 +575,9 @@ export class MirrorService {
     const lastAudit = runs.filter((r) => r.kind === 'audit').at(-1);
     const lastRun = lastSync ? this.#shown(path, lastSync, folder) : null;
     const active = this.#active.get(path);
-    const resumable = !active && lastRun?.status === 'interrupted';
+    // What the next sync takes up again (sync.ts): an interrupted retry is not, and does not hide the sync before it.
+    const toResume = runs.filter(resumable).at(-1);
+    const resumableNow = !active && toResume?.status === 'interrupted';
     let status: MirrorStatus;
     let problem = read.problem;
     if (active) status = active.kind === 'audit' ? 'auditing' : active.abort.signal.aborted ? 'cancelling' : active.pause.signal.aborted ? 'pausing' : 'running';
@@ -583,7 +585,7 @@ export class MirrorService {
     else if (folder.heldBy) {
       status = 'busy';
       problem = `In use by ${folder.heldBy.command} (process ${folder.heldBy.pid}); only one program at a time may write a mirror.`;
-    } else if (resumable) status = lastRun?.message === 'Paused' ? 'paused' : 'interrupted';
+    } else if (resumableNow) status = toResume?.message === 'Paused' ? 'paused' : 'interrupted';
     else status = 'ready';
     return {
       path,
@@ -600,7 +602,7 @@ export class MirrorService {
       resources: folder?.resources ?? 0,
       lastRun,
       lastAudit: lastAudit ? this.#shown(path, lastAudit, folder) : null,
-      resumable,
+      resumable: resumableNow,
       progress: active ? this.#progress(active) : null,
     };
   }

@@ -251,7 +251,7 @@ function printAudit(report: AuditReport, json: boolean, io: Io, rehash: boolean,
 export function runsCommand(o: { dest: string; json: boolean }, io: Io): number {
   const dest = resolve(o.dest);
   if (!existsSync(`${stateDirOf(dest)}/${STATE_FILE}`)) throw new Error(`${dest} is not a mirror (no .resourcesync/state.sqlite)`);
-  const state = new MirrorState(stateDirOf(dest));
+  const state = MirrorState.forReading(stateDirOf(dest));
   try {
     const runs = runsAsSeen(state.runs(), lockHolder(dest)).map((r) => ({ ...r, failures: state.failures(r.id) }));
     if (o.json) {

@@ -93,11 +93,12 @@ export const MIGRATIONS: readonly Migration[] = [
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 export class SchemaTooNewError extends Error {
-  constructor(path: string, found: number, known: number) {
-    super(
-      `The database ${path} has schema version ${found}, but this version of ResourceSync Desktop only knows ` +
-        `versions up to ${known}. It was written by a newer version; upgrade ResourceSync Desktop or use another data folder.`,
-    );
+  readonly found: number;
+  readonly known: number;
+  constructor(path: string, found: number, known: number, advice = 'upgrade ResourceSync Desktop or use another data folder.') {
+    super(`The database ${path} has schema version ${found}, but this version of ResourceSync Desktop only knows versions up to ${known}. It was written by a newer version; ${advice}`);
+    this.found = found;
+    this.known = known;
     this.name = 'SchemaTooNewError';
   }
 }

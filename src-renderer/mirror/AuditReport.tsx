@@ -61,6 +61,8 @@ function rowsJson(view: AuditView, source: string | null, rows: AuditRow[], filt
     changed: of('changed').map((row) => ({ uri: row.item, reason: row.reason })),
     unverifiable: of('unverifiable').map((row) => ({ uri: row.item, reason: row.reason })),
     kept: of('kept').map((row) => row.item),
+    // As `rsdesk audit --json` has them: what the audit had to do without.
+    ...(r.notes ? { notes: r.notes } : {}),
   };
   return `${JSON.stringify(report, null, 2)}\n`;
 }
@@ -188,6 +190,11 @@ function AuditTable({ view, deletePolicy, source }: { view: AuditView; deletePol
           </button>
         </span>
       </div>
+      {r.notes?.map((note) => (
+        <p key={note} className="muted audit-note">
+          Note: {note}
+        </p>
+      ))}
       {rows.length > 0 && (
         <>
           <div className="mirror-filters" role="search" aria-label="Filter the audit">

@@ -5,18 +5,19 @@ import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
+import { DocumentError } from '../documents/errors.ts';
 import type { Entry, HashAlgorithm } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
-import { expectationOf, meterFile, recordedMatches, type FixityResult } from './fixity.ts';
+import { expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
 import { ListedResources } from './audit-listed.ts';
 import { compareChanges, type Timed } from './change-timeline.ts';
 import { uniqueLists } from './entries.ts';
 import { readChangeLists } from './change-lists.ts';
-import { acquireLock } from './lock.ts';
-import { caseKey } from './local-path.ts';
+import { acquireLock, openLocked } from './lock.ts';
+import { caseKey, LocalPaths } from './local-path.ts';
 import { keepAsMetadata, metadataOf } from './metadata.ts';
-import { MirrorState, STATE_DIR, stateDirOf, type InventoryRow, type SavedAudit } from './state.ts';
+import { MirrorState, STATE_DIR, stateDirOf, type Binding, type InventoryRow, type SavedAudit } from './state.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
 import type { SecretStore } from './secrets.ts';
 import { accessOf, sourceHeadersOf, type AskAgain, type Credentials } from './settings.ts';
@@ -61,12 +62,13 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   const stateDir = stateDirOf(options.dest);
   if (!existsSync(join(stateDir, 'state.sqlite'))) throw new Error(`${options.dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
   const lock = acquireLock(stateDir, 'rsdesk audit', options.dest);
-  const state = new MirrorState(stateDir);
-  // A run whose process was killed is interrupted, not running (the next sync resumes it all the same).
-  state.markInterrupted();
-  const binding = state.binding();
+  const state = openLocked(lock, () => new MirrorState(stateDir));
+  let binding: Binding | null;
   let http: Http;
   try {
+    // A run whose process was killed is interrupted, not running (the next sync resumes it all the same).
+    state.markInterrupted();
+    binding = state.binding();
     // The mirror's own settings: its credentials go to its Source's origin only.
     const given = options.credentials !== undefined ? options.credentials : options.token ? { scheme: 'bearer' as const, token: options.token } : undefined;
     const origin = binding ? new URL(binding.capabilityListUrl ?? binding.url).origin : 'null';
@@ -90,13 +92,43 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     if (binding === null || binding.resourceListUrl === null) throw new Error(`The mirror has no Resource List to audit against`);
     const collectList = (e: Entry) => listed.set(e);
     const children: string[] = [];
+    // As a sync reads the list (sync.ts, baseline): a sloppy Source's index written as a <urlset> has Resource Lists
+    // for entries, and an entry dated as the parts of an index are is read as one if it turns out to be one. Else
+    // the audit took the parts for missing resources and every mirrored resource for one no longer listed.
+    const maybeParts: Entry[] = [];
     let isIndex = false;
     const top = await loadDocument(http, binding.resourceListUrl, {
       signal: options.signal,
-      onStart: (h) => void (isIndex = h.isIndex),
-      onEntry: (e) => (isIndex ? void children.push(e.loc) : collectList(e)),
+      onStart: (h) => {
+        isIndex = h.isIndex;
+        if (h.capability !== 'resourcelist') throw new NotAResourceList(`${clip(binding!.resourceListUrl!)} is a ${h.capability}, not a Resource List`);
+      },
+      onEntry: (e) => {
+        if (isIndex || e.md.capability === 'resourcelist') return void children.push(e.loc);
+        if (e.md.at !== undefined || e.md.completed !== undefined) return void maybeParts.push(e);
+        collectList(e);
+      },
     });
-    for (const child of uniqueLists(children)) await loadDocument(http, child, { signal: options.signal, onEntry: collectList });
+    const readPart = async (url: string, maybe: Entry | null): Promise<void> => {
+      let started = false;
+      try {
+        await loadDocument(http, url, {
+          signal: options.signal,
+          onStart: (h) => {
+            if (h.capability !== 'resourcelist' || h.isIndex) throw new NotAResourceList(`${clip(url)}, listed in the Resource List Index, is not a Resource List`);
+            started = true;
+          },
+          onEntry: collectList,
+        });
+      } catch (err) {
+        // Read, and not a Resource List: the dated entry is a resource after all (as a sync takes it).
+        const notAList = err instanceof NotAResourceList || (err instanceof DocumentError && err.code !== 'aborted' && err.code !== 'io' && err.code !== 'too-large');
+        if (maybe === null || started || options.signal?.aborted || !notAList) throw err;
+        collectList(maybe);
+      }
+    };
+    for (const child of uniqueLists(children)) await readPart(child, null);
+    for (const entry of maybeParts) await readPart(entry.loc, entry);
     const at = top.summary.md.at ? parseW3cDatetime(top.summary.md.at) : null;
     const notes: string[] = [];
     if (binding.changeListUrl !== null && at !== null) {
@@ -115,14 +147,34 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     const report: AuditReport = { inSync: false, missing: [], extra: [], changed: [], unverifiable: [], inSyncCount: 0, ...(notes.length > 0 ? { notes } : {}) };
     // Local copies that are no longer what was verified: the next sync fetches them again.
     const damaged: string[] = [];
+    const paths = new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.resourceListUrl, maps: binding.maps, allowHosts: binding.allowHosts });
+    const folders = new FolderCheck(options.dest);
+    let outOfScope = 0;
+    let firstOutOfScope = '';
     for (const entry of listed.entries()) {
+      // Checked between files: with --rehash this loop reads the whole mirror, and a cancel must not wait for it.
+      stopIfCancelled(options.signal);
       const row = state.get(entry.loc);
       if (row === null || row.status === 'deleted' || row.status === 'quarantined') {
+        const mapped = row === null ? paths.map(entry.loc) : null;
+        if (mapped !== null && !mapped.ok) {
+          // Never mirrored by the mirror's own rules (another host not allowed, a URI that is not http): a sync skips
+          // it and completes, so it is not missing, or the mirror could never be in sync.
+          if (outOfScope++ === 0) firstOutOfScope = `${clip(entry.loc)}: ${mapped.reason}`;
+          continue;
+        }
         report.missing.push(entry.loc);
         continue;
       }
       listed.addPath(row.path);
       const file = join(options.dest, ...row.path.split('/'));
+      const detour = folders.detour(row.path);
+      if (detour !== null) {
+        // A folder on the way was replaced by a link: the file there is not in the mirror's folder (and is not read).
+        damaged.push(entry.loc);
+        report.changed.push({ uri: entry.loc, reason: `${detour}; ${DAMAGED_NOW}` });
+        continue;
+      }
       let size: number;
       try {
         const stat = lstatSync(file);
@@ -146,7 +198,12 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       const expected = expectationOf(entry.md);
       if (options.rehash) {
         // The digests recorded when it was mirrored are computed too: what tells damage from a change at the Source.
-        const local = await meterFile(file, expected, Object.keys(row.digests) as HashAlgorithm[]);
+        const local = await meterLocal(file, expected, Object.keys(row.digests) as HashAlgorithm[], options.signal);
+        if (typeof local === 'string') {
+          damaged.push(entry.loc);
+          report.changed.push({ uri: entry.loc, reason: `${local}; ${DAMAGED_NOW}` });
+          continue;
+        }
         const harmed = differsFromRecord(local, row);
         if (harmed) damaged.push(entry.loc);
         if (local.status === 'mismatch') report.changed.push({ uri: entry.loc, reason: local.reasons.join('; ') + (harmed ? `; ${DAMAGED_NOW}` : '') });
@@ -169,15 +226,18 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
         if (onlyUnrecorded(expected.hashes, row)) {
           // The list gives a hash in an algorithm the mirror did not record (e.g. sha-256 now, md5 then), and nothing
           // recorded disagrees: the file itself tells.
-          const local = await meterFile(file, expected);
-          if (local.status === 'verified') report.inSyncCount++;
+          const local = await meterLocal(file, expected, undefined, options.signal);
+          if (typeof local === 'string') {
+            damaged.push(entry.loc);
+            report.changed.push({ uri: entry.loc, reason: `${local}; ${DAMAGED_NOW}` });
+          } else if (local.status === 'verified') report.inSyncCount++;
           else report.changed.push({ uri: entry.loc, reason: local.reasons.join('; ') });
           continue;
         }
         report.changed.push({ uri: entry.loc, reason: 'the list gives another hash or length than the mirrored copy' });
         continue;
       }
-      if (!hasFixity && entry.lastmod !== undefined && row.lastmod !== entry.lastmod) {
+      if (!hasFixity && entry.lastmod !== undefined && !sameTime(entry.lastmod, row.lastmod)) {
         report.changed.push({ uri: entry.loc, reason: `lastmod is ${entry.lastmod}, the mirrored copy's ${row.lastmod ?? 'unknown'}` });
         continue;
       }
@@ -190,14 +250,28 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       if (row !== null && keepAsMetadata(described, uri, (u) => listed.has(u))) listed.addPath(row.path);
     }
     const kept: string[] = [];
-    for (const rel of walk(options.dest, '')) {
+    const unreadable: string[] = [];
+    for (const rel of walk(options.dest, '', unreadable)) {
+      stopIfCancelled(options.signal);
       if (listed.hasPath(rel)) continue;
       const held = state.fileByKey(caseKey(rel));
       const row = held !== undefined && held.path === rel ? state.get(held.uri) : null;
       if (row !== null && row.status !== 'deleted' && row.status !== 'quarantined' && !listed.has(row.uri)) kept.push(row.uri);
-      else report.extra.push(rel);
+      // Extra: a file in a folder the mirror writes into (its host's, a --map's) that no listed resource maps to.
+      // A file beside them (a note someone keeps at the top of the mirror's folder) is not the mirror's.
+      else if (row !== null || paths.inMappedFolder(rel)) report.extra.push(rel);
     }
     report.kept = kept;
+    if (unreadable.length > 0) {
+      notes.push(`${unreadable.length} folder${unreadable.length === 1 ? '' : 's'} in the mirror could not be read, so files in ${unreadable.length === 1 ? 'it' : 'them'} that no listed resource maps to are not known (the first: ${unreadable[0]}).`);
+    }
+    if (outOfScope > 0) {
+      notes.push(
+        `${outOfScope} listed resource${outOfScope === 1 ? ' is' : 's are'} not mirrored by this mirror's own rules, as a sync skips ${outOfScope === 1 ? 'it' : 'them'}, ` +
+          `and ${outOfScope === 1 ? 'was' : 'were'} not compared (the first: ${firstOutOfScope}).`,
+      );
+    }
+    if (notes.length > 0) report.notes = notes;
     report.inSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length === 0;
     if (damaged.length > 0) state.markDamaged(damaged);
     const limit = options.journalLimit ?? 1_000;
@@ -218,14 +292,84 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     state.saveAudit({ runId: run.id, at: ended.endedAt ?? new Date().toISOString(), rehash: options.rehash ?? false, seconds, report });
     return report;
   } catch (err) {
-    state.endRun(run.id, 'failed', { audit: (Date.now() - t0) / 1000 }, clip((err as Error).message, 500));
-    throw err;
+    // A cancelled audit is recorded as such (as a sync is), not as one that failed on whatever it was reading then.
+    const cancelled = options.signal?.aborted === true;
+    state.endRun(run.id, cancelled ? 'cancelled' : 'failed', { audit: (Date.now() - t0) / 1000 }, cancelled ? 'Cancelled before the end; no report is kept' : clip((err as Error).message, 500));
+    throw cancelled ? new Error('Audit cancelled.') : err;
   } finally {
     listed.close();
     await http.close();
     state.close();
     lock.release();
   }
+}
+
+/**
+ * The same instant, however written: a Change List and a Resource List (or two versions of one) may write
+ * `2024-01-01T00:00:00Z` and `2024-01-01T00:00:00.000+00:00`, and a sync takes those for the same time too.
+ */
+function sameTime(listed: string, recorded: string | null): boolean {
+  if (recorded === null) return false;
+  const a = parseW3cDatetime(listed);
+  return a !== null ? a === parseW3cDatetime(recorded) : listed === recorded;
+}
+
+class NotAResourceList extends Error {}
+
+/**
+ * Whether the folders on a file's way are real folders of the mirror, not links: the last name is checked by lstat
+ * (a link there is "not a regular file"), but a link in place of a folder would lead the audit (and --rehash's
+ * reading) out of the mirror, to files that may well match. Each folder is looked at once.
+ */
+class FolderCheck {
+  readonly #root: string;
+  /** Folder (relative path) → what is wrong with it, or null when it is a real folder. */
+  readonly #seen = new Map<string, string | null>();
+
+  constructor(root: string) {
+    this.#root = root;
+  }
+
+  /** What leads the path `rel` out of the mirror's folder, or null. */
+  detour(rel: string): string | null {
+    const parts = rel.split('/');
+    let dir = '';
+    for (const part of parts.slice(0, -1)) {
+      dir = dir === '' ? part : `${dir}/${part}`;
+      let problem = this.#seen.get(dir);
+      if (problem === undefined) {
+        problem = null;
+        try {
+          const stat = lstatSync(join(this.#root, ...dir.split('/')));
+          if (stat.isSymbolicLink()) problem = `its folder ${dir} is a symbolic link; the mirror does not read or write through links`;
+          else if (!stat.isDirectory()) problem = `${dir} is a file where the mirror has a folder`;
+        } catch {
+          // Gone: the file is missing, as its own lstat says.
+        }
+        this.#seen.set(dir, problem);
+      }
+      if (problem !== null) return problem;
+    }
+    return null;
+  }
+}
+
+/**
+ * A local file's fixity, or why it could not be read: a read error of the disk (what an audit reading every file
+ * again is there to find), a file removed or made unreadable since it was looked at. One such file is a difference
+ * of its own, not the end of the audit.
+ */
+async function meterLocal(file: string, expected: Expectation, alsoCompute: HashAlgorithm[] | undefined, signal: AbortSignal | undefined): Promise<FixityResult | string> {
+  try {
+    return await meterFile(file, expected, alsoCompute, signal);
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    return `the local copy cannot be read (${clip((err as Error).message, 300)})`;
+  }
+}
+
+function stopIfCancelled(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new Error('Audit cancelled.');
 }
 
 const DAMAGED_NOW = 'the next sync fetches it again';
@@ -258,11 +402,20 @@ async function applyChanges(http: Http, url: string, at: number, listed: ListedR
 }
 
 /** Relative paths of every file in the mirror's visible tree. */
-function* walk(root: string, rel: string): Generator<string> {
-  for (const d of readdirSync(join(root, rel), { withFileTypes: true })) {
+function* walk(root: string, rel: string, unreadable: string[]): Generator<string> {
+  let entries;
+  try {
+    entries = readdirSync(join(root, rel), { withFileTypes: true });
+  } catch (err) {
+    // A folder inside that cannot be read (no permission, removed meanwhile) is said, not the end of the audit.
+    if (rel === '') throw err;
+    unreadable.push(`${rel} (${clip((err as Error).message, 200)})`);
+    return;
+  }
+  for (const d of entries) {
     if (rel === '' && d.name === STATE_DIR) continue;
     const path = rel === '' ? d.name : `${rel}/${d.name}`;
-    if (d.isDirectory()) yield* walk(root, path);
+    if (d.isDirectory()) yield* walk(root, path, unreadable);
     else yield path;
   }
 }
@@ -271,7 +424,7 @@ function* walk(root: string, rel: string): Generator<string> {
 export function lastAudit(dest: string): SavedAudit | null {
   const stateDir = stateDirOf(dest);
   if (!existsSync(join(stateDir, 'state.sqlite'))) throw new Error(`${dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
-  const state = new MirrorState(stateDir);
+  const state = MirrorState.forReading(stateDir);
   try {
     return state.audit();
   } finally {

@@ -89,6 +89,17 @@ describe('fixity', () => {
     expect(recordedMatches(expectationOf({}), BODY.length, { md5: MD5 })).toBe(false);
   });
 
+  it('stops reading a file when its signal is aborted, part-way through', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'fixity-')), 'big');
+    writeFileSync(file, Buffer.alloc(8 << 20, 1));
+    const controller = new AbortController();
+    const expected = expectationOf({ length: String(8 << 20) });
+    const reading = meterFile(file, expected, undefined, controller.signal);
+    controller.abort();
+    await expect(reading).rejects.toThrow(/abort/i);
+    expect((await meterFile(file, expected, undefined, new AbortController().signal)).status).toBe('verified');
+  });
+
   it('reads only regular files: a FIFO, a link to /dev/zero or to a file elsewhere is a mismatch, read not at all', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fixity-'));
     const elsewhere = join(mkdtempSync(join(tmpdir(), 'fixity-out-')), 'f');

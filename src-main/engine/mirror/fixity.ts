@@ -140,7 +140,7 @@ export function judge(expected: Expectation, length: number, digests: Digests): 
  * out of the mirror, or to /dev/zero), and a FIFO or a device is not read (it could block or never end); either is a
  * mismatch, as a file that is not what the mirror wrote.
  */
-export async function meterFile(path: string, expected: Expectation, alsoCompute?: HashAlgorithm[]): Promise<FixityResult> {
+export async function meterFile(path: string, expected: Expectation, alsoCompute?: HashAlgorithm[], signal?: AbortSignal): Promise<FixityResult> {
   const notRegular: FixityResult = { status: 'mismatch', length: 0, digests: {}, reasons: ['the local copy is not a regular file (a symbolic link, a FIFO or a device); it was not read'] };
   let handle;
   try {
@@ -153,7 +153,11 @@ export async function meterFile(path: string, expected: Expectation, alsoCompute
   try {
     if (!(await handle.stat()).isFile()) return notRegular;
     const meter = new FixityMeter(expected, alsoCompute);
-    for await (const chunk of handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false })) meter.update(chunk as Buffer);
+    for await (const chunk of handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false })) {
+      // A file of many gigabytes takes minutes to read: a cancel does not wait for its end.
+      signal?.throwIfAborted();
+      meter.update(chunk as Buffer);
+    }
     return meter.finish();
   } finally {
     await handle.close();

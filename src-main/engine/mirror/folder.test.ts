@@ -1,12 +1,14 @@
 // A run left `running` by a process that was killed reads as interrupted, in the app's summary and after an audit.
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { audit } from './audit.ts';
-import { inventorySize, readFailures, readFolder } from './folder.ts';
+import { inventorySize, readFailures, readFolder, setMirrorHeaders } from './folder.ts';
+import { retryResources } from './retry.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
 
@@ -106,6 +108,35 @@ describe('an audit killed half-way', () => {
   });
 });
 
+describe('a retry killed half-way', () => {
+  it('is not taken for a sync to resume (a baseline\'s retry would run a whole baseline), nor hides the sync paused before it', async () => {
+    const url = fixture.url + fixture.paths.dataset1.capabilityList;
+    await sync({ url, dest, timeoutMs: 2_000 });
+    const state = new MirrorState(stateDirOf(dest));
+    // So is a batch of live notifications killed half-way: the live side takes it up itself.
+    const live = state.startRun('incremental', 'live', null);
+    const killed = state.startRun('baseline', 'retry', null);
+    state.db.prepare('UPDATE runs SET pid = ? WHERE id IN (?, ?)').run(deadPid(), killed.id, live.id);
+    state.close();
+    const notes: string[] = [];
+    const result = await sync({ dest, timeoutMs: 2_000, onNote: (n) => notes.push(n) });
+    expect(result).toMatchObject({ mode: 'incremental', resumed: false });
+    expect(result.runId).not.toBe(killed.id);
+    expect(notes.some((n) => n.startsWith('Resuming run'))).toBe(false);
+    expect(readFolder(dest)!.runs.find((r) => r.id === killed.id)).toMatchObject({ mode: 'retry', status: 'interrupted' });
+    expect(readFolder(dest)!.runs.find((r) => r.id === live.id)).toMatchObject({ mode: 'live', status: 'interrupted' });
+
+    // A sync paused, then a retry of its failures that completed: the next sync takes the paused one up.
+    const again = new MirrorState(stateDirOf(dest));
+    const paused = again.startRun('incremental', 'auto', null);
+    again.endRun(paused.id, 'interrupted', {}, 'Paused');
+    const retried = again.startRun('incremental', 'retry', null);
+    again.endRun(retried.id, 'completed', {}, null);
+    again.close();
+    expect(await sync({ dest, timeoutMs: 2_000 })).toMatchObject({ resumed: true, runId: paused.id });
+  });
+});
+
 describe('a run stopped by a full disk', () => {
   it('is recorded in plain words, naming the folder', async () => {
     const url = fixture.url + fixture.paths.dataset1.capabilityList;
@@ -140,5 +171,75 @@ describe('a run this process could not end', () => {
     const result = await sync({ dest, timeoutMs: 2_000 });
     expect(result).toMatchObject({ resumed: true, runId: stuck.id });
     expect(readFolder(dest)!.runs.find((r) => r.id === stuck.id)?.status).toBe('completed');
+  });
+});
+
+describe('a mirror whose state cannot be opened', () => {
+  it('refuses each run with the same message and leaves no lock behind in a process that carries on (the app)', async () => {
+    await sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, timeoutMs: 2_000 });
+    const file = join(stateDirOf(dest), 'state.sqlite');
+    const db = new DatabaseSync(file);
+    db.exec('PRAGMA user_version = 99');
+    db.close();
+    const before = readFileSync(file);
+    for (const attempt of [() => audit({ dest, timeoutMs: 2_000 }), () => sync({ dest, timeoutMs: 2_000 }), () => retryResources({ dest, runId: 1 })]) {
+      for (let i = 0; i < 2; i++) await expect(attempt()).rejects.toThrow(/schema version 99/);
+      expect(existsSync(join(stateDirOf(dest), 'lock'))).toBe(false);
+    }
+    expect(() => setMirrorHeaders(dest, {})).toThrow(/schema version 99/);
+    expect(existsSync(join(stateDirOf(dest), 'lock'))).toBe(false);
+    expect(readFileSync(file).equals(before)).toBe(true);
+    // Said for a mirror, not for the app's data folder.
+    await expect(audit({ dest, timeoutMs: 2_000 })).rejects.toThrow(/written by a newer version; open this mirror with that version\. Nothing in it was changed\.$/);
+  });
+
+  it('a damaged state.sqlite is named, and left as it was', async () => {
+    const file = join(stateDirOf(dest), 'state.sqlite');
+    mkdirSync(stateDirOf(dest));
+    writeFileSync(file, Buffer.alloc(4096, 7));
+    const damaged = new RegExp(`^The mirror's state ${file} is damaged and cannot be read \\(file is not a database\\); nothing in it was changed\\.`);
+    await expect(audit({ dest, timeoutMs: 2_000 })).rejects.toThrow(damaged);
+    expect(() => readFolder(dest)).toThrow(damaged);
+    expect(existsSync(join(stateDirOf(dest), 'lock'))).toBe(false);
+    expect(readFileSync(file).equals(Buffer.alloc(4096, 7))).toBe(true);
+  });
+});
+
+describe('a mirror whose folder cannot be written', () => {
+  it('is read as it is: its runs, nothing written beside its state', async () => {
+    await sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, timeoutMs: 2_000 });
+    const stateDir = stateDirOf(dest);
+    const before = readdirSync(stateDir).sort();
+    const bytes = readFileSync(join(stateDir, 'state.sqlite'));
+    const state = new MirrorState(stateDir, { readOnly: true });
+    try {
+      expect(state.runs()).toMatchObject([{ kind: 'baseline', status: 'completed' }]);
+      expect(state.binding()?.resourceListUrl).toMatch(/resourcelist/);
+    } finally {
+      state.close();
+    }
+    // No -wal or -shm file: SQLite would need to write them, and cannot there.
+    expect(readdirSync(stateDir).sort()).toEqual(before);
+    expect(readFileSync(join(stateDir, 'state.sqlite')).equals(bytes)).toBe(true);
+    // A state of an older version cannot be brought up to date there: said, not half done.
+    const db = new DatabaseSync(join(stateDir, 'state.sqlite'));
+    db.exec('PRAGMA user_version = 3');
+    db.close();
+    expect(() => new MirrorState(stateDir, { readOnly: true })).toThrow(/was written by an older version, and its folder cannot be written to bring it up to date/);
+  });
+
+  // Root writes through permissions (only a read-only file system would stop it), and Windows has no such modes.
+  it.skipIf(process.platform === 'win32' || process.getuid?.() === 0)('rsdesk runs and the app read it; a sync or an audit is refused in plain words', async () => {
+    await sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, timeoutMs: 2_000 });
+    const stateDir = stateDirOf(dest);
+    chmodSync(join(stateDir, 'state.sqlite'), 0o444);
+    chmodSync(stateDir, 0o555);
+    try {
+      expect(readFolder(dest)!.runs).toMatchObject([{ kind: 'baseline', status: 'completed' }]);
+      await expect(audit({ dest, timeoutMs: 2_000 })).rejects.toThrow(/cannot be written \(permission denied\), and a sync or an audit records what it does in it/);
+    } finally {
+      chmodSync(stateDir, 0o755);
+      chmodSync(join(stateDir, 'state.sqlite'), 0o644);
+    }
   });
 });

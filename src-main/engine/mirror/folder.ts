@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { normalizeStartUrl } from '../discovery/discover.ts';
 import { bearerFor, Http } from '../http/client.ts';
 import type { PathMap } from './local-path.ts';
-import { acquireLock, LOCK_NAME, processAlive, type LockHolder } from './lock.ts';
+import { acquireLock, holderGone, openLocked, LOCK_NAME, type LockHolder } from './lock.ts';
 import { MirrorState, STATE_FILE, stateDirOf, type Binding, type Checkpoint, type RunRecord } from './state.ts';
 import type { SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, SettingsError, sourceHeadersOf, type Credentials } from './settings.ts';
@@ -39,15 +39,16 @@ export interface PrepareOptions {
 export async function prepareMirror(options: PrepareOptions): Promise<Binding> {
   mkdirSync(options.dest, { recursive: true });
   const stateDir = stateDirOf(options.dest);
-  const lock = acquireLock(stateDir, 'ResourceSync Desktop', options.dest);
-  const state = new MirrorState(stateDir);
   const given = options.credentials;
+  // Before the lock is taken: a URL refused here leaves neither the lock nor the state open.
   let origin: string;
   try {
     origin = new URL(normalizeStartUrl(options.capabilityListUrl ?? options.url)).origin;
   } catch (err) {
     throw new SyncError(err instanceof Error ? err.message : String(err));
   }
+  const lock = acquireLock(stateDir, 'ResourceSync Desktop', options.dest);
+  const state = openLocked(lock, () => new MirrorState(stateDir));
   // The token too goes to the Source's origin only: as one for every fetch, it went to every host discovery read after
   // a redirect had led there, and to every host a document named.
   const http = new Http({
@@ -106,7 +107,7 @@ function changeBinding(dest: string, change: (binding: Binding, origin: string) 
   if (!isMirror(dest)) throw new SyncError(`${dest} is not a mirror.`);
   const stateDir = stateDirOf(dest);
   const lock = acquireLock(stateDir, 'ResourceSync Desktop', dest);
-  const state = new MirrorState(stateDir);
+  const state = openLocked(lock, () => new MirrorState(stateDir));
   try {
     const binding = state.binding();
     if (binding === null) throw new SyncError(`${dest} is not bound to a Source yet.`);
@@ -128,7 +129,7 @@ function changeBinding(dest: string, change: (binding: Binding, origin: string) 
 /** The binding of a mirror folder alone (no count of its inventory); null when it is not a mirror or not bound. */
 export function readBinding(dest: string): Binding | null {
   if (!isMirror(dest)) return null;
-  const state = new MirrorState(stateDirOf(dest));
+  const state = MirrorState.forReading(stateDirOf(dest));
   try {
     return state.binding();
   } finally {
@@ -154,7 +155,7 @@ export function isMirror(dest: string): boolean {
 /** Resources the folder's inventory holds (deleted and quarantined ones left out); 0 when it is not a mirror yet. */
 export function inventorySize(dest: string): number {
   if (!isMirror(dest)) return 0;
-  const state = new MirrorState(stateDirOf(dest));
+  const state = MirrorState.forReading(stateDirOf(dest));
   try {
     return state.resourceCount();
   } finally {
@@ -165,7 +166,7 @@ export function inventorySize(dest: string): number {
 /** What the folder's state says, or null when it is not (or no longer) a mirror. */
 export function readFolder(dest: string): FolderStatus | null {
   if (!isMirror(dest)) return null;
-  const state = new MirrorState(stateDirOf(dest));
+  const state = MirrorState.forReading(stateDirOf(dest));
   try {
     const resources = state.resourceCount();
     const heldBy = lockHolder(dest);
@@ -178,7 +179,7 @@ export function readFolder(dest: string): FolderStatus | null {
 /** Failures recorded for one run, at most `limit` (those still standing first), with how many there are and stand. */
 export function readFailures(dest: string, runId: number, limit = 1000): ReturnType<MirrorState['failuresSince']> {
   if (!isMirror(dest)) return { total: 0, open: 0, failures: [] };
-  const state = new MirrorState(stateDirOf(dest));
+  const state = MirrorState.forReading(stateDirOf(dest));
   try {
     return state.failuresSince(runId, limit);
   } finally {
@@ -198,11 +199,12 @@ export function runsAsSeen(runs: RunRecord[], heldBy: LockHolder | null): RunRec
 /** The holder of the folder's lock when it is another process that still runs. */
 export function lockHolder(dest: string): LockHolder | null {
   try {
-    const holder = JSON.parse(readFileSync(join(stateDirOf(dest), LOCK_NAME), 'utf8')) as LockHolder;
+    const path = join(stateDirOf(dest), LOCK_NAME);
+    const holder = JSON.parse(readFileSync(path, 'utf8')) as LockHolder;
     if (typeof holder.pid !== 'number' || holder.pid === process.pid) return null;
     // Held from another computer (a shared folder): its process cannot be looked at from here, so it holds.
     if (typeof holder.host === 'string' && holder.host !== hostname()) return holder;
-    return processAlive(holder.pid) ? holder : null;
+    return holderGone({ ...holder, since: String(holder.since ?? '') }, path) ? null : holder;
   } catch {
     return null;
   }

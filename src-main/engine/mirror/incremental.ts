@@ -97,6 +97,8 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
       o.phases.lists = (Date.now() - t0) / 1000;
       return { changes: 0, checkpoint: o.checkpoint, begins: null, readAt: t0 };
     }
+    // Stopped while the lists were read (a pause, a cancel, a list that cannot be had): the journal says how long.
+    o.phases.lists = (Date.now() - t0) / 1000;
     throw err;
   }
   const { begins, closedUntil } = read;

@@ -326,3 +326,15 @@ describe('PathClaims over a mirror inventory (looked up, not loaded)', () => {
   });
 });
 
+
+describe('LocalPaths.inMappedFolder', () => {
+  it("holds the paths of the Source's host folder, a map's folder, an allowed host's; no others", () => {
+    const lp = paths({ maps: [{ prefix: 'http://example.org/a/', dir: 'mapped/a' }], allowHosts: ['other.net', 'third.net:8080'] });
+    for (const uri of ['http://example.org/x', 'http://example.org/a/b', 'http://other.net/x', 'http://other.net:81/x', 'http://third.net:8080/x']) {
+      expect(lp.inMappedFolder(path(uri, lp)), uri).toBe(true);
+    }
+    for (const rel of ['notes.txt', 'example.org', 'mapped/other', 'mapped/a', 'other.net_x/y', 'third.net_81/x', 'example.org_80/x']) expect(lp.inMappedFolder(rel), rel).toBe(false);
+    expect(paths({ maps: [{ prefix: 'http://example.org/', dir: '.' }] }).inMappedFolder('notes.txt')).toBe(true);
+    expect(paths({ allowHosts: ['*'] }).inMappedFolder('notes.txt')).toBe(true);
+  });
+});

@@ -209,6 +209,28 @@ export class LocalPaths {
     return this.#place(base, rest);
   }
 
+  /**
+   * Whether a relative, `/`-separated path lies in a folder this mapping writes into: a map's folder, the Source's
+   * host folder, or an allowed host's (any host's when every host is allowed). Files elsewhere in the mirror's folder
+   * are none of the mirror's business (an audit does not call them extra).
+   */
+  inMappedFolder(path: string): boolean {
+    if (this.#allowAll) return true;
+    for (const { dir } of this.#maps) if (dir === '' || path.startsWith(`${dir}/`)) return true;
+    const slash = path.indexOf('/');
+    if (slash === -1) return false;
+    const top = path.slice(0, slash);
+    if (top === this.#sourceBase) return true;
+    for (const host of this.#allowed) {
+      // `host:port` allows that port alone, a bare host name any port (the folder `host_port`).
+      const port = /^(.*):(\d+)$/.exec(host);
+      if (port ? top === safeName(`${port[1]}_${port[2]}`) : top === safeName(host) || (top.startsWith(`${safeName(host)}_`) && /^\d+$/.test(top.slice(safeName(host).length + 1)))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** The path under folder `base` for `rest`, the normalized URI's path and query after its origin or map prefix. */
   #place(base: string, rest: string): LocalPath {
     const q = rest.indexOf('?');

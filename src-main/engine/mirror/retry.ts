@@ -16,7 +16,7 @@ import { Applier, type DeletePolicy, type Failure } from './apply.ts';
 import { entryProblem, uniqueLists } from './entries.ts';
 import { Fetcher } from './fetcher.ts';
 import { LocalPaths } from './local-path.ts';
-import { acquireLock } from './lock.ts';
+import { acquireLock, openLocked } from './lock.ts';
 import type { SecretStore } from './secrets.ts';
 import { accessOf, sourceHeadersOf, type AskAgain, type Credentials } from './settings.ts';
 import { WorkSlots } from './work-slots.ts';
@@ -65,7 +65,7 @@ export async function retryResources(options: RetryOptions): Promise<RetryResult
   const stateDir = stateDirOf(dest);
   if (!existsSync(join(stateDir, 'state.sqlite'))) throw new RetryError(`${dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
   const lock = acquireLock(stateDir, 'retry of failed resources', dest);
-  const state = new MirrorState(stateDir);
+  const state = openLocked(lock, () => new MirrorState(stateDir));
   let http: Http | null = null;
   let fetcher: Fetcher | null = null;
   try {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ODD_BODY, SLOPPY, startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { duplicates } from './apply.ts';
+import { audit } from './audit.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions } from './sync.ts';
 
@@ -61,8 +62,9 @@ describe('a sloppy Source', () => {
     expect(result).toMatchObject({ mode: 'baseline', created: 10, failed: 0 });
     expect(notes.join('\n')).toMatch(/is written as a <urlset>, but 2 of its entries are Resource Lists themselves/);
     expectMirrorMatchesSource();
-    // The parts were not mirrored as resources.
+    // The parts were not mirrored as resources, nor are they taken for missing ones by an audit.
     expect(inventory().map((r) => r.uri).every((u) => u.includes('/sloppy/res/'))).toBe(true);
+    expect(await audit({ dest, proxyEnv: {}, timeoutMs: 5_000 })).toMatchObject({ inSync: true, inSyncCount: 10, missing: [], kept: [] });
     // No hash in the list: unchecked, with md5 recorded; the ISO Last-Modified kept as an HTTP-date.
     const row = inventory()[0]!;
     expect(row.status).toBe('unchecked');
@@ -120,6 +122,10 @@ describe('a sloppy Source', () => {
     expect(notes.join('\n')).toMatch(/1 entry of .* carries `at` or `completed`, as the parts of an index do, but is not a Resource List: it was mirrored as a resource\./);
     expect(notes.join('\n')).toMatch(/is written as a <urlset>, but 3 of its entries are Resource Lists themselves/);
     expectMirrorMatchesSource();
+    // An audit reads the list as the sync did: the parts are lists, the dated entry that is not one a resource.
+    const report = await audit({ dest, proxyEnv: {}, timeoutMs: 5_000 });
+    expect(report).toMatchObject({ inSync: true, missing: [], extra: [], changed: [], kept: [] });
+    expect(report.inSyncCount).toBe(fixture.state.live().length + 1);
   });
 
   it('fails alone each entry that breaks a MUST, applies the rest, and lets the checkpoint move on', async () => {

@@ -2,7 +2,7 @@
 // in time (§12.1, Example 19: by their place in the Change List), what holds the checkpoint back, and what an audit
 // makes of a hash in an algorithm the mirror did not record (§7 `hash`: any algorithm may be given).
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
@@ -207,6 +207,26 @@ describe('a cancelled incremental sync', () => {
     slowMs = 0;
     expect(await run()).toMatchObject({ mode: 'incremental', failed: 0 });
     for (const i of ids) expect(readFileSync(file(`r${i}`), 'utf8')).toBe(`v2-${i}`);
+  });
+});
+
+describe('the journal of an incremental run whose Change List cannot be read', () => {
+  it('says how long it spent on the lists', async () => {
+    capabilityList();
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1 });
+    statuses.set('/cl.xml', 404);
+    await expect(run()).rejects.toThrow(/404/);
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      const last = state.runs().at(-1)!;
+      expect(last).toMatchObject({ kind: 'incremental', status: 'failed' });
+      expect(Object.keys(last.phases).sort()).toEqual(['discovery', 'lists']);
+    } finally {
+      state.close();
+    }
   });
 });
 
@@ -424,6 +444,63 @@ describe('metadata listed in its own right (§14.5)', () => {
 });
 
 describe('audit', () => {
+  it("calls extra the files in the folders the mirror writes into (its host's, a map's), not those beside them", async () => {
+    capabilityList();
+    files.set('/r1', 'one').set('/a/r2', 'two');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one')) + url('/a/r2', fixity('two'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run({ maps: [{ prefix: `${base}/a/`, dir: 'mapped/a' }] })).toMatchObject({ mode: 'baseline', created: 2, failed: 0 });
+    expect(readFileSync(join(dest, 'mapped', 'a', 'r2'), 'utf8')).toBe('two');
+    const host = new URL(base).host.replace(':', '_');
+    for (const stray of [`${host}/stray`, 'mapped/a/stray', 'notes.txt', 'mapped/beside', 'other/file']) {
+      mkdirSync(join(dest, stray, '..'), { recursive: true });
+      writeFileSync(join(dest, stray), 'x');
+    }
+    const report = await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 });
+    expect(report.extra.sort()).toEqual([`${host}/stray`, 'mapped/a/stray']);
+    expect(report.inSyncCount).toBe(2);
+  });
+
+  it('leaves out, and says so, a listed resource the mirror does not mirror by its own rules (another host): not missing', async () => {
+    capabilityList();
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one')) + '<url><loc>http://elsewhere.invalid/r2</loc></url>'));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1, skipped: 1, failed: 0 });
+    const report = await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 });
+    expect(report).toMatchObject({ inSync: true, inSyncCount: 1, missing: [] });
+    expect(report.notes).toEqual([
+      "1 listed resource is not mirrored by this mirror's own rules, as a sync skips it, and was not compared (the first: http://elsewhere.invalid/r2: on another host (elsewhere.invalid) than the Source's (" +
+        new URL(base).host +
+        '); not mirrored unless that host is allowed).',
+    ]);
+  });
+
+  it('refuses a Resource List URL that now answers another document, rather than call everything missing', async () => {
+    capabilityList();
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1, failed: 0 });
+    files.set('/rl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', url('/r2', fixity('two', 'change="created"'))));
+    await expect(audit({ dest, proxyEnv: {}, timeoutMs: 2_000 })).rejects.toThrow(/rl\.xml is a changelist, not a Resource List$/);
+  });
+
+  it('compares a lastmod by the time it names, not by how it is written', async () => {
+    capabilityList();
+    files.set('/r1', 'one').set('/r2', 'two');
+    const listed = (r1: string, r2: string) =>
+      urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', `<url><loc>${base}/r1</loc><lastmod>${r1}</lastmod></url><url><loc>${base}/r2</loc><lastmod>${r2}</lastmod></url>`);
+    files.set('/rl.xml', listed('2019-01-01T00:00:00Z', '2019-01-01T00:00:00Z'));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 2, failed: 0 });
+    // r1: the same instant written otherwise; r2: a second later.
+    files.set('/rl.xml', listed('2019-01-01T01:00:00.000+01:00', '2019-01-01T00:00:01Z'));
+    const report = await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 });
+    expect(report.changed).toEqual([{ uri: `${base}/r2`, reason: "lastmod is 2019-01-01T00:00:01Z, the mirrored copy's 2019-01-01T00:00:00Z" }]);
+    expect(report.inSyncCount).toBe(1);
+  });
+
   it('checks the file itself when the list gives a hash in an algorithm the mirror did not record', async () => {
     capabilityList();
     files.set('/r1', 'one').set('/r2', 'two');

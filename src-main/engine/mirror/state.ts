@@ -1,10 +1,11 @@
 // A mirror's own state, inside its folder (`.resourcesync/state.sqlite`), so the folder is self-contained: the
 // inventory (one row per mirrored URI), the run journal with its failures, the checkpoint and the binding (which
 // Source list the folder mirrors, with which maps and options). Schema by the store's versioned migrations.
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { migrate, type Migration } from '../../store/migrations.ts';
+import { migrate, SchemaTooNewError, schemaVersion, type Migration } from '../../store/migrations.ts';
 import { transaction } from '../../store/tx.ts';
 import { canonicalUri } from './uri.ts';
 import type { Digests } from './fixity.ts';
@@ -218,6 +219,7 @@ export interface SavedAudit {
     changed: { uri: string; reason: string }[];
     unverifiable: { uri: string; reason: string }[];
     kept?: string[];
+    notes?: string[];
   };
 }
 
@@ -371,18 +373,31 @@ export class MirrorState implements ClaimStore {
   #byKey: StatementSync;
   #under: StatementSync;
 
-  constructor(stateDir: string) {
-    mkdirSync(stateDir, { recursive: true });
+  /** `readOnly`: see forReading. */
+  constructor(stateDir: string, options: { readOnly?: boolean } = {}) {
+    if (!options.readOnly) mkdirSync(stateDir, { recursive: true });
     this.path = join(stateDir, STATE_FILE);
-    this.db = new DatabaseSync(this.path, { enableForeignKeyConstraints: true, timeout: 5_000 });
+    this.db = options.readOnly
+      ? // SQLite cannot open a WAL database read-only without writing its shared-memory file beside it, unless told
+        // that nothing changes it (immutable): true of a folder no one can write.
+        new DatabaseSync(`${pathToFileURL(this.path).href}?immutable=1`, { readOnly: true, enableForeignKeyConstraints: true })
+      : new DatabaseSync(this.path, { enableForeignKeyConstraints: true, timeout: 5_000 });
     try {
-      this.db.exec('PRAGMA journal_mode = WAL');
-      // FULL: a committed row must survive a power cut (its bytes were made durable before the commit).
-      this.db.exec('PRAGMA synchronous = FULL');
-      migrate(this.db, this.path, MIRROR_MIGRATIONS);
+      if (options.readOnly) {
+        const version = schemaVersion(this.db);
+        if (version > MIRROR_MIGRATIONS.length) throw new SchemaTooNewError(this.path, version, MIRROR_MIGRATIONS.length);
+        if (version < MIRROR_MIGRATIONS.length) {
+          throw new Error(`The mirror's state ${this.path} was written by an older version, and its folder cannot be written to bring it up to date; copy the mirror where it can be written to read it.`);
+        }
+      } else {
+        this.db.exec('PRAGMA journal_mode = WAL');
+        // FULL: a committed row must survive a power cut (its bytes were made durable before the commit).
+        this.db.exec('PRAGMA synchronous = FULL');
+        migrate(this.db, this.path, MIRROR_MIGRATIONS);
+      }
     } catch (err) {
       this.db.close();
-      throw err;
+      throw openError(this.path, err);
     }
     this.#get = this.db.prepare('SELECT * FROM inventory WHERE uri = ?');
     this.#put = this.db.prepare(`
@@ -393,6 +408,20 @@ export class MirrorState implements ClaimStore {
         type = excluded.type, status = excluded.status, verified_at = excluded.verified_at, run_id = excluded.run_id`);
     this.#byKey = this.db.prepare('SELECT uri, path FROM inventory WHERE path_key = ? LIMIT 1');
     this.#under = this.db.prepare('SELECT 1 AS found FROM inventory WHERE path_key >= ? AND path_key < ? LIMIT 1');
+  }
+
+  /**
+   * The state opened to be read alone (the runs, the last audit, a folder's status): a mirror whose folder cannot be
+   * written (read-only media, a share mounted read-only, another person's folder) is read as it is, where opening it
+   * to write said only "unable to open database file".
+   */
+  static forReading(stateDir: string): MirrorState {
+    try {
+      return new MirrorState(stateDir);
+    } catch (err) {
+      if (writable(stateDir)) throw err;
+      return new MirrorState(stateDir, { readOnly: true });
+    }
   }
 
   close(): void {
@@ -671,6 +700,8 @@ export class MirrorState implements ClaimStore {
       for (const c of report.changed) insert.run(audit.runId, 'changed', c.uri, c.reason);
       for (const c of report.unverifiable) insert.run(audit.runId, 'unverifiable', c.uri, c.reason);
       for (const uri of report.kept ?? []) insert.run(audit.runId, 'kept', uri, null);
+      // What the audit had to do without (a Change List it could not read…): the report read back says it too.
+      for (const note of report.notes ?? []) insert.run(audit.runId, 'note', note, null);
       const old = this.db.prepare('SELECT run_id FROM audit_reports ORDER BY run_id DESC LIMIT -1 OFFSET ?').all(KEPT_AUDIT_REPORTS) as { run_id: number }[];
       for (const r of old) {
         this.db.prepare('DELETE FROM audit_items WHERE run_id = ?').run(r.run_id);
@@ -696,6 +727,7 @@ export class MirrorState implements ClaimStore {
       else if (row.status === 'changed') report.changed.push({ uri: row.item, reason: row.reason ?? '' });
       else if (row.status === 'unverifiable') report.unverifiable.push({ uri: row.item, reason: row.reason ?? '' });
       else if (row.status === 'kept') report.kept!.push(row.item);
+      else if (row.status === 'note') (report.notes ??= []).push(row.item);
     }
     return { runId: id, at: raw.at, rehash: raw.rehash === 1, seconds: Number(raw.seconds), report };
   }
@@ -711,6 +743,36 @@ export class MirrorState implements ClaimStore {
       .run(status, new Date().toISOString(), JSON.stringify(phases), message, id);
     return this.run(id)!;
   }
+}
+
+function writable(stateDir: string): boolean {
+  try {
+    accessSync(stateDir, constants.W_OK);
+    accessSync(join(stateDir, STATE_FILE), constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why a mirror's state cannot be opened, naming the file: SQLite's own words ("file is not a database") say neither
+ * which file nor that nothing was changed. Other errors (a database busy, a folder that cannot be written) stay as
+ * they are.
+ */
+function openError(path: string, err: unknown): unknown {
+  if (err instanceof SchemaTooNewError) {
+    return new SchemaTooNewError(path, err.found, err.known, 'open this mirror with that version. Nothing in it was changed.');
+  }
+  const code = (err as { errcode?: unknown }).errcode;
+  // SQLITE_CORRUPT, SQLITE_NOTADB.
+  if (code === 11 || code === 26) {
+    return new Error(
+      `The mirror's state ${path} is damaged and cannot be read (${(err as Error).message}); nothing in it was changed. ` +
+        `Put back a copy of it from a backup, or mirror the Source into another folder.`,
+    );
+  }
+  return err;
 }
 
 export function stateDirOf(dest: string): string {

@@ -66,6 +66,9 @@ describe('sync control', () => {
     expect(first.failed).toBe(0);
     expect(first.checkpoint).toBeNull();
     expect(runs()).toMatchObject([{ id: 1, status: 'interrupted', message: 'Paused', created: first.created }]);
+    // Its journal says how long it fetched before the pause (5 resources of 40 ms each, two at a time).
+    const before = runs()[0]!.phases;
+    expect(before.fetch).toBeGreaterThanOrEqual(0.08);
     // Progress: phases in order, totals never below what is done.
     expect(progress[0]).toMatchObject({ phase: 'discovery', settled: 0 });
     expect(progress.some((p) => p.phase === 'lists' && p.listed > 0)).toBe(true);
@@ -83,6 +86,10 @@ describe('sync control', () => {
     expect(again.filter((path) => fetched.has(path))).toEqual([]);
     expect(second.checkpoint).not.toBeNull();
     expect(runs()).toMatchObject([{ id: 1, status: 'completed', created: 40 }]);
+    // The time of both parts, phase by phase.
+    const inAll = runs()[0]!.phases;
+    expect(inAll.discovery).toBeGreaterThan(before.discovery!);
+    expect(inAll.fetch).toBeGreaterThan(before.fetch! + 0.1);
   });
 
   it('records the time a run stood paused, so its end less its start less that is the time it ran', async () => {
@@ -196,6 +203,7 @@ describe('sync control', () => {
     await expect(sync({ url: capabilityList(), dest, concurrency: 2, signal: abort.signal, onProgress: onCancel })).rejects.toThrow();
     const [run] = runs();
     expect(run).toMatchObject({ status: 'cancelled', failed: 0, message: 'Cancelled; what was verified stays' });
+    expect(run!.phases.fetch).toBeGreaterThanOrEqual(0.08);
     fixture.setResourceDelay(0);
     const next = await sync({ dest });
     expect(next).toMatchObject({ mode: 'baseline', failed: 0 });

@@ -465,6 +465,23 @@ describe('audit', () => {
     expect(await audit({ dest, rehash: true })).toMatchObject({ inSync: true, changed: [] });
   });
 
+  it('a folder replaced by a link (to a copy outside the mirror) is not followed: its files are changed, not in sync', async () => {
+    await run();
+    const folder = join(fileOf(1), '..');
+    const outside = join(mkdtempSync(join(tmpdir(), 'outside-')), 'res');
+    execFileSync('cp', ['-r', folder, outside]);
+    rmSync(folder, { recursive: true });
+    symlinkSync(outside, folder);
+    const inFolder = fixture.state.live().filter((r) => fixture.state.pathOf(r.id).startsWith(fixture.state.pathOf(1).replace(/[^/]*$/, ''))).length;
+    for (const rehash of [false, true]) {
+      const report = await audit({ dest, rehash });
+      expect(report.inSync).toBe(false);
+      expect(report.inSyncCount, `rehash ${rehash}`).toBe(0);
+      expect(report.changed).toHaveLength(inFolder);
+      expect(report.changed[0]!.reason).toMatch(/^its folder .*res is a symbolic link; the mirror does not read or write through links; the next sync fetches it again$/);
+    }
+  });
+
   it('files kept by the deletion policy keep are listed apart, not as extra, and leave the mirror in sync', async () => {
     await run();
     const [gone] = fixture.change('delete', 1);
@@ -487,6 +504,8 @@ describe('audit', () => {
     expect(report.inSync).toBe(true);
     expect(report.notes).toHaveLength(1);
     expect(report.notes![0]).toMatch(/^The Change List .*changelist-index\.xml could not be read \(.*500.*\); the mirror is compared with the Resource List as of .* alone/);
+    // Kept with the report: `rsdesk audit --last` and the app (which shows the kept report) say it too.
+    expect(lastAudit(dest)!.report.notes).toEqual(report.notes);
   });
 
   it('damaged local copies: an audit marks them, the next sync (incremental or baseline) fetches them again', async () => {
@@ -541,6 +560,33 @@ describe('audit', () => {
     expect(asked).toHaveLength(1);
     expect(asked[0]!.headers['if-none-match'] ?? asked[0]!.headers['if-modified-since']).toBeUndefined();
     expectMirrorMatchesSource();
+  });
+
+  it('a cancel while the files are compared stops the audit there; its run is recorded cancelled, and no report is kept', async () => {
+    await run();
+    await audit({ dest });
+    const kept = lastAudit(dest)!;
+    const controller = new AbortController();
+    const get = MirrorState.prototype.get;
+    let calls = 0;
+    // The lists are read whole by then: the cancel comes while listed resources are compared with their files.
+    MirrorState.prototype.get = function (this: MirrorState, uri: string) {
+      if (++calls === 3) controller.abort();
+      return get.call(this, uri);
+    };
+    try {
+      await expect(audit({ dest, rehash: true, signal: controller.signal })).rejects.toThrow(/cancelled/i);
+    } finally {
+      MirrorState.prototype.get = get;
+    }
+    expect(calls).toBe(3);
+    expect(lastAudit(dest)!.runId).toBe(kept.runId);
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      expect(state.runs().at(-1)).toMatchObject({ kind: 'audit', status: 'cancelled', message: 'Cancelled before the end; no report is kept' });
+    } finally {
+      state.close();
+    }
   });
 
   it('keeps the last reports in the mirror state: read back whole after the state is closed, the newest few only', async () => {

@@ -27,7 +27,7 @@ import { runIncremental, type IncrementalResult } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
 import { entryLabel, entryProblem, listKey } from './entries.ts';
 import { canonicalUri } from './uri.ts';
-import { acquireLock } from './lock.ts';
+import { acquireLock, openLocked } from './lock.ts';
 import { DeferredSecrets, type SecretStore } from './secrets.ts';
 import { keptSettingsProblems, mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
 import { ReadAhead } from './read-ahead.ts';
@@ -164,7 +164,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   let secrets: DeferredSecrets | null = null;
   const lock = acquireLock(stateDir, 'rsdesk sync', dest);
   if (lock.tookOver) options.onNote?.(`Took over the lock left by process ${lock.tookOver.pid}, which is no longer running.`);
-  const state = new MirrorState(stateDir);
+  const state = openLocked(lock, () => new MirrorState(stateDir));
   let http: Http | null = null;
   try {
     const interrupted = state.markInterrupted();
@@ -253,8 +253,11 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const discoverySeconds = (Date.now() - t0) / 1000;
 
     const checkpoint = state.checkpoint();
-    // An audit is not resumed by a sync: it is taken again by the next audit, if asked.
-    const lastInterrupted = interrupted.filter((r) => r.kind !== 'audit').at(-1) ?? state.runs().filter((r) => r.status === 'interrupted' && r.kind !== 'audit').at(-1);
+    // An audit is not resumed by a sync: it is taken again by the next audit, if asked. Nor is a retry: what it did not
+    // fetch again still stands as failures of the run it retried, and taken up as a sync it would run a whole sync
+    // (a baseline, for a baseline's failures) in its name. Nor a run of live notifications: the live side takes it up
+    // itself, with the notifications its inbox keeps for it.
+    const lastInterrupted = interrupted.filter(resumable).at(-1) ?? state.runs().filter((r) => r.status === 'interrupted' && resumable(r)).at(-1);
     let mode: 'baseline' | 'incremental';
     let resume: RunRecord | null = null;
     const wanted = options.mode ?? 'auto';
@@ -360,6 +363,13 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     report();
     const paused = () => options.pauseSignal?.aborted === true && options.signal?.aborted !== true;
     const phases: Record<string, number> = { discovery: discoverySeconds };
+    // A resumed run's journal keeps the time of its earlier parts too: each phase's time in all, not the last part's.
+    const earlier = resume && run ? run.phases : {};
+    const inAll = (): Record<string, number> => {
+      const sum: Record<string, number> = { ...earlier };
+      for (const [phase, seconds] of Object.entries(phases)) sum[phase] = (sum[phase] ?? 0) + seconds;
+      return sum;
+    };
     let newCheckpoint: { at: string; from: string } | null = null;
     /** What the Change List part of an incremental run read (gap.ts). */
     let listsRead: IncrementalResult | null = null;
@@ -467,7 +477,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
                 ? err.message
                 : String(err);
       try {
-        if (run) state.endRun(run.id, status, phases, message);
+        if (run) state.endRun(run.id, status, inAll(), message);
       } catch (recording) {
         // A disk too full to record the end: the run shows as interrupted, and the next sync resumes it.
         if (!isDiskFull(recording)) throw recording;
@@ -495,7 +505,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           `and were not applied; they count among the failed, but only the first ${MAX_LISTED_ENTRY_FAILURES.toLocaleString('en')} such entries are listed one by one.`,
       );
     }
-    if (run) state.endRun(run.id, status, phases, message);
+    if (run) state.endRun(run.id, status, inAll(), message);
     // A dump's packages are recorded as applied until the run ends: a run killed after them (reading the Change List
     // that follows a Change Dump, deleting what a Resource Dump no longer holds) resumes past them.
     if (run && status !== 'interrupted') clearDumpProgress(state);
@@ -586,8 +596,16 @@ function sameSource(a: Binding, b: Binding): boolean {
 }
 
 function newest(state: MirrorState, run: RunRecord): boolean {
-  return !state.runs().some((r) => r.id > run.id && r.kind !== 'audit' && r.status !== 'interrupted');
+  return !state.runs().some((r) => r.id > run.id && resumable(r) && r.status !== 'interrupted');
 }
+
+/** A run a sync takes up again when it was interrupted: a sync's, not an audit's, a retry's or the live side's. */
+export function resumable(run: Pick<RunRecord, 'kind' | 'mode'>): boolean {
+  return run.kind !== 'audit' && !NOT_A_SYNC.has(run.mode);
+}
+
+/** The modes of runs that are not syncs (retry.ts, the live side's apply-live.ts). */
+const NOT_A_SYNC = new Set(['retry', 'live', 'live-catch-up', 'ping']);
 
 /** Finds what the mirror is bound to: a list given directly, or the lists of one Capability List. */
 export async function bind(http: Http, options: SyncOptions, old: Binding | null): Promise<Binding> {
@@ -858,6 +876,8 @@ async function baseline(
     ahead.stop();
     await ahead.done.catch(() => undefined);
     await inflight.allSettled();
+    // The journal of a run paused, cancelled or failed says how long it fetched, too.
+    phases.fetch = (Date.now() - t0) / 1000;
     throw err;
   }
   if (repeated > 0) {
