@@ -422,6 +422,12 @@ export class Applier {
         response.body.destroy();
         return { kind: 'failed', reason: `HTTP ${response.status} for ${clip(response.url)}` };
       }
+      // A part, or a delta, of the representation (the mirror asks for neither): kept as the whole file where the list
+      // gives no hash or length to tell.
+      if (response.status === 206 || response.status === 226) {
+        response.body.destroy();
+        return { kind: 'failed', reason: `HTTP ${response.status} for ${clip(response.url)}: the server sent ${response.status === 206 ? 'a part' : 'changes'} of the resource, not the resource, though the whole was asked for; not kept` };
+      }
       // None is asked for (no Accept-Encoding), and the bytes are kept as sent: a .gz stored with Content-Encoding: gzip
       // is listed with the hash of those bytes, and a coded bomb stays harmless. When they do not match the list, the
       // reason names the coding.

@@ -3,6 +3,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -658,4 +660,31 @@ describe('resume after kill -9', () => {
     state.close();
     expect(runs[0]!.status).toBe('completed');
   }, 60_000);
+});
+
+describe('a server that answers a part of a resource to a request for the whole', () => {
+  it('fails it, with the reason, instead of keeping the part as the file (the list gives nothing to tell)', async () => {
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const server = createServer((req, res) => {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      if (req.url === '/rl.xml') {
+        res.writeHead(200, { 'content-type': 'application/xml' });
+        return void res.end(`<urlset ${ns}><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/><url><loc>${base}/part</loc></url><url><loc>${base}/whole</loc></url></urlset>`);
+      }
+      if (req.url === '/part') return void res.writeHead(206, { 'content-range': 'bytes 0-3/100' }).end('the ');
+      if (req.url === '/whole') return void res.end('the whole resource');
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const target = mkdtempSync(join(tmpdir(), 'mirror-partial-'));
+      const result = await sync({ url: `http://127.0.0.1:${port}/rl.xml`, dest: target, timeoutMs: 5_000, proxyEnv: {} });
+      expect(result).toMatchObject({ created: 1, failed: 1 });
+      expect(result.failures[0]!.reason).toBe(`HTTP 206 for http://127.0.0.1:${port}/part: the server sent a part of the resource, not the resource, though the whole was asked for; not kept`);
+      expect(existsSync(join(target, `127.0.0.1_${port}`, 'part'))).toBe(false);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
 });
