@@ -3,6 +3,7 @@ import type { MirrorRun, MirrorStatus, MirrorSummary } from '../../src-main/cont
 import { clip } from '../../src-main/engine/clip.ts';
 import { normalizeStartUrl } from '../../src-main/engine/discovery/start-url.ts';
 import { formatBytes, formatCount } from '../lib/format.ts';
+import { HTTP_REASONS } from '../../src-main/contract/http-reasons.ts';
 
 export const STATUS_LABEL: Record<MirrorStatus, string> = {
   ready: 'Ready',
@@ -107,23 +108,6 @@ export function mirroredList(m: Pick<MirrorSummary, 'url' | 'capabilityListUrl' 
   if (given !== null && given === m.resourceListUrl) return { url: m.resourceListUrl, kind: 'Resource List' };
   return { url: m.capabilityListUrl ?? m.resourceListUrl ?? m.changeListUrl ?? m.url, kind: null };
 }
-
-const HTTP_REASONS: Record<string, string> = {
-  '400': 'Bad Request',
-  '401': 'Unauthorized',
-  '403': 'Forbidden',
-  '404': 'Not Found',
-  '405': 'Method Not Allowed',
-  '406': 'Not Acceptable',
-  '408': 'Request Timeout',
-  '410': 'Gone',
-  '429': 'Too Many Requests',
-  '451': 'Unavailable For Legal Reasons',
-  '500': 'Internal Server Error',
-  '502': 'Bad Gateway',
-  '503': 'Service Unavailable',
-  '504': 'Gateway Timeout',
-};
 
 /**
  * Why a resource failed, shown beside its URI: the engine's "HTTP 404 for URI" names the URI the row already shows

@@ -1,5 +1,5 @@
 // Every failure to get a usable response becomes a NetworkError with a stable code and a sentence a person can read.
-import { STATUS_CODES } from 'node:http';
+import { HTTP_REASONS } from '../../contract/http-reasons.ts';
 import { clip } from '../clip.ts';
 
 /** Largest response headers read (Node's own default), shared with the client. */
@@ -123,7 +123,7 @@ export function toNetworkError(
     // undici reports a proxy's refusal of a tunnel as an abort, which read as "Cancelled" and ended a discovery as if
     // the person had cancelled it.
     const proxy = via === null ? 'The proxy' : `The proxy ${via}`;
-    const words = `HTTP ${proxyStatus}${STATUS_CODES[proxyStatus] ? ` ${STATUS_CODES[proxyStatus]}` : ''}`;
+    const words = `HTTP ${proxyStatus}${HTTP_REASONS[proxyStatus] ? ` ${HTTP_REASONS[proxyStatus]}` : ''}`;
     const message =
       proxyStatus === 407
         ? `${proxy} asks for a user name and password, or refused the ones given (${words}), for ${url}. They are given in the HTTP_PROXY and HTTPS_PROXY environment variables (http://USER:PASSWORD@HOST:PORT), read when the proxy setting is env, the default.`
