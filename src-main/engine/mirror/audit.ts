@@ -5,14 +5,12 @@ import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
-import { DocumentError } from '../documents/errors.ts';
-import type { Entry, HashAlgorithm } from '../documents/model.ts';
+import type { HashAlgorithm } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
-import { loadDocument } from '../load.ts';
 import { expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
 import { ListedResources } from './audit-listed.ts';
 import { compareChanges, type Timed } from './change-timeline.ts';
-import { uniqueLists } from './entries.ts';
+import { readResourceList } from './resource-list.ts';
 import { readChangeLists } from './change-lists.ts';
 import { acquireLock, openLocked } from './lock.ts';
 import { caseKey, LocalPaths } from './local-path.ts';
@@ -90,47 +88,11 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   const listed = new ListedResources();
   try {
     if (binding === null || binding.resourceListUrl === null) throw new Error(`The mirror has no Resource List to audit against`);
-    const collectList = (e: Entry) => listed.set(e);
-    const children: string[] = [];
-    // As a sync reads the list (sync.ts, baseline): a sloppy Source's index written as a <urlset> has Resource Lists
-    // for entries, and an entry dated as the parts of an index are is read as one if it turns out to be one. Else
-    // the audit took the parts for missing resources and every mirrored resource for one no longer listed.
-    const maybeParts: Entry[] = [];
-    let isIndex = false;
-    const top = await loadDocument(http, binding.resourceListUrl, {
-      signal: options.signal,
-      onStart: (h) => {
-        isIndex = h.isIndex;
-        if (h.capability !== 'resourcelist') throw new NotAResourceList(`${clip(binding!.resourceListUrl!)} is a ${h.capability}, not a Resource List`);
-      },
-      onEntry: (e) => {
-        if (isIndex || e.md.capability === 'resourcelist') return void children.push(e.loc);
-        if (e.md.at !== undefined || e.md.completed !== undefined) return void maybeParts.push(e);
-        collectList(e);
-      },
-    });
-    const readPart = async (url: string, maybe: Entry | null): Promise<void> => {
-      let started = false;
-      try {
-        await loadDocument(http, url, {
-          signal: options.signal,
-          onStart: (h) => {
-            if (h.capability !== 'resourcelist' || h.isIndex) throw new NotAResourceList(`${clip(url)}, listed in the Resource List Index, is not a Resource List`);
-            started = true;
-          },
-          onEntry: collectList,
-        });
-      } catch (err) {
-        // Read, and not a Resource List: the dated entry is a resource after all (as a sync takes it).
-        const notAList = err instanceof NotAResourceList || (err instanceof DocumentError && err.code !== 'aborted' && err.code !== 'io' && err.code !== 'too-large');
-        if (maybe === null || started || options.signal?.aborted || !notAList) throw err;
-        collectList(maybe);
-      }
-    };
-    for (const child of uniqueLists(children)) await readPart(child, null);
-    for (const entry of maybeParts) await readPart(entry.loc, entry);
-    const at = top.summary.md.at ? parseW3cDatetime(top.summary.md.at) : null;
     const notes: string[] = [];
+    // Read as a sync reads it: else the audit took the parts of a sloppy Source's index for missing resources, and
+    // every mirrored resource for one no longer listed.
+    const top = await readResourceList(http, binding.resourceListUrl, { signal: options.signal, onEntry: (e) => listed.set(e), onNote: (n) => void notes.push(n) });
+    const at = top.summary.md.at ? parseW3cDatetime(top.summary.md.at) : null;
     if (binding.changeListUrl !== null && at !== null) {
       try {
         await applyChanges(http, binding.changeListUrl, at, listed, options.signal);
@@ -313,8 +275,6 @@ function sameTime(listed: string, recorded: string | null): boolean {
   const a = parseW3cDatetime(listed);
   return a !== null ? a === parseW3cDatetime(recorded) : listed === recorded;
 }
-
-class NotAResourceList extends Error {}
 
 /**
  * Whether the folders on a file's way are real folders of the mirror, not links: the last name is checked by lstat

@@ -12,6 +12,7 @@ import { Http } from '../http/client.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
 import { loadDocument } from '../load.ts';
 import { canonicalUri } from './uri.ts';
+import { readResourceList } from './resource-list.ts';
 import { Applier, type DeletePolicy, type Failure } from './apply.ts';
 import { entryProblem, uniqueLists } from './entries.ts';
 import { Fetcher } from './fetcher.ts';
@@ -245,9 +246,13 @@ async function findEntries(
   const fromResources = async () => {
     if (binding.resourceListUrl === null || found.size === wanted.size) return;
     const before = new Set(found.keys());
-    await readList(http, binding.resourceListUrl, signal, (e) => {
-      e.loc = canonicalUri(e.loc);
-      if (wanted.has(e.loc) && !before.has(e.loc)) found.set(e.loc, e);
+    // As a sync reads it (a sloppy Source's index written as a <urlset> included).
+    await readResourceList(http, binding.resourceListUrl, {
+      signal,
+      onEntry: (e) => {
+        e.loc = canonicalUri(e.loc);
+        if (wanted.has(e.loc) && !before.has(e.loc)) found.set(e.loc, e);
+      },
     });
   };
   if (kind === 'baseline') {

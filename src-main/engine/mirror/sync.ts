@@ -8,7 +8,6 @@ import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { DiscoveryResult } from '../../contract/types.ts';
 import { discover, normalizeStartUrl } from '../discovery/discover.ts';
-import { DocumentError } from '../documents/errors.ts';
 import type { Entry } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import type { ProxyEnv, ProxySetting } from '../http/dispatcher.ts';
@@ -25,12 +24,13 @@ import { JsonPatcher } from './json-patch.ts';
 import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
 import { runIncremental, type IncrementalResult } from './incremental.ts';
 import { LocalPaths, type PathMap } from './local-path.ts';
-import { entryLabel, entryProblem, listKey } from './entries.ts';
+import { entryLabel, entryProblem } from './entries.ts';
 import { canonicalUri } from './uri.ts';
 import { acquireLock, openLocked } from './lock.ts';
 import { DeferredSecrets, type SecretStore } from './secrets.ts';
 import { keptSettingsProblems, mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
 import { ReadAhead } from './read-ahead.ts';
+import { readResourceList } from './resource-list.ts';
 import { DiskReserve, type DiskSpaceProbe } from './disk-reserve.ts';
 import { WorkSlots } from './work-slots.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
@@ -768,103 +768,9 @@ async function baseline(
     if (noted) return noted.then(() => inflight.add(applier.apply(entry)));
     return inflight.add(applier.apply(entry));
   });
-  const children: string[] = [];
-  // Entries of a <urlset> that carry `at` or `completed` but no capability: parts of an index written as a urlset,
-  // or resources of a Source that dates them so. Each is read as a list if it turns out to be one, else mirrored.
-  const maybeParts: Entry[] = [];
-  let isIndex = false;
   let top;
   try {
-    top = await loadDocument(http, listUrl, {
-      signal: intake,
-      onStart: (head) => {
-        isIndex = head.isIndex;
-        // Known before the first entry: nothing of a document that is not a Resource List is applied.
-        if (head.capability !== 'resourcelist') throw new SyncError(`${clip(listUrl)} is a ${head.capability}, not a Resource List`);
-      },
-      onEntry: (entry) => {
-        if (isIndex) return void children.push(entry.loc);
-        // Sloppy Sources write an index as a <urlset>: an entry that describes itself as a Resource List is read as a
-        // part, not mirrored as a resource; one with only the `at`/`completed` that lists carry, when it is one.
-        if (entry.md.capability === 'resourcelist') return void children.push(entry.loc);
-        if (entry.md.at !== undefined || entry.md.completed !== undefined) return void maybeParts.push(entry);
-        return onEntry(entry, listUrl);
-      },
-    });
-    if (top.summary.capability !== 'resourcelist') {
-      throw new SyncError(`${clip(listUrl)} is a ${top.summary.capability}, not a Resource List`);
-    }
-    const readPart = async (child: string, maybe: Entry | null): Promise<boolean> => {
-      const notAList = () => new SyncError(`${clip(child)}, listed in the Resource List Index, is not a Resource List`);
-      let started = false;
-      try {
-        const doc = await loadDocument(http, child, {
-          signal: intake,
-          onStart: (head) => {
-            if (head.capability !== 'resourcelist' || head.isIndex) throw notAList();
-            started = true;
-          },
-          onEntry: (entry) => onEntry(entry, child),
-        });
-        if (doc.summary.capability !== 'resourcelist' || doc.summary.isIndex) throw notAList();
-        return true;
-      } catch (err) {
-        // Read, and not a Resource List (nothing of it was applied): the dated entry is a resource after all. One that
-        // could not be had (404, a network error) may well be a part: the run stops, as for any part, rather than
-        // deleting what that part lists.
-        const notAResourceList = err instanceof SyncError || (err instanceof DocumentError && err.code !== 'aborted' && err.code !== 'io' && err.code !== 'too-large');
-        if (maybe === null || started || intake?.aborted || !notAResourceList) throw err;
-        return false;
-      }
-    };
-    // Each part once, however often (and however spelled) the index names it: an index naming one part a million
-    // times would otherwise have it downloaded a million times. Whether a dated entry turned out a list is kept.
-    const read = new Map<string, boolean>();
-    let partsRepeated = 0;
-    for (const child of children) {
-      const key = listKey(child);
-      if (read.has(key)) {
-        partsRepeated++;
-        continue;
-      }
-      read.set(key, true);
-      await readPart(child, null);
-    }
-    let resources = 0;
-    for (const entry of maybeParts) {
-      const key = listKey(entry.loc);
-      const known = read.get(key);
-      let isList: boolean;
-      if (known !== undefined) {
-        isList = known;
-        if (isList) partsRepeated++;
-      } else {
-        isList = await readPart(entry.loc, entry);
-        read.set(key, isList);
-      }
-      if (isList) children.push(entry.loc);
-      else {
-        resources++;
-        await onEntry(entry, listUrl);
-      }
-    }
-    if (partsRepeated > 0) {
-      options.onNote?.(
-        `The Resource List Index ${clip(listUrl)} names a list it names before ${partsRepeated.toLocaleString('en')} time${partsRepeated === 1 ? '' : 's'}; each list is read once.`,
-      );
-    }
-    if (!top.summary.isIndex && children.length > 0) {
-      options.onNote?.(
-        `${clip(listUrl)} is written as a <urlset>, but ${children.length} of its entries are Resource Lists themselves: ` +
-          'read as the parts of a Resource List Index.',
-      );
-    }
-    if (resources > 0) {
-      options.onNote?.(
-        `${resources} entr${resources === 1 ? 'y' : 'ies'} of ${clip(listUrl)} carr${resources === 1 ? 'ies' : 'y'} \`at\` or \`completed\`, as the parts of an index do, but ` +
-          `${resources === 1 ? 'is not a Resource List: it was mirrored as a resource.' : 'are not Resource Lists: they were mirrored as resources.'}`,
-      );
-    }
+    top = await readResourceList(http, listUrl, { signal: intake, onEntry, onNote: options.onNote });
     onListed(listed, 0, true);
     ahead.end();
     await ahead.done;
