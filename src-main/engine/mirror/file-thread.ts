@@ -121,6 +121,8 @@ export class FileThread {
   #lazyTimer = false;
   readonly #lazyDelayMs: number;
   #messages = 0;
+  #inFlight: { parts: Part[] }[] = [];
+  #here: Promise<void> = Promise.resolve();
 
   constructor(options: { lazyDelayMs?: number } = {}) {
     this.#lazyDelayMs = options.lazyDelayMs ?? LAZY_DELAY_MS;
@@ -130,8 +132,6 @@ export class FileThread {
   get messages(): number {
     return this.#messages;
   }
-  #inFlight: { parts: Part[] }[] = [];
-  #here: Promise<void> = Promise.resolve();
 
   /**
    * Runs `jobs` in order on the file thread (after every job queued before them); resolves with one result each.

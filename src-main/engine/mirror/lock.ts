@@ -218,7 +218,6 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
   throw new MirrorLockedError(`The mirror ${mirrorDir} could not be locked: its lock file keeps changing (${path}).`, null);
 }
 
-/** The error to give for a mirror folder that cannot be written (read-only file system, no permission), else null. */
 /** Why a folder that is there cannot be written, or null (Node's recursive mkdir says ENOENT on a read-only one). */
 function writeAccess(dir: string): unknown {
   try {
@@ -229,6 +228,7 @@ function writeAccess(dir: string): unknown {
   }
 }
 
+/** The error to give for a mirror folder that cannot be written (read-only file system, no permission), else null. */
 function cannotWrite(err: unknown, mirrorDir: string, stateDir: string): Error | null {
   const code = (err as NodeJS.ErrnoException).code;
   if (code !== 'EROFS' && code !== 'EACCES' && code !== 'EPERM') return null;
