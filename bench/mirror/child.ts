@@ -4,10 +4,10 @@
 //   child.ts fetch-loop <urls file> <connections> <in flight>
 //                                             the reference: a bare undici loop that fetches and discards each body
 // Prints one JSON line: the measure.
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { MirrorState, stateDirOf } from '../../src-main/engine/mirror/state.ts';
@@ -36,6 +36,8 @@ export interface ChildMeasure {
   phases?: Record<string, number>;
   counts?: Record<string, number>;
   firstFailure?: string;
+  /** CPU seconds the loopback Source (nginx) used during the measure; set by bench/mirror.ts, not by the child. */
+  serverCpuSeconds?: number;
   /** CPU seconds by thread (BENCH_VERBOSE, Linux). */
   threads?: Record<string, number>;
 }
@@ -119,6 +121,65 @@ async function measureFetchLoop(urlsFile: string, connections: number, inFlight:
   };
 }
 
+/**
+ * The floor of any durable mirror of small files: the bare loop, plus what no mirror can skip — each body hashed
+ * (md5), written to a temporary file, made durable (one syncfs per 500 files, as the engine does), renamed into
+ * place, the renames made durable. No inventory, no paths from URIs, no checks, no retries: a lower bound.
+ */
+async function measureFetchFloor(urlsFile: string, dest: string, connections: number, inFlight: number): Promise<ChildMeasure> {
+  const urls = readFileSync(urlsFile, 'utf8').split('\n').filter(Boolean);
+  const agent = new Agent({ connections, keepAliveTimeout: 30_000 });
+  const temp = join(dest, '.tmp');
+  const tree = join(dest, 'tree');
+  await mkdir(temp, { recursive: true });
+  await mkdir(tree, { recursive: true });
+  let next = 0;
+  let bytes = 0;
+  let failed = 0;
+  let pending: Array<[string, string]> = [];
+  let flushing: Promise<void> = Promise.resolve();
+  const syncfs = () => new Promise<void>((done, fail) => execFile('sync', ['-f', dest], (e) => (e ? fail(e) : done())));
+  const flush = (batch: Array<[string, string]>) => {
+    flushing = flushing.then(async () => {
+      await syncfs();
+      await Promise.all(batch.map(([from, to]) => rename(from, to)));
+      await syncfs();
+    });
+  };
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const worker = async () => {
+    while (next < urls.length) {
+      const i = next++;
+      const url = new URL(urls[i]!);
+      const { statusCode, body } = await agent.request({ origin: url.origin, path: url.pathname, method: 'GET' });
+      const hash = createHash('md5');
+      const chunks: Buffer[] = [];
+      for await (const chunk of body) {
+        hash.update(chunk as Buffer);
+        chunks.push(chunk as Buffer);
+        bytes += (chunk as Buffer).length;
+      }
+      hash.digest('hex');
+      if (statusCode !== 200) failed++;
+      const from = join(temp, String(i));
+      await writeFile(from, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      pending.push([from, join(tree, String(i))]);
+      if (pending.length >= 500) {
+        flush(pending);
+        pending = [];
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  flush(pending);
+  await flushing;
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  await agent.close();
+  return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, systemSeconds: cpu.system / 1e6, peakRssMb: process.resourceUsage().maxRSS / 1024, resources: urls.length, bytes, failed };
+}
+
 /** The disk's floor for a durable mirror: `mib` MiB written in 1 MiB slices into a new file, then fsynced. */
 async function measureDisk(dir: string, mib: number): Promise<ChildMeasure> {
   const path = join(dir, `disk-${process.pid}.bin`);
@@ -161,6 +222,7 @@ const [command, ...args] = process.argv.slice(2);
 let measure: ChildMeasure;
 if (command === 'sync') measure = await measureSync(JSON.parse(args[0]!) as SyncOptions);
 else if (command === 'disk') measure = await measureDisk(args[0]!, Number(args[1]));
+else if (command === 'fetch-floor') measure = await measureFetchFloor(args[0]!, args[1]!, Number(args[2]), Number(args[3]));
 else if (command === 'fetch-loop') measure = await measureFetchLoop(args[0]!, Number(args[1]), Number(args[2]));
 else throw new Error(`unknown measure ${command}`);
 if (process.env.BENCH_VERBOSE) measure.threads = threadTimes();

@@ -2,7 +2,7 @@
 // generated configuration in a temporary folder, listening on 127.0.0.1 at a free port, serving one folder. nginx
 // serves small files several times faster than any client here, so it is never what is measured.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,8 @@ export interface LoopbackSource {
   port: number;
   /** Requests served so far (lines of the access log). */
   requests(): number;
+  /** CPU seconds nginx's processes have used so far (Linux; 0 elsewhere): the server shares the machine's cores. */
+  cpuSeconds(): number;
   stop(): void;
 }
 
@@ -62,6 +64,28 @@ http {
 `;
 }
 
+/** utime + stime of `pid` and its children, in seconds (USER_HZ is 100 on Linux); 0 where there is no /proc. */
+function processTreeCpu(pid: number): number {
+  let ticks = 0;
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      } catch {
+        continue;
+      }
+      // Fields after the command's closing parenthesis: ppid is the 2nd, utime and stime the 12th and 13th.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(entry) === pid || Number(fields[1]) === pid) ticks += Number(fields[11]) + Number(fields[12]);
+    }
+  } catch {
+    return 0;
+  }
+  return ticks / 100;
+}
+
 /** Starts nginx serving `root`; retries on another port if the chosen one was taken meanwhile. */
 export async function startNginx(root: string): Promise<LoopbackSource> {
   const missing = nginxMissing();
@@ -96,6 +120,7 @@ export async function startNginx(root: string): Promise<LoopbackSource> {
           return 0;
         }
       },
+      cpuSeconds: () => processTreeCpu(pid),
       stop: () => {
         if (stopped) return;
         stopped = true;
