@@ -6,15 +6,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
-import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
-import { loadDocument } from '../load.ts';
 import { canonicalUri } from './uri.ts';
 import { readResourceList } from './resource-list.ts';
+import { readChangeLists } from './change-lists.ts';
+import { compareChanges, type Timed } from './change-timeline.ts';
 import { Applier, type DeletePolicy, type Failure } from './apply.ts';
-import { entryProblem, uniqueLists } from './entries.ts';
+import { entryProblem } from './entries.ts';
 import { Fetcher } from './fetcher.ts';
 import { LocalPaths } from './local-path.ts';
 import { acquireLock, openLocked } from './lock.ts';
@@ -233,13 +233,18 @@ async function findEntries(
   wanted = new Set([...wanted].map(canonicalUri));
   const fromChanges = async () => {
     if (binding.changeListUrl === null) return;
-    const latest = new Map<string, { entry: Entry; ms: number }>();
-    await readList(http, binding.changeListUrl, signal, (e) => {
-      e.loc = canonicalUri(e.loc);
-      if (!wanted.has(e.loc) || found.has(e.loc)) return;
-      const ms = e.md.datetime ? (parseW3cDatetime(e.md.datetime) ?? -Infinity) : -Infinity;
-      const prior = latest.get(e.loc);
-      if (!prior || ms >= prior.ms) latest.set(e.loc, { entry: e, ms });
+    const latest = new Map<string, Timed>();
+    // As an incremental sync reads them (index order, undated entries placed by their neighbours): every change.
+    await readChangeLists(http, binding.changeListUrl, {
+      since: -Infinity,
+      signal,
+      onChange: (change) => {
+        const uri = canonicalUri(change.entry.loc);
+        if (!wanted.has(uri) || found.has(uri)) return;
+        change.entry.loc = uri;
+        const prior = latest.get(uri);
+        if (!prior || compareChanges(change, prior) >= 0) latest.set(uri, change);
+      },
     });
     for (const [uri, { entry }] of latest) found.set(uri, entry);
   };
@@ -264,12 +269,4 @@ async function findEntries(
     await fromResources();
   }
   return found;
-}
-
-/** Streams a list, or each list of an index, to `onEntry`. */
-async function readList(http: Http, url: string, signal: AbortSignal | undefined, onEntry: (e: Entry) => void): Promise<void> {
-  const children: string[] = [];
-  let isIndex = false;
-  await loadDocument(http, url, { signal, onStart: (h) => void (isIndex = h.isIndex), onEntry: (e) => (isIndex ? void children.push(e.loc) : onEntry(e)) });
-  for (const child of uniqueLists(children)) await loadDocument(http, child, { signal, onEntry });
 }

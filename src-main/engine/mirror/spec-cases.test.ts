@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { syncFromCheckpoint } from '../live/apply-live.ts';
 import { Http } from '../http/client.ts';
 import { audit } from './audit.ts';
+import { retryResources } from './retry.ts';
 import { Fetcher } from './fetcher.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions } from './sync.ts';
@@ -168,6 +169,25 @@ describe('undated changes', () => {
     );
     expect(await run()).toMatchObject({ mode: 'incremental', updated: 1, skipped: 1, failed: 0 });
     expect(checkpoint()).toBe('2020-01-03T00:00:00.000Z');
+  });
+  it('are placed the same way by a retry of the run that failed them: the later undated update is fetched, not the earlier one', async () => {
+    capabilityList();
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1 });
+    // r2 created on 2 January, then updated later that day or after (undated: after the entry before it).
+    files.set(
+      '/cl.xml',
+      urlset('capability="changelist" from="2020-01-01T00:00:00Z"', url('/r2', fixity('two', 'change="created" datetime="2020-01-02T00:00:00Z"')) + url('/r2', fixity('two!', 'change="updated"'))),
+    );
+    files.set('/r2', null);
+    const failed = await run();
+    expect(failed).toMatchObject({ mode: 'incremental', failed: 1 });
+    files.set('/r2', 'two!');
+    const retried = await retryResources({ dest, runId: failed.runId!, proxyEnv: {}, timeoutMs: 2_000 });
+    expect(retried).toMatchObject({ asked: 1, created: 1, failed: 0 });
+    expect(readFileSync(file('r2'), 'utf8')).toBe('two!');
   });
 });
 
