@@ -118,6 +118,8 @@ export class MirrorFeed {
   /** Subscriptions whose notifications wait in the inbox for room on the disk, with the timer that looks again. */
   readonly #held = new Map<number, NodeJS.Timeout | null>();
   #rechecking = false;
+  /** When the inbox's old bodies were last dropped (Date.now()). */
+  #prunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(dest: string, events: LiveEvents, http: Http, options: FeedOptions, subscriberOptions: SubscriberOptions) {
     this.dest = dest;
@@ -170,6 +172,7 @@ export class MirrorFeed {
   /** Restores subscriptions and takes up every delivery that was stored but not yet settled. */
   start(): void {
     this.subscriber.restore();
+    this.#prune();
     for (const row of this.store.subscriptions()) {
       // Batches interrupted while being applied: resumed as the same runs, before anything newer.
       const applying = this.store.open(row.id).filter((r) => r.status === 'applying');
@@ -316,7 +319,7 @@ export class MirrorFeed {
     for (const step of steps) {
       if (step.kind === 'covered') {
         const n = step.item.item.notification;
-        this.store.setInbox([step.item.item.inboxId], { status: 'covered', reason: 'everything it says was covered already' });
+        this.store.setInbox([step.item.item.inboxId], { status: 'covered', fromAt: n.from, untilAt: n.until, reason: 'everything it says was covered already' });
         this.#events.emit({ type: 'duplicate', ...base, inboxId: step.item.item.inboxId, from: n.from, until: n.until, reason: 'its interval was covered already (by an earlier notification or a catch-up); dropped' });
       } else if (step.kind === 'gap') {
         const from = new Date(step.fromMs).toISOString();
@@ -334,6 +337,7 @@ export class MirrorFeed {
           for (const { item } of step.items) this.store.setInbox([item.inboxId], { status: 'seen', fromAt: item.notification.from, untilAt: item.notification.until });
           this.store.updateSubscription(row.id, { cursor: last.until, lastNotificationAt: new Date().toISOString() });
         });
+        this.#prune();
       } else {
         this.#enqueueApply(row, step.items.map((i) => i.item), step.coveredBeforeMs, current);
       }
@@ -383,7 +387,20 @@ export class MirrorFeed {
     this.#emitApplied(row, items.map((i) => i.inboxId), result);
   }
 
+  /** Drops the bodies of settled deliveries past the inbox's retention (store.ts), at most once a minute. */
+  #prune(): void {
+    const now = Date.now();
+    if (now - this.#prunedAt < 60_000) return;
+    this.#prunedAt = now;
+    try {
+      this.store.pruneBodies({ now });
+    } catch (err) {
+      this.#events.emit({ type: 'error', dest: this.dest, message: `The inbox's old notification bodies could not be dropped: ${(err as Error).message}` });
+    }
+  }
+
   #emitApplied(row: SubscriptionRow, inboxIds: number[], result: { runId: number; counts: RunCounts; changes: AppliedChange[] }): void {
+    this.#prune();
     const c = result.counts;
     this.#events.emit({
       type: 'applied',
