@@ -1,6 +1,7 @@
 // The disk's reserve guards live notifications too: a batch stops before the mirror's disk is full, the
 // notifications it applied whole stay applied, the others wait in the inbox (none lost, none said applied that was
 // not), the feed says why in plain words, and they are applied once there is room again. The free space is a probe.
+import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireLock } from '../mirror/lock.ts';
 import { stateDirOf } from '../mirror/state.ts';
@@ -82,5 +83,29 @@ describe('live notifications on a disk that fills up', () => {
     expect(store.subscription(sub.id)!.cursor).toBe(all.at(-1)!.until);
     expect(rig.events.some((e) => e.type === 'gap')).toBe(false);
     for (const r of records) expect(mirrored(rig, r.id)?.equals(sourceBytes(rig, r.id)), `resource ${r.id}`).toBe(true);
+  });
+
+  it('stop a sync a ping asked for, as a sync stops: the run fails with the reason and the checkpoint stays', async () => {
+    let fullAfter = Infinity;
+    const resourceGets = () => rig!.fixture.requests.filter((r) => /\/res\/\d+/.test(r.path)).length;
+    rig = await startRig({ fixture: { resources: 40, resourceDelayMs: 30 } });
+    const feed = rig.engine.openMirror(rig.dest, {
+      pingSync: true,
+      concurrency: 1,
+      diskSpace: { probe: async () => ({ free: resourceGets() >= fullAfter ? 0 : 50 * GiB }), everyMs: 2 },
+    });
+    const checkpoint = feed.state.checkpoint();
+    rig.fixture.change('update', 8);
+    fullAfter = resourceGets() + 2;
+    const q = new URLSearchParams({ site_name: 'Fixture', site_uri: rig.fixture.url + '/' });
+    await request(`${rig.engine.address}/ping?${q}`).then((r) => r.body.text());
+    const error = await waitFor(rig, 'error', (e) => /ping asked for failed/.test(e.message));
+    expect(error.message).toMatch(/^The sync a ping asked for failed: The disk holding .* has only 0 bytes free, so live notifications stopped being applied/);
+    await rig.engine.idle();
+    const run = feed.state.runs().find((r) => r.mode === 'ping')!;
+    expect(run.status).toBe('failed');
+    expect(run.message).toMatch(/stopped being applied/);
+    expect(run.updated).toBeLessThan(8);
+    expect(feed.state.checkpoint()).toEqual(checkpoint);
   });
 });
