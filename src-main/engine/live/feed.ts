@@ -441,6 +441,8 @@ export class MirrorFeed {
       // The fresh reading starts only after whatever the old one is doing.
       this.#sub(this.store.subscription(row.id)!).chain = old.chain.catch(() => undefined);
     }
+    const before = this.#held.get(row.id);
+    if (before) clearTimeout(before);
     this.#held.set(row.id, this.#closed ? null : setTimeout(() => void this.#recheck(), this.options.diskSpace?.recheckMs ?? 30_000));
   }
 
