@@ -167,7 +167,8 @@ export class DocumentService {
   async entries(url: string, query: EntryQuery): Promise<EntryPage> {
     await this.ensure(url);
     const page = this.#store.documents.query(url, query);
-    // Only when the copy was replaced by nothing in between (a cache clear): report it plainly.
+    // Only when the copy was dropped in between (a cache clear, or the cache's bound making room for a document
+    // larger than it, store/documents.ts): report it plainly; opening it again fetches it.
     if (page === null) throw new NotFoundError(`${url} is not in the cache`);
     return page;
   }

@@ -23,6 +23,7 @@ export class LiveBatcher {
   #pending: LiveEvent[] = [];
   #dropped = 0;
   #timer: NodeJS.Timeout | null = null;
+  #closed = false;
 
   constructor(send: (batch: LiveBatch) => void, options: BatcherOptions = {}) {
     this.#send = send;
@@ -31,6 +32,9 @@ export class LiveBatcher {
   }
 
   push(event: LiveEvent): void {
+    // The engine still speaks while it stops (after the app closed this): nothing is sent any more, and no timer
+    // keeps the closing process waiting.
+    if (this.#closed) return;
     this.#pending.push(event);
     if (this.#pending.length > this.#maxPending) {
       const over = this.#pending.length - this.#maxPending;
@@ -51,8 +55,10 @@ export class LiveBatcher {
   }
 
   close(): void {
+    this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     this.#pending = [];
+    this.#dropped = 0;
   }
 }

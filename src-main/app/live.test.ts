@@ -208,6 +208,17 @@ describe('LiveBatcher', () => {
     expect(sent[0].events[0]).toMatchObject({ message: 'e150' });
     b.close();
   });
+
+  it('sends nothing once closed, even what the engine says while it stops', async () => {
+    const sent: LiveBatch[] = [];
+    const b = new LiveBatcher((x) => sent.push(x), { intervalMs: 10 });
+    b.push({ type: 'error', message: 'before', at: new Date().toISOString() });
+    b.close();
+    b.push({ type: 'error', message: 'while stopping', at: new Date().toISOString() });
+    await new Promise((r) => setTimeout(r, 40));
+    b.flush();
+    expect(sent).toEqual([]);
+  });
 });
 
 function freePort(): Promise<number> {

@@ -11,6 +11,15 @@ import { transaction } from './tx.ts';
 /** Entries are written in batches of this size, each in one transaction. */
 export const ENTRY_BATCH_SIZE = 2_000;
 
+/**
+ * The most the cache keeps, counted as the documents' sizes as fetched (their entries and sort indexes take about
+ * twice that in the database: 2.2 times for a list of 50,000 entries with hashes). Every document opened in the browser stays cached until the cache is
+ * cleared, so without a bound browsing a large Source would grow the app's database until the disk is full. Past
+ * it, the least recently used documents are dropped (fetched again when opened again); the one just fetched stays
+ * even when it alone is larger.
+ */
+export const CACHE_MAX_BYTES = 256 * 1024 * 1024;
+
 export interface CachedDocument {
   url: string;
   fetchedAt: string;
@@ -98,10 +107,39 @@ const SORT_COLUMN: Record<EntrySortKey, { column: string; nullable: boolean }> =
 export class DocumentsTable {
   #db: DatabaseSync;
   #purger: Purger;
+  readonly #maxBytes: number;
+  /**
+   * When each document was last used in this session (a counter, not a clock: no two alike). Kept in memory, not in
+   * the database, so that reading a page costs no write; documents not used since the app started count as older
+   * than any that were, and among themselves by when they were fetched.
+   */
+  readonly #used = new Map<string, number>();
+  #uses = 0;
 
-  constructor(db: DatabaseSync, purger: Purger) {
+  constructor(db: DatabaseSync, purger: Purger, options: { maxBytes?: number } = {}) {
     this.#db = db;
     this.#purger = purger;
+    this.#maxBytes = options.maxBytes ?? CACHE_MAX_BYTES;
+  }
+
+  #touch(url: string): void {
+    this.#used.delete(url);
+    this.#used.set(url, ++this.#uses);
+  }
+
+  /** Drops the least recently used documents while the cache holds more than its bound; `keep` stays. */
+  #evict(keep: string): void {
+    const rows = this.#db.prepare('SELECT url, bytes, fetched_at FROM documents WHERE url IS NOT NULL').all() as { url: string; bytes: number; fetched_at: string }[];
+    let total = rows.reduce((n, r) => n + Number(r.bytes ?? 0), 0);
+    if (total <= this.#maxBytes) return;
+    const order = (r: { url: string; fetched_at: string }) => this.#used.get(r.url) ?? 0;
+    rows.sort((a, b) => order(a) - order(b) || (a.fetched_at < b.fetched_at ? -1 : a.fetched_at > b.fetched_at ? 1 : 0));
+    for (const r of rows) {
+      if (total <= this.#maxBytes) break;
+      if (r.url === keep) continue;
+      this.#detach(r.url);
+      total -= Number(r.bytes ?? 0);
+    }
   }
 
   /** Purges, in the background, loads that never finished (the process died while streaming) and left-overs. */
@@ -115,6 +153,7 @@ export class DocumentsTable {
     const row = this.#db.prepare('UPDATE documents SET url = NULL, loading_url = NULL WHERE url = ? RETURNING id').get(url) as
       | { id: number }
       | undefined;
+    this.#used.delete(url);
     if (row === undefined) return false;
     this.#purger.enqueue(Number(row.id));
     return true;
@@ -125,6 +164,7 @@ export class DocumentsTable {
       | DocumentRow
       | undefined;
     if (!row) return null;
+    this.#touch(url);
     return toCached(row, row.shape === null ? this.#storeShape(Number(row.id), url) : (JSON.parse(row.shape) as EntryShape));
   }
 
@@ -197,6 +237,8 @@ export class DocumentsTable {
           ).run(url, meta.fetchedAt, JSON.stringify(meta.summary), meta.bytes, meta.contentType, meta.head, JSON.stringify(found), docId);
         });
         state = 'committed';
+        this.#touch(url);
+        this.#evict(url);
         return { url, ...meta, shape: found };
       },
       abort: () => {
@@ -226,6 +268,7 @@ export class DocumentsTable {
 
   #docId(url: string): number | null {
     const row = this.#db.prepare('SELECT id FROM documents WHERE url = ?').get(url) as { id: number } | undefined;
+    if (row) this.#touch(url);
     return row ? Number(row.id) : null;
   }
 

@@ -258,6 +258,34 @@ describe('document cache', () => {
     db.close();
   });
 
+  it('keeps at most its bound in bytes, dropping the least recently used documents first', async () => {
+    const path = join(dir, 'bound.sqlite');
+    store = openStore(path, { documentCacheBytes: 1000 });
+    const put = (url: string, bytes: number) => {
+      const writer = store!.documents.begin(url);
+      writer.add(makeEntry(0));
+      writer.commit({ fetchedAt: new Date().toISOString(), summary: summary(url, 1), bytes, contentType: null, head: '' });
+    };
+    const cached = () => ['a', 'b', 'c', 'd', 'e'].filter((u) => store!.documents.query(`http://127.0.0.1:1/${u}.xml`, { offset: 0, limit: 1 }) !== null);
+    const at = (u: string) => `http://127.0.0.1:1/${u}.xml`;
+    put(at('a'), 300);
+    put(at('b'), 300);
+    put(at('c'), 300);
+    // `cached()` uses them in order; a is used once more, which leaves b the least recently used.
+    expect(cached()).toEqual(['a', 'b', 'c']);
+    store.documents.get(at('a'));
+    put(at('d'), 300);
+    expect(cached()).toEqual(['a', 'c', 'd']);
+    // One larger than the bound stays (it was just fetched); every other goes.
+    put(at('e'), 1500);
+    expect(cached()).toEqual(['e']);
+    // The dropped documents' rows go too, in the background.
+    await store.purged();
+    const db = new DatabaseSync(path);
+    expect(db.prepare('SELECT COUNT(*) AS n FROM entries').get()).toEqual({ n: 1 });
+    db.close();
+  });
+
   it('returns null for a document that is not cached', () => {
     store = openStore(':memory:');
     expect(store.documents.get(URL_A)).toBeNull();

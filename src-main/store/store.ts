@@ -28,7 +28,7 @@ export interface Store {
 }
 
 /** Opens (creating and migrating as needed) the database at path; ':memory:' gives a private in-memory one. */
-export function openStore(path: string, options: { secrets?: SecretBox } = {}): Store {
+export function openStore(path: string, options: { secrets?: SecretBox; documentCacheBytes?: number } = {}): Store {
   const db = new DatabaseSync(path, { enableForeignKeyConstraints: true, timeout: 5_000 });
   try {
     useIncrementalVacuum(db);
@@ -37,7 +37,7 @@ export function openStore(path: string, options: { secrets?: SecretBox } = {}): 
     db.exec('PRAGMA foreign_keys = ON');
     const schemaVersion = migrate(db, path);
     const purger = new Purger(db);
-    const documents = new DocumentsTable(db, purger);
+    const documents = new DocumentsTable(db, purger, { maxBytes: options.documentCacheBytes });
     documents.dropUnfinished();
     const sources = new SourcesTable(db);
     // Removals of an earlier session are final: their Undo went with that session's window.

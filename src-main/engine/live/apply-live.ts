@@ -15,6 +15,7 @@ import { WorkSlots } from '../mirror/work-slots.ts';
 import { canonicalUri } from '../mirror/uri.ts';
 import type { MirrorState, RunCounts } from '../mirror/state.ts';
 import type { AppliedChange } from './model.ts';
+import type { DiskLowError, DiskRoom, DiskWatch } from './disk-room.ts';
 import type { ChangeItem, Notification } from './payload.ts';
 import type { LiveStore, SubscriptionRow } from './store.ts';
 
@@ -30,6 +31,8 @@ export interface MirrorContext {
   batchSize?: number;
   /** What a sync started by a ping has to say (a gap in the Source's Change Lists). */
   onNote?: (note: string) => void;
+  /** Stops a batch before the mirror's disk is full (disk-room.ts). */
+  disk?: DiskRoom;
 }
 
 export interface Taken {
@@ -48,6 +51,24 @@ export interface BatchResult {
   changes: AppliedChange[];
 }
 
+/**
+ * A batch stopped (or not started) because the mirror's disk is nearly full. `applied`: the notifications at the
+ * head of the batch that were applied whole before it stopped (their inbox rows say applied, the cursor moved past
+ * them), with the run's result; the others are back to `received` in the inbox, applied again once there is room.
+ */
+export class DiskHeldError extends Error {
+  readonly low: DiskLowError;
+  readonly applied: (BatchResult & { inboxIds: number[] }) | null;
+  readonly pending: number;
+  constructor(low: DiskLowError, applied: (BatchResult & { inboxIds: number[] }) | null, pending: number) {
+    super(low.message);
+    this.name = 'DiskHeldError';
+    this.low = low;
+    this.applied = applied;
+    this.pending = pending;
+  }
+}
+
 const LOCK_COMMAND = 'live notifications (rsdesk watch / ResourceSync Desktop)';
 
 function withLock<T>(ctx: MirrorContext, fn: () => Promise<T>): Promise<T> {
@@ -61,8 +82,9 @@ function pathsOf(ctx: MirrorContext): LocalPaths {
   return new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.url, maps: binding.maps, allowHosts: binding.allowHosts });
 }
 
-function newApplier(ctx: MirrorContext, runId: number): Applier {
+function newApplier(ctx: MirrorContext, runId: number, signal?: AbortSignal): Applier {
   return new Applier({
+    signal,
     dest: ctx.dest,
     stateDir: ctx.stateDir,
     state: ctx.state,
@@ -120,6 +142,11 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
   return withLock(ctx, async () => {
     const { state, store } = ctx;
     const ids = items.map((i) => i.inboxId);
+    // No room before it starts: no run, and the rows stay `received` as they are.
+    if (ctx.disk && resumeRunId === null) {
+      const low = await ctx.disk.check();
+      if (low !== null) throw new DiskHeldError(low, null, items.length);
+    }
     // The run and the rows that name it are committed together: one durable write, and no run without its rows.
     const run = store.transaction(() => {
       const r = resumeRunId !== null && state.run(resumeRunId) ? state.resumeRun(resumeRunId) : state.startRun('incremental', 'live', sub.topic);
@@ -127,17 +154,26 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
       return r;
     });
     const t0 = Date.now();
-    const applier = newApplier(ctx, run.id);
+    const watch = ctx.disk?.watch();
+    const applier = newApplier(ctx, run.id, watch?.signal);
+    const toApply = collapse(items, coveredBeforeMs);
     let changes: AppliedChange[];
     try {
-      changes = await applyChanges(ctx, applier, collapse(items, coveredBeforeMs));
+      changes = await applyChanges(ctx, applier, toApply);
     } catch (err) {
-      state.endRun(run.id, 'failed', { fetch: (Date.now() - t0) / 1000 }, (err as Error).message);
-      throw err;
+      watch?.stop();
+      const low = watch?.stopped() ?? null;
+      state.endRun(run.id, 'failed', { fetch: (Date.now() - t0) / 1000 }, low?.message ?? (err as Error).message);
+      if (low === null) throw err;
+      store.transaction(() => store.setInbox(ids, { status: 'received' }));
+      throw new DiskHeldError(low, null, items.length);
     }
-    const last = items[items.length - 1].notification;
+    watch?.stop();
+    const low = watch?.stopped() ?? null;
     const firstFrom = coveredBeforeMs ?? items[0].notification.fromMs;
     const failed = applier.counts.failed;
+    if (low !== null) return stoppedForDisk(ctx, sub, run.id, items, toApply, changes, applier, low, firstFrom, t0);
+    const last = items[items.length - 1].notification;
     store.transaction(() => {
       state.endRun(run.id, failed > 0 ? 'failed' : 'completed', { fetch: (Date.now() - t0) / 1000 }, failed > 0 ? `${failed} resource(s) failed; run sync to retry them` : null);
       store.setInbox(ids, { status: 'applied' });
@@ -146,6 +182,57 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
     });
     return { runId: run.id, counts: { ...applier.counts }, changes };
   });
+}
+
+/**
+ * A batch the disk's reserve stopped midway. What was verified and recorded stays. A notification counts as applied
+ * only when it and every notification before it in the batch lost nothing to the stop: its place in the order is
+ * what the cursor says, and one applied after a pending one that changes the same resource would, applied again
+ * later, put back an older version. So the head of the batch that lost nothing is applied; the rest go back to
+ * `received`, and the next batch applies them (the resources already fetched for them are found unchanged or
+ * fetched again, never lost).
+ */
+function stoppedForDisk(
+  ctx: MirrorContext,
+  sub: SubscriptionRow,
+  runId: number,
+  items: Taken[],
+  toApply: ChangeItem[],
+  changes: AppliedChange[],
+  applier: Applier,
+  low: DiskLowError,
+  firstFrom: number,
+  t0: number,
+): never {
+  const { state, store } = ctx;
+  const failedUris = new Set(applier.failures.map((f) => f.uri));
+  // Only fetches are cut off: deletions and refusals are staged at once, and recorded by finish().
+  const cut = new Set(
+    toApply.filter((c) => (c.change === 'created' || c.change === 'updated') && !failedUris.has(c.uri) && state.get(c.uri)?.runId !== runId).map((c) => c.uri),
+  );
+  let head = 0;
+  while (head < items.length && !items[head].notification.changes.some((c) => cut.has(canonicalUri(c.uri)))) head++;
+  const done = items.slice(0, head);
+  const rest = items.slice(head);
+  const failed = applier.counts.failed;
+  store.transaction(() => {
+    state.endRun(runId, 'failed', { fetch: (Date.now() - t0) / 1000 }, low.message);
+    store.setInbox(
+      rest.map((i) => i.inboxId),
+      { status: 'received' },
+    );
+    if (done.length > 0) {
+      const last = done[done.length - 1].notification;
+      store.setInbox(
+        done.map((i) => i.inboxId),
+        { status: 'applied' },
+      );
+      store.updateSubscription(sub.id, { cursor: last.until, lastNotificationAt: new Date().toISOString() });
+      advanceCheckpoint(state, firstFrom, last.until, sub.topic, failed);
+    }
+  });
+  const applied = done.length > 0 ? { runId, counts: { ...applier.counts }, changes: changes.filter((c) => !cut.has(c.uri)), inboxIds: done.map((i) => i.inboxId) } : null;
+  throw new DiskHeldError(low, applied, rest.length);
 }
 
 /**
@@ -165,21 +252,32 @@ function advanceCheckpoint(state: MirrorState, fromMs: number, until: string, to
   if (synced === null || synced.ms < next) state.setSyncedThrough({ ms: next, readAt: Math.max(next, synced?.readAt ?? 0) });
 }
 
+function throwIfStopped(watch: DiskWatch | undefined): void {
+  const low = watch?.stopped() ?? null;
+  if (low !== null) throw low;
+}
+
 /** Fills a gap [from, until] from the Source's Change List through the mirror's incremental sync. */
 export function catchUp(ctx: MirrorContext, sub: SubscriptionRow, changeListUrl: string, from: string, until: string): Promise<BatchResult> {
   return withLock(ctx, async () => {
     const { state, store } = ctx;
     const run = state.startRun('incremental', 'live-catch-up', changeListUrl);
-    const applier = newApplier(ctx, run.id);
+    const watch = ctx.disk?.watch();
+    const applier = newApplier(ctx, run.id, watch?.signal);
     const phases: Record<string, number> = {};
     const untilMs = parseW3cDatetime(until)!;
     try {
-      await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint: { at: from, from: changeListUrl }, untilMs, concurrency: ctx.concurrency, phases });
+      await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint: { at: from, from: changeListUrl }, untilMs, concurrency: ctx.concurrency, signal: watch?.signal, phases });
       await applier.finish();
+      // What the stop cut off was not fetched: the gap is not filled.
+      throwIfStopped(watch);
     } catch (err) {
       await applier.finish().catch(() => undefined);
-      state.endRun(run.id, 'failed', phases, (err as Error).message);
-      throw err;
+      const message = watch?.stopped()?.message ?? (err as Error).message;
+      state.endRun(run.id, 'failed', phases, message);
+      throw watch?.stopped() ?? err;
+    } finally {
+      watch?.stop();
     }
     const failed = applier.counts.failed;
     store.transaction(() => {
@@ -199,19 +297,24 @@ export function syncFromCheckpoint(ctx: MirrorContext, changeListUrl: string): P
     const checkpoint = state.checkpoint();
     if (checkpoint === null) throw new Error(`${ctx.dest} has no checkpoint yet (no baseline completed); run rsdesk sync first`);
     const run = state.startRun('incremental', 'ping', changeListUrl);
-    const applier = newApplier(ctx, run.id);
+    const watch = ctx.disk?.watch();
+    const applier = newApplier(ctx, run.id, watch?.signal);
     const phases: Record<string, number> = {};
     try {
-      const result = await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint, concurrency: ctx.concurrency, phases });
+      const result = await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint, concurrency: ctx.concurrency, signal: watch?.signal, phases });
       await applier.finish();
+      // Stopped for the disk: the checkpoint stays where it was, and the next sync fetches what was cut off.
+      throwIfStopped(watch);
       if (result.checkpoint) state.setCheckpoint(result.checkpoint);
       // As `rsdesk sync` does: a Change List that begins after the mirror was last in step is said, and owes a baseline.
       afterIncremental(state, { result, checkpointMs: parseW3cDatetime(checkpoint.at) ?? 0, complete: applier.retriableFailures === 0, dryRun: false, onNote: ctx.onNote });
       state.endRun(run.id, applier.counts.failed > 0 ? 'failed' : 'completed', phases, null);
     } catch (err) {
       await applier.finish().catch(() => undefined);
-      state.endRun(run.id, 'failed', phases, (err as Error).message);
-      throw err;
+      state.endRun(run.id, 'failed', phases, watch?.stopped()?.message ?? (err as Error).message);
+      throw watch?.stopped() ?? err;
+    } finally {
+      watch?.stop();
     }
     return { ...applier.counts };
   });

@@ -39,6 +39,8 @@ export interface LiveEngineOptions {
   secretStore?: SecretStore;
   /** Credentials given for a mirror now (the app: its Settings token), asked again before each batch. */
   givenCredentials?: GivenCredentials;
+  /** How the free space of mirrors' disks is read (tests give their own; feed.ts). */
+  diskSpace?: FeedOptions['diskSpace'];
 }
 
 export interface SelfTest {
@@ -57,9 +59,10 @@ export interface SubscribeInput {
 
 export class LiveEngine {
   readonly events: LiveEvents;
-  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'keepEvents' | 'secretStore' | 'givenCredentials'>> & { publicUrl: string | null };
+  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'keepEvents' | 'secretStore' | 'givenCredentials' | 'diskSpace'>> & { publicUrl: string | null };
   readonly #secrets: SecretStore | undefined;
   readonly #given: GivenCredentials | undefined;
+  readonly #diskSpace: FeedOptions['diskSpace'];
   readonly #http: Http;
   readonly #ownHttp: boolean;
   readonly #feeds = new Map<string, MirrorFeed>();
@@ -86,6 +89,7 @@ export class LiveEngine {
     if (this.#o.publicUrl !== null) new URL(this.#o.publicUrl);
     this.#secrets = options.secretStore;
     this.#given = options.givenCredentials;
+    this.#diskSpace = options.diskSpace;
     this.#http = options.http ?? new Http();
     this.#ownHttp = options.http === undefined;
   }
@@ -200,6 +204,7 @@ export class LiveEngine {
         concurrency: options.concurrency ?? this.#o.concurrency,
         lockRetryMs: options.lockRetryMs ?? this.#o.lockRetryMs,
         batchSize: options.batchSize,
+        diskSpace: options.diskSpace ?? this.#diskSpace,
         secretStore: options.secretStore ?? this.#secrets,
         givenCredentials: options.givenCredentials ?? this.#given,
       },

@@ -11,10 +11,11 @@ import { Fetcher } from '../mirror/fetcher.ts';
 import { MirrorLockedError } from '../mirror/lock.ts';
 import type { SecretStore } from '../mirror/secrets.ts';
 import { accessOf, secretKey, sourceHeadersOf, type Credentials, type SourceSettings } from '../mirror/settings.ts';
-import { MirrorState, stateDirOf } from '../mirror/state.ts';
-import { applyBatch, catchUp, syncFromCheckpoint, type MirrorContext, type Taken } from './apply-live.ts';
+import { MirrorState, stateDirOf, type RunCounts } from '../mirror/state.ts';
+import { applyBatch, catchUp, DiskHeldError, syncFromCheckpoint, type MirrorContext, type Taken } from './apply-live.ts';
+import { DiskRoom, type DiskRoomOptions } from './disk-room.ts';
 import type { LiveEvents } from './events.ts';
-import type { Subscription } from './model.ts';
+import type { AppliedChange, Subscription } from './model.ts';
 import { readNotification } from './payload.ts';
 import { linkWarnings, receiveDelivery, type Delivery, type DeliveryAnswer } from './receiver.ts';
 import { Sequencer, type Step } from './sequencer.ts';
@@ -42,6 +43,9 @@ export interface FeedOptions {
   secretStore?: SecretStore;
   /** Credentials a caller gives the mirror now (the app: its Settings token), asked again before each batch. */
   givenCredentials?: GivenCredentials;
+  /** How the free space of the mirror's disk is read (disk-room.ts; tests give their own), and how often it is read
+   * again while notifications wait for room (default 30 s). */
+  diskSpace?: DiskRoomOptions & { recheckMs?: number };
 }
 
 /** Credentials given for a mirror with these settings; undefined: those it keeps. */
@@ -110,6 +114,12 @@ export class MirrorFeed {
   /** When the last sync a ping asked for started (Date.now()), and the timer of the next one, held back. */
   #lastPingSyncAt = Number.NEGATIVE_INFINITY;
   #pingTimer: NodeJS.Timeout | null = null;
+  readonly #disk: DiskRoom;
+  /** Subscriptions whose notifications wait in the inbox for room on the disk, with the timer that looks again. */
+  readonly #held = new Map<number, NodeJS.Timeout | null>();
+  #rechecking = false;
+  /** When the inbox's old bodies were last dropped (Date.now()). */
+  #prunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(dest: string, events: LiveEvents, http: Http, options: FeedOptions, subscriberOptions: SubscriberOptions) {
     this.dest = dest;
@@ -125,7 +135,8 @@ export class MirrorFeed {
     const access = this.#access(options.secretStore);
     const fetcher = new Fetcher({ concurrency: options.concurrency, ...access?.fetcher });
     this.#ownHttp = access ? new Http(access.http) : null;
-    this.#ctx = { dest, stateDir, state: this.state, store: this.store, fetcher, http: this.#ownHttp ?? http, deletePolicy: options.deletePolicy, concurrency: options.concurrency, batchSize: options.batchSize,
+    this.#disk = new DiskRoom(dest, options.diskSpace);
+    this.#ctx = { dest, stateDir, state: this.state, store: this.store, fetcher, http: this.#ownHttp ?? http, deletePolicy: options.deletePolicy, concurrency: options.concurrency, batchSize: options.batchSize, disk: this.#disk,
       // Shown in the live feed as a problem: the only way a ping's sync can speak.
       onNote: (message) => void this.#events.emit({ type: 'error', dest, message }) };
     this.#accessKey = this.#currentAccessKey();
@@ -161,6 +172,7 @@ export class MirrorFeed {
   /** Restores subscriptions and takes up every delivery that was stored but not yet settled. */
   start(): void {
     this.subscriber.restore();
+    this.#prune();
     for (const row of this.store.subscriptions()) {
       // Batches interrupted while being applied: resumed as the same runs, before anything newer.
       const applying = this.store.open(row.id).filter((r) => r.status === 'applying');
@@ -221,6 +233,8 @@ export class MirrorFeed {
   /** Reads whatever this subscription has received and not read yet. */
   process(subscriptionId: number): void {
     if (this.#closed) return;
+    // Waiting for room: what arrives stays in the inbox; a delivery is a moment to look at the disk again.
+    if (this.#held.has(subscriptionId)) return void this.#recheck();
     let sub = this.#subs.get(subscriptionId);
     if (sub?.readQueued) return;
     const row = this.store.subscription(subscriptionId);
@@ -244,7 +258,8 @@ export class MirrorFeed {
     const capabilityListUrl = this.state.binding()?.capabilityListUrl ?? null;
     for (let batch = this.store.received(subscriptionId, sub.lastId); batch.length > 0; batch = this.store.received(subscriptionId, sub.lastId)) {
      for (const inbox of batch) {
-      if (this.#closed) return;
+      // Set aside (#hold): the inbox is read again from the cursor once there is room.
+      if (this.#closed || this.#subs.get(subscriptionId) !== sub) return;
       sub.lastId = Math.max(sub.lastId, inbox.id);
       if (sub.known.has(inbox.id)) continue;
       sub.known.add(inbox.id);
@@ -272,7 +287,7 @@ export class MirrorFeed {
         changes: n.changes.map((c) => ({ uri: c.uri, change: c.change, datetime: c.datetime })),
         warnings: [...linkWarnings(inbox.link, row, capabilityListUrl), ...n.findings.map((f) => f.message)],
       });
-      this.#steps(row, sub.seq.add({ fromMs: n.fromMs, untilMs: n.untilMs, item: { inboxId: inbox.id, notification: n } }));
+      this.#steps(row, sub, sub.seq.add({ fromMs: n.fromMs, untilMs: n.untilMs, item: { inboxId: inbox.id, notification: n } }));
      }
     }
     this.#arm(row, sub);
@@ -289,19 +304,22 @@ export class MirrorFeed {
       if (this.#closed) return;
       sub.chain = sub.chain
         .then(() => {
-          this.#steps(row, sub.seq.expire());
+          this.#steps(row, sub, sub.seq.expire());
           this.#arm(row, sub);
         })
         .catch((err: unknown) => this.#error(err, row));
     }, Math.max(0, since + this.options.reorderWaitMs - Date.now()));
   }
 
-  #steps(row: SubscriptionRow, steps: Step<Taken>[]): void {
+  #steps(row: SubscriptionRow, sub: SubState, steps: Step<Taken>[]): void {
+    if (this.#subs.get(row.id) !== sub) return;
+    // Jobs queued from a reading that was set aside while they waited (#hold) do nothing: their rows are read again.
+    const current = () => this.#subs.get(row.id) === sub && !this.#held.has(row.id);
     const base = { subscriptionId: row.id, topic: row.topic, dest: this.dest };
     for (const step of steps) {
       if (step.kind === 'covered') {
         const n = step.item.item.notification;
-        this.store.setInbox([step.item.item.inboxId], { status: 'covered', reason: 'everything it says was covered already' });
+        this.store.setInbox([step.item.item.inboxId], { status: 'covered', fromAt: n.from, untilAt: n.until, reason: 'everything it says was covered already' });
         this.#events.emit({ type: 'duplicate', ...base, inboxId: step.item.item.inboxId, from: n.from, until: n.until, reason: 'its interval was covered already (by an earlier notification or a catch-up); dropped' });
       } else if (step.kind === 'gap') {
         const from = new Date(step.fromMs).toISOString();
@@ -311,22 +329,23 @@ export class MirrorFeed {
         this.#events.emit({ type: 'gap', ...base, from, until, action });
         // The catch-up runs after what is queued before it; nothing taken later may join a batch ahead of it.
         this.#open.delete(row.id);
-        if (action === 'catch-up') this.#write(row, () => this.#catchUp(row, changeListUrl!, from, until));
-        else if (action === 'needs-sync') this.#write(row, async () => this.#markNeedsSync(from, until));
+        if (action === 'catch-up') this.#write(row, async () => (current() ? this.#catchUp(row, changeListUrl!, from, until) : undefined));
+        else if (action === 'needs-sync') this.#write(row, async () => void (current() && this.#markNeedsSync(from, until)));
       } else if (!this.options.apply) {
         const last = step.items[step.items.length - 1].item.notification;
         this.store.transaction(() => {
           for (const { item } of step.items) this.store.setInbox([item.inboxId], { status: 'seen', fromAt: item.notification.from, untilAt: item.notification.until });
           this.store.updateSubscription(row.id, { cursor: last.until, lastNotificationAt: new Date().toISOString() });
         });
+        this.#prune();
       } else {
-        this.#enqueueApply(row, step.items.map((i) => i.item), step.coveredBeforeMs);
+        this.#enqueueApply(row, step.items.map((i) => i.item), step.coveredBeforeMs, current);
       }
     }
   }
 
   /** Queues taken notifications to be applied: they join the batch queued last if it has not started and has room. */
-  #enqueueApply(row: SubscriptionRow, items: Taken[], coveredBeforeMs: number | null): void {
+  #enqueueApply(row: SubscriptionRow, items: Taken[], coveredBeforeMs: number | null, current: () => boolean): void {
     const open = this.#open.get(row.id);
     if (open !== undefined && open.items.length + items.length <= MAX_BATCH_NOTIFICATIONS) {
       for (const item of items) open.items.push(coveredBeforeMs === open.coveredBeforeMs ? item : { ...item, coveredBeforeMs });
@@ -338,6 +357,7 @@ export class MirrorFeed {
       await this.#linger(row.id, batch);
       // Started: it takes no more (a retry after a lock wait applies the same items).
       if (this.#open.get(row.id) === batch) this.#open.delete(row.id);
+      if (!current()) return;
       return this.#apply(row, batch.items, batch.coveredBeforeMs, null);
     });
   }
@@ -355,14 +375,39 @@ export class MirrorFeed {
   }
 
   async #apply(row: SubscriptionRow, items: Taken[], coveredBeforeMs: number | null, resumeRunId: number | null): Promise<void> {
-    const result = await applyBatch(await this.#freshContext(), this.store.subscription(row.id)!, items, coveredBeforeMs, resumeRunId);
+    let result;
+    try {
+      result = await applyBatch(await this.#freshContext(), this.store.subscription(row.id)!, items, coveredBeforeMs, resumeRunId);
+    } catch (err) {
+      if (!(err instanceof DiskHeldError)) throw err;
+      if (err.applied !== null) this.#emitApplied(row, err.applied.inboxIds, err.applied);
+      this.#hold(row, err);
+      return;
+    }
+    this.#emitApplied(row, items.map((i) => i.inboxId), result);
+  }
+
+  /** Drops the bodies of settled deliveries past the inbox's retention (store.ts), at most once a minute. */
+  #prune(): void {
+    const now = Date.now();
+    if (now - this.#prunedAt < 60_000) return;
+    this.#prunedAt = now;
+    try {
+      this.store.pruneBodies({ now });
+    } catch (err) {
+      this.#events.emit({ type: 'error', dest: this.dest, message: `The inbox's old notification bodies could not be dropped: ${(err as Error).message}` });
+    }
+  }
+
+  #emitApplied(row: SubscriptionRow, inboxIds: number[], result: { runId: number; counts: RunCounts; changes: AppliedChange[] }): void {
+    this.#prune();
     const c = result.counts;
     this.#events.emit({
       type: 'applied',
       subscriptionId: row.id,
       topic: row.topic,
       dest: this.dest,
-      inboxIds: items.map((i) => i.inboxId),
+      inboxIds,
       runId: result.runId,
       created: c.created,
       updated: c.updated,
@@ -371,6 +416,54 @@ export class MirrorFeed {
       failed: c.failed,
       changes: result.changes,
     });
+  }
+
+  /**
+   * The disk is nearly full: this subscription's notifications wait in the inbox (nothing in it is lost, and only
+   * what was applied says so). What was read of it is set aside, and read again in order from its cursor once the
+   * disk has room, as after a restart.
+   */
+  #hold(row: SubscriptionRow, err: DiskHeldError): void {
+    const waiting = this.store.counts(row.id).received ?? err.pending;
+    if (!this.#held.has(row.id)) {
+      this.#events.emit({
+        type: 'error',
+        subscriptionId: row.id,
+        dest: this.dest,
+        message: `${err.low.message} What was verified stays; ${waiting.toLocaleString('en')} notification${waiting === 1 ? '' : 's'} not yet applied wait in the inbox and are applied once space is free again.`,
+      });
+    }
+    this.#open.delete(row.id);
+    const old = this.#subs.get(row.id);
+    if (old !== undefined) {
+      if (old.timer) clearTimeout(old.timer);
+      this.#subs.delete(row.id);
+      // The fresh reading starts only after whatever the old one is doing.
+      this.#sub(this.store.subscription(row.id)!).chain = old.chain.catch(() => undefined);
+    }
+    const before = this.#held.get(row.id);
+    if (before) clearTimeout(before);
+    this.#held.set(row.id, this.#closed ? null : setTimeout(() => void this.#recheck(), this.options.diskSpace?.recheckMs ?? 30_000));
+  }
+
+  /** Looks at the disk again; with room, the held subscriptions' inboxes are read and applied again. */
+  async #recheck(): Promise<void> {
+    if (this.#rechecking || this.#closed) return;
+    this.#rechecking = true;
+    try {
+      const low = await this.#disk.check();
+      if (this.#closed) return;
+      for (const [id, timer] of [...this.#held]) {
+        if (timer) clearTimeout(timer);
+        if (low !== null) this.#held.set(id, setTimeout(() => void this.#recheck(), this.options.diskSpace?.recheckMs ?? 30_000));
+        else {
+          this.#held.delete(id);
+          this.process(id);
+        }
+      }
+    } finally {
+      this.#rechecking = false;
+    }
   }
 
   async #resume(subscriptionId: number, runId: number, ids: number[]): Promise<void> {
@@ -520,6 +613,7 @@ export class MirrorFeed {
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#pingTimer !== null) clearTimeout(this.#pingTimer);
+    for (const timer of this.#held.values()) if (timer) clearTimeout(timer);
     this.subscriber.close();
     for (const s of this.#subs.values()) if (s.timer) clearTimeout(s.timer);
     await this.#writes.catch(() => undefined);

@@ -34,6 +34,18 @@ export interface InboxRow {
 
 export type { NewDelivery };
 
+/**
+ * How long the body of a settled delivery (applied, seen, duplicate, covered, rejected) is kept, and how many bytes
+ * of such bodies a mirror's inbox holds at most. Each delivery may be 10 MiB and a hub may send thousands a day, so
+ * bodies kept for ever would grow the mirror's state without bound. The row itself is kept for ever: when it came,
+ * on which subscription, the payload's SHA-256, its from/until, what became of it (status, run, reason); what the
+ * notified changes did is in that run's journal. What goes is the payload's bytes, oldest first, once it is older
+ * than this or past the cap. A body not yet applied (received, applying) is never dropped, whatever its age or size.
+ */
+export const INBOX_BODY_KEEP_DAYS = 30;
+export const INBOX_BODY_KEEP_BYTES = 64 * 1024 * 1024;
+const SETTLED = `status NOT IN ('received', 'applying')`;
+
 function toSubscription(raw: Record<string, unknown>, dest: string): SubscriptionRow {
   const n = (k: string) => (raw[k] === null || raw[k] === undefined ? null : Number(raw[k]));
   const s = (k: string) => (raw[k] === null || raw[k] === undefined ? null : String(raw[k]));
@@ -238,6 +250,30 @@ export class LiveStore {
       `UPDATE live_inbox SET status = ?, from_at = COALESCE(?, from_at), until_at = COALESCE(?, until_at), run_id = COALESCE(?, run_id), reason = COALESCE(?, reason) WHERE id = ?`,
     );
     for (const id of ids) stmt.run(fields.status, fields.fromAt ?? null, fields.untilAt ?? null, fields.runId ?? null, fields.reason ?? null, id);
+  }
+
+  /**
+   * Drops the bodies of settled deliveries past the retention (INBOX_BODY_KEEP_DAYS, INBOX_BODY_KEEP_BYTES), oldest
+   * first; their rows stay, with a null body. Returns how many bodies were dropped.
+   */
+  pruneBodies(o: { now?: number; keepDays?: number; keepBytes?: number } = {}): number {
+    const before = new Date((o.now ?? Date.now()) - (o.keepDays ?? INBOX_BODY_KEEP_DAYS) * 86_400_000).toISOString();
+    const keepBytes = o.keepBytes ?? INBOX_BODY_KEEP_BYTES;
+    return this.transaction(() => {
+      let dropped = Number(this.#stmt(`UPDATE live_inbox SET body = NULL WHERE body IS NOT NULL AND ${SETTLED} AND received_at < ?`).run(before).changes);
+      const { total } = this.#stmt(`SELECT COALESCE(SUM(length(body)), 0) AS total FROM live_inbox WHERE body IS NOT NULL AND ${SETTLED}`).get() as { total: number };
+      let over = Number(total) - keepBytes;
+      if (over <= 0) return dropped;
+      let last = 0;
+      // Not a kept statement: left mid-way, it is dropped with its cursor.
+      for (const r of this.db.prepare(`SELECT id, length(body) AS n FROM live_inbox WHERE body IS NOT NULL AND ${SETTLED} ORDER BY id`).iterate() as Iterable<{ id: number; n: number }>) {
+        last = Number(r.id);
+        over -= Number(r.n);
+        if (over <= 0) break;
+      }
+      dropped += Number(this.#stmt(`UPDATE live_inbox SET body = NULL WHERE body IS NOT NULL AND ${SETTLED} AND id <= ?`).run(last).changes);
+      return dropped;
+    });
   }
 
   counts(subscriptionId: number): Record<string, number> {
