@@ -66,6 +66,24 @@ describe('Sequencer', () => {
     expect(s.add(n(50, 90))).toEqual([{ kind: 'covered', item: n(50, 90) }]);
     expect(s.add(n(90, 120))).toEqual([{ kind: 'take', items: [n(90, 120)], coveredBeforeMs: 100 }]);
   });
+  it('takes 20,000 intervals that arrive in reverse in from order, equal intervals in arrival order, once the first arrives', () => {
+    const s = new Sequencer<string>(0);
+    const count = 20_000;
+    for (let i = count - 1; i >= 1; i--) {
+      expect(s.add(n(i * 10, i * 10 + 10, `a${i}`))).toEqual([]);
+      // A second copy of some intervals, which must follow the first in what is taken.
+      if (i % 1000 === 0) s.add(n(i * 10, i * 10 + 10, `b${i}`));
+    }
+    expect(s.waiting).toBe(count - 1 + 19);
+    const steps = s.add(n(0, 10, 'a0'));
+    expect(steps).toHaveLength(1);
+    const items = (steps[0] as { items: { item: string }[] }).items.map((x) => x.item);
+    const expected: string[] = [];
+    for (let i = 0; i < count; i++) expected.push(`a${i}`, ...(i % 1000 === 0 && i > 0 ? [`b${i}`] : []));
+    expect(items).toEqual(expected);
+    expect(s.waiting).toBe(0);
+    expect(s.cursor).toBe(count * 10);
+  });
 });
 
 describe('change-notification payloads', () => {
