@@ -80,7 +80,7 @@ export function formatDuration(ms: number): string {
 }
 
 export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024) return `${bytes} ${bytes === 1 ? 'byte' : 'bytes'}`;
   if (bytes < 1024 * 1024) return `${Number((bytes / 1024).toFixed(1))} KiB`;
   if (bytes < 1024 * 1024 * 1024) return `${Number((bytes / 1024 / 1024).toFixed(1))} MiB`;
   return `${Number((bytes / 1024 / 1024 / 1024).toFixed(1))} GiB`;

@@ -85,6 +85,41 @@ describe('live notifications on a disk that fills up', () => {
     for (const r of records) expect(mirrored(rig, r.id)?.equals(sourceBytes(rig, r.id)), `resource ${r.id}`).toBe(true);
   });
 
+  it('are answered 503 once the inbox holds its share of waiting bodies on a low disk, and stored when the hub sends again with room', async () => {
+    let free = 50 * GiB;
+    // The hub tries again 1.5 s after a refusal: after the second for which the disk's state, once read, answers.
+    rig = await startRig({ fixture: { resources: 10, hub: { retries: 1, retryDelayMs: 1_500 } }, engine: { diskSpace: { probe: async () => ({ free }), inboxBytes: 1, recheckMs: 50 } } });
+    const sub = await rig.engine.subscribe({ dest: rig.dest, topic: rig.topic, hub: rig.hubUrl });
+    await waitFor(rig, 'subscribed');
+    await rig.fixture.hub.settled();
+    // A first notification with room (the reserve is set from what is free then: 1 GiB).
+    rig.fixture.change('update', 1);
+    await waitFor(rig, 'applied');
+    await rig.engine.idle();
+    free = 0;
+    // The disk's state read for a delivery answers for a second.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const records = rig.fixture.change('update', 1, 2);
+    const refused = await waitFor(rig, 'rejected', (e) => e.what === 'delivery');
+    expect(refused.reason).toBe(
+      `1 notification was not stored: the disk holding ${rig.dest} has only 0 bytes free (less than the 1 GiB kept for the rest of the computer), and while it is this low the inbox keeps at most 1 byte of notifications waiting to be applied. ` +
+        'The hub was asked to send again later; what it gives up on is read from the Change List once there is room.',
+    );
+    const store = rig.engine.feed(rig.dest)!.store;
+    expect(store.counts(sub.id)).toEqual({ applied: 1 });
+    // Room again before the hub's next attempt.
+    free = 50 * GiB;
+    await rig.fixture.hub.settled();
+    expect(rig.fixture.hub.deliveries.slice(-2).map((d) => [d.attempt, d.status])).toEqual([
+      [1, 503],
+      [2, 202],
+    ]);
+    await waitFor(rig, 'applied', () => rig!.events.filter((e) => e.type === 'applied').length === 2);
+    await rig.engine.idle();
+    expect(store.counts(sub.id)).toEqual({ applied: 2 });
+    expect(mirrored(rig, records[0]!.id)?.equals(sourceBytes(rig, records[0]!.id))).toBe(true);
+  });
+
   it('stop a sync a ping asked for, as a sync stops: the run fails with the reason and the checkpoint stays', async () => {
     let fullAfter = Infinity;
     const resourceGets = () => rig!.fixture.requests.filter((r) => /\/res\/\d+/.test(r.path)).length;

@@ -4,6 +4,7 @@
 // processed one at a time; everything that writes the mirror goes through one queue.
 import { createHash } from 'node:crypto';
 import { clip } from '../clip.ts';
+import { formatBytes } from '../http/errors.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import { Http } from '../http/client.ts';
 import type { DeletePolicy } from '../mirror/apply.ts';
@@ -45,8 +46,19 @@ export interface FeedOptions {
   givenCredentials?: GivenCredentials;
   /** How the free space of the mirror's disk is read (disk-room.ts; tests give their own), and how often it is read
    * again while notifications wait for room (default 30 s). */
-  diskSpace?: DiskRoomOptions & { recheckMs?: number };
+  diskSpace?: DiskRoomOptions & { recheckMs?: number; inboxBytes?: number };
 }
+
+/**
+ * While the disk is below its reserve, deliveries are still stored until the bodies waiting in the inbox hold this
+ * much; past it they are answered 503 (send again later). Notifications are a few kilobytes: a short spell of low
+ * space loses none of them. A flood of large bodies, which could fill the disk the reserve keeps free, is refused.
+ */
+export const LOW_DISK_INBOX_BYTES = 16 * 1024 * 1024;
+/** How long the disk's state, once read, answers for the deliveries that follow (they can come by the thousand). */
+const DISK_SEEN_MS = 1_000;
+/** The live feed says that deliveries are being refused at most this often. */
+const REFUSAL_EVENT_MS = 60_000;
 
 /** Credentials given for a mirror with these settings; undefined: those it keeps. */
 export type GivenCredentials = (settings: SourceSettings | undefined) => Credentials | undefined;
@@ -118,6 +130,11 @@ export class MirrorFeed {
   /** Subscriptions whose notifications wait in the inbox for room on the disk, with the timer that looks again. */
   readonly #held = new Map<number, NodeJS.Timeout | null>();
   #rechecking = false;
+  /** The disk's state when last read for a delivery (performance.now()). */
+  #diskSeen: { at: number; low: Awaited<ReturnType<DiskRoom['check']>> } | null = null;
+  /** When the feed last said deliveries are refused (performance.now()), and how many were since. */
+  #refusalSaidAt = Number.NEGATIVE_INFINITY;
+  #refusedSince = 0;
   /** When the inbox's old bodies were last dropped (Date.now()). */
   #prunedAt = Number.NEGATIVE_INFINITY;
 
@@ -208,6 +225,8 @@ export class MirrorFeed {
   }
 
   async deliver(row: SubscriptionRow, delivery: Delivery): Promise<DeliveryAnswer> {
+    const refused = await this.#noRoomFor(row, delivery.body.length);
+    if (refused !== null) return refused;
     const answer = await receiveDelivery(this.store, this.#events, row, delivery);
     // Processing starts once the answer is on its way.
     if (answer.inboxId !== undefined) {
@@ -219,6 +238,32 @@ export class MirrorFeed {
       });
     }
     return answer;
+  }
+
+  /** A 503 when the disk is below its reserve and the inbox already holds its share of waiting bodies; else null. */
+  async #noRoomFor(row: SubscriptionRow, bytes: number): Promise<DeliveryAnswer | null> {
+    const now = performance.now();
+    if (this.#diskSeen === null || now - this.#diskSeen.at >= DISK_SEEN_MS) this.#diskSeen = { at: now, low: await this.#disk.check() };
+    const low = this.#diskSeen.low;
+    if (low === null) return null;
+    const share = this.options.diskSpace?.inboxBytes ?? LOW_DISK_INBOX_BYTES;
+    if (this.store.pendingBodyBytes() + bytes <= share) return null;
+    this.#refusedSince++;
+    if (now - this.#refusalSaidAt >= REFUSAL_EVENT_MS) {
+      this.#events.emit({
+        type: 'rejected',
+        what: 'delivery',
+        reason:
+          `${this.#refusedSince.toLocaleString('en')} notification${this.#refusedSince === 1 ? ' was' : 's were'} not stored: the disk holding ${this.dest} has only ${formatBytes(Math.max(0, low.free))} free ` +
+          `(less than the ${formatBytes(low.reserve)} kept for the rest of the computer), and while it is this low the inbox keeps at most ${formatBytes(share)} of notifications waiting to be applied. ` +
+          'The hub was asked to send again later; what it gives up on is read from the Change List once there is room.',
+        subscriptionId: row.id,
+        topic: row.topic,
+      });
+      this.#refusalSaidAt = now;
+      this.#refusedSince = 0;
+    }
+    return { status: 503, body: 'Not enough free disk space to store this notification now; please send it again later.\n', headers: { 'retry-after': '300' } };
   }
 
   #sub(row: SubscriptionRow): SubState {

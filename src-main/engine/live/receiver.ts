@@ -15,7 +15,7 @@ export interface Delivery {
   body: Buffer;
 }
 
-export type DeliveryAnswer = { status: number; body: string; inboxId?: number };
+export type DeliveryAnswer = { status: number; body: string; inboxId?: number; headers?: Record<string, string> };
 
 export async function receiveDelivery(store: LiveStore, events: LiveEvents, row: SubscriptionRow, d: Delivery): Promise<DeliveryAnswer> {
   const base = { subscriptionId: row.id, topic: row.topic };

@@ -276,6 +276,12 @@ export class LiveStore {
     });
   }
 
+  /** Bytes of the bodies not yet applied (received, or being applied), of every subscription of the mirror. */
+  pendingBodyBytes(): number {
+    const { total } = this.#stmt(`SELECT COALESCE(SUM(length(body)), 0) AS total FROM live_inbox WHERE body IS NOT NULL AND status IN ('received', 'applying')`).get() as { total: number };
+    return Number(total);
+  }
+
   counts(subscriptionId: number): Record<string, number> {
     const out: Record<string, number> = {};
     for (const r of this.#stmt('SELECT status, COUNT(*) AS n FROM live_inbox WHERE subscription_id = ? GROUP BY status').all(subscriptionId) as {
