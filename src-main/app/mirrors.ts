@@ -23,6 +23,7 @@ import type { DeletePolicy } from '../engine/mirror/apply.ts';
 import { audit, lastAudit } from '../engine/mirror/audit.ts';
 import { inventorySize, isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, setMirrorHeaders, type FolderStatus } from '../engine/mirror/folder.ts';
 import { normalizeStartUrl } from '../engine/discovery/start-url.ts';
+import { mirrorOrigin, settingsTokenFor } from './settings-token.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { MirrorLockedError } from '../engine/mirror/lock.ts';
 import { DiskFullError, diskFullMessage, isDiskFull } from '../engine/mirror/disk-full.ts';
@@ -68,9 +69,18 @@ export function hasOwnCredentials(settings: SourceSettings | undefined): boolean
   return auth?.scheme === 'basic' || (auth?.scheme === 'bearer' && auth.own === true);
 }
 
+/** The origin of a URL as a person gave it (a bare host name too), or null. */
+function originOrNull(url: string): string | null {
+  try {
+    return new URL(normalizeStartUrl(url)).origin;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The credentials the app gives a mirror's run (sync, retry, audit, applied notifications): the bearer token of
- * Settings, unless the mirror has credentials of its own (a user name and password, or a token given in its Access
+ * Settings when it is for the mirror's origin (`bearerToken`: that token, or null), unless the mirror has credentials of its own (a user name and password, or a token given in its Access
  * tab), which then win (and are not overwritten).
  * Undefined: none given, the mirror's kept ones are used.
  */
@@ -279,7 +289,8 @@ export class MirrorService {
           capabilityListUrl: args.capabilityListUrl,
           maps,
           allowHosts: args.allowHosts,
-          token: settings.bearerToken,
+          // The Settings token only when it is for this Source's origin.
+          token: settingsTokenFor(settings, originOrNull(args.capabilityListUrl ?? args.url)),
           credentials: basic,
           secretStore: this.#d.secretStore,
           timeoutMs: settings.timeoutMs,
@@ -430,12 +441,13 @@ export class MirrorService {
   /** How a run reaches the Source: the app's settings, the sealed secrets, and the run's cancel signal. */
   #access(active: Active) {
     const settings = this.#d.store.settings.get();
-    const given = givenByApp(readBinding(active.path)?.settings, settings.bearerToken);
+    const binding = readBinding(active.path);
+    const given = givenByApp(binding?.settings, settingsTokenFor(settings, mirrorOrigin(binding)));
     return {
       // Given explicitly (a token, or nothing): a mirror with credentials of its own keeps them.
       credentials: given,
       secretStore: this.#d.secretStore,
-      askAgain: given === undefined && hasOwnCredentials(readBinding(active.path)?.settings) ? OWN_TOKEN_ASK_AGAIN : APP_ASK_AGAIN,
+      askAgain: given === undefined && hasOwnCredentials(binding?.settings) ? OWN_TOKEN_ASK_AGAIN : APP_ASK_AGAIN,
       timeoutMs: settings.timeoutMs,
       userAgent: this.#d.userAgent,
       signal: active.abort.signal,

@@ -61,10 +61,10 @@ export async function signIn(
 
 /**
  * A 401 or 403 from a Source as an UnauthorizedError, in words that depend on what was sent: `sent` says whether
- * credentials kept for that origin went with the request, `settingsToken` whether the Settings token did. Other
- * errors come back as they are.
+ * credentials kept for that origin went with the request, `settingsToken` whether the Settings token did (it goes to
+ * its own origin only). Other errors come back as they are.
  */
-export function asUnauthorized(error: unknown, sent: (origin: string) => boolean, settingsToken: boolean): unknown {
+export function asUnauthorized(error: unknown, sent: (origin: string) => boolean, settingsToken: (origin: string) => boolean): unknown {
   if (!(error instanceof HttpStatusError) || !SIGN_IN_STATUSES.has(error.status)) return error;
   let origin: string;
   try {
@@ -80,7 +80,7 @@ export function asUnauthorized(error: unknown, sent: (origin: string) => boolean
         : `${origin} does not let the sign-in kept for it read ${error.url} (${status}): this account may not have access to it.`;
     return new UnauthorizedError(message, origin, true);
   }
-  if (settingsToken) {
+  if (settingsToken(origin)) {
     return new UnauthorizedError(`${origin} refused the bearer token of Settings (${status} for ${error.url}). Sign in to this Source with its own credentials.`, origin, true);
   }
   const message =

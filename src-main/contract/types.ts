@@ -117,8 +117,13 @@ export interface RawDocument {
 }
 
 export interface Settings {
-  /** Sent as `Authorization: Bearer ...` on every request to Sources. */
+  /**
+   * Sent as `Authorization: Bearer ...` to `tokenOrigin` only. Kept from an earlier version without an origin, it is
+   * sent nowhere until the person names the Source it is for.
+   */
   bearerToken: string | null;
+  /** The origin (scheme, host, port) the token is sent to, and no other; null: none named yet. */
+  tokenOrigin: string | null;
   /** Per-request timeout in milliseconds. */
   timeoutMs: number;
 }
