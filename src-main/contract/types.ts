@@ -353,7 +353,7 @@ export interface MirrorDetail extends MirrorSummary {
 
 /**
  * How the mirror authenticates to its Source (never the secret itself). `settings`: with the bearer token of Settings,
- * if one is set (or the copy of it the mirror kept); `basic`: with a user name and a password of its own, which this
+ * if one is set for its origin (or the copy of it the mirror kept); `basic`: with a user name and a password of its own, which this
  * computer keeps (`kept`) or not (then a run stops before any request and says so).
  */
 export type MirrorAccess =
