@@ -93,6 +93,8 @@ interface Active {
   path: string;
   kind: 'sync' | 'audit';
   dryRun: boolean;
+  /** A retry of a run's failures: it cannot be paused (the engine's retry takes no pause), only cancelled. */
+  retry: boolean;
   abort: AbortController;
   pause: AbortController;
   startedAt: number;
@@ -412,7 +414,7 @@ export class MirrorService {
       throw plain(error);
     }
     const options = this.#d.store.mirrors.get(key)!.options;
-    const active = this.#begin(key, 'sync', false);
+    const active = this.#begin(key, 'sync', false, true);
     active.done = retryResources({
       dest: key,
       runId,
@@ -470,6 +472,11 @@ export class MirrorService {
   pause(path: string): { paused: boolean } {
     const active = this.#active.get(this.#absolute(path));
     if (!active || active.kind !== 'sync' || active.pause.signal.aborted) return { paused: false };
+    // The engine's retry takes no pause: asked of one, "Pausing…" was shown until it had fetched everything, then it
+    // ended as completed. Nor would a sync take an interrupted retry up. So it is refused, and cancelling offered.
+    if (active.retry) {
+      throw new MirrorError('A retry cannot be paused. Cancel it instead: what it has fetched stays, and Retry fetches the rest again.');
+    }
     active.pause.abort();
     active.changed = true;
     this.#changed();
@@ -540,8 +547,9 @@ export class MirrorService {
   async close(): Promise<void> {
     this.#closed = true;
     const runs = [...this.#active.values()];
-    // A sync is paused rather than cancelled: the next start of the app offers to resume it.
-    for (const run of runs) (run.kind === 'sync' ? run.pause : run.abort).abort();
+    // A sync is paused rather than cancelled: the next start of the app offers to resume it. A retry takes no pause
+    // (closing waited for it to fetch everything) and is not resumed: it is cancelled.
+    for (const run of runs) (run.kind === 'sync' && !run.retry ? run.pause : run.abort).abort();
     await Promise.allSettled(runs.map((r) => r.done));
   }
 
@@ -619,11 +627,12 @@ export class MirrorService {
     };
   }
 
-  #begin(path: string, kind: 'sync' | 'audit', dryRun: boolean): Active {
+  #begin(path: string, kind: 'sync' | 'audit', dryRun: boolean, retry = false): Active {
     const active: Active = {
       path,
       kind,
       dryRun,
+      retry,
       abort: new AbortController(),
       pause: new AbortController(),
       startedAt: Date.now(),
@@ -681,6 +690,7 @@ export class MirrorService {
       phase: active.kind === 'audit' ? 'audit' : (p?.phase ?? 'discovery'),
       pausing: active.pause.signal.aborted,
       cancelling: active.abort.signal.aborted,
+      retry: active.retry,
       done,
       total,
       totalKnown,

@@ -288,6 +288,8 @@ export interface MirrorProgress {
   /** A pause was asked for: the resources in flight are finishing. */
   pausing: boolean;
   cancelling: boolean;
+  /** A retry of a run's failures: it can be cancelled, not paused. */
+  retry: boolean;
   /** Resources done (fetched, unchanged, skipped or failed). */
   done: number;
   /** Resources listed so far; the total once `totalKnown`. */
