@@ -56,7 +56,7 @@ export interface MirrorServiceDeps {
 
 /** In the app, a bearer token comes from Settings, a user name and password from the mirror's Access tab. */
 export const APP_ASK_AGAIN: AskAgain = {
-  bearer: 'enter it as the bearer token in Settings, then run the mirror again',
+  bearer: "enter it as the bearer token in Settings, with this Source's address, then run the mirror again",
   basic: "enter the password in the mirror's Access tab, then run the mirror again",
 };
 

@@ -133,7 +133,7 @@ describe('mirror credentials in the app', () => {
     const end = await ended(second.events, 0);
     expect(end.status).toBe('error');
     expect(end.message).toMatch(
-      /^This mirror sends a bearer token to http:\/\/127\.0\.0\.1:\d+, and none is kept on this computer; enter it as the bearer token in Settings, then run the mirror again$/,
+      /^This mirror sends a bearer token to http:\/\/127\.0\.0\.1:\d+, and none is kept on this computer; enter it as the bearer token in Settings, with this Source's address, then run the mirror again$/,
     );
     expect(fixture.requests.length).toBe(before);
   });

@@ -11,7 +11,7 @@ import { InvalidArgumentsError, NotFoundError } from './errors.ts';
 import { HttpStatusError } from '../engine/http/index.ts';
 import { asUnauthorized, credentialsOf, signIn, SIGN_IN_STATUSES } from './sign-in.ts';
 import { SourceSignIns } from './source-sign-ins.ts';
-import { settingsTokenFor, tokenOriginOf } from './settings-token.ts';
+import { settingsTokenFor, tokenOriginOf, unboundToken } from './settings-token.ts';
 import { normalizeStartUrl } from './start-url.ts';
 import { EventHub } from './events.ts';
 import { HttpHolder } from './http-holder.ts';
@@ -101,7 +101,12 @@ export function createService(deps: ServiceDeps): Service {
 
   /** A Source's 401 or 403 as a plain 'sign-in' error naming the origin to sign in to. */
   const unauthorized = (error: unknown): unknown =>
-    asUnauthorized(error, (origin) => mirrors.sourceHeadersFor(origin) !== null, (origin) => settingsTokenFor(store.settings.get(), origin) !== null);
+    asUnauthorized(
+      error,
+      (origin) => mirrors.sourceHeadersFor(origin) !== null,
+      (origin) => settingsTokenFor(store.settings.get(), origin) !== null,
+      unboundToken(store.settings.get()),
+    );
   const signedInOr = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();

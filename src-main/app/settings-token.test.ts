@@ -65,6 +65,7 @@ beforeEach(async () => {
     '/list.xml': [200, resourceList(self)],
     '/res/1.txt': [200, 'a1', { 'content-type': 'text/plain' }],
     '/to-b': [302, '', { location: `${bUrl}/list.xml` }],
+    '/closed.xml': [401, ''],
   }));
   b = await origin((self) => ({
     '/description.xml': [200, `<?xml version="1.0"?><urlset ${NS}><rs:md capability="description"/><url><loc>${aUrl}/caplist.xml</loc><rs:md capability="capabilitylist"/></url></urlset>`],
@@ -175,6 +176,11 @@ describe('the bearer token of Settings', () => {
     await call('discovery.run', { url: `${a.url}/caplist.xml`, runId: 'r1' });
     expect(sentTo(a)).toEqual([]);
     expect(sentTo(b)).toEqual([]);
+    // A Source that now refuses says why, in plain words.
+    expect(await refused('documents.summary', { url: `${a.url}/closed.xml` })).toMatchObject({
+      code: 'sign-in',
+      message: `${a.url} asks for a sign-in to read ${a.url}/closed.xml (HTTP 401 Unauthorized). The bearer token kept in Settings is sent to no Source until you name there the Source it is for.`,
+    });
     // Its Source named (the token as it was kept), it goes there.
     await call('settings.set', { bearerToken: TOKEN, tokenOrigin: a.url });
     await call('documents.summary', { url: `${a.url}/list.xml`, refresh: true });

@@ -16,6 +16,11 @@ export function settingsTokenFor(settings: TokenSettings, origin: string | null)
   return settings.tokenOrigin === origin ? settings.bearerToken : null;
 }
 
+/** True when Settings keeps a token named for no Source (kept by an earlier version): it is sent nowhere. */
+export function unboundToken(settings: TokenSettings): boolean {
+  return !!settings.bearerToken && settings.tokenOrigin === null;
+}
+
 /** The Settings token as the headers of its own origin, for a request bound for `origin`; null for any other. */
 export function settingsTokenHeaders(settings: TokenSettings, origin: string): SourceHeaders | null {
   const token = settingsTokenFor(settings, origin);

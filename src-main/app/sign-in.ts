@@ -62,9 +62,10 @@ export async function signIn(
 /**
  * A 401 or 403 from a Source as an UnauthorizedError, in words that depend on what was sent: `sent` says whether
  * credentials kept for that origin went with the request, `settingsToken` whether the Settings token did (it goes to
- * its own origin only). Other errors come back as they are.
+ * its own origin only), `unboundToken` whether Settings keeps a token named for no Source (sent nowhere). Other
+ * errors come back as they are.
  */
-export function asUnauthorized(error: unknown, sent: (origin: string) => boolean, settingsToken: (origin: string) => boolean): unknown {
+export function asUnauthorized(error: unknown, sent: (origin: string) => boolean, settingsToken: (origin: string) => boolean, unboundToken = false): unknown {
   if (!(error instanceof HttpStatusError) || !SIGN_IN_STATUSES.has(error.status)) return error;
   let origin: string;
   try {
@@ -87,5 +88,7 @@ export function asUnauthorized(error: unknown, sent: (origin: string) => boolean
     error.status === 401
       ? `${origin} asks for a sign-in to read ${error.url} (${status}).`
       : `${origin} does not let anyone read ${error.url} without a sign-in (${status}).`;
-  return new UnauthorizedError(message, origin, false);
+  // A token an earlier version sent everywhere is now sent nowhere until its Source is named: the likely reason.
+  const unbound = unboundToken ? ' The bearer token kept in Settings is sent to no Source until you name there the Source it is for.' : '';
+  return new UnauthorizedError(message + unbound, origin, false);
 }
