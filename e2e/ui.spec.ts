@@ -3,6 +3,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { expect, test, type Page } from '@playwright/test';
 import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
 import { startAppServer, type AppServer } from './app-server.ts';
@@ -441,4 +442,21 @@ test('Settings: a bearer token goes to the Source named for it on discovery, per
   await settingsButton.click();
   await expect(tokenField).toHaveValue('');
   await expect(timeoutField).toHaveValue('30');
+  await page.keyboard.press('Escape');
+
+  // A token kept by an earlier version, which sent it to every host: kept, sent nowhere, and said so until its
+  // Source is named.
+  const db = new DatabaseSync(join(dataDir, 'rsdesk.sqlite'));
+  db.prepare("INSERT INTO settings (key, value) VALUES ('bearerToken', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(JSON.stringify(token));
+  db.prepare("DELETE FROM settings WHERE key = 'tokenOrigin'").run();
+  db.close();
+  await settingsButton.click();
+  await expect(tokenField).toHaveValue(token);
+  await expect(originField).toHaveValue('');
+  const unbound = dialog.getByText('This token was kept from an earlier version');
+  await expect(unbound).toContainText('It is now sent to no Source until you give the address of the Source it is for below and save');
+  await originField.fill(fixture.url);
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await expect(saved).toContainText('Saved');
+  await expect(unbound).toBeHidden();
 });
