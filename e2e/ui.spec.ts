@@ -3,6 +3,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { expect, test, type Page } from '@playwright/test';
 import { PATHS, startFixtureSource, type FixtureSource } from './fixture-source/index.ts';
 import { startAppServer, type AppServer } from './app-server.ts';
@@ -335,11 +336,12 @@ test('dark theme follows the OS', async ({ browser }) => {
   }
 });
 
-test('Settings: a bearer token goes to the Source on discovery, persists, and can be cleared', async ({ page }) => {
+test('Settings: a bearer token goes to the Source named for it on discovery, persists, and can be cleared', async ({ page }) => {
   const token = 'archive-s3cret-7f2c';
   const settingsButton = page.getByRole('button', { name: 'Settings' });
   const dialog = page.getByRole('dialog', { name: 'Settings' });
   const tokenField = dialog.getByLabel('Bearer token');
+  const originField = dialog.getByLabel('Source the token is for');
   const timeoutField = dialog.getByLabel('Timeout (seconds)');
   const requests = dialog.getByRole('form', { name: 'Requests to Sources' });
   const saved = requests.getByRole('status');
@@ -356,7 +358,7 @@ test('Settings: a bearer token goes to the Source on discovery, persists, and ca
   // Top to bottom: the requests' section with its Save, the callback server's with its own actions, then Close.
   await expect(dialog.getByRole('heading', { level: 3 })).toHaveText(['Requests to Sources', 'Callback server (live notifications)']);
   await expect(requests).toContainText("Stored unencrypted in the data folder of rsdesk serve, as is each mirror's own copy of it (readable only by your user account).");
-  const order = ['Show token', 'Save', 'Listen on address', 'Port', 'Public callback URL', 'Apply and restart the server', 'Test reachability', 'Close'];
+  const order = ['Show token', 'Source the token is for', 'Save', 'Listen on address', 'Port', 'Public callback URL', 'Apply and restart the server', 'Test reachability', 'Close'];
   for (const name of order) {
     await page.keyboard.press('Tab');
     if (name === 'Save') await page.keyboard.press('Tab'); // past the timeout field
@@ -394,8 +396,14 @@ test('Settings: a bearer token goes to the Source on discovery, persists, and ca
   await expect(tokenField).toHaveAttribute('type', 'text');
   await dialog.getByRole('button', { name: 'Hide token' }).click();
   await expect(tokenField).toHaveAttribute('type', 'password');
+  // Not without the Source it is for: it would go nowhere.
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await expect(originField).toHaveAttribute('aria-invalid', 'true');
+  await expect(dialog).toContainText('Say which Source the token is for');
+  await originField.fill(`${fixture.url}/`);
   await dialog.getByRole('button', { name: 'Save' }).click();
   await expect(saved).toContainText('Saved');
+  await expect(originField).toHaveValue(fixture.url);
   // Saving keeps focus in the dialog, so Escape and Tab still work.
   await expect(dialog.getByRole('button', { name: 'Save' })).toBeFocused();
   await page.screenshot({ path: join(screenshots, 'settings.png') });
@@ -414,6 +422,7 @@ test('Settings: a bearer token goes to the Source on discovery, persists, and ca
   await page.reload();
   await settingsButton.click();
   await expect(tokenField).toHaveValue(token);
+  await expect(originField).toHaveValue(fixture.url);
   await expect(timeoutField).toHaveValue('45');
 
   // Cleared: later requests carry no Authorization header at all.
@@ -433,4 +442,21 @@ test('Settings: a bearer token goes to the Source on discovery, persists, and ca
   await settingsButton.click();
   await expect(tokenField).toHaveValue('');
   await expect(timeoutField).toHaveValue('30');
+  await page.keyboard.press('Escape');
+
+  // A token kept by an earlier version, which sent it to every host: kept, sent nowhere, and said so until its
+  // Source is named.
+  const db = new DatabaseSync(join(dataDir, 'rsdesk.sqlite'));
+  db.prepare("INSERT INTO settings (key, value) VALUES ('bearerToken', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(JSON.stringify(token));
+  db.prepare("DELETE FROM settings WHERE key = 'tokenOrigin'").run();
+  db.close();
+  await settingsButton.click();
+  await expect(tokenField).toHaveValue(token);
+  await expect(originField).toHaveValue('');
+  const unbound = dialog.getByText('This token was kept from an earlier version');
+  await expect(unbound).toContainText('It is now sent to no Source until you give the address of the Source it is for below and save');
+  await originField.fill(fixture.url);
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await expect(saved).toContainText('Saved');
+  await expect(unbound).toBeHidden();
 });

@@ -104,8 +104,8 @@ describe('HTTP basic credentials of a mirror in the app', () => {
     expect(JSON.stringify(detail)).not.toContain(PASSWORD);
     expect(JSON.stringify(await call('mirrors.list', {}))).not.toContain(PASSWORD);
 
-    // A bearer token in Settings goes to other Sources; this mirror goes on with its own credentials.
-    await call('settings.set', { bearerToken: 'for-other-sources' });
+    // A bearer token in Settings, even for this Source: this mirror goes on with its own credentials.
+    await call('settings.set', { bearerToken: 'for-other-sources', tokenOrigin: fixture.url });
     fixture.change('update', 2);
     const since = events.length;
     await call('runs.start', { path });
@@ -224,7 +224,7 @@ describe('credentials changed while subscribed to live notifications', () => {
     fixture.change('update', 1);
     expect(await appliedAfter(since)).toMatchObject({ updated: 0, failed: 1 });
 
-    await call('settings.set', { bearerToken: 'now-needed' });
+    await call('settings.set', { bearerToken: 'now-needed', tokenOrigin: fixture.url });
     since = live.length;
     const [changed] = fixture.change('update', 1);
     expect(await appliedAfter(since)).toMatchObject({ updated: 1, failed: 0 });

@@ -2,6 +2,7 @@
 // old one is closed once the requests already using it are done (closing it at once would cut them off).
 import type { Settings } from '../contract/types.ts';
 import { Http, type SourceHeaders } from '../engine/http/index.ts';
+import { settingsTokenHeaders } from './settings-token.ts';
 
 interface Slot {
   http: Http;
@@ -15,7 +16,10 @@ export class HttpHolder {
   #current: Slot;
   #closing: Promise<void>[] = [];
 
-  /** `sourceHeadersFor`: the credentials kept for an origin (its sign-in, else a mirror's own), asked per request. */
+  /**
+   * `sourceHeadersFor`: the credentials kept for an origin (its sign-in, else a mirror's own), asked per request; else
+   * the Settings token, for its own origin only.
+   */
   constructor(settings: Settings, userAgent: string, sourceHeadersFor?: (origin: string) => SourceHeaders | null) {
     this.#userAgent = userAgent;
     this.#sourceHeadersFor = sourceHeadersFor;
@@ -23,8 +27,10 @@ export class HttpHolder {
   }
 
   #build(settings: Settings): Slot {
+    // What is kept for an origin wins over the Settings token, which goes to the one origin named for it.
+    const sourceHeadersFor = (origin: string) => this.#sourceHeadersFor?.(origin) ?? settingsTokenHeaders(settings, origin);
     return {
-      http: new Http({ bearerToken: settings.bearerToken, timeoutMs: settings.timeoutMs, userAgent: this.#userAgent, sourceHeadersFor: this.#sourceHeadersFor }),
+      http: new Http({ timeoutMs: settings.timeoutMs, userAgent: this.#userAgent, sourceHeadersFor }),
       users: 0,
       retired: false,
     };

@@ -244,6 +244,41 @@ describe('mirrors', () => {
     expect((await fails('runs.retry', { path, runId: failedRunId, uris: [fixture.url + '/other'] })).message).toMatch(/did not fail in run \d+; only its failures can be retried/);
   });
 
+  it('refuses to pause a retry, in plain words, and cancels it when the app closes instead of waiting for it', async () => {
+    const path = join(dir, 'retry-pause');
+    await call('mirrors.create', { url: capabilityList(), path });
+    const broken = fixture.state.pathOf(5);
+    fixture.setBroken(broken, { status: 404 });
+    fixture.setBroken(`/mirror${broken}`, { status: 404 });
+    try {
+      await call('runs.start', { path });
+      expect(await ended(path)).toMatchObject({ status: 'failed', failed: 1 });
+    } finally {
+      fixture.setBroken(broken, null);
+      fixture.setBroken(`/mirror${broken}`, null);
+    }
+    const failedRunId = (await call<MirrorDetail>('mirrors.get', { path })).runs[0]!.id;
+    // The one resource to fetch again answers after 5 s: the retry is going on throughout.
+    fixture.setResourceDelay(5_000);
+    const from = events.length;
+    const asked = fixture.requests.length;
+    const started = await call<MirrorSummary>('runs.retry', { path, runId: failedRunId });
+    expect(started.progress).toMatchObject({ retry: true });
+    await until(() => fixture.requests.slice(asked).some((r) => r.path.replace(/^\/mirror\//, '/') === broken));
+    expect(await fails('runs.pause', { path })).toEqual({
+      code: 'mirror',
+      message: 'A retry cannot be paused. Cancel it instead: what it has fetched stays, and Retry fetches the rest again.',
+    });
+    expect((await call<MirrorSummary>('mirrors.get', { path })).status).toBe('running');
+    // Closing the app cancels it at once (a retry is not resumed), rather than waiting for it to fetch everything.
+    const closing = Date.now();
+    await service.close();
+    expect(Date.now() - closing).toBeLessThan(3_000);
+    expect(await ended(path, from)).toMatchObject({ status: 'cancelled' });
+    service = open();
+    expect((await call<MirrorSummary>('mirrors.get', { path })).lastRun).toMatchObject({ mode: 'retry', status: 'cancelled' });
+  });
+
   it('refuses what cannot be a mirror, in plain sentences, and leaves nothing behind', async () => {
     expect((await fails('mirrors.create', { url: capabilityList(), path: 'relative/folder' })).message).toMatch(/full path/);
     // "~/…" is the home folder, as in a shell; "~user/…" is not expanded.

@@ -23,6 +23,7 @@ import type { DeletePolicy } from '../engine/mirror/apply.ts';
 import { audit, lastAudit } from '../engine/mirror/audit.ts';
 import { inventorySize, isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, setMirrorHeaders, type FolderStatus } from '../engine/mirror/folder.ts';
 import { normalizeStartUrl } from '../engine/discovery/start-url.ts';
+import { mirrorOrigin, settingsTokenFor } from './settings-token.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { MirrorLockedError } from '../engine/mirror/lock.ts';
 import { DiskFullError, diskFullMessage, isDiskFull } from '../engine/mirror/disk-full.ts';
@@ -55,7 +56,7 @@ export interface MirrorServiceDeps {
 
 /** In the app, a bearer token comes from Settings, a user name and password from the mirror's Access tab. */
 export const APP_ASK_AGAIN: AskAgain = {
-  bearer: 'enter it as the bearer token in Settings, then run the mirror again',
+  bearer: "enter it as the bearer token in Settings, with this Source's address, then run the mirror again",
   basic: "enter the password in the mirror's Access tab, then run the mirror again",
 };
 
@@ -68,9 +69,18 @@ export function hasOwnCredentials(settings: SourceSettings | undefined): boolean
   return auth?.scheme === 'basic' || (auth?.scheme === 'bearer' && auth.own === true);
 }
 
+/** The origin of a URL as a person gave it (a bare host name too), or null. */
+function originOrNull(url: string): string | null {
+  try {
+    return new URL(normalizeStartUrl(url)).origin;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The credentials the app gives a mirror's run (sync, retry, audit, applied notifications): the bearer token of
- * Settings, unless the mirror has credentials of its own (a user name and password, or a token given in its Access
+ * Settings when it is for the mirror's origin (`bearerToken`: that token, or null), unless the mirror has credentials of its own (a user name and password, or a token given in its Access
  * tab), which then win (and are not overwritten).
  * Undefined: none given, the mirror's kept ones are used.
  */
@@ -83,6 +93,8 @@ interface Active {
   path: string;
   kind: 'sync' | 'audit';
   dryRun: boolean;
+  /** A retry of a run's failures: it cannot be paused (the engine's retry takes no pause), only cancelled. */
+  retry: boolean;
   abort: AbortController;
   pause: AbortController;
   startedAt: number;
@@ -279,7 +291,8 @@ export class MirrorService {
           capabilityListUrl: args.capabilityListUrl,
           maps,
           allowHosts: args.allowHosts,
-          token: settings.bearerToken,
+          // The Settings token only when it is for this Source's origin.
+          token: settingsTokenFor(settings, originOrNull(args.capabilityListUrl ?? args.url)),
           credentials: basic,
           secretStore: this.#d.secretStore,
           timeoutMs: settings.timeoutMs,
@@ -401,7 +414,7 @@ export class MirrorService {
       throw plain(error);
     }
     const options = this.#d.store.mirrors.get(key)!.options;
-    const active = this.#begin(key, 'sync', false);
+    const active = this.#begin(key, 'sync', false, true);
     active.done = retryResources({
       dest: key,
       runId,
@@ -430,12 +443,13 @@ export class MirrorService {
   /** How a run reaches the Source: the app's settings, the sealed secrets, and the run's cancel signal. */
   #access(active: Active) {
     const settings = this.#d.store.settings.get();
-    const given = givenByApp(readBinding(active.path)?.settings, settings.bearerToken);
+    const binding = readBinding(active.path);
+    const given = givenByApp(binding?.settings, settingsTokenFor(settings, mirrorOrigin(binding)));
     return {
       // Given explicitly (a token, or nothing): a mirror with credentials of its own keeps them.
       credentials: given,
       secretStore: this.#d.secretStore,
-      askAgain: given === undefined && hasOwnCredentials(readBinding(active.path)?.settings) ? OWN_TOKEN_ASK_AGAIN : APP_ASK_AGAIN,
+      askAgain: given === undefined && hasOwnCredentials(binding?.settings) ? OWN_TOKEN_ASK_AGAIN : APP_ASK_AGAIN,
       timeoutMs: settings.timeoutMs,
       userAgent: this.#d.userAgent,
       signal: active.abort.signal,
@@ -458,6 +472,11 @@ export class MirrorService {
   pause(path: string): { paused: boolean } {
     const active = this.#active.get(this.#absolute(path));
     if (!active || active.kind !== 'sync' || active.pause.signal.aborted) return { paused: false };
+    // The engine's retry takes no pause: asked of one, "Pausing…" was shown until it had fetched everything, then it
+    // ended as completed. Nor would a sync take an interrupted retry up. So it is refused, and cancelling offered.
+    if (active.retry) {
+      throw new MirrorError('A retry cannot be paused. Cancel it instead: what it has fetched stays, and Retry fetches the rest again.');
+    }
     active.pause.abort();
     active.changed = true;
     this.#changed();
@@ -528,8 +547,9 @@ export class MirrorService {
   async close(): Promise<void> {
     this.#closed = true;
     const runs = [...this.#active.values()];
-    // A sync is paused rather than cancelled: the next start of the app offers to resume it.
-    for (const run of runs) (run.kind === 'sync' ? run.pause : run.abort).abort();
+    // A sync is paused rather than cancelled: the next start of the app offers to resume it. A retry takes no pause
+    // (closing waited for it to fetch everything) and is not resumed: it is cancelled.
+    for (const run of runs) (run.kind === 'sync' && !run.retry ? run.pause : run.abort).abort();
     await Promise.allSettled(runs.map((r) => r.done));
   }
 
@@ -607,11 +627,12 @@ export class MirrorService {
     };
   }
 
-  #begin(path: string, kind: 'sync' | 'audit', dryRun: boolean): Active {
+  #begin(path: string, kind: 'sync' | 'audit', dryRun: boolean, retry = false): Active {
     const active: Active = {
       path,
       kind,
       dryRun,
+      retry,
       abort: new AbortController(),
       pause: new AbortController(),
       startedAt: Date.now(),
@@ -669,6 +690,7 @@ export class MirrorService {
       phase: active.kind === 'audit' ? 'audit' : (p?.phase ?? 'discovery'),
       pausing: active.pause.signal.aborted,
       cancelling: active.abort.signal.aborted,
+      retry: active.retry,
       done,
       total,
       totalKnown,

@@ -124,7 +124,7 @@ describe('a refused large document', { timeout: 120_000 }, () => {
 describe('the refusal memory', () => {
   it('lasts ten minutes per URL, then the document is fetched again', async () => {
     const store = openStore(':memory:');
-    const http = new HttpHolder({ bearerToken: null, timeoutMs: 5_000 }, 'test');
+    const http = new HttpHolder({ bearerToken: null, tokenOrigin: null, timeoutMs: 5_000 }, 'test');
     let now = 1_000_000;
     const documents = new DocumentService({ store, http, events: new EventHub(), refusals: new RefusalMemory({ now: () => now }) });
     const url = `${base}/doctype.xml`;

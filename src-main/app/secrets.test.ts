@@ -83,7 +83,7 @@ describe('mirror credentials in the app', () => {
   it('keeps the token sealed outside the mirror; later syncs, audits and live notifications take it from there', async () => {
     const { service, events, live } = open(fakeKeychain);
     expect((await call(service, 'app.info', {})).secrets).toEqual({ sealed: true, description: `sealed with the OS keychain in ${secretsFile()}` });
-    await call(service, 'settings.set', { bearerToken: TOKEN });
+    await call(service, 'settings.set', { bearerToken: TOKEN, tokenOrigin: fixture.url });
     const path = join(dir, 'mirror');
     await call(service, 'mirrors.create', { url: fixture.url + PATHS.dataset1.capabilityList, path });
     let since = events.length;
@@ -116,7 +116,7 @@ describe('mirror credentials in the app', () => {
 
   it('without the keychain that sealed it, says in plain words where to give the token again', async () => {
     const first = open(fakeKeychain);
-    await call(first.service, 'settings.set', { bearerToken: TOKEN });
+    await call(first.service, 'settings.set', { bearerToken: TOKEN, tokenOrigin: fixture.url });
     const path = join(dir, 'mirror');
     await call(first.service, 'mirrors.create', { url: fixture.url + PATHS.dataset1.capabilityList, path });
     await call(first.service, 'runs.start', { path });
@@ -133,7 +133,7 @@ describe('mirror credentials in the app', () => {
     const end = await ended(second.events, 0);
     expect(end.status).toBe('error');
     expect(end.message).toMatch(
-      /^This mirror sends a bearer token to http:\/\/127\.0\.0\.1:\d+, and none is kept on this computer; enter it as the bearer token in Settings, then run the mirror again$/,
+      /^This mirror sends a bearer token to http:\/\/127\.0\.0\.1:\d+, and none is kept on this computer; enter it as the bearer token in Settings, with this Source's address, then run the mirror again$/,
     );
     expect(fixture.requests.length).toBe(before);
   });

@@ -435,8 +435,8 @@ describe('dispatch', () => {
 
 describe('settings and shell', () => {
   it('stores settings and rebuilds the HTTP client: the bearer token reaches the Source', async () => {
-    expect(await call('settings.get', {})).toEqual({ bearerToken: null, timeoutMs: 30_000 });
-    expect(await call('settings.set', { bearerToken: 'tok-123', timeoutMs: 5_000 })).toEqual({ bearerToken: 'tok-123', timeoutMs: 5_000 });
+    expect(await call('settings.get', {})).toEqual({ bearerToken: null, tokenOrigin: null, timeoutMs: 30_000 });
+    expect(await call('settings.set', { bearerToken: 'tok-123', tokenOrigin: fixture.url, timeoutMs: 5_000 })).toEqual({ bearerToken: 'tok-123', tokenOrigin: fixture.url, timeoutMs: 5_000 });
     await call('documents.summary', { url: fixture.url + fixture.paths.dataset2.capabilityList, refresh: true });
     const last = fixture.requests.filter((r) => r.path === fixture.paths.dataset2.capabilityList).at(-1)!;
     expect(last.headers.authorization).toBe('Bearer tok-123');
@@ -445,7 +445,7 @@ describe('settings and shell', () => {
     expect(fixture.requests.filter((r) => r.path === fixture.paths.dataset2.capabilityList).at(-1)!.headers.authorization).toBeUndefined();
     await service.close();
     service = open();
-    expect(await call('settings.get', {})).toEqual({ bearerToken: null, timeoutMs: 5_000 });
+    expect(await call('settings.get', {})).toEqual({ bearerToken: null, tokenOrigin: null, timeoutMs: 5_000 });
   });
 
   it('opens http(s) links through the platform in Electron, and leaves them to the browser over HTTP', async () => {

@@ -11,6 +11,7 @@ import { InvalidArgumentsError, NotFoundError } from './errors.ts';
 import { HttpStatusError } from '../engine/http/index.ts';
 import { asUnauthorized, credentialsOf, signIn, SIGN_IN_STATUSES } from './sign-in.ts';
 import { SourceSignIns } from './source-sign-ins.ts';
+import { settingsTokenFor, tokenOriginOf, unboundToken } from './settings-token.ts';
 import { normalizeStartUrl } from './start-url.ts';
 import { EventHub } from './events.ts';
 import { HttpHolder } from './http-holder.ts';
@@ -100,7 +101,12 @@ export function createService(deps: ServiceDeps): Service {
 
   /** A Source's 401 or 403 as a plain 'sign-in' error naming the origin to sign in to. */
   const unauthorized = (error: unknown): unknown =>
-    asUnauthorized(error, (origin) => mirrors.sourceHeadersFor(origin) !== null, (store.settings.get().bearerToken ?? '') !== '');
+    asUnauthorized(
+      error,
+      (origin) => mirrors.sourceHeadersFor(origin) !== null,
+      (origin) => settingsTokenFor(store.settings.get(), origin) !== null,
+      unboundToken(store.settings.get()),
+    );
   const signedInOr = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
@@ -127,7 +133,7 @@ export function createService(deps: ServiceDeps): Service {
     capabilityLists: () => store.sources.list().flatMap((s) => s.capabilityListUrls),
     secretStore: deps.mirrorSecrets,
     // Read for each batch: a token set in Settings after subscribing is used by the next batch, as by the next sync.
-    givenCredentials: (settings) => givenByApp(settings, store.settings.get().bearerToken),
+    givenCredentials: (settings) => givenByApp(settings, settingsTokenFor(store.settings.get(), settings?.origin ?? null)),
   });
 
   /** url: already through normalizeStartUrl, so bad input was refused as invalid-arguments before any request. */
@@ -228,7 +234,8 @@ export function createService(deps: ServiceDeps): Service {
     'settings.get': () => store.settings.get(),
 
     'settings.set': (patch) => {
-      const settings = store.settings.set(patch);
+      const tokenOrigin = patch.tokenOrigin ? tokenOriginOf(patch.tokenOrigin) : patch.tokenOrigin;
+      const settings = store.settings.set({ ...patch, tokenOrigin });
       http.rebuild(settings);
       return settings;
     },

@@ -233,7 +233,7 @@ describe("a mirror's own token and extra headers", () => {
     expect(detail.access).toEqual({ scheme: 'bearer', origin: fixture.url, kept: true });
     expect(JSON.stringify(detail)).not.toContain(TOKEN);
     expect(secrets()).not.toContain(TOKEN);
-    await call('settings.set', { bearerToken: 'for-other-sources' });
+    await call('settings.set', { bearerToken: 'for-other-sources', tokenOrigin: fixture.url });
     fixture.change('update', 2);
     const mark = fixture.requests.length;
     let since = events.length;

@@ -61,10 +61,11 @@ export async function signIn(
 
 /**
  * A 401 or 403 from a Source as an UnauthorizedError, in words that depend on what was sent: `sent` says whether
- * credentials kept for that origin went with the request, `settingsToken` whether the Settings token did. Other
+ * credentials kept for that origin went with the request, `settingsToken` whether the Settings token did (it goes to
+ * its own origin only), `unboundToken` whether Settings keeps a token named for no Source (sent nowhere). Other
  * errors come back as they are.
  */
-export function asUnauthorized(error: unknown, sent: (origin: string) => boolean, settingsToken: boolean): unknown {
+export function asUnauthorized(error: unknown, sent: (origin: string) => boolean, settingsToken: (origin: string) => boolean, unboundToken = false): unknown {
   if (!(error instanceof HttpStatusError) || !SIGN_IN_STATUSES.has(error.status)) return error;
   let origin: string;
   try {
@@ -80,12 +81,14 @@ export function asUnauthorized(error: unknown, sent: (origin: string) => boolean
         : `${origin} does not let the sign-in kept for it read ${error.url} (${status}): this account may not have access to it.`;
     return new UnauthorizedError(message, origin, true);
   }
-  if (settingsToken) {
+  if (settingsToken(origin)) {
     return new UnauthorizedError(`${origin} refused the bearer token of Settings (${status} for ${error.url}). Sign in to this Source with its own credentials.`, origin, true);
   }
   const message =
     error.status === 401
       ? `${origin} asks for a sign-in to read ${error.url} (${status}).`
       : `${origin} does not let anyone read ${error.url} without a sign-in (${status}).`;
-  return new UnauthorizedError(message, origin, false);
+  // A token an earlier version sent everywhere is now sent nowhere until its Source is named: the likely reason.
+  const unbound = unboundToken ? ' The bearer token kept in Settings is sent to no Source until you name there the Source it is for.' : '';
+  return new UnauthorizedError(message + unbound, origin, false);
 }

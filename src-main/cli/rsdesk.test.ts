@@ -263,7 +263,7 @@ describe('rsdesk serve', { timeout: 120_000 }, () => {
           headers: { authorization: `Bearer ${token}` },
           body: JSON.stringify({ command: 'settings.set', args: { timeoutMs: 7000 } }),
         });
-        expect(await saved.json()).toEqual({ ok: true, result: { bearerToken: null, timeoutMs: 7000 } });
+        expect(await saved.json()).toEqual({ ok: true, result: { bearerToken: null, tokenOrigin: null, timeoutMs: 7000 } });
         child.kill(signal);
         expect(await exited).toBe(0);
         expect(stderr).toBe('');

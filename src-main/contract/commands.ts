@@ -187,8 +187,15 @@ export const commandArgs = {
       bearerToken: z
         .string('The bearer token must be text')
         .max(4096, 'The bearer token is too long (at most 4,096 characters)')
-        // It is sent to every Source: one that cannot be sent failed every request, discovery included ('' clears it).
+        // One that cannot be sent would fail every request to its Source, discovery included ('' clears it).
         .refine((s) => s === '' || tokenProblem(s) === null, { error: (issue) => tokenProblem(String(issue.input)) ?? undefined })
+        .nullable()
+        .optional(),
+      // The Source the token is for: any URL of it or its host name (the service keeps its origin); '' or null clears.
+      tokenOrigin: z
+        .string('The address of the Source the token is for must be text')
+        .trim()
+        .max(8192, 'The address of the Source the token is for is too long (at most 8,192 characters)')
         .nullable()
         .optional(),
       timeoutMs: z
@@ -200,7 +207,15 @@ export const commandArgs = {
         .max(TIMEOUT_SECONDS.max * 1000, timeoutMessage)
         .optional(),
     })
-    .strict(),
+    .strict()
+    // A token is sent to the one Source it is given for, never to every host the app reaches (an up link, a redirect,
+    // a link followed in the browser): a token without it would be kept and sent nowhere.
+    .refine((v) => !v.bearerToken || !!v.tokenOrigin, {
+      path: ['tokenOrigin'],
+      // What is wrong with the token itself is said first.
+      when: (payload) => payload.issues.length === 0,
+      message: 'Say which Source the token is for: give its address (for example https://example.org). The token is sent there and nowhere else.',
+    }),
   'shell.openExternal': z.object({ url: httpUrl }).strict(),
   // Checking a whole Source (from any URL of it, like discovery):
   'check.run': z

@@ -117,8 +117,13 @@ export interface RawDocument {
 }
 
 export interface Settings {
-  /** Sent as `Authorization: Bearer ...` on every request to Sources. */
+  /**
+   * Sent as `Authorization: Bearer ...` to `tokenOrigin` only. Kept from an earlier version without an origin, it is
+   * sent nowhere until the person names the Source it is for.
+   */
   bearerToken: string | null;
+  /** The origin (scheme, host, port) the token is sent to, and no other; null: none named yet. */
+  tokenOrigin: string | null;
   /** Per-request timeout in milliseconds. */
   timeoutMs: number;
 }
@@ -283,6 +288,8 @@ export interface MirrorProgress {
   /** A pause was asked for: the resources in flight are finishing. */
   pausing: boolean;
   cancelling: boolean;
+  /** A retry of a run's failures: it can be cancelled, not paused. */
+  retry: boolean;
   /** Resources done (fetched, unchanged, skipped or failed). */
   done: number;
   /** Resources listed so far; the total once `totalKnown`. */
@@ -348,7 +355,7 @@ export interface MirrorDetail extends MirrorSummary {
 
 /**
  * How the mirror authenticates to its Source (never the secret itself). `settings`: with the bearer token of Settings,
- * if one is set (or the copy of it the mirror kept); `basic`: with a user name and a password of its own, which this
+ * if one is set for its origin (or the copy of it the mirror kept); `basic`: with a user name and a password of its own, which this
  * computer keeps (`kept`) or not (then a run stops before any request and says so).
  */
 export type MirrorAccess =

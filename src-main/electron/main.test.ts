@@ -201,7 +201,7 @@ describe('Electron main process (built bundle)', () => {
     const fake = await startMain({ lock: true });
     const invoke = fake.handlers.get(IPC_INVOKE)!;
     try {
-      expect(await invoke(appFrame, 'settings.set', { bearerToken: 'secret-token-42' })).toMatchObject({
+      expect(await invoke(appFrame, 'settings.set', { bearerToken: 'secret-token-42', tokenOrigin: 'https://example.org' })).toMatchObject({
         ok: true,
         result: { bearerToken: 'secret-token-42' },
       });

@@ -10,6 +10,7 @@ const progress = (path: string, done: number, total: number, totalKnown = true):
   phase: 'fetch',
   pausing: false,
   cancelling: false,
+  retry: false,
   done,
   total,
   totalKnown,

@@ -124,7 +124,7 @@ describe('startHttpAdapter', () => {
     const short = await invoke('settings.set', { timeoutMs: 5000 }, 'abc');
     expect(short.status).toBe(401);
     const settings = JSON.parse((await invoke('settings.get', {})).body);
-    expect(settings).toEqual({ ok: true, result: { bearerToken: null, timeoutMs: 30_000 } });
+    expect(settings).toEqual({ ok: true, result: { bearerToken: null, tokenOrigin: null, timeoutMs: 30_000 } });
     expect((await request({ path: '/api/events' })).status).toBe(401);
     expect((await request({ path: '/api/events?token=nope' })).status).toBe(401);
   });
@@ -162,11 +162,11 @@ describe('startHttpAdapter', () => {
     expect(info.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(JSON.parse(info.body)).toEqual({ ok: true, result: { name: 'ResourceSync Desktop', version: '9.9.9', adapter: 'http', platform: process.platform, secrets: null } });
 
-    expect(JSON.parse((await invoke('settings.set', { bearerToken: 's3cret', timeoutMs: 5000 })).body)).toEqual({
+    expect(JSON.parse((await invoke('settings.set', { bearerToken: 's3cret', tokenOrigin: 'https://example.org', timeoutMs: 5000 })).body)).toEqual({
       ok: true,
-      result: { bearerToken: 's3cret', timeoutMs: 5000 },
+      result: { bearerToken: 's3cret', tokenOrigin: 'https://example.org', timeoutMs: 5000 },
     });
-    expect(JSON.parse((await invoke('settings.get')).body)).toEqual({ ok: true, result: { bearerToken: 's3cret', timeoutMs: 5000 } });
+    expect(JSON.parse((await invoke('settings.get')).body)).toEqual({ ok: true, result: { bearerToken: 's3cret', tokenOrigin: 'https://example.org', timeoutMs: 5000 } });
 
     const unknown = await invoke('nope.never', {});
     expect(unknown.status).toBe(200);

@@ -4,7 +4,9 @@ import type { Settings } from '../contract/types.ts';
 import type { SecretBox } from './secrets.ts';
 import { transaction } from './tx.ts';
 
-export const DEFAULT_SETTINGS: Settings = { bearerToken: null, timeoutMs: 30_000 };
+// A token kept by an earlier version has no tokenOrigin row: it reads as null, and the token is sent nowhere until the
+// person names its Source (it used to go to every host the app reached).
+export const DEFAULT_SETTINGS: Settings = { bearerToken: null, tokenOrigin: null, timeoutMs: 30_000 };
 
 /** How a sealed token is kept: distinguishable from a plain (string) one written without a SecretBox. */
 interface SealedValue {
@@ -48,6 +50,7 @@ export class SettingsTable {
         continue;
       }
       if (key === 'bearerToken') settings.bearerToken = this.#readToken(parsed);
+      if (key === 'tokenOrigin' && typeof parsed === 'string' && URL.canParse(parsed)) settings.tokenOrigin = new URL(parsed).origin;
       if (key === 'timeoutMs' && typeof parsed === 'number' && Number.isFinite(parsed) && parsed > 0) {
         settings.timeoutMs = parsed;
       }
@@ -55,7 +58,7 @@ export class SettingsTable {
     return settings;
   }
 
-  /** Absent keys stay as they are; `bearerToken: null` clears the token. */
+  /** Absent keys stay as they are; `bearerToken: null` clears the token. `tokenOrigin`: an origin already, or null. */
   set(patch: Partial<Settings>): Settings {
     const upsert = this.#db.prepare(
       'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
@@ -65,6 +68,9 @@ export class SettingsTable {
         const token = patch.bearerToken === '' ? null : patch.bearerToken;
         upsert.run('bearerToken', this.#writeToken(token));
       }
+      // A cleared token takes its origin with it: a later token is given with its own.
+      const origin = patch.tokenOrigin !== undefined ? patch.tokenOrigin || null : patch.bearerToken === null || patch.bearerToken === '' ? null : undefined;
+      if (origin !== undefined) upsert.run('tokenOrigin', JSON.stringify(origin));
       if (patch.timeoutMs !== undefined) upsert.run('timeoutMs', JSON.stringify(patch.timeoutMs));
     });
     return this.get();

@@ -156,10 +156,10 @@ describe('sources', () => {
 describe('settings', () => {
   it('has defaults, applies partial updates, clears the token with null', () => {
     store = openStore(join(dir, 'set.sqlite'));
-    expect(store.settings.get()).toEqual({ bearerToken: null, timeoutMs: 30_000 });
-    expect(store.settings.set({ bearerToken: 'secret' })).toEqual({ bearerToken: 'secret', timeoutMs: 30_000 });
-    expect(store.settings.set({ timeoutMs: 5_000 })).toEqual({ bearerToken: 'secret', timeoutMs: 5_000 });
-    expect(store.settings.set({ bearerToken: null })).toEqual({ bearerToken: null, timeoutMs: 5_000 });
+    expect(store.settings.get()).toEqual({ bearerToken: null, tokenOrigin: null, timeoutMs: 30_000 });
+    expect(store.settings.set({ bearerToken: 'secret', tokenOrigin: 'https://example.org' })).toEqual({ bearerToken: 'secret', tokenOrigin: 'https://example.org', timeoutMs: 30_000 });
+    expect(store.settings.set({ timeoutMs: 5_000 })).toEqual({ bearerToken: 'secret', tokenOrigin: 'https://example.org', timeoutMs: 5_000 });
+    expect(store.settings.set({ bearerToken: null })).toEqual({ bearerToken: null, tokenOrigin: null, timeoutMs: 5_000 });
   });
 
   it('keeps the token sealed at rest when given a SecretBox, and survives a box that cannot open it', () => {
@@ -184,7 +184,7 @@ describe('settings', () => {
     expect(openStore(path).settings.get().bearerToken).toBeNull();
     const other = { seal: box.seal, open: () => { throw new Error('wrong keychain'); } };
     store = openStore(path, { secrets: other });
-    expect(store.settings.get()).toEqual({ bearerToken: null, timeoutMs: 30_000 });
+    expect(store.settings.get()).toEqual({ bearerToken: null, tokenOrigin: null, timeoutMs: 30_000 });
   });
 
   it('reads a token stored in clear before a SecretBox was used', () => {

@@ -60,7 +60,7 @@ export function AccessPanel({ m, canChange }: { m: MirrorDetail; canChange: bool
     save.mutate(null, {
       onSuccess: () => {
         setValues({ user: '', password: '' });
-        setDone('Removed. The mirror signs in with the bearer token of Settings again, if one is set.');
+        setDone('Removed. The mirror signs in with the bearer token of Settings again, if one is set for this Source.');
       },
     });
   }
@@ -80,8 +80,8 @@ export function AccessPanel({ m, canChange }: { m: MirrorDetail; canChange: bool
           </>
         ) : (
           <>
-            Sends the bearer token of Settings (if one is set) to <span className="mono">{origin}</span>. A Source that
-            asks for a user name and password, or a token of this mirror's own, gets them from here.
+            Sends the bearer token of Settings (if one is set) to <span className="mono">{origin}</span>. Only a
+            token set there for this Source is sent. A Source that asks for a user name and password, or a token of this mirror's own, gets them from here.
           </>
         )}
       </p>

@@ -235,7 +235,7 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
             onChange={setBasic}
             invalid={invalid === 'user' || invalid === 'password' ? invalid : null}
             errorId={alertId}
-            hint="Only when the Source asks for them (HTTP basic authentication). They are sent to the Source's own origin only, from the first request on; the password is kept on this computer, never in the mirror folder, and never shown again. Otherwise the sign-in kept for this Source is used, if there is one, else the bearer token of Settings, if one is set."
+            hint="Only when the Source asks for them (HTTP basic authentication). They are sent to the Source's own origin only, from the first request on; the password is kept on this computer, never in the mirror folder, and never shown again. Otherwise the sign-in kept for this Source is used, if there is one, else the bearer token of Settings, if one is set for this Source."
           />
         </details>
         {startError && (

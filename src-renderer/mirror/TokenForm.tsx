@@ -36,7 +36,7 @@ export function TokenForm({ m, canChange, kept }: { m: MirrorDetail; canChange: 
 
   function remove() {
     if (save.isPending || !canChange) return;
-    save.mutate(null, { onSuccess: () => setDone('Removed. The mirror sends the bearer token of Settings again, if one is set.') });
+    save.mutate(null, { onSuccess: () => setDone('Removed. The mirror sends the bearer token of Settings again, if one is set for this Source.') });
   }
 
   return (

@@ -22,6 +22,8 @@ export function SettingsForm({ stored }: Props) {
   const [values, setValues] = useState<FormValues>(() => toValues(stored));
   const [local, setLocal] = useState<{ field: Field; message: string } | null>(null);
   const dirty = !unchanged(values, stored);
+  // A token kept by an earlier version, for every host: sent nowhere until its Source is named.
+  const unbound = stored.bearerToken !== null && stored.tokenOrigin === null;
   const savedNow = save.isSuccess && !dirty;
 
   const engineError = save.isError
@@ -59,18 +61,45 @@ export function SettingsForm({ stored }: Props) {
             value={values.token}
             onChange={(token) => edit({ token })}
             invalid={invalidField === 'token'}
-            describedBy={`${ids}-token-note ${ids}-token-kept`}
+            describedBy={`${ids}-token-note ${ids}-token-kept${unbound ? ` ${ids}-token-unbound` : ''}`}
             // The form appears once the settings are read, after the dialog took focus: it moves here.
             autoFocus
           />
           <p id={`${ids}-token-note`} className="field-hint">
-            Sent as <code>Authorization: Bearer …</code> with every request to every Source, discovery included, so
-            set it only for Sources you trust. Never sent across origins when a Source redirects. Leave empty for
-            none. Each mirror keeps a copy of the token it last ran with, and goes on using it when this field is emptied.
-            A mirror given a user name and password in its Access tab sends those instead.
+            Sent as <code>Authorization: Bearer …</code> to the Source named below, and to no other host: not to
+            another host its documents link to, not after a redirect elsewhere, not to a page you open from it. Leave
+            empty for none. A mirror of that Source keeps a copy of the token it last ran with, and goes on using it
+            when this field is emptied. A sign-in kept for a Source, or a mirror&apos;s own user name and password or
+            token, is sent instead.
           </p>
           <p id={`${ids}-token-kept`} className={kept.warn ? 'settings-warning' : 'field-hint'}>
             {kept.text}
+          </p>
+          {unbound && (
+            <p id={`${ids}-token-unbound`} className="settings-warning">
+              This token was kept from an earlier version, which sent it to every host the app reached. It is now sent
+              to no Source until you give the address of the Source it is for below and save (or empty the field).
+            </p>
+          )}
+        </div>
+        <div className="field">
+          <label htmlFor={`${ids}-origin`}>Source the token is for</label>
+          <input
+            id={`${ids}-origin`}
+            type="text"
+            inputMode="url"
+            autoComplete="off"
+            spellCheck={false}
+            placeholder="https://example.org"
+            value={values.origin}
+            onChange={(e) => edit({ origin: e.target.value })}
+            aria-invalid={invalidField === 'origin' || undefined}
+            aria-describedby={`${ids}-origin-note`}
+          />
+          <p id={`${ids}-origin-note`} className={`field-hint${invalidField === 'origin' ? ' error-text' : ''}`}>
+            {local?.field === 'origin'
+              ? local.message
+              : 'Any address of the Source, or its host name: the token goes to its scheme, host and port only.'}
           </p>
         </div>
         <div className="field">

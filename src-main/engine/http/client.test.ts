@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Http } from './client.ts';
+import { bearerFor, Http } from './client.ts';
 import { HttpStatusError, NetworkError } from './errors.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -204,24 +204,25 @@ describe('Http.get', () => {
     }
   });
 
-  it('sends the bearer token on every request', async () => {
-    const http = client({ bearerToken: 'secret-1' });
+  it('sends a token to the origin it is given for, and to no other', async () => {
+    const http = client({ sourceHeaders: bearerFor(`${main.url}/auth`, 'secret-1') });
     const a = await http.get(`${main.url}/auth`);
     expect(await a.text()).toBe('auth=Bearer secret-1');
     const b = await http.get(`${other.url}/landing`);
-    expect(await b.text()).toBe('auth=Bearer secret-1');
+    expect(await b.text()).toBe('auth=none');
     const none = await client().get(`${main.url}/auth`);
     expect(await none.text()).toBe('auth=none');
   });
 
-  it('drops the bearer token when a redirect leaves the origin', async () => {
-    const http = client({ bearerToken: 'secret-2' });
+  it('drops the token when a redirect leaves the origin (undici follows no redirect itself)', async () => {
+    const http = client({ sourceHeaders: bearerFor(main.url, 'secret-2') });
     const res = await http.get(`${main.url}/to-other`);
     expect(res.url).toBe(`${other.url}/landing`);
     expect(res.redirects).toEqual([`${main.url}/to-other`]);
     expect(await res.text()).toBe('auth=none');
     const first = main.seen.filter((req) => req.url === '/to-other').at(-1);
     expect(first?.headers.authorization).toBe('Bearer secret-2');
+    expect(other.seen.filter((req) => req.url === '/landing').every((req) => req.headers.authorization === undefined)).toBe(true);
   });
 
   it('times out waiting for headers with a readable message', async () => {

@@ -10,8 +10,6 @@ import { hideUserinfo } from './userinfo.ts';
 import { MAX_HEADER_BYTES, NetworkError, formatBytes, formatDuration, informationalLimit, toNetworkError } from './errors.ts';
 
 export interface HttpOptions {
-  /** Sent as `Authorization: Bearer …` on every request (and dropped on a redirect to another origin). */
-  bearerToken?: string | null;
   /** Connect + response headers, and the longest pause allowed while reading a body. Default 30000. */
   timeoutMs?: number;
   /**
@@ -46,8 +44,8 @@ export interface SourceHeaders {
 
 /**
  * A bearer token for the origin of `url` alone, as `sourceHeaders`: the token given for one URL (rsdesk discover,
- * check, inspect --token) must not go to another host a document names (an up link, a resourcesync link), as
- * `bearerToken` would: it is sent to whatever origin each fetch starts at.
+ * check, inspect --token) must not go to another host a document names (an up link, a resourcesync link). There is
+ * no token "for every request": it reached whatever origin a fetch started at.
  */
 export function bearerFor(url: string, token: string | null | undefined): SourceHeaders | null {
   if (!token || !URL.canParse(url)) return null;
@@ -130,7 +128,6 @@ export class Http {
   readonly deadlineMs: number;
   readonly maxRedirects: number;
   readonly userAgent: string;
-  #bearerToken: string | null;
   #source: SourceHeaders | null;
   #sourceFor: ((origin: string) => SourceHeaders | null) | null;
   #agent: Dispatcher;
@@ -143,7 +140,6 @@ export class Http {
     this.deadlineMs = options.deadlineMs ?? deadlineFor(this.timeoutMs);
     this.maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
     this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
-    this.#bearerToken = options.bearerToken ? options.bearerToken : null;
     this.#source = options.sourceHeaders ?? null;
     this.#sourceFor = options.sourceHeadersFor ?? null;
     this.#agent = makeDispatcher(
@@ -183,8 +179,7 @@ export class Http {
         accept: init.accept ?? '*/*',
       };
       delete headers.authorization;
-      // A token for one Source must not leak to whatever host a redirect names.
-      if (this.#bearerToken && current.origin === start.origin) headers.authorization = `Bearer ${this.#bearerToken}`;
+      // Per hop: credentials for one Source must not leak to whatever host a redirect names.
       addSourceHeaders(headers, current, this.#source ?? this.#sourceFor?.(current.origin) ?? null);
       if (init.signal?.aborted) throw new NetworkError('aborted', `Cancelled: ${href}`, href);
       let data;
