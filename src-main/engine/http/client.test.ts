@@ -214,6 +214,13 @@ describe('Http.get', () => {
     expect(await none.text()).toBe('auth=none');
   });
 
+  it('sends no Authorization a caller passes among extra headers, however it is spelled', async () => {
+    for (const name of ['authorization', 'Authorization', 'AUTHORIZATION']) {
+      const res = await client().get(`${other.url}/landing`, { headers: { [name]: 'Bearer stolen' } });
+      expect(await res.text()).toBe('auth=none');
+    }
+  });
+
   it('drops the token when a redirect leaves the origin (undici follows no redirect itself)', async () => {
     const http = client({ sourceHeaders: bearerFor(main.url, 'secret-2') });
     const res = await http.get(`${main.url}/to-other`);

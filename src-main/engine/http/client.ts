@@ -178,7 +178,8 @@ export class Http {
         'user-agent': this.userAgent,
         accept: init.accept ?? '*/*',
       };
-      delete headers.authorization;
+      // Whatever its spelling: undici would send `Authorization` from a caller beside ours.
+      for (const name of Object.keys(headers)) if (name.toLowerCase() === 'authorization') delete headers[name];
       // Per hop: credentials for one Source must not leak to whatever host a redirect names.
       addSourceHeaders(headers, current, this.#source ?? this.#sourceFor?.(current.origin) ?? null);
       if (init.signal?.aborted) throw new NetworkError('aborted', `Cancelled: ${href}`, href);
