@@ -123,6 +123,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
   // Progress on stderr only when it is a terminal; --json output (stdout) is never mixed with it.
   const progress = new ProgressLine(io);
   const started = Date.now();
+  const stop = stopOnSignals(dest, io, () => progress.clear());
   const result: SyncResult = await sync({
     url: plainUrls.url,
     dest,
@@ -144,6 +145,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     secretStore: cliSecretStore(),
     timeoutMs: o.timeoutMs,
     userAgent: o.userAgent,
+    pauseSignal: stop.signal,
     onNote: (note) => {
       progress.clear();
       io.err(`${note}\n`);
@@ -161,13 +163,64 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
           );
         }
       : undefined,
-  }).finally(() => progress.clear());
+  }).finally(() => {
+    progress.clear();
+    stop.dispose();
+  });
   if (o.json) {
     const { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures } = result;
     // The issue's shape, plus `skipped` (the run journal counts it; without it the counts did not add up).
     io.out(`${JSON.stringify({ mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })) })}\n`);
   } else io.out(formatSync(result, dest, (o.delete as DeletePolicy | undefined) ?? 'keep'));
+  if (stop.by !== null && result.paused) {
+    io.err(
+      result.dryRun
+        ? `rsdesk: stopped (${stop.by}) before the dry run ended; nothing was changed.\n`
+        : `rsdesk: stopped (${stop.by}). What was verified is kept; run ${result.runId} is left interrupted, and the next rsdesk sync --dest ${dest} resumes it.\n`,
+    );
+    return SIGNAL_EXIT[stop.by];
+  }
   return result.failed > 0 ? 1 : 0;
+}
+
+/** As a shell reports a process a signal ended: 128 + the signal's number. */
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/**
+ * Ctrl-C (or SIGTERM) while a sync runs: no new resource is started, those under way finish and are recorded with
+ * everything verified before them, and the run is left interrupted for the next sync to resume. Without this the
+ * process died at once: up to a durable batch of verified downloads was lost, the lock was left behind and nothing
+ * was said. A second signal stops at once (as a kill would), for a run whose downloads under way are long.
+ */
+function stopOnSignals(dest: string, io: Io, clear: () => void): { signal: AbortSignal; readonly by: keyof typeof SIGNAL_EXIT | null; dispose(): void } {
+  const pause = new AbortController();
+  let by: keyof typeof SIGNAL_EXIT | null = null;
+  const on = (signal: keyof typeof SIGNAL_EXIT) => {
+    clear();
+    if (by === null) {
+      by = signal;
+      io.err(`Stopping (${signal}): the downloads under way finish, and what was verified is kept; press Ctrl-C again to stop at once.\n`);
+      pause.abort();
+      return;
+    }
+    // The lock goes with the process ('exit'); what was not yet recorded is fetched again by the resumed run.
+    io.err(`rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk sync --dest ${dest}, which resumes the run.\n`);
+    process.exit(SIGNAL_EXIT[signal]);
+  };
+  const onInt = () => on('SIGINT');
+  const onTerm = () => on('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  return {
+    signal: pause.signal,
+    get by() {
+      return by;
+    },
+    dispose() {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+    },
+  };
 }
 
 export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = 'keep'): string {
@@ -191,7 +244,8 @@ export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = '
     for (const f of r.failures.slice(0, 50)) lines.push(`  ${f.uri}: ${f.reason}`);
     if (r.failures.length > 50) lines.push(`  … and ${r.failures.length - 50} more (rsdesk runs --dest ${dest} --json lists them all)`);
   }
-  lines.push(r.checkpoint ? `Checkpoint: ${r.checkpoint}` : 'No checkpoint yet: the next sync is a baseline again.');
+  if (r.paused) lines.push(`Stopped before the end${r.dryRun ? '' : ': the next sync resumes this run'}${r.checkpoint ? `; checkpoint still ${r.checkpoint}` : ''}.`);
+  else lines.push(r.checkpoint ? `Checkpoint: ${r.checkpoint}` : 'No checkpoint yet: the next sync is a baseline again.');
   return `${lines.join('\n')}\n`;
 }
 
