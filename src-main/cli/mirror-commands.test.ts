@@ -217,6 +217,34 @@ describe('a token with a line break or a space', () => {
   }, 60_000);
 });
 
+describe('rsdesk sync --dry-run', () => {
+  it('names what --delete delete or quarantine would remove, and removes nothing', async () => {
+    const own = await startFixtureSource({ resources: 6 });
+    try {
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-dry-'));
+      expect((await rsdesk(['sync', own.url + own.paths.dataset1.capabilityList, '--dest', dest])).code).toBe(0);
+      const gone = own.change('delete', 2).map((c) => c.loc);
+      const files = () => readdirSync(dest, { recursive: true }).length;
+      const before = files();
+      for (const [policy, words] of [
+        ['delete', '2 resource(s) the Source no longer has would be deleted (--delete delete):'],
+        ['quarantine', '2 resource(s) the Source no longer has would be moved into .resourcesync/quarantine (--delete quarantine):'],
+      ] as const) {
+        const dry = await rsdesk(['sync', '--dest', dest, '--dry-run', '--delete', policy]);
+        expect(dry.code, dry.stderr).toBe(0);
+        expect(dry.stdout).toContain('Dry run, nothing changed: Incremental sync');
+        expect(dry.stdout).toContain('deleted 2,');
+        expect(dry.stdout).toContain(`${words}\n${gone.map((u) => `    ${u}`).join('\n')}\n`);
+        expect(files()).toBe(before);
+      }
+      const real = await rsdesk(['sync', '--dest', dest, '--delete', 'delete', '--json']);
+      expect(JSON.parse(real.stdout)).toMatchObject({ mode: 'incremental', deleted: 2, failed: 0 });
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('rsdesk sync --allow-mass-delete', () => {
   it('a baseline that would delete most of the mirror removes nothing and says how to allow it; allowed, it does', async () => {
     const own = await startFixtureSource({ resources: 12 });

@@ -239,6 +239,15 @@ export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = '
     for (const uri of r.wouldDelete.slice(0, 20)) lines.push(`    ${uri}`);
     if (r.wouldDelete.length > 20) lines.push(`    … and ${r.wouldDelete.length - 20} more`);
   }
+  if (r.wouldRemove.length > 0) {
+    lines.push(
+      policy === 'quarantine'
+        ? `  ${r.wouldRemove.length} resource(s) the Source no longer has would be moved into .resourcesync/quarantine (--delete quarantine):`
+        : `  ${r.wouldRemove.length} resource(s) the Source no longer has would be deleted (--delete delete):`,
+    );
+    for (const uri of r.wouldRemove.slice(0, 20)) lines.push(`    ${uri}`);
+    if (r.wouldRemove.length > 20) lines.push(`    … and ${r.wouldRemove.length - 20} more`);
+  }
   if (r.failures.length > 0) {
     lines.push('Failures:');
     for (const f of r.failures.slice(0, 50)) lines.push(`  ${f.uri}: ${f.reason}`);
