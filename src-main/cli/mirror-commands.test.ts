@@ -323,6 +323,27 @@ describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
     }, 60_000);
   }
 
+  it('rsdesk audit: Ctrl-C cancels it, records its run cancelled and releases the lock', async () => {
+    const source = await startFixtureSource({ resources: 3 });
+    try {
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-sigint-'));
+      expect((await rsdesk(['sync', source.url + source.paths.dataset1.resourceList, '--dest', dest])).code).toBe(0);
+      source.setPathDelay(source.paths.dataset1.resourceList, 60_000);
+      const n = source.requests.length;
+      const run = start(['audit', '--dest', dest, '--json']);
+      await until(() => source.requests.slice(n).some((r) => r.path === source.paths.dataset1.resourceList));
+      run.child.kill('SIGINT');
+      expect(await run.ended).toBe(130);
+      expect(run.out.stdout).toBe('');
+      expect(run.out.stderr).toContain('rsdesk: audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.');
+      expect(walk(join(dest, '.resourcesync'))).not.toContain('lock');
+      const runs = JSON.parse((await rsdesk(['runs', '--dest', dest, '--json'])).stdout).runs as { kind: string; status: string }[];
+      expect(runs.at(-1)).toMatchObject({ kind: 'audit', status: 'cancelled' });
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
+
   it('a second Ctrl-C stops at once, without waiting for a long download, and still releases the lock', async () => {
     const source = await startFixtureSource({ resources: 10 });
     try {

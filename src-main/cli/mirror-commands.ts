@@ -123,7 +123,10 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
   // Progress on stderr only when it is a terminal; --json output (stdout) is never mixed with it.
   const progress = new ProgressLine(io);
   const started = Date.now();
-  const stop = stopOnSignals(dest, io, () => progress.clear());
+  const stop = stopOnSignals(io, () => progress.clear(), {
+    first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept; press Ctrl-C again to stop at once.`,
+    second: (signal) => `rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk sync --dest ${dest}, which resumes the run.`,
+  });
   const result: SyncResult = await sync({
     url: plainUrls.url,
     dest,
@@ -192,19 +195,23 @@ const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
  * process died at once: up to a durable batch of verified downloads was lost, the lock was left behind and nothing
  * was said. A second signal stops at once (as a kill would), for a run whose downloads under way are long.
  */
-function stopOnSignals(dest: string, io: Io, clear: () => void): { signal: AbortSignal; readonly by: keyof typeof SIGNAL_EXIT | null; dispose(): void } {
+function stopOnSignals(
+  io: Io,
+  clear: () => void,
+  say: { first: (signal: string) => string; second: (signal: string) => string },
+): { signal: AbortSignal; readonly by: keyof typeof SIGNAL_EXIT | null; dispose(): void } {
   const pause = new AbortController();
   let by: keyof typeof SIGNAL_EXIT | null = null;
   const on = (signal: keyof typeof SIGNAL_EXIT) => {
     clear();
     if (by === null) {
       by = signal;
-      io.err(`Stopping (${signal}): the downloads under way finish, and what was verified is kept; press Ctrl-C again to stop at once.\n`);
+      io.err(`${say.first(signal)}\n`);
       pause.abort();
       return;
     }
-    // The lock goes with the process ('exit'); what was not yet recorded is fetched again by the resumed run.
-    io.err(`rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk sync --dest ${dest}, which resumes the run.\n`);
+    // The lock goes with the process ('exit'); the run it leaves is taken as interrupted by the next one.
+    io.err(`${say.second(signal)}\n`);
     process.exit(SIGNAL_EXIT[signal]);
   };
   const onInt = () => on('SIGINT');
@@ -282,7 +289,21 @@ export async function auditCommand(
     return saved.report.inSync ? 0 : 1;
   }
   const credentials = credentialsFrom(o.token, o.basic);
-  const report: AuditReport = await audit({ dest: resolve(o.dest), rehash: o.rehash, credentials, secretStore: cliSecretStore(), timeoutMs: o.timeoutMs, userAgent: o.userAgent });
+  // Ctrl-C cancels the audit: its run is recorded cancelled and the lock released, instead of both left behind.
+  const stop = stopOnSignals(io, () => undefined, {
+    first: (signal) => `Stopping the audit (${signal}); press Ctrl-C again to stop at once.`,
+    second: (signal) => `rsdesk: audit stopped at once (${signal}); no report is kept.`,
+  });
+  let report: AuditReport;
+  try {
+    report = await audit({ dest: resolve(o.dest), rehash: o.rehash, credentials, secretStore: cliSecretStore(), timeoutMs: o.timeoutMs, userAgent: o.userAgent, signal: stop.signal });
+  } catch (err) {
+    if (stop.by === null) throw err;
+    io.err(`rsdesk: audit stopped (${stop.by}) before the end; no report is kept. Nothing in the mirror was changed.\n`);
+    return SIGNAL_EXIT[stop.by];
+  } finally {
+    stop.dispose();
+  }
   printAudit(report, o.json, io, o.rehash);
   return report.inSync ? 0 : 1;
 }

@@ -147,7 +147,7 @@ Options:
   --timeout S    per-request timeout in whole seconds, 1 to 600 (default 30)
   -h, --help     this help
 
-Exit code 0 only when in sync, 1 otherwise, 2 on usage errors.
+Exit code 0 only when in sync, 1 otherwise, 2 on usage errors; 130 (143) when stopped by Ctrl-C (SIGTERM).
 `,
   runs: `Usage: rsdesk runs --dest <dir> [--json]
 
