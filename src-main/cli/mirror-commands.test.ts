@@ -1,4 +1,5 @@
 // rsdesk sync / audit / runs as people run them: real processes against the fixture Source.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
 import { main } from './rsdesk.ts';
 import type { Io } from './io.ts';
-import { runRsdesk } from './run-rsdesk.ts';
+import { RSDESK_BIN, runRsdesk } from './run-rsdesk.ts';
 
 let fixture: FixtureSource;
 
@@ -216,6 +217,34 @@ describe('a token with a line break or a space', () => {
   }, 60_000);
 });
 
+describe('rsdesk sync --dry-run', () => {
+  it('names what --delete delete or quarantine would remove, and removes nothing', async () => {
+    const own = await startFixtureSource({ resources: 6 });
+    try {
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-dry-'));
+      expect((await rsdesk(['sync', own.url + own.paths.dataset1.capabilityList, '--dest', dest])).code).toBe(0);
+      const gone = own.change('delete', 2).map((c) => c.loc);
+      const files = () => readdirSync(dest, { recursive: true }).length;
+      const before = files();
+      for (const [policy, words] of [
+        ['delete', '2 resource(s) the Source no longer has would be deleted (--delete delete):'],
+        ['quarantine', '2 resource(s) the Source no longer has would be moved into .resourcesync/quarantine (--delete quarantine):'],
+      ] as const) {
+        const dry = await rsdesk(['sync', '--dest', dest, '--dry-run', '--delete', policy]);
+        expect(dry.code, dry.stderr).toBe(0);
+        expect(dry.stdout).toContain('Dry run, nothing changed: Incremental sync');
+        expect(dry.stdout).toContain('deleted 2,');
+        expect(dry.stdout).toContain(`${words}\n${gone.map((u) => `    ${u}`).join('\n')}\n`);
+        expect(files()).toBe(before);
+      }
+      const real = await rsdesk(['sync', '--dest', dest, '--delete', 'delete', '--json']);
+      expect(JSON.parse(real.stdout)).toMatchObject({ mode: 'incremental', deleted: 2, failed: 0 });
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('rsdesk sync --allow-mass-delete', () => {
   it('a baseline that would delete most of the mirror removes nothing and says how to allow it; allowed, it does', async () => {
     const own = await startFixtureSource({ resources: 12 });
@@ -234,4 +263,111 @@ describe('rsdesk sync --allow-mass-delete', () => {
       await own.close();
     }
   });
+});
+
+describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
+  /** rsdesk sync as a live process: its output so far, and a signal sent when the test says. */
+  const start = (args: string[]) => {
+    const child = spawn(process.execPath, [RSDESK_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = { stdout: '', stderr: '' };
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out.stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (out.stderr += c));
+    const ended = new Promise<number | null>((res) => child.on('close', (code) => res(code)));
+    return { child, out, ended };
+  };
+  const until = async (what: () => boolean, ms = 20_000) => {
+    const deadline = Date.now() + ms;
+    while (!what()) {
+      if (Date.now() > deadline) throw new Error('waited too long');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const walk = (dir: string, prefix = ''): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`]));
+  const resourceGets = (source: FixtureSource) => source.requests.filter((r) => r.method === 'GET' && /\/res\/\d+/.test(r.path)).map((r) => r.path);
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`${signal}: the downloads under way finish, every verified resource is kept, the lock is released, the next sync resumes without fetching them again`, async () => {
+      const source = await startFixtureSource({ resources: 40, resourceDelayMs: 150 });
+      try {
+        const dest = mkdtempSync(join(tmpdir(), 'rsdesk-sigint-'));
+        const run = start(['sync', source.url + source.paths.dataset1.resourceList, '--dest', dest, '--concurrency', '2']);
+        // Some resources verified, well within the first durable batch (BATCH_SECONDS): none is on disk for good yet.
+        await until(() => resourceGets(source).length >= 6);
+        run.child.kill(signal);
+        const code = await run.ended;
+        expect(code).toBe(signal === 'SIGINT' ? 130 : 143);
+        expect(run.out.stderr).toContain(`Stopping (${signal}): the downloads under way finish, and what was verified is kept`);
+        expect(run.out.stderr).toContain(`rsdesk: stopped (${signal}). What was verified is kept; run 1 is left interrupted, and the next rsdesk sync --dest ${dest} resumes it.`);
+        expect(run.out.stdout).toContain('Stopped before the end: the next sync resumes this run.');
+        const visible = walk(dest).filter((p) => !p.startsWith('.resourcesync/'));
+        const fetched = new Set(resourceGets(source));
+        // Every resource asked for was finished and kept, and nothing else is in the visible tree.
+        expect(visible.length).toBe(fetched.size);
+        expect(visible.length).toBeGreaterThanOrEqual(6);
+        expect(visible.length).toBeLessThan(40);
+        expect(walk(join(dest, '.resourcesync')).filter((p) => p === 'lock' || p.startsWith('tmp/'))).toEqual([]);
+
+        source.setResourceDelay(0);
+        const next = await rsdesk(['sync', '--dest', dest, '--json']);
+        expect(next.code, next.stderr).toBe(0);
+        expect(next.stderr).not.toContain('Took over the lock');
+        expect(next.stderr).toContain('Resuming run 1 (interrupted baseline)');
+        expect(JSON.parse(next.stdout)).toMatchObject({ mode: 'baseline', created: 40, failed: 0 });
+        const again = resourceGets(source).slice(fetched.size);
+        expect(again.filter((p) => fetched.has(p))).toEqual([]);
+        expect(new Set(again).size).toBe(40 - fetched.size);
+      } finally {
+        await source.close();
+      }
+    }, 60_000);
+  }
+
+  it('rsdesk audit: Ctrl-C cancels it, records its run cancelled and releases the lock', async () => {
+    const source = await startFixtureSource({ resources: 3 });
+    try {
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-sigint-'));
+      expect((await rsdesk(['sync', source.url + source.paths.dataset1.resourceList, '--dest', dest])).code).toBe(0);
+      source.setPathDelay(source.paths.dataset1.resourceList, 60_000);
+      const n = source.requests.length;
+      const run = start(['audit', '--dest', dest, '--json']);
+      await until(() => source.requests.slice(n).some((r) => r.path === source.paths.dataset1.resourceList));
+      run.child.kill('SIGINT');
+      expect(await run.ended).toBe(130);
+      expect(run.out.stdout).toBe('');
+      expect(run.out.stderr).toContain('rsdesk: audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.');
+      expect(walk(join(dest, '.resourcesync'))).not.toContain('lock');
+      const runs = JSON.parse((await rsdesk(['runs', '--dest', dest, '--json'])).stdout).runs as { kind: string; status: string }[];
+      expect(runs.at(-1)).toMatchObject({ kind: 'audit', status: 'cancelled' });
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
+
+  it('a second Ctrl-C stops at once, without waiting for a long download, and still releases the lock', async () => {
+    const source = await startFixtureSource({ resources: 10 });
+    try {
+      source.setPathDelay(source.state.pathOf(1), 60_000);
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-sigint-'));
+      const run = start(['sync', source.url + source.paths.dataset1.resourceList, '--dest', dest, '--concurrency', '1']);
+      await until(() => resourceGets(source).includes(source.state.pathOf(1)));
+      run.child.kill('SIGINT');
+      await until(() => run.out.stderr.includes('press Ctrl-C again to stop at once'));
+      const t = Date.now();
+      run.child.kill('SIGINT');
+      expect(await run.ended).toBe(130);
+      expect(Date.now() - t).toBeLessThan(10_000);
+      expect(run.out.stderr).toContain(`rsdesk: stopped at once (SIGINT). The downloads under way and those not yet recorded are fetched again by the next rsdesk sync --dest ${dest}, which resumes the run.`);
+      expect(walk(dest).filter((p) => !p.startsWith('.resourcesync/'))).toEqual([]);
+      expect(walk(join(dest, '.resourcesync'))).not.toContain('lock');
+      source.setPathDelay(source.state.pathOf(1), 0);
+      const next = await rsdesk(['sync', '--dest', dest, '--json']);
+      expect(next.code, next.stderr).toBe(0);
+      expect(next.stderr).not.toContain('Took over the lock');
+      expect(next.stderr).toContain('Resuming run 1');
+      expect(JSON.parse(next.stdout)).toMatchObject({ created: 10, failed: 0 });
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
 });

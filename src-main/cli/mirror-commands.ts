@@ -123,6 +123,10 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
   // Progress on stderr only when it is a terminal; --json output (stdout) is never mixed with it.
   const progress = new ProgressLine(io);
   const started = Date.now();
+  const stop = stopOnSignals(io, () => progress.clear(), {
+    first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept; press Ctrl-C again to stop at once.`,
+    second: (signal) => `rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk sync --dest ${dest}, which resumes the run.`,
+  });
   const result: SyncResult = await sync({
     url: plainUrls.url,
     dest,
@@ -144,6 +148,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     secretStore: cliSecretStore(),
     timeoutMs: o.timeoutMs,
     userAgent: o.userAgent,
+    pauseSignal: stop.signal,
     onNote: (note) => {
       progress.clear();
       io.err(`${note}\n`);
@@ -161,13 +166,68 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
           );
         }
       : undefined,
-  }).finally(() => progress.clear());
+  }).finally(() => {
+    progress.clear();
+    stop.dispose();
+  });
   if (o.json) {
     const { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures } = result;
     // The issue's shape, plus `skipped` (the run journal counts it; without it the counts did not add up).
     io.out(`${JSON.stringify({ mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })) })}\n`);
   } else io.out(formatSync(result, dest, (o.delete as DeletePolicy | undefined) ?? 'keep'));
+  if (stop.by !== null && result.paused) {
+    io.err(
+      result.dryRun
+        ? `rsdesk: stopped (${stop.by}) before the dry run ended; nothing was changed.\n`
+        : `rsdesk: stopped (${stop.by}). What was verified is kept; run ${result.runId} is left interrupted, and the next rsdesk sync --dest ${dest} resumes it.\n`,
+    );
+    return SIGNAL_EXIT[stop.by];
+  }
   return result.failed > 0 ? 1 : 0;
+}
+
+/** As a shell reports a process a signal ended: 128 + the signal's number. */
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/**
+ * Ctrl-C (or SIGTERM) while a sync runs: no new resource is started, those under way finish and are recorded with
+ * everything verified before them, and the run is left interrupted for the next sync to resume. Without this the
+ * process died at once: up to a durable batch of verified downloads was lost, the lock was left behind and nothing
+ * was said. A second signal stops at once (as a kill would), for a run whose downloads under way are long.
+ */
+function stopOnSignals(
+  io: Io,
+  clear: () => void,
+  say: { first: (signal: string) => string; second: (signal: string) => string },
+): { signal: AbortSignal; readonly by: keyof typeof SIGNAL_EXIT | null; dispose(): void } {
+  const pause = new AbortController();
+  let by: keyof typeof SIGNAL_EXIT | null = null;
+  const on = (signal: keyof typeof SIGNAL_EXIT) => {
+    clear();
+    if (by === null) {
+      by = signal;
+      io.err(`${say.first(signal)}\n`);
+      pause.abort();
+      return;
+    }
+    // The lock goes with the process ('exit'); the run it leaves is taken as interrupted by the next one.
+    io.err(`${say.second(signal)}\n`);
+    process.exit(SIGNAL_EXIT[signal]);
+  };
+  const onInt = () => on('SIGINT');
+  const onTerm = () => on('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  return {
+    signal: pause.signal,
+    get by() {
+      return by;
+    },
+    dispose() {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+    },
+  };
 }
 
 export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = 'keep'): string {
@@ -186,12 +246,22 @@ export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = '
     for (const uri of r.wouldDelete.slice(0, 20)) lines.push(`    ${uri}`);
     if (r.wouldDelete.length > 20) lines.push(`    … and ${r.wouldDelete.length - 20} more`);
   }
+  if (r.wouldRemove.length > 0) {
+    lines.push(
+      policy === 'quarantine'
+        ? `  ${r.wouldRemove.length} resource(s) the Source no longer has would be moved into .resourcesync/quarantine (--delete quarantine):`
+        : `  ${r.wouldRemove.length} resource(s) the Source no longer has would be deleted (--delete delete):`,
+    );
+    for (const uri of r.wouldRemove.slice(0, 20)) lines.push(`    ${uri}`);
+    if (r.wouldRemove.length > 20) lines.push(`    … and ${r.wouldRemove.length - 20} more`);
+  }
   if (r.failures.length > 0) {
     lines.push('Failures:');
     for (const f of r.failures.slice(0, 50)) lines.push(`  ${f.uri}: ${f.reason}`);
     if (r.failures.length > 50) lines.push(`  … and ${r.failures.length - 50} more (rsdesk runs --dest ${dest} --json lists them all)`);
   }
-  lines.push(r.checkpoint ? `Checkpoint: ${r.checkpoint}` : 'No checkpoint yet: the next sync is a baseline again.');
+  if (r.paused) lines.push(`Stopped before the end${r.dryRun ? '' : ': the next sync resumes this run'}${r.checkpoint ? `; checkpoint still ${r.checkpoint}` : ''}.`);
+  else lines.push(r.checkpoint ? `Checkpoint: ${r.checkpoint}` : 'No checkpoint yet: the next sync is a baseline again.');
   return `${lines.join('\n')}\n`;
 }
 
@@ -219,7 +289,21 @@ export async function auditCommand(
     return saved.report.inSync ? 0 : 1;
   }
   const credentials = credentialsFrom(o.token, o.basic);
-  const report: AuditReport = await audit({ dest: resolve(o.dest), rehash: o.rehash, credentials, secretStore: cliSecretStore(), timeoutMs: o.timeoutMs, userAgent: o.userAgent });
+  // Ctrl-C cancels the audit: its run is recorded cancelled and the lock released, instead of both left behind.
+  const stop = stopOnSignals(io, () => undefined, {
+    first: (signal) => `Stopping the audit (${signal}); press Ctrl-C again to stop at once.`,
+    second: (signal) => `rsdesk: audit stopped at once (${signal}); no report is kept.`,
+  });
+  let report: AuditReport;
+  try {
+    report = await audit({ dest: resolve(o.dest), rehash: o.rehash, credentials, secretStore: cliSecretStore(), timeoutMs: o.timeoutMs, userAgent: o.userAgent, signal: stop.signal });
+  } catch (err) {
+    if (stop.by === null) throw err;
+    io.err(`rsdesk: audit stopped (${stop.by}) before the end; no report is kept. Nothing in the mirror was changed.\n`);
+    return SIGNAL_EXIT[stop.by];
+  } finally {
+    stop.dispose();
+  }
   printAudit(report, o.json, io, o.rehash);
   return report.inSync ? 0 : 1;
 }

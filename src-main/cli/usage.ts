@@ -123,8 +123,10 @@ Settings (credentials, headers, concurrency, delay, timeout, proxy) are kept wit
 sync of <dir> uses them without being told again. A token or password is never written into <dir>: it
 is kept in mirror-secrets.json in the user's data folder (in clear, readable only by the user; the
 desktop app seals it with the OS keychain). Progress is shown on stderr when it is a terminal.
+Ctrl-C (or SIGTERM) stops the run: the downloads under way finish, what was verified is kept, and the
+next sync resumes the run; a second Ctrl-C stops at once.
 
-Exit code 0 when nothing failed, 1 otherwise, 2 on usage errors.
+Exit code 0 when nothing failed, 1 otherwise, 2 on usage errors; 130 (143) when stopped by Ctrl-C (SIGTERM).
 `,
   audit: `Usage: rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
 
@@ -145,7 +147,7 @@ Options:
   --timeout S    per-request timeout in whole seconds, 1 to 600 (default 30)
   -h, --help     this help
 
-Exit code 0 only when in sync, 1 otherwise, 2 on usage errors.
+Exit code 0 only when in sync, 1 otherwise, 2 on usage errors; 130 (143) when stopped by Ctrl-C (SIGTERM).
 `,
   runs: `Usage: rsdesk runs --dest <dir> [--json]
 

@@ -76,6 +76,8 @@ export class Applier {
   readonly failures: Failure[] = [];
   /** URIs a keep policy left in place (what `delete` would have removed). */
   readonly wouldDelete: string[] = [];
+  /** URIs a dry run would have deleted or quarantined by its policy: what a dry run is for is to name them. */
+  readonly wouldRemove: string[] = [];
 
   /** Read by what sweeps the resources a Source no longer lists (unlisted.ts), which may hold them back. */
   get deletePolicy(): DeletePolicy {
@@ -524,7 +526,10 @@ export class Applier {
     if (!live || live.status === 'deleted' || live.status === 'quarantined') return;
     if (o.deletePolicy === 'keep' || o.dryRun) {
       if (o.deletePolicy === 'keep') this.wouldDelete.push(uri);
-      else this.#note({ deleted: 1 });
+      else {
+        this.wouldRemove.push(uri);
+        this.#note({ deleted: 1 });
+      }
       return;
     }
     // The file goes when its batch is put in place (#remove), once its row says damaged: a kill before the batch

@@ -28,6 +28,9 @@ export interface ReadChangeListsOptions {
   onNote?: (note: string) => void;
 }
 
+/** A list an index names, with the times its entry gives; `seq`: its place in the index. */
+type Child = { url: string; from: number | null; fromText?: string; until: number | null; untilEnd: number | null; seq: number };
+
 const msOf = (value: string | undefined) => (value ? parseW3cDatetime(value) : null);
 /** An `until` is judged by the end of the period it names ("2020-01-05": the whole day). */
 const endOf = (value: string | undefined) => (value ? w3cPeriodEnd(value) : null);
@@ -35,7 +38,7 @@ const endOf = (value: string | undefined) => (value ? w3cPeriodEnd(value) : null
 export async function readChangeLists(http: Http, url: string, o: ReadChangeListsOptions): Promise<ChangeListsRead> {
   let documentUrl = url;
   const timeline = new ChangeTimeline(o.since, (change) => o.onChange(change, documentUrl));
-  const children: { url: string; from: number | null; fromText?: string; until: number | null; untilEnd: number | null; seq: number }[] = [];
+  const children: Child[] = [];
   let isIndex = false;
   const top = await loadDocument(http, url, {
     signal: o.signal,
@@ -52,15 +55,23 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
   timeline.end();
   if (top.summary.capability !== 'changelist') throw new Error(`${clip(url)} is a ${top.summary.capability}, not a Change List`);
   let closedUntil = top.summary.isIndex ? null : msOf(top.summary.md.until);
+  // Each list once: an index that repeats a list (or lists itself) is not read again for every entry that names it
+  // (a sloppy or hostile index of 100,000 entries naming one list would have it downloaded 100,000 times).
+  const read = new Set([listKey(url), listKey(top.finalUrl)]);
+  let wanted: Child[] = [];
   if (top.summary.isIndex) {
     const byFrom = children.every((c) => c.from !== null);
-    const wanted = children
+    wanted = children
       .filter((c) => (c.untilEnd === null || c.untilEnd >= o.since) && (o.untilMs === undefined || c.from === null || c.from <= o.untilMs))
       .sort((a, b) => (byFrom ? a.from! - b.from! : 0) || a.seq - b.seq);
     if (wanted.length < children.length) o.onNote?.(`${children.length - wanted.length} closed Change Lists end before the checkpoint; not read.`);
-    // Each list once: an index that repeats a list (or lists itself) is not read again for every entry that names it
-    // (a sloppy or hostile index of 100,000 entries naming one list would have it downloaded 100,000 times).
-    const read = new Set([listKey(url), listKey(top.finalUrl)]);
+  } else if (closedUntil !== null && (o.untilMs === undefined || closedUntil < o.untilMs)) {
+    // A closed list is never updated again: the changes after its `until` are in the lists its Change List Index names
+    // (§12.1). Without reading them a mirror whose Capability List (or own URL) still names the closed list would stay
+    // at its `until` for ever, every run "in step".
+    wanted = await continuations(http, top.summary, closedUntil, o);
+  }
+  if (wanted.length > 0) {
     let repeated = 0;
     for (const child of wanted) {
       const key = listKey(child.url);
@@ -82,7 +93,7 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
       const until = child.until ?? msOf(doc.summary.md.until);
       if (until !== null && (closedUntil === null || until > closedUntil)) closedUntil = until;
     }
-    if (repeated > 0) o.onNote?.(`The Change List Index names a list it names before, or itself, ${repeated} time${repeated === 1 ? '' : 's'}; each list is read once.`);
+    if (repeated > 0 && top.summary.isIndex) o.onNote?.(`The Change List Index names a list it names before, or itself, ${repeated} time${repeated === 1 ? '' : 's'}; each list is read once.`);
   }
   let begins: ChangeListsRead['begins'] = null;
   const topFrom = msOf(top.summary.md.from);
@@ -91,4 +102,40 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
     for (const child of children) if (child.from !== null && (begins === null || child.from < begins.ms)) begins = { value: child.fromText!, ms: child.from };
   }
   return { top: top.summary, begins, closedUntil };
+}
+
+/**
+ * The Change Lists that continue the closed list `closed`: those its `index` link's Change List Index names from the
+ * closed list's `until` on, in chronological order (by `from`; in the index's order after the closed list when some
+ * list gives none). None when it links to no index, or when the index cannot be read (said so): the run goes on with
+ * what it read.
+ */
+async function continuations(http: Http, closed: DocumentSummary, until: number, o: ReadChangeListsOptions) {
+  const href = closed.links.find((l) => l.rel.split(/\s+/).includes('index'))?.href;
+  // Without one, the Capability List read again at the next run names the list that continues it (sync.ts).
+  if (href === undefined) return [];
+  const at = new Date(until).toISOString();
+  const children: Child[] = [];
+  try {
+    const index = await loadDocument(http, href, {
+      signal: o.signal,
+      onEntry: (entry) => {
+        const { from, until: to } = entry.md;
+        children.push({ url: entry.loc, from: msOf(from), fromText: from, until: msOf(to), untilEnd: endOf(to), seq: children.length });
+      },
+    });
+    if (index.summary.capability !== 'changelist' || !index.summary.isIndex) throw new Error(`it is a ${index.summary.capability}${index.summary.isIndex ? ' index' : ''}, not a Change List Index`);
+  } catch (err) {
+    if (o.signal?.aborted) throw err;
+    o.onNote?.(`The Change List ${clip(closed.url)} is closed (until ${at}); its Change List Index ${clip(href)}, where the changes after that are listed, could not be read (${clip(err instanceof Error ? err.message : String(err), 200)}).`);
+    return [];
+  }
+  const self = listKey(closed.url);
+  const position = children.findIndex((c) => listKey(c.url) === self);
+  const next = children.every((c) => c.from !== null)
+    ? children.filter((c) => c.from! >= until && listKey(c.url) !== self).sort((a, b) => a.from! - b.from! || a.seq - b.seq)
+    : position === -1
+      ? []
+      : children.slice(position + 1);
+  return next.filter((c) => (c.untilEnd === null || c.untilEnd >= o.since) && (o.untilMs === undefined || c.from === null || c.from <= o.untilMs));
 }

@@ -274,6 +274,33 @@ describe('the Capability List', () => {
   });
 });
 
+describe('a closed Change List the Capability List still names (§12.1)', () => {
+  const index = (...lists: [string, string][]) =>
+    `<?xml version="1.0"?>\n<sitemapindex ${NS}><rs:md capability="changelist" from="2020-01-01T00:00:00Z"/>${lists.map(([path, md]) => `<sitemap><loc>${base}${path}</loc><rs:md capability="changelist" ${md}/></sitemap>`).join('')}</sitemapindex>`;
+
+  it('is followed by the lists its Change List Index names after its until; an index that cannot be read is said', async () => {
+    capabilityList('/cl1.xml');
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one'))));
+    files.set('/cl1.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z" until="2020-01-05T00:00:00Z"', `<rs:ln rel="index" href="${base}/cli.xml"/>`));
+    files.set('/cli.xml', index(['/cl1.xml', 'from="2020-01-01T00:00:00Z" until="2020-01-05T00:00:00Z"']));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1 });
+    files.set('/r1', 'one!');
+    files.set('/cl2.xml', urlset('capability="changelist" from="2020-01-05T00:00:00Z"', url('/r1', fixity('one!', 'change="updated" datetime="2020-01-06T00:00:00Z"'))));
+    files.set('/cli.xml', index(['/cl1.xml', 'from="2020-01-01T00:00:00Z" until="2020-01-05T00:00:00Z"'], ['/cl2.xml', 'from="2020-01-05T00:00:00Z"']));
+    expect(await run()).toMatchObject({ mode: 'incremental', updated: 1, failed: 0 });
+    expect(readFileSync(file('r1'), 'utf8')).toBe('one!');
+    expect(checkpoint()).toBe('2020-01-06T00:00:00.000Z');
+    expect(await run()).toMatchObject({ mode: 'incremental', updated: 0, failed: 0 });
+
+    files.set('/cli.xml', null);
+    const notes: string[] = [];
+    expect(await run({ onNote: (n) => notes.push(n) })).toMatchObject({ mode: 'incremental', failed: 0 });
+    expect(notes.join('\n')).toContain(`The Change List ${base}/cl1.xml is closed (until 2020-01-05T00:00:00.000Z); its Change List Index ${base}/cli.xml, where the changes after that are listed, could not be read (`);
+    expect(checkpoint()).toBe('2020-01-06T00:00:00.000Z');
+  });
+});
+
 describe('a Change List that begins after the checkpoint (§7 from)', () => {
   const setUp = async () => {
     capabilityList('/cl1.xml');

@@ -127,6 +127,8 @@ export interface SyncResult extends RunCounts {
   failures: Failure[];
   /** URIs the Source no longer has, kept by the `keep` policy. */
   wouldDelete: string[];
+  /** In a dry run: the URIs the `delete` or `quarantine` policy would have removed (counted in `deleted`). */
+  wouldRemove: string[];
   /** The run was paused (pauseSignal): it ended `interrupted` and the next auto sync resumes it. */
   paused: boolean;
   /** Where the resources came from: the lists, or the dumps' packages (`--use-dumps`). */
@@ -522,6 +524,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       seconds: Math.round((Date.now() - t0) / 10) / 100,
       failures: applier.failures,
       wouldDelete: applier.wouldDelete,
+      wouldRemove: applier.wouldRemove,
       paused: status === 'interrupted',
       from: dumps.listing !== null ? 'dumps' : 'lists',
       patched: patcher.patched,
