@@ -71,7 +71,12 @@ test("an audit of a sloppy Source's list shows its notes whole", async ({ page }
   await addSource(page, suite.fixture.url + SLOPPY.capabilityList);
   const list = treeItem(page, SLOPPY.resourceList);
   await list.locator(':scope > .tree-row').click();
-  await page.getByRole('region', { name: 'Detail' }).getByRole('button', { name: 'Mirror this…' }).click();
+  const detail = page.getByRole('region', { name: 'Detail' });
+  // When the app fetched the list, in the app's date style, not as an ISO string to the millisecond.
+  const fetched = detail.locator('dl.facts div').filter({ has: page.locator('dt', { hasText: /^fetched$/ }) }).locator('dd');
+  await expect(fetched).toHaveText(/^\d{1,2} \w{3} \d{4}, \d\d:\d\d:\d\d$/);
+  expect(await fetched.getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\dT/);
+  await detail.getByRole('button', { name: 'Mirror this…' }).click();
   await fillMirrorForm(page, join(suite.mirrors, 'sloppy'), 2);
   await mainView(page).getByRole('button', { name: 'Create mirror' }).click();
   await expect(mainView(page).getByRole('status').filter({ hasText: 'Baseline completed' })).toBeVisible({ timeout: 60_000 });
