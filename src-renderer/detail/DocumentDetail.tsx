@@ -14,6 +14,7 @@ import { RawXml } from './RawXml.tsx';
 import { Tabs } from './Tabs.tsx';
 import { DetailHeader } from './DetailHeader.tsx';
 import { MirrorButton } from '../mirror/MirrorButton.tsx';
+import { formatInstant } from '../mirror/format.ts';
 
 export function DocumentDetail({ url, capability }: { url: string; capability?: string }) {
   const summary = useSummary(url);
@@ -92,7 +93,8 @@ export function DocumentDetail({ url, capability }: { url: string; capability?: 
         {view.open !== null && isChangeCapability(view.capability) && (
           <div><dt>state</dt><dd>{view.open ? 'open (no until: still growing)' : 'closed'}</dd></div>
         )}
-        <div><dt>fetched</dt><dd className="mono">{view.fetchedAt}</dd></div>
+        {/* The app's own time, in the app's date style (the Source's values above stay as the Source wrote them). */}
+        <div><dt>fetched</dt><dd title={view.fetchedAt}>{formatInstant(view.fetchedAt)}</dd></div>
         <div><dt>findings</dt><dd>{view.findings.length === 0 ? <span className="ok-text">✓ none</span> : <FindingsBadge findings={view.findings} />}</dd></div>
       </dl>
       <Tabs

@@ -32,6 +32,8 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
   const summary = useSummary(node.channel ? null : node.url, seen || expanded || selected);
   const [progress, setProgress] = useState<number | null>(null);
   const [shown, setShown] = useState(CHILD_SLICE);
+  /** The index of the child to focus once the next slice is shown (see showMore). */
+  const focusAfterShowRef = useRef<number | null>(null);
 
   useBridgeEvent(
     'document.progress',
@@ -50,6 +52,13 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
   const level = levelOf(node.id);
   const labelId = `tn-${node.id.replaceAll('/', '-')}`;
   const groupId = `${labelId}-group`;
+
+  useEffect(() => {
+    const index = focusAfterShowRef.current;
+    if (index === null) return;
+    focusAfterShowRef.current = null;
+    document.getElementById(groupId)?.querySelectorAll<HTMLElement>(':scope > li > [role=treeitem]')[index]?.focus();
+  }, [shown, groupId]);
   const label = node.channel
     ? 'Change Notification channel'
     : capabilityLabel(view?.capability ?? node.capability, view?.isIndex ?? false);
@@ -93,6 +102,12 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
   }
 
   const children = view && expanded ? childNodes(node, view) : [];
+
+  function showMore() {
+    // Focus goes to the first child the slice shows (the item that showed it is gone after the last slice).
+    focusAfterShowRef.current = shown;
+    setShown((n) => n + CHILD_SLICE);
+  }
   const span = view ? timeSpan(view) : null;
 
   // The treeitem holds only its own row, so its name (from its content) is exactly what the row shows; its
@@ -146,7 +161,7 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
               ) : null}
             </span>
           </span>
-          <span className="tree-line2" title={span?.title ? `${node.url}\n${span.title}` : node.url}>
+          <span className={`tree-line2${summary.isError ? ' tree-line2-error' : ''}`} title={span?.title ? `${node.url}\n${span.title}` : node.url}>
             {node.channel ? (
               <>hub {node.hub ? hostOf(node.hub) : 'missing'} · not fetched</>
             ) : summary.isError ? (
@@ -190,9 +205,26 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
               ))}
               {children.length > shown && (
                 <li role="none" className="tree-note" style={{ paddingLeft: 22 + level * 16 }}>
-                  <button type="button" className="btn-small" onClick={() => setShown((n) => n + CHILD_SLICE)}>
+                  {/* A tree holds tree items only (a button inside is lost to a screen reader's tree navigation): the
+                      next slice is an item of its own, reached with the arrows like the children, opened with Enter. */}
+                  <div
+                    role="treeitem"
+                    aria-level={level + 1}
+                    aria-selected={false}
+                    tabIndex={-1}
+                    className="btn-small tree-more"
+                    onClick={showMore}
+                    onKeyDown={(e) => {
+                      if (e.key === 'Enter' || e.key === ' ') showMore();
+                      else if (e.key === 'ArrowLeft') itemRef.current?.focus();
+                      else return;
+                      e.preventDefault();
+                      e.stopPropagation();
+                    }}
+                  >
                     Show {formatCount(Math.min(CHILD_SLICE, children.length - shown))} more of {formatCount(children.length - shown)}
-                  </button>
+                    {view.childrenLeftOut !== undefined && ` (${formatCount(view.childrenLeftOut)} more only in the entries table)`}
+                  </div>
                 </li>
               )}
               {children.length <= shown && view.childrenLeftOut !== undefined && (
