@@ -279,6 +279,33 @@ describe('mirrors', () => {
     expect((await call<MirrorSummary>('mirrors.get', { path })).lastRun).toMatchObject({ mode: 'retry', status: 'cancelled' });
   });
 
+  it('pauses or cancels at once a run whose Source stalls its Capability List, recording nothing', async () => {
+    const path = join(dir, 'stalled');
+    await call('mirrors.create', { url: capabilityList(), path });
+    const list = fixture.paths.dataset1.capabilityList;
+    fixture.setBroken(list, 'hang');
+    try {
+      for (const stop of ['runs.pause', 'runs.cancel'] as const) {
+        const from = events.length;
+        const asked = fixture.requests.filter((r) => r.path === list).length;
+        await call('runs.start', { path });
+        await until(() => fixture.requests.filter((r) => r.path === list).length > asked);
+        const t = Date.now();
+        await call(stop, { path });
+        const end = await ended(path, from);
+        expect(Date.now() - t).toBeLessThan(3_000);
+        expect(end).toMatchObject(
+          stop === 'runs.pause'
+            ? { status: 'paused', message: "Paused while the Source's lists were being found, before the run began: nothing was fetched or recorded." }
+            : { status: 'cancelled' },
+        );
+        expect(await call<MirrorDetail>('mirrors.get', { path })).toMatchObject({ status: 'ready', resumable: false, runs: [], checkpoint: null });
+      }
+    } finally {
+      fixture.setBroken(list, null);
+    }
+  });
+
   it('refuses what cannot be a mirror, in plain sentences, and leaves nothing behind', async () => {
     expect((await fails('mirrors.create', { url: capabilityList(), path: 'relative/folder' })).message).toMatch(/full path/);
     // "~/…" is the home folder, as in a shell; "~user/…" is not expanded.

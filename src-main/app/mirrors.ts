@@ -792,7 +792,9 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
         : ` ${plural(r.wouldDelete.length, 'resource')} the Source no longer lists ${r.wouldDelete.length === 1 ? 'was' : 'were'} kept, as this mirror keeps what the Source deletes (the Options tab changes that).`;
   const message =
     status === 'paused'
-      ? `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}; Resume takes it up where it stopped.`
+      ? r.runId === null && !r.dryRun
+        ? "Paused while the Source's lists were being found, before the run began: nothing was fetched or recorded."
+        : `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}; Resume takes it up where it stopped.`
       : status === 'failed'
         ? `${what} ended with ${plural(r.failed, 'failure')}: ${counts}. Retry fetches what failed again.${kept}`
         : `${what} completed: ${counts}.${kept}`;
