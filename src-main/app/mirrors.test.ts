@@ -326,7 +326,7 @@ describe('mirrors', () => {
         expect(Date.now() - t).toBeLessThan(3_000);
         expect(end).toMatchObject(
           stop === 'runs.pause'
-            ? { status: 'paused', message: "Paused while the Source's lists were being found, before the run began: nothing was fetched or recorded." }
+            ? { status: 'paused', message: "Paused before the run began, while the Source's lists were being read: nothing was fetched, and no run was recorded." }
             : { status: 'cancelled' },
         );
         expect(await call<MirrorDetail>('mirrors.get', { path })).toMatchObject({ status: 'ready', resumable: false, runs: [], checkpoint: null });

@@ -814,7 +814,7 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
   const message =
     status === 'paused'
       ? r.runId === null && !r.dryRun
-        ? "Paused while the Source's lists were being found, before the run began: nothing was fetched or recorded."
+        ? "Paused before the run began, while the Source's lists were being read: nothing was fetched, and no run was recorded."
         : `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}; Resume takes it up where it stopped.`
       : status === 'failed'
         ? `${what} ended with ${plural(r.failed, 'failure')}: ${counts}. Retry fetches what failed again.${kept}`

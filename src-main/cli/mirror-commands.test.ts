@@ -334,8 +334,8 @@ describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
       run.child.kill('SIGINT');
       expect(await run.ended).toBe(130);
       expect(Date.now() - t).toBeLessThan(10_000);
-      expect(run.out.stdout).toContain('Stopped before the run began: nothing was fetched or recorded.');
-      expect(run.out.stderr).toContain("rsdesk: stopped (SIGINT) while the Source's lists were being found, before the run began; nothing was fetched or recorded.");
+      expect(run.out.stdout).toContain('Stopped before the run began: nothing was fetched, and no run was recorded.');
+      expect(run.out.stderr).toContain("rsdesk: stopped (SIGINT) before the run began, while the Source's lists were being read; nothing was fetched, and no run was recorded.");
       expect(walk(dest)).toEqual([]);
     } finally {
       await source.close();

@@ -293,12 +293,25 @@ describe('a signal while the Source stalls its Capability List', () => {
     whenAsked(() => cancel.abort(), asked + 2);
     t0 = Date.now();
     await expect(sync({ dest, timeoutMs: 30_000, signal: cancel.signal, pauseSignal: new AbortController().signal })).rejects.toThrow(
-      "Cancelled while finding the Source's lists; nothing was fetched or changed.",
+      "Cancelled before the run began, while the Source's lists were being read; nothing was fetched.",
     );
     expect(Date.now() - t0).toBeLessThan(3_000);
     expect(runs()).toMatchObject([{ id: 1, status: 'completed' }]);
     const state = new MirrorState(stateDirOf(dest));
     expect(state.checkpoint()?.at).toBe(first.checkpoint);
     state.close();
+  });
+
+  it('paused while the Source stalls its Resource Dump (--use-dumps): ends at once, before any run', async () => {
+    const dump = fixture.paths.dataset1.resourceDump;
+    fixture.setBroken(dump, 'hang');
+    const pause = new AbortController();
+    const poll = () => (fixture.requests.some((r) => r.path === dump) ? pause.abort() : setTimeout(poll, 10));
+    poll();
+    const t0 = Date.now();
+    const result = await sync({ url: capabilityList(), dest, useDumps: true, timeoutMs: 30_000, pauseSignal: pause.signal });
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    expect(result).toMatchObject({ paused: true, runId: null, created: 0, checkpoint: null });
+    expect(runs()).toEqual([]);
   });
 });

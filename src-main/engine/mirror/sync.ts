@@ -131,7 +131,8 @@ export interface SyncResult extends RunCounts {
   wouldRemove: string[];
   /**
    * The run was paused (pauseSignal): it ended `interrupted` and the next auto sync resumes it. Paused before a run
-   * began (while the Source's lists were being found), `runId` is null: nothing was recorded.
+   * began (while the Source's lists were being found, or a dump's list of packages read), `runId` is null: no run
+   * was recorded, nothing fetched.
    */
   paused: boolean;
   /** Where the resources came from: the lists, or the dumps' packages (`--use-dumps`). */
@@ -232,10 +233,18 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       proxy: settings.proxy,
       proxyEnv: options.proxyEnv,
     });
-    // Discovery, and the Capability List read again, stop at once on a cancel or a pause (a Source that stalls would
-    // otherwise hold either until its timeout): no run has begun, so nothing is recorded, the binding included.
+    // Discovery, the Capability List read again and a dump's list of packages stop at once on a cancel or a pause (a
+    // Source that stalls would otherwise hold them until its timeout): no run has begun, and none is recorded.
     const pause = options.pauseSignal;
     const discovering = pause && options.signal ? AbortSignal.any([options.signal, pause]) : (pause ?? options.signal);
+    const stoppedBeforeRun = (err: unknown): SyncResult => {
+      if (cancel?.aborted) throw new SyncError("Cancelled before the run began, while the Source's lists were being read; nothing was fetched.");
+      if (!pause?.aborted) throw err;
+      return {
+        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], wouldDelete: [], wouldRemove: [], paused: true, from: 'lists',
+        patched: 0, metadata: 0, runId: null, resumed: false, dryRun: options.dryRun ?? false, checkpoint: state.checkpoint()?.at ?? null,
+      };
+    };
     try {
       if (rebind) {
         const next = await bind(http, { ...options, signal: discovering }, binding);
@@ -255,12 +264,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       const oneList = startUrl === binding.resourceListUrl || startUrl === binding.changeListUrl;
       if (!rebind && !oneList && binding.capabilityListUrl !== null) binding = await refreshLists(http, binding, { ...options, signal: discovering });
     } catch (err) {
-      if (cancel?.aborted) throw new SyncError('Cancelled while finding the Source\'s lists; nothing was fetched or changed.');
-      if (!pause?.aborted) throw err;
-      return {
-        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], wouldDelete: [], wouldRemove: [], paused: true, from: 'lists',
-        patched: 0, metadata: 0, runId: null, resumed: false, dryRun: options.dryRun ?? false, checkpoint: state.checkpoint()?.at ?? null,
-      };
+      // Nothing is bound yet: a folder that was not a mirror stays none.
+      return stoppedBeforeRun(err);
     }
     // A dry run changes nothing, its binding included.
     if (options.dryRun !== true) {
@@ -319,7 +324,12 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
 
     const dryRun = options.dryRun ?? false;
     // Dumps when asked for and offered (an interrupted dump run resumes from its dump); else the lists, said so.
-    const dumps: DumpChoice = await chooseDumps({ http, binding, mode, useDumps, resume, signal: options.signal, onNote: options.onNote });
+    let dumps: DumpChoice;
+    try {
+      dumps = await chooseDumps({ http, binding, mode, useDumps, resume, signal: discovering, onNote: options.onNote });
+    } catch (err) {
+      return stoppedBeforeRun(err);
+    }
     const listUrl = dumps.url ?? (mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl);
     const run = dryRun ? null : resume ? state.resumeRun(resume.id, dumps.url !== null) : state.startRun(mode, wanted, listUrl);
     reserve?.start();
