@@ -234,49 +234,106 @@ describe('mirrors', () => {
     expect(fixture.requests.slice(requests).map((r) => r.path.replace(/^\/mirror\//, '/')).filter((p) => p.includes('/res/'))).toEqual([broken]);
     const runs = (await call<MirrorDetail>('mirrors.get', { path })).runs;
     expect(runs[0]).toMatchObject({ mode: 'retry', status: 'completed', created: 1 });
-    // A retry the app was killed in is not offered to resume: a sync would not take it up.
+    // A retry the app was killed in is offered to resume, and Resume takes it up as the retry it is (a sync would
+    // not): what it verified is not fetched again.
     const state = new MirrorState(stateDirOf(path));
     state.db.prepare("UPDATE runs SET status = 'running', pid = 999999999 WHERE id = ?").run(runs[0]!.id);
     state.close();
-    expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ status: 'ready', resumable: false, lastRun: { mode: 'retry', status: 'interrupted' } });
+    expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ status: 'interrupted', resumable: true, lastRun: { mode: 'retry', status: 'interrupted' } });
+    const resumedFrom = events.length;
+    const resumedRequests = fixture.requests.length;
+    await call('runs.resume', { path });
+    expect(await ended(path, resumedFrom)).toMatchObject({ status: 'completed', created: 1, message: `Retry of 1 resource of run ${failedRunId} completed: 1 created, 0 updated, 0 deleted, 0 unchanged.` });
+    expect(fixture.requests.slice(resumedRequests).filter((r) => r.path.includes('/res/'))).toEqual([]);
+    expect((await call<MirrorDetail>('mirrors.get', { path })).runs.map((r) => [r.mode, r.status])).toEqual([['retry', 'completed'], ['auto', 'failed']]);
     // Arguments are checked before anything runs, in plain words.
     expect(await fails('runs.retry', { path, runId: failedRunId, uris: [] })).toMatchObject({ code: 'invalid-arguments', message: 'Choose at least one resource to retry.' });
     expect((await fails('runs.retry', { path, runId: failedRunId, uris: [fixture.url + '/other'] })).message).toMatch(/did not fail in run \d+; only its failures can be retried/);
   });
 
-  it('refuses to pause a retry, in plain words, and cancels it when the app closes instead of waiting for it', async () => {
+  it('pauses a retry as a sync, closing the app pauses it too, and Resume fetches only what it has not verified', async () => {
     const path = join(dir, 'retry-pause');
-    await call('mirrors.create', { url: capabilityList(), path });
-    const broken = fixture.state.pathOf(5);
-    fixture.setBroken(broken, { status: 404 });
-    fixture.setBroken(`/mirror${broken}`, { status: 404 });
+    await call('mirrors.create', { url: capabilityList(), path, concurrency: 1 });
+    const broken = [5, 6, 7, 8, 9, 10].map((id) => fixture.state.pathOf(id));
+    for (const p of broken) {
+      fixture.setBroken(p, { status: 404 });
+      fixture.setBroken(`/mirror${p}`, { status: 404 });
+    }
     try {
       await call('runs.start', { path });
-      expect(await ended(path)).toMatchObject({ status: 'failed', failed: 1 });
+      expect(await ended(path)).toMatchObject({ status: 'failed', failed: 6 });
     } finally {
-      fixture.setBroken(broken, null);
-      fixture.setBroken(`/mirror${broken}`, null);
+      for (const p of broken) {
+        fixture.setBroken(p, null);
+        fixture.setBroken(`/mirror${p}`, null);
+      }
     }
     const failedRunId = (await call<MirrorDetail>('mirrors.get', { path })).runs[0]!.id;
-    // The one resource to fetch again answers after 5 s: the retry is going on throughout.
-    fixture.setResourceDelay(5_000);
-    const from = events.length;
     const asked = fixture.requests.length;
+    const fetched = () => fixture.requests.slice(asked).map((r) => r.path.replace(/^\/mirror\//, '/')).filter((p) => p.includes('/res/'));
+    // Each resource answers after 300 ms, one at a time: the retry is under way when it is paused.
+    fixture.setResourceDelay(300);
+    let from = events.length;
     const started = await call<MirrorSummary>('runs.retry', { path, runId: failedRunId });
     expect(started.progress).toMatchObject({ retry: true });
-    await until(() => fixture.requests.slice(asked).some((r) => r.path.replace(/^\/mirror\//, '/') === broken));
-    expect(await fails('runs.pause', { path })).toEqual({
-      code: 'mirror',
-      message: 'A retry cannot be paused. Cancel it instead: what it has fetched stays, and Retry fetches the rest again.',
-    });
-    expect((await call<MirrorSummary>('mirrors.get', { path })).status).toBe('running');
-    // Closing the app cancels it at once (a retry is not resumed), rather than waiting for it to fetch everything.
+    await until(() => fetched().length >= 1);
+    expect(await call('runs.pause', { path })).toEqual({ paused: true });
+    const paused = await ended(path, from);
+    expect(paused).toMatchObject({ status: 'paused', message: expect.stringMatching(new RegExp(`^Retry of 6 resources of run ${failedRunId} paused after \\d resources?; Resume fetches the rest, not what was verified\\.$`)) });
+    expect(paused.created).toBeLessThan(6);
+    let summary = await call<MirrorDetail>('mirrors.get', { path });
+    expect(summary).toMatchObject({ status: 'paused', resumable: true, lastRun: { mode: 'retry', status: 'interrupted', message: 'Paused' } });
+    const retryId = summary.runs[0]!.id;
+
+    // Resumed, then the app closed: the retry is paused again (at once), not cancelled.
+    from = events.length;
+    await call('runs.resume', { path });
+    const before = fetched().length;
+    await until(() => fetched().length > before);
     const closing = Date.now();
     await service.close();
     expect(Date.now() - closing).toBeLessThan(3_000);
-    expect(await ended(path, from)).toMatchObject({ status: 'cancelled' });
+    expect(await ended(path, from)).toMatchObject({ status: 'paused' });
     service = open();
-    expect((await call<MirrorSummary>('mirrors.get', { path })).lastRun).toMatchObject({ mode: 'retry', status: 'cancelled' });
+    summary = await call<MirrorDetail>('mirrors.get', { path });
+    expect(summary).toMatchObject({ status: 'paused', resumable: true, lastRun: { id: retryId, mode: 'retry', status: 'interrupted' } });
+
+    // Resumed after the restart: the rest, and nothing fetched twice; still one run, the retry, ended completed.
+    fixture.setResourceDelay(0);
+    from = events.length;
+    await call('runs.resume', { path });
+    expect(await ended(path, from)).toMatchObject({ status: 'completed', created: 6, failed: 0, message: `Retry of 6 resources of run ${failedRunId} completed: 6 created, 0 updated, 0 deleted, 0 unchanged.` });
+    expect(fetched().sort()).toEqual([...broken].sort());
+    summary = await call<MirrorDetail>('mirrors.get', { path });
+    expect(summary).toMatchObject({ status: 'ready', resumable: false });
+    expect(summary.runs.map((r) => [r.id, r.mode, r.status])).toEqual([[retryId, 'retry', 'completed'], [failedRunId, 'auto', 'failed']]);
+  });
+
+  it('pauses or cancels at once a run whose Source stalls its Capability List, recording nothing', async () => {
+    const path = join(dir, 'stalled');
+    await call('mirrors.create', { url: capabilityList(), path });
+    const list = fixture.paths.dataset1.capabilityList;
+    fixture.setBroken(list, 'hang');
+    try {
+      for (const stop of ['runs.pause', 'runs.cancel'] as const) {
+        const from = events.length;
+        const asked = fixture.requests.filter((r) => r.path === list).length;
+        await call('runs.start', { path });
+        await until(() => fixture.requests.filter((r) => r.path === list).length > asked);
+        const t = Date.now();
+        await call(stop, { path });
+        const end = await ended(path, from);
+        expect(Date.now() - t).toBeLessThan(3_000);
+        expect(end).toMatchObject(
+          stop === 'runs.pause'
+            ? { status: 'paused', message: "Paused before the run began, while the Source's lists were being read: nothing was fetched, and no run was recorded." }
+            : { status: 'cancelled' },
+        );
+        expect(await call<MirrorDetail>('mirrors.get', { path })).toMatchObject({ status: 'ready', resumable: false, runs: [], checkpoint: null });
+      }
+    } finally {
+      fixture.setBroken(list, null);
+    }
   });
 
   it('refuses what cannot be a mirror, in plain sentences, and leaves nothing behind', async () => {

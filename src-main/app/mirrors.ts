@@ -31,7 +31,7 @@ import type { SecretStore } from '../engine/mirror/secrets.ts';
 import { authorizationOf, secretKey, type AskAgain, type Credentials, type SourceSettings } from '../engine/mirror/settings.ts';
 import type { SourceHeaders } from '../engine/http/index.ts';
 import { STATE_DIR, type Binding, type RunCounts, type RunRecord } from '../engine/mirror/state.ts';
-import { checkRetry, retryResources, RetryError, type RetryResult } from '../engine/mirror/retry.ts';
+import { checkResumeRetry, checkRetry, resumeRetry, retryResources, RetryError, type RetryResult } from '../engine/mirror/retry.ts';
 import { resumable, sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
 import type { Store } from '../store/store.ts';
@@ -93,7 +93,7 @@ interface Active {
   path: string;
   kind: 'sync' | 'audit';
   dryRun: boolean;
-  /** A retry of a run's failures: it cannot be paused (the engine's retry takes no pause), only cancelled. */
+  /** A retry of a run's failures (paused, it is taken up again by Resume, not by a sync). */
   retry: boolean;
   abort: AbortController;
   pause: AbortController;
@@ -422,9 +422,10 @@ export class MirrorService {
       deletePolicy: options.deletePolicy,
       concurrency: options.concurrency,
       ...this.#access(active),
+      pauseSignal: active.pause.signal,
       onProgress: (p) => this.#progressed(active, p),
     }).then(
-      (result) => this.#end(active, retryEnd(key, result, runId, active)),
+      (result) => this.#end(active, retryEnd(key, result, active)),
       (error: unknown) => this.#end(active, failedEnd(key, active, plain(error))),
     );
     this.#changed();
@@ -464,19 +465,40 @@ export class MirrorService {
     if (!recorded && progress.phase !== 'discovery') this.#changed();
   }
 
-  /** Resume = a sync in `auto` mode, which takes up the interrupted run first. */
+  /**
+   * Resume = a sync in `auto` mode, which takes up the interrupted sync first; or, when the run to take up is an
+   * interrupted retry (newer than any interrupted sync), that retry, for what it has not settled yet.
+   */
   resume(path: string): MirrorSummary {
-    return this.start(path, 'auto');
+    const key = this.#idle(path, 'A run of this mirror is going on already.');
+    const retryId = toResume(this.#read(key).status)?.retry;
+    if (retryId === undefined) return this.start(key, 'auto');
+    try {
+      checkResumeRetry(key, retryId);
+    } catch (error) {
+      throw plain(error);
+    }
+    const options = this.#d.store.mirrors.get(key)!.options;
+    const active = this.#begin(key, 'sync', false, true);
+    active.done = resumeRetry({
+      dest: key,
+      retryRunId: retryId,
+      deletePolicy: options.deletePolicy,
+      concurrency: options.concurrency,
+      ...this.#access(active),
+      pauseSignal: active.pause.signal,
+      onProgress: (p) => this.#progressed(active, p),
+    }).then(
+      (result) => this.#end(active, retryEnd(key, result, active)),
+      (error: unknown) => this.#end(active, failedEnd(key, active, plain(error))),
+    );
+    this.#changed();
+    return this.#summary(key, options, this.#d.store.mirrors.get(key)!.addedAt);
   }
 
   pause(path: string): { paused: boolean } {
     const active = this.#active.get(this.#absolute(path));
     if (!active || active.kind !== 'sync' || active.pause.signal.aborted) return { paused: false };
-    // The engine's retry takes no pause: asked of one, "Pausing…" was shown until it had fetched everything, then it
-    // ended as completed. Nor would a sync take an interrupted retry up. So it is refused, and cancelling offered.
-    if (active.retry) {
-      throw new MirrorError('A retry cannot be paused. Cancel it instead: what it has fetched stays, and Retry fetches the rest again.');
-    }
     active.pause.abort();
     active.changed = true;
     this.#changed();
@@ -547,9 +569,8 @@ export class MirrorService {
   async close(): Promise<void> {
     this.#closed = true;
     const runs = [...this.#active.values()];
-    // A sync is paused rather than cancelled: the next start of the app offers to resume it. A retry takes no pause
-    // (closing waited for it to fetch everything) and is not resumed: it is cancelled.
-    for (const run of runs) (run.kind === 'sync' && !run.retry ? run.pause : run.abort).abort();
+    // A sync (a retry too) is paused rather than cancelled: the next start of the app offers to resume it.
+    for (const run of runs) (run.kind === 'sync' ? run.pause : run.abort).abort();
     await Promise.allSettled(runs.map((r) => r.done));
   }
 
@@ -595,9 +616,9 @@ export class MirrorService {
     const lastAudit = runs.filter((r) => r.kind === 'audit').at(-1);
     const lastRun = lastSync ? this.#shown(path, lastSync, folder) : null;
     const active = this.#active.get(path);
-    // What the next sync takes up again (sync.ts): an interrupted retry is not, and does not hide the sync before it.
-    const toResume = runs.filter(resumable).at(-1);
-    const resumableNow = !active && toResume?.status === 'interrupted';
+    // What Resume takes up: the interrupted sync the next sync resumes, or a newer interrupted retry.
+    const next = toResume(folder);
+    const resumableNow = !active && next !== null;
     let status: MirrorStatus;
     let problem = read.problem;
     if (active) status = active.kind === 'audit' ? 'auditing' : active.abort.signal.aborted ? 'cancelling' : active.pause.signal.aborted ? 'pausing' : 'running';
@@ -605,7 +626,7 @@ export class MirrorService {
     else if (folder.heldBy) {
       status = 'busy';
       problem = `In use by ${folder.heldBy.command} (process ${folder.heldBy.pid}); only one program at a time may write a mirror.`;
-    } else if (resumableNow) status = toResume?.message === 'Paused' ? 'paused' : 'interrupted';
+    } else if (resumableNow) status = next.run.message === 'Paused' ? 'paused' : 'interrupted';
     else status = 'ready';
     return {
       path,
@@ -792,7 +813,9 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
         : ` ${plural(r.wouldDelete.length, 'resource')} the Source no longer lists ${r.wouldDelete.length === 1 ? 'was' : 'were'} kept, as this mirror keeps what the Source deletes (the Options tab changes that).`;
   const message =
     status === 'paused'
-      ? `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}; Resume takes it up where it stopped.`
+      ? r.runId === null && !r.dryRun
+        ? "Paused before the run began, while the Source's lists were being read: nothing was fetched, and no run was recorded."
+        : `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}; Resume takes it up where it stopped.`
       : status === 'failed'
         ? `${what} ended with ${plural(r.failed, 'failure')}: ${counts}. Retry fetches what failed again.${kept}`
         : `${what} completed: ${counts}.${kept}`;
@@ -816,16 +839,18 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
   };
 }
 
-function retryEnd(path: string, r: RetryResult, runId: number, active: Active): MirrorRunEnd {
+function retryEnd(path: string, r: RetryResult, active: Active): MirrorRunEnd {
   const cancelled = active.abort.signal.aborted;
-  const status = cancelled ? 'cancelled' : r.failed > 0 ? 'failed' : 'completed';
-  const what = `Retry of ${plural(r.asked, 'resource')} of run ${runId}`;
+  const status = cancelled ? 'cancelled' : r.paused ? 'paused' : r.failed > 0 ? 'failed' : 'completed';
+  const what = `Retry of ${plural(r.asked, 'resource')} of run ${r.of}`;
   const counts = countsText(r);
   const message = cancelled
     ? `${what} cancelled. What was verified stays.`
-    : status === 'failed'
-      ? `${what}: ${plural(r.failed, 'failed again', 'failed again')}; ${counts}. The Failures tab says why.`
-      : `${what} completed: ${counts}.`;
+    : status === 'paused'
+      ? `${what} paused after ${plural(active.latest?.settled ?? 0, 'resource')}; Resume fetches the rest, not what was verified.`
+      : status === 'failed'
+        ? `${what}: ${plural(r.failed, 'failed again', 'failed again')}; ${counts}. The Failures tab says why.`
+        : `${what} completed: ${counts}.`;
   return {
     path,
     kind: 'sync',
@@ -841,6 +866,18 @@ function retryEnd(path: string, r: RetryResult, runId: number, active: Active): 
     bytes: r.bytes,
     seconds: r.seconds,
   };
+}
+
+/**
+ * The run Resume takes up: the interrupted sync that the next sync resumes (sync.ts), or an interrupted retry newer
+ * than it (`retry`: its id), which a sync never takes up. Null when there is none.
+ */
+function toResume(folder: FolderStatus | null): { run: RunRecord; retry?: number } | null {
+  if (folder === null) return null;
+  const sync = folder.runs.filter(resumable).at(-1);
+  const retry = folder.retryToResume === null ? undefined : folder.runs.find((r) => r.id === folder.retryToResume);
+  if (retry !== undefined && (sync?.status !== 'interrupted' || retry.id > sync.id)) return { run: retry, retry: retry.id };
+  return sync?.status === 'interrupted' ? { run: sync } : null;
 }
 
 function failedEnd(path: string, active: Active, error: unknown): MirrorRunEnd {

@@ -323,6 +323,25 @@ describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
     }, 60_000);
   }
 
+  it('Ctrl-C while the Source stalls its Capability List stops at once, before any run, and leaves no mirror behind', async () => {
+    const source = await startFixtureSource({ resources: 3 });
+    try {
+      source.setBroken(source.paths.dataset1.capabilityList, 'hang');
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-sigint-'));
+      const run = start(['sync', source.url + source.paths.dataset1.capabilityList, '--dest', dest, '--timeout', '60']);
+      await until(() => source.requests.some((r) => r.path === source.paths.dataset1.capabilityList));
+      const t = Date.now();
+      run.child.kill('SIGINT');
+      expect(await run.ended).toBe(130);
+      expect(Date.now() - t).toBeLessThan(10_000);
+      expect(run.out.stdout).toContain('Stopped before the run began: nothing was fetched, and no run was recorded.');
+      expect(run.out.stderr).toContain("rsdesk: stopped (SIGINT) before the run began, while the Source's lists were being read; nothing was fetched, and no run was recorded.");
+      expect(walk(dest)).toEqual([]);
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
+
   it('rsdesk audit: Ctrl-C cancels it, records its run cancelled and releases the lock', async () => {
     const source = await startFixtureSource({ resources: 3 });
     try {

@@ -179,7 +179,9 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     io.err(
       result.dryRun
         ? `rsdesk: stopped (${stop.by}) before the dry run ended; nothing was changed.\n`
-        : `rsdesk: stopped (${stop.by}). What was verified is kept; run ${result.runId} is left interrupted, and the next rsdesk sync --dest ${dest} resumes it.\n`,
+        : result.runId === null
+          ? `rsdesk: stopped (${stop.by}) before the run began, while the Source's lists were being read; nothing was fetched, and no run was recorded.\n`
+          : `rsdesk: stopped (${stop.by}). What was verified is kept; run ${result.runId} is left interrupted, and the next rsdesk sync --dest ${dest} resumes it.\n`,
     );
     return SIGNAL_EXIT[stop.by];
   }
@@ -260,7 +262,9 @@ export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = '
     for (const f of r.failures.slice(0, 50)) lines.push(`  ${f.uri}: ${f.reason}`);
     if (r.failures.length > 50) lines.push(`  … and ${r.failures.length - 50} more (rsdesk runs --dest ${dest} --json lists them all)`);
   }
-  if (r.paused) lines.push(`Stopped before the end${r.dryRun ? '' : ': the next sync resumes this run'}${r.checkpoint ? `; checkpoint still ${r.checkpoint}` : ''}.`);
+  // Paused while the Source's lists were being found: no run began (a dry run never records one).
+  if (r.paused && r.runId === null && !r.dryRun) lines.push('Stopped before the run began: nothing was fetched, and no run was recorded.');
+  else if (r.paused) lines.push(`Stopped before the end${r.dryRun ? '' : ': the next sync resumes this run'}${r.checkpoint ? `; checkpoint still ${r.checkpoint}` : ''}.`);
   else lines.push(r.checkpoint ? `Checkpoint: ${r.checkpoint}` : 'No checkpoint yet: the next sync is a baseline again.');
   return `${lines.join('\n')}\n`;
 }

@@ -288,7 +288,7 @@ export interface MirrorProgress {
   /** A pause was asked for: the resources in flight are finishing. */
   pausing: boolean;
   cancelling: boolean;
-  /** A retry of a run's failures: it can be cancelled, not paused. */
+  /** A retry of a run's failures: paused, it is taken up again by Resume (not by a sync). */
   retry: boolean;
   /** Resources done (fetched, unchanged, skipped or failed). */
   done: number;

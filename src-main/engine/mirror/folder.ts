@@ -146,6 +146,8 @@ export interface FolderStatus {
   resources: number;
   /** Another live process that holds the folder's lock, if any. */
   heldBy: LockHolder | null;
+  /** The newest retry left interrupted (paused, or its process gone) that can be taken up again, if any. */
+  retryToResume: number | null;
 }
 
 export function isMirror(dest: string): boolean {
@@ -170,7 +172,10 @@ export function readFolder(dest: string): FolderStatus | null {
   try {
     const resources = state.resourceCount();
     const heldBy = lockHolder(dest);
-    return { binding: state.binding(), checkpoint: state.checkpoint(), runs: runsAsSeen(state.runs(), heldBy), resources, heldBy };
+    const runs = runsAsSeen(state.runs(), heldBy);
+    const retry = runs.filter((r) => r.mode === 'retry').at(-1);
+    const retryToResume = retry?.status === 'interrupted' && state.keptRetry(retry.id) ? retry.id : null;
+    return { binding: state.binding(), checkpoint: state.checkpoint(), runs, resources, heldBy, retryToResume };
   } finally {
     state.close();
   }

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
-import { readFailures } from './folder.ts';
-import { retryResources } from './retry.ts';
+import { readFailures, readFolder } from './folder.ts';
+import { resumeRetry, retryResources } from './retry.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
 
@@ -18,6 +18,7 @@ beforeEach(async () => {
   dest = mkdtempSync(join(tmpdir(), 'mirror-retry-'));
 });
 afterEach(async () => {
+  fixture.setResourceDelay(0);
   await fixture.close();
 });
 
@@ -86,5 +87,102 @@ describe('retry of failed resources', () => {
     expect(again.failures[0]!.reason).toMatch(/HTTP 404/);
     expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'failed', message: '1 of 1 retried resource failed again' });
     breakResource(4, false);
+  });
+
+  it('is paused as a sync is, and resumed for what it has not settled only', async () => {
+    const broken = [3, 5, 7, 9, 11];
+    for (const id of broken) breakResource(id, true);
+    await sync({ url: capabilityList(), dest, timeoutMs: 2_000 });
+    const failedRun = runs()[0]!;
+    for (const id of broken) breakResource(id, false);
+    fixture.setResourceDelay(100);
+    const before = resourceRequests().length;
+    // Paused once the first resource is settled: those in flight finish and are recorded, no other is started.
+    const pause = new AbortController();
+    const first = await retryResources({ dest, runId: failedRun.id, concurrency: 1, pauseSignal: pause.signal, onProgress: (p) => p.settled >= 1 && pause.abort() });
+    expect(first).toMatchObject({ paused: true, resumed: false, asked: 5, failed: 0, of: failedRun.id });
+    expect(first.created).toBeGreaterThanOrEqual(1);
+    expect(first.created).toBeLessThan(5);
+    expect(resourceRequests().slice(before)).toHaveLength(first.created);
+    expect(runs().at(-1)).toMatchObject({ id: first.runId, mode: 'retry', status: 'interrupted', message: 'Paused', created: first.created });
+    expect(readFolder(dest)!.retryToResume).toBe(first.runId);
+
+    // Resumed: the same run, only what the paused part did not verify is fetched, and the counts are the whole run's.
+    const second = await resumeRetry({ dest, retryRunId: first.runId });
+    expect(second).toMatchObject({ runId: first.runId, paused: false, resumed: true, asked: 5, created: 5, failed: 0 });
+    expect(resourceRequests().slice(before).sort()).toEqual(broken.map((id) => fixture.state.pathOf(id)).sort());
+    expect(runs().map((r) => r.mode)).toEqual(['auto', 'retry']);
+    expect(runs().at(-1)).toMatchObject({ status: 'completed', created: 5, message: `retried 5 resources of run ${failedRun.id}` });
+    expect(readFolder(dest)!.retryToResume).toBeNull();
+    expect(readFailures(dest, failedRun.id)).toMatchObject({ total: 5, open: 0 });
+    for (const id of broken) expect(readFileSync(fileOf(id)).equals(fixture.state.representation(id, fixture.state.resources.get(id)!.version).body)).toBe(true);
+    await expect(resumeRetry({ dest, retryRunId: first.runId })).rejects.toThrow(`Run ${first.runId} is completed, not interrupted: there is nothing to resume.`);
+  });
+
+  it('paused, is not taken up by a sync; resumed after it, fetches nothing the sync verified', async () => {
+    const broken = [3, 5, 7, 9];
+    for (const id of broken) breakResource(id, true);
+    await sync({ url: capabilityList(), dest, timeoutMs: 2_000 });
+    const failedRun = runs()[0]!;
+    for (const id of broken) breakResource(id, false);
+    fixture.setResourceDelay(50);
+    const pause = new AbortController();
+    const first = await retryResources({ dest, runId: failedRun.id, concurrency: 1, pauseSignal: pause.signal, onProgress: (p) => p.settled >= 1 && pause.abort() });
+    expect(first).toMatchObject({ paused: true });
+    expect(first.created).toBeLessThan(4);
+
+    const notes: string[] = [];
+    const synced = await sync({ dest, timeoutMs: 2_000, onNote: (n) => notes.push(n) });
+    expect(synced).toMatchObject({ resumed: false, failed: 0 });
+    expect(synced.runId).not.toBe(first.runId);
+    expect(notes.some((n) => n.startsWith('Resuming run'))).toBe(false);
+    expect(runs().find((r) => r.id === first.runId)).toMatchObject({ mode: 'retry', status: 'interrupted', message: 'Paused' });
+
+    const before = resourceRequests().length;
+    const second = await resumeRetry({ dest, retryRunId: first.runId });
+    expect(second).toMatchObject({ runId: first.runId, resumed: true, created: first.created, failed: 0 });
+    expect(resourceRequests().slice(before)).toEqual([]);
+    expect(runs().find((r) => r.id === first.runId)).toMatchObject({ status: 'completed' });
+  });
+
+  it('killed before it fetched anything, is taken up again for all it was asked for', async () => {
+    const broken = [3, 5, 7];
+    for (const id of broken) breakResource(id, true);
+    await sync({ url: capabilityList(), dest, timeoutMs: 2_000 });
+    const failedRun = runs()[0]!;
+    for (const id of broken) breakResource(id, false);
+    // A retry whose process was killed before it fetched anything: left "running", taken up for all it asked for.
+    const state = new MirrorState(stateDirOf(dest));
+    const killed = state.startRun('baseline', 'retry', null);
+    state.recordRetry(killed.id, failedRun.id, broken.map((id) => fixture.state.locOf(id)));
+    state.db.prepare('UPDATE runs SET pid = 999999999 WHERE id = ?').run(killed.id);
+    state.close();
+    expect(readFolder(dest)!.retryToResume).toBe(killed.id);
+    const before = resourceRequests().length;
+    const resumed = await resumeRetry({ dest, retryRunId: killed.id });
+    expect(resumed).toMatchObject({ runId: killed.id, resumed: true, asked: 3, created: 3, failed: 0 });
+    expect(resourceRequests().slice(before).sort()).toEqual(broken.map((id) => fixture.state.pathOf(id)).sort());
+  });
+
+  it('paused while the Source stalls its lists, ends at once and fetches nothing', async () => {
+    breakResource(4, true);
+    await sync({ url: capabilityList(), dest, timeoutMs: 2_000 });
+    breakResource(4, false);
+    const failedRun = runs()[0]!;
+    const list = fixture.paths.dataset1.resourceList;
+    fixture.setBroken(list, 'hang');
+    const asked = fixture.requests.filter((r) => r.path === list).length;
+    const pause = new AbortController();
+    const poll = () => (fixture.requests.filter((r) => r.path === list).length > asked ? pause.abort() : setTimeout(poll, 10));
+    poll();
+    const before = resourceRequests().length;
+    const t0 = Date.now();
+    const first = await retryResources({ dest, runId: failedRun.id, timeoutMs: 30_000, pauseSignal: pause.signal });
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    expect(first).toMatchObject({ paused: true, created: 0, failed: 0 });
+    expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'interrupted', message: 'Paused' });
+    fixture.setBroken(list, null);
+    expect(await resumeRetry({ dest, retryRunId: first.runId })).toMatchObject({ runId: first.runId, created: 1, failed: 0 });
+    expect(resourceRequests().slice(before)).toEqual([fixture.state.pathOf(4)]);
   });
 });

@@ -3,6 +3,8 @@
 // Source's lists as they are now — the Change List first for a failure of an incremental run, the Resource List
 // otherwise — so a retried resource goes through the same fixity checks, durable batches and inventory as in a sync.
 // Only the wanted entries are kept while the lists stream, so a retry of a few resources of a huge list stays small.
+// A retry is paused as a sync is (no new fetch, those in flight recorded, the run left interrupted "Paused"), and
+// taken up again by resumeRetry for the URIs it has not settled yet; a sync never takes it up (sync.ts, resumable).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
@@ -21,7 +23,7 @@ import { acquireLock, openLocked } from './lock.ts';
 import type { SecretStore } from './secrets.ts';
 import { accessOf, sourceHeadersOf, type AskAgain, type Credentials } from './settings.ts';
 import { WorkSlots } from './work-slots.ts';
-import { MirrorState, STATE_DIR, stateDirOf, type RunCounts } from './state.ts';
+import { MirrorState, STATE_DIR, stateDirOf, type RunCounts, type RunRecord } from './state.ts';
 import type { SyncProgress } from './sync.ts';
 
 /** The most URIs one retry takes (a run's failures beyond it wait for the next retry or sync). */
@@ -43,13 +45,28 @@ export interface RetryOptions {
   userAgent?: string;
   proxyEnv?: ProxyEnv;
   signal?: AbortSignal;
+  /**
+   * Pause: once aborted, no new resource is fetched, those in flight finish and are recorded, and the run ends
+   * `interrupted` (message "Paused"); resumeRetry takes it up again.
+   */
+  pauseSignal?: AbortSignal;
   onProgress?: (progress: SyncProgress) => void;
+}
+
+export interface ResumeRetryOptions extends Omit<RetryOptions, 'runId' | 'uris'> {
+  /** The interrupted retry run to take up again. */
+  retryRunId: number;
 }
 
 export interface RetryResult extends RunCounts {
   runId: number;
-  /** The URIs asked for. */
+  /** The run whose failures were retried. */
+  of: number;
+  /** The URIs asked for (by the retry when it started, for a resumed one). */
   asked: number;
+  /** The retry was paused: it ended interrupted, and resumeRetry takes it up again. */
+  paused: boolean;
+  resumed: boolean;
   failures: Failure[];
   seconds: number;
 }
@@ -61,7 +78,16 @@ export class RetryError extends Error {
   }
 }
 
-export async function retryResources(options: RetryOptions): Promise<RetryResult> {
+export function retryResources(options: RetryOptions): Promise<RetryResult> {
+  return runRetry(options, null);
+}
+
+/** Takes up an interrupted retry: only the URIs it asked for that no run has settled since are fetched. */
+export function resumeRetry(options: ResumeRetryOptions): Promise<RetryResult> {
+  return runRetry({ ...options, runId: -1 }, options.retryRunId);
+}
+
+async function runRetry(options: RetryOptions, resumeId: number | null): Promise<RetryResult> {
   const { dest } = options;
   const stateDir = stateDirOf(dest);
   if (!existsSync(join(stateDir, 'state.sqlite'))) throw new RetryError(`${dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
@@ -70,7 +96,9 @@ export async function retryResources(options: RetryOptions): Promise<RetryResult
   let http: Http | null = null;
   let fetcher: Fetcher | null = null;
   try {
-    const { failed, binding, wanted } = whatToRetry(state, dest, options.runId, options.uris);
+    // Under the lock no run of this mirror goes on: one still said to be running was stopped by a kill.
+    state.markInterrupted();
+    const { failed, binding, wanted, asked, resume } = resumeId === null ? { ...whatToRetry(state, dest, options.runId, options.uris), resume: null } : whatToResume(state, dest, resumeId);
 
     const given = options.credentials !== undefined ? options.credentials : options.token ? { scheme: 'bearer' as const, token: options.token } : undefined;
     const origin = binding.settings?.origin ?? new URL(binding.capabilityListUrl ?? binding.url).origin;
@@ -93,7 +121,11 @@ export async function retryResources(options: RetryOptions): Promise<RetryResult
     });
 
     const t0 = Date.now();
-    const run = state.startRun(failed.kind, 'retry', null);
+    let run: RunRecord;
+    if (resume === null) {
+      run = state.startRun(failed.kind, 'retry', null);
+      state.recordRetry(run.id, failed.id, [...wanted].map(canonicalUri));
+    } else run = state.resumeRun(resume.id);
     const applier: Applier = new Applier({
       dest,
       stateDir,
@@ -105,70 +137,97 @@ export async function retryResources(options: RetryOptions): Promise<RetryResult
       dryRun: false,
       delayMs: settings.delayMs ?? undefined,
       signal: options.signal,
+      pauseSignal: options.pauseSignal,
       onProgress: () => report(),
       onSettled: () => report(),
     });
+    if (resume !== null) applier.carry(run);
     let phase: SyncProgress['phase'] = 'lists';
     const report = (): void =>
       options.onProgress?.({
         ...applier.progressCounts(),
         mode: failed.kind === 'baseline' ? 'baseline' : 'incremental',
         phase,
-        listed: wanted.size,
+        listed: asked,
         listComplete: true,
         listedBytes: 0,
       });
     report();
-    let status: 'completed' | 'failed' | 'cancelled' = 'completed';
+    let status: 'completed' | 'failed' | 'cancelled' | 'interrupted' = 'completed';
     let message: string | null = null;
+    // Reading the lists and starting fetches stop on a pause too; the fetches in flight keep the run's own signal.
+    const intake = options.pauseSignal && options.signal ? AbortSignal.any([options.signal, options.pauseSignal]) : (options.pauseSignal ?? options.signal);
+    const paused = () => options.pauseSignal?.aborted === true && options.signal?.aborted !== true;
+    // A resumed retry's journal keeps the time of its earlier parts too.
+    const earlier = resume !== null ? run.phases : {};
+    const phases: Record<string, number> = {};
+    const inAll = (): Record<string, number> => {
+      const sum: Record<string, number> = { ...earlier };
+      for (const [phase, seconds] of Object.entries(phases)) sum[phase] = (sum[phase] ?? 0) + seconds;
+      return sum;
+    };
     try {
-      const found = await findEntries(http, binding, failed.kind, wanted, options.signal);
-      const phases = { lists: (Date.now() - t0) / 1000 };
-      phase = 'fetch';
+      // As many in flight as the connections this retry uses, twice over: a pause lets no more than those through.
+      const inflight = new WorkSlots(Math.max(2, (options.concurrency ?? settings.concurrency ?? 8) * 2));
       const t1 = Date.now();
-      const inflight = new WorkSlots(Math.max(2, (settings.concurrency ?? 8) * 2));
-      for (const uri of wanted) {
-        if (options.signal?.aborted) break;
-        const entry = found.get(canonicalUri(uri));
-        if (entry === undefined) {
-          applier.fail(uri, 'not listed by the Source any more (neither in its Resource List nor in its Change List); not fetched');
-          applier.settledOne();
-        } else if (entry.md.change === 'deleted') {
-          applier.delete(uri);
-          applier.settledOne();
-        } else {
-          const problem = entryProblem(entry);
-          if (problem !== null) {
-            applier.fail(uri, problem, true);
+      try {
+        const found = wanted.size === 0 ? new Map<string, Entry>() : await findEntries(http, binding, failed.kind, wanted, intake);
+        phases.lists = (Date.now() - t0) / 1000;
+        phase = 'fetch';
+        for (const uri of wanted) {
+          if (intake?.aborted) break;
+          const entry = found.get(canonicalUri(uri));
+          if (entry === undefined) {
+            applier.fail(uri, 'not listed by the Source any more (neither in its Resource List nor in its Change List); not fetched');
             applier.settledOne();
-            continue;
+          } else if (entry.md.change === 'deleted') {
+            applier.delete(uri);
+            applier.settledOne();
+          } else {
+            const problem = entryProblem(entry);
+            if (problem !== null) {
+              applier.fail(uri, problem, true);
+              applier.settledOne();
+              continue;
+            }
+            const full = inflight.add(applier.apply(entry));
+            if (full) await full;
           }
-          const full = inflight.add(applier.apply(entry));
-          if (full) await full;
         }
+      } catch (err) {
+        // Paused while the lists were being read: nothing was started, the run stays to be taken up again.
+        if (!paused()) throw err;
+        phases.lists ??= (Date.now() - t0) / 1000;
       }
       await inflight.all();
       phase = 'finishing';
       await applier.finish();
-      Object.assign(phases, { fetch: (Date.now() - t1) / 1000 });
+      phases.fetch = (Date.now() - t1) / 1000;
       if (options.signal?.aborted) {
         status = 'cancelled';
         message = 'Cancelled';
+      } else if (paused()) {
+        status = 'interrupted';
+        message = 'Paused';
       } else if (applier.counts.failed > 0) {
         status = 'failed';
-        message = `${applier.counts.failed} of ${wanted.size} retried resource${wanted.size === 1 ? '' : 's'} failed again`;
-      } else message = `retried ${wanted.size} resource${wanted.size === 1 ? '' : 's'} of run ${options.runId}`;
-      state.endRun(run.id, status, phases, message);
+        message = `${applier.counts.failed} of ${asked} retried resource${asked === 1 ? '' : 's'} failed again`;
+      } else message = `retried ${asked} resource${asked === 1 ? '' : 's'} of run ${failed.id}`;
+      state.endRun(run.id, status, inAll(), message);
     } catch (err) {
       await applier.finish().catch(() => undefined);
       status = options.signal?.aborted ? 'cancelled' : 'failed';
-      state.endRun(run.id, status, { lists: (Date.now() - t0) / 1000 }, clip((err as Error).message, 500));
+      phases.lists ??= (Date.now() - t0) / 1000;
+      state.endRun(run.id, status, inAll(), clip((err as Error).message, 500));
       throw err instanceof RetryError ? err : new RetryError((err as Error).message);
     }
     const counts = state.run(run.id)!;
     return {
       runId: run.id,
-      asked: wanted.size,
+      of: failed.id,
+      asked,
+      paused: status === 'interrupted',
+      resumed: resume !== null,
       created: counts.created,
       updated: counts.updated,
       deleted: counts.deleted,
@@ -202,7 +261,24 @@ function whatToRetry(state: MirrorState, dest: string, runId: number, uris: stri
   for (const uri of wanted) if (!recorded.has(uri)) throw new RetryError(`${clip(uri)} did not fail in run ${runId}; only its failures can be retried.`);
   if (wanted.size === 0) throw new RetryError(`Run ${runId} has no failures to retry.`);
   if (wanted.size > MAX_RETRY_URIS) throw new RetryError(`At most ${MAX_RETRY_URIS.toLocaleString('en')} resources can be retried at once.`);
-  return { failed, binding, wanted };
+  return { failed, binding, wanted, asked: wanted.size };
+}
+
+/** An interrupted retry to take up: the run it is of, and the URIs it asked for that no run has settled since. */
+function whatToResume(state: MirrorState, dest: string, retryId: number, beforeLock = false) {
+  const resume = state.run(retryId);
+  if (resume === null) throw new RetryError(`This mirror has no run ${retryId}.`);
+  if (resume.mode !== 'retry') throw new RetryError(`Run ${retryId} is not a retry.`);
+  // Before the lock is taken, a run a killed process left "running" counts as the interrupted run it is.
+  const stale = beforeLock && resume.status === 'running' && resume.pid !== process.pid;
+  if (resume.status !== 'interrupted' && !stale) throw new RetryError(`Run ${retryId} is ${resume.status}, not interrupted: there is nothing to resume.`);
+  const left = state.retryLeft(retryId);
+  if (left === null) throw new RetryError(`Run ${retryId} was recorded by an earlier version, which kept no list of what it retried: retry the failures of the run again instead.`);
+  const failed = state.run(left.ofRun);
+  if (failed === null) throw new RetryError(`Run ${left.ofRun}, whose failures run ${retryId} retried, is no longer in this mirror's journal.`);
+  const binding = state.binding();
+  if (binding === null) throw new RetryError(`${dest} is not bound to a Source yet: run a sync first.`);
+  return { failed, binding, wanted: new Set(left.uris), asked: left.asked, resume };
 }
 
 /** Checks, before a retry is started, that it can be: the same checks the retry makes itself (a RetryError). */
@@ -212,6 +288,18 @@ export function checkRetry(dest: string, runId: number, uris?: string[]): void {
   const state = new MirrorState(stateDir);
   try {
     whatToRetry(state, dest, runId, uris);
+  } finally {
+    state.close();
+  }
+}
+
+/** Checks, before an interrupted retry is taken up again, that it can be (a RetryError says why not). */
+export function checkResumeRetry(dest: string, retryId: number): void {
+  const stateDir = stateDirOf(dest);
+  if (!existsSync(join(stateDir, 'state.sqlite'))) throw new RetryError(`${dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
+  const state = new MirrorState(stateDir);
+  try {
+    whatToResume(state, dest, retryId, true);
   } finally {
     state.close();
   }

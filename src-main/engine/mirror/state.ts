@@ -199,6 +199,18 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
       after = rows.at(-1)!.uri;
     }
   },
+  (db) => {
+    // What a retry is of (the run whose failures it fetches again) and the URIs it was asked for: a retry paused,
+    // or stopped by a kill, is taken up again for those it has not settled yet, and only those.
+    db.exec(`
+      CREATE TABLE retry_items (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        of_run INTEGER NOT NULL,
+        uri TEXT NOT NULL,
+        PRIMARY KEY (run_id, uri)
+      ) WITHOUT ROWID;
+    `);
+  },
 ];
 
 /** How many audit reports a mirror keeps (the newest). */
@@ -657,6 +669,35 @@ export class MirrorState implements ClaimStore {
       );
     const insert = this.db.prepare('INSERT INTO failures (run_id, uri, reason) VALUES (?, ?, ?)');
     for (const f of failures) insert.run(id, f.uri, f.reason);
+  }
+
+  /** Keeps what a retry run is of and the URIs it was asked for (retry.ts), so that it can be taken up again. */
+  recordRetry(runId: number, ofRun: number, uris: Iterable<string>): void {
+    this.transaction(() => {
+      const insert = this.db.prepare('INSERT OR IGNORE INTO retry_items (run_id, of_run, uri) VALUES (?, ?, ?)');
+      for (const uri of uris) insert.run(runId, ofRun, uri);
+    });
+  }
+
+  /**
+   * The run a retry run is of and the URIs it still has to settle: those whose inventory row neither it nor a later
+   * run has written since. Null for a run that is no retry, or one recorded before retries kept their URIs.
+   */
+  retryLeft(runId: number): { ofRun: number; asked: number; uris: string[] } | null {
+    const of = this.db.prepare('SELECT of_run AS ofRun, COUNT(*) AS asked FROM retry_items WHERE run_id = ?').get(runId) as { ofRun: number | null; asked: number };
+    if (of.ofRun === null || Number(of.asked) === 0) return null;
+    const left = this.db
+      .prepare(
+        `SELECT r.uri AS uri FROM retry_items r WHERE r.run_id = ?
+         AND NOT EXISTS (SELECT 1 FROM inventory i WHERE i.uri = r.uri AND i.run_id >= r.run_id AND i.status != 'damaged') ORDER BY r.uri`,
+      )
+      .all(runId) as { uri: string }[];
+    return { ofRun: Number(of.ofRun), asked: Number(of.asked), uris: left.map((r) => r.uri) };
+  }
+
+  /** Whether a retry run kept what it was asked for (see retryLeft): retries recorded before that did not. */
+  keptRetry(runId: number): boolean {
+    return this.db.prepare('SELECT 1 AS kept FROM retry_items WHERE run_id = ? LIMIT 1').get(runId) !== undefined;
   }
 
   failures(runId: number): { uri: string; reason: string }[] {

@@ -1,7 +1,7 @@
 // Controlling a running sync: pause (no new work, in-flight finishes, the run stays resumable and the next auto sync
 // resumes it without fetching again what was verified), cancel (an AbortSignal: the run ends cancelled, nothing cut
 // off counts as failed), and the live progress with its totals.
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
@@ -252,5 +252,66 @@ describe('a resumed run and the entries it skips', () => {
     expect(second.created).toBe(N);
     expect(second.skipped).toBe(1);
     expect(runs[0].skipped).toBe(1);
+  });
+});
+
+describe('a signal while the Source stalls its Capability List', () => {
+  const capabilityListPath = () => fixture.paths.dataset1.capabilityList;
+  /** Fires `then` once the stalled Capability List was asked for, as many times as `times` says it is so far. */
+  const whenAsked = (then: () => void, times = 1) => {
+    const poll = () => (fixture.requests.filter((r) => r.path === capabilityListPath()).length >= times ? then() : setTimeout(poll, 10));
+    poll();
+  };
+
+  it('paused during the discovery of a new mirror: ends at once, paused, and records nothing', async () => {
+    fixture.setBroken(capabilityListPath(), 'hang');
+    const pause = new AbortController();
+    whenAsked(() => pause.abort());
+    const t0 = Date.now();
+    const result = await sync({ url: capabilityList(), dest, timeoutMs: 30_000, pauseSignal: pause.signal });
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    expect(result).toMatchObject({ paused: true, runId: null, created: 0, checkpoint: null });
+    // The folder did not become a mirror: no binding, no run, no checkpoint.
+    expect(existsSync(stateDirOf(dest))).toBe(false);
+  });
+
+  it('paused or cancelled while the Capability List is read again: ends at once, the journal and checkpoint as they were', async () => {
+    const first = await sync({ url: capabilityList(), dest, concurrency: 8 });
+    expect(first).toMatchObject({ paused: false, failed: 0 });
+    fixture.setBroken(capabilityListPath(), 'hang');
+    const asked = fixture.requests.filter((r) => r.path === capabilityListPath()).length;
+
+    const pause = new AbortController();
+    whenAsked(() => pause.abort(), asked + 1);
+    let t0 = Date.now();
+    const paused = await sync({ dest, timeoutMs: 30_000, pauseSignal: pause.signal });
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    expect(paused).toMatchObject({ paused: true, runId: null, created: 0, checkpoint: first.checkpoint });
+    expect(runs()).toMatchObject([{ id: 1, status: 'completed' }]);
+
+    const cancel = new AbortController();
+    whenAsked(() => cancel.abort(), asked + 2);
+    t0 = Date.now();
+    await expect(sync({ dest, timeoutMs: 30_000, signal: cancel.signal, pauseSignal: new AbortController().signal })).rejects.toThrow(
+      "Cancelled before the run began, while the Source's lists were being read; nothing was fetched.",
+    );
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    expect(runs()).toMatchObject([{ id: 1, status: 'completed' }]);
+    const state = new MirrorState(stateDirOf(dest));
+    expect(state.checkpoint()?.at).toBe(first.checkpoint);
+    state.close();
+  });
+
+  it('paused while the Source stalls its Resource Dump (--use-dumps): ends at once, before any run', async () => {
+    const dump = fixture.paths.dataset1.resourceDump;
+    fixture.setBroken(dump, 'hang');
+    const pause = new AbortController();
+    const poll = () => (fixture.requests.some((r) => r.path === dump) ? pause.abort() : setTimeout(poll, 10));
+    poll();
+    const t0 = Date.now();
+    const result = await sync({ url: capabilityList(), dest, useDumps: true, timeoutMs: 30_000, pauseSignal: pause.signal });
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    expect(result).toMatchObject({ paused: true, runId: null, created: 0, checkpoint: null });
+    expect(runs()).toEqual([]);
   });
 });

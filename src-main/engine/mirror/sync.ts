@@ -129,7 +129,11 @@ export interface SyncResult extends RunCounts {
   wouldDelete: string[];
   /** In a dry run: the URIs the `delete` or `quarantine` policy would have removed (counted in `deleted`). */
   wouldRemove: string[];
-  /** The run was paused (pauseSignal): it ended `interrupted` and the next auto sync resumes it. */
+  /**
+   * The run was paused (pauseSignal): it ended `interrupted` and the next auto sync resumes it. Paused before a run
+   * began (while the Source's lists were being found, or a dump's list of packages read), `runId` is null: no run
+   * was recorded, nothing fetched.
+   */
   paused: boolean;
   /** Where the resources came from: the lists, or the dumps' packages (`--use-dumps`). */
   from: 'lists' | 'dumps';
@@ -229,23 +233,40 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       proxy: settings.proxy,
       proxyEnv: options.proxyEnv,
     });
-    if (rebind) {
-      const next = await bind(http, options, binding);
-      // Another Source (or another Capability List of it) in a folder that mirrors one already: refused, as the app
-      // refuses it. Its inventory, checkpoint and files belong to the first.
-      if (binding !== null && !sameSource(binding, next)) {
-        throw new SyncError(`${dest} is a mirror of ${boundTo(binding)} already, and ${clip(options.capabilityListUrl ?? options.url!)} leads to ${boundTo(next)}. Choose another folder for it.`);
+    // Discovery, the Capability List read again and a dump's list of packages stop at once on a cancel or a pause (a
+    // Source that stalls would otherwise hold them until its timeout): no run has begun, and none is recorded.
+    const pause = options.pauseSignal;
+    const discovering = pause && options.signal ? AbortSignal.any([options.signal, pause]) : (pause ?? options.signal);
+    const stoppedBeforeRun = (err: unknown): SyncResult => {
+      if (cancel?.aborted) throw new SyncError("Cancelled before the run began, while the Source's lists were being read; nothing was fetched.");
+      if (!pause?.aborted) throw err;
+      return {
+        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], wouldDelete: [], wouldRemove: [], paused: true, from: 'lists',
+        patched: 0, metadata: 0, runId: null, resumed: false, dryRun: options.dryRun ?? false, checkpoint: state.checkpoint()?.at ?? null,
+      };
+    };
+    try {
+      if (rebind) {
+        const next = await bind(http, { ...options, signal: discovering }, binding);
+        // Another Source (or another Capability List of it) in a folder that mirrors one already: refused, as the app
+        // refuses it. Its inventory, checkpoint and files belong to the first.
+        if (binding !== null && !sameSource(binding, next)) {
+          throw new SyncError(`${dest} is a mirror of ${boundTo(binding)} already, and ${clip(options.capabilityListUrl ?? options.url!)} leads to ${boundTo(next)}. Choose another folder for it.`);
+        }
+        binding = next;
+      } else if (options.maps !== undefined || options.allowHosts !== undefined) {
+        binding = { ...binding!, maps: options.maps ?? binding!.maps, allowHosts: options.allowHosts ?? binding!.allowHosts };
       }
-      binding = next;
-    } else if (options.maps !== undefined || options.allowHosts !== undefined) {
-      binding = { ...binding!, maps: options.maps ?? binding!.maps, allowHosts: options.allowHosts ?? binding!.allowHosts };
+      binding = { ...binding!, id: mirrorId, settings };
+      // The Capability List says which lists are current: a closed Change List is followed by another (§12.1), a Source
+      // may move its lists. Read again at each run, as cheap as one small document; not for a mirror of one list.
+      const startUrl = normalizeStartUrl(binding.url);
+      const oneList = startUrl === binding.resourceListUrl || startUrl === binding.changeListUrl;
+      if (!rebind && !oneList && binding.capabilityListUrl !== null) binding = await refreshLists(http, binding, { ...options, signal: discovering });
+    } catch (err) {
+      // Nothing is bound yet: a folder that was not a mirror stays none.
+      return stoppedBeforeRun(err);
     }
-    binding = { ...binding!, id: mirrorId, settings };
-    // The Capability List says which lists are current: a closed Change List is followed by another (§12.1), a Source
-    // may move its lists. Read again at each run, as cheap as one small document; not for a mirror of one list.
-    const startUrl = normalizeStartUrl(binding.url);
-    const oneList = startUrl === binding.resourceListUrl || startUrl === binding.changeListUrl;
-    if (!rebind && !oneList && binding.capabilityListUrl !== null) binding = await refreshLists(http, binding, options);
     // A dry run changes nothing, its binding included.
     if (options.dryRun !== true) {
       state.setBinding(binding);
@@ -303,7 +324,12 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
 
     const dryRun = options.dryRun ?? false;
     // Dumps when asked for and offered (an interrupted dump run resumes from its dump); else the lists, said so.
-    const dumps: DumpChoice = await chooseDumps({ http, binding, mode, useDumps, resume, signal: options.signal, onNote: options.onNote });
+    let dumps: DumpChoice;
+    try {
+      dumps = await chooseDumps({ http, binding, mode, useDumps, resume, signal: discovering, onNote: options.onNote });
+    } catch (err) {
+      return stoppedBeforeRun(err);
+    }
     const listUrl = dumps.url ?? (mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl);
     const run = dryRun ? null : resume ? state.resumeRun(resume.id, dumps.url !== null) : state.startRun(mode, wanted, listUrl);
     reserve?.start();
@@ -614,7 +640,7 @@ const NOT_A_SYNC = new Set(['retry', 'live', 'live-catch-up', 'ping']);
 export async function bind(http: Http, options: SyncOptions, old: Binding | null): Promise<Binding> {
   const url = options.url!;
   // A list is read only to its first entry here: the run reads it whole next.
-  const result: DiscoveryResult = await discover(options.capabilityListUrl ?? url, { http, listsHeadOnly: true });
+  const result: DiscoveryResult = await discover(options.capabilityListUrl ?? url, { http, listsHeadOnly: true, signal: options.signal });
   const direct = result.routes.find((r) => r.route === 'document' && r.found);
   const base = {
     url,
