@@ -1,4 +1,4 @@
-import { useLayoutEffect, useRef } from 'react';
+import { useLayoutEffect, useMemo, useRef } from 'react';
 import type { KeyboardEvent } from 'react';
 import type { SavedSource } from '../../src-main/contract/types.ts';
 import { useUi } from '../state/ui.ts';
@@ -24,10 +24,11 @@ function onTreeKeyDown(event: KeyboardEvent<HTMLUListElement>) {
 
 export function SourceTree({ source }: { source: SavedSource }) {
   const treeRef = useRef<HTMLUListElement>(null);
-  const roots = sourceRoots(source);
+  // The same node objects from render to render: the memoized nodes then render again only for what concerns them.
+  const roots = useMemo(() => sourceRoots(source), [source]);
+  // Watched only to look again, after each move, that some item is reachable by Tab (below).
   const focusedId = useUi((s) => s.focusedId);
   const selectedId = useUi((s) => s.node?.id ?? null);
-  const tabStopId = focusedId ?? selectedId ?? roots[0]?.id ?? null;
 
   // The roving tab stop may name a node that is no longer shown; keep the tree reachable by Tab anyway.
   useLayoutEffect(() => {
@@ -35,7 +36,7 @@ export function SourceTree({ source }: { source: SavedSource }) {
     if (tree && !tree.querySelector('[role=treeitem][tabindex="0"]')) {
       tree.querySelector('[role=treeitem]')?.setAttribute('tabindex', '0');
     }
-  });
+  }, [focusedId, selectedId, roots]);
 
   if (roots.length === 0) {
     return <p className="empty">Discovery found no Source Description or Capability List for this Source.</p>;
@@ -43,7 +44,7 @@ export function SourceTree({ source }: { source: SavedSource }) {
   return (
     <ul ref={treeRef} role="tree" aria-label={`Documents of ${source.name}`} className="tree" onKeyDown={onTreeKeyDown}>
       {roots.map((node, i) => (
-        <TreeNode key={node.id} node={node} posinset={i + 1} setsize={roots.length} tabStopId={tabStopId} />
+        <TreeNode key={node.id} node={node} posinset={i + 1} setsize={roots.length} first={i === 0} />
       ))}
     </ul>
   );

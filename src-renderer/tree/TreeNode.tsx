@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { memo, useEffect, useMemo, useRef, useState } from 'react';
 import type { KeyboardEvent, MouseEvent } from 'react';
 import { useBridgeEvent, useSummary } from '../data/queries.ts';
 import { errorMessage } from '../bridge/index.ts';
@@ -19,15 +19,24 @@ interface Props {
   node: NodeRef;
   posinset: number;
   setsize: number;
-  tabStopId: string | null;
+  /** The tree's first item: its tab stop while no item is focused or selected. */
+  first?: boolean;
 }
 
-export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
+/**
+ * Memoized, with each node watching only whether it is the tab stop: an index of 10,000 parts re-rendered all
+ * 10,000 items on every move of the focus (seconds per key press) while the tab stop was a prop of every node.
+ */
+export const TreeNode = memo(function TreeNode({ node, posinset, setsize, first = false }: Props) {
   const itemRef = useRef<HTMLDivElement>(null);
   const rowRef = useRef<HTMLDivElement>(null);
   const seen = useSeen(rowRef);
   const expanded = useUi((s) => s.expanded[node.id] === true);
   const selected = useUi((s) => s.node?.id === node.id);
+  const tabStop = useUi((s) => {
+    const id = s.focusedId ?? s.node?.id ?? null;
+    return id === null ? first : id === node.id;
+  });
   const { setExpanded, setFocused, selectNode } = useUi.getState();
   const summary = useSummary(node.channel ? null : node.url, seen || expanded || selected);
   const [progress, setProgress] = useState<number | null>(null);
@@ -101,7 +110,8 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
     event.stopPropagation();
   }
 
-  const children = view && expanded ? childNodes(node, view) : [];
+  // The same objects from render to render, so that the memoized children do not render again.
+  const children = useMemo(() => (view && expanded ? childNodes(node, view) : []), [node, view, expanded]);
 
   function showMore() {
     // Focus goes to the first child the slice shows (the item that showed it is gone after the last slice).
@@ -124,7 +134,7 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
       aria-expanded={expandable ? expanded : undefined}
       aria-owns={expandable && expanded ? groupId : undefined}
       aria-busy={summary.isFetching || undefined}
-      tabIndex={tabStopId === node.id ? 0 : -1}
+      tabIndex={tabStop ? 0 : -1}
       data-node-id={node.id}
       className="tree-item"
       onFocus={(e) => {
@@ -201,7 +211,7 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
           ) : (
             <>
               {children.slice(0, shown).map((child, i) => (
-                <TreeNode key={child.id} node={child} posinset={i + 1} setsize={children.length} tabStopId={tabStopId} />
+                <TreeNode key={child.id} node={child} posinset={i + 1} setsize={children.length} />
               ))}
               {children.length > shown && (
                 <li role="none" className="tree-note" style={{ paddingLeft: 22 + level * 16 }}>
@@ -238,4 +248,4 @@ export function TreeNode({ node, posinset, setsize, tabStopId }: Props) {
       )}
     </li>
   );
-}
+});
