@@ -136,7 +136,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
     let done = false;
     if (goal.current === 'run') {
       if (action.isError) [target, done] = [find('.mirror-action-error'), true];
-      else if (m.status === 'running') target = find('.mirror-pause:not(:disabled)') ?? (progress?.retry ? find('.mirror-cancel-run:not(:disabled)') : null);
+      else if (m.status === 'running') target = find('.mirror-pause:not(:disabled)');
       else if (!busy && !action.isPending && ended) [target, done] = [find('.run-end'), true];
     } else if (goal.current === 'audit') {
       const error = find('.mirror-audit [role=alert]');
@@ -197,22 +197,17 @@ function Loaded({ m }: { m: MirrorDetail }) {
         <span className="mirror-actions">
           {syncing ? (
             <>
-              {progress?.retry ? (
-                // A retry takes no pause (the app refuses it): said where Pause would be, not left to a dead button.
-                <span className="muted mirror-no-pause">A retry cannot be paused; cancelling keeps what it has fetched.</span>
-              ) : (
-                <button
-                  type="button"
-                  className="btn-secondary mirror-pause"
-                  disabled={m.status !== 'running' || action.isPending || unknown}
-                  onClick={() => {
-                    aim('run');
-                    action.mutate({ action: 'pause' });
-                  }}
-                >
-                  {m.status === 'pausing' ? 'Pausing…' : 'Pause'}
-                </button>
-              )}
+              <button
+                type="button"
+                className="btn-secondary mirror-pause"
+                disabled={m.status !== 'running' || action.isPending || unknown}
+                onClick={() => {
+                  aim('run');
+                  action.mutate({ action: 'pause' });
+                }}
+              >
+                {m.status === 'pausing' ? 'Pausing…' : 'Pause'}
+              </button>
               <button
                 type="button"
                 className="btn-secondary mirror-cancel-run"
