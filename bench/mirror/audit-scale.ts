@@ -20,7 +20,7 @@ const flag = (name: string) => {
 };
 const present = Number(flag('--present') ?? 0);
 const PER_LIST = 50_000;
-const SIZE = 16;
+const SIZE = 17; // the length of body(i)
 const AT = '2024-01-03T00:00:00Z';
 const body = (i: number) => Buffer.from(`resource ${String(i).padStart(7, '0')}\n`);
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');

@@ -296,7 +296,7 @@ export async function auditCommand(
       return 1;
     }
     if (!o.json) io.out(`Last audit: ${saved.at}${saved.rehash ? ' (every file hashed again)' : ''}, ${saved.seconds} s\n`);
-    printAudit(resolve(o.dest), { ...saved.report, runId: saved.runId }, o.json, io, saved.rehash, { at: saved.at, rehash: saved.rehash });
+    await printAudit(resolve(o.dest), { ...saved.report, runId: saved.runId }, o.json, io, saved.rehash, { at: saved.at, rehash: saved.rehash });
     return saved.report.inSync ? 0 : 1;
   }
   const credentials = credentialsFrom(o.token, o.basic);
@@ -315,13 +315,13 @@ export async function auditCommand(
   } finally {
     stop.dispose();
   }
-  printAudit(resolve(o.dest), report, o.json, io, o.rehash);
+  await printAudit(resolve(o.dest), report, o.json, io, o.rehash);
   return report.inSync ? 0 : 1;
 }
 
-function printAudit(dest: string, report: AuditReport, json: boolean, io: Io, rehash: boolean, when?: { at: string; rehash: boolean }): void {
+async function printAudit(dest: string, report: AuditReport, json: boolean, io: Io, rehash: boolean, when?: { at: string; rehash: boolean }): Promise<void> {
   if (json) {
-    writeAuditJson(dest, report, io, when);
+    await writeAuditJson(dest, report, io, when);
   } else {
     // Without --rehash the files were not read: say what "match" rests on.
     const basis = rehash ? 'every file read again' : 'by size and the hashes recorded when mirrored; --rehash reads every file again';
@@ -349,33 +349,35 @@ function printAudit(dest: string, report: AuditReport, json: boolean, io: Io, re
  * The whole report as one JSON object, written a piece at a time from the report kept in the mirror's state: the
  * report in memory holds only the first items of each kind, and a million of them need not be held to be printed.
  */
-function writeAuditJson(dest: string, report: AuditReport, io: Io, when?: { at: string; rehash: boolean }): void {
+async function writeAuditJson(dest: string, report: AuditReport, io: Io, when?: { at: string; rehash: boolean }): Promise<void> {
   if (report.runId === undefined) {
     const { inSync, missing, extra, changed, unverifiable, kept = [], notes } = report;
     io.out(`${JSON.stringify({ inSync, missing, extra, changed, unverifiable, kept, ...(notes ? { notes } : {}), ...when })}\n`);
     return;
   }
   let buffer = `{"inSync":${report.inSync}`;
-  const write = (text: string) => {
+  const write = async (text: string) => {
     buffer += text;
     if (buffer.length >= 1 << 16) {
       io.out(buffer);
       buffer = '';
+      // Else a pipe read slowly held the whole report in memory (~230 MB more for 1,000,000 items).
+      await io.drained?.();
     }
   };
   for (const status of FOUND_ORDER) {
-    write(`,${JSON.stringify(status)}:[`);
+    await write(`,${JSON.stringify(status)}:[`);
     let first = true;
     for (const f of savedAuditItems(dest, report.runId, status)) {
       const value = status === 'changed' || status === 'unverifiable' ? JSON.stringify({ uri: f.item, reason: f.reason ?? '' }) : JSON.stringify(f.item);
-      write(first ? value : `,${value}`);
+      await write(first ? value : `,${value}`);
       first = false;
     }
-    write(']');
+    await write(']');
   }
   const notes = [...savedAuditItems(dest, report.runId, 'note')].map((n) => n.item);
-  if (notes.length > 0) write(`,"notes":${JSON.stringify(notes)}`);
-  if (when) write(`,"at":${JSON.stringify(when.at)},"rehash":${when.rehash}`);
+  if (notes.length > 0) await write(`,"notes":${JSON.stringify(notes)}`);
+  if (when) await write(`,"at":${JSON.stringify(when.at)},"rehash":${when.rehash}`);
   io.out(`${buffer}}\n`);
 }
 
