@@ -90,12 +90,12 @@ try {
 }
 console.log(`built ${rows} rows (${every > 0 ? `1 in ${every} files present` : 'no files'}) in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${dest}`);
 
-const rsdesk = resolve(import.meta.dirname, '..', '..', 'bin', 'rsdesk.mjs');
+const rsdesk = process.env.RSDESK ?? resolve(import.meta.dirname, '..', '..', 'bin', 'rsdesk.mjs');
 for (const args of [['--json'], []]) {
   const t1 = performance.now();
   // Asynchronous: the server answering the audit runs in this process.
   const child = await new Promise<{ status: number | null; stderr: string }>((done) => {
-    const c = spawn('/usr/bin/time', ['-f', '%M KB peak RSS', process.execPath, rsdesk, 'audit', '--dest', dest, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn('/usr/bin/time', ['-f', '%M KB peak RSS, %U s user + %S s system CPU', process.execPath, rsdesk, 'audit', '--dest', dest, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     let bytes = 0;
     c.stdout.on('data', (d: Buffer) => (bytes += d.length));
