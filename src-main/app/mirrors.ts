@@ -528,7 +528,9 @@ export class MirrorService {
       // The engine kept the report in the mirror's state; the view is that saved one (its time and duration).
       const saved = this.#savedAudit(key);
       const view: AuditView = saved ?? { path: key, at: new Date().toISOString(), rehash, seconds: seconds(), report };
-      const notInSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length;
+      // The lists hold the first few of each kind only; the counts hold them all.
+      const counted = report.counts ?? { missing: report.missing.length, extra: report.extra.length, changed: report.changed.length, unverifiable: report.unverifiable.length };
+      const notInSync = counted.missing + counted.extra + counted.changed + counted.unverifiable;
       this.#finish(active);
       this.#changed();
       this.#d.events.emit('audit.ended', {

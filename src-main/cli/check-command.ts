@@ -2,7 +2,7 @@
 import { InvalidArgumentsError } from '../app/errors.ts';
 import { normalizeStartUrl } from '../app/start-url.ts';
 import type { CheckReport } from '../engine/check/model.ts';
-import { reportJson } from '../engine/check/report.ts';
+import { reportJsonPieces } from '../engine/check/report.ts';
 import { checkSource } from '../engine/check/walk.ts';
 import { capabilityName } from '../engine/documents/model.ts';
 import { bearerFor, Http } from '../engine/http/index.ts';
@@ -56,7 +56,18 @@ export async function checkCommand(options: CheckOptions, io: Io): Promise<numbe
   const http = new Http({ sourceHeaders: bearerFor(start, options.token), timeoutMs: options.timeoutMs, userAgent: options.userAgent });
   try {
     const report = await checkSource(start, { http, maxDocuments: options.maxDocuments });
-    io.out(options.json ? reportJson(report) : formatCheck(report));
+    if (options.json) {
+      // A piece at a time, each let out before the next: a pipe read slowly would hold it all in memory.
+      let buffer = '';
+      for (const piece of reportJsonPieces(report)) {
+        buffer += piece;
+        if (buffer.length < 1 << 16) continue;
+        io.out(buffer);
+        buffer = '';
+        await io.drained?.();
+      }
+      io.out(buffer);
+    } else io.out(formatCheck(report));
     return report.summary.errors > 0 ? 1 : 0;
   } finally {
     await http.close();

@@ -5,6 +5,11 @@ export interface Io {
   readonly errIsTTY?: boolean;
   /** Width of that terminal, in columns. */
   readonly errColumns?: number;
+  /**
+   * Resolves once what `out` was given has left the process's buffer: a pipe takes it as fast as its reader reads,
+   * and a long output written without waiting is held in memory whole meanwhile.
+   */
+  drained?(): Promise<void>;
 }
 
 export const processIo: Io = {
@@ -16,6 +21,7 @@ export const processIo: Io = {
   get errColumns() {
     return process.stderr.columns;
   },
+  drained: () => (process.stdout.writableNeedDrain ? new Promise<void>((resolve) => void process.stdout.once('drain', resolve)) : Promise.resolve()),
 };
 
 /**

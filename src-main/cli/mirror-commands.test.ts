@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
 import { main } from './rsdesk.ts';
+import { auditCommand } from './mirror-commands.ts';
 import type { Io } from './io.ts';
 import { RSDESK_BIN, runRsdesk } from './run-rsdesk.ts';
 
@@ -63,6 +64,28 @@ describe('rsdesk sync, audit, runs', () => {
     expect(JSON.parse(runs.stdout).runs.map((r: { kind: string }) => r.kind)).toEqual(['baseline', 'incremental', 'audit', 'audit']);
     const text = await rsdesk(['runs', '--dest', dest]);
     expect(text.stdout).toMatch(/#1 baseline \(auto\) completed/);
+  }, 60_000);
+
+  it('audit: --json prints every difference even when the report in memory holds the first few; the text says how many more', async () => {
+    const dest = mkdtempSync(join(tmpdir(), 'rsdesk-audit-cut-'));
+    expect((await rsdesk(['sync', fixture.url, '--dest', dest, '--capabilitylist', fixture.url + fixture.paths.dataset1.capabilityList])).code).toBe(0);
+    const host = new URL(fixture.url).host.replace(':', '_');
+    const ids = [1, 2, 3, 4];
+    for (const id of ids) rmSync(join(dest, host, ...fixture.state.pathOf(id).split('/').filter(Boolean)));
+    const command = async (json: boolean, last = false) => {
+      const io = { out: '', err: '' };
+      const sink: Io = { out: (t) => void (io.out += t), err: (t) => void (io.err += t) };
+      const code = await auditCommand({ dest, rehash: false, json, last, userAgent: 'test', reportLimit: 1 }, sink);
+      return { code, ...io };
+    };
+    const missing = ids.map((id) => fixture.state.locOf(id));
+    const json = await command(true);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.out)).toEqual({ inSync: false, missing, extra: [], changed: [], unverifiable: [], kept: [] });
+    expect(JSON.parse((await command(true, true)).out)).toMatchObject({ inSync: false, missing, rehash: false });
+    const text = (await command(false)).out;
+    expect(text).toContain(`  missing (4):\n    ${missing[0]}\n    … and 3 more (--json lists them all)\n`);
+    expect(text).not.toContain('too long to show whole');
   }, 60_000);
 
   it('exits 1 when a resource failed, 2 on usage errors', async () => {

@@ -1,7 +1,7 @@
 // rsdesk sync / audit / runs: a local mirror of a Source, kept in a folder.
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { audit, lastAudit, type AuditReport } from '../engine/mirror/audit.ts';
+import { audit, CUT_NOTE_START, FOUND_ORDER, lastAudit, savedAuditItems, type AuditReport } from '../engine/mirror/audit.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { lockHolder, runsAsSeen } from '../engine/mirror/folder.ts';
 import { MirrorState, stateDirOf, STATE_FILE } from '../engine/mirror/state.ts';
@@ -277,19 +277,30 @@ function formatBytes(n: number): string {
 }
 
 export async function auditCommand(
-  o: { dest: string; rehash: boolean; json: boolean; last?: boolean; token?: string; basic?: string; timeoutMs?: number; userAgent: string },
+  o: {
+    dest: string;
+    rehash: boolean;
+    json: boolean;
+    last?: boolean;
+    token?: string;
+    basic?: string;
+    timeoutMs?: number;
+    userAgent: string;
+    /** Differences of each kind held in memory (REPORT_LIMIT unless told; lowered by tests): --json prints them all. */
+    reportLimit?: number;
+  },
   io: Io,
 ): Promise<number> {
   if (o.last) {
     // The report kept in the mirror's state by the last audit (of rsdesk or the app); nothing is fetched.
-    const saved = lastAudit(resolve(o.dest));
+    const saved = lastAudit(resolve(o.dest), o.reportLimit);
     if (saved === null) {
       if (o.json) io.out('null\n');
       else io.out(`No audit report is kept for ${resolve(o.dest)} yet: run rsdesk audit --dest ${resolve(o.dest)} without --last.\n`);
       return 1;
     }
     if (!o.json) io.out(`Last audit: ${saved.at}${saved.rehash ? ' (every file hashed again)' : ''}, ${saved.seconds} s\n`);
-    printAudit(saved.report, o.json, io, saved.rehash, { at: saved.at, rehash: saved.rehash });
+    await printAudit(resolve(o.dest), { ...saved.report, runId: saved.runId }, o.json, io, saved.rehash, { at: saved.at, rehash: saved.rehash });
     return saved.report.inSync ? 0 : 1;
   }
   const credentials = credentialsFrom(o.token, o.basic);
@@ -300,7 +311,7 @@ export async function auditCommand(
   });
   let report: AuditReport;
   try {
-    report = await audit({ dest: resolve(o.dest), rehash: o.rehash, credentials, secretStore: cliSecretStore(), timeoutMs: o.timeoutMs, userAgent: o.userAgent, signal: stop.signal });
+    report = await audit({ dest: resolve(o.dest), rehash: o.rehash, credentials, secretStore: cliSecretStore(), timeoutMs: o.timeoutMs, userAgent: o.userAgent, signal: stop.signal, reportLimit: o.reportLimit });
   } catch (err) {
     if (stop.by === null) throw err;
     io.err(`rsdesk: audit stopped (${stop.by}) before the end; no report is kept. Nothing in the mirror was changed.\n`);
@@ -308,32 +319,70 @@ export async function auditCommand(
   } finally {
     stop.dispose();
   }
-  printAudit(report, o.json, io, o.rehash);
+  await printAudit(resolve(o.dest), report, o.json, io, o.rehash);
   return report.inSync ? 0 : 1;
 }
 
-function printAudit(report: AuditReport, json: boolean, io: Io, rehash: boolean, when?: { at: string; rehash: boolean }): void {
+async function printAudit(dest: string, report: AuditReport, json: boolean, io: Io, rehash: boolean, when?: { at: string; rehash: boolean }): Promise<void> {
   if (json) {
-    const { inSync, missing, extra, changed, unverifiable, kept = [], notes } = report;
-    io.out(`${JSON.stringify({ inSync, missing, extra, changed, unverifiable, kept, ...(notes ? { notes } : {}), ...when })}\n`);
+    await writeAuditJson(dest, report, io, when);
   } else {
     // Without --rehash the files were not read: say what "match" rests on.
     const basis = rehash ? 'every file read again' : 'by size and the hashes recorded when mirrored; --rehash reads every file again';
     const lines = [report.inSync ? `In sync: ${report.inSyncCount} resources match the Source (${basis}).` : `Not in sync (${report.inSyncCount} resources match, ${basis}):`];
-    for (const note of report.notes ?? []) lines.push(`  Note: ${note}`);
-    const section = (title: string, items: string[]) => {
-      if (items.length === 0) return;
-      lines.push(`  ${title} (${items.length}):`);
-      for (const item of items.slice(0, 50)) lines.push(`    ${item}`);
-      if (items.length > 50) lines.push(`    … and ${items.length - 50} more (--json lists them all)`);
+    // The note on lists cut short speaks of the app's view; here each section says how many more --json lists.
+    for (const note of report.notes ?? []) if (!note.startsWith(CUT_NOTE_START)) lines.push(`  Note: ${note}`);
+    const section = (title: string, items: string[], count = items.length) => {
+      if (count === 0) return;
+      lines.push(`  ${title} (${count}):`);
+      const shown = items.slice(0, 50);
+      for (const item of shown) lines.push(`    ${item}`);
+      if (count > shown.length) lines.push(`    … and ${count - shown.length} more (--json lists them all)`);
     };
-    section('missing', report.missing);
-    section('extra', report.extra);
-    section('changed', report.changed.map((c) => `${c.uri}: ${c.reason}`));
-    section('unverifiable', report.unverifiable.map((c) => `${c.uri}: ${c.reason}`));
-    section('kept, no longer listed by the Source (--delete delete or quarantine would remove them)', report.kept ?? []);
+    const counts = report.counts;
+    section('missing', report.missing, counts?.missing);
+    section('extra', report.extra, counts?.extra);
+    section('changed', report.changed.slice(0, 50).map((c) => `${c.uri}: ${c.reason}`), counts?.changed ?? report.changed.length);
+    section('unverifiable', report.unverifiable.slice(0, 50).map((c) => `${c.uri}: ${c.reason}`), counts?.unverifiable ?? report.unverifiable.length);
+    section('kept, no longer listed by the Source (--delete delete or quarantine would remove them)', report.kept ?? [], counts?.kept);
     io.out(`${lines.join('\n')}\n`);
   }
+}
+
+/**
+ * The whole report as one JSON object, written a piece at a time from the report kept in the mirror's state: the
+ * report in memory holds only the first items of each kind, and a million of them need not be held to be printed.
+ */
+async function writeAuditJson(dest: string, report: AuditReport, io: Io, when?: { at: string; rehash: boolean }): Promise<void> {
+  if (report.runId === undefined) {
+    const { inSync, missing, extra, changed, unverifiable, kept = [], notes } = report;
+    io.out(`${JSON.stringify({ inSync, missing, extra, changed, unverifiable, kept, ...(notes ? { notes } : {}), ...when })}\n`);
+    return;
+  }
+  let buffer = `{"inSync":${report.inSync}`;
+  const write = async (text: string) => {
+    buffer += text;
+    if (buffer.length >= 1 << 16) {
+      io.out(buffer);
+      buffer = '';
+      // Else a pipe read slowly held the whole report in memory (~230 MB more for 1,000,000 items).
+      await io.drained?.();
+    }
+  };
+  for (const status of FOUND_ORDER) {
+    await write(`,${JSON.stringify(status)}:[`);
+    let first = true;
+    for (const f of savedAuditItems(dest, report.runId, status)) {
+      const value = status === 'changed' || status === 'unverifiable' ? JSON.stringify({ uri: f.item, reason: f.reason ?? '' }) : JSON.stringify(f.item);
+      await write(first ? value : `,${value}`);
+      first = false;
+    }
+    await write(']');
+  }
+  const notes = [...savedAuditItems(dest, report.runId, 'note')].map((n) => n.item);
+  if (notes.length > 0) await write(`,"notes":${JSON.stringify(notes)}`);
+  if (when) await write(`,"at":${JSON.stringify(when.at)},"rehash":${when.rehash}`);
+  io.out(`${buffer}}\n`);
 }
 
 export function runsCommand(o: { dest: string; json: boolean }, io: Io): number {

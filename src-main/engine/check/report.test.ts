@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CheckReport } from './model.ts';
-import { csvField, reportCsv, reportJson } from './report.ts';
+import { csvField, reportCsv, reportJson, reportJsonPieces } from './report.ts';
 
 const report: CheckReport = {
   start: 'http://127.0.0.1:1/',
@@ -47,5 +47,19 @@ describe('check report formats', () => {
       message: '=HYPERLINK("http://evil")',
     });
     expect(parsed.summary).toEqual(report.summary);
+  });
+
+  it('JSON written a piece at a time is the text JSON.stringify writes, empty lists and strings that need escaping too', () => {
+    const shaped = (r: CheckReport) => ({
+      start: r.start,
+      sourceDescription: r.sourceDescription,
+      documents: r.documents.map((d) => ({ url: d.url, capability: d.capability, isIndex: d.isIndex, parent: d.parent, entries: d.entries, findings: d.findings })),
+      findings: r.findings.map((f) => ({ document: f.document, severity: f.severity, code: f.code, line: f.line ?? null, message: f.message })),
+      summary: r.summary,
+    });
+    const empty: CheckReport = { ...report, sourceDescription: null, documents: [{ ...report.documents[0]!, findings: [] }], findings: [] };
+    for (const r of [report, empty, { ...empty, documents: [] }]) {
+      expect([...reportJsonPieces(r)].join('')).toBe(`${JSON.stringify(shaped(r), null, 2)}\n`);
+    }
   });
 });

@@ -115,11 +115,14 @@ export function failedToLoad(error: unknown): Finding {
   throw error;
 }
 
-export function stoppedAt(limit: number, left: number): Finding {
+/** `uncounted`: some were listed past the limit, where a document listed twice is counted twice. */
+export function stoppedAt(limit: number, left: number, uncounted = false): Finding {
   return {
     severity: 'warning',
     code: 'document-limit',
-    message: `Stopped after ${limit.toLocaleString('en')} documents; ${left.toLocaleString('en')} more listed ${left === 1 ? 'document was' : 'documents were'} not checked (nor what they list)`,
+    message:
+      `Stopped after ${limit.toLocaleString('en')} documents; ${left.toLocaleString('en')} more listed ${left === 1 ? 'document was' : 'documents were'} not checked (nor what they list)` +
+      (uncounted ? '; past the limit, a document listed more than once is counted each time and not reported as listed again' : ''),
   };
 }
 

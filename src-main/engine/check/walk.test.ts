@@ -245,3 +245,43 @@ describe('checkSource against a Source that floods', () => {
     }
   });
 });
+
+describe('checkSource of an index with more parts than the document limit', () => {
+  it('keeps only what it can still check: the rest is counted, the limit says so, a repeat within the limit is still found', async () => {
+    const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const PARTS = 40;
+    let base = '';
+    const server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/xml');
+      if (req.url === '/capabilitylist.xml') {
+        res.end(`<urlset ${NS}><rs:md capability="capabilitylist"/><url><loc>${base}/index.xml</loc><rs:md capability="resourcelist"/></url></urlset>`);
+      } else if (req.url === '/index.xml') {
+        const parts = Array.from({ length: PARTS }, (_, i) => `<sitemap><loc>${base}/part${i}.xml</loc></sitemap>`).join('');
+        // part0 again, early (within the limit), and part30 twice (past it: counted twice, not found as a repeat).
+        const again = `<sitemap><loc>${base}/part0.xml</loc></sitemap><sitemap><loc>${base}/part30.xml</loc></sitemap>`;
+        res.end(`<sitemapindex ${NS}><rs:ln rel="up" href="${base}/capabilitylist.xml"/><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/>${parts}${again}</sitemapindex>`);
+      } else {
+        res.end(`<urlset ${NS}><rs:ln rel="up" href="${base}/capabilitylist.xml"/><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/></urlset>`);
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const report = await checkSource(`${base}/capabilitylist.xml`, { http, maxDocuments: 6 });
+      // The Capability List, the index and the first 4 parts.
+      expect(report.documents.map((d) => d.url)).toEqual([`${base}/capabilitylist.xml`, `${base}/index.xml`, ...[0, 1, 2, 3].map((i) => `${base}/part${i}.xml`)]);
+      expect(report.summary.truncated).toBe(true);
+      const limit = report.findings.find((f) => f.code === 'document-limit')!;
+      // 36 parts left, part30 counted twice.
+      expect(limit.message).toBe(
+        'Stopped after 6 documents; 37 more listed documents were not checked (nor what they list); past the limit, a document listed more than once is counted each time and not reported as listed again',
+      );
+      const index = report.documents.find((d) => d.url === `${base}/index.xml`)!;
+      expect(index.findings.filter((f) => f.code === 'listed-again').map((f) => f.message)).toHaveLength(1);
+      expect(index.findings.find((f) => f.code === 'listed-again')!.message).toContain(`${base}/part0.xml`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

@@ -92,6 +92,8 @@ class CheckRun {
   #records: { seq: number; record: CheckedDocument }[] = [];
   #general: Finding[] = [];
   #limitHit = false;
+  /** Documents listed past the document limit: never queued nor remembered, only counted. */
+  #unqueued = 0;
   /** Documents whose read was cut off by a cancel. */
   #abandoned = 0;
   #cancelled = false;
@@ -157,6 +159,12 @@ class CheckRun {
       if (bySourceDescription) seen.bySourceDescription = true;
       return parent === null ? null : listedAgain(url, seen.parent, isAbove(url, parent), line);
     }
+    if (this.#queue.length >= this.#max) {
+      // Past the document limit it would never be fetched: counted, not kept (an index of a million parts cost
+      // ~300 MB of queue and seen URLs), so a repeat among these is counted again rather than found.
+      this.#unqueued++;
+      return null;
+    }
     this.#seen.set(url, { parent: parent?.url ?? null, bySourceDescription });
     const pending: Pending = { url, seq: this.#seq++, parent };
     if (listedAs !== undefined) pending.listedAs = listedAs;
@@ -192,9 +200,31 @@ class CheckRun {
     this.#progress(false, item.url);
     let head: DocumentHead | null = null;
     const children: ChildRef[] = [];
+    let overflow = 0;
+    /** The document's children not reached before, kept for the walk (at most what the limit leaves room for). */
+    const fresh = new Set<string>();
+    const listed: ChildRef[] = [];
     const onEntry = (entry: Entry): void => {
       this.#entries++;
-      if (head !== null) collectChildren(head, entry, children);
+      if (head === null) return;
+      collectChildren(head, entry, listed);
+      for (const child of listed) {
+        // Past the document limit, a child the walk has not reached is only counted (as #reach would), not held until
+        // the document's end. A repeat is kept: it is the parent's finding. A relative one is kept too, as only the
+        // document's final URL (after redirects) says what it is.
+        if (ABSOLUTE.test(child.loc)) {
+          const url = absoluteUrl(child.loc, item.url);
+          if (!this.#seen.has(url) && !fresh.has(url)) {
+            if (this.#queue.length + fresh.size >= this.#max) {
+              overflow++;
+              continue;
+            }
+            fresh.add(url);
+          }
+        }
+        children.push(child);
+      }
+      listed.length = 0;
     };
     try {
       const loaded = await loadDocument(this.#http, item.url, {
@@ -205,6 +235,7 @@ class CheckRun {
         onEntry,
         onProgress: () => this.#progress(false, item.url),
       });
+      this.#unqueued += overflow;
       this.#checked(item, loaded.summary, loaded.finalUrl, children);
     } catch (error) {
       if (this.#signal?.aborted) {
@@ -312,9 +343,10 @@ class CheckRun {
         doc.findings.push(unlistedCapabilityList(this.#sourceDescription));
       }
     }
-    const left = this.#queue.length - this.#next + this.#abandoned;
+    const left = this.#queue.length - this.#next + this.#abandoned + this.#unqueued;
+    if (this.#unqueued > 0) this.#limitHit = true;
     if (this.#cancelled) this.#general.push(cancelledAt(documents.length, left));
-    else if (this.#limitHit && left > 0) this.#general.push(stoppedAt(this.#max, left));
+    else if (this.#limitHit && left > 0) this.#general.push(stoppedAt(this.#max, left, this.#unqueued > 0));
     // Findings about the walk itself go with the first document (where the check started), or stand alone.
     if (documents.length > 0) documents[0].findings.push(...this.#general);
     const findings: CheckFinding[] = [];
@@ -362,6 +394,9 @@ function collectChildren(head: DocumentHead, entry: Entry, into: ChildRef[]): vo
     }
   }
 }
+
+/** A URL with a scheme (a loc resolves to itself whatever the document's URL). */
+const ABSOLUTE = /^[a-z][a-z0-9+.-]*:/i;
 
 function isAbove(url: string, parent: Parent): boolean {
   for (let p: Parent | null = parent; p !== null; p = p.parent) if (p.url === url || p.finalUrl === url) return true;

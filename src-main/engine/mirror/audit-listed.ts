@@ -8,6 +8,12 @@ import { canonicalUri } from './uri.ts';
 
 export type Listed = Pick<Entry, 'loc' | 'lastmod' | 'md'>;
 
+export type FoundStatus = 'missing' | 'extra' | 'changed' | 'unverifiable' | 'kept';
+export interface Found {
+  item: string;
+  reason: string | null;
+}
+
 /** Rows written in one transaction (a commit per row would cost a journal write each). */
 const BATCH = 10_000;
 /** Entries read back at a time. */
@@ -21,7 +27,12 @@ export class ListedResources {
   #page: StatementSync;
   #addPath: StatementSync;
   #hasPath: StatementSync;
+  #found: StatementSync;
+  #foundPage: StatementSync;
+  #damaged: StatementSync;
+  #damagedPage: StatementSync;
   #seq = 0;
+  #foundSeq = 0;
   #pending = 0;
 
   constructor() {
@@ -31,6 +42,8 @@ export class ListedResources {
       CREATE TABLE listed (uri TEXT PRIMARY KEY, seq INTEGER NOT NULL, entry TEXT NOT NULL) WITHOUT ROWID;
       CREATE INDEX listed_seq ON listed (seq);
       CREATE TABLE paths (path TEXT PRIMARY KEY) WITHOUT ROWID;
+      CREATE TABLE found (status TEXT NOT NULL, seq INTEGER NOT NULL, item TEXT NOT NULL, reason TEXT, PRIMARY KEY (status, seq)) WITHOUT ROWID;
+      CREATE TABLE damaged (seq INTEGER PRIMARY KEY, uri TEXT NOT NULL);
     `);
     // A URI listed again keeps its first place and takes its last description, as Map.set did.
     this.#upsert = this.#db.prepare('INSERT INTO listed (uri, seq, entry) VALUES (?, ?, ?) ON CONFLICT (uri) DO UPDATE SET entry = excluded.entry');
@@ -39,6 +52,10 @@ export class ListedResources {
     this.#page = this.#db.prepare('SELECT seq, entry FROM listed WHERE seq > ? ORDER BY seq LIMIT ?');
     this.#addPath = this.#db.prepare('INSERT OR IGNORE INTO paths (path) VALUES (?)');
     this.#hasPath = this.#db.prepare('SELECT 1 AS found FROM paths WHERE path = ?');
+    this.#found = this.#db.prepare('INSERT INTO found (status, seq, item, reason) VALUES (?, ?, ?, ?)');
+    this.#foundPage = this.#db.prepare('SELECT seq, item, reason FROM found WHERE status = ? AND seq > ? ORDER BY seq LIMIT ?');
+    this.#damaged = this.#db.prepare('INSERT INTO damaged (uri) VALUES (?)');
+    this.#damagedPage = this.#db.prepare('SELECT seq, uri FROM damaged WHERE seq > ? ORDER BY seq LIMIT ?');
   }
 
   // URIs by the form the mirror keeps them in (uri.ts), as a sync knows them.
@@ -79,6 +96,46 @@ export class ListedResources {
   hasPath(path: string): boolean {
     this.#commit();
     return this.#hasPath.get(path) !== undefined;
+  }
+
+  // What the audit found not in sync, kept here rather than in the heap: a mirror far out of step with its Source has
+  // as many differences as resources (a million missing URIs held as strings cost ~200 MB more peak RSS).
+  /** A difference, kept in the order found. */
+  addFound(status: FoundStatus, item: string, reason: string | null = null): void {
+    this.#write();
+    this.#found.run(status, ++this.#foundSeq, item, reason);
+  }
+
+  /** The differences of one kind, in the order found; at most `limit` of them. */
+  *found(status: FoundStatus, limit = Infinity): Generator<Found> {
+    this.#commit();
+    let after = 0;
+    let left = limit;
+    while (left > 0) {
+      const rows = this.#foundPage.all(status, after, Math.min(PAGE, left)) as { seq: number; item: string; reason: string | null }[];
+      for (const row of rows) yield { item: row.item, reason: row.reason };
+      if (rows.length < PAGE) return;
+      left -= rows.length;
+      after = rows.at(-1)!.seq;
+    }
+  }
+
+  /** A listed URI whose local copy is no longer what was verified (the next sync fetches it again). */
+  addDamaged(uri: string): void {
+    this.#write();
+    this.#damaged.run(uri);
+  }
+
+  /** The damaged URIs, `PAGE` at a time. */
+  *damaged(): Generator<string[]> {
+    this.#commit();
+    let after = 0;
+    for (;;) {
+      const rows = this.#damagedPage.all(after, PAGE * 10) as { seq: number; uri: string }[];
+      if (rows.length > 0) yield rows.map((r) => r.uri);
+      if (rows.length < PAGE * 10) return;
+      after = rows.at(-1)!.seq;
+    }
   }
 
   close(): void {

@@ -8,7 +8,7 @@ import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { HashAlgorithm } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import { expectationOf, meterFile, recordedMatches, type Expectation, type FixityResult } from './fixity.ts';
-import { ListedResources } from './audit-listed.ts';
+import { ListedResources, type FoundStatus } from './audit-listed.ts';
 import { compareChanges, type Timed } from './change-timeline.ts';
 import { readResourceList } from './resource-list.ts';
 import { readChangeLists } from './change-lists.ts';
@@ -37,6 +37,42 @@ export interface AuditReport {
   kept?: string[];
   /** What the audit could not do as it should, and what it did instead (e.g. a Change List it could not read). */
   notes?: string[];
+  /**
+   * How many differences of each kind there are. The lists above hold the first `reportLimit` of each kind (10,000
+   * unless told) and a note says when one was cut; the report saved in the mirror's state holds them all.
+   */
+  counts?: AuditCounts;
+  /** The audit's run, whose whole report the mirror's state keeps. */
+  runId?: number;
+}
+
+export type AuditCounts = Record<FoundStatus, number>;
+
+/** Differences of each kind an audit's report holds in memory, is sent to the app's window, and `lastAudit` reads. */
+export const REPORT_LIMIT = 10_000;
+
+/** The order in which a report lists its differences. */
+export const FOUND_ORDER: readonly FoundStatus[] = ['missing', 'extra', 'changed', 'unverifiable', 'kept'];
+
+const KIND_NAMES: Record<FoundStatus, [string, string]> = {
+  missing: ['missing resource', 'missing resources'],
+  extra: ['extra file', 'extra files'],
+  changed: ['changed resource', 'changed resources'],
+  unverifiable: ['unverifiable resource', 'unverifiable resources'],
+  kept: ['kept resource', 'kept resources'],
+};
+
+/** How the note on a report's cut lists begins (the CLI's text, which says it per list, leaves it out). */
+export const CUT_NOTE_START = 'This report is too long to show whole';
+
+/** Says which lists of a report hold only their first `limit` items, and where the whole report is; null when none was cut. */
+export function cutNote(counts: AuditCounts, limit: number, dest: string): string | null {
+  const cut = FOUND_ORDER.filter((s) => counts[s] > limit).map((s) => `the first ${limit.toLocaleString('en-US')} of ${counts[s].toLocaleString('en-US')} ${KIND_NAMES[s][1]}`);
+  if (cut.length === 0) return null;
+  return (
+    `${CUT_NOTE_START}: it shows ${cut.join(', ')}. The whole report is kept with the mirror: ` +
+    `rsdesk audit --last --json --dest "${dest}" writes every item.`
+  );
 }
 
 export interface AuditOptions {
@@ -54,6 +90,8 @@ export interface AuditOptions {
   signal?: AbortSignal;
   /** Differences recorded in the run's journal besides the report (which holds them all). Default 1,000. */
   journalLimit?: number;
+  /** Differences of each kind the returned report holds (the saved report holds them all). Default REPORT_LIMIT. */
+  reportLimit?: number;
 }
 
 export async function audit(options: AuditOptions): Promise<AuditReport> {
@@ -106,9 +144,26 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       }
     }
 
-    const report: AuditReport = { inSync: false, missing: [], extra: [], changed: [], unverifiable: [], inSyncCount: 0, ...(notes.length > 0 ? { notes } : {}) };
-    // Local copies that are no longer what was verified: the next sync fetches them again.
-    const damaged: string[] = [];
+    const report: AuditReport = {
+      inSync: false,
+      missing: [],
+      extra: [],
+      changed: [],
+      unverifiable: [],
+      inSyncCount: 0,
+      kept: [],
+      counts: { missing: 0, extra: 0, changed: 0, unverifiable: 0, kept: 0 },
+      ...(notes.length > 0 ? { notes } : {}),
+    };
+    const shown = options.reportLimit ?? REPORT_LIMIT;
+    // Every difference goes to the temporary database (and from there to the saved report); the report returned holds
+    // the first `shown` of each kind, and their counts.
+    const found = (status: FoundStatus, item: string, reason: string | null = null) => {
+      listed.addFound(status, item, reason);
+      if (report.counts![status]++ >= shown) return;
+      if (status === 'changed' || status === 'unverifiable') report[status].push({ uri: item, reason: reason ?? '' });
+      else report[status]!.push(item);
+    };
     const paths = new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.resourceListUrl, maps: binding.maps, allowHosts: binding.allowHosts });
     const folders = new FolderCheck(options.dest);
     let outOfScope = 0;
@@ -125,7 +180,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
           if (outOfScope++ === 0) firstOutOfScope = `${clip(entry.loc)}: ${mapped.reason}`;
           continue;
         }
-        report.missing.push(entry.loc);
+        found('missing', entry.loc);
         continue;
       }
       listed.addPath(row.path);
@@ -133,8 +188,8 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       const detour = folders.detour(row.path);
       if (detour !== null) {
         // A folder on the way was replaced by a link: the file there is not in the mirror's folder (and is not read).
-        damaged.push(entry.loc);
-        report.changed.push({ uri: entry.loc, reason: `${detour}; ${DAMAGED_NOW}` });
+        listed.addDamaged(entry.loc);
+        found('changed', entry.loc, `${detour}; ${DAMAGED_NOW}`);
         continue;
       }
       let size: number;
@@ -142,19 +197,19 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
         const stat = lstatSync(file);
         if (!stat.isFile()) {
           // Never what the mirror wrote: a link (maybe leading out of the mirror), a FIFO, a folder.
-          damaged.push(entry.loc);
-          report.changed.push({ uri: entry.loc, reason: `the local copy is not a regular file (${stat.isSymbolicLink() ? 'a symbolic link' : 'a FIFO, a device or a folder'}); ${DAMAGED_NOW}` });
+          listed.addDamaged(entry.loc);
+          found('changed', entry.loc, `the local copy is not a regular file (${stat.isSymbolicLink() ? 'a symbolic link' : 'a FIFO, a device or a folder'}); ${DAMAGED_NOW}`);
           continue;
         }
         size = stat.size;
       } catch {
         // Recorded but gone from the folder: the next sync fetches it again, incremental too.
-        damaged.push(entry.loc);
-        report.missing.push(entry.loc);
+        listed.addDamaged(entry.loc);
+        found('missing', entry.loc);
         continue;
       }
       if (row.status === 'damaged' && !options.rehash) {
-        report.changed.push({ uri: entry.loc, reason: DAMAGED_BEFORE });
+        found('changed', entry.loc, DAMAGED_BEFORE);
         continue;
       }
       const expected = expectationOf(entry.md);
@@ -162,25 +217,25 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
         // The digests recorded when it was mirrored are computed too: what tells damage from a change at the Source.
         const local = await meterLocal(file, expected, Object.keys(row.digests) as HashAlgorithm[], options.signal);
         if (typeof local === 'string') {
-          damaged.push(entry.loc);
-          report.changed.push({ uri: entry.loc, reason: `${local}; ${DAMAGED_NOW}` });
+          listed.addDamaged(entry.loc);
+          found('changed', entry.loc, `${local}; ${DAMAGED_NOW}`);
           continue;
         }
         const harmed = differsFromRecord(local, row);
-        if (harmed) damaged.push(entry.loc);
-        if (local.status === 'mismatch') report.changed.push({ uri: entry.loc, reason: local.reasons.join('; ') + (harmed ? `; ${DAMAGED_NOW}` : '') });
-        else if (harmed) report.changed.push({ uri: entry.loc, reason: `the local file differs from what was mirrored; ${DAMAGED_NOW}` });
-        else if (local.status === 'unverifiable') report.unverifiable.push({ uri: entry.loc, reason: local.reasons.join('; ') });
+        if (harmed) listed.addDamaged(entry.loc);
+        if (local.status === 'mismatch') found('changed', entry.loc, local.reasons.join('; ') + (harmed ? `; ${DAMAGED_NOW}` : ''));
+        else if (harmed) found('changed', entry.loc, `the local file differs from what was mirrored; ${DAMAGED_NOW}`);
+        else if (local.status === 'unverifiable') found('unverifiable', entry.loc, local.reasons.join('; '));
         else report.inSyncCount++;
         continue;
       }
       if (expected.problems.length > 0) {
-        report.unverifiable.push({ uri: entry.loc, reason: expected.problems.join('; ') });
+        found('unverifiable', entry.loc, expected.problems.join('; '));
         continue;
       }
       if (row.length !== null && size !== row.length) {
-        damaged.push(entry.loc);
-        report.changed.push({ uri: entry.loc, reason: `the local file has ${size} bytes, ${row.length} were mirrored; ${DAMAGED_NOW}` });
+        listed.addDamaged(entry.loc);
+        found('changed', entry.loc, `the local file has ${size} bytes, ${row.length} were mirrored; ${DAMAGED_NOW}`);
         continue;
       }
       const hasFixity = expected.length !== undefined || Object.keys(expected.hashes).length > 0;
@@ -190,17 +245,17 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
           // recorded disagrees: the file itself tells.
           const local = await meterLocal(file, expected, undefined, options.signal);
           if (typeof local === 'string') {
-            damaged.push(entry.loc);
-            report.changed.push({ uri: entry.loc, reason: `${local}; ${DAMAGED_NOW}` });
+            listed.addDamaged(entry.loc);
+            found('changed', entry.loc, `${local}; ${DAMAGED_NOW}`);
           } else if (local.status === 'verified') report.inSyncCount++;
-          else report.changed.push({ uri: entry.loc, reason: local.reasons.join('; ') });
+          else found('changed', entry.loc, local.reasons.join('; '));
           continue;
         }
-        report.changed.push({ uri: entry.loc, reason: 'the list gives another hash or length than the mirrored copy' });
+        found('changed', entry.loc, 'the list gives another hash or length than the mirrored copy');
         continue;
       }
       if (!hasFixity && entry.lastmod !== undefined && !sameTime(entry.lastmod, row.lastmod)) {
-        report.changed.push({ uri: entry.loc, reason: `lastmod is ${entry.lastmod}, the mirrored copy's ${row.lastmod ?? 'unknown'}` });
+        found('changed', entry.loc, `lastmod is ${entry.lastmod}, the mirrored copy's ${row.lastmod ?? 'unknown'}`);
         continue;
       }
       report.inSyncCount++;
@@ -211,19 +266,17 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       const row = state.get(uri);
       if (row !== null && keepAsMetadata(described, uri, (u) => listed.has(u))) listed.addPath(row.path);
     }
-    const kept: string[] = [];
     const unreadable: string[] = [];
     for (const rel of walk(options.dest, '', unreadable)) {
       stopIfCancelled(options.signal);
       if (listed.hasPath(rel)) continue;
       const held = state.fileByKey(caseKey(rel));
       const row = held !== undefined && held.path === rel ? state.get(held.uri) : null;
-      if (row !== null && row.status !== 'deleted' && row.status !== 'quarantined' && !listed.has(row.uri)) kept.push(row.uri);
+      if (row !== null && row.status !== 'deleted' && row.status !== 'quarantined' && !listed.has(row.uri)) found('kept', row.uri);
       // Extra: a file in a folder the mirror writes into (its host's, a --map's) that no listed resource maps to.
       // A file beside them (a note someone keeps at the top of the mirror's folder) is not the mirror's.
-      else if (row !== null || paths.inMappedFolder(rel)) report.extra.push(rel);
+      else if (row !== null || paths.inMappedFolder(rel)) found('extra', rel);
     }
-    report.kept = kept;
     if (unreadable.length > 0) {
       notes.push(`${unreadable.length} folder${unreadable.length === 1 ? '' : 's'} in the mirror could not be read, so files in ${unreadable.length === 1 ? 'it' : 'them'} that no listed resource maps to are not known (the first: ${unreadable[0]}).`);
     }
@@ -234,24 +287,32 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       );
     }
     if (notes.length > 0) report.notes = notes;
-    report.inSync = report.missing.length + report.extra.length + report.changed.length + report.unverifiable.length === 0;
-    if (damaged.length > 0) state.markDamaged(damaged);
+    const counts = report.counts!;
+    const differing = counts.missing + counts.extra + counts.changed + counts.unverifiable;
+    report.inSync = differing === 0;
+    for (const uris of listed.damaged()) state.markDamaged(uris);
     const limit = options.journalLimit ?? 1_000;
-    state.transaction(() =>
-      // Every difference counts, extra files and unverifiable copies too.
-      // The report holds every difference (audit_items); the run's journal the first few of them, so that audits of a
-      // Source far out of step do not add a million rows each to state.sqlite.
-      state.addToRun(run.id, { unchanged: report.inSyncCount, failed: report.missing.length + report.changed.length + report.extra.length + report.unverifiable.length }, [
-        ...report.missing.slice(0, limit).map((uri) => ({ uri, reason: 'missing' })),
-        ...report.changed.slice(0, limit).map((c) => ({ uri: c.uri, reason: `changed: ${c.reason}` })),
-        ...report.extra.slice(0, limit).map((path) => ({ uri: path, reason: 'extra: a file that no listed resource maps to' })),
-        ...report.unverifiable.slice(0, limit).map((c) => ({ uri: c.uri, reason: `unverifiable: ${c.reason}` })),
-      ].slice(0, limit)),
-    );
+    // Every difference counts, extra files and unverifiable copies too.
+    // The report holds every difference (audit_items); the run's journal the first few of them, so that audits of a
+    // Source far out of step do not add a million rows each to state.sqlite.
+    const journal = [
+      ...[...listed.found('missing', limit)].map((f) => ({ uri: f.item, reason: 'missing' })),
+      ...[...listed.found('changed', limit)].map((f) => ({ uri: f.item, reason: `changed: ${f.reason}` })),
+      ...[...listed.found('extra', limit)].map((f) => ({ uri: f.item, reason: 'extra: a file that no listed resource maps to' })),
+      ...[...listed.found('unverifiable', limit)].map((f) => ({ uri: f.item, reason: `unverifiable: ${f.reason}` })),
+    ].slice(0, limit);
+    state.transaction(() => state.addToRun(run.id, { unchanged: report.inSyncCount, failed: differing }, journal));
     const seconds = Math.round((Date.now() - t0) / 100) / 10;
     const ended = state.endRun(run.id, 'completed', { audit: (Date.now() - t0) / 1000 }, report.inSync ? 'in sync' : 'not in sync');
     // Kept with its run: the report is there after a restart (the app's Audit tab, `rsdesk audit --last`).
-    state.saveAudit({ runId: run.id, at: ended.endedAt ?? new Date().toISOString(), rehash: options.rehash ?? false, seconds, report });
+    // Saved whole, from the temporary database: every difference, not only those the returned report holds.
+    const items = function* () {
+      for (const status of FOUND_ORDER) for (const f of listed.found(status)) yield { status, item: f.item, reason: f.reason };
+    };
+    state.saveAudit({ runId: run.id, at: ended.endedAt ?? new Date().toISOString(), rehash: options.rehash ?? false, seconds, report }, items());
+    report.runId = run.id;
+    const cut = cutNote(counts, shown, options.dest);
+    if (cut !== null) report.notes = [...(report.notes ?? []), cut];
     return report;
   } catch (err) {
     // A cancelled audit is recorded as such (as a sync is), not as one that failed on whatever it was reading then.
@@ -380,13 +441,29 @@ function* walk(root: string, rel: string, unreadable: string[]): Generator<strin
   }
 }
 
-/** The newest audit report kept in the mirror's state (null when it was never audited, or only before reports were kept). */
-export function lastAudit(dest: string): SavedAudit | null {
+/**
+ * The newest audit report kept in the mirror's state (null when it was never audited, or only before reports were
+ * kept), with the first `limit` differences of each kind (the counts give them all; a note says what was cut).
+ */
+export function lastAudit(dest: string, limit = REPORT_LIMIT): SavedAudit | null {
   const stateDir = stateDirOf(dest);
   if (!existsSync(join(stateDir, 'state.sqlite'))) throw new Error(`${dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
   const state = MirrorState.forReading(stateDir);
   try {
-    return state.audit();
+    const saved = state.audit(undefined, limit);
+    const cut = saved?.report.counts ? cutNote(saved.report.counts, limit, dest) : null;
+    if (saved !== null && cut !== null) saved.report.notes = [...(saved.report.notes ?? []), cut];
+    return saved;
+  } finally {
+    state.close();
+  }
+}
+
+/** Every difference of one kind in the saved report of run `runId`, in the order found, read a page at a time. */
+export function* savedAuditItems(dest: string, runId: number, status: FoundStatus | 'note'): Generator<{ item: string; reason: string | null }> {
+  const state = MirrorState.forReading(stateDirOf(dest));
+  try {
+    yield* state.auditItems(runId, status);
   } finally {
     state.close();
   }

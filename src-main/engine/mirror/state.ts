@@ -232,6 +232,9 @@ export interface SavedAudit {
     unverifiable: { uri: string; reason: string }[];
     kept?: string[];
     notes?: string[];
+    /** How many items of each kind the report holds (its lists may hold only the first few). */
+    counts?: { missing: number; extra: number; changed: number; unverifiable: number; kept: number };
+    runId?: number;
   };
 }
 
@@ -727,8 +730,11 @@ export class MirrorState implements ClaimStore {
 
   // ---- audit reports ----
 
-  /** Keeps an audit's report with its run; older reports beyond KEPT_AUDIT_REPORTS are dropped. */
-  saveAudit(audit: SavedAudit): void {
+  /**
+   * Keeps an audit's report with its run; older reports beyond KEPT_AUDIT_REPORTS are dropped. `items`, when given,
+   * are its differences (the report's lists may hold only the first few of them).
+   */
+  saveAudit(audit: SavedAudit, items?: Iterable<{ status: string; item: string; reason: string | null }>): void {
     const { report } = audit;
     this.transaction(() => {
       this.db
@@ -736,11 +742,15 @@ export class MirrorState implements ClaimStore {
         .run(audit.runId, audit.at, audit.rehash ? 1 : 0, audit.seconds, report.inSync ? 1 : 0, report.inSyncCount);
       this.db.prepare('DELETE FROM audit_items WHERE run_id = ?').run(audit.runId);
       const insert = this.db.prepare('INSERT INTO audit_items (run_id, status, item, reason) VALUES (?, ?, ?, ?)');
-      for (const uri of report.missing) insert.run(audit.runId, 'missing', uri, null);
-      for (const path of report.extra) insert.run(audit.runId, 'extra', path, null);
-      for (const c of report.changed) insert.run(audit.runId, 'changed', c.uri, c.reason);
-      for (const c of report.unverifiable) insert.run(audit.runId, 'unverifiable', c.uri, c.reason);
-      for (const uri of report.kept ?? []) insert.run(audit.runId, 'kept', uri, null);
+      if (items !== undefined) {
+        for (const f of items) insert.run(audit.runId, f.status, f.item, f.reason);
+      } else {
+        for (const uri of report.missing) insert.run(audit.runId, 'missing', uri, null);
+        for (const path of report.extra) insert.run(audit.runId, 'extra', path, null);
+        for (const c of report.changed) insert.run(audit.runId, 'changed', c.uri, c.reason);
+        for (const c of report.unverifiable) insert.run(audit.runId, 'unverifiable', c.uri, c.reason);
+        for (const uri of report.kept ?? []) insert.run(audit.runId, 'kept', uri, null);
+      }
       // What the audit had to do without (a Change List it could not read…): the report read back says it too.
       for (const note of report.notes ?? []) insert.run(audit.runId, 'note', note, null);
       const old = this.db.prepare('SELECT run_id FROM audit_reports ORDER BY run_id DESC LIMIT -1 OFFSET ?').all(KEPT_AUDIT_REPORTS) as { run_id: number }[];
@@ -751,8 +761,11 @@ export class MirrorState implements ClaimStore {
     });
   }
 
-  /** The newest kept audit report (or that of run `runId`), null when none is kept. */
-  audit(runId?: number): SavedAudit | null {
+  /**
+   * The newest kept audit report (or that of run `runId`), null when none is kept; its lists hold the first `limit`
+   * items of each kind, its counts all of them (auditItems reads them all).
+   */
+  audit(runId?: number, limit = Infinity): SavedAudit | null {
     const raw = (
       runId === undefined
         ? this.db.prepare('SELECT * FROM audit_reports ORDER BY run_id DESC LIMIT 1').get()
@@ -760,17 +773,33 @@ export class MirrorState implements ClaimStore {
     ) as { run_id: number; at: string; rehash: number; seconds: number; in_sync: number; in_sync_count: number } | undefined;
     if (raw === undefined) return null;
     const id = Number(raw.run_id);
-    const report: SavedAudit['report'] = { inSync: raw.in_sync === 1, inSyncCount: Number(raw.in_sync_count), missing: [], extra: [], changed: [], unverifiable: [], kept: [] };
-    const items = this.db.prepare('SELECT status, item, reason FROM audit_items WHERE run_id = ? ORDER BY rowid').iterate(id) as Iterable<{ status: string; item: string; reason: string | null }>;
-    for (const row of items) {
-      if (row.status === 'missing') report.missing.push(row.item);
-      else if (row.status === 'extra') report.extra.push(row.item);
-      else if (row.status === 'changed') report.changed.push({ uri: row.item, reason: row.reason ?? '' });
-      else if (row.status === 'unverifiable') report.unverifiable.push({ uri: row.item, reason: row.reason ?? '' });
-      else if (row.status === 'kept') report.kept!.push(row.item);
-      else if (row.status === 'note') (report.notes ??= []).push(row.item);
+    const counts = { missing: 0, extra: 0, changed: 0, unverifiable: 0, kept: 0 };
+    const report: SavedAudit['report'] = { inSync: raw.in_sync === 1, inSyncCount: Number(raw.in_sync_count), missing: [], extra: [], changed: [], unverifiable: [], kept: [], counts, runId: id };
+    for (const row of this.db.prepare('SELECT status, COUNT(*) AS n FROM audit_items WHERE run_id = ? GROUP BY status').all(id) as { status: string; n: number }[]) {
+      if (row.status in counts) counts[row.status as keyof typeof counts] = Number(row.n);
     }
+    const take = (status: string) => this.auditItems(id, status, limit);
+    for (const row of take('missing')) report.missing.push(row.item);
+    for (const row of take('extra')) report.extra.push(row.item);
+    for (const row of take('changed')) report.changed.push({ uri: row.item, reason: row.reason ?? '' });
+    for (const row of take('unverifiable')) report.unverifiable.push({ uri: row.item, reason: row.reason ?? '' });
+    for (const row of take('kept')) report.kept!.push(row.item);
+    for (const row of take('note')) (report.notes ??= []).push(row.item);
     return { runId: id, at: raw.at, rehash: raw.rehash === 1, seconds: Number(raw.seconds), report };
+  }
+
+  /** The items of one kind of run `runId`'s audit report, in the order found, read a page at a time. */
+  *auditItems(runId: number, status: string, limit = Infinity): Generator<{ item: string; reason: string | null }> {
+    const page = this.db.prepare('SELECT rowid AS seq, item, reason FROM audit_items WHERE run_id = ? AND status = ? AND rowid > ? ORDER BY rowid LIMIT ?');
+    let after = 0;
+    let left = limit;
+    while (left > 0) {
+      const rows = page.all(runId, status, after, Math.min(1_000, left)) as { seq: number; item: string; reason: string | null }[];
+      for (const row of rows) yield { item: row.item, reason: row.reason };
+      if (rows.length < Math.min(1_000, left)) return;
+      left -= rows.length;
+      after = Number(rows.at(-1)!.seq);
+    }
   }
 
   /** The run ids of the kept audit reports, newest first. */

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { PLACING_FILE, quarantinePlace } from './apply.ts';
-import { audit, lastAudit } from './audit.ts';
+import { audit, lastAudit, savedAuditItems } from './audit.ts';
 import { KEPT_AUDIT_REPORTS, MirrorState, stateDirOf } from './state.ts';
 import { sync, type SyncOptions, type SyncProgress } from './sync.ts';
 
@@ -445,6 +445,36 @@ describe('audit', () => {
     expect(readFileSync(fileOf(2)).equals(fixture.state.representation(2, fixture.state.resources.get(2)!.version).body)).toBe(true);
     rmSync(join(dest, host(), 'stray.txt'));
     expect(await audit({ dest })).toMatchObject({ inSync: true, missing: [], changed: [] });
+  });
+
+  it('holds the first reportLimit differences of each kind, counts them all, says what it cut; the saved report and the journal hold them all', async () => {
+    await run();
+    for (const id of [1, 2, 3, 4, 5]) rmSync(fileOf(id));
+    for (const name of ['a', 'b', 'c']) writeFileSync(join(dest, host(), `stray-${name}.txt`), 'x');
+    const report = await audit({ dest, reportLimit: 2 });
+    expect(report.inSync).toBe(false);
+    expect(report.missing).toEqual([1, 2, 3, 4, 5].map((id) => fixture.state.locOf(id)).slice(0, 2));
+    expect(report.extra).toHaveLength(2);
+    expect(report.counts).toEqual({ missing: 5, extra: 3, changed: 0, unverifiable: 0, kept: 0 });
+    expect(report.notes).toEqual([
+      `This report is too long to show whole: it shows the first 2 of 5 missing resources, the first 2 of 3 extra files. ` +
+        `The whole report is kept with the mirror: rsdesk audit --last --json --dest "${dest}" writes every item.`,
+    ]);
+    // Read back with the same limit: the same report; with the default one: every item, and no note.
+    expect(lastAudit(dest, 2)!.report).toEqual(report);
+    const whole = lastAudit(dest)!.report;
+    expect(whole.missing).toHaveLength(5);
+    expect(whole.extra).toHaveLength(3);
+    expect(whole.notes).toBeUndefined();
+    expect([...savedAuditItems(dest, report.runId!, 'missing')].map((f) => f.item)).toEqual(whole.missing);
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      expect(state.failures(report.runId!)).toHaveLength(8);
+      // Every missing copy was marked damaged, not only those the report holds.
+      expect(state.damaged()).toHaveLength(5);
+    } finally {
+      state.close();
+    }
   });
 
   it('a copy replaced by a FIFO or a link (to /dev/zero, out of the mirror) is damaged, read not at all, and fetched again', async () => {
