@@ -51,6 +51,18 @@ export function upElsewhere(child: DocumentSummary, finalUrl: string, expected: 
   };
 }
 
+/**
+ * The Source Description is not at the Source's well-known URI (§6.3.2: the Source must publish it there).
+ * `problem`: what that URI gave instead, in a few words.
+ */
+export function wellKnownMissing(wellKnownUrl: string, sourceDescription: string, problem: string): Finding {
+  return {
+    severity: 'error',
+    code: 'well-known-missing',
+    message: `${clip(wellKnownUrl)} does not serve a Source Description (${problem}); it was found at ${clip(sourceDescription)}. A Source must publish its Source Description at /.well-known/resourcesync (§6.3.2)`,
+  };
+}
+
 export function unlistedCapabilityList(sourceDescription: string | null): Finding {
   return {
     severity: 'warning',

@@ -245,3 +245,60 @@ describe('checkSource against a Source that floods', () => {
     }
   });
 });
+
+describe('checkSource and the well-known URI (§6.3.2)', () => {
+  const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+
+  async function serve(docs: Record<string, string>, run: (base: string) => Promise<void>): Promise<void> {
+    let base = '';
+    const server = createServer((req, res) => {
+      const body = docs[req.url ?? ''];
+      if (body === undefined) {
+        res.statusCode = 404;
+        return void res.end('no');
+      }
+      res.setHeader('content-type', 'application/xml');
+      res.end(body.replaceAll('BASE', base));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      await run(base);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  const sd = `<urlset ${NS}><rs:ln rel="describedby" href="BASE/about"/><rs:md capability="description"/><url><loc>BASE/cl.xml</loc><rs:md capability="capabilitylist"/></url></urlset>`;
+  const cl = `<urlset ${NS}><rs:ln rel="describedby" href="BASE/about"/><rs:ln rel="up" href="BASE/sd.xml"/><rs:md capability="capabilitylist"/></urlset>`;
+
+  it('a Source Description found elsewhere while the well-known URI answers 404 is an error of the Source', async () => {
+    await serve({ '/sd.xml': sd, '/cl.xml': cl }, async (base) => {
+      const report = await checkSource(`${base}/sd.xml`, { http });
+      expect(report.sourceDescription).toBe(`${base}/sd.xml`);
+      const found = report.findings.filter((f) => f.code === 'well-known-missing');
+      expect(found).toEqual([
+        expect.objectContaining({
+          document: `${base}/sd.xml`,
+          severity: 'error',
+          message: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/\.well-known\/resourcesync does not serve a Source Description \(Could not be fetched: .*404.*\); it was found at .*\/sd\.xml\. A Source must publish its Source Description at \/\.well-known\/resourcesync \(§6\.3\.2\)$/),
+        }),
+      ]);
+      expect(report.summary.errors).toBe(1);
+    });
+  });
+
+  it('a well-known URI that serves another kind of document is an error; one that serves a Source Description is fine', async () => {
+    await serve({ '/sd.xml': sd, '/cl.xml': cl, '/.well-known/resourcesync': cl }, async (base) => {
+      const report = await checkSource(`${base}/sd.xml`, { http });
+      expect(report.findings.find((f) => f.code === 'well-known-missing')?.message).toContain('(it serves a Capability List)');
+    });
+    await serve({ '/sd.xml': sd, '/cl.xml': cl, '/.well-known/resourcesync': sd }, async (base) => {
+      const fromCapabilityList = await checkSource(`${base}/cl.xml`, { http });
+      expect(fromCapabilityList.findings.filter((f) => f.code === 'well-known-missing')).toEqual([]);
+      const fromSourceDescription = await checkSource(`${base}/sd.xml`, { http });
+      expect(fromSourceDescription.findings.filter((f) => f.code === 'well-known-missing')).toEqual([]);
+    });
+  });
+});

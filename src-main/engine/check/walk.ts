@@ -3,9 +3,10 @@
 // and checked (the reader's conformance rules plus the rules across documents in rules.ts). Resources, packages
 // and notification channels are not fetched. Of each document only what the cross-document rules need is kept:
 // its md and links, and the URLs of the documents it lists.
-import { discover } from '../discovery/discover.ts';
+import type { DiscoveryResult } from '../../contract/types.ts';
+import { discover, WELL_KNOWN_PATH } from '../discovery/discover.ts';
 import { checkIndexChild } from '../documents/conformance.ts';
-import type { DocumentHead, DocumentSummary, Entry, Finding } from '../documents/model.ts';
+import { capabilityName, type DocumentHead, type DocumentSummary, type Entry, type Finding } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
 import { MAX_FINDINGS_PER_CODE } from '../documents/findings.ts';
 import { loadDocument } from '../load.ts';
@@ -21,6 +22,7 @@ import {
   stoppedAt,
   unlistedCapabilityList,
   upElsewhere,
+  wellKnownMissing,
 } from './rules.ts';
 
 export interface CheckOptions {
@@ -144,7 +146,37 @@ class CheckRun {
     ];
     for (const url of more) if (!this.#seen.has(url)) this.#reach(url, null, 'capabilitylist');
     await this.#drain();
+    if (discovered.sourceDescription !== null && !this.#stopped()) await this.#checkWellKnown(discovered.sourceDescription, discovered);
     return this.#report(start);
+  }
+
+  /** §6.3.2: the Source Description must be at /.well-known/resourcesync of its origin, wherever it was found. */
+  async #checkWellKnown(sourceDescription: string, discovered: DiscoveryResult): Promise<void> {
+    let wellKnown: string;
+    try {
+      wellKnown = new URL(WELL_KNOWN_PATH, sourceDescription).href;
+    } catch {
+      return;
+    }
+    if (absoluteUrl(sourceDescription, sourceDescription) === wellKnown) return;
+    let problem: string | null;
+    const tried = discovered.routes.find((step) => step.route === 'well-known' && step.url === wellKnown);
+    if (tried !== undefined) {
+      problem = tried.capability === 'description' ? null : tried.capability !== undefined ? `it serves a ${capabilityName(tried.capability)}` : tried.message;
+    } else {
+      try {
+        const loaded = await loadDocument(this.#http, wellKnown, { signal: this.#signal });
+        const { capability, isIndex } = loaded.summary;
+        problem = capability === 'description' ? null : `it serves a ${capabilityName(capability, isIndex)}`;
+      } catch (error) {
+        if (this.#signal?.aborted) {
+          this.#cancelled = true;
+          return;
+        }
+        problem = failedToLoad(error).message;
+      }
+    }
+    if (problem !== null) this.#general.push(wellKnownMissing(wellKnown, sourceDescription, problem));
   }
 
   // ---- the walk ------------------------------------------------------------------------------------------------

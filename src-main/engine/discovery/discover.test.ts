@@ -81,8 +81,8 @@ describe('discover: each route against the fixture Source', () => {
         capabilities: [{ capability: 'resourcelist', url: f.url + PATHS.dataset2.resourceListIndex }],
       },
     ]);
-    // The Source breaks spec 6.3.2 (no well-known URI): said once, as a warning.
-    expect(codes(result)).toEqual(['warning well-known-missing']);
+    // The Source breaks spec 6.3.2 (no well-known URI), a MUST: said once, as an error.
+    expect(codes(result)).toEqual(['error well-known-missing']);
   });
 
   it('link-header: a Link header (several links, multi-valued rel, relative target) names the Capability List', async () => {
