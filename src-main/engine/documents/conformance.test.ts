@@ -140,7 +140,14 @@ describe('document-level rules', () => {
       '</url>',
       '<sitemap><loc>http://example.com/s.xml</loc></sitemap>',
     ], [UP_CAPABILITY_LIST]);
-    await expectFindings(xml, 'unknown-attribute', [['warning', 4], ['warning', 6]]);
+    await expectFindings(xml, 'unknown-attribute', [['warning', 4]]);
+    // §7: ResourceSync's own attributes never carry a prefix; rs:hash is not the hash.
+    await expectFindings(xml, 'prefixed-attribute', [['error', 6]]);
+    const { entries } = await read(xml);
+    expect(entries[0].md.hash).toBeUndefined();
+    const other = urlset(RL, ['<url><loc>http://example.com/a</loc><rs:md rs:size="12"/></url>'], [UP_CAPABILITY_LIST]);
+    await expectFindings(other, 'unknown-attribute', [['warning', 5]]);
+    await expectFindings(other, 'prefixed-attribute', []);
     await expectFindings(xml, 'unknown-element', [['warning', 7], ['warning', 9]]);
     await expectFindings(xml, 'unexpected-element', [['error', 11]]);
   });

@@ -13,6 +13,7 @@ export const FINDING_CODES = [
   'duplicate-md',
   'foreign-element',
   'foreign-entry',
+  'prefixed-attribute',
   'ln-after-entry',
   'md-after-entry',
   'too-many-links',
