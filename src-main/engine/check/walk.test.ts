@@ -246,7 +246,7 @@ describe('checkSource against a Source that floods', () => {
   });
 });
 
-describe('checkSource and the well-known URI (§6.3.2)', () => {
+describe('checkSource on small hand-written Sources', () => {
   const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
 
   async function serve(docs: Record<string, string>, run: (base: string) => Promise<void>): Promise<void> {
@@ -273,7 +273,7 @@ describe('checkSource and the well-known URI (§6.3.2)', () => {
   const sd = `<urlset ${NS}><rs:ln rel="describedby" href="BASE/about"/><rs:md capability="description"/><url><loc>BASE/cl.xml</loc><rs:md capability="capabilitylist"/></url></urlset>`;
   const cl = `<urlset ${NS}><rs:ln rel="describedby" href="BASE/about"/><rs:ln rel="up" href="BASE/sd.xml"/><rs:md capability="capabilitylist"/></urlset>`;
 
-  it('a Source Description found elsewhere while the well-known URI answers 404 is an error of the Source', async () => {
+  it('§6.3.2: a Source Description found elsewhere while the well-known URI answers 404 is an error of the Source', async () => {
     await serve({ '/sd.xml': sd, '/cl.xml': cl }, async (base) => {
       const report = await checkSource(`${base}/sd.xml`, { http });
       expect(report.sourceDescription).toBe(`${base}/sd.xml`);
@@ -299,6 +299,37 @@ describe('checkSource and the well-known URI (§6.3.2)', () => {
       expect(fromCapabilityList.findings.filter((f) => f.code === 'well-known-missing')).toEqual([]);
       const fromSourceDescription = await checkSource(`${base}/sd.xml`, { http });
       expect(fromSourceDescription.findings.filter((f) => f.code === 'well-known-missing')).toEqual([]);
+    });
+  });
+
+  it('§12.2: a Change List Index entry gives until exactly when its Change List is closed', async () => {
+    const index =
+      `<sitemapindex ${NS}><rs:ln rel="up" href="BASE/cl.xml"/><rs:md capability="changelist" from="2013-01-01T00:00:00Z"/>` +
+      '<sitemap><loc>BASE/closed-ok.xml</loc><rs:md from="2013-01-01T00:00:00Z" until="2013-01-02T00:00:00Z"/></sitemap>\n' +
+      '<sitemap><loc>BASE/closed-bad.xml</loc><rs:md from="2013-01-02T00:00:00Z"/></sitemap>\n' +
+      '<sitemap><loc>BASE/open-bad.xml</loc><rs:md from="2013-01-03T00:00:00Z" until="2013-01-04T00:00:00Z"/></sitemap>\n' +
+      '<sitemap><loc>BASE/open-ok.xml</loc><rs:md from="2013-01-04T00:00:00Z"/></sitemap></sitemapindex>';
+    const part = (from: string, until?: string) =>
+      `<urlset ${NS}><rs:ln rel="up" href="BASE/cl.xml"/><rs:ln rel="index" href="BASE/cli.xml"/>` +
+      `<rs:md capability="changelist" from="${from}"${until === undefined ? '' : ` until="${until}"`}/></urlset>`;
+    const capabilityList = `<urlset ${NS}><rs:ln rel="describedby" href="BASE/about"/><rs:ln rel="up" href="BASE/.well-known/resourcesync"/><rs:md capability="capabilitylist"/><url><loc>BASE/cli.xml</loc><rs:md capability="changelist"/></url></urlset>`;
+    const docs = {
+      '/.well-known/resourcesync': sd,
+      '/cl.xml': capabilityList,
+      '/cli.xml': index,
+      '/closed-ok.xml': part('2013-01-01T00:00:00Z', '2013-01-02T00:00:00Z'),
+      '/closed-bad.xml': part('2013-01-02T00:00:00Z', '2013-01-03T00:00:00Z'),
+      '/open-bad.xml': part('2013-01-03T00:00:00Z'),
+      '/open-ok.xml': part('2013-01-04T00:00:00Z'),
+    };
+    await serve(docs, async (base) => {
+      const report = await checkSource(`${base}/`, { http });
+      const found = report.findings.filter((f) => f.code === 'index-entry-until').map((f) => [f.document.replace(base, ''), f.severity, f.message]);
+      expect(found).toEqual([
+        ['/closed-bad.xml', 'error', `This Change List is closed (until="2013-01-03T00:00:00Z"), but its entry in the Change List Index ${base}/cli.xml (line 2) has no "until": the entry of a closed Change List must give it (§12.2)`],
+        ['/open-bad.xml', 'error', `This Change List is open (no "until"), but its entry in the Change List Index ${base}/cli.xml (line 3) gives until="2013-01-04T00:00:00Z": the entry of an open Change List must not (§12.2)`],
+      ]);
+      expect(report.summary.errors).toBe(2);
     });
   });
 });

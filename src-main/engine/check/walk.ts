@@ -21,6 +21,8 @@ import {
   moreListedAgain,
   stoppedAt,
   unlistedCapabilityList,
+  indexEntryUntil,
+  type ListedPeriod,
   upElsewhere,
   wellKnownMissing,
 } from './rules.ts';
@@ -58,12 +60,15 @@ interface Pending {
   parent: Parent | null;
   /** What the parent listed it as (Capability List entry's capability, a dump's manifest, …). */
   listedAs?: string;
+  /** A Change List Index's entry for it: the period the index says it covers, and the entry's line. */
+  listedPeriod?: ListedPeriod;
 }
 
 interface ChildRef {
   loc: string;
   line: number;
   listedAs?: string;
+  listedPeriod?: ListedPeriod;
 }
 
 export async function checkSource(startUrl: string, options: CheckOptions): Promise<CheckReport> {
@@ -182,7 +187,7 @@ class CheckRun {
   // ---- the walk ------------------------------------------------------------------------------------------------
 
   /** Queues a document not reached before; for one that was, the parent's finding that it lists it again. */
-  #reach(url: string, parent: Parent | null, listedAs: string | undefined, line?: number): Finding | null {
+  #reach(url: string, parent: Parent | null, listedAs: string | undefined, line?: number, listedPeriod?: ListedPeriod): Finding | null {
     const bySourceDescription = parent !== null && parent.summary.capability === 'description';
     const seen = this.#seen.get(url);
     if (seen !== undefined) {
@@ -192,6 +197,7 @@ class CheckRun {
     this.#seen.set(url, { parent: parent?.url ?? null, bySourceDescription });
     const pending: Pending = { url, seq: this.#seq++, parent };
     if (listedAs !== undefined) pending.listedAs = listedAs;
+    if (listedPeriod !== undefined) pending.listedPeriod = listedPeriod;
     this.#queue.push(pending);
     return null;
   }
@@ -265,6 +271,10 @@ class CheckRun {
         findings.push(f);
         if (f.code === 'up-link-mismatch') upMismatchFromIndex = true;
       }
+      if (item.listedPeriod !== undefined) {
+        const until = indexEntryUntil(summary, item.listedPeriod, parent.url);
+        if (until !== null) findings.push(until);
+      }
     } else if (item.listedAs !== undefined) {
       const mismatch = capabilityMismatch(summary, item.listedAs, parent?.url ?? 'discovery');
       if (mismatch !== null) findings.push(mismatch);
@@ -300,7 +310,7 @@ class CheckRun {
     // An index may list the same part a million times: the first few repeats are shown, the rest only counted.
     const repeats = new Map<string, number>();
     for (const child of children) {
-      const again = this.#reach(absoluteUrl(child.loc, finalUrl), node, child.listedAs, child.line);
+      const again = this.#reach(absoluteUrl(child.loc, finalUrl), node, child.listedAs, child.line, child.listedPeriod);
       if (again === null) continue;
       const count = (repeats.get(again.code) ?? 0) + 1;
       repeats.set(again.code, count);
@@ -378,7 +388,9 @@ class CheckRun {
 function collectChildren(head: DocumentHead, entry: Entry, into: ChildRef[]): void {
   const { capability, isIndex } = head;
   if (isIndex) {
-    into.push({ loc: entry.loc, line: entry.line, listedAs: capability });
+    const ref: ChildRef = { loc: entry.loc, line: entry.line, listedAs: capability };
+    if (capability === 'changelist') ref.listedPeriod = { until: entry.md.until, line: entry.line };
+    into.push(ref);
   } else if (capability === 'description') {
     const listed = entry.md.capability;
     // Entries of another kind are the reader's finding (description-entry); they are not followed.
