@@ -192,20 +192,22 @@ export class DocumentChecker {
   }
 
   private checkDatetime(name: string, value: string, line: number): void {
-    if (parseW3cDatetime(value) === null) this.warn('invalid-datetime', `rs:md "${name}" is not a W3C datetime: ${quote(value)}`, line);
+    if (parseW3cDatetime(value) === null) {
+      this.warn('invalid-datetime', `rs:md "${name}" is not a W3C Datetime such as 2013-01-03T09:00:00Z: ${quote(value)} (§7)`, line);
+    }
   }
 
   private checkLength(value: string | undefined, where: string, line: number): void {
     // §7: the value of Content-Length, i.e. a non-negative decimal integer.
     if (value !== undefined && !LENGTH.test(value.trim())) {
-      this.warn('invalid-length', `${where} "length" is not a non-negative integer: ${quote(value)}`, line);
+      this.warn('invalid-length', `${where} "length" is not a number of bytes (a whole number, as in Content-Length): ${quote(value)} (§7)`, line);
     }
   }
 
   private checkHash(value: string | undefined, where: string, line: number): void {
     if (value === undefined || SINGLE_HASH.test(value)) return;
     const { problems } = parseHashes(value);
-    if (problems.length > 0) this.warn('invalid-hash', `${where} "hash": ${problems.join('; ')}`, line);
+    if (problems.length > 0) this.warn('invalid-hash', `${where} "hash": ${problems.join('; ')} (§7: hexadecimal digests such as md5:…, sha-256:…)`, line);
   }
 
   /** One rs:ln, document-level or in an entry (§7). */
@@ -215,14 +217,14 @@ export class DocumentChecker {
       this.error('invalid-link', `<rs:ln> without ${missing}: every link must have both (§7)`, line);
     }
     if (ln.modified !== undefined && parseW3cDatetime(ln.modified) === null) {
-      this.warn('invalid-datetime', `rs:ln "modified" is not a W3C datetime: ${quote(ln.modified)}`, line);
+      this.warn('invalid-datetime', `rs:ln "modified" is not a W3C Datetime such as 2013-01-03T09:00:00Z: ${quote(ln.modified)} (§7)`, line);
     }
     this.checkLength(ln.length, 'rs:ln', line);
     this.checkHash(ln.hash, 'rs:ln', line);
     if (ln.pri !== undefined) {
       // §7: pri is an integer from 1 to 999,999
       const pri = ln.pri.trim();
-      if (!PRI.test(pri) || Number(pri) < 1) this.warn('invalid-pri', `rs:ln "pri" is not an integer from 1 to 999999: ${quote(ln.pri)}`, line);
+      if (!PRI.test(pri) || Number(pri) < 1) this.warn('invalid-pri', `rs:ln "pri" is not a whole number from 1 to 999999: ${quote(ln.pri)} (§7)`, line);
     }
   }
 
@@ -239,13 +241,15 @@ export class DocumentChecker {
     if (entry.index === MAX_ENTRIES) {
       this.warn('too-many-entries', `More than ${MAX_ENTRIES.toLocaleString('en')} entries in one document (§7)`, entryLine);
     }
-    if (entry.loc === '') this.error('missing-loc', 'Entry without <loc> (mandatory, §7)', entryLine);
-    else if (!ABSOLUTE_URI.test(entry.loc)) this.error('relative-loc', `<loc> is not an absolute URI: ${quote(entry.loc)}`, entryLine);
+    if (entry.loc === '') this.error('missing-loc', 'Entry without <loc>: every entry must give its URI (§7)', entryLine);
+    else if (!ABSOLUTE_URI.test(entry.loc)) {
+      this.error('relative-loc', `<loc> is not an absolute URI (a sitemap gives full URLs, §7): ${quote(entry.loc)}`, entryLine);
+    }
     if (entry.lastmod !== undefined && parseW3cDatetime(entry.lastmod) === null) {
-      this.warn('invalid-datetime', `<lastmod> is not a W3C datetime: ${quote(entry.lastmod)}`, entryLine);
+      this.warn('invalid-datetime', `<lastmod> is not a W3C Datetime such as 2013-01-03T09:00:00Z: ${quote(entry.lastmod)} (§7)`, entryLine);
     }
     if (entry.changefreq !== undefined && !CHANGEFREQ.has(entry.changefreq)) {
-      this.warn('invalid-changefreq', `<changefreq> is not one of ${[...CHANGEFREQ].join(', ')}: ${quote(entry.changefreq)}`, entryLine);
+      this.warn('invalid-changefreq', `<changefreq> is not one of ${[...CHANGEFREQ].join(', ')}: ${quote(entry.changefreq)} (§7)`, entryLine);
     }
     if (hasMd) {
       this.checkMdValues(md, line);
