@@ -327,6 +327,28 @@ describe('entry rules', () => {
     await expectFindings(urlset('<rs:md capability="resourcedump" at="2013-01-01T00:00:00Z"/>', [url('http://example.com/p.zip')], [UP_CAPABILITY_LIST]), 'missing-entry-from', []);
   });
 
+  it('dump packages: type and length recommended, ZIP the spec\'s format, one format per dump (§11.1, §13.1)', async () => {
+    const RD = '<rs:md capability="resourcedump" at="2013-01-03T00:00:00Z"/>';
+    const rd = urlset(RD, [
+      url('http://example.com/1.zip', '<rs:md type="application/zip" length="10"/>'),
+      url('http://example.com/2.zip', '<rs:md type="application/zip"/>'),
+      url('http://example.com/3.zip'),
+      url('http://example.com/4.tar', '<rs:md type="application/x-tar" length="10"/>'),
+    ], [UP_CAPABILITY_LIST]);
+    await expectFindings(rd, 'package-md', [['warning', lineOf(rd, '2.zip')], ['warning', lineOf(rd, '3.zip')], ['warning', lineOf(rd, '4.tar')]]);
+    const messages = (await findings(rd)).filter((f) => f.code === 'package-md').map((f) => f.message);
+    expect(messages).toEqual([
+      'Package entry without rs:md "length": a Resource Dump should give each package\'s media type and length (§11.1)',
+      'Package entry without rs:md "type" and "length": a Resource Dump should give each package\'s media type and length (§11.1)',
+      `Package of type "application/x-tar", the one on line ${lineOf(rd, '1.zip')} is "application/zip": a Resource Dump should point to packages of one format only (§11.1)`,
+    ]);
+    const cd = urlset('<rs:md capability="changedump" from="2013-01-01T00:00:00Z"/>', [url('http://example.com/1.tgz', '<rs:md type="application/gzip" length="1" from="2013-01-01T00:00:00Z"/>')], [UP_CAPABILITY_LIST]);
+    await expectFindings(cd, 'package-md', [['warning', 5]]);
+    expect((await findings(cd))[0].message).toBe('Package of type "application/gzip": the spec\'s package format is ZIP, "application/zip" (§13.1)');
+    // Manifests and lists are not asked this.
+    await expectFindings(urlset(RL, [url('http://example.com/a')], [UP_CAPABILITY_LIST]), 'package-md', []);
+  });
+
   it('patch links need a type, and a path in a Change Dump Manifest (§14.4)', async () => {
     const PATCH = 'http://www.openarchives.org/rs/terms/patch';
     const cl = urlset(CL, [url('http://example.com/a.json', '<rs:md change="updated"/>', `<rs:ln rel="${PATCH}" href="http://example.com/a.patch" type="application/json-patch"/>`), url('http://example.com/b.json', '<rs:md change="updated"/>', `<rs:ln rel="${PATCH}" href="http://example.com/b.patch"/>`)], [UP_CAPABILITY_LIST]);

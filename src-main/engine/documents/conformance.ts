@@ -109,6 +109,8 @@ export class DocumentChecker {
   private readonly untilMs: number | null;
   private lastOrderMs = Number.NEGATIVE_INFINITY;
   private readonly capabilitiesListed = new Map<string, number>();
+  /** The media type of the first package of a dump that gives one, and its line. */
+  private packageType: { type: string; line: number } | null = null;
 
   constructor(findings: FindingList, capability: Capability, isIndex: boolean, md: RsMd, mdLine: number) {
     this.findings = findings;
@@ -265,6 +267,7 @@ export class DocumentChecker {
     if (isIndex) this.checkIndexEntry(md, line);
     else if (capability === 'description') this.checkDescriptionEntry(entry, hasMd, line);
     else if (capability === 'capabilitylist') this.checkCapabilityListEntry(entry, line);
+    else if (capability === 'resourcedump' || capability === 'changedump') this.checkPackageEntry(md, line);
 
     if (hasMd && profile.entryTime !== 'unchecked') {
       if (profile.entryTime !== 'at' && (md.at !== undefined || md.completed !== undefined)) {
@@ -297,6 +300,27 @@ export class DocumentChecker {
 
   private section(): string {
     return sectionOf(this.capability, this.isIndex);
+  }
+
+  /**
+   * §11.1, §13.1: a dump's entry should give its package's type and length; a dump should point to packages of
+   * one format only, and ZIP is the format the spec names.
+   */
+  private checkPackageEntry(md: RsMd, line: number): void {
+    const missing = [md.type === undefined ? '"type"' : '', md.length === undefined ? '"length"' : ''].filter(Boolean);
+    if (missing.length > 0) {
+      this.warn('package-md', `Package entry without rs:md ${missing.join(' and ')}: a ${this.name()} should give each package's media type and length (${this.section()})`, line);
+    }
+    if (md.type === undefined) return;
+    const type = md.type.trim().toLowerCase();
+    if (this.packageType === null) {
+      this.packageType = { type, line };
+      if (type !== 'application/zip') {
+        this.warn('package-md', `Package of type ${quote(md.type)}: the spec's package format is ZIP, "application/zip" (${this.section()})`, line);
+      }
+    } else if (type !== this.packageType.type) {
+      this.warn('package-md', `Package of type ${quote(md.type)}, the one on line ${this.packageType.line} is ${quote(this.packageType.type)}: a ${this.name()} should point to packages of one format only (${this.section()})`, line);
+    }
   }
 
   /** §14.4: a patch link names the media type of the change description; in a Change Dump Manifest, its path too. */

@@ -54,6 +54,7 @@ export const FINDING_CODES = [
   'missing-hub-link',
   'missing-loc',
   'missing-path',
+  'package-md',
   'patch-link',
   'relative-loc',
   'too-many-entries',
