@@ -332,4 +332,16 @@ describe('checkSource on small hand-written Sources', () => {
       expect(report.summary.errors).toBe(2);
     });
   });
+
+  it('§6.3.3: a resourcesync link of the page the check starts from that points to a Resource List is reported', async () => {
+    const rl = `<urlset ${NS}><rs:ln rel="up" href="BASE/cl.xml"/><rs:md capability="resourcelist" at="2013-01-03T00:00:00Z"/></urlset>`;
+    const page = '<html><head><link rel="resourcesync" href="BASE/rl.xml"></head><body></body></html>';
+    const docs = { '/.well-known/resourcesync': sd, '/cl.xml': cl.replace('BASE/sd.xml', 'BASE/.well-known/resourcesync'), '/rl.xml': rl, '/page.html': page };
+    await serve(docs, async (base) => {
+      const report = await checkSource(`${base}/page.html`, { http });
+      expect(report.findings.filter((f) => f.code === 'resourcesync-link-target')).toEqual([
+        expect.objectContaining({ severity: 'warning', message: expect.stringContaining('should point to a Capability List (core spec 6.3.3)') }),
+      ]);
+    });
+  });
 });

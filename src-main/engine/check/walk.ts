@@ -40,6 +40,10 @@ export interface CheckOptions {
 }
 
 export const MAX_CHECK_DOCUMENTS = 1000;
+
+/** Discovery's findings about the Source that no document's reading repeats: a resourcesync link (§6.3.3) to
+ * something other than a Capability List. */
+const DISCOVERY_FINDINGS: ReadonlySet<string> = new Set(['resourcesync-link-target']);
 export const CHECK_CONCURRENCY = 4;
 
 /** A document that lists others, as its children need it. */
@@ -126,6 +130,8 @@ class CheckRun {
     }
     const start = discovered.start;
     this.#sourceDescription = discovered.sourceDescription;
+    // What only the way in can show (the documents' own findings come again from the walk's reading).
+    for (const f of discovered.findings) if (DISCOVERY_FINDINGS.has(f.code)) this.#general.push(f);
     if (discovered.sourceDescription === null && discovered.capabilityLists.length === 0) {
       const reasons = discovered.findings.filter((f) => f.severity === 'error').map((f) => f.message);
       this.#records.push({
