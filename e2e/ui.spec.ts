@@ -202,13 +202,15 @@ test('a document with findings: badge, findings list, raw XML at the line, and l
   const root = treeItem(page, PATHS.broken.capabilityListWithoutUp);
   await expect(root).toHaveAttribute('aria-level', '1');
   await expect(root).toContainText('Capability List');
+  // No up link is an error (§9: mandatory); no describedby link a warning (recommended).
+  await expect(root.locator(':scope > .tree-row .badge-error')).toContainText('1');
   await expect(root.locator(':scope > .tree-row .badge-warning')).toContainText('1');
 
   await root.locator(':scope > .tree-row').click();
   await detail(page).getByRole('tab', { name: /Findings/ }).click();
   const finding = detail(page).getByRole('table', { name: 'Findings' }).getByRole('row').filter({ hasText: 'missing-up' });
   await expect(finding).toContainText(/rel="up"/);
-  await expect(finding.getByRole('img', { name: 'warning' })).toBeVisible();
+  await expect(finding.getByRole('img', { name: 'error' })).toBeVisible();
   const line = (await finding.getByRole('button').textContent())!;
   await page.screenshot({ path: join(screenshots, 'findings.png') });
   await finding.getByRole('button').click();

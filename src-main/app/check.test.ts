@@ -35,7 +35,7 @@ describe('check.run / check.cancel', () => {
     const envelope = await service.dispatch('check.run', { url: fixture.url + BROKEN_SOURCE.sourceDescription, runId: 'one' });
     expect(envelope.ok).toBe(true);
     const report = (envelope as { result: CheckReport }).result;
-    expect(report.summary).toMatchObject({ documents: 14, errors: 5, warnings: 5 });
+    expect(report.summary).toMatchObject({ documents: 14, errors: 5, warnings: 8 });
     const mine = progress.filter((p) => p.payload.runId === 'one');
     expect(mine.length).toBeGreaterThanOrEqual(2);
     expect(mine.at(-1)!.payload).toMatchObject({ done: 14, known: 14, current: null });

@@ -139,15 +139,22 @@ describe('rsdesk discover', { timeout: 120_000 }, () => {
 });
 
 describe('rsdesk inspect', { timeout: 120_000 }, () => {
-  const conformant = join(DOCUMENTS, 'types/latin1-encoding.xml');
+  // Warnings only (two malformed hashes): a missing up link would be an error now.
+  const warningsOnly = join(DOCUMENTS, 'findings/invalid-hash.xml');
 
   it('--json summarises a local file and exits 0 when nothing is an error', async () => {
-    const result = await run(['inspect', conformant, '--json']);
+    const result = await run(['inspect', warningsOnly, '--json']);
     expect(result.code).toBe(0);
     const json = JSON.parse(result.stdout);
     expect(Object.keys(json)).toEqual(['url', 'root', 'capability', 'md', 'links', 'entries', 'findings']);
-    expect(json).toMatchObject({ root: 'urlset', capability: 'resourcelist', md: { capability: 'resourcelist', at: '2013-01-03T09:00:00Z' }, links: [], entries: 1 });
-    expect(json.findings.map((f: { code: string }) => f.code)).toEqual(['missing-up']);
+    expect(json).toMatchObject({
+      root: 'urlset',
+      capability: 'resourcelist',
+      md: { capability: 'resourcelist', at: '2013-01-03T09:00:00Z' },
+      links: [{ rel: 'up', href: 'http://example.com/dataset1/capabilitylist.xml' }],
+      entries: 2,
+    });
+    expect(json.findings.map((f: { code: string }) => f.code)).toEqual(['invalid-hash', 'invalid-hash']);
     for (const finding of json.findings) {
       expect(finding).toEqual(expect.objectContaining({ severity: expect.any(String), message: expect.any(String), code: expect.any(String) }));
       expect(finding.severity).toBe('warning');

@@ -51,6 +51,38 @@ export function upElsewhere(child: DocumentSummary, finalUrl: string, expected: 
   };
 }
 
+/**
+ * The Source Description is not at the Source's well-known URI (§6.3.2: the Source must publish it there).
+ * `problem`: what that URI gave instead, in a few words.
+ */
+export function wellKnownMissing(wellKnownUrl: string, sourceDescription: string, problem: string): Finding {
+  return {
+    severity: 'error',
+    code: 'well-known-missing',
+    message: `${clip(wellKnownUrl)} does not serve a Source Description (${problem}); it was found at ${clip(sourceDescription)}. A Source must publish its Source Description at /.well-known/resourcesync (§6.3.2)`,
+  };
+}
+
+/** What a Change List Index's entry says of one of its Change Lists. */
+export interface ListedPeriod {
+  until: string | undefined;
+  line: number;
+}
+
+/**
+ * §12.2: the index entry of a closed Change List (one with until) must give its until; that of an open one must
+ * not. The finding is the Change List's, naming the index and the line of its entry.
+ */
+export function indexEntryUntil(child: DocumentSummary, listed: ListedPeriod, index: string): Finding | null {
+  if (child.capability !== 'changelist' || child.isIndex) return null;
+  const closed = child.md.until !== undefined;
+  if (closed === (listed.until !== undefined)) return null;
+  const message = closed
+    ? `This Change List is closed (until="${clip(child.md.until ?? '', 40)}"), but its entry in the Change List Index ${clip(index)} (line ${listed.line}) has no "until": the entry of a closed Change List must give it (§12.2)`
+    : `This Change List is open (no "until"), but its entry in the Change List Index ${clip(index)} (line ${listed.line}) gives until="${clip(listed.until ?? '', 40)}": the entry of an open Change List must not (§12.2)`;
+  return { severity: 'error', code: 'index-entry-until', message };
+}
+
 export function unlistedCapabilityList(sourceDescription: string | null): Finding {
   return {
     severity: 'warning',

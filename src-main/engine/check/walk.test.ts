@@ -285,3 +285,103 @@ describe('checkSource of an index with more parts than the document limit', () =
     }
   });
 });
+
+describe('checkSource on small hand-written Sources', () => {
+  const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+
+  async function serve(docs: Record<string, string>, run: (base: string) => Promise<void>): Promise<void> {
+    let base = '';
+    const server = createServer((req, res) => {
+      const body = docs[req.url ?? ''];
+      if (body === undefined) {
+        res.statusCode = 404;
+        return void res.end('no');
+      }
+      res.setHeader('content-type', 'application/xml');
+      res.end(body.replaceAll('BASE', base));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      await run(base);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  const sd = `<urlset ${NS}><rs:ln rel="describedby" href="BASE/about"/><rs:md capability="description"/><url><loc>BASE/cl.xml</loc><rs:md capability="capabilitylist"/></url></urlset>`;
+  const cl = `<urlset ${NS}><rs:ln rel="describedby" href="BASE/about"/><rs:ln rel="up" href="BASE/sd.xml"/><rs:md capability="capabilitylist"/></urlset>`;
+
+  it('§6.3.2: a Source Description found elsewhere while the well-known URI answers 404 is an error of the Source', async () => {
+    await serve({ '/sd.xml': sd, '/cl.xml': cl }, async (base) => {
+      const report = await checkSource(`${base}/sd.xml`, { http });
+      expect(report.sourceDescription).toBe(`${base}/sd.xml`);
+      const found = report.findings.filter((f) => f.code === 'well-known-missing');
+      expect(found).toEqual([
+        expect.objectContaining({
+          document: `${base}/sd.xml`,
+          severity: 'error',
+          message: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/\.well-known\/resourcesync does not serve a Source Description \(Could not be fetched: .*404.*\); it was found at .*\/sd\.xml\. A Source must publish its Source Description at \/\.well-known\/resourcesync \(§6\.3\.2\)$/),
+        }),
+      ]);
+      expect(report.summary.errors).toBe(1);
+    });
+  });
+
+  it('a well-known URI that serves another kind of document is an error; one that serves a Source Description is fine', async () => {
+    await serve({ '/sd.xml': sd, '/cl.xml': cl, '/.well-known/resourcesync': cl }, async (base) => {
+      const report = await checkSource(`${base}/sd.xml`, { http });
+      expect(report.findings.find((f) => f.code === 'well-known-missing')?.message).toContain('(it serves a Capability List)');
+    });
+    await serve({ '/sd.xml': sd, '/cl.xml': cl, '/.well-known/resourcesync': sd }, async (base) => {
+      const fromCapabilityList = await checkSource(`${base}/cl.xml`, { http });
+      expect(fromCapabilityList.findings.filter((f) => f.code === 'well-known-missing')).toEqual([]);
+      const fromSourceDescription = await checkSource(`${base}/sd.xml`, { http });
+      expect(fromSourceDescription.findings.filter((f) => f.code === 'well-known-missing')).toEqual([]);
+    });
+  });
+
+  it('§12.2: a Change List Index entry gives until exactly when its Change List is closed', async () => {
+    const index =
+      `<sitemapindex ${NS}><rs:ln rel="up" href="BASE/cl.xml"/><rs:md capability="changelist" from="2013-01-01T00:00:00Z"/>` +
+      '<sitemap><loc>BASE/closed-ok.xml</loc><rs:md from="2013-01-01T00:00:00Z" until="2013-01-02T00:00:00Z"/></sitemap>\n' +
+      '<sitemap><loc>BASE/closed-bad.xml</loc><rs:md from="2013-01-02T00:00:00Z"/></sitemap>\n' +
+      '<sitemap><loc>BASE/open-bad.xml</loc><rs:md from="2013-01-03T00:00:00Z" until="2013-01-04T00:00:00Z"/></sitemap>\n' +
+      '<sitemap><loc>BASE/open-ok.xml</loc><rs:md from="2013-01-04T00:00:00Z"/></sitemap></sitemapindex>';
+    const part = (from: string, until?: string) =>
+      `<urlset ${NS}><rs:ln rel="up" href="BASE/cl.xml"/><rs:ln rel="index" href="BASE/cli.xml"/>` +
+      `<rs:md capability="changelist" from="${from}"${until === undefined ? '' : ` until="${until}"`}/></urlset>`;
+    const capabilityList = `<urlset ${NS}><rs:ln rel="describedby" href="BASE/about"/><rs:ln rel="up" href="BASE/.well-known/resourcesync"/><rs:md capability="capabilitylist"/><url><loc>BASE/cli.xml</loc><rs:md capability="changelist"/></url></urlset>`;
+    const docs = {
+      '/.well-known/resourcesync': sd,
+      '/cl.xml': capabilityList,
+      '/cli.xml': index,
+      '/closed-ok.xml': part('2013-01-01T00:00:00Z', '2013-01-02T00:00:00Z'),
+      '/closed-bad.xml': part('2013-01-02T00:00:00Z', '2013-01-03T00:00:00Z'),
+      '/open-bad.xml': part('2013-01-03T00:00:00Z'),
+      '/open-ok.xml': part('2013-01-04T00:00:00Z'),
+    };
+    await serve(docs, async (base) => {
+      const report = await checkSource(`${base}/`, { http });
+      const found = report.findings.filter((f) => f.code === 'index-entry-until').map((f) => [f.document.replace(base, ''), f.severity, f.message]);
+      expect(found).toEqual([
+        ['/closed-bad.xml', 'error', `This Change List is closed (until="2013-01-03T00:00:00Z"), but its entry in the Change List Index ${base}/cli.xml (line 2) has no "until": the entry of a closed Change List must give it (§12.2)`],
+        ['/open-bad.xml', 'error', `This Change List is open (no "until"), but its entry in the Change List Index ${base}/cli.xml (line 3) gives until="2013-01-04T00:00:00Z": the entry of an open Change List must not (§12.2)`],
+      ]);
+      expect(report.summary.errors).toBe(2);
+    });
+  });
+
+  it('§6.3.3: a resourcesync link of the page the check starts from that points to a Resource List is reported', async () => {
+    const rl = `<urlset ${NS}><rs:ln rel="up" href="BASE/cl.xml"/><rs:md capability="resourcelist" at="2013-01-03T00:00:00Z"/></urlset>`;
+    const page = '<html><head><link rel="resourcesync" href="BASE/rl.xml"></head><body></body></html>';
+    const docs = { '/.well-known/resourcesync': sd, '/cl.xml': cl.replace('BASE/sd.xml', 'BASE/.well-known/resourcesync'), '/rl.xml': rl, '/page.html': page };
+    await serve(docs, async (base) => {
+      const report = await checkSource(`${base}/page.html`, { http });
+      expect(report.findings.filter((f) => f.code === 'resourcesync-link-target')).toEqual([
+        expect.objectContaining({ severity: 'warning', message: expect.stringContaining('should point to a Capability List (core spec 6.3.3)') }),
+      ]);
+    });
+  });
+});

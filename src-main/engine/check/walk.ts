@@ -3,9 +3,10 @@
 // and checked (the reader's conformance rules plus the rules across documents in rules.ts). Resources, packages
 // and notification channels are not fetched. Of each document only what the cross-document rules need is kept:
 // its md and links, and the URLs of the documents it lists.
-import { discover } from '../discovery/discover.ts';
+import type { DiscoveryResult } from '../../contract/types.ts';
+import { discover, WELL_KNOWN_PATH } from '../discovery/discover.ts';
 import { checkIndexChild } from '../documents/conformance.ts';
-import type { DocumentHead, DocumentSummary, Entry, Finding } from '../documents/model.ts';
+import { capabilityName, type DocumentHead, type DocumentSummary, type Entry, type Finding } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
 import { MAX_FINDINGS_PER_CODE } from '../documents/findings.ts';
 import { loadDocument } from '../load.ts';
@@ -20,7 +21,10 @@ import {
   moreListedAgain,
   stoppedAt,
   unlistedCapabilityList,
+  indexEntryUntil,
+  type ListedPeriod,
   upElsewhere,
+  wellKnownMissing,
 } from './rules.ts';
 
 export interface CheckOptions {
@@ -36,6 +40,10 @@ export interface CheckOptions {
 }
 
 export const MAX_CHECK_DOCUMENTS = 1000;
+
+/** Discovery's findings about the Source that no document's reading repeats: a resourcesync link (§6.3.3) to
+ * something other than a Capability List. */
+const DISCOVERY_FINDINGS: ReadonlySet<string> = new Set(['resourcesync-link-target']);
 export const CHECK_CONCURRENCY = 4;
 
 /** A document that lists others, as its children need it. */
@@ -56,12 +64,15 @@ interface Pending {
   parent: Parent | null;
   /** What the parent listed it as (Capability List entry's capability, a dump's manifest, …). */
   listedAs?: string;
+  /** A Change List Index's entry for it: the period the index says it covers, and the entry's line. */
+  listedPeriod?: ListedPeriod;
 }
 
 interface ChildRef {
   loc: string;
   line: number;
   listedAs?: string;
+  listedPeriod?: ListedPeriod;
 }
 
 export async function checkSource(startUrl: string, options: CheckOptions): Promise<CheckReport> {
@@ -121,6 +132,8 @@ class CheckRun {
     }
     const start = discovered.start;
     this.#sourceDescription = discovered.sourceDescription;
+    // What only the way in can show (the documents' own findings come again from the walk's reading).
+    for (const f of discovered.findings) if (DISCOVERY_FINDINGS.has(f.code)) this.#general.push(f);
     if (discovered.sourceDescription === null && discovered.capabilityLists.length === 0) {
       const reasons = discovered.findings.filter((f) => f.severity === 'error').map((f) => f.message);
       this.#records.push({
@@ -146,13 +159,43 @@ class CheckRun {
     ];
     for (const url of more) if (!this.#seen.has(url)) this.#reach(url, null, 'capabilitylist');
     await this.#drain();
+    if (discovered.sourceDescription !== null && !this.#stopped()) await this.#checkWellKnown(discovered.sourceDescription, discovered);
     return this.#report(start);
+  }
+
+  /** §6.3.2: the Source Description must be at /.well-known/resourcesync of its origin, wherever it was found. */
+  async #checkWellKnown(sourceDescription: string, discovered: DiscoveryResult): Promise<void> {
+    let wellKnown: string;
+    try {
+      wellKnown = new URL(WELL_KNOWN_PATH, sourceDescription).href;
+    } catch {
+      return;
+    }
+    if (absoluteUrl(sourceDescription, sourceDescription) === wellKnown) return;
+    let problem: string | null;
+    const tried = discovered.routes.find((step) => step.route === 'well-known' && step.url === wellKnown);
+    if (tried !== undefined) {
+      problem = tried.capability === 'description' ? null : tried.capability !== undefined ? `it serves a ${capabilityName(tried.capability)}` : tried.message;
+    } else {
+      try {
+        const loaded = await loadDocument(this.#http, wellKnown, { signal: this.#signal });
+        const { capability, isIndex } = loaded.summary;
+        problem = capability === 'description' ? null : `it serves a ${capabilityName(capability, isIndex)}`;
+      } catch (error) {
+        if (this.#signal?.aborted) {
+          this.#cancelled = true;
+          return;
+        }
+        problem = failedToLoad(error).message;
+      }
+    }
+    if (problem !== null) this.#general.push(wellKnownMissing(wellKnown, sourceDescription, problem));
   }
 
   // ---- the walk ------------------------------------------------------------------------------------------------
 
   /** Queues a document not reached before; for one that was, the parent's finding that it lists it again. */
-  #reach(url: string, parent: Parent | null, listedAs: string | undefined, line?: number): Finding | null {
+  #reach(url: string, parent: Parent | null, listedAs: string | undefined, line?: number, listedPeriod?: ListedPeriod): Finding | null {
     const bySourceDescription = parent !== null && parent.summary.capability === 'description';
     const seen = this.#seen.get(url);
     if (seen !== undefined) {
@@ -168,6 +211,7 @@ class CheckRun {
     this.#seen.set(url, { parent: parent?.url ?? null, bySourceDescription });
     const pending: Pending = { url, seq: this.#seq++, parent };
     if (listedAs !== undefined) pending.listedAs = listedAs;
+    if (listedPeriod !== undefined) pending.listedPeriod = listedPeriod;
     this.#queue.push(pending);
     return null;
   }
@@ -264,6 +308,10 @@ class CheckRun {
         findings.push(f);
         if (f.code === 'up-link-mismatch') upMismatchFromIndex = true;
       }
+      if (item.listedPeriod !== undefined) {
+        const until = indexEntryUntil(summary, item.listedPeriod, parent.url);
+        if (until !== null) findings.push(until);
+      }
     } else if (item.listedAs !== undefined) {
       const mismatch = capabilityMismatch(summary, item.listedAs, parent?.url ?? 'discovery');
       if (mismatch !== null) findings.push(mismatch);
@@ -299,7 +347,7 @@ class CheckRun {
     // An index may list the same part a million times: the first few repeats are shown, the rest only counted.
     const repeats = new Map<string, number>();
     for (const child of children) {
-      const again = this.#reach(absoluteUrl(child.loc, finalUrl), node, child.listedAs, child.line);
+      const again = this.#reach(absoluteUrl(child.loc, finalUrl), node, child.listedAs, child.line, child.listedPeriod);
       if (again === null) continue;
       const count = (repeats.get(again.code) ?? 0) + 1;
       repeats.set(again.code, count);
@@ -378,7 +426,9 @@ class CheckRun {
 function collectChildren(head: DocumentHead, entry: Entry, into: ChildRef[]): void {
   const { capability, isIndex } = head;
   if (isIndex) {
-    into.push({ loc: entry.loc, line: entry.line, listedAs: capability });
+    const ref: ChildRef = { loc: entry.loc, line: entry.line, listedAs: capability };
+    if (capability === 'changelist') ref.listedPeriod = { until: entry.md.until, line: entry.line };
+    into.push(ref);
   } else if (capability === 'description') {
     const listed = entry.md.capability;
     // Entries of another kind are the reader's finding (description-entry); they are not followed.

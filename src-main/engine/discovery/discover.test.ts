@@ -81,8 +81,8 @@ describe('discover: each route against the fixture Source', () => {
         capabilities: [{ capability: 'resourcelist', url: f.url + PATHS.dataset2.resourceListIndex }],
       },
     ]);
-    // The Source breaks spec 6.3.2 (no well-known URI): said once, as a warning.
-    expect(codes(result)).toEqual(['warning well-known-missing']);
+    // The Source breaks spec 6.3.2 (no well-known URI), a MUST: said once, as an error.
+    expect(codes(result)).toEqual(['error well-known-missing']);
   });
 
   it('link-header: a Link header (several links, multi-valued rel, relative target) names the Capability List', async () => {
@@ -280,8 +280,8 @@ describe('discover: failures and hostile Sources', () => {
         capabilities: [{ capability: 'resourcelist', url: f.url + PATHS.dataset1.resourceList }],
       },
     ]);
-    expect(codes(result)).toEqual(['warning missing-up', 'warning no-source-description']);
-    expect(result.findings[0].message.startsWith(`${f.url}${PATHS.broken.capabilityListWithoutUp}: `)).toBe(true);
+    expect(codes(result)).toEqual(['warning missing-describedby', 'error missing-up', 'warning no-source-description']);
+    expect(result.findings[1].message.startsWith(`${f.url}${PATHS.broken.capabilityListWithoutUp}: `)).toBe(true);
   });
 
   it('can be cancelled', async () => {
@@ -313,7 +313,7 @@ describe('discover: spec checks against a hand-made Source', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const cl = (up: string, entries: string) =>
-      `<?xml version="1.0"?><urlset ${NS}><rs:ln rel="up" href="${up}"/><rs:md capability="capabilitylist"/>${entries}</urlset>`;
+      `<?xml version="1.0"?><urlset ${NS}><rs:ln rel="up" href="${up}"/><rs:ln rel="describedby" href="/about"/><rs:md capability="capabilitylist"/>${entries}</urlset>`;
     // The well-known URI serves a Capability List; the Source Description lists a missing document too.
     docs['/.well-known/resourcesync'] = {
       type: 'application/xml',
@@ -326,7 +326,7 @@ describe('discover: spec checks against a hand-made Source', () => {
     docs['/sd.xml'] = {
       type: 'text/plain',
       body:
-        `<?xml version="1.0"?><urlset ${NS}><rs:md capability="description"/>` +
+        `<?xml version="1.0"?><urlset ${NS}><rs:ln rel="describedby" href="/about"/><rs:md capability="description"/>` +
         `<url><loc>${base}/.well-known/resourcesync</loc><rs:md capability="capabilitylist"/></url>` +
         `<url><loc>${base}/gone.xml</loc><rs:md capability="capabilitylist"/></url></urlset>`,
     };
@@ -363,7 +363,7 @@ describe('discover: spec checks against a hand-made Source', () => {
       },
       { url: `${base}/gone.xml`, capabilities: [] },
     ]);
-    expect(codes(result)).toEqual(['warning missing-hub-link', 'warning well-known-not-description', 'error not-a-capability-list']);
+    expect(codes(result)).toEqual(['error missing-hub-link', 'warning well-known-not-description', 'error not-a-capability-list']);
     expect(result.findings[0].message.startsWith(`${base}/.well-known/resourcesync: `)).toBe(true);
     expect(result.findings[2].message).toBe(
       `${base}/gone.xml: listed in the Source Description as a Capability List, but it is 404 Not Found`,

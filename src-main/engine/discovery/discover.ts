@@ -320,9 +320,9 @@ class DiscoveryRun {
     for (const miss of this.#wellKnownMisses) {
       if (origin(miss) === origin(sd.url)) {
         this.#finding(
-          'warning',
+          'error',
           'well-known-missing',
-          `${miss} does not serve the Source Description (core spec 6.3.2 says it should); it was found at ${sd.url}`,
+          `${miss} does not serve the Source Description; it was found at ${sd.url}. A Source must publish it at /.well-known/resourcesync (core spec 6.3.2)`,
         );
       }
     }

@@ -23,7 +23,7 @@ async function expectFindings(xml: string, code: string, expected: [Severity, nu
 describe('clean documents yield no findings', () => {
   const clean: [string, string][] = [
     ['Source Description', urlset('<rs:md capability="description"/>', [url('http://example.com/cl1.xml', '<rs:md capability="capabilitylist"/>'), url('http://example.com/cl2.xml')], ['<rs:ln rel="describedby" href="http://example.com/about"/>'])],
-    ['Capability List', urlset('<rs:md capability="capabilitylist"/>', [url('http://example.com/rl.xml', '<rs:md capability="resourcelist"/>'), url('http://example.com/cl.xml', '<rs:md capability="changelist"/>'), url('http://example.com/cn/', '<rs:md capability="change-notification"/><rs:ln rel="hub" href="http://hub.example.com/"/>')], [UP_SOURCE_DESCRIPTION])],
+    ['Capability List', urlset('<rs:md capability="capabilitylist"/>', [url('http://example.com/rl.xml', '<rs:md capability="resourcelist"/>'), url('http://example.com/cl.xml', '<rs:md capability="changelist"/>'), url('http://example.com/cn/', '<rs:md capability="change-notification"/><rs:ln rel="hub" href="http://hub.example.com/"/>')], [UP_SOURCE_DESCRIPTION, '<rs:ln rel="describedby" href="http://example.com/about-set1"/>'])],
     ['Resource List', urlset('<rs:md capability="resourcelist" at="2013-01-03T09:00:00Z" completed="2013-01-03T09:01:00Z"/>', [url('http://example.com/r1', '<lastmod>2013-01-02T13:00:00Z</lastmod><changefreq>daily</changefreq>', `<rs:md hash="${MD5}" length="8876" type="text/html"/>`, '<rs:ln rel="duplicate" pri="1" href="http://mirror.example.com/r1" modified="2013-01-03T18:00:00Z"/>')], [UP_CAPABILITY_LIST, '<rs:ln rel="index" href="http://example.com/rli.xml"/>'])],
     ['Resource List Index', sitemapindex(RL, ['<sitemap><loc>http://example.com/rl1.xml</loc><rs:md at="2013-01-03T09:00:00Z"/></sitemap>'], [UP_CAPABILITY_LIST])],
     ['Resource Dump', urlset('<rs:md capability="resourcedump" at="2013-01-03T09:00:00Z"/>', [url('http://example.com/p1.zip', '<rs:md type="application/zip" length="4765" at="2013-01-03T09:00:00Z" completed="2013-01-03T09:02:00Z"/><rs:ln rel="contents" href="http://example.com/m1.xml" type="application/xml"/>')], [UP_CAPABILITY_LIST])],
@@ -45,19 +45,22 @@ describe('document-level rules', () => {
   it('missing at in Resource Lists, Resource Dumps and manifests (Appendix A)', async () => {
     for (const capability of ['resourcelist', 'resourcedump', 'resourcedump-manifest']) {
       const xml = urlset(`<rs:md capability="${capability}"/>`, [], [UP_CAPABILITY_LIST]);
-      await expectFindings(xml, 'missing-at', [['warning', lineOf(xml, '<rs:md')]]);
+      await expectFindings(xml, 'missing-at', [['error', lineOf(xml, '<rs:md')]]);
     }
     const index = sitemapindex('<rs:md capability="resourcelist"/>', [], [UP_CAPABILITY_LIST]);
-    await expectFindings(index, 'missing-at', [['warning', lineOf(index, '<rs:md')]]);
+    await expectFindings(index, 'missing-at', [['error', lineOf(index, '<rs:md')]]);
+    expect((await findings(index)).find((f) => f.code === 'missing-at')?.message).toBe(
+      'The <rs:md> of a Resource List Index must have an "at" attribute: when its snapshot began (§10.2, Appendix A)',
+    );
   });
 
   it('missing from in change documents; change notifications also need until (CN §3)', async () => {
     for (const capability of ['changelist', 'changedump', 'changedump-manifest', 'change-notification']) {
       const xml = urlset(`<rs:md capability="${capability}" until="2013-01-03T00:00:00Z"/>`, [], [UP_CAPABILITY_LIST]);
-      await expectFindings(xml, 'missing-from', [['warning', lineOf(xml, '<rs:md')]]);
+      await expectFindings(xml, 'missing-from', [['error', lineOf(xml, '<rs:md')]]);
     }
     const notification = urlset('<rs:md capability="change-notification" from="2013-01-03T00:00:00Z"/>');
-    await expectFindings(notification, 'missing-until', [['warning', 3]]);
+    await expectFindings(notification, 'missing-until', [['error', 3]]);
     await expectFindings(urlset(CL, [], [UP_CAPABILITY_LIST]), 'missing-until', []);
   });
 
@@ -80,14 +83,14 @@ describe('document-level rules', () => {
   it('mandatory up links: Capability List to the Source Description, the others to the Capability List', async () => {
     const capabilityList = urlset('<rs:md capability="capabilitylist"/>');
     const found = (await findings(capabilityList)).filter((f) => f.code === 'missing-up');
-    expect(found).toEqual([expect.objectContaining({ severity: 'warning', line: 3, message: expect.stringContaining('Source Description') })]);
+    expect(found).toEqual([expect.objectContaining({ severity: 'error', line: 3, message: 'No <rs:ln rel="up"> to the Source Description: a Capability List must link up to it (§9)' })]);
     for (const md of [RL, CL, '<rs:md capability="resourcedump" at="2013-01-03T00:00:00Z"/>', '<rs:md capability="changedump" from="2013-01-03T00:00:00Z"/>', '<rs:md capability="resourcedump-manifest" at="2013-01-03T00:00:00Z"/>', '<rs:md capability="changedump-manifest" from="2013-01-03T00:00:00Z"/>']) {
       const xml = urlset(md);
       const missing = (await findings(xml)).filter((f) => f.code === 'missing-up');
-      expect(missing, md).toEqual([expect.objectContaining({ severity: 'warning', line: 3, message: expect.stringContaining('Capability List') })]);
+      expect(missing, md).toEqual([expect.objectContaining({ severity: 'error', line: 3, message: expect.stringContaining('Capability List') })]);
       await expectFindings(urlset(md, [], [UP_CAPABILITY_LIST]), 'missing-up', []);
     }
-    await expectFindings(sitemapindex(RL), 'missing-up', [['warning', 3]]);
+    await expectFindings(sitemapindex(RL), 'missing-up', [['error', 3]]);
     // Optional in a Source Description (it is the top) and in a change notification (CN §3).
     await expectFindings(urlset('<rs:md capability="description"/>'), 'missing-up', []);
     await expectFindings(urlset('<rs:md capability="change-notification" from="2013-01-03T00:00:00Z" until="2013-01-04T00:00:00Z"/>'), 'missing-up', []);
@@ -121,8 +124,8 @@ describe('document-level rules', () => {
     const xml = urlset('<rs:md capability="resourcelist" at="03/01/2013"/>', [], ['<rs:ln rel="up"/>', '<rs:ln href="http://example.com/x" length="-1" pri="0"/>']);
     const found = await findings(xml);
     expect(found).toContainEqual(expect.objectContaining({ code: 'invalid-datetime', severity: 'warning', line: 5 }));
-    expect(found).toContainEqual(expect.objectContaining({ code: 'invalid-link', severity: 'warning', line: 3 }));
-    expect(found).toContainEqual(expect.objectContaining({ code: 'invalid-link', severity: 'warning', line: 4 }));
+    expect(found).toContainEqual(expect.objectContaining({ code: 'invalid-link', severity: 'error', line: 3, message: '<rs:ln> without "href": every link must have both (§7)' }));
+    expect(found).toContainEqual(expect.objectContaining({ code: 'invalid-link', severity: 'error', line: 4, message: '<rs:ln> without "rel": every link must have both (§7)' }));
     expect(found).toContainEqual(expect.objectContaining({ code: 'invalid-length', severity: 'warning', line: 4 }));
     expect(found).toContainEqual(expect.objectContaining({ code: 'invalid-pri', severity: 'warning', line: 4 }));
   });
@@ -137,7 +140,14 @@ describe('document-level rules', () => {
       '</url>',
       '<sitemap><loc>http://example.com/s.xml</loc></sitemap>',
     ], [UP_CAPABILITY_LIST]);
-    await expectFindings(xml, 'unknown-attribute', [['warning', 4], ['warning', 6]]);
+    await expectFindings(xml, 'unknown-attribute', [['warning', 4]]);
+    // §7: ResourceSync's own attributes never carry a prefix; rs:hash is not the hash.
+    await expectFindings(xml, 'prefixed-attribute', [['error', 6]]);
+    const { entries } = await read(xml);
+    expect(entries[0].md.hash).toBeUndefined();
+    const other = urlset(RL, ['<url><loc>http://example.com/a</loc><rs:md rs:size="12"/></url>'], [UP_CAPABILITY_LIST]);
+    await expectFindings(other, 'unknown-attribute', [['warning', 5]]);
+    await expectFindings(other, 'prefixed-attribute', []);
     await expectFindings(xml, 'unknown-element', [['warning', 7], ['warning', 9]]);
     await expectFindings(xml, 'unexpected-element', [['error', 11]]);
   });
@@ -218,11 +228,20 @@ describe('entry rules', () => {
       url('http://example.com/f', '<lastmod>2013-01-03T13:00:00Z</lastmod><rs:md change="updated"/>'),
     ], [UP_CAPABILITY_LIST]);
     // e's lastmod is earlier than b's datetime, but an undated change is placed by its position: no finding.
-    await expectFindings(xml, 'change-order', [['warning', lineOf(xml, '/d<')]]);
+    // A MUST in a Change List (§12.1), a Change List Index (§12.2) and a change notification (CN §3): errors.
+    await expectFindings(xml, 'change-order', [['error', lineOf(xml, '/d<')]]);
+    expect((await findings(xml)).find((f) => f.code === 'change-order')?.message).toBe(
+      'Entry (2013-01-03T10:00:00Z) is earlier than an entry before it: the entries of a Change List must be in forward chronological order, oldest first (§12.1)',
+    );
     const index = sitemapindex(CL, ['<sitemap><loc>http://example.com/2.xml</loc><rs:md from="2013-01-05T00:00:00Z"/></sitemap>', '<sitemap><loc>http://example.com/1.xml</loc><rs:md from="2013-01-04T00:00:00Z" until="2013-01-05T00:00:00Z"/></sitemap>'], [UP_CAPABILITY_LIST]);
-    await expectFindings(index, 'change-order', [['warning', 6]]);
+    await expectFindings(index, 'change-order', [['error', 6]]);
+    const notification = urlset('<rs:md capability="change-notification" from="2013-01-03T00:00:00Z" until="2013-01-04T00:00:00Z"/>', [url('http://example.com/b', '<rs:md change="updated" datetime="2013-01-03T02:00:00Z"/>'), url('http://example.com/a', '<rs:md change="updated" datetime="2013-01-03T01:00:00Z"/>')]);
+    await expectFindings(notification, 'change-order', [['error', 5]]);
+    // A SHOULD in a Change Dump (§13.1) and a Change Dump Manifest (§13.2): warnings.
     const dump = urlset('<rs:md capability="changedump" from="2013-01-01T00:00:00Z"/>', [url('http://example.com/2.zip', '<rs:md from="2013-01-02T00:00:00Z"/>'), url('http://example.com/1.zip', '<rs:md from="2013-01-01T00:00:00Z"/>')], [UP_CAPABILITY_LIST]);
     await expectFindings(dump, 'change-order', [['warning', 6]]);
+    const manifest = urlset('<rs:md capability="changedump-manifest" from="2013-01-01T00:00:00Z"/>', [url('http://example.com/b', '<rs:md change="deleted" datetime="2013-01-02T00:00:00Z"/>'), url('http://example.com/a', '<rs:md change="deleted" datetime="2013-01-01T00:00:00Z"/>')], [UP_CAPABILITY_LIST]);
+    await expectFindings(manifest, 'change-order', [['warning', 6]]);
   });
 
   it('datetime outside [from, until]', async () => {
@@ -232,7 +251,7 @@ describe('entry rules', () => {
       url('http://example.com/c', '<rs:md change="created" datetime="2013-01-04T00:00:00Z"/>'),
       url('http://example.com/d', '<rs:md change="created" datetime="2013-01-04T00:00:01Z"/>'),
     ], [UP_CAPABILITY_LIST]);
-    await expectFindings(xml, 'datetime-out-of-range', [['warning', lineOf(xml, '/a<')], ['warning', lineOf(xml, '/d<')]]);
+    await expectFindings(xml, 'datetime-out-of-range', [['error', lineOf(xml, '/a<')], ['error', lineOf(xml, '/d<')]]);
   });
 
   it('manifest path: missing (except deletions in a Change Dump Manifest) or not starting with /', async () => {
@@ -262,7 +281,7 @@ describe('entry rules', () => {
       url('http://example.com/x.xml', '<rs:md type="application/xml"/>'),
       url('http://example.com/cl2.xml', '<lastmod>2013-01-01</lastmod>'),
     ]);
-    await expectFindings(xml, 'description-entry', [['warning', 5], ['warning', 6]]);
+    await expectFindings(xml, 'description-entry', [['error', 5], ['error', 6]]);
     await expectFindings(xml, 'lastmod-not-expected', [['warning', 7]]);
   });
 
@@ -276,12 +295,67 @@ describe('entry rules', () => {
       url('http://example.com/cn/', '<rs:md capability="change-notification"/>'),
       url('http://example.com/rla.xml', '<rs:md capability="resourcelist-archive"/>'),
     ], [UP_SOURCE_DESCRIPTION]);
-    await expectFindings(xml, 'duplicate-capability', [['warning', 6]]);
+    await expectFindings(xml, 'duplicate-capability', [['error', 6]]);
     await expectFindings(xml, 'missing-entry-capability', [['error', 7]]);
     await expectFindings(xml, 'capabilitylist-entry', [['warning', 8]]);
     await expectFindings(xml, 'lastmod-not-expected', [['warning', 9]]);
-    await expectFindings(xml, 'missing-hub-link', [['warning', 10]]);
+    await expectFindings(xml, 'missing-hub-link', [['error', 10]]);
     expect((await findings(xml)).filter((f) => f.line === 11)).toEqual([]);
+  });
+
+  it('describedby: recommended in a Source Description and a Capability List, not in their indexes (§8, §9)', async () => {
+    const about = '<rs:ln rel="describedby" href="http://example.com/about"/>';
+    await expectFindings(urlset('<rs:md capability="description"/>'), 'missing-describedby', [['warning', 3]]);
+    await expectFindings(urlset('<rs:md capability="capabilitylist"/>', [], [UP_SOURCE_DESCRIPTION]), 'missing-describedby', [['warning', 4]]);
+    expect((await findings(urlset('<rs:md capability="description"/>')))[0].message).toBe(
+      'No <rs:ln rel="describedby"> to a document about the Source: a Source Description should have one (§8)',
+    );
+    await expectFindings(urlset('<rs:md capability="description"/>', [], [about]), 'missing-describedby', []);
+    await expectFindings(urlset('<rs:md capability="capabilitylist"/>', [], [UP_SOURCE_DESCRIPTION, about]), 'missing-describedby', []);
+    await expectFindings(sitemapindex('<rs:md capability="description"/>'), 'missing-describedby', []);
+    await expectFindings(urlset(RL, [], [UP_CAPABILITY_LIST]), 'missing-describedby', []);
+  });
+
+  it('from on the entries of a Change List Index, a Change Dump and a Change Dump Index is recommended (Appendix A)', async () => {
+    const index = sitemapindex(CL, ['<sitemap><loc>http://example.com/c1.xml</loc></sitemap>', '<sitemap><loc>http://example.com/c2.xml</loc><rs:md until="2013-01-02T00:00:00Z"/></sitemap>', '<sitemap><loc>http://example.com/c3.xml</loc><rs:md from="2013-01-02T00:00:00Z"/></sitemap>'], [UP_CAPABILITY_LIST]);
+    await expectFindings(index, 'missing-entry-from', [['warning', 5], ['warning', 6]]);
+    const CD = '<rs:md capability="changedump" from="2013-01-01T00:00:00Z"/>';
+    await expectFindings(urlset(CD, [url('http://example.com/p.zip', '<rs:md type="application/zip"/>')], [UP_CAPABILITY_LIST]), 'missing-entry-from', [['warning', 5]]);
+    await expectFindings(sitemapindex(CD, ['<sitemap><loc>http://example.com/cd1.xml</loc></sitemap>'], [UP_CAPABILITY_LIST]), 'missing-entry-from', [['warning', 5]]);
+    // Not asked of Change Lists, Resource Dumps, manifests (Appendix A).
+    await expectFindings(urlset(CL, [url('http://example.com/a', '<rs:md change="created"/>')], [UP_CAPABILITY_LIST]), 'missing-entry-from', []);
+    await expectFindings(urlset('<rs:md capability="resourcedump" at="2013-01-01T00:00:00Z"/>', [url('http://example.com/p.zip')], [UP_CAPABILITY_LIST]), 'missing-entry-from', []);
+  });
+
+  it('dump packages: type and length recommended, ZIP the spec\'s format, one format per dump (§11.1, §13.1)', async () => {
+    const RD = '<rs:md capability="resourcedump" at="2013-01-03T00:00:00Z"/>';
+    const rd = urlset(RD, [
+      url('http://example.com/1.zip', '<rs:md type="application/zip" length="10"/>'),
+      url('http://example.com/2.zip', '<rs:md type="application/zip"/>'),
+      url('http://example.com/3.zip'),
+      url('http://example.com/4.tar', '<rs:md type="application/x-tar" length="10"/>'),
+    ], [UP_CAPABILITY_LIST]);
+    await expectFindings(rd, 'package-md', [['warning', lineOf(rd, '2.zip')], ['warning', lineOf(rd, '3.zip')], ['warning', lineOf(rd, '4.tar')]]);
+    const messages = (await findings(rd)).filter((f) => f.code === 'package-md').map((f) => f.message);
+    expect(messages).toEqual([
+      'Package entry without rs:md "length": a Resource Dump should give each package\'s media type and length (§11.1)',
+      'Package entry without rs:md "type" and "length": a Resource Dump should give each package\'s media type and length (§11.1)',
+      `Package of type "application/x-tar", the one on line ${lineOf(rd, '1.zip')} is "application/zip": a Resource Dump should point to packages of one format only (§11.1)`,
+    ]);
+    const cd = urlset('<rs:md capability="changedump" from="2013-01-01T00:00:00Z"/>', [url('http://example.com/1.tgz', '<rs:md type="application/gzip" length="1" from="2013-01-01T00:00:00Z"/>')], [UP_CAPABILITY_LIST]);
+    await expectFindings(cd, 'package-md', [['warning', 5]]);
+    expect((await findings(cd))[0].message).toBe('Package of type "application/gzip": the spec\'s package format is ZIP, "application/zip" (§13.1)');
+    // Manifests and lists are not asked this.
+    await expectFindings(urlset(RL, [url('http://example.com/a')], [UP_CAPABILITY_LIST]), 'package-md', []);
+  });
+
+  it('patch links need a type, and a path in a Change Dump Manifest (§14.4)', async () => {
+    const PATCH = 'http://www.openarchives.org/rs/terms/patch';
+    const cl = urlset(CL, [url('http://example.com/a.json', '<rs:md change="updated"/>', `<rs:ln rel="${PATCH}" href="http://example.com/a.patch" type="application/json-patch"/>`), url('http://example.com/b.json', '<rs:md change="updated"/>', `<rs:ln rel="${PATCH}" href="http://example.com/b.patch"/>`)], [UP_CAPABILITY_LIST]);
+    await expectFindings(cl, 'patch-link', [['error', lineOf(cl, 'b.patch')]]);
+    const cdm = urlset('<rs:md capability="changedump-manifest" from="2013-01-01T00:00:00Z"/>', [url('http://example.com/a.json', '<rs:md change="updated" path="/a.json"/>', `<rs:ln rel="${PATCH}" href="http://example.com/a.patch" type="application/json-patch"/>`), url('http://example.com/b.json', '<rs:md change="updated" path="/b.json"/>', `<rs:ln rel="${PATCH}" href="http://example.com/b.patch" type="application/json-patch" path="/b.patch"/>`)], [UP_CAPABILITY_LIST]);
+    await expectFindings(cdm, 'patch-link', [['error', lineOf(cdm, 'a.patch')]]);
+    expect((await findings(cdm)).find((f) => f.code === 'patch-link')?.message).toMatch(/must have a "path".*§14\.4/);
   });
 
   it('index entries declaring another capability than the index', async () => {

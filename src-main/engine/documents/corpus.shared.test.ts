@@ -105,7 +105,7 @@ describe('corpus', async () => {
     expect(caps.capability).toBe('capabilitylist');
     expect(caps.findings.map((f) => `${f.severity}:${f.code}`)).toEqual([
       'warning:unknown-attribute',
-      'warning:missing-up',
+      'error:missing-up',
       'error:relative-loc',
       'error:relative-loc',
       'error:relative-loc',

@@ -38,6 +38,11 @@ export const LIMITS = {
 } as const;
 
 const KNOWN_CAPABILITIES: ReadonlySet<string> = new Set(CAPABILITIES);
+/** The attributes of rs:md and rs:ln (§7, table 3). */
+const RS_ATTRIBUTES: ReadonlySet<string> = new Set([
+  'capability', 'at', 'completed', 'from', 'until', 'change', 'datetime', 'encoding', 'hash', 'length', 'path', 'type',
+  'rel', 'href', 'modified', 'pri',
+]);
 
 // What each open element is, by depth.
 const ROLE_OTHER = 0;
@@ -627,6 +632,17 @@ export class DocumentParser {
     if (name === 'xmlns' || (colon === 5 && name.startsWith('xmlns'))) return;
     // §7: communities may add attributes, in their own namespace and with its prefix.
     if (colon >= 0 && this.resolve(name.slice(0, colon), name, line) !== RS_NAMESPACE) return;
+    const local = name.slice(colon + 1);
+    if (colon >= 0 && RS_ATTRIBUTES.has(local)) {
+      // §7: "これらの属性には XML 名前空間接頭辞を含めてはなりません". Read as written, it is not the attribute at all.
+      this.findings.add(
+        'error',
+        'prefixed-attribute',
+        `<${clip(this.name, 60)}> attribute "${clip(name, 60)}" has a namespace prefix: ResourceSync's attributes are written without one, as "${local}" (§7); it was not read`,
+        line,
+      );
+      return;
+    }
     this.findings.add('warning', 'unknown-attribute', `<${clip(this.name, 60)}> attribute "${clip(name, 60)}" is not defined by ResourceSync (§7)`, line);
   }
 

@@ -113,9 +113,18 @@ describe('core spec (ANSI/NISO Z39.99-2017) examples', async () => {
     expect(read.get(14)?.[0].findings[0].message).toMatch(/split by whitespace/);
   });
 
-  it('the walkthrough examples (§1.3) leave out the mandatory up link', () => {
-    for (const number of [1, 2, 3, 4, 5, 8]) {
-      expect(read.get(number)?.[0].findings.map((f) => f.code), `example ${number}`).toEqual(['missing-up']);
+  it('the walkthrough examples (§1.3) leave out the mandatory up link: an error, the examples are abridged', () => {
+    for (const number of [1, 2, 3, 5, 8]) {
+      expect(read.get(number)?.[0].findings.map((f) => `${f.severity} ${f.code}`), `example ${number}`).toEqual(['error missing-up']);
+    }
+    // Example 4's package also leaves out its recommended type and length (§11.1).
+    expect(read.get(4)?.[0].findings.map((f) => `${f.severity} ${f.code}`)).toEqual(['error missing-up', 'warning package-md']);
+  });
+
+  it('no example of sections 8–14 has an error (their faults are malformed hashes, warnings)', () => {
+    for (const number of [...Array.from({ length: 16 }, (_, i) => i + 12), 29, 30, 31, 32, 33]) {
+      const [summary] = read.get(number) ?? [];
+      expect(summary.findings.filter((f) => f.severity === 'error'), `example ${number}`).toEqual([]);
     }
   });
 

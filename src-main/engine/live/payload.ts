@@ -27,7 +27,9 @@ export interface Notification {
   findings: Finding[];
 }
 
-const ENTRY_ERRORS = new Set(['missing-loc', 'relative-loc', 'missing-change', 'invalid-change']);
+// Errors about one entry (or one link), not the notification: the entry fails alone, or (order, a datetime outside
+// from/until, a malformed link) the change is still applied in datetime order, as collapse() does anyway.
+const ENTRY_ERRORS = new Set(['missing-loc', 'relative-loc', 'missing-change', 'invalid-change', 'change-order', 'datetime-out-of-range', 'invalid-link', 'patch-link']);
 
 export type PayloadResult = { ok: true; notification: Notification } | { ok: false; reason: string };
 

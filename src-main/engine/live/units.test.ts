@@ -99,6 +99,18 @@ describe('change-notification payloads', () => {
     expect(await readNotification(doc('capability="change-notification" from="2025-01-02T00:00:00Z" until="2025-01-01T00:00:00Z"'), 't')).toMatchObject({ ok: false, reason: expect.stringContaining('before') });
     expect(await readNotification(Buffer.from('not xml'), 't')).toMatchObject({ ok: false });
   });
+  it('reads a notification whose entries break an entry-level MUST (order, datetime out of range, a link without href): the faults are findings', async () => {
+    const md = 'capability="change-notification" from="2025-01-01T00:00:00Z" until="2025-01-01T00:10:00Z"';
+    const entries =
+      '<url><loc>http://x/b</loc><rs:md change="updated" datetime="2025-01-01T00:05:00Z"/><rs:ln rel="duplicate"/></url>' +
+      '<url><loc>http://x/a</loc><rs:md change="updated" datetime="2025-01-01T00:01:00Z"/></url>' +
+      '<url><loc>http://x/c</loc><rs:md change="created" datetime="2025-01-01T00:20:00Z"/></url>';
+    const r = await readNotification(doc(md, entries), 't');
+    expect(r.ok).toBe(true);
+    const codes = r.ok ? r.notification.findings.map((f) => `${f.severity} ${f.code}`) : [];
+    expect(codes).toEqual(['error invalid-link', 'error change-order', 'error datetime-out-of-range']);
+    expect(r.ok && r.notification.changes.map((c) => c.uri)).toEqual(['http://x/b', 'http://x/a', 'http://x/c']);
+  });
 });
 
 describe('collapse (what a batch applies)', () => {
