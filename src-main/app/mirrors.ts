@@ -31,7 +31,7 @@ import type { SecretStore } from '../engine/mirror/secrets.ts';
 import { authorizationOf, secretKey, type AskAgain, type Credentials, type SourceSettings } from '../engine/mirror/settings.ts';
 import type { SourceHeaders } from '../engine/http/index.ts';
 import { STATE_DIR, type Binding, type RunCounts, type RunRecord } from '../engine/mirror/state.ts';
-import { checkResumeRetry, checkRetry, resumeRetry, retryResources, RetryError, type RetryResult } from '../engine/mirror/retry.ts';
+import { checkResumeRetry, checkRetry, resumeRetry, retryResources, RetryError, type ResumeRetryOptions, type RetryResult } from '../engine/mirror/retry.ts';
 import { resumable, sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
 import type { Store } from '../store/store.ts';
@@ -413,12 +413,15 @@ export class MirrorService {
     } catch (error) {
       throw plain(error);
     }
+    return this.#retrying(key, (common) => retryResources({ ...common, runId, uris }));
+  }
+
+  /** Starts a retry (a new one, or one taken up) as the mirror's active run. */
+  #retrying(key: string, run: (common: Omit<ResumeRetryOptions, 'retryRunId'>) => Promise<RetryResult>): MirrorSummary {
     const options = this.#d.store.mirrors.get(key)!.options;
     const active = this.#begin(key, 'sync', false, true);
-    active.done = retryResources({
+    active.done = run({
       dest: key,
-      runId,
-      uris,
       deletePolicy: options.deletePolicy,
       concurrency: options.concurrency,
       ...this.#access(active),
@@ -478,22 +481,7 @@ export class MirrorService {
     } catch (error) {
       throw plain(error);
     }
-    const options = this.#d.store.mirrors.get(key)!.options;
-    const active = this.#begin(key, 'sync', false, true);
-    active.done = resumeRetry({
-      dest: key,
-      retryRunId: retryId,
-      deletePolicy: options.deletePolicy,
-      concurrency: options.concurrency,
-      ...this.#access(active),
-      pauseSignal: active.pause.signal,
-      onProgress: (p) => this.#progressed(active, p),
-    }).then(
-      (result) => this.#end(active, retryEnd(key, result, active)),
-      (error: unknown) => this.#end(active, failedEnd(key, active, plain(error))),
-    );
-    this.#changed();
-    return this.#summary(key, options, this.#d.store.mirrors.get(key)!.addedAt);
+    return this.#retrying(key, (common) => resumeRetry({ ...common, retryRunId: retryId }));
   }
 
   pause(path: string): { paused: boolean } {

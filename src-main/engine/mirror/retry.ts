@@ -281,28 +281,26 @@ function whatToResume(state: MirrorState, dest: string, retryId: number, beforeL
   return { failed, binding, wanted: new Set(left.uris), asked: left.asked, resume };
 }
 
-/** Checks, before a retry is started, that it can be: the same checks the retry makes itself (a RetryError). */
-export function checkRetry(dest: string, runId: number, uris?: string[]): void {
+/** Runs `check` on the mirror's state, opened for the time of it (a RetryError when `dest` is no mirror). */
+function withState(dest: string, check: (state: MirrorState) => void): void {
   const stateDir = stateDirOf(dest);
   if (!existsSync(join(stateDir, 'state.sqlite'))) throw new RetryError(`${dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
   const state = new MirrorState(stateDir);
   try {
-    whatToRetry(state, dest, runId, uris);
+    check(state);
   } finally {
     state.close();
   }
 }
 
+/** Checks, before a retry is started, that it can be: the same checks the retry makes itself (a RetryError). */
+export function checkRetry(dest: string, runId: number, uris?: string[]): void {
+  withState(dest, (state) => void whatToRetry(state, dest, runId, uris));
+}
+
 /** Checks, before an interrupted retry is taken up again, that it can be (a RetryError says why not). */
 export function checkResumeRetry(dest: string, retryId: number): void {
-  const stateDir = stateDirOf(dest);
-  if (!existsSync(join(stateDir, 'state.sqlite'))) throw new RetryError(`${dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
-  const state = new MirrorState(stateDir);
-  try {
-    whatToResume(state, dest, retryId, true);
-  } finally {
-    state.close();
-  }
+  withState(dest, (state) => void whatToResume(state, dest, retryId, true));
 }
 
 /**
