@@ -154,7 +154,7 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
       return r;
     });
     const t0 = Date.now();
-    const watch = ctx.disk?.watch();
+    const watch = await ctx.disk?.watch();
     const applier = newApplier(ctx, run.id, watch?.signal);
     const toApply = collapse(items, coveredBeforeMs);
     let changes: AppliedChange[];
@@ -162,14 +162,14 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
       changes = await applyChanges(ctx, applier, toApply);
     } catch (err) {
       watch?.stop();
-      const low = watch?.stopped() ?? null;
+      const low = watch?.stopped ?? null;
       state.endRun(run.id, 'failed', { fetch: (Date.now() - t0) / 1000 }, low?.message ?? (err as Error).message);
       if (low === null) throw err;
       store.transaction(() => store.setInbox(ids, { status: 'received' }));
       throw new DiskHeldError(low, null, items.length);
     }
     watch?.stop();
-    const low = watch?.stopped() ?? null;
+    const low = watch?.stopped ?? null;
     const firstFrom = coveredBeforeMs ?? items[0].notification.fromMs;
     const failed = applier.counts.failed;
     if (low !== null) return stoppedForDisk(ctx, sub, run.id, items, toApply, changes, applier, low, firstFrom, t0);
@@ -253,7 +253,7 @@ function advanceCheckpoint(state: MirrorState, fromMs: number, until: string, to
 }
 
 function throwIfStopped(watch: DiskWatch | undefined): void {
-  const low = watch?.stopped() ?? null;
+  const low = watch?.stopped ?? null;
   if (low !== null) throw low;
 }
 
@@ -262,7 +262,7 @@ export function catchUp(ctx: MirrorContext, sub: SubscriptionRow, changeListUrl:
   return withLock(ctx, async () => {
     const { state, store } = ctx;
     const run = state.startRun('incremental', 'live-catch-up', changeListUrl);
-    const watch = ctx.disk?.watch();
+    const watch = await ctx.disk?.watch();
     const applier = newApplier(ctx, run.id, watch?.signal);
     const phases: Record<string, number> = {};
     const untilMs = parseW3cDatetime(until)!;
@@ -273,9 +273,9 @@ export function catchUp(ctx: MirrorContext, sub: SubscriptionRow, changeListUrl:
       throwIfStopped(watch);
     } catch (err) {
       await applier.finish().catch(() => undefined);
-      const message = watch?.stopped()?.message ?? (err as Error).message;
+      const message = watch?.stopped?.message ?? (err as Error).message;
       state.endRun(run.id, 'failed', phases, message);
-      throw watch?.stopped() ?? err;
+      throw watch?.stopped ?? err;
     } finally {
       watch?.stop();
     }
@@ -297,7 +297,7 @@ export function syncFromCheckpoint(ctx: MirrorContext, changeListUrl: string): P
     const checkpoint = state.checkpoint();
     if (checkpoint === null) throw new Error(`${ctx.dest} has no checkpoint yet (no baseline completed); run rsdesk sync first`);
     const run = state.startRun('incremental', 'ping', changeListUrl);
-    const watch = ctx.disk?.watch();
+    const watch = await ctx.disk?.watch();
     const applier = newApplier(ctx, run.id, watch?.signal);
     const phases: Record<string, number> = {};
     try {
@@ -311,8 +311,8 @@ export function syncFromCheckpoint(ctx: MirrorContext, changeListUrl: string): P
       state.endRun(run.id, applier.counts.failed > 0 ? 'failed' : 'completed', phases, null);
     } catch (err) {
       await applier.finish().catch(() => undefined);
-      state.endRun(run.id, 'failed', phases, watch?.stopped()?.message ?? (err as Error).message);
-      throw watch?.stopped() ?? err;
+      state.endRun(run.id, 'failed', phases, watch?.stopped?.message ?? (err as Error).message);
+      throw watch?.stopped ?? err;
     } finally {
       watch?.stop();
     }

@@ -1,11 +1,11 @@
 // Keeps live notifications from filling the disk. They are applied outside `sync()`, one batch at a time, so the
-// sync's guard (mirror/disk-reserve.ts) does not watch them: a hub sending notifications of large resources, one
-// after another, would otherwise write until the disk is full. The same rule as a sync's: the free space is looked
-// at a few times a second while a batch writes, and the batch stops once it falls below the reserve (1 GiB, or half
+// sync's guard does not watch them: a hub sending notifications of large resources, one after another, would
+// otherwise write until the disk is full. Each batch is watched by the sync's own watch (mirror/disk-reserve.ts): the
+// free space is looked at a few times a second, and the batch stops once it falls below the reserve (1 GiB, or half
 // of what was free at the mirror's first batch if that is less). The reserve is set once per mirror, not per batch:
 // taken afresh each time, half of what is left would shrink batch after batch until nothing is left.
 import { formatBytes } from '../http/errors.ts';
-import { diskSpace, RESERVE_BYTES, type DiskSpaceProbe } from '../mirror/disk-reserve.ts';
+import { DiskReserve, diskSpace, RESERVE_BYTES, type DiskSpaceProbe } from '../mirror/disk-reserve.ts';
 
 export interface DiskRoomOptions {
   probe?: DiskSpaceProbe;
@@ -26,12 +26,8 @@ export class DiskLowError extends Error {
   }
 }
 
-export interface DiskWatch {
-  /** Aborted, with a DiskLowError as its reason, once the free space fell below the reserve. */
-  readonly signal: AbortSignal;
-  stopped(): DiskLowError | null;
-  stop(): void;
-}
+/** Watches the free space while a batch writes: the sync's watch, with the mirror's reserve and the live message. */
+export type DiskWatch = DiskReserve<DiskLowError>;
 
 export class DiskRoom {
   readonly #folder: string;
@@ -58,35 +54,16 @@ export class DiskRoom {
     return free < this.#reserve ? new DiskLowError(this.#folder, free, this.#reserve) : null;
   }
 
-  /** Looks at the free space while a batch writes, until stopped. */
-  watch(): DiskWatch {
-    const controller = new AbortController();
-    let checking = false;
-    let timer: NodeJS.Timeout | null = null;
-    const look = async () => {
-      if (checking || controller.signal.aborted) return;
-      checking = true;
-      try {
-        const low = await this.check();
-        if (low !== null && timer !== null) {
-          clearInterval(timer);
-          timer = null;
-          controller.abort(low);
-        }
-      } finally {
-        checking = false;
-      }
-    };
-    timer = setInterval(() => void look(), this.#everyMs);
-    timer.unref();
-    void look();
-    return {
-      signal: controller.signal,
-      stopped: () => (controller.signal.aborted ? (controller.signal.reason as DiskLowError) : null),
-      stop: () => {
-        if (timer !== null) clearInterval(timer);
-        timer = null;
-      },
-    };
+  /** Looks at the free space while a batch writes, until stopped (the first look sets the mirror's reserve). */
+  async watch(): Promise<DiskWatch> {
+    await this.check();
+    const watch = new DiskReserve(this.#folder, {
+      probe: this.#probe,
+      everyMs: this.#everyMs,
+      reserve: this.#reserve ?? undefined,
+      stopError: (folder, free, reserve) => new DiskLowError(folder, free, reserve),
+    });
+    watch.start();
+    return watch;
   }
 }

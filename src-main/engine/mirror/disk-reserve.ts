@@ -34,29 +34,41 @@ export class DiskReserveError extends Error {
   }
 }
 
-export class DiskReserve {
+export interface DiskReserveOptions<E extends Error> {
+  probe?: DiskSpaceProbe;
+  everyMs?: number;
+  /** The reserve, when the caller keeps it across runs (live batches); else set by the first look. */
+  reserve?: number;
+  /** The error the watch stops with (a sync's DiskReserveError by default). */
+  stopError?: (folder: string, free: number, reserve: number) => E;
+}
+
+export class DiskReserve<E extends Error = DiskReserveError> {
   readonly #folder: string;
   readonly #probe: DiskSpaceProbe;
   readonly #everyMs: number;
+  readonly #stopError: (folder: string, free: number, reserve: number) => E;
   readonly #controller = new AbortController();
-  #reserve: number | null = null;
+  #reserve: number | null;
   #timer: NodeJS.Timeout | null = null;
   #checking = false;
 
-  constructor(folder: string, options: { probe?: DiskSpaceProbe; everyMs?: number } = {}) {
+  constructor(folder: string, options: DiskReserveOptions<E> = {}) {
     this.#folder = folder;
     this.#probe = options.probe ?? diskSpace;
     this.#everyMs = options.everyMs ?? EVERY_MS;
+    this.#reserve = options.reserve ?? null;
+    this.#stopError = options.stopError ?? ((f, free, reserve) => new DiskReserveError(f, free, reserve) as unknown as E);
   }
 
-  /** Aborted, with a DiskReserveError as its reason, once the free space fell below the reserve. */
+  /** Aborted, with the stop error as its reason, once the free space fell below the reserve. */
   get signal(): AbortSignal {
     return this.#controller.signal;
   }
 
   /** Why the run stopped, once it did. */
-  get stopped(): DiskReserveError | null {
-    return this.#controller.signal.aborted ? (this.#controller.signal.reason as DiskReserveError) : null;
+  get stopped(): E | null {
+    return this.#controller.signal.aborted ? (this.#controller.signal.reason as E) : null;
   }
 
   /** Starts looking (the first look sets the reserve). */
@@ -80,7 +92,7 @@ export class DiskReserve {
       this.#reserve ??= Math.min(RESERVE_BYTES, Math.floor(free / 2));
       if (free < this.#reserve && this.#timer !== null) {
         this.stop();
-        this.#controller.abort(new DiskReserveError(this.#folder, free, this.#reserve));
+        this.#controller.abort(this.#stopError(this.#folder, free, this.#reserve));
       }
     } catch {
       // A file system that cannot say (or a folder gone): no guard rather than a run refused.
