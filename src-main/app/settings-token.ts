@@ -4,7 +4,7 @@
 // is sent nowhere until the person names its Source in Settings.
 import type { Settings } from '../contract/types.ts';
 import { normalizeStartUrl } from '../engine/discovery/discover.ts';
-import type { SourceHeaders } from '../engine/http/index.ts';
+import { bearerFor, type SourceHeaders } from '../engine/http/index.ts';
 import type { Binding } from '../engine/mirror/state.ts';
 import { normalizeStartUrl as personsUrl } from './start-url.ts';
 
@@ -23,8 +23,7 @@ export function unboundToken(settings: TokenSettings): boolean {
 
 /** The Settings token as the headers of its own origin, for a request bound for `origin`; null for any other. */
 export function settingsTokenHeaders(settings: TokenSettings, origin: string): SourceHeaders | null {
-  const token = settingsTokenFor(settings, origin);
-  return token === null ? null : { origin, authorization: `Bearer ${token}` };
+  return bearerFor(origin, settingsTokenFor(settings, origin));
 }
 
 /** The origin a mirror's credentials go to (as its sync decides it), or null when its binding cannot say. */

@@ -14,7 +14,7 @@ import type { SecretStore } from '../mirror/secrets.ts';
 import { accessOf, secretKey, sourceHeadersOf, type Credentials, type SourceSettings } from '../mirror/settings.ts';
 import { MirrorState, stateDirOf, type RunCounts } from '../mirror/state.ts';
 import { applyBatch, catchUp, DiskHeldError, syncFromCheckpoint, type MirrorContext, type Taken } from './apply-live.ts';
-import { DiskRoom, type DiskRoomOptions } from './disk-room.ts';
+import { DiskRoom, type DiskLowError, type DiskRoomOptions } from './disk-room.ts';
 import type { LiveEvents } from './events.ts';
 import type { AppliedChange, Subscription } from './model.ts';
 import { readNotification } from './payload.ts';
@@ -131,7 +131,7 @@ export class MirrorFeed {
   readonly #held = new Map<number, NodeJS.Timeout | null>();
   #rechecking = false;
   /** The disk's state when last read for a delivery (performance.now()). */
-  #diskSeen: { at: number; low: Awaited<ReturnType<DiskRoom['check']>> } | null = null;
+  #diskSeen: { at: number; low: DiskLowError | null } | null = null;
   /** When the feed last said deliveries are refused (performance.now()), and how many were since. */
   #refusalSaidAt = Number.NEGATIVE_INFINITY;
   #refusedSince = 0;
