@@ -89,8 +89,10 @@ Options:
   --dest DIR            the mirror's folder (created if needed); a file already there that the mirror
                         did not make is never replaced (that resource fails, saying so)
   --capabilitylist URL  which Capability List, when the Source has several
-  --map PREFIX=DIR      put URIs starting with PREFIX under DIR, a folder inside <dir> and not in
-                        .resourcesync (repeatable; longest prefix wins); default: <host>[_<port>]/<path>
+  --map PREFIX=DIR      put URIs under PREFIX in DIR, a folder inside <dir> and not in .resourcesync
+                        (repeatable; longest prefix wins); default: <host>[_<port>]/<path>. A PREFIX
+                        ending in / takes URIs starting with it; any other takes the URI itself and those
+                        going on with /, ? or #: http://h/data maps http://h/data/x, not http://h/database
   --allow-host HOST     also mirror URIs on HOST (repeatable; * for any); other hosts are refused
   --mode M              auto (default: resume an interrupted run, else baseline for a new mirror,
                         incremental afterwards), baseline or incremental

@@ -213,7 +213,9 @@ export function CreateMirror({ url, capability, sourceName }: { url: string; cap
           {/* The same words as main's error about a mapping ("takes PREFIX=DIR"). */}
           <p id={`${ids}-maps-hint`} className="field-hint">
             <code>PREFIX=DIR</code>: resources whose URI starts with PREFIX go into the folder DIR inside the mirror, for
-            example <code>https://example.org/data/=data</code>. Without one, each resource goes to host/path.
+            example <code>https://example.org/data/=data</code>. A PREFIX not ending in / matches whole path segments:
+            <code>https://example.org/data</code> takes <code>…/data/x</code>, not <code>…/database</code>. Without one,
+            each resource goes to host/path.
           </p>
           <textarea
             id={`${ids}-maps`}

@@ -27,6 +27,27 @@ describe('LocalPaths.map', () => {
     expect(path('http://example.org/other/z', lp)).toBe('all/other/z');
   });
 
+  it('matches a --map prefix at a path-segment boundary', () => {
+    const lp = paths({ maps: [parseMap('http://example.org/data=d'), parseMap('http://example.org/lists/=l'), parseMap('http://example.org/q?=q')] });
+    for (const [uri, want] of [
+      ['http://example.org/data/x', 'd/x'],
+      ['http://example.org/data', 'd/%index'],
+      ['http://example.org/data?a=1', 'd/%index%qa=1'],
+      ['http://example.org/data#part', 'd/%index'],
+      ['http://example.org/database/x', 'example.org/database/x'],
+      ['http://example.org/data.json', 'example.org/data.json'],
+      ['http://example.org/data%2Fx', 'example.org/data%2Fx'],
+      ['http://example.org/lists/a', 'l/a'],
+      ['http://example.org/listsx', 'example.org/listsx'],
+      ['http://example.org/q?a', 'q/a'],
+    ]) {
+      expect(path(uri!, lp), uri).toBe(want);
+    }
+    // The rule of mirrors made before, kept for those whose inventory relies on it.
+    const old = paths({ maps: [parseMap('http://example.org/data=d')], mapRule: 'prefix' });
+    expect(path('http://example.org/database/x', old)).toBe('d/base/x');
+  });
+
   it('refuses other hosts unless allowed', () => {
     const r = paths().map('http://elsewhere.net/a');
     expect(r.ok).toBe(false);

@@ -1,5 +1,7 @@
 // URI → a safe path relative to the mirror's folder. By default `<host>[_<port>]/<path>`; `--map PREFIX=DIR` maps a
-// URI prefix onto a folder (the longest prefix wins) and the rest of the URI becomes the relative path.
+// URI prefix onto a folder (the longest prefix wins) and the rest of the URI becomes the relative path. A prefix
+// matches at a path-segment boundary: ending in `/` as written, otherwise the URI itself or the URI followed by `/`,
+// `?` or `#` (so `http://h/data` maps `http://h/data/x`, never `http://h/database/x`).
 //
 // Every segment is percent-decoded (so `%2e%2e` cannot climb out), NFC-normalized, then made safe on Windows, macOS
 // and Linux alike: the characters those refuse (`: * ? " < > | \`, control characters) and `%` itself are written as
@@ -24,6 +26,23 @@ export interface LocalPathOptions {
   maps?: PathMap[];
   /** Other hosts (`host` or `host:port`) whose URIs may be mirrored; `*` allows every host. */
   allowHosts?: string[];
+  /**
+   * How a map's prefix matches: `segments` (the default) at a path-segment boundary; `prefix` as a bare string prefix,
+   * the rule of mirrors made before, kept for those whose inventory depends on it (Binding.mapRule).
+   */
+  mapRule?: MapRule;
+}
+
+export type MapRule = 'segments' | 'prefix';
+
+/** Whether `uri` (normalized, without fragment) falls under the map `prefix` (normalized) by `rule`. */
+export function underPrefix(uri: string, prefix: string, rule: MapRule = 'segments'): boolean {
+  if (!uri.startsWith(prefix)) return false;
+  // A prefix ending in `?` has its boundary written already, as one ending in `/` does.
+  if (rule === 'prefix' || prefix.endsWith('/') || prefix.endsWith('?') || uri.length === prefix.length) return true;
+  const next = uri.charCodeAt(prefix.length);
+  // `/`, `?`, `#`
+  return next === 0x2f || next === 0x3f || next === 0x23;
 }
 
 export type LocalPath = { ok: true; path: string } | { ok: false; reason: string };
@@ -149,6 +168,7 @@ function authority(url: URL): string {
 export class LocalPaths {
   readonly #source: URL;
   readonly #maps: { prefix: string; dir: string }[];
+  readonly #rule: MapRule;
   readonly #allowed: Set<string>;
   readonly #allowAll: boolean;
   readonly #sourceAuthority: string;
@@ -165,6 +185,7 @@ export class LocalPaths {
     this.#maps = (options.maps ?? [])
       .map((m) => ({ prefix: normalizePrefix(m.prefix), dir: checkDir(m.dir) }))
       .sort((a, b) => b.prefix.length - a.prefix.length);
+    this.#rule = options.mapRule ?? 'segments';
     this.#allowed = new Set((options.allowHosts ?? []).map((h) => h.toLowerCase()));
     this.#allowAll = this.#allowed.has('*');
   }
@@ -175,7 +196,7 @@ export class LocalPaths {
     // would change nothing, so it is skipped (a tenth of the main thread's own time per resource in a baseline).
     const origin = this.#sourceOrigin;
     if (uri.length > origin.length && uri.startsWith(origin) && PLAIN_PATH.test(uri.slice(origin.length))) {
-      const map = this.#maps.find((m) => uri.startsWith(m.prefix));
+      const map = this.#maps.find((m) => underPrefix(uri, m.prefix, this.#rule));
       return map ? this.#place(map.dir, uri.slice(map.prefix.length)) : this.#place(this.#sourceBase, uri.slice(origin.length));
     }
     let url: URL;
@@ -188,7 +209,7 @@ export class LocalPaths {
     // (Only a URI written with `#` has a fragment: setting the hash costs a re-serialization.)
     if (uri.includes('#')) url.hash = '';
     const href = url.href;
-    const map = this.#maps.find((m) => href.startsWith(m.prefix));
+    const map = this.#maps.find((m) => underPrefix(href, m.prefix, this.#rule));
     let base: string;
     let rest: string;
     if (map) {
@@ -263,7 +284,7 @@ export class LocalPaths {
  */
 const PLAIN_PATH = /^(?:\/(?!\.\.?(?:\/|$))[A-Za-z0-9._~-]*)+$/;
 
-function normalizePrefix(prefix: string): string {
+export function normalizePrefix(prefix: string): string {
   const url = new URL(prefix);
   url.hash = '';
   // `new URL('http://h')` adds a `/`; a prefix written without a path must still match `http://h/…`.

@@ -2,7 +2,7 @@
 // in time (§12.1, Example 19: by their place in the Change List), what holds the checkpoint back, and what an audit
 // makes of a hash in an algorithm the mirror did not record (§7 `hash`: any algorithm may be given).
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
@@ -566,5 +566,88 @@ describe('audit', () => {
     const report = await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 });
     expect(report.inSyncCount).toBe(1);
     expect(report.changed).toEqual([{ uri: `${base}/r2`, reason: expect.stringContaining('sha-256') }]);
+  });
+});
+
+describe('a --map prefix', () => {
+  const dropMapRule = () => {
+    // A mirror made before the rule was recorded: its binding has none.
+    const state = new MirrorState(stateDirOf(dest));
+    const { mapRule, ...binding } = state.binding()!;
+    expect(mapRule).toBe('segments');
+    state.setBinding(binding);
+    state.close();
+  };
+  const mapRule = () => {
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      return state.binding()!.mapRule;
+    } finally {
+      state.close();
+    }
+  };
+
+  it('matches at a segment boundary: `/data` takes `/data/x` and `/data?q`, never `/database/x`', async () => {
+    capabilityList();
+    files.set('/data/x', 'x').set('/data?q', 'q').set('/database/x', 'dbx');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/data/x', fixity('x')) + url('/data?q', fixity('q')) + url('/database/x', fixity('dbx'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run({ maps: [{ prefix: `${base}/data`, dir: 'd' }] })).toMatchObject({ mode: 'baseline', created: 3, failed: 0 });
+    expect(readFileSync(join(dest, 'd', 'x'), 'utf8')).toBe('x');
+    expect(readFileSync(join(dest, 'd', '%index%qq'), 'utf8')).toBe('q');
+    expect(readFileSync(file('database/x'), 'utf8')).toBe('dbx');
+    expect(existsSync(join(dest, 'd', 'base'))).toBe(false);
+    expect(mapRule()).toBe('segments');
+    expect((await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 })).inSync).toBe(true);
+  });
+
+  it('keeps the bare string rule in a mirror made before whose inventory relied on it, and says so once', async () => {
+    capabilityList();
+    files.set('/database/x', 'dbx');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/database/x', fixity('dbx'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    const maps = [{ prefix: `${base}/data`, dir: 'd' }];
+    expect(await run({ maps })).toMatchObject({ created: 1, failed: 0 });
+    // As the old rule mapped it.
+    const state = new MirrorState(stateDirOf(dest));
+    const row = state.get(`${base}/database/x`)!;
+    state.put({ ...row, path: 'd/base/x' });
+    state.close();
+    mkdirSync(join(dest, 'd', 'base'), { recursive: true });
+    renameSync(file('database/x'), join(dest, 'd', 'base', 'x'));
+    dropMapRule();
+
+    files.set('/database/y', 'dby');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-02T00:00:00Z"', url('/database/x', fixity('dbx')) + url('/database/y', fixity('dby'))));
+    const notes: string[] = [];
+    expect(await run({ maps, mode: 'baseline', onNote: (n) => void notes.push(n) })).toMatchObject({ created: 1, unchanged: 1, failed: 0 });
+    // Beside its sibling, where the old rule puts it.
+    expect(readFileSync(join(dest, 'd', 'base', 'y'), 'utf8')).toBe('dby');
+    expect(existsSync(file('database/y'))).toBe(false);
+    expect(notes.filter((n) => n.includes('a mapping matched any URI starting with its prefix'))).toEqual([
+      `This mirror was made when a mapping matched any URI starting with its prefix, and it has mirrored ${base}/database/x under ${base}/data=d: its mappings keep that rule, so that what it holds stays where it is. (New mirrors match a prefix only up to a /, ? or #.)`,
+    ]);
+    expect(mapRule()).toBe('prefix');
+    expect((await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 })).inSync).toBe(true);
+    notes.length = 0;
+    expect(await run({ maps, mode: 'baseline', onNote: (n) => void notes.push(n) })).toMatchObject({ unchanged: 2, failed: 0 });
+    expect(notes.filter((n) => n.includes('a mapping matched'))).toEqual([]);
+  });
+
+  it('takes the segment rule in a mirror made before when no URI it holds would move', async () => {
+    capabilityList();
+    files.set('/data/x', 'x');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/data/x', fixity('x'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    const maps = [{ prefix: `${base}/data`, dir: 'd' }];
+    expect(await run({ maps })).toMatchObject({ created: 1, failed: 0 });
+    dropMapRule();
+    files.set('/database/y', 'dby');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-02T00:00:00Z"', url('/data/x', fixity('x')) + url('/database/y', fixity('dby'))));
+    const notes: string[] = [];
+    expect(await run({ maps, mode: 'baseline', onNote: (n) => void notes.push(n) })).toMatchObject({ created: 1, unchanged: 1, failed: 0 });
+    expect(readFileSync(file('database/y'), 'utf8')).toBe('dby');
+    expect(notes.filter((n) => n.includes('a mapping matched'))).toEqual([]);
+    expect(mapRule()).toBe('segments');
   });
 });

@@ -9,7 +9,7 @@ import { migrate, SchemaTooNewError, schemaVersion, type Migration } from '../..
 import { transaction } from '../../store/tx.ts';
 import { canonicalUri } from './uri.ts';
 import type { Digests } from './fixity.ts';
-import { caseKey, type ClaimStore, type PathMap } from './local-path.ts';
+import { caseKey, type ClaimStore, type MapRule, type PathMap } from './local-path.ts';
 import type { SourceSettings } from './settings.ts';
 
 import { STATE_DIR } from './state-dir.ts';
@@ -247,6 +247,11 @@ export interface Binding {
   resourceDumpUrl: string | null;
   changeDumpUrl: string | null;
   maps: PathMap[];
+  /**
+   * How the maps' prefixes match (local-path.ts): absent in mirrors made when a prefix matched as a bare string prefix,
+   * which keep that rule while their inventory holds a URI the segment rule would map elsewhere (sync.ts, mapRuleOf).
+   */
+  mapRule?: MapRule;
   allowHosts: string[];
   createdAt: string;
   /** The mirror's own id (random): the key of its credentials in a SecretStore. Absent in mirrors made before it. */
@@ -535,6 +540,25 @@ export class MirrorState implements ClaimStore {
   hasUnder(key: string): boolean {
     // Every key under `key/` sorts between `key/` and `key0` ('0' follows '/' in UTF-8 byte order).
     return this.#under.get(`${key}/`, `${key}0`) !== undefined;
+  }
+
+  /**
+   * A URI of the inventory that starts with `prefix` and goes on within the same path segment (`http://h/database`
+   * for `http://h/data`), if any: one a literal-prefix map put under the map's folder and a segment-boundary map
+   * does not. Ranges of the primary key, skipping the URIs followed by `/` or `?` (fragments are never kept).
+   */
+  uriWithinSegment(prefix: string): string | undefined {
+    const ranges: [string, string][] = [
+      [`${prefix}\u0000`, `${prefix}/`],
+      [`${prefix}0`, `${prefix}?`],
+      [`${prefix}@`, `${prefix}\u{10FFFF}`],
+    ];
+    const find = this.db.prepare('SELECT uri FROM inventory WHERE uri >= ? AND uri < ? LIMIT 1');
+    for (const [from, to] of ranges) {
+      const row = find.get(from, to) as { uri: string } | undefined;
+      if (row !== undefined) return row.uri;
+    }
+    return undefined;
   }
 
   /** Puts back the status of a row marked damaged while its copy was about to be replaced (apply.ts). */

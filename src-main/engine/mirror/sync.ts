@@ -23,7 +23,7 @@ import { runDumpIncremental } from './dump-incremental.ts';
 import { JsonPatcher } from './json-patch.ts';
 import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
 import { runIncremental, type IncrementalResult } from './incremental.ts';
-import { LocalPaths, type PathMap } from './local-path.ts';
+import { LocalPaths, normalizePrefix, type PathMap } from './local-path.ts';
 import { entryLabel, entryProblem } from './entries.ts';
 import { canonicalUri } from './uri.ts';
 import { acquireLock, openLocked } from './lock.ts';
@@ -258,6 +258,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         binding = { ...binding!, maps: options.maps ?? binding!.maps, allowHosts: options.allowHosts ?? binding!.allowHosts };
       }
       binding = { ...binding!, id: mirrorId, settings };
+      binding = settleMapRule(state, binding, options.onNote);
       // The Capability List says which lists are current: a closed Change List is followed by another (§12.1), a Source
       // may move its lists. Read again at each run, as cheap as one small document; not for a mirror of one list.
       const startUrl = normalizeStartUrl(binding.url);
@@ -348,7 +349,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       state,
       runId: run?.id ?? -1,
       fetcher,
-      paths: new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? listUrl ?? binding.url, maps: binding.maps, allowHosts: binding.allowHosts }),
+      paths: new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? listUrl ?? binding.url, maps: binding.maps, allowHosts: binding.allowHosts, mapRule: binding.mapRule ?? 'prefix' }),
       deletePolicy: options.deletePolicy ?? 'keep',
       dryRun,
       delayMs: settings.delayMs ?? undefined,
@@ -618,6 +619,31 @@ function boundTo(binding: Binding): string {
  * The same Capability List, or a list in common (a mirror of a Resource List alone, then the Capability List that
  * names it): a URL of another form for the same Source.
  */
+/**
+ * The map rule of a mirror made when a map's prefix matched as a bare string prefix (`http://h/data` mapping
+ * `http://h/database/x` to `<dir>/base/x`): the segment rule, unless its inventory holds a URI that the old rule put
+ * under a map and the new one would not. Such a mirror keeps the old rule, said in a note, so that the resources it
+ * has mirrored and the ones that come beside them later keep going where they went (asked again when its maps
+ * change); one without such a URI takes the new rule, recorded with its binding, and is never asked again.
+ */
+export function settleMapRule(state: MirrorState, binding: Binding, onNote?: (note: string) => void): Binding {
+  if (binding.mapRule === 'segments') return binding;
+  for (const map of binding.maps) {
+    const prefix = normalizePrefix(map.prefix);
+    if (prefix.endsWith('/') || prefix.endsWith('?')) continue;
+    const uri = state.uriWithinSegment(prefix);
+    if (uri === undefined) continue;
+    // Said once, when the rule is first recorded.
+    if (binding.mapRule === undefined) {
+      onNote?.(
+        `This mirror was made when a mapping matched any URI starting with its prefix, and it has mirrored ${clip(uri)} under ${clip(map.prefix)}=${map.dir || '.'}: its mappings keep that rule, so that what it holds stays where it is. (New mirrors match a prefix only up to a /, ? or #.)`,
+      );
+    }
+    return { ...binding, mapRule: 'prefix' };
+  }
+  return { ...binding, mapRule: 'segments' };
+}
+
 function sameSource(a: Binding, b: Binding): boolean {
   if (a.capabilityListUrl !== null && a.capabilityListUrl === b.capabilityListUrl) return true;
   const lists = (x: Binding) => [x.resourceListUrl, x.changeListUrl].filter((u): u is string => u !== null);
@@ -645,6 +671,8 @@ export async function bind(http: Http, options: SyncOptions, old: Binding | null
   const base = {
     url,
     maps: options.maps ?? old?.maps ?? [],
+    // A new mirror matches its maps' prefixes at segment boundaries; one made before keeps its rule (settleMapRule).
+    mapRule: old === null ? 'segments' : old.mapRule,
     allowHosts: options.allowHosts ?? old?.allowHosts ?? [],
     createdAt: old?.createdAt ?? new Date().toISOString(),
   };
