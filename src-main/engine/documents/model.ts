@@ -76,6 +76,11 @@ export interface Entry {
   /** 0-based position in the document. */
   index: number;
   loc: string;
+  /**
+   * The `loc` as its Source spelled it, where the mirror knows the resource by another form (mirror/uri.ts): its
+   * own bytes are requested from it.
+   */
+  requestLoc?: string;
   lastmod?: string;
   changefreq?: string;
   md: RsMd;

@@ -16,6 +16,7 @@ import { FetchFailure, httpDate, ResourceSignals, type Fetcher } from './fetcher
 import { slowBodyWindow } from './slow-body.ts';
 import { FixityMeter, expectationOf, judge, meterFile, promisesAnything, recordedMatches, type Digests, type Expectation, type FixityResult } from './fixity.ts';
 import { LocalPaths, PathClaims, caseKey } from './local-path.ts';
+import { requestUri } from './uri.ts';
 import { RunInventory } from './run-inventory.ts';
 import type { InventoryRow, InventoryStatus, MirrorState, RunCounts } from './state.ts';
 
@@ -330,10 +331,12 @@ export class Applier {
       if (live.etag) conditional['if-none-match'] = live.etag;
       if (live.lastModified) conditional['if-modified-since'] = live.lastModified;
     }
-    const locations = entry.links.length === 0 ? [uri] : [...duplicates(entry), uri];
+    // Its own address as its Source spelled it (uri.ts), which the row's `uri` may not be.
+    const own = requestUri(entry);
+    const locations = entry.links.length === 0 ? [own] : [...duplicates(entry), own];
     const problems: string[] = [];
     for (const location of locations) {
-      const useConditional = location === uri && !problems.includes('304') ? conditional : {};
+      const useConditional = location === own && !problems.includes('304') ? conditional : {};
       const got = await this.#download(location, useConditional, expected, lastmodMs);
       if (got.kind === 'not-modified') {
         // The Source says unchanged; trusted only when nothing the list promises contradicts the recorded copy.
@@ -349,7 +352,7 @@ export class Applier {
           return;
         }
         problems.push('304');
-        const again = await this.#download(uri, {}, expected, lastmodMs);
+        const again = await this.#download(own, {}, expected, lastmodMs);
         if (again.kind === 'file') return this.#stage(again, final, undefined, base, live);
         if (again.kind === 'failed') problems.push(again.reason);
         else problems.push('the server answered 304 Not Modified to a request that was not conditional');
@@ -358,7 +361,7 @@ export class Applier {
       // The mtime was given as the file was written.
       if (got.kind === 'file') return this.#stage(got, final, undefined, base, live);
       // Named so a reader tells the Source's other copies (rel="duplicate") from the resource's own address.
-      problems.push(location !== uri ? `its copy at ${location}: ${got.reason}` : locations.length > 1 ? `its own address: ${got.reason}` : got.reason);
+      problems.push(location !== own ? `its copy at ${location}: ${got.reason}` : locations.length > 1 ? `its own address: ${got.reason}` : got.reason);
     }
     const reasons = problems.filter((p) => p !== '304');
     const gone = this.#repairs.get(uri);

@@ -14,7 +14,7 @@ import type { Checkpoint, MirrorState } from './state.ts';
 import { WorkSlots } from './work-slots.ts';
 import { CLOCK_SLACK_MS, compareChanges, type Timed } from './change-timeline.ts';
 import { readChangeLists, type ChangeListsRead } from './change-lists.ts';
-import { canonicalUri } from './uri.ts';
+import { canonicalEntry } from './uri.ts';
 
 export interface IncrementalOptions {
   http: Http;
@@ -77,7 +77,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
       noteBad(entry.loc, change === undefined ? 'not applied: the entry has no change attribute' : `not applied: change="${clip(change, 40)}" is not created, updated or deleted`);
       return;
     }
-    entry.loc = canonicalUri(entry.loc);
+    canonicalEntry(entry);
     const prior = last.get(entry.loc);
     const next = { entry, ms, seq };
     // Only the last change per URI matters (by time; reading order among equals).

@@ -11,7 +11,7 @@ import { clip } from '../clip.ts';
 import type { Entry } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
-import { canonicalUri } from './uri.ts';
+import { canonicalEntry, canonicalUri } from './uri.ts';
 import { readResourceList } from './resource-list.ts';
 import { readChangeLists } from './change-lists.ts';
 import { compareChanges, type Timed } from './change-timeline.ts';
@@ -327,7 +327,7 @@ async function findEntries(
       onChange: (change) => {
         const uri = canonicalUri(change.entry.loc);
         if (!wanted.has(uri) || found.has(uri)) return;
-        change.entry.loc = uri;
+        canonicalEntry(change.entry);
         const prior = latest.get(uri);
         if (!prior || compareChanges(change, prior) >= 0) latest.set(uri, change);
       },
@@ -341,7 +341,7 @@ async function findEntries(
     await readResourceList(http, binding.resourceListUrl, {
       signal,
       onEntry: (e) => {
-        e.loc = canonicalUri(e.loc);
+        canonicalEntry(e);
         if (wanted.has(e.loc) && !before.has(e.loc)) found.set(e.loc, e);
       },
     });

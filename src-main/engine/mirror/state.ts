@@ -180,24 +180,7 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
     // Resources are known by the form of their URI a URL parser writes (uri.ts). A row kept under another spelling
     // takes that form, so the next run finds it instead of making a second row and file for the same resource;
     // where a row has that form already (both spellings were mirrored), the other stays, no longer listed.
-    const page = db.prepare('SELECT uri FROM inventory WHERE uri > ? ORDER BY uri LIMIT 10000');
-    const taken = db.prepare('SELECT 1 FROM inventory WHERE uri = ?');
-    const rename = db.prepare('UPDATE inventory SET uri = ? WHERE uri = ?');
-    const renameDescribed = db.prepare('UPDATE OR IGNORE described_by SET uri = ? WHERE uri = ?');
-    const renameDescribes = db.prepare('UPDATE OR IGNORE described_by SET describes = ? WHERE describes = ?');
-    let after = '';
-    for (;;) {
-      const rows = page.all(after) as { uri: string }[];
-      if (rows.length === 0) break;
-      for (const { uri } of rows) {
-        const canonical = canonicalUri(uri);
-        if (canonical === uri || taken.get(canonical) !== undefined) continue;
-        rename.run(canonical, uri);
-        renameDescribed.run(canonical, uri);
-        renameDescribes.run(canonical, uri);
-      }
-      after = rows.at(-1)!.uri;
-    }
+    canonicalizeRows(db, false);
   },
   (db) => {
     // What a retry is of (the run whose failures it fetches again) and the URIs it was asked for: a retry paused,
@@ -211,7 +194,34 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `);
   },
+  (db) => {
+    // The form of a URI now has its percent-escapes normalized (uri.ts: `%7Euser` is `~user`, `%2f` is `%2F`): rows
+    // kept under another spelling take it, as in migration 9. Only a URI with a `%` can change.
+    canonicalizeRows(db, true);
+  },
 ];
+
+/** Gives inventory rows (and their described_by links) the form canonicalUri writes, unless a row has it already. */
+function canonicalizeRows(db: DatabaseSync, escapedOnly: boolean): void {
+  const page = db.prepare(`SELECT uri FROM inventory WHERE uri > ?${escapedOnly ? " AND instr(uri, '%') > 0" : ''} ORDER BY uri LIMIT 10000`);
+  const taken = db.prepare('SELECT 1 FROM inventory WHERE uri = ?');
+  const rename = db.prepare('UPDATE inventory SET uri = ? WHERE uri = ?');
+  const renameDescribed = db.prepare('UPDATE OR IGNORE described_by SET uri = ? WHERE uri = ?');
+  const renameDescribes = db.prepare('UPDATE OR IGNORE described_by SET describes = ? WHERE describes = ?');
+  let after = '';
+  for (;;) {
+    const rows = page.all(after) as { uri: string }[];
+    if (rows.length === 0) break;
+    for (const { uri } of rows) {
+      const canonical = canonicalUri(uri);
+      if (canonical === uri || taken.get(canonical) !== undefined) continue;
+      rename.run(canonical, uri);
+      renameDescribed.run(canonical, uri);
+      renameDescribes.run(canonical, uri);
+    }
+    after = rows.at(-1)!.uri;
+  }
+}
 
 /** How many audit reports a mirror keeps (the newest). */
 export const KEPT_AUDIT_REPORTS = 5;

@@ -25,7 +25,7 @@ import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
 import { runIncremental, type IncrementalResult } from './incremental.ts';
 import { LocalPaths, normalizePrefix, type PathMap } from './local-path.ts';
 import { entryLabel, entryProblem } from './entries.ts';
-import { canonicalUri } from './uri.ts';
+import { canonicalEntry } from './uri.ts';
 import { acquireLock, openLocked } from './lock.ts';
 import { DeferredSecrets, type SecretStore } from './secrets.ts';
 import { keptSettingsProblems, mergeSettings, resolveCredentials, sourceHeadersOf, SettingsError, type AskAgain, type Credentials, type SourceSettings } from './settings.ts';
@@ -807,7 +807,7 @@ async function baseline(
     if (intake?.aborted) return;
     const problem = entryProblem(entry);
     if (problem !== null) return applier.fail(entryLabel(entry, documentUrl), problem, true);
-    entry.loc = canonicalUri(entry.loc);
+    canonicalEntry(entry);
     if (seen.has(entry.loc)) {
       repeated++;
       firstRepeated ??= entry.loc;
