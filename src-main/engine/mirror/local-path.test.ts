@@ -43,6 +43,10 @@ describe('LocalPaths.map', () => {
     ]) {
       expect(path(uri!, lp), uri).toBe(want);
     }
+    // A prefix is compared in the form URIs are kept in (uri.ts).
+    const escaped = paths({ maps: [parseMap('HTTP://Example.org:80/%7euser=u')] });
+    expect(path('http://example.org/~user/a', escaped)).toBe('u/a');
+    expect(path('http://example.org/~username', escaped)).toBe('example.org/~username');
     // The rule of mirrors made before, kept for those whose inventory relies on it.
     const old = paths({ maps: [parseMap('http://example.org/data=d')], mapRule: 'prefix' });
     expect(path('http://example.org/database/x', old)).toBe('d/base/x');

@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import { clip } from '../clip.ts';
 import { STATE_DIR, inStateDir, isStateDirName } from './state-dir.ts';
+import { canonicalUri } from './uri.ts';
 
 export interface PathMap {
   /** A URI prefix, e.g. `http://example.org/data/`. */
@@ -285,10 +286,10 @@ export class LocalPaths {
 const PLAIN_PATH = /^(?:\/(?!\.\.?(?:\/|$))[A-Za-z0-9._~-]*)+$/;
 
 export function normalizePrefix(prefix: string): string {
-  const url = new URL(prefix);
-  url.hash = '';
-  // `new URL('http://h')` adds a `/`; a prefix written without a path must still match `http://h/…`.
-  return url.href;
+  // In the form the mirror keeps URIs in (uri.ts): `http://h/%7Euser/` must match `http://h/~user/a`. And
+  // `new URL('http://h')` adds a `/`: a prefix written without a path still matches `http://h/…`.
+  new URL(prefix); // throws on what is no URL, as before
+  return canonicalUri(prefix);
 }
 
 /**
