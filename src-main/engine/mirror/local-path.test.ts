@@ -106,6 +106,14 @@ describe('LocalPaths.map', () => {
     expect(path('http://example.org/console')).toBe('example.org/console');
     expect(path('http://example.org/name.')).toBe('example.org/name%2E');
     expect(path('http://example.org/name%20%20')).toBe('example.org/name%20%20');
+    // Spaces before the extension do not hide a device name from Windows.
+    expect(path('http://example.org/CON%20.txt')).toBe('example.org/%43ON .txt');
+    expect(path('http://example.org/com1%20%20.log')).toBe('example.org/%63om1  .log');
+    expect(path('http://example.org/con%20x.txt')).toBe('example.org/con x.txt');
+    // A query's trailing dot ends the file's name: dropped by Windows, `?v=1.` would be `?v=1`'s file.
+    expect(path('http://example.org/a?v=1.')).toBe('example.org/a%qv=1%2E');
+    expect(path('http://example.org/a?v=1')).toBe('example.org/a%qv=1');
+    expect(path('http://example.org/?..')).toBe('example.org/%index%q%2E%2E');
   });
 
   it('turns a trailing slash into a %index file, and keeps queries escaped', () => {

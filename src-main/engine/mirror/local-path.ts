@@ -99,11 +99,16 @@ export function escapeName(decoded: string): string {
   let name = decoded.normalize('NFC').replace(UNSAFE, escapeChar);
   if (name === '') return '%empty';
   if (name === '.' || name === '..') return name.replace(/\./g, '%2E');
-  // Windows drops trailing dots and spaces silently; two URIs would land on one file.
-  name = name.replace(/[. ]+$/, (tail) => [...tail].map(escapeChar).join(''));
-  const stem = name.split('.')[0]!;
+  name = escapeTail(name);
+  // Windows takes `CON .txt` for the device as it takes `CON.txt`: spaces before the extension do not count.
+  const stem = name.split('.')[0]!.replace(/ +$/, '');
   if (WINDOWS_RESERVED.test(stem)) name = escapeChar(name[0]!) + name.slice(1);
   return shorten(name, MAX_NAME_BYTES);
+}
+
+/** Windows drops trailing dots and spaces silently: two URIs would land on one file. */
+function escapeTail(name: string): string {
+  return name.replace(/[. ]+$/, (tail) => [...tail].map(escapeChar).join(''));
 }
 
 /** A name over `max` UTF-8 bytes becomes its start plus a hash of the whole name, keeping a short extension. */
@@ -265,7 +270,8 @@ export class LocalPaths {
     if (query !== '') {
       // The query is kept escaped as sent (not decoded), so `?a=%2F` and `?a=/` stay apart; it is joined by the
       // marker `%q`, since a `?` decoded from the path is written `%3F`.
-      names[last] = shorten(`${names[last]}%q${query.slice(1).replace(UNSAFE, escapeChar)}`, MAX_NAME_BYTES);
+      // A query ending in `.` (`?v=1.`) ends the name too.
+      names[last] = shorten(escapeTail(`${names[last]}%q${query.slice(1).replace(UNSAFE, escapeChar)}`), MAX_NAME_BYTES);
     }
     let path = [base, ...names].filter((p) => p !== '').join('/');
     if (path.length > MAX_PATH_CHARS) {
