@@ -249,6 +249,8 @@ describe('PathClaims', () => {
     expect(caseKey('h/Cafe\u0301/ÉTÉ')).toBe(caseKey('h/café/été'));
     expect(caseKey('h/Café')).toBe('h/café');
     expect(caseKey('H/Plain.TXT')).toBe('h/plain.txt');
+    // One name to NTFS (upper case) or APFS (case folding), though lower case keeps them apart.
+    for (const [a, b] of [['h/λόγος', 'h/λόγοσ'], ['h/ſ', 'h/s'], ['h/µ', 'h/μ'], ['h/kılıç', 'h/KILIÇ']]) expect(caseKey(a!), a).toBe(caseKey(b!));
   });
 
   it('resolves a URI that is a file where another needs a folder, either way round', () => {
@@ -353,6 +355,38 @@ describe('PathClaims over a mirror inventory (looked up, not loaded)', () => {
       expect(state.fileByKey('h/\u00e4')).toEqual({ uri: 'http://h/%C3%84', path: 'h/\u00c4' });
       expect(state.hasUnder('h')).toBe(true);
       expect(state.hasUnder('h/\u00e4')).toBe(false);
+    } finally {
+      state.close();
+    }
+  });
+
+  it('gives names a case-insensitive file system takes for one, though lower case keeps them apart, alternate paths', () => {
+    const claims = new PathClaims();
+    expect(claims.claim('h/λόγος', 'http://h/%CE%BB%CF%8C%CE%B3%CE%BF%CF%82')).toBe('h/λόγος');
+    expect(claims.claim('h/λόγοσ', 'http://h/%CE%BB%CF%8C%CE%B3%CE%BF%CF%83')).toBe('h/λόγοσ%~2');
+    const state = inventory([['http://h/%C5%BF', 'h/ſ']]);
+    try {
+      expect(new PathClaims(state).claim('h/s', 'http://h/s')).toBe('h/s%~2');
+    } finally {
+      state.close();
+    }
+  });
+
+  it('the migration works out anew the key of paths that are not ASCII (migration 12)', () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'claims-')), '.resourcesync');
+    mkdirSync(dir);
+    const db = new DatabaseSync(join(dir, STATE_FILE));
+    for (const migration of MIRROR_MIGRATIONS.slice(0, 11)) migration(db);
+    db.exec('PRAGMA user_version = 11');
+    // The keys as lower case alone wrote them.
+    const row = db.prepare("INSERT INTO inventory (uri, path, path_key, status) VALUES (?, ?, ?, 'verified')");
+    row.run('http://h/%CF%82', 'h/\u03c2', 'h/\u03c2');
+    row.run('http://h/A', 'h/A', 'h/a');
+    db.close();
+    const state = new MirrorState(dir);
+    try {
+      expect(state.fileByKey(caseKey('h/\u03c3'))).toEqual({ uri: 'http://h/%CF%82', path: 'h/\u03c2' });
+      expect(state.fileByKey('h/a')).toEqual({ uri: 'http://h/A', path: 'h/A' });
     } finally {
       state.close();
     }

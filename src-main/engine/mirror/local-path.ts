@@ -131,7 +131,11 @@ export function shorten(name: string, max: number): string {
 /** The key two paths clash on where the file system ignores case (Windows, macOS by default). */
 export function caseKey(path: string): string {
   // ASCII is its own NFC: normalizing it cost a third of this, called several times per resource.
-  return ASCII.test(path) ? path.toLowerCase() : path.normalize('NFC').toLowerCase();
+  if (ASCII.test(path)) return path.toLowerCase();
+  // Through upper case: NTFS compares names by their upper case and APFS by case folding, under which `ς` is `σ`,
+  // `ſ` is `s`, `µ` is `μ`, and `ı` is `i` (NTFS), though lower case keeps each apart. What this joins that a file
+  // system keeps apart (`ß` and `ss`) costs only an alternate name.
+  return path.normalize('NFC').toUpperCase().toLowerCase().normalize('NFC');
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
