@@ -7,6 +7,7 @@
 import type { Entry } from '../documents/model.ts';
 import type { Applier } from './apply.ts';
 import type { MirrorState } from './state.ts';
+import { canonicalEntry } from './uri.ts';
 
 interface Wanted {
   describes: string;
@@ -56,12 +57,14 @@ export class MetadataFetcher {
     // a resource to synchronize: recorded as describing itself, it does not go when a resource it describes goes.
     if (!this.#dryRun && entry.links.some((l) => l.rel === 'describes')) this.#relations.push([entry.loc, entry.loc]);
     for (const link of entry.links) {
-      if (link.rel !== 'describedby' || !/^https?:\/\//i.test(link.href) || link.href === entry.loc) continue;
+      if (link.rel !== 'describedby' || !/^https?:\/\//i.test(link.href)) continue;
+      const metadata: Entry = { index: 0, line: 0, loc: link.href, lastmod: link.modified, md: { hash: link.hash, length: link.length, type: link.type }, links: [] };
+      // Known by the form its URI is kept in, as a listed resource is (uri.ts): the record the Resource List names in
+      // its own right, spelled otherwise, is the same resource, not a second row and file.
+      canonicalEntry(metadata);
+      if (metadata.loc === entry.loc) continue;
       while (this.#queue.length >= QUEUE_MAX) await new Promise<void>((r) => this.#room.push(r));
-      this.#queue.push({
-        describes: entry.loc,
-        entry: { index: 0, line: 0, loc: link.href, lastmod: link.modified, md: { hash: link.hash, length: link.length, type: link.type }, links: [] },
-      });
+      this.#queue.push({ describes: entry.loc, entry: metadata });
       while (this.#workers < this.#concurrency && this.#queue.length > 0) void this.#work();
     }
   }

@@ -490,6 +490,39 @@ describe('metadata listed in its own right (§14.5)', () => {
   });
 });
 
+describe('metadata named in another spelling', () => {
+  it('is the resource the Resource List names in its own right: one row and one file, its relations under one URI', async () => {
+    capabilityList();
+    files.set('/r1', 'one').set('/~m1.xml', '<dc/>').set('/%7em1.xml', '<dc/>');
+    const port = new URL(base).port;
+    files.set(
+      '/rl.xml',
+      urlset(
+        'capability="resourcelist" at="2020-01-01T00:00:00Z"',
+        `<url><loc>${base}/r1</loc><rs:md ${fixity('one')}/><rs:ln rel="describedby" href="HTTP://127.0.0.1:${port}/%7em1.xml"/></url>` +
+          `<url><loc>${base}/~m1.xml</loc><rs:md ${fixity('<dc/>')}/><rs:ln rel="describes" href="${base}/r1"/></url>`,
+      ),
+    );
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run({ withMetadata: true })).toMatchObject({ mode: 'baseline', failed: 0 });
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      expect([...state.rows()].map((r) => r.uri).sort()).toEqual([`${base}/r1`, `${base}/~m1.xml`]);
+      expect(state.db.prepare('SELECT uri, describes FROM described_by ORDER BY describes').all()).toEqual([
+        { uri: `${base}/~m1.xml`, describes: `${base}/r1` },
+        { uri: `${base}/~m1.xml`, describes: `${base}/~m1.xml` },
+      ]);
+    } finally {
+      state.close();
+    }
+    // Deleting the resource it describes leaves it: listed in its own right.
+    files.delete('/r1');
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', url('/r1', 'change="deleted" datetime="2020-01-02T00:00:00Z"')));
+    expect(await run({ withMetadata: true })).toMatchObject({ mode: 'incremental', deleted: 1, failed: 0 });
+    expect(readFileSync(file('~m1.xml'), 'utf8')).toBe('<dc/>');
+  });
+});
+
 describe('audit', () => {
   it("calls extra the files in the folders the mirror writes into (its host's, a map's), not those beside them", async () => {
     capabilityList();
