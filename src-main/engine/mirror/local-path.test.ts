@@ -127,6 +127,15 @@ describe('LocalPaths.map', () => {
     expect(path('http://example.org/%index')).toBe('example.org/%25index');
     expect(path('http://example.org/a#frag')).toBe('example.org/a');
     expect(path('http://example.org/a//b')).toBe('example.org/a/%empty/b');
+    // Leading empty segments are segments too: `//a` is another URI than `/a`, with a path of its own.
+    expect(path('http://example.org//a')).toBe('example.org/%empty/a');
+    expect(path('http://example.org///a')).toBe('example.org/%empty/%empty/a');
+    const mapped = paths({ maps: [parseMap('http://example.org/data/=d'), parseMap('http://example.org/seg=s')] });
+    expect(path('http://example.org/data//x', mapped)).toBe('d/%empty/x');
+    expect(path('http://example.org/data/x', mapped)).toBe('d/x');
+    expect(path('http://example.org/data/', mapped)).toBe('d/%index');
+    expect(path('http://example.org/data/?q', mapped)).toBe('d/%index%qq');
+    expect(path('http://example.org/seg//x', mapped)).toBe('s/%empty/x');
   });
 
   it('gives distinct URIs distinct paths', () => {

@@ -207,7 +207,7 @@ export class LocalPaths {
     const origin = this.#sourceOrigin;
     if (uri.length > origin.length && uri.startsWith(origin) && PLAIN_PATH.test(uri.slice(origin.length))) {
       const map = this.#maps.find((m) => underPrefix(uri, m.prefix, this.#rule));
-      return map ? this.#place(map.dir, uri.slice(map.prefix.length)) : this.#place(this.#sourceBase, uri.slice(origin.length));
+      return map ? this.#place(map.dir, restAfter(uri, map.prefix)) : this.#place(this.#sourceBase, uri.slice(origin.length));
     }
     let url: URL;
     try {
@@ -224,7 +224,7 @@ export class LocalPaths {
     let rest: string;
     if (map) {
       base = map.dir;
-      rest = href.slice(map.prefix.length);
+      rest = restAfter(href, map.prefix);
     } else {
       const host = authority(url);
       if (host !== this.#sourceAuthority && !this.#allowAll && !this.#allowed.has(host.toLowerCase()) && !this.#allowed.has(url.hostname.toLowerCase())) {
@@ -267,7 +267,9 @@ export class LocalPaths {
     const q = rest.indexOf('?');
     const pathPart = q === -1 ? rest : rest.slice(0, q);
     const query = q === -1 ? '' : rest.slice(q);
-    const segments = pathPart.replace(/^\/+/, '').split('/');
+    // One `/` only: the one after the origin or the map's prefix. Those after it are empty segments, as inside the
+    // path (`//a` is not `/a`).
+    const segments = (pathPart.startsWith('/') ? pathPart.slice(1) : pathPart).split('/');
     const last = segments.length - 1;
     // A trailing slash (or the bare host) names a folder's own resource.
     const names = segments.map((s, i) => (i === last && s === '' ? '%index' : safeName(percentDecode(s))));
@@ -287,6 +289,11 @@ export class LocalPaths {
     if (inStateDir(path)) return { ok: false, reason: `its path ${clip(path)} would be inside ${STATE_DIR}, the mirror's own folder` };
     return { ok: true, path };
   }
+}
+
+/** What follows a map's prefix, from the `/` that ends the prefix when it ends with one (as after an origin). */
+function restAfter(uri: string, prefix: string): string {
+  return prefix.endsWith('/') ? uri.slice(prefix.length - 1) : uri.slice(prefix.length);
 }
 
 /**
