@@ -164,7 +164,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       if (status === 'changed' || status === 'unverifiable') report[status].push({ uri: item, reason: reason ?? '' });
       else report[status]!.push(item);
     };
-    const paths = new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.resourceListUrl, maps: binding.maps, allowHosts: binding.allowHosts, mapRule: binding.mapRule ?? 'prefix' });
+    const paths = new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.resourceListUrl, maps: binding.maps, allowHosts: binding.allowHosts });
     const folders = new FolderCheck(options.dest);
     let outOfScope = 0;
     let firstOutOfScope = '';

@@ -48,8 +48,11 @@ describe('LocalPaths.map', () => {
     expect(path('http://example.org/~user/a', escaped)).toBe('u/a');
     expect(path('http://example.org/~username', escaped)).toBe('example.org/~username');
     // The rule of mirrors made before, kept for those whose inventory relies on it.
-    const old = paths({ maps: [parseMap('http://example.org/data=d')], mapRule: 'prefix' });
+    const old = paths({ maps: [{ ...parseMap('http://example.org/data=d'), rule: 'prefix' }] });
     expect(path('http://example.org/database/x', old)).toBe('d/base/x');
+    // A map kept before the rule was recorded, not yet settled by a sync, is matched as its inventory was made.
+    const unsettled = paths({ maps: [{ prefix: 'http://example.org/data', dir: 'd' }] });
+    expect(path('http://example.org/database/x', unsettled)).toBe('d/base/x');
   });
 
   it('refuses other hosts unless allowed', () => {
@@ -238,9 +241,9 @@ describe('LocalPaths.map', () => {
       else expect(() => parseMap(`http://example.org/=${dir}`), dir).toThrow(/cannot be inside \.resourcesync, the mirror's own folder/);
     }
     expect(() => paths({ maps: [{ prefix: 'http://example.org/', dir: '.resourcesync/tmp' }] })).toThrow(/mirror's own folder/);
-    expect(parseMap('http://example.org/=data/.resourcesync')).toEqual({ prefix: 'http://example.org/', dir: 'data/.resourcesync' });
-    expect(parseMap('http://example.org/=.')).toEqual({ prefix: 'http://example.org/', dir: '.' });
-    expect(parseMap('http://example.org/?a=b=dir')).toEqual({ prefix: 'http://example.org/?a=b', dir: 'dir' });
+    expect(parseMap('http://example.org/=data/.resourcesync')).toEqual({ prefix: 'http://example.org/', dir: 'data/.resourcesync', rule: 'segments' });
+    expect(parseMap('http://example.org/=.')).toEqual({ prefix: 'http://example.org/', dir: '.', rule: 'segments' });
+    expect(parseMap('http://example.org/?a=b=dir')).toEqual({ prefix: 'http://example.org/?a=b', dir: 'dir', rule: 'segments' });
   });
 });
 

@@ -19,6 +19,13 @@ export interface PathMap {
   prefix: string;
   /** A relative folder inside the mirror, `/`-separated, e.g. `data`. */
   dir: string;
+  /**
+   * How the prefix matches: `segments` at a path-segment boundary; `prefix` as a bare string prefix, the rule of
+   * mirrors made before, kept by those whose inventory relies on it. Absent in the maps of such a mirror until a sync
+   * settles it (sync.ts, settleMapRule): matched as a bare prefix meanwhile, as its inventory was made. Kept with each
+   * map so that whatever maps the mirror's URIs from its binding (sync, audit, retry, the live side) agrees.
+   */
+  rule?: MapRule;
 }
 
 export interface LocalPathOptions {
@@ -27,11 +34,6 @@ export interface LocalPathOptions {
   maps?: PathMap[];
   /** Other hosts (`host` or `host:port`) whose URIs may be mirrored; `*` allows every host. */
   allowHosts?: string[];
-  /**
-   * How a map's prefix matches: `segments` (the default) at a path-segment boundary; `prefix` as a bare string prefix,
-   * the rule of mirrors made before, kept for those whose inventory depends on it (Binding.mapRule).
-   */
-  mapRule?: MapRule;
 }
 
 export type MapRule = 'segments' | 'prefix';
@@ -168,7 +170,7 @@ export function parseMap(text: string): PathMap {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`--map: only http(s) prefixes can be mapped, not ${clip(prefix)}`);
   const dir = text.slice(at + 1);
   checkDir(dir);
-  return { prefix, dir };
+  return { prefix, dir, rule: 'segments' };
 }
 
 function authority(url: URL): string {
@@ -177,8 +179,7 @@ function authority(url: URL): string {
 
 export class LocalPaths {
   readonly #source: URL;
-  readonly #maps: { prefix: string; dir: string }[];
-  readonly #rule: MapRule;
+  readonly #maps: { prefix: string; dir: string; rule: MapRule }[];
   readonly #allowed: Set<string>;
   readonly #allowAll: boolean;
   readonly #sourceAuthority: string;
@@ -193,9 +194,8 @@ export class LocalPaths {
     this.#sourceBase = safeName(this.#source.port === '' ? this.#source.hostname : `${this.#source.hostname}_${this.#source.port}`);
     // Prefixes compare against the parsed (normalized) form of each URI.
     this.#maps = (options.maps ?? [])
-      .map((m) => ({ prefix: normalizePrefix(m.prefix), dir: checkDir(m.dir) }))
+      .map((m) => ({ prefix: normalizePrefix(m.prefix), dir: checkDir(m.dir), rule: m.rule ?? 'prefix' }))
       .sort((a, b) => b.prefix.length - a.prefix.length);
-    this.#rule = options.mapRule ?? 'segments';
     this.#allowed = new Set((options.allowHosts ?? []).map((h) => h.toLowerCase()));
     this.#allowAll = this.#allowed.has('*');
   }
@@ -206,7 +206,7 @@ export class LocalPaths {
     // would change nothing, so it is skipped (a tenth of the main thread's own time per resource in a baseline).
     const origin = this.#sourceOrigin;
     if (uri.length > origin.length && uri.startsWith(origin) && PLAIN_PATH.test(uri.slice(origin.length))) {
-      const map = this.#maps.find((m) => underPrefix(uri, m.prefix, this.#rule));
+      const map = this.#maps.find((m) => underPrefix(uri, m.prefix, m.rule));
       return map ? this.#place(map.dir, restAfter(uri, map.prefix)) : this.#place(this.#sourceBase, uri.slice(origin.length));
     }
     let url: URL;
@@ -219,7 +219,7 @@ export class LocalPaths {
     // (Only a URI written with `#` has a fragment: setting the hash costs a re-serialization.)
     if (uri.includes('#')) url.hash = '';
     const href = url.href;
-    const map = this.#maps.find((m) => underPrefix(href, m.prefix, this.#rule));
+    const map = this.#maps.find((m) => underPrefix(href, m.prefix, m.rule));
     let base: string;
     let rest: string;
     if (map) {

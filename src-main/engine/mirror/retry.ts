@@ -132,7 +132,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       state,
       runId: run.id,
       fetcher,
-      paths: new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.resourceListUrl ?? binding.url, maps: binding.maps, allowHosts: binding.allowHosts, mapRule: binding.mapRule ?? 'prefix' }),
+      paths: new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.resourceListUrl ?? binding.url, maps: binding.maps, allowHosts: binding.allowHosts }),
       deletePolicy: options.deletePolicy ?? 'keep',
       dryRun: false,
       delayMs: settings.delayMs ?? undefined,

@@ -608,13 +608,17 @@ describe('a --map prefix', () => {
     const state = new MirrorState(stateDirOf(dest));
     const { mapRule, ...binding } = state.binding()!;
     expect(mapRule).toBe('segments');
-    state.setBinding(binding);
+    expect(binding.maps.map((m) => m.rule)).toEqual(['segments']);
+    state.setBinding({ ...binding, maps: binding.maps.map(({ prefix, dir }) => ({ prefix, dir })) });
     state.close();
   };
   const mapRule = () => {
     const state = new MirrorState(stateDirOf(dest));
     try {
-      return state.binding()!.mapRule;
+      const binding = state.binding()!;
+      // Each map carries the mirror's rule, for whatever maps from the binding (the live side too).
+      expect(binding.maps.map((m) => m.rule)).toEqual([binding.mapRule]);
+      return binding.mapRule;
     } finally {
       state.close();
     }

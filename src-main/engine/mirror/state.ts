@@ -274,8 +274,9 @@ export interface Binding {
   changeDumpUrl: string | null;
   maps: PathMap[];
   /**
-   * How the maps' prefixes match (local-path.ts): absent in mirrors made when a prefix matched as a bare string prefix,
-   * which keep that rule while their inventory holds a URI the segment rule would map elsewhere (sync.ts, mapRuleOf).
+   * How the maps' prefixes match (local-path.ts), also stamped on each map: absent in mirrors made when a prefix
+   * matched as a bare string prefix, which keep that rule while their inventory holds a URI the segment rule would map
+   * elsewhere (sync.ts, settleMapRule).
    */
   mapRule?: MapRule;
   allowHosts: string[];

@@ -23,7 +23,7 @@ import { runDumpIncremental } from './dump-incremental.ts';
 import { JsonPatcher } from './json-patch.ts';
 import { keepAsMetadata, metadataOf, MetadataFetcher } from './metadata.ts';
 import { runIncremental, type IncrementalResult } from './incremental.ts';
-import { LocalPaths, normalizePrefix, type PathMap } from './local-path.ts';
+import { LocalPaths, normalizePrefix, type MapRule, type PathMap } from './local-path.ts';
 import { entryLabel, entryProblem } from './entries.ts';
 import { canonicalEntry } from './uri.ts';
 import { acquireLock, openLocked } from './lock.ts';
@@ -349,7 +349,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       state,
       runId: run?.id ?? -1,
       fetcher,
-      paths: new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? listUrl ?? binding.url, maps: binding.maps, allowHosts: binding.allowHosts, mapRule: binding.mapRule ?? 'prefix' }),
+      paths: new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? listUrl ?? binding.url, maps: binding.maps, allowHosts: binding.allowHosts }),
       deletePolicy: options.deletePolicy ?? 'keep',
       dryRun,
       delayMs: settings.delayMs ?? undefined,
@@ -620,14 +620,16 @@ function boundTo(binding: Binding): string {
  * names it): a URL of another form for the same Source.
  */
 /**
- * The map rule of a mirror made when a map's prefix matched as a bare string prefix (`http://h/data` mapping
- * `http://h/database/x` to `<dir>/base/x`): the segment rule, unless its inventory holds a URI that the old rule put
- * under a map and the new one would not. Such a mirror keeps the old rule, said in a note, so that the resources it
- * has mirrored and the ones that come beside them later keep going where they went (asked again when its maps
- * change); one without such a URI takes the new rule, recorded with its binding, and is never asked again.
+ * The map rule of a mirror (Binding.mapRule), stamped on each of its maps (PathMap.rule). A new mirror matches at
+ * segment boundaries. One made when a map's prefix matched as a bare string prefix (`http://h/data` mapping
+ * `http://h/database/x` to `<dir>/base/x`) takes the segment rule too, unless its inventory holds a URI that the old
+ * rule put under a map and the new one would not: such a mirror keeps the old rule, said once in a note, so that the
+ * resources it has mirrored and the ones that come beside them later keep going where they went. Asked again when
+ * its maps change while it keeps the old rule; never again once it has the new one.
  */
 export function settleMapRule(state: MirrorState, binding: Binding, onNote?: (note: string) => void): Binding {
-  if (binding.mapRule === 'segments') return binding;
+  const stamped = (rule: MapRule): Binding => ({ ...binding, mapRule: rule, maps: binding.maps.map((m) => ({ ...m, rule })) });
+  if (binding.mapRule === 'segments') return stamped('segments');
   for (const map of binding.maps) {
     const prefix = normalizePrefix(map.prefix);
     if (prefix.endsWith('/') || prefix.endsWith('?')) continue;
@@ -639,9 +641,9 @@ export function settleMapRule(state: MirrorState, binding: Binding, onNote?: (no
         `This mirror was made when a mapping matched any URI starting with its prefix, and it has mirrored ${clip(uri)} under ${clip(map.prefix)}=${map.dir || '.'}: its mappings keep that rule, so that what it holds stays where it is. (New mirrors match a prefix only up to a /, ? or #.)`,
       );
     }
-    return { ...binding, mapRule: 'prefix' };
+    return stamped('prefix');
   }
-  return { ...binding, mapRule: 'segments' };
+  return stamped('segments');
 }
 
 function sameSource(a: Binding, b: Binding): boolean {
@@ -670,8 +672,8 @@ export async function bind(http: Http, options: SyncOptions, old: Binding | null
   const direct = result.routes.find((r) => r.route === 'document' && r.found);
   const base = {
     url,
-    maps: options.maps ?? old?.maps ?? [],
     // A new mirror matches its maps' prefixes at segment boundaries; one made before keeps its rule (settleMapRule).
+    maps: old === null ? (options.maps ?? []).map((m) => ({ ...m, rule: 'segments' as const })) : (options.maps ?? old.maps),
     mapRule: old === null ? 'segments' : old.mapRule,
     allowHosts: options.allowHosts ?? old?.allowHosts ?? [],
     createdAt: old?.createdAt ?? new Date().toISOString(),
