@@ -662,7 +662,7 @@ describe('a --map prefix', () => {
     expect(readFileSync(join(dest, 'd', 'base', 'y'), 'utf8')).toBe('dby');
     expect(existsSync(file('database/y'))).toBe(false);
     expect(notes.filter((n) => n.includes('a mapping matched any URI starting with its prefix'))).toEqual([
-      `This mirror was made when a mapping matched any URI starting with its prefix, and it has mirrored ${base}/database/x under ${base}/data=d: its mappings keep that rule, so that what it holds stays where it is. (New mirrors match a prefix only up to a /, ? or #.)`,
+      `This mirror was made when a mapping matched any URI starting with its prefix, and it has mirrored ${base}/database/x under ${base}/data=d: its mappings keep that rule, so that what comes next goes where the rest went. (New mirrors match a prefix only up to a /, ? or #.)`,
     ]);
     expect(mapRule()).toBe('prefix');
     expect((await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 })).inSync).toBe(true);

@@ -638,7 +638,7 @@ export function settleMapRule(state: MirrorState, binding: Binding, onNote?: (no
     // Said once, when the rule is first recorded.
     if (binding.mapRule === undefined) {
       onNote?.(
-        `This mirror was made when a mapping matched any URI starting with its prefix, and it has mirrored ${clip(uri)} under ${clip(map.prefix)}=${map.dir || '.'}: its mappings keep that rule, so that what it holds stays where it is. (New mirrors match a prefix only up to a /, ? or #.)`,
+        `This mirror was made when a mapping matched any URI starting with its prefix, and it has mirrored ${clip(uri)} under ${clip(map.prefix)}=${map.dir || '.'}: its mappings keep that rule, so that what comes next goes where the rest went. (New mirrors match a prefix only up to a /, ? or #.)`,
       );
     }
     return stamped('prefix');
