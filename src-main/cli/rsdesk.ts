@@ -4,9 +4,9 @@ import { processIo, type Io } from './io.ts';
 import { defaultDataDir, packageVersion, rendererDir } from './paths.ts';
 import { parseCommandArgs, unknownCommand, unknownOption } from './args.ts';
 import { DiskFullError, isDiskFull } from '../engine/mirror/disk-full.ts';
-import { HELP, parseConcurrency, parseDelay, parseDest, parseMaxDocuments, parsePort, parseTimeout, UsageError } from './usage.ts';
+import { HELP, parseConcurrency, parseDelay, parseDest, parseMaxDocuments, parsePort, parseRunId, parseTimeout, UsageError } from './usage.ts';
 
-const COMMANDS = ['discover', 'inspect', 'check', 'serve', 'sync', 'audit', 'runs', 'watch'] as const;
+const COMMANDS = ['discover', 'inspect', 'check', 'serve', 'sync', 'retry', 'audit', 'runs', 'watch'] as const;
 type Command = (typeof COMMANDS)[number];
 
 const NETWORK_OPTIONS = {
@@ -45,6 +45,7 @@ const SYNC_OPTIONS = {
   'forget-credentials': { type: 'boolean' },
 } as const;
 
+const RETRY_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, run: { type: 'string' }, concurrency: { type: 'string' }, basic: { type: 'string' } } as const;
 const AUDIT_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, rehash: { type: 'boolean' }, last: { type: 'boolean' }, basic: { type: 'string' } } as const;
 const WATCH_OPTIONS = {
   dest: { type: 'string' },
@@ -67,6 +68,7 @@ const OPTIONS = {
   check: CHECK_OPTIONS,
   serve: SERVE_OPTIONS,
   sync: SYNC_OPTIONS,
+  retry: RETRY_OPTIONS,
   audit: AUDIT_OPTIONS,
   runs: RUNS_OPTIONS,
   watch: WATCH_OPTIONS,
@@ -106,7 +108,7 @@ async function run(command: Command, args: string[], io: Io, version: string): P
     const { checkCommand } = await import('./check-command.ts');
     return checkCommand({ ...options, maxDocuments: parseMaxDocuments(values['max-documents']) }, io);
   }
-  if (command === 'sync' || command === 'audit' || command === 'runs') return mirrorCommand(command, args, io, userAgent);
+  if (command === 'sync' || command === 'retry' || command === 'audit' || command === 'runs') return mirrorCommand(command, args, io, userAgent);
   if (command === 'watch') {
     const { values, positionals } = parse('watch', args);
     if (values.help) return void io.out(HELP.watch), 0;
@@ -145,7 +147,9 @@ async function run(command: Command, args: string[], io: Io, version: string): P
   return inspectCommand({ target, ...common }, io);
 }
 
-async function mirrorCommand(command: 'sync' | 'audit' | 'runs', args: string[], io: Io, userAgent: string): Promise<number> {
+type MirrorCommand = 'sync' | 'retry' | 'audit' | 'runs';
+
+async function mirrorCommand(command: MirrorCommand, args: string[], io: Io, userAgent: string): Promise<number> {
   let dest: string | undefined;
   try {
     return await mirrorCommandIn(command, args, io, userAgent, (d) => (dest = d));
@@ -157,7 +161,7 @@ async function mirrorCommand(command: 'sync' | 'audit' | 'runs', args: string[],
   }
 }
 
-async function mirrorCommandIn(command: 'sync' | 'audit' | 'runs', args: string[], io: Io, userAgent: string, onDest: (dest: string) => void): Promise<number> {
+async function mirrorCommandIn(command: MirrorCommand, args: string[], io: Io, userAgent: string, onDest: (dest: string) => void): Promise<number> {
   // Loaded on use, after the arguments are checked (as for the other commands).
   const commands = () => import('./mirror-commands.ts');
   const needDest = (dest: string | undefined) => {
@@ -171,6 +175,22 @@ async function mirrorCommandIn(command: 'sync' | 'audit' | 'runs', args: string[
     if (values.help) return void io.out(HELP.runs), 0;
     if (positionals.length > 0) throw new UsageError(`runs takes no arguments, got ${JSON.stringify(positionals[0])}`);
     return (await commands()).runsCommand({ dest: needDest(values.dest), json: values.json ?? false }, io);
+  }
+  if (command === 'retry') {
+    const { values, positionals } = parse('retry', args);
+    if (values.help) return void io.out(HELP.retry), 0;
+    if (positionals.length > 0) throw new UsageError(`retry takes no arguments, got ${JSON.stringify(positionals[0])}`);
+    const options = {
+      dest: needDest(values.dest),
+      runId: parseRunId(values.run),
+      json: values.json ?? false,
+      concurrency: parseConcurrency(values.concurrency),
+      token: values.token,
+      basic: values.basic,
+      timeoutMs: parseTimeout(values.timeout),
+      userAgent,
+    };
+    return (await commands()).retryCommand(options, io);
   }
   if (command === 'audit') {
     const { values, positionals } = parse('audit', args);
