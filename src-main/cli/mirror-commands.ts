@@ -186,6 +186,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     );
     return SIGNAL_EXIT[stop.by];
   }
+  if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the run was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
   return result.failed > 0 ? 1 : 0;
 }
 
@@ -323,6 +324,7 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
     io.err(`rsdesk: stopped (${stop.by}). What was verified is kept; retry run ${result.runId} is left interrupted, and the next rsdesk retry --dest ${dest} takes it up again.\n`);
     return SIGNAL_EXIT[stop.by];
   }
+  if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the retry was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
   return result.failed > 0 ? 1 : 0;
 }
 

@@ -469,6 +469,11 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         // Paused while a list was still being read: what was started finishes below, the run stays resumable.
         if (!paused()) throw err;
       }
+      // A pause that comes from here on stops nothing: every resource has settled and every step was taken, and what
+      // is left is recording them durably, which a pause does not cut short. The run is then what it is (completed,
+      // or failed), not interrupted: else a Ctrl-C while the last batch was written left a finished run to resume
+      // and its checkpoint unmoved.
+      const cut = paused();
       phase = 'finishing';
       // Stopped for the disk between two steps, with no error on the way: ends as a cancel does, not completed.
       if (reserve?.stopped) throw reserve.stopped;
@@ -476,7 +481,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       const t = Date.now();
       await applier.finish();
       phases.fetch = (phases.fetch ?? 0) + (Date.now() - t) / 1000;
-      if (paused()) {
+      if (cut) {
         status = 'interrupted';
         message = 'Paused';
         newCheckpoint = null;
