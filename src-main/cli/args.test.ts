@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TIMEOUT_RANGE } from '../contract/limits.ts';
 import { fileErrorMessage } from '../engine/documents/reader.ts';
-import { closest, editDistance } from './args.ts';
+import { closest, editDistance, parseCommandArgs } from './args.ts';
 import { parseConcurrency, parseDelay, parseMaxDocuments, parsePort } from './usage.ts';
 import { runRsdesk } from './run-rsdesk.ts';
 
@@ -69,6 +69,15 @@ describe('numeric options: digits only, the range said exactly', () => {
   });
 });
 
+describe('an option given twice', () => {
+  it('is refused with two values, taken once with the same value twice; repeatable options and flags take any number', () => {
+    const options = { dest: { type: 'string' }, map: { type: 'string', multiple: true }, json: { type: 'boolean' } } as const;
+    expect(() => parseCommandArgs('sync', ['--dest', 'a', '--dest=b'], options)).toThrow('--dest is given twice, as "a" and as "b": give it once');
+    expect(parseCommandArgs('sync', ['--dest', 'a', '--json', '--dest', 'a', '--json'], options).values).toEqual({ dest: 'a', json: true });
+    expect(parseCommandArgs('sync', ['--map', 'x=a', '--map', 'y=b'], options).values.map).toEqual(['x=a', 'y=b']);
+  });
+});
+
 describe('local files in plain words', () => {
   it('names what is wrong without the error code or the system call', () => {
     const err = (code: string, message: string) => Object.assign(new Error(message), { code });
@@ -123,6 +132,9 @@ describe('rsdesk usage errors', { timeout: 120_000 }, () => {
       [['discover', 'example.org', '--token', '--json'], 'rsdesk: --token needs a value (to give one that starts with "-", write --token=--json)'],
       [['inspect', 'x.xml', '--json=yes'], 'rsdesk: --json takes no value'],
       [['runs', '--dest'], 'rsdesk: --dest needs a value'],
+      [['sync', '--dest', 'old', '--json', '--dest', 'new'], 'rsdesk: --dest is given twice, as "old" and as "new": give it once'],
+      [['retry', '--dest', 'd', '--run', '1', '--run=2'], 'rsdesk: --run is given twice, as "1" and as "2": give it once'],
+      [['audit', '--dest', 'd', '--token', 'SECRET1', '--token', 'SECRET2'], 'rsdesk: --token is given twice with two values: give it once'],
     ];
     for (const [args, message] of cases) {
       const result = await run(args);
@@ -132,6 +144,7 @@ describe('rsdesk usage errors', { timeout: 120_000 }, () => {
       expect(occurrences(result.stderr, `Usage: rsdesk ${args[0]}`), args.join(' ')).toBe(1);
       expect(result.stderr.trimEnd().endsWith(`Run "rsdesk ${args[0]} --help" for every option.`), args.join(' ')).toBe(true);
       expect(result.stderr).not.toContain('Options:');
+      expect(result.stderr).not.toContain('SECRET');
       expect(result.stdout).toBe('');
     }
   });
