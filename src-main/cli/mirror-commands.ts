@@ -14,7 +14,7 @@ import { parseProxySetting, type ProxySetting } from '../engine/http/dispatcher.
 import { splitUserinfo } from '../engine/http/userinfo.ts';
 import { basicPasswordProblem, basicUserProblem, tokenProblem } from '../contract/credentials.ts';
 import { join } from 'node:path';
-import { ProgressLine, type Io } from './io.ts';
+import { jsonError, ProgressLine, type Io } from './io.ts';
 import { defaultDataDir } from './paths.ts';
 import { UsageError } from './usage.ts';
 
@@ -127,7 +127,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
   const stop = stopOnSignals(io, () => progress.clear(), {
     first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept; press Ctrl-C again to stop at once.`,
     second: (signal) => `rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk sync --dest ${dest}, which resumes the run.`,
-  });
+  }, o.json);
   const result: SyncResult = await sync({
     url: plainUrls.url,
     dest,
@@ -203,6 +203,7 @@ function stopOnSignals(
   io: Io,
   clear: () => void,
   say: { first: (signal: string) => string; second: (signal: string) => string },
+  json = false,
 ): { signal: AbortSignal; readonly by: keyof typeof SIGNAL_EXIT | null; dispose(): void } {
   const pause = new AbortController();
   let by: keyof typeof SIGNAL_EXIT | null = null;
@@ -216,6 +217,8 @@ function stopOnSignals(
     }
     // The lock goes with the process ('exit'); the run it leaves is taken as interrupted by the next one.
     io.err(`${say.second(signal)}\n`);
+    // --json: the command's document is not printed now; its reader gets what happened instead of nothing.
+    if (json) io.out(`${jsonError(say.second(signal).replace(/^rsdesk: /, ''))}\n`);
     process.exit(SIGNAL_EXIT[signal]);
   };
   const onInt = () => on('SIGINT');
@@ -290,7 +293,7 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
   const stop = stopOnSignals(io, () => progress.clear(), {
     first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept; press Ctrl-C again to stop at once.`,
     second: (signal) => `rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk retry --dest ${dest}, which takes the retry up again.`,
-  });
+  }, o.json);
   const common = {
     dest,
     concurrency: o.concurrency,
@@ -418,13 +421,15 @@ export async function auditCommand(
   const stop = stopOnSignals(io, () => undefined, {
     first: (signal) => `Stopping the audit (${signal}); press Ctrl-C again to stop at once.`,
     second: (signal) => `rsdesk: audit stopped at once (${signal}); no report is kept.`,
-  });
+  }, o.json);
   let report: AuditReport;
   try {
     report = await audit({ dest: resolve(o.dest), rehash: o.rehash, credentials, secretStore: cliSecretStore(), timeoutMs: o.timeoutMs, userAgent: o.userAgent, signal: stop.signal, reportLimit: o.reportLimit });
   } catch (err) {
     if (stop.by === null) throw err;
-    io.err(`rsdesk: audit stopped (${stop.by}) before the end; no report is kept. Nothing in the mirror was changed.\n`);
+    const stopped = `audit stopped (${stop.by}) before the end; no report is kept. Nothing in the mirror was changed.`;
+    io.err(`rsdesk: ${stopped}\n`);
+    if (o.json) io.out(`${jsonError(stopped)}\n`);
     return SIGNAL_EXIT[stop.by];
   } finally {
     stop.dispose();

@@ -1,6 +1,7 @@
 // rsdesk: the command line. `main` returns the exit code; bin/rsdesk.mjs sets it.
 import { resolve } from 'node:path';
-import { processIo, type Io } from './io.ts';
+import { parseArgs } from 'node:util';
+import { jsonError, processIo, type Io } from './io.ts';
 import { defaultDataDir, packageVersion, rendererDir } from './paths.ts';
 import { parseCommandArgs, unknownCommand, unknownOption } from './args.ts';
 import { DiskFullError, isDiskFull } from '../engine/mirror/disk-full.ts';
@@ -236,6 +237,23 @@ async function mirrorCommandIn(command: MirrorCommand, args: string[], io: Io, u
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const version = packageVersion();
   const [first, ...rest] = argv;
+  // Whether the command printed anything on stdout: a --json command that failed before it did prints its error there.
+  let printed = false;
+  const given = io;
+  io = {
+    out: (text) => {
+      printed = true;
+      given.out(text);
+    },
+    err: (text) => given.err(text),
+    get errIsTTY() {
+      return given.errIsTTY;
+    },
+    get errColumns() {
+      return given.errColumns;
+    },
+    ...(given.drained ? { drained: () => given.drained!() } : {}),
+  };
   try {
     if (first === undefined) throw new UsageError('missing command');
     if (first === '--help' || first === '-h' || first === 'help') {
@@ -258,8 +276,19 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     }
     const message = isDiskFull(error) && !(error instanceof DiskFullError) ? 'The disk is full, so rsdesk stopped. Free some space and try again.' : error instanceof Error ? error.message : String(error);
     io.err(`rsdesk: ${message}\n`);
+    // A script that asked for JSON reads one JSON document on stdout whatever happened (an unreachable Source, a folder
+    // that is no mirror, a lock held by the app), not an empty output its JSON parser chokes on.
+    if (!printed && (COMMANDS as readonly string[]).includes(first!) && askedForJson(first as Command, rest)) io.out(`${jsonError(message)}\n`);
     return 1;
   }
+}
+
+/** Whether `args` (parsed already without a usage error) give --json to a command whose --json prints one document. */
+function askedForJson(command: Command, args: string[]): boolean {
+  // watch prints one JSON object per event, its errors among them; serve prints no JSON.
+  if (command === 'watch' || command === 'serve') return false;
+  const { tokens } = parseArgs({ args, options: OPTIONS[command], allowPositionals: true, strict: false, tokens: true });
+  return tokens.some((t) => t.kind === 'option' && t.name === 'json');
 }
 
 /** A command's help up to its first blank line: the Usage lines. */
