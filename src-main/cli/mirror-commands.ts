@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { audit, CUT_NOTE_START, FOUND_ORDER, lastAudit, savedAuditItems, type AuditReport } from '../engine/mirror/audit.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { isMirror, lockHolder, readFolder, runsAsSeen } from '../engine/mirror/folder.ts';
-import { checkResumeRetry, checkRetry, resumeRetry, retryResources, type RetryResult } from '../engine/mirror/retry.ts';
+import { resumeRetry, retryResources, type RetryResult } from '../engine/mirror/retry.ts';
 import { MirrorState, stateDirOf, STATE_FILE } from '../engine/mirror/state.ts';
 import { sync, type SyncMode, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import type { DeletePolicy } from '../engine/mirror/apply.ts';
@@ -284,10 +284,8 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
   const dest = resolve(o.dest);
   const credentials = credentialsFrom(o.token, o.basic);
   if (!isMirror(dest)) throw new Error(`${dest} is not a mirror (no .resourcesync/state.sqlite)`);
+  // What is retried is checked again under the mirror's lock (retry.ts): "nothing to retry" is one plain line.
   const target = retryTarget(dest, o.runId);
-  // Checked before the lock is taken and anything is said: "nothing to retry" is one plain line.
-  if ('resume' in target) checkResumeRetry(dest, target.resume);
-  else checkRetry(dest, target.of);
   const progress = new ProgressLine(io);
   const started = Date.now();
   const stop = stopOnSignals(io, () => progress.clear(), {
