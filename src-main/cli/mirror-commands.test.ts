@@ -170,6 +170,26 @@ describe('--json on every failure path', () => {
   }, 60_000);
 });
 
+describe('rsdesk sync --dest inside another mirror\'s own folder', () => {
+  it('is refused: a mirror made in its .resourcesync/tmp was emptied by the next run of the mirror around it', async () => {
+    const outer = mkdtempSync(join(tmpdir(), 'rsdesk-outer-'));
+    const url = fixture.url + fixture.paths.dataset1.resourceList;
+    expect((await rsdesk(['sync', url, '--dest', outer])).code).toBe(0);
+    for (const inner of [join(outer, '.resourcesync', 'tmp', 'inner'), join(outer, '.resourcesync'), join(outer, '.resourcesync', 'quarantine', 'x')]) {
+      const io = { out: '', err: '' };
+      const code = await main(['sync', url, '--dest', inner, '--json'], { out: (t) => void (io.out += t), err: (t) => void (io.err += t) });
+      expect(code, inner).toBe(1);
+      expect(io.err, inner).toContain(`, the own folder of the mirror in ${outer}, whose runs empty parts of it: choose a folder outside it`);
+      expect(JSON.parse(io.out).error.message).toContain(inner);
+    }
+    expect(readdirSync(join(outer, '.resourcesync')).sort()).not.toContain('.resourcesync');
+    expect(readdirSync(join(outer, '.resourcesync', 'tmp'))).toEqual([]);
+    // A folder named so that holds no mirror's state is any folder.
+    const plain = join(mkdtempSync(join(tmpdir(), 'rsdesk-outer-')), '.resourcesync', 'm');
+    expect((await rsdesk(['sync', url, '--dest', plain])).code).toBe(0);
+  }, 60_000);
+});
+
 describe('rsdesk sync --map into the mirror\'s own folder', () => {
   it('is a usage error: nothing is made, so no run can empty .resourcesync/tmp over the mirrored files', async () => {
     const dest = join(mkdtempSync(join(tmpdir(), 'rsdesk-sync-')), 'mirror');

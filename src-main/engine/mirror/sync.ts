@@ -4,6 +4,7 @@
 // completes without a failure. Incremental: see incremental.ts.
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { DiscoveryResult } from '../../contract/types.ts';
@@ -35,7 +36,7 @@ import { DiskReserve, type DiskSpaceProbe } from './disk-reserve.ts';
 import { WorkSlots } from './work-slots.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
-import { MirrorState, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
+import { MirrorState, STATE_DIR, STATE_FILE, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
 
@@ -156,6 +157,10 @@ export class SyncError extends Error {
 
 export async function sync(options: SyncOptions): Promise<SyncResult> {
   const dest = options.dest;
+  const holder = enclosingStateDir(dest);
+  if (holder !== null) {
+    throw new SyncError(`${dest} is inside ${holder}, the own folder of the mirror in ${dirname(holder)}, whose runs empty parts of it: choose a folder outside it`);
+  }
   const destExisted = existsSync(dest);
   if (destExisted && !statSync(dest).isDirectory()) throw new SyncError(`${dest} is a file, not a folder: give a folder for the mirror`);
   mkdirSync(dest, { recursive: true });
@@ -602,6 +607,17 @@ function noChangesHere(binding: Binding, useDumps: boolean): string {
     return `This mirror follows the Resource List ${binding.resourceListUrl} alone, without a ${what} (if its Capability List ${binding.capabilityListUrl} offers one, mirror that list instead to follow the changes)`;
   }
   return `The Source offers no ${what} for this mirror`;
+}
+
+/**
+ * The mirror's own folder (`.resourcesync` holding a state) that `dest` is in, or is, if any. A mirror made there was
+ * lost with the next run of the mirror around it (its `tmp` is emptied at each run) or mixed with its state.
+ */
+function enclosingStateDir(dest: string): string | null {
+  for (let dir = resolve(dest); ; dir = dirname(dir)) {
+    if (basename(dir).toLowerCase() === STATE_DIR && existsSync(join(dir, STATE_FILE))) return dir;
+    if (dirname(dir) === dir) return null;
+  }
 }
 
 /** Takes away what a run that bound nothing made of a folder: its state, and the folder itself when it made it. */
