@@ -240,19 +240,11 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   // Whether the command printed anything on stdout: a --json command that failed before it did prints its error there.
   let printed = false;
   const given = io;
-  io = {
-    out: (text) => {
-      printed = true;
-      given.out(text);
-    },
-    err: (text) => given.err(text),
-    get errIsTTY() {
-      return given.errIsTTY;
-    },
-    get errColumns() {
-      return given.errColumns;
-    },
-    ...(given.drained ? { drained: () => given.drained!() } : {}),
+  // The caller's io in all else (its terminal, its drain), seen through.
+  io = Object.create(given) as Io;
+  io.out = (text) => {
+    printed = true;
+    given.out(text);
   };
   try {
     if (first === undefined) throw new UsageError('missing command');
