@@ -1,5 +1,6 @@
 // Usage errors as people meet them: real rsdesk processes (started without npx: usage errors answer before the
 // engine loads, so these are quick), every command, every mistyped option and every numeric option's range.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import { TIMEOUT_RANGE } from '../contract/limits.ts';
 import { fileErrorMessage } from '../engine/documents/reader.ts';
 import { closest, editDistance, parseCommandArgs } from './args.ts';
 import { parseConcurrency, parseDelay, parseMaxDocuments, parsePort } from './usage.ts';
-import { runRsdesk } from './run-rsdesk.ts';
+import { RSDESK_BIN, runRsdesk } from './run-rsdesk.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -171,6 +172,19 @@ describe('rsdesk usage errors', { timeout: 120_000 }, () => {
       expect(result.code, args.join(' ')).toBe(2);
       expect(firstLine(result), args.join(' ')).toBe(message);
     }
+  });
+});
+
+describe('a reader that goes away', { timeout: 60_000 }, () => {
+  it('(rsdesk … | head -1) ends rsdesk quietly with 141, as SIGPIPE would, not with a stack trace', async () => {
+    const child = spawn(process.execPath, [RSDESK_BIN, 'sync', '--help'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Closed before rsdesk has started: its first write finds no reader.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(141);
   });
 });
 
