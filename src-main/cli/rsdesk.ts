@@ -248,6 +248,13 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   };
   try {
     if (first === undefined) throw new UsageError('missing command');
+    if (first === 'help' && rest.length > 0) {
+      // `rsdesk help retry` is `rsdesk retry --help`, as git and npm take it.
+      if (rest.length > 1) throw new UsageError(`help takes one command, got ${rest.length} arguments`);
+      if (!(COMMANDS as readonly string[]).includes(rest[0]!)) throw unknownCommand(rest[0]!, COMMANDS);
+      io.out(HELP[rest[0] as Command]);
+      return 0;
+    }
     if (first === '--help' || first === '-h' || first === 'help') {
       io.out(HELP.main);
       return 0;

@@ -26,7 +26,7 @@ Usage:
   rsdesk watch <capabilitylist-or-topic-url> --dest <dir> [--listen HOST:PORT] [--public-url URL] [--secret S]
                [--lease SECONDS] [--apply] [--sync-on-ping] [--json]
   rsdesk watch --listen HOST:PORT [--json]
-  rsdesk <command> --help
+  rsdesk <command> --help | rsdesk help <command>
   rsdesk --version
 
 Exit codes: 0 success, 1 problems found (or the document was refused), 2 usage error.
