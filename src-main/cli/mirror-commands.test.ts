@@ -170,6 +170,25 @@ describe('--json on every failure path', () => {
   }, 60_000);
 });
 
+describe('rsdesk sync refused before its run begins', () => {
+  it('leaves a new folder as it was, not bound to that Source: the corrected command may name another Capability List', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'rsdesk-refused-'));
+    const dest = join(parent, 'mirror');
+    const refused = await rsdesk(['sync', fixture.url + fixture.paths.dataset1.capabilityList, '--dest', dest, '--mode', 'incremental', '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout).error.message).toBe(`${dest} has no checkpoint yet (no baseline completed): run a baseline first`);
+    expect(readdirSync(parent)).toEqual([]);
+    const own = await startFixtureSource({ resources: 3 });
+    try {
+      const other = await rsdesk(['sync', own.url + own.paths.dataset1.capabilityList, '--dest', dest, '--json']);
+      expect(other.code, other.stderr).toBe(0);
+      expect(JSON.parse(other.stdout)).toMatchObject({ mode: 'baseline', created: 3, failed: 0 });
+    } finally {
+      await own.close();
+    }
+  }, 60_000);
+});
+
 describe('rsdesk sync --dest inside another mirror\'s own folder', () => {
   it('is refused: a mirror made in its .resourcesync/tmp was emptied by the next run of the mirror around it', async () => {
     const outer = mkdtempSync(join(tmpdir(), 'rsdesk-outer-'));

@@ -272,12 +272,6 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       // Nothing is bound yet: a folder that was not a mirror stays none.
       return stoppedBeforeRun(err);
     }
-    // A dry run changes nothing, its binding included.
-    if (options.dryRun !== true) {
-      state.setBinding(binding);
-      bound = true;
-      secrets?.commit(options.onNote);
-    }
     const discoverySeconds = (Date.now() - t0) / 1000;
 
     const checkpoint = state.checkpoint();
@@ -334,6 +328,14 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       dumps = await chooseDumps({ http, binding, mode, useDumps, resume, signal: discovering, onNote: options.onNote });
     } catch (err) {
       return stoppedBeforeRun(err);
+    }
+    // Bound only now that the run begins: a run refused before (--mode incremental on a new folder, a Source without
+    // the list the mode needs) left a new folder bound to that Source, and the corrected command, for another
+    // Capability List, was then refused as "a mirror of … already". A dry run changes nothing, its binding included.
+    if (!dryRun) {
+      state.setBinding(binding);
+      bound = true;
+      secrets?.commit(options.onNote);
     }
     const listUrl = dumps.url ?? (mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl);
     const run = dryRun ? null : resume ? state.resumeRun(resume.id, dumps.url !== null) : state.startRun(mode, wanted, listUrl);
