@@ -284,7 +284,7 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
   const dest = resolve(o.dest);
   const credentials = credentialsFrom(o.token, o.basic);
   if (!isMirror(dest)) throw new Error(`${dest} is not a mirror (no .resourcesync/state.sqlite)`);
-  // What is retried is checked again under the mirror's lock (retry.ts): "nothing to retry" is one plain line.
+  // Whether there is anything to retry is checked under the mirror's lock (retry.ts), and said in one plain line.
   const target = retryTarget(dest, o.runId);
   const progress = new ProgressLine(io);
   const started = Date.now();
