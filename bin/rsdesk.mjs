@@ -30,6 +30,16 @@ process.emit = function (name, data, ...rest) {
   return emit.call(this, name, data, ...rest);
 };
 
+// A reader that goes away (`rsdesk runs | head -1`) closes stdout: what is left to print is of no use to anyone, and
+// Node's unhandled EPIPE printed a stack trace. Ended quietly instead, as a shell reports a process SIGPIPE ended
+// (128 + 13); a run under way was recorded already (output comes at its end) or is taken up as a killed one is.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error && error.code === 'EPIPE') process.exit(141);
+    throw error;
+  });
+}
+
 // Before the engine is loaded: when V8 optimizes its hot code (src-main/engine/tiering.ts says why).
 const { tuneTiering } = await import('../src-main/engine/tiering.ts');
 tuneTiering();

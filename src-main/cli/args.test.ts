@@ -1,5 +1,6 @@
 // Usage errors as people meet them: real rsdesk processes (started without npx: usage errors answer before the
 // engine loads, so these are quick), every command, every mistyped option and every numeric option's range.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,9 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TIMEOUT_RANGE } from '../contract/limits.ts';
 import { fileErrorMessage } from '../engine/documents/reader.ts';
-import { closest, editDistance } from './args.ts';
+import { closest, editDistance, parseCommandArgs } from './args.ts';
 import { parseConcurrency, parseDelay, parseMaxDocuments, parsePort } from './usage.ts';
-import { runRsdesk } from './run-rsdesk.ts';
+import { RSDESK_BIN, runRsdesk } from './run-rsdesk.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -69,6 +70,15 @@ describe('numeric options: digits only, the range said exactly', () => {
   });
 });
 
+describe('an option given twice', () => {
+  it('is refused with two values, taken once with the same value twice; repeatable options and flags take any number', () => {
+    const options = { dest: { type: 'string' }, map: { type: 'string', multiple: true }, json: { type: 'boolean' } } as const;
+    expect(() => parseCommandArgs('sync', ['--dest', 'a', '--dest=b'], options)).toThrow('--dest is given twice, as "a" and as "b": give it once');
+    expect(parseCommandArgs('sync', ['--dest', 'a', '--json', '--dest', 'a', '--json'], options).values).toEqual({ dest: 'a', json: true });
+    expect(parseCommandArgs('sync', ['--map', 'x=a', '--map', 'y=b'], options).values.map).toEqual(['x=a', 'y=b']);
+  });
+});
+
 describe('local files in plain words', () => {
   it('names what is wrong without the error code or the system call', () => {
     const err = (code: string, message: string) => Object.assign(new Error(message), { code });
@@ -123,6 +133,9 @@ describe('rsdesk usage errors', { timeout: 120_000 }, () => {
       [['discover', 'example.org', '--token', '--json'], 'rsdesk: --token needs a value (to give one that starts with "-", write --token=--json)'],
       [['inspect', 'x.xml', '--json=yes'], 'rsdesk: --json takes no value'],
       [['runs', '--dest'], 'rsdesk: --dest needs a value'],
+      [['sync', '--dest', 'old', '--json', '--dest', 'new'], 'rsdesk: --dest is given twice, as "old" and as "new": give it once'],
+      [['retry', '--dest', 'd', '--run', '1', '--run=2'], 'rsdesk: --run is given twice, as "1" and as "2": give it once'],
+      [['audit', '--dest', 'd', '--token', 'SECRET1', '--token', 'SECRET2'], 'rsdesk: --token is given twice with two values: give it once'],
     ];
     for (const [args, message] of cases) {
       const result = await run(args);
@@ -132,6 +145,7 @@ describe('rsdesk usage errors', { timeout: 120_000 }, () => {
       expect(occurrences(result.stderr, `Usage: rsdesk ${args[0]}`), args.join(' ')).toBe(1);
       expect(result.stderr.trimEnd().endsWith(`Run "rsdesk ${args[0]} --help" for every option.`), args.join(' ')).toBe(true);
       expect(result.stderr).not.toContain('Options:');
+      expect(result.stderr).not.toContain('SECRET');
       expect(result.stdout).toBe('');
     }
   });
@@ -158,6 +172,19 @@ describe('rsdesk usage errors', { timeout: 120_000 }, () => {
       expect(result.code, args.join(' ')).toBe(2);
       expect(firstLine(result), args.join(' ')).toBe(message);
     }
+  });
+});
+
+describe('a reader that goes away', { timeout: 60_000 }, () => {
+  it('(rsdesk … | head -1) ends rsdesk quietly with 141, as SIGPIPE would, not with a stack trace', async () => {
+    const child = spawn(process.execPath, [RSDESK_BIN, 'sync', '--help'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Closed before rsdesk has started: its first write finds no reader.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(141);
   });
 });
 

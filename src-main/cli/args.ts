@@ -42,6 +42,9 @@ export function unknownOption(typed: string, options: readonly string[]): UsageE
   return new UsageError(`unknown option ${typed}${guess ? ` (did you mean ${guess}?)` : ''}`);
 }
 
+/** Options whose values are never repeated in a message (a terminal's scrollback, a CI log). */
+const SECRET_OPTIONS = new Set(['token', 'basic', 'secret']);
+
 /**
  * Parses `args` for `command`. Unknown options get the nearest option of this command, or name the command that
  * has them; a string option without a value and a boolean given one are said so plainly.
@@ -54,6 +57,7 @@ export function parseCommandArgs<O extends ParseArgsOptionsConfig>(
 ) {
   const { tokens } = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true });
   const own = Object.keys(options).map((name) => `--${name}`);
+  const givenOnce = new Map<string, string>();
   for (const token of tokens) {
     if (token.kind !== 'option') continue;
     const option = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
@@ -74,6 +78,14 @@ export function parseCommandArgs<O extends ParseArgsOptionsConfig>(
       if (!token.inlineValue && token.value.startsWith('-')) {
         throw new UsageError(`${token.rawName} needs a value (to give one that starts with "-", write ${token.rawName}=${token.value})`);
       }
+      // parseArgs keeps the last of two values silently: `--dest a … --dest b` mirrored into b, and a script's
+      // `--dest "$OLD"` left in front of a new one went unnoticed. Said instead; the same value twice is harmless.
+      const before = givenOnce.get(token.name);
+      if (!option.multiple && before !== undefined && before !== token.value) {
+        const values = SECRET_OPTIONS.has(token.name) ? ' with two values' : `, as ${JSON.stringify(before)} and as ${JSON.stringify(token.value)}`;
+        throw new UsageError(`--${token.name} is given twice${values}: give it once`);
+      }
+      givenOnce.set(token.name, token.value);
     } else if (token.inlineValue) {
       throw new UsageError(`${token.rawName} takes no value`);
     }

@@ -12,6 +12,14 @@ export interface Io {
   drained?(): Promise<void>;
 }
 
+/**
+ * What a --json command prints on stdout when it ends without its document (an error, a stop): one JSON object
+ * still, `{"error": {"message"}}`, as rsdesk inspect's refusals carry theirs.
+ */
+export function jsonError(message: string): string {
+  return JSON.stringify({ error: { message } });
+}
+
 export const processIo: Io = {
   out: (text) => void process.stdout.write(text),
   err: (text) => void process.stderr.write(text),

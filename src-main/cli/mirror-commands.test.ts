@@ -1,5 +1,6 @@
 // rsdesk sync / audit / runs as people run them: real processes against the fixture Source.
 import { spawn } from 'node:child_process';
+import { createServer as createHttpServer } from 'node:http';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -124,6 +125,87 @@ describe('rsdesk sync, audit, runs', () => {
       expect(r.stderr, args.join(' ')).toContain('rsdesk: --dest is empty: give the folder of the mirror');
     }
     expect(readdirSync(cwd)).toEqual([]);
+  }, 60_000);
+});
+
+describe('--json on every failure path', () => {
+  const capture = async (args: string[]) => {
+    const io = { out: '', err: '' };
+    const code = await main(args, { out: (t) => void (io.out += t), err: (t) => void (io.err += t) });
+    return { code, ...io };
+  };
+
+  it('prints one JSON object with the error when the Source answers 500, or the folder is no mirror (exit 1)', async () => {
+    const server = createHttpServer((_req, res) => void res.writeHead(500, { 'content-type': 'text/plain' }).end('boom'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+      const parent = mkdtempSync(join(tmpdir(), 'rsdesk-json-'));
+      const dest = join(parent, 'mirror with spaces');
+      // A real process: its stdout as a script's JSON parser reads it.
+      const spawned = await rsdesk(['sync', url, '--dest', dest, '--json']);
+      expect(spawned.code).toBe(1);
+      expect(spawned.stderr).toBe(`rsdesk: No ResourceSync Source found from ${url} (it answered: 500 Internal Server Error)\n`);
+      expect(JSON.parse(spawned.stdout)).toEqual({ error: { message: `No ResourceSync Source found from ${url} (it answered: 500 Internal Server Error)` } });
+      expect(readdirSync(parent)).toEqual([]);
+      for (const args of [
+        ['sync', '--dest', dest, '--json'],
+        ['audit', '--dest', dest, '--json'],
+        ['audit', '--json', '--dest', dest, '--rehash'],
+        ['runs', '--dest', dest, '--json'],
+        ['retry', '--dest', dest, '--json'],
+      ]) {
+        const r = await capture(args);
+        expect(r.code, args.join(' ')).toBe(1);
+        const { error } = JSON.parse(r.out) as { error: { message: string } };
+        expect(r.err, args.join(' ')).toBe(`rsdesk: ${error.message}\n`);
+        expect(error.message, args.join(' ')).toContain(dest);
+      }
+      // Without --json, stdout stays empty; a usage error (exit 2) says so on stderr alone.
+      expect(await capture(['runs', '--dest', dest])).toMatchObject({ code: 1, out: '' });
+      expect(await capture(['runs', '--dest', dest, '--json', '--rehash'])).toMatchObject({ code: 2, out: '' });
+    } finally {
+      server.close();
+    }
+  }, 60_000);
+});
+
+describe('rsdesk sync refused before its run begins', () => {
+  it('leaves a new folder as it was, not bound to that Source: the corrected command may name another Capability List', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'rsdesk-refused-'));
+    const dest = join(parent, 'mirror');
+    const refused = await rsdesk(['sync', fixture.url + fixture.paths.dataset1.capabilityList, '--dest', dest, '--mode', 'incremental', '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout).error.message).toBe(`${dest} has no checkpoint yet (no baseline completed): run a baseline first`);
+    expect(readdirSync(parent)).toEqual([]);
+    const own = await startFixtureSource({ resources: 3 });
+    try {
+      const other = await rsdesk(['sync', own.url + own.paths.dataset1.capabilityList, '--dest', dest, '--json']);
+      expect(other.code, other.stderr).toBe(0);
+      expect(JSON.parse(other.stdout)).toMatchObject({ mode: 'baseline', created: 3, failed: 0 });
+    } finally {
+      await own.close();
+    }
+  }, 60_000);
+});
+
+describe('rsdesk sync --dest inside another mirror\'s own folder', () => {
+  it('is refused: a mirror made in its .resourcesync/tmp was emptied by the next run of the mirror around it', async () => {
+    const outer = mkdtempSync(join(tmpdir(), 'rsdesk-outer-'));
+    const url = fixture.url + fixture.paths.dataset1.resourceList;
+    expect((await rsdesk(['sync', url, '--dest', outer])).code).toBe(0);
+    for (const inner of [join(outer, '.resourcesync', 'tmp', 'inner'), join(outer, '.resourcesync'), join(outer, '.resourcesync', 'quarantine', 'x')]) {
+      const io = { out: '', err: '' };
+      const code = await main(['sync', url, '--dest', inner, '--json'], { out: (t) => void (io.out += t), err: (t) => void (io.err += t) });
+      expect(code, inner).toBe(1);
+      expect(io.err, inner).toContain(`, the own folder of the mirror in ${outer}, whose runs empty parts of it: choose a folder outside it`);
+      expect(JSON.parse(io.out).error.message).toContain(inner);
+    }
+    expect(readdirSync(join(outer, '.resourcesync')).sort()).not.toContain('.resourcesync');
+    expect(readdirSync(join(outer, '.resourcesync', 'tmp'))).toEqual([]);
+    // A folder named so that holds no mirror's state is any folder.
+    const plain = join(mkdtempSync(join(tmpdir(), 'rsdesk-outer-')), '.resourcesync', 'm');
+    expect((await rsdesk(['sync', url, '--dest', plain])).code).toBe(0);
   }, 60_000);
 });
 
@@ -376,7 +458,7 @@ describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
       await until(() => source.requests.slice(n).some((r) => r.path === source.paths.dataset1.resourceList));
       run.child.kill('SIGINT');
       expect(await run.ended).toBe(130);
-      expect(run.out.stdout).toBe('');
+      expect(JSON.parse(run.out.stdout)).toEqual({ error: { message: 'audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.' } });
       expect(run.out.stderr).toContain('rsdesk: audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.');
       expect(walk(join(dest, '.resourcesync'))).not.toContain('lock');
       const runs = JSON.parse((await rsdesk(['runs', '--dest', dest, '--json'])).stdout).runs as { kind: string; status: string }[];

@@ -3,9 +3,10 @@ import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { audit, CUT_NOTE_START, FOUND_ORDER, lastAudit, savedAuditItems, type AuditReport } from '../engine/mirror/audit.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
-import { lockHolder, runsAsSeen } from '../engine/mirror/folder.ts';
+import { isMirror, lockHolder, readFolder, runsAsSeen } from '../engine/mirror/folder.ts';
+import { resumeRetry, retryResources, type RetryResult } from '../engine/mirror/retry.ts';
 import { MirrorState, stateDirOf, STATE_FILE } from '../engine/mirror/state.ts';
-import { sync, type SyncMode, type SyncResult } from '../engine/mirror/sync.ts';
+import { sync, type SyncMode, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import type { DeletePolicy } from '../engine/mirror/apply.ts';
 import { FileSecretStore, type SecretStore } from '../engine/mirror/secrets.ts';
 import { parseBasic, parseHeaders, SettingsError, type Credentials } from '../engine/mirror/settings.ts';
@@ -13,7 +14,7 @@ import { parseProxySetting, type ProxySetting } from '../engine/http/dispatcher.
 import { splitUserinfo } from '../engine/http/userinfo.ts';
 import { basicPasswordProblem, basicUserProblem, tokenProblem } from '../contract/credentials.ts';
 import { join } from 'node:path';
-import { ProgressLine, type Io } from './io.ts';
+import { jsonError, ProgressLine, type Io } from './io.ts';
 import { defaultDataDir } from './paths.ts';
 import { UsageError } from './usage.ts';
 
@@ -126,7 +127,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
   const stop = stopOnSignals(io, () => progress.clear(), {
     first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept; press Ctrl-C again to stop at once.`,
     second: (signal) => `rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk sync --dest ${dest}, which resumes the run.`,
-  });
+  }, o.json);
   const result: SyncResult = await sync({
     url: plainUrls.url,
     dest,
@@ -185,6 +186,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     );
     return SIGNAL_EXIT[stop.by];
   }
+  if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the run was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
   return result.failed > 0 ? 1 : 0;
 }
 
@@ -201,6 +203,7 @@ function stopOnSignals(
   io: Io,
   clear: () => void,
   say: { first: (signal: string) => string; second: (signal: string) => string },
+  json = false,
 ): { signal: AbortSignal; readonly by: keyof typeof SIGNAL_EXIT | null; dispose(): void } {
   const pause = new AbortController();
   let by: keyof typeof SIGNAL_EXIT | null = null;
@@ -214,6 +217,8 @@ function stopOnSignals(
     }
     // The lock goes with the process ('exit'); the run it leaves is taken as interrupted by the next one.
     io.err(`${say.second(signal)}\n`);
+    // --json: the command's document is not printed now; its reader gets what happened instead of nothing.
+    if (json) io.out(`${jsonError(say.second(signal).replace(/^rsdesk: /, ''))}\n`);
     process.exit(SIGNAL_EXIT[signal]);
   };
   const onInt = () => on('SIGINT');
@@ -230,6 +235,112 @@ function stopOnSignals(
       process.off('SIGTERM', onTerm);
     },
   };
+}
+
+export interface RetryCommandOptions {
+  dest: string;
+  /** The run whose failures are fetched again, or an interrupted retry to take up; absent: the last run. */
+  runId?: number;
+  json: boolean;
+  concurrency?: number;
+  token?: string;
+  basic?: string;
+  timeoutMs?: number;
+  userAgent: string;
+}
+
+/**
+ * What `rsdesk retry` does with a mirror: take up an interrupted retry, or retry the failures of a run. Without --run
+ * the last run that is not an audit decides: an interrupted retry is taken up; the failures of a retry that ended are
+ * those of the run it retried still standing (the ones that failed again among them), so retrying is the same run's
+ * failures again and again until none stands.
+ */
+export function retryTarget(dest: string, runId: number | undefined): { resume: number } | { of: number } {
+  const folder = readFolder(dest);
+  if (folder === null) throw new Error(`${dest} is not a mirror (no .resourcesync/state.sqlite)`);
+  const interruptedRetry = (id: number) => {
+    const run = folder.runs.find((r) => r.id === id);
+    return run !== undefined && run.mode === 'retry' && run.status === 'interrupted';
+  };
+  if (runId !== undefined) return interruptedRetry(runId) ? { resume: runId } : { of: runId };
+  const last = folder.runs.filter((r) => r.kind !== 'audit').at(-1);
+  if (last === undefined) throw new Error(`${dest} has no run yet whose failures could be retried: run rsdesk sync --dest ${dest} first.`);
+  if (last.mode !== 'retry') return { of: last.id };
+  if (interruptedRetry(last.id) && folder.retryToResume === last.id) return { resume: last.id };
+  return { of: retriedRun(dest, last.id) ?? last.id };
+}
+
+/** The run a retry run retried (null for one recorded before retries kept what they were asked). */
+function retriedRun(dest: string, retryId: number): number | null {
+  const state = MirrorState.forReading(stateDirOf(dest));
+  try {
+    return state.retryLeft(retryId)?.ofRun ?? null;
+  } finally {
+    state.close();
+  }
+}
+
+export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<number> {
+  const dest = resolve(o.dest);
+  const credentials = credentialsFrom(o.token, o.basic);
+  if (!isMirror(dest)) throw new Error(`${dest} is not a mirror (no .resourcesync/state.sqlite)`);
+  // Whether there is anything to retry is checked under the mirror's lock (retry.ts), and said in one plain line.
+  const target = retryTarget(dest, o.runId);
+  const progress = new ProgressLine(io);
+  const started = Date.now();
+  const stop = stopOnSignals(io, () => progress.clear(), {
+    first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept; press Ctrl-C again to stop at once.`,
+    second: (signal) => `rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk retry --dest ${dest}, which takes the retry up again.`,
+  }, o.json);
+  const common = {
+    dest,
+    concurrency: o.concurrency,
+    credentials,
+    secretStore: cliSecretStore(),
+    timeoutMs: o.timeoutMs,
+    userAgent: o.userAgent,
+    pauseSignal: stop.signal,
+    onProgress: progress.enabled
+      ? (p: SyncProgress) => {
+          const done = p.created + p.updated + p.unchanged + p.failed + p.skipped + p.deleted;
+          const seconds = (Date.now() - started) / 1000;
+          const rate = seconds > 1 ? `, ${Math.round(done / seconds).toLocaleString('en')}/s` : '';
+          progress.draw(`Retry: ${p.settled.toLocaleString('en')} of ${p.listed.toLocaleString('en')}, ${p.failed.toLocaleString('en')} failed, ${formatBytes(p.bytesFetched)}${rate}`);
+        }
+      : undefined,
+  };
+  let result: RetryResult;
+  try {
+    result = 'resume' in target ? await resumeRetry({ ...common, retryRunId: target.resume }) : await retryResources({ ...common, runId: target.of });
+  } finally {
+    progress.clear();
+    stop.dispose();
+  }
+  if (o.json) {
+    const { created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures } = result;
+    // The shape of rsdesk sync --json, so one reader takes both.
+    io.out(`${JSON.stringify({ mode: 'retry', created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })) })}\n`);
+  } else io.out(formatRetry(result, dest));
+  if (stop.by !== null && result.paused) {
+    io.err(`rsdesk: stopped (${stop.by}). What was verified is kept; retry run ${result.runId} is left interrupted, and the next rsdesk retry --dest ${dest} takes it up again.\n`);
+    return SIGNAL_EXIT[stop.by];
+  }
+  if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the retry was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
+  return result.failed > 0 ? 1 : 0;
+}
+
+export function formatRetry(r: RetryResult, dest: string): string {
+  const lines = [
+    `Retry (run ${r.runId}${r.resumed ? ', taken up again' : ''}) of ${r.asked} resource${r.asked === 1 ? '' : 's'} that failed in run ${r.of}, in ${r.seconds} s`,
+    `  created ${r.created}, updated ${r.updated}, deleted ${r.deleted}, unchanged ${r.unchanged}, skipped ${r.skipped}, failed ${r.failed}; ${formatBytes(r.bytes)} downloaded`,
+  ];
+  if (r.failures.length > 0) {
+    lines.push('Failed again:');
+    for (const f of r.failures.slice(0, 50)) lines.push(`  ${f.uri}: ${f.reason}`);
+    if (r.failures.length > 50) lines.push(`  … and ${r.failures.length - 50} more (rsdesk runs --dest ${dest} --json lists them all)`);
+  }
+  if (r.paused) lines.push(`Stopped before the end: the next rsdesk retry --dest ${dest} takes it up again; what was verified is not fetched again.`);
+  return `${lines.join('\n')}\n`;
 }
 
 export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = 'keep'): string {
@@ -308,13 +419,15 @@ export async function auditCommand(
   const stop = stopOnSignals(io, () => undefined, {
     first: (signal) => `Stopping the audit (${signal}); press Ctrl-C again to stop at once.`,
     second: (signal) => `rsdesk: audit stopped at once (${signal}); no report is kept.`,
-  });
+  }, o.json);
   let report: AuditReport;
   try {
     report = await audit({ dest: resolve(o.dest), rehash: o.rehash, credentials, secretStore: cliSecretStore(), timeoutMs: o.timeoutMs, userAgent: o.userAgent, signal: stop.signal, reportLimit: o.reportLimit });
   } catch (err) {
     if (stop.by === null) throw err;
-    io.err(`rsdesk: audit stopped (${stop.by}) before the end; no report is kept. Nothing in the mirror was changed.\n`);
+    const stopped = `audit stopped (${stop.by}) before the end; no report is kept. Nothing in the mirror was changed.`;
+    io.err(`rsdesk: ${stopped}\n`);
+    if (o.json) io.out(`${jsonError(stopped)}\n`);
     return SIGNAL_EXIT[stop.by];
   } finally {
     stop.dispose();

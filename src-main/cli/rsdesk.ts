@@ -1,12 +1,13 @@
 // rsdesk: the command line. `main` returns the exit code; bin/rsdesk.mjs sets it.
 import { resolve } from 'node:path';
-import { processIo, type Io } from './io.ts';
+import { parseArgs } from 'node:util';
+import { jsonError, processIo, type Io } from './io.ts';
 import { defaultDataDir, packageVersion, rendererDir } from './paths.ts';
 import { parseCommandArgs, unknownCommand, unknownOption } from './args.ts';
 import { DiskFullError, isDiskFull } from '../engine/mirror/disk-full.ts';
-import { HELP, parseConcurrency, parseDelay, parseDest, parseMaxDocuments, parsePort, parseTimeout, UsageError } from './usage.ts';
+import { HELP, parseConcurrency, parseDelay, parseDest, parseMaxDocuments, parsePort, parseRunId, parseTimeout, UsageError } from './usage.ts';
 
-const COMMANDS = ['discover', 'inspect', 'check', 'serve', 'sync', 'audit', 'runs', 'watch'] as const;
+const COMMANDS = ['discover', 'inspect', 'check', 'serve', 'sync', 'retry', 'audit', 'runs', 'watch'] as const;
 type Command = (typeof COMMANDS)[number];
 
 const NETWORK_OPTIONS = {
@@ -45,6 +46,7 @@ const SYNC_OPTIONS = {
   'forget-credentials': { type: 'boolean' },
 } as const;
 
+const RETRY_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, run: { type: 'string' }, concurrency: { type: 'string' }, basic: { type: 'string' } } as const;
 const AUDIT_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, rehash: { type: 'boolean' }, last: { type: 'boolean' }, basic: { type: 'string' } } as const;
 const WATCH_OPTIONS = {
   dest: { type: 'string' },
@@ -67,6 +69,7 @@ const OPTIONS = {
   check: CHECK_OPTIONS,
   serve: SERVE_OPTIONS,
   sync: SYNC_OPTIONS,
+  retry: RETRY_OPTIONS,
   audit: AUDIT_OPTIONS,
   runs: RUNS_OPTIONS,
   watch: WATCH_OPTIONS,
@@ -106,7 +109,7 @@ async function run(command: Command, args: string[], io: Io, version: string): P
     const { checkCommand } = await import('./check-command.ts');
     return checkCommand({ ...options, maxDocuments: parseMaxDocuments(values['max-documents']) }, io);
   }
-  if (command === 'sync' || command === 'audit' || command === 'runs') return mirrorCommand(command, args, io, userAgent);
+  if (command === 'sync' || command === 'retry' || command === 'audit' || command === 'runs') return mirrorCommand(command, args, io, userAgent);
   if (command === 'watch') {
     const { values, positionals } = parse('watch', args);
     if (values.help) return void io.out(HELP.watch), 0;
@@ -145,7 +148,9 @@ async function run(command: Command, args: string[], io: Io, version: string): P
   return inspectCommand({ target, ...common }, io);
 }
 
-async function mirrorCommand(command: 'sync' | 'audit' | 'runs', args: string[], io: Io, userAgent: string): Promise<number> {
+type MirrorCommand = 'sync' | 'retry' | 'audit' | 'runs';
+
+async function mirrorCommand(command: MirrorCommand, args: string[], io: Io, userAgent: string): Promise<number> {
   let dest: string | undefined;
   try {
     return await mirrorCommandIn(command, args, io, userAgent, (d) => (dest = d));
@@ -157,7 +162,7 @@ async function mirrorCommand(command: 'sync' | 'audit' | 'runs', args: string[],
   }
 }
 
-async function mirrorCommandIn(command: 'sync' | 'audit' | 'runs', args: string[], io: Io, userAgent: string, onDest: (dest: string) => void): Promise<number> {
+async function mirrorCommandIn(command: MirrorCommand, args: string[], io: Io, userAgent: string, onDest: (dest: string) => void): Promise<number> {
   // Loaded on use, after the arguments are checked (as for the other commands).
   const commands = () => import('./mirror-commands.ts');
   const needDest = (dest: string | undefined) => {
@@ -171,6 +176,22 @@ async function mirrorCommandIn(command: 'sync' | 'audit' | 'runs', args: string[
     if (values.help) return void io.out(HELP.runs), 0;
     if (positionals.length > 0) throw new UsageError(`runs takes no arguments, got ${JSON.stringify(positionals[0])}`);
     return (await commands()).runsCommand({ dest: needDest(values.dest), json: values.json ?? false }, io);
+  }
+  if (command === 'retry') {
+    const { values, positionals } = parse('retry', args);
+    if (values.help) return void io.out(HELP.retry), 0;
+    if (positionals.length > 0) throw new UsageError(`retry takes no arguments, got ${JSON.stringify(positionals[0])}`);
+    const options = {
+      dest: needDest(values.dest),
+      runId: parseRunId(values.run),
+      json: values.json ?? false,
+      concurrency: parseConcurrency(values.concurrency),
+      token: values.token,
+      basic: values.basic,
+      timeoutMs: parseTimeout(values.timeout),
+      userAgent,
+    };
+    return (await commands()).retryCommand(options, io);
   }
   if (command === 'audit') {
     const { values, positionals } = parse('audit', args);
@@ -216,8 +237,24 @@ async function mirrorCommandIn(command: 'sync' | 'audit' | 'runs', args: string[
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const version = packageVersion();
   const [first, ...rest] = argv;
+  // Whether the command printed anything on stdout: a --json command that failed before it did prints its error there.
+  let printed = false;
+  const given = io;
+  // The caller's io in all else (its terminal, its drain), seen through.
+  io = Object.create(given) as Io;
+  io.out = (text) => {
+    printed = true;
+    given.out(text);
+  };
   try {
     if (first === undefined) throw new UsageError('missing command');
+    if (first === 'help' && rest.length > 0) {
+      // `rsdesk help retry` is `rsdesk retry --help`, as git and npm take it.
+      if (rest.length > 1) throw new UsageError(`help takes one command, got ${rest.length} arguments`);
+      if (!(COMMANDS as readonly string[]).includes(rest[0]!)) throw unknownCommand(rest[0]!, COMMANDS);
+      io.out(HELP[rest[0] as Command]);
+      return 0;
+    }
     if (first === '--help' || first === '-h' || first === 'help') {
       io.out(HELP.main);
       return 0;
@@ -238,8 +275,19 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     }
     const message = isDiskFull(error) && !(error instanceof DiskFullError) ? 'The disk is full, so rsdesk stopped. Free some space and try again.' : error instanceof Error ? error.message : String(error);
     io.err(`rsdesk: ${message}\n`);
+    // A script that asked for JSON reads one JSON document on stdout whatever happened (an unreachable Source, a folder
+    // that is no mirror, a lock held by the app), not an empty output its JSON parser chokes on.
+    if (!printed && (COMMANDS as readonly string[]).includes(first!) && askedForJson(first as Command, rest)) io.out(`${jsonError(message)}\n`);
     return 1;
   }
+}
+
+/** Whether `args` (parsed already without a usage error) give --json to a command whose --json prints one document. */
+function askedForJson(command: Command, args: string[]): boolean {
+  // watch prints one JSON object per event, its errors among them; serve prints no JSON.
+  if (command === 'watch' || command === 'serve') return false;
+  const { tokens } = parseArgs({ args, options: OPTIONS[command], allowPositionals: true, strict: false, tokens: true });
+  return tokens.some((t) => t.kind === 'option' && t.name === 'json');
 }
 
 /** A command's help up to its first blank line: the Usage lines. */

@@ -20,12 +20,13 @@ Usage:
               [--mode auto|baseline|incremental] [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine]
               [--allow-mass-delete] [--dry-run] [--concurrency N] [--delay S] [--token T | --basic USER:PASS] [--header "Name: value"]…
               [--proxy env|none|URL] [--forget-credentials] [--timeout S] [--json]
+  rsdesk retry --dest <dir> [--run ID] [--json] [--concurrency N] [--token T | --basic USER:PASS] [--timeout S]
   rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
   rsdesk runs --dest <dir> [--json]
   rsdesk watch <capabilitylist-or-topic-url> --dest <dir> [--listen HOST:PORT] [--public-url URL] [--secret S]
                [--lease SECONDS] [--apply] [--sync-on-ping] [--json]
   rsdesk watch --listen HOST:PORT [--json]
-  rsdesk <command> --help
+  rsdesk <command> --help | rsdesk help <command>
   rsdesk --version
 
 Exit codes: 0 success, 1 problems found (or the document was refused), 2 usage error.
@@ -130,6 +131,33 @@ next sync resumes the run; a second Ctrl-C stops at once.
 
 Exit code 0 when nothing failed, 1 otherwise, 2 on usage errors; 130 (143) when stopped by Ctrl-C (SIGTERM).
 `,
+  retry: `Usage: rsdesk retry --dest <dir> [--run ID] [--json] [--concurrency N] [--token T | --basic USER:PASS] [--timeout S]
+
+Fetches again only the resources that failed in the last run of the mirror in <dir> (or in run ID), with the
+same checks as rsdesk sync, as a run of its own in the journal; what was verified is not touched. Each is
+fetched as the Source's lists describe it now. A retry paused in the app, or stopped by Ctrl-C or a kill, is
+taken up again for what it had not done yet: by rsdesk retry alone when it is the mirror's last run, or with
+--run and its number. A failure of the last retry is retried with the other failures of the run it retried.
+rsdesk runs lists the runs and their failures.
+
+Options:
+  --dest DIR            the mirror's folder
+  --run ID              the run whose failures to fetch again, or the interrupted retry to take up (default:
+                        the last run that is not an audit)
+  --json                print {"mode","created","updated","deleted","unchanged","skipped","failed","bytes","seconds","failures"}
+                        ("mode" is "retry")
+  --concurrency N       connections per host, 1 to 256 (default: the mirror's setting, else 8)
+  --token T             send "Authorization: Bearer T" to the Source (its origin only; also RSDESK_TOKEN)
+  --basic USER:PASS     HTTP basic authentication instead (its origin only; also RSDESK_BASIC)
+  --timeout S           connect and stalled-body timeout in whole seconds, 1 to 600 (default: the mirror's, else 30)
+  -h, --help            this help
+
+Ctrl-C (or SIGTERM) pauses the retry: the downloads under way finish, what was verified is kept, and the next
+rsdesk retry --dest <dir> takes it up; a second Ctrl-C stops at once.
+
+Exit code 0 when nothing failed, 1 otherwise (or when there is nothing to retry), 2 on usage errors; 130 (143) when
+stopped by Ctrl-C (SIGTERM).
+`,
   audit: `Usage: rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
 
 Compares the mirror in <dir> with the Source's current Resource List (plus the Change List's changes
@@ -230,6 +258,12 @@ export const CONCURRENCY = MIRROR_LIMITS.concurrency;
 export function parseConcurrency(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   return parseWhole('--concurrency', value, CONCURRENCY.min, CONCURRENCY.max, `a whole number from ${CONCURRENCY.min} to ${CONCURRENCY.max}`);
+}
+
+/** --run ID: a run's number, as rsdesk runs shows it. */
+export function parseRunId(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  return parseWhole('--run', value, 1, 999_999_999, 'the number of a run (rsdesk runs lists them)');
 }
 
 /** --delay S: fractions allowed (0.25 s between requests is a polite crawl); milliseconds for the engine. */

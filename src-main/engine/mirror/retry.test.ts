@@ -119,6 +119,28 @@ describe('retry of failed resources', () => {
     await expect(resumeRetry({ dest, retryRunId: first.runId })).rejects.toThrow(`Run ${first.runId} is completed, not interrupted: there is nothing to resume.`);
   });
 
+  it('a pause or a cancel that comes while the last batch is recorded stops nothing: the retry ends as what it is', async () => {
+    const broken = [3, 5, 7];
+    for (const id of broken) breakResource(id, true);
+    await sync({ url: capabilityList(), dest, timeoutMs: 2_000 });
+    const failedRun = runs()[0]!;
+    for (const id of broken) breakResource(id, false);
+    const pause = new AbortController();
+    const uris = [3, 5].map((id) => fixture.state.locOf(id));
+    const paused = await retryResources({ dest, runId: failedRun.id, uris, pauseSignal: pause.signal, onProgress: (p) => void (p.phase === 'finishing' && pause.abort()) });
+    expect(pause.signal.aborted).toBe(true);
+    expect(paused).toMatchObject({ paused: false, created: 2, failed: 0 });
+    expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'completed', created: 2 });
+    expect(readFolder(dest)!.retryToResume).toBeNull();
+
+    const cancel = new AbortController();
+    const cancelled = await retryResources({ dest, runId: failedRun.id, signal: cancel.signal, onProgress: (p) => void (p.phase === 'finishing' && cancel.abort()) });
+    expect(cancel.signal.aborted).toBe(true);
+    expect(cancelled).toMatchObject({ asked: 1, created: 1, failed: 0 });
+    expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'completed', created: 1 });
+    expect(readFailures(dest, failedRun.id)).toMatchObject({ total: 3, open: 0 });
+  });
+
   it('paused, is not taken up by a sync; resumed after it, fetches nothing the sync verified', async () => {
     const broken = [3, 5, 7, 9];
     for (const id of broken) breakResource(id, true);

@@ -200,13 +200,18 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
         phases.lists ??= (Date.now() - t0) / 1000;
       }
       await inflight.all();
+      // A pause or a cancel from here on stops nothing (every URI has settled; what is left is recording them): the
+      // retry ends as what it is, not interrupted (or cancelled) with nothing left to take up.
+      const cut = paused();
+      const cancelled = options.signal?.aborted === true;
       phase = 'finishing';
+      report();
       await applier.finish();
       phases.fetch = (Date.now() - t1) / 1000;
-      if (options.signal?.aborted) {
+      if (cancelled) {
         status = 'cancelled';
         message = 'Cancelled';
-      } else if (paused()) {
+      } else if (cut) {
         status = 'interrupted';
         message = 'Paused';
       } else if (applier.counts.failed > 0) {

@@ -197,6 +197,30 @@ describe('sync control', () => {
     expect(p.bytesFetched).toBe(result.bytes);
   });
 
+  it('a pause that comes while the last batch is recorded stops nothing: the run is what it is (completed, checkpoint moved)', async () => {
+    fixture.setResourceDelay(0);
+    // As rsdesk's Ctrl-C comes: after the last resource settled, while the final durable batch is written.
+    const lateTo = (pause: AbortController) => (p: SyncProgress) => void (p.phase === 'finishing' && pause.abort());
+    const late = new AbortController();
+    const first = await sync({ url: capabilityList(), dest, pauseSignal: late.signal, onProgress: lateTo(late) });
+    expect(late.signal.aborted).toBe(true);
+    expect(first).toMatchObject({ mode: 'baseline', paused: false, created: 40, failed: 0 });
+    expect(first.checkpoint).not.toBeNull();
+    expect(runs()).toMatchObject([{ status: 'completed', created: 40 }]);
+
+    fixture.change('update', 3);
+    const later = new AbortController();
+    const second = await sync({ dest, pauseSignal: later.signal, onProgress: lateTo(later) });
+    expect(later.signal.aborted).toBe(true);
+    expect(second).toMatchObject({ mode: 'incremental', paused: false, updated: 3, failed: 0 });
+    expect(second.checkpoint).not.toBe(first.checkpoint);
+    expect(runs().map((r) => r.status)).toEqual(['completed', 'completed']);
+    // Nothing is left to resume: the next sync is an incremental one with nothing to do.
+    const n = resourceGets().length;
+    expect(await sync({ dest })).toMatchObject({ mode: 'incremental', resumed: false, created: 0, updated: 0 });
+    expect(resourceGets().length).toBe(n);
+  });
+
   it('cancels: the run ends cancelled, nothing cut off counts as failed, and the next sync completes the mirror', async () => {
     const abort = new AbortController();
     const onCancel = after(4, () => abort.abort());

@@ -4,6 +4,7 @@
 // completes without a failure. Incremental: see incremental.ts.
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { DiscoveryResult } from '../../contract/types.ts';
@@ -35,7 +36,7 @@ import { DiskReserve, type DiskSpaceProbe } from './disk-reserve.ts';
 import { WorkSlots } from './work-slots.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
-import { MirrorState, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
+import { MirrorState, STATE_DIR, STATE_FILE, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
 
@@ -156,6 +157,10 @@ export class SyncError extends Error {
 
 export async function sync(options: SyncOptions): Promise<SyncResult> {
   const dest = options.dest;
+  const holder = enclosingStateDir(dest);
+  if (holder !== null) {
+    throw new SyncError(`${dest} is inside ${holder}, the own folder of the mirror in ${dirname(holder)}, whose runs empty parts of it: choose a folder outside it`);
+  }
   const destExisted = existsSync(dest);
   if (destExisted && !statSync(dest).isDirectory()) throw new SyncError(`${dest} is a file, not a folder: give a folder for the mirror`);
   mkdirSync(dest, { recursive: true });
@@ -268,12 +273,6 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       // Nothing is bound yet: a folder that was not a mirror stays none.
       return stoppedBeforeRun(err);
     }
-    // A dry run changes nothing, its binding included.
-    if (options.dryRun !== true) {
-      state.setBinding(binding);
-      bound = true;
-      secrets?.commit(options.onNote);
-    }
     const discoverySeconds = (Date.now() - t0) / 1000;
 
     const checkpoint = state.checkpoint();
@@ -330,6 +329,14 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       dumps = await chooseDumps({ http, binding, mode, useDumps, resume, signal: discovering, onNote: options.onNote });
     } catch (err) {
       return stoppedBeforeRun(err);
+    }
+    // Bound only now that the run begins: a run refused before (--mode incremental on a new folder, a Source without
+    // the list the mode needs) left a new folder bound to that Source, and the corrected command, for another
+    // Capability List, was then refused as "a mirror of … already". A dry run changes nothing, its binding included.
+    if (!dryRun) {
+      state.setBinding(binding);
+      bound = true;
+      secrets?.commit(options.onNote);
     }
     const listUrl = dumps.url ?? (mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl);
     const run = dryRun ? null : resume ? state.resumeRun(resume.id, dumps.url !== null) : state.startRun(mode, wanted, listUrl);
@@ -470,6 +477,11 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         // Paused while a list was still being read: what was started finishes below, the run stays resumable.
         if (!paused()) throw err;
       }
+      // A pause that comes from here on stops nothing: every resource has settled and every step was taken, and what
+      // is left is recording them durably, which a pause does not cut short. The run is then what it is (completed,
+      // or failed), not interrupted: else a Ctrl-C while the last batch was written left a finished run to resume
+      // and its checkpoint unmoved.
+      const cut = paused();
       phase = 'finishing';
       // Stopped for the disk between two steps, with no error on the way: ends as a cancel does, not completed.
       if (reserve?.stopped) throw reserve.stopped;
@@ -477,7 +489,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       const t = Date.now();
       await applier.finish();
       phases.fetch = (phases.fetch ?? 0) + (Date.now() - t) / 1000;
-      if (paused()) {
+      if (cut) {
         status = 'interrupted';
         message = 'Paused';
         newCheckpoint = null;
@@ -598,6 +610,17 @@ function noChangesHere(binding: Binding, useDumps: boolean): string {
     return `This mirror follows the Resource List ${binding.resourceListUrl} alone, without a ${what} (if its Capability List ${binding.capabilityListUrl} offers one, mirror that list instead to follow the changes)`;
   }
   return `The Source offers no ${what} for this mirror`;
+}
+
+/**
+ * The mirror's own folder (`.resourcesync` holding a state) that `dest` is in, or is, if any. A mirror made there was
+ * lost with the next run of the mirror around it (its `tmp` is emptied at each run) or mixed with its state.
+ */
+function enclosingStateDir(dest: string): string | null {
+  for (let dir = resolve(dest); ; dir = dirname(dir)) {
+    if (basename(dir).toLowerCase() === STATE_DIR && existsSync(join(dir, STATE_FILE))) return dir;
+    if (dirname(dir) === dir) return null;
+  }
 }
 
 /** Takes away what a run that bound nothing made of a folder: its state, and the folder itself when it made it. */
