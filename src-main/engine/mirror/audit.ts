@@ -16,6 +16,7 @@ import { acquireLock, openLocked } from './lock.ts';
 import { caseKey, LocalPaths } from './local-path.ts';
 import { keepAsMetadata, metadataOf } from './metadata.ts';
 import { MirrorState, STATE_DIR, stateDirOf, type Binding, type InventoryRow, type SavedAudit } from './state.ts';
+import { tidyState } from './reclaim.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
 import type { SecretStore } from './secrets.ts';
 import { accessOf, sourceHeadersOf, type AskAgain, type Credentials } from './settings.ts';
@@ -322,6 +323,8 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   } finally {
     listed.close();
     await http.close();
+    // Under the lock: the space of the reports dropped for this one goes back to the disk (reclaim.ts).
+    if (!options.signal?.aborted) await tidyState(state.db, state.path);
     state.close();
     lock.release();
   }

@@ -405,6 +405,8 @@ export class MirrorState implements ClaimStore {
           throw new Error(`The mirror's state ${this.path} was written by an older version, and its folder cannot be written to bring it up to date; copy the mirror where it can be written to read it.`);
         }
       } else {
+        // Set before the first table, or it takes a VACUUM (reclaim.ts): free pages can then be given back.
+        if (this.db.prepare('SELECT 1 AS found FROM sqlite_schema LIMIT 1').get() === undefined) this.db.exec('PRAGMA auto_vacuum = INCREMENTAL');
         this.db.exec('PRAGMA journal_mode = WAL');
         // FULL: a committed row must survive a power cut (its bytes were made durable before the commit).
         this.db.exec('PRAGMA synchronous = FULL');

@@ -36,6 +36,7 @@ import { WorkSlots } from './work-slots.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
 import { MirrorState, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
+import { tidyState } from './reclaim.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
 
@@ -563,6 +564,9 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   } finally {
     reserve?.stop();
     await http?.close();
+    // Under the lock, so no other process is writing: the space this run's deletions freed goes back to the disk. Not
+    // after a pause, a cancel or a disk found full, which stop at once.
+    if ((!fresh || bound) && !options.signal?.aborted && !options.pauseSignal?.aborted) await tidyState(state.db, state.path, { onNote: options.onNote });
     state.close();
     // Before the lock goes (with the state folder): no other writer can have taken the folder meanwhile.
     if (fresh && !bound) unmake(dest, stateDir, destExisted);
