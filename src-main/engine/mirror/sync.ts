@@ -35,7 +35,7 @@ import { DiskReserve, type DiskSpaceProbe } from './disk-reserve.ts';
 import { WorkSlots } from './work-slots.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
-import { MirrorState, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
+import { explainStateError, MirrorState, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
 import { tidyState } from './reclaim.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
@@ -491,7 +491,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           message = `${failed.toLocaleString('en')} entr${failed === 1 ? 'y' : 'ies'} of the Source's lists could not be applied: ${failed === 1 ? 'it breaks' : 'they break'} the spec, and fetching again cannot mend that`;
         }
       }
-    } catch (err) {
+    } catch (caught) {
+      const err = explainStateError(state.path, caught, true);
       await applier.finish().catch(() => undefined);
       status = cancel?.aborted ? 'cancelled' : 'failed';
       // Whatever was being read when the cancel (or the disk's reserve) came is beside the point.
@@ -561,6 +562,9 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       dryRun,
       checkpoint: state.checkpoint()?.at ?? null,
     };
+  } catch (err) {
+    // A state another program kept locked, or a disk found full while it was written: said plainly, naming the file.
+    throw explainStateError(state.path, err, true);
   } finally {
     reserve?.stop();
     await http?.close();
