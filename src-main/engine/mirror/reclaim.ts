@@ -97,6 +97,22 @@ function freeBytes(path: string): number {
   return Number(s.bavail) * Number(s.bsize);
 }
 
+/**
+ * Whether the disks have room for a VACUUM of a database holding `used` bytes: SQLite's copy in the temporary folder,
+ * and the WAL that carries it back beside the database (both on one disk when they share it), with a margin.
+ */
+export function roomToRewrite(path: string, used: number, freeOf: (dir: string) => number = freeBytes): boolean {
+  const margin = 16 * 1024 * 1024;
+  try {
+    const here = freeOf(dirname(path));
+    const temp = freeOf(tmpdir());
+    const sameDisk = statSync(dirname(path)).dev === statSync(tmpdir()).dev;
+    return sameDisk ? here >= 2 * used + margin : here >= used + margin && temp >= used + margin;
+  } catch {
+    return false;
+  }
+}
+
 export type Conversion = 'incremental' | 'converted' | 'too-large' | 'no-room' | 'busy';
 
 /**
@@ -123,19 +139,7 @@ export async function convertState(db: DatabaseSync, path: string, options: Conv
   const used = (space.pages - space.freePages) * space.pageSize;
   const free = space.freePages * space.pageSize;
   if (used > (options.maxBytes ?? CONVERT_MAX_BYTES)) return 'too-large';
-  const margin = 16 * 1024 * 1024;
-  let room: boolean;
-  try {
-    const freeOf = options.freeBytes ?? freeBytes;
-    const here = freeOf(dirname(path));
-    const temp = freeOf(tmpdir());
-    // SQLite's copy goes to the temporary folder; when it is on the same disk, both need room there.
-    const sameDisk = statSync(dirname(path)).dev === statSync(tmpdir()).dev;
-    room = sameDisk ? here >= 2 * used + margin : here >= used + margin && temp >= used + margin;
-  } catch {
-    room = false;
-  }
-  if (!room) {
+  if (!roomToRewrite(path, used, options.freeBytes)) {
     if (free >= WORTH_SAYING_BYTES) {
       options.onNote?.(
         `The mirror's state ${path} holds ${mib(free)} of free space it could give back, but the disk has too little room ` +
