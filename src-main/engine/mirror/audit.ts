@@ -324,7 +324,8 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     listed.close();
     await http.close();
     // Under the lock: the space of the reports dropped for this one goes back to the disk (reclaim.ts).
-    if (!options.signal?.aborted) await tidyState(state.db, state.path);
+    const stopped = () => options.signal?.aborted === true;
+    if (!stopped()) await tidyState(state.db, state.path, { stopped });
     state.close();
     lock.release();
   }

@@ -569,8 +569,9 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     reserve?.stop();
     await http?.close();
     // Under the lock, so no other process is writing: the space this run's deletions freed goes back to the disk. Not
-    // after a pause, a cancel or a disk found full, which stop at once.
-    if ((!fresh || bound) && !options.signal?.aborted && !options.pauseSignal?.aborted) await tidyState(state.db, state.path, { onNote: options.onNote });
+    // after a pause, a cancel or a disk found full, which stop at once (and stop it at its next step).
+    const stopped = () => options.signal?.aborted === true || options.pauseSignal?.aborted === true;
+    if ((!fresh || bound) && !stopped()) await tidyState(state.db, state.path, { onNote: options.onNote, stopped });
     state.close();
     // Before the lock goes (with the state folder): no other writer can have taken the folder meanwhile.
     if (fresh && !bound) unmake(dest, stateDir, destExisted);
