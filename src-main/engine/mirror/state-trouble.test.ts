@@ -8,7 +8,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startFixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { readFolder } from './folder.ts';
-import { MirrorState, STATE_FILE, stateDirOf } from './state.ts';
+import { explainStateError, MirrorState, STATE_FILE, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
 
 describe('a mirror state another program keeps locked', () => {
@@ -57,6 +57,23 @@ describe('a mirror state another program keeps locked', () => {
       other.close();
     }
   }, 30_000);
+});
+
+describe('a mirror state found damaged', () => {
+  it('says so whichever of SQLite\'s codes for it came, and within a run says the run stopped rather than that nothing changed', () => {
+    const path = '/m/.resourcesync/state.sqlite';
+    // SQLITE_CORRUPT_INDEX: an extended code, which was passed on as SQLite's bare words.
+    const index = Object.assign(new Error('database disk image is malformed'), { errcode: 779 });
+    expect((explainStateError(path, index) as Error).message).toBe(
+      `The mirror's state ${path} is damaged and cannot be read (database disk image is malformed); nothing in it was changed. Put back a copy of it from a backup, or mirror the Source into another folder.`,
+    );
+    const inRun = Object.assign(new Error('database disk image is malformed'), { errcode: 11 });
+    expect((explainStateError(path, inRun, true) as Error).message).toBe(
+      `The mirror's state ${path} is damaged (database disk image is malformed), so the run stopped; what it had recorded stays as it was. Put back a copy of it from a backup, or mirror the Source into another folder.`,
+    );
+    const other = new Error('something else');
+    expect(explainStateError(path, other, true)).toBe(other);
+  });
 });
 
 // A small tmpfs stands for a full disk: only root may mount one, so elsewhere these are skipped.

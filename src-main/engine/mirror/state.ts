@@ -860,11 +860,10 @@ function openError(path: string, err: unknown, changed = false): unknown {
     );
   }
   // SQLITE_CORRUPT, SQLITE_NOTADB.
-  if (code === 11 || code === 26) {
-    return new Error(
-      `The mirror's state ${path} is damaged and cannot be read (${(err as Error).message}); nothing in it was changed. ` +
-        `Put back a copy of it from a backup, or mirror the Source into another folder.`,
-    );
+  if (primary === 11 || primary === 26) {
+    // Found damaged while a run was writing it: that run stopped there, and what it recorded before stays.
+    const what = changed ? 'is damaged (' + (err as Error).message + '), so the run stopped; what it had recorded stays as it was' : `is damaged and cannot be read (${(err as Error).message}); nothing in it was changed`;
+    return new Error(`The mirror's state ${path} ${what}. Put back a copy of it from a backup, or mirror the Source into another folder.`);
   }
   return err;
 }
