@@ -1,13 +1,15 @@
 // A mirror's state that another program keeps locked, or on a disk that is full: said in plain words naming the
 // file, nothing in it lost. (Damaged and newer states: folder.test.ts.)
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, openSync, closeSync, writeSync, unlinkSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, writeSync, unlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startFixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { audit } from './audit.ts';
 import { readFolder } from './folder.ts';
+import { LOCK_NAME } from './lock.ts';
 import { explainStateError, MirrorState, STATE_FILE, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
 
@@ -36,6 +38,31 @@ describe('a mirror state another program keeps locked', () => {
       expect(state.runs().map((r) => r.status)).toEqual(['completed']);
       expect(state.inventoryCount()).toBe(5);
       state.close();
+    } finally {
+      await fixture.close();
+    }
+  }, 30_000);
+
+  it('an audit that cannot record its run says so and lets the mirror go (it kept it locked for the rest of the process)', async () => {
+    const fixture = await startFixtureSource({ resources: 3, changeListSize: 10 });
+    const dest = mkdtempSync(join(tmpdir(), 'state-locked-'));
+    try {
+      await sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, timeoutMs: 5_000, proxyEnv: {} });
+      const path = join(stateDirOf(dest), STATE_FILE);
+      const other = new DatabaseSync(path, { timeout: 100 });
+      other.exec('BEGIN EXCLUSIVE');
+      let error: unknown;
+      try {
+        await audit({ dest, timeoutMs: 5_000, proxyEnv: {} });
+      } catch (err) {
+        error = err;
+      } finally {
+        other.exec('ROLLBACK');
+        other.close();
+      }
+      expect((error as Error).message).toContain(`The mirror's state ${path} is being written by another program`);
+      expect(existsSync(join(stateDirOf(dest), LOCK_NAME))).toBe(false);
+      expect((await sync({ dest, timeoutMs: 5_000, proxyEnv: {} })).failed).toBe(0);
     } finally {
       await fixture.close();
     }
