@@ -44,6 +44,8 @@ export function openStore(path: string, options: { secrets?: SecretBox; document
   try {
     useIncrementalVacuum(db, path, options.freeBytes);
     db.exec('PRAGMA journal_mode = WAL');
+    // A WAL grown by a large load while the UI read kept that size until the app quit: cut back once emptied.
+    db.exec('PRAGMA journal_size_limit = 16777216');
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA foreign_keys = ON');
     const schemaVersion = migrate(db, path);

@@ -7,7 +7,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { startFixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { convertState, INCREMENTAL, reclaimSpace, stateSpace, tidyState } from './reclaim.ts';
-import { MirrorState, STATE_FILE, stateDirOf, type InventoryRow } from './state.ts';
+import { MirrorState, STATE_FILE, stateDirOf, WAL_KEEP_BYTES, type InventoryRow } from './state.ts';
 import { sync } from './sync.ts';
 
 function row(i: number): InventoryRow {
@@ -152,5 +152,20 @@ describe("a mirror state's free space", () => {
     } finally {
       await fixture.close();
     }
+  });
+
+  it('cuts its WAL back once emptied, after it grew while a reader held its snapshot', () => {
+    const state = new MirrorState(stateDirOf(mkdtempSync(join(tmpdir(), 'reclaim-'))));
+    const reader = new DatabaseSync(state.path);
+    reader.exec('BEGIN');
+    reader.prepare('SELECT COUNT(*) AS n FROM inventory').get();
+    for (let i = 0; i < 100_000; i += 5_000) state.transaction(() => { for (let j = i; j < i + 5_000; j++) state.put(row(j)); });
+    expect(statSync(`${state.path}-wal`).size).toBeGreaterThan(WAL_KEEP_BYTES);
+    reader.exec('COMMIT');
+    reader.close();
+    state.db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    state.put(row(999_999));
+    expect(statSync(`${state.path}-wal`).size).toBeLessThanOrEqual(WAL_KEEP_BYTES);
+    state.close();
   });
 });

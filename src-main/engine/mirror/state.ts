@@ -19,6 +19,8 @@ export { STATE_DIR };
 export const STATE_FILE = 'state.sqlite';
 /** How long a write waits for another connection's write lock before it gives up. */
 const BUSY_TIMEOUT_MS = 5_000;
+/** The most a mirror state's WAL file keeps once emptied. */
+export const WAL_KEEP_BYTES = 16 * 1024 * 1024;
 
 export const MIRROR_MIGRATIONS: readonly Migration[] = [
   (db) => {
@@ -411,6 +413,9 @@ export class MirrorState implements ClaimStore {
         // Set before the first table, or it takes a VACUUM (reclaim.ts): free pages can then be given back.
         if (this.db.prepare('SELECT 1 AS found FROM sqlite_schema LIMIT 1').get() === undefined) this.db.exec('PRAGMA auto_vacuum = INCREMENTAL');
         this.db.exec('PRAGMA journal_mode = WAL');
+        // A WAL grown while a reader held its snapshot (a long audit, the app reading) kept its largest size for as long
+        // as a connection stayed open (the app's live feed: days): cut back to this once a checkpoint empties it.
+        this.db.exec(`PRAGMA journal_size_limit = ${WAL_KEEP_BYTES}`);
         // FULL: a committed row must survive a power cut (its bytes were made durable before the commit).
         this.db.exec('PRAGMA synchronous = FULL');
         migrate(this.db, this.path, MIRROR_MIGRATIONS);
