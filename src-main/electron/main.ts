@@ -174,6 +174,8 @@ if (!app.requestSingleInstanceLock()) {
 } else {
   start().catch((error) => {
     console.error('[main] failed to start', error);
+    // Said to the person (a damaged or locked database, a full disk…), not only to a console no one sees.
+    dialog.showErrorBox('ResourceSync Desktop could not start', error instanceof Error ? error.message : String(error));
     app.exit(1);
   });
 }

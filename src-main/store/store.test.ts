@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -115,6 +115,55 @@ describe('migrations', () => {
     const check = new DatabaseSync(path);
     expect(check.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table'").get()).toEqual({ n: 0 });
     check.close();
+  });
+
+  it('says in plain words, naming the file, that a damaged database cannot be read, and leaves it as it was', () => {
+    const path = join(dir, 'damaged.sqlite');
+    const bytes = Buffer.from(Array.from({ length: 8192 }, (_, i) => (i * 7919) % 251));
+    writeFileSync(path, bytes);
+    expect(() => openStore(path)).toThrow(`ResourceSync Desktop's database ${path} is damaged and cannot be read (file is not a database); nothing in it was changed.`);
+    expect(readFileSync(path).equals(bytes)).toBe(true);
+    // Cut short: the same.
+    const whole = join(dir, 'whole.sqlite');
+    openStore(whole).close();
+    truncateSync(whole, 1000);
+    expect(() => openStore(whole)).toThrow(/is damaged and cannot be read \(database disk image is malformed\)/);
+  });
+
+  it('says so when another program keeps it locked, instead of "database is locked"', () => {
+    const path = join(dir, 'locked.sqlite');
+    openStore(path).close();
+    const other = new DatabaseSync(path);
+    other.exec('BEGIN EXCLUSIVE');
+    other.exec("INSERT INTO settings (key, value) VALUES ('x', '1')");
+    try {
+      expect(() => openStore(path)).toThrow(`ResourceSync Desktop's database ${path} is being written by another program`);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+  }, 20_000);
+
+  it('opens a database made before auto_vacuum as it is when the disk has no room to convert it', () => {
+    const path = join(dir, 'old-full.sqlite');
+    const old = new DatabaseSync(path);
+    old.exec('PRAGMA journal_mode = WAL');
+    migrate(old, path);
+    old.exec("INSERT INTO settings (key, value) VALUES ('kept', '\"yes\"')");
+    old.close();
+    // It was a VACUUM regardless, which on a nearly full disk failed ("database or disk is full"): no app at all.
+    store = openStore(path, { freeBytes: () => 0 });
+    store.close();
+    store = undefined;
+    const db = new DatabaseSync(path);
+    expect(db.prepare('PRAGMA auto_vacuum').get()).toEqual({ auto_vacuum: 0 });
+    expect(db.prepare("SELECT value FROM settings WHERE key = 'kept'").get()).toEqual({ value: '"yes"' });
+    db.close();
+    // With room, the next start converts it.
+    openStore(path).close();
+    const after = new DatabaseSync(path);
+    expect(after.prepare('PRAGMA auto_vacuum').get()).toEqual({ auto_vacuum: 2 });
+    after.close();
   });
 });
 

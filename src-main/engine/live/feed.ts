@@ -13,6 +13,7 @@ import { MirrorLockedError } from '../mirror/lock.ts';
 import type { SecretStore } from '../mirror/secrets.ts';
 import { accessOf, secretKey, sourceHeadersOf, type Credentials, type SourceSettings } from '../mirror/settings.ts';
 import { MirrorState, stateDirOf, type RunCounts } from '../mirror/state.ts';
+import { reclaimSpace } from '../mirror/reclaim.ts';
 import { applyBatch, catchUp, DiskHeldError, syncFromCheckpoint, type MirrorContext, type Taken } from './apply-live.ts';
 import { DiskRoom, type DiskLowError, type DiskRoomOptions } from './disk-room.ts';
 import type { LiveEvents } from './events.ts';
@@ -137,6 +138,8 @@ export class MirrorFeed {
   #refusedSince = 0;
   /** When the inbox's old bodies were last dropped (Date.now()). */
   #prunedAt = Number.NEGATIVE_INFINITY;
+  /** The prune under way, if any (closing waits for it to stop at its next step). */
+  #pruning: Promise<void> | null = null;
 
   constructor(dest: string, events: LiveEvents, http: Http, options: FeedOptions, subscriberOptions: SubscriberOptions) {
     this.dest = dest;
@@ -432,16 +435,26 @@ export class MirrorFeed {
     this.#emitApplied(row, items.map((i) => i.inboxId), result);
   }
 
-  /** Drops the bodies of settled deliveries past the inbox's retention (store.ts), at most once a minute. */
+  /**
+   * Drops the bodies of settled deliveries past the inbox's retention (store.ts), at most once a minute and one prune
+   * at a time, in the background; the space they held then goes back to the disk a step at a time (reclaim.ts).
+   */
   #prune(): void {
     const now = Date.now();
-    if (now - this.#prunedAt < 60_000) return;
+    if (now - this.#prunedAt < 60_000 || this.#pruning !== null) return;
     this.#prunedAt = now;
-    try {
-      this.store.pruneBodies({ now });
-    } catch (err) {
-      this.#events.emit({ type: 'error', dest: this.dest, message: `The inbox's old notification bodies could not be dropped: ${(err as Error).message}` });
-    }
+    const stopped = () => this.#closed;
+    this.#pruning = (async () => {
+      const dropped = await this.store.pruneBodies({ now, stopped });
+      if (dropped > 0) await reclaimSpace(this.state.db, { stopped });
+    })()
+      .catch((err: unknown) => {
+        if (this.#closed) return;
+        this.#events.emit({ type: 'error', dest: this.dest, message: `The inbox's old notification bodies could not be dropped: ${(err as Error).message}` });
+      })
+      .finally(() => {
+        this.#pruning = null;
+      });
   }
 
   #emitApplied(row: SubscriptionRow, inboxIds: number[], result: { runId: number; counts: RunCounts; changes: AppliedChange[] }): void {
@@ -665,6 +678,7 @@ export class MirrorFeed {
     await Promise.all([...this.#subs.values()].map((s) => s.chain.catch(() => undefined)));
     await this.#ctx.fetcher.close();
     await this.#ownHttp?.close();
+    await this.#pruning;
     await this.store.close();
     this.state.close();
   }

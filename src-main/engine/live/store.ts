@@ -45,6 +45,8 @@ export type { NewDelivery };
 export const INBOX_BODY_KEEP_DAYS = 30;
 export const INBOX_BODY_KEEP_BYTES = 64 * 1024 * 1024;
 const SETTLED = `status NOT IN ('received', 'applying')`;
+/** Bodies dropped per statement by pruneBodies: each a short commit (a few ms), with the event loop free between. */
+export const PRUNE_CHUNK = 256;
 
 function toSubscription(raw: Record<string, unknown>, dest: string): SubscriptionRow {
   const n = (k: string) => (raw[k] === null || raw[k] === undefined ? null : Number(raw[k]));
@@ -255,25 +257,63 @@ export class LiveStore {
   /**
    * Drops the bodies of settled deliveries past the retention (INBOX_BODY_KEEP_DAYS, INBOX_BODY_KEEP_BYTES), oldest
    * first; their rows stay, with a null body. Returns how many bodies were dropped.
+   *
+   * A chunk of rows at a time (PRUNE_CHUNK), walked by id, with the event loop free between chunks: the first prune of
+   * a large old inbox, one UPDATE, held the thread for a second per 200 MB of bodies, and the callback server with it.
+   * Each chunk's UPDATE checks again that its rows are settled, so a body not yet applied is never dropped, whatever
+   * happened between chunks. `stopped`: no chunk is begun once it says true (the mirror is being closed).
    */
-  pruneBodies(o: { now?: number; keepDays?: number; keepBytes?: number } = {}): number {
+  async pruneBodies(o: { now?: number; keepDays?: number; keepBytes?: number; chunk?: number; stopped?: () => boolean } = {}): Promise<number> {
     const before = new Date((o.now ?? Date.now()) - (o.keepDays ?? INBOX_BODY_KEEP_DAYS) * 86_400_000).toISOString();
     const keepBytes = o.keepBytes ?? INBOX_BODY_KEEP_BYTES;
-    return this.transaction(() => {
-      let dropped = Number(this.#stmt(`UPDATE live_inbox SET body = NULL WHERE body IS NOT NULL AND ${SETTLED} AND received_at < ?`).run(before).changes);
-      const { total } = this.#stmt(`SELECT COALESCE(SUM(length(body)), 0) AS total FROM live_inbox WHERE body IS NOT NULL AND ${SETTLED}`).get() as { total: number };
-      let over = Number(total) - keepBytes;
-      if (over <= 0) return dropped;
+    const chunk = o.chunk ?? PRUNE_CHUNK;
+    // False when the prune must stop; waits first while a transaction of someone else's is open on the connection.
+    const go = async (): Promise<boolean> => {
+      for (;;) {
+        if (this.#ended || !this.db.isOpen || o.stopped?.()) return false;
+        if (!this.db.isTransaction) return true;
+        await breathe();
+      }
+    };
+    let dropped = 0;
+    const aged = this.#stmt(`SELECT id FROM live_inbox WHERE id > ? AND body IS NOT NULL AND ${SETTLED} AND received_at < ? ORDER BY id LIMIT ?`);
+    const dropAged = this.#stmt(`UPDATE live_inbox SET body = NULL WHERE id >= ? AND id <= ? AND body IS NOT NULL AND ${SETTLED} AND received_at < ?`);
+    for (let after = 0; ; ) {
+      if (!(await go())) return dropped;
+      const ids = aged.all(after, before, chunk) as { id: number }[];
+      if (ids.length === 0) break;
+      dropped += Number(dropAged.run(ids[0]!.id, ids.at(-1)!.id, before).changes);
+      after = Number(ids.at(-1)!.id);
+      await breathe();
+    }
+    // The bytes kept, summed a page of rows at a time (length() reads no body), then the oldest dropped past the cap.
+    const sizes = this.#stmt(`SELECT id, length(body) AS n FROM live_inbox WHERE id > ? AND body IS NOT NULL AND ${SETTLED} ORDER BY id LIMIT ?`);
+    const page = chunk * 16;
+    let over = -keepBytes;
+    for (let after = 0; ; ) {
+      if (!(await go())) return dropped;
+      const rows = sizes.all(after, page) as { id: number; n: number }[];
+      for (const r of rows) over += Number(r.n);
+      if (rows.length < page) break;
+      after = Number(rows.at(-1)!.id);
+      await breathe();
+    }
+    const dropUpTo = this.#stmt(`UPDATE live_inbox SET body = NULL WHERE id >= ? AND id <= ? AND body IS NOT NULL AND ${SETTLED}`);
+    for (let after = 0; over > 0; ) {
+      if (!(await go())) return dropped;
+      const rows = sizes.all(after, chunk) as { id: number; n: number }[];
+      if (rows.length === 0) break;
       let last = 0;
-      // Not a kept statement: left mid-way, it is dropped with its cursor.
-      for (const r of this.db.prepare(`SELECT id, length(body) AS n FROM live_inbox WHERE body IS NOT NULL AND ${SETTLED} ORDER BY id`).iterate() as Iterable<{ id: number; n: number }>) {
+      for (const r of rows) {
         last = Number(r.id);
         over -= Number(r.n);
         if (over <= 0) break;
       }
-      dropped += Number(this.#stmt(`UPDATE live_inbox SET body = NULL WHERE body IS NOT NULL AND ${SETTLED} AND id <= ?`).run(last).changes);
-      return dropped;
-    });
+      dropped += Number(dropUpTo.run(rows[0]!.id, last).changes);
+      after = last;
+      await breathe();
+    }
+    return dropped;
   }
 
   /** Bytes of the bodies not yet applied (received, or being applied), of every subscription of the mirror. */
@@ -302,4 +342,9 @@ export class LiveStore {
     await this.#writer?.close();
     this.#writer = null;
   }
+}
+
+/** Lets every pending callback and I/O run before the next step. */
+function breathe(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }

@@ -15,7 +15,8 @@ import { readChangeLists } from './change-lists.ts';
 import { acquireLock, openLocked } from './lock.ts';
 import { caseKey, LocalPaths } from './local-path.ts';
 import { keepAsMetadata, metadataOf } from './metadata.ts';
-import { MirrorState, STATE_DIR, stateDirOf, type Binding, type InventoryRow, type SavedAudit } from './state.ts';
+import { explainStateError, MirrorState, STATE_DIR, stateDirOf, type Binding, type InventoryRow, type RunRecord, type SavedAudit } from './state.ts';
+import { tidyState } from './reclaim.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
 import type { SecretStore } from './secrets.ts';
 import { accessOf, sourceHeadersOf, type AskAgain, type Credentials } from './settings.ts';
@@ -119,11 +120,27 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   } catch (err) {
     state.close();
     lock.release();
-    throw err;
+    throw explainStateError(state.path, err);
   }
   const t0 = Date.now();
-  const run = state.startRun('audit', options.rehash ? 'rehash' : 'inventory', binding?.resourceListUrl ?? null);
-  const listed = new ListedResources();
+  let run: RunRecord;
+  let listed: ListedResources;
+  try {
+    run = state.startRun('audit', options.rehash ? 'rehash' : 'inventory', binding?.resourceListUrl ?? null);
+    try {
+      listed = new ListedResources();
+    } catch (err) {
+      state.endRun(run.id, 'failed', {}, clip((err as Error).message, 500));
+      throw err;
+    }
+  } catch (err) {
+    // The lock goes with the error: kept, it held the mirror "in use by rsdesk audit" until this process ended (the
+    // app's, for the rest of its session).
+    await http.close();
+    state.close();
+    lock.release();
+    throw explainStateError(state.path, err);
+  }
   try {
     if (binding === null || binding.resourceListUrl === null) throw new Error(`The mirror has no Resource List to audit against`);
     const notes: string[] = [];
@@ -317,11 +334,19 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   } catch (err) {
     // A cancelled audit is recorded as such (as a sync is), not as one that failed on whatever it was reading then.
     const cancelled = options.signal?.aborted === true;
-    state.endRun(run.id, cancelled ? 'cancelled' : 'failed', { audit: (Date.now() - t0) / 1000 }, cancelled ? 'Cancelled before the end; no report is kept' : clip((err as Error).message, 500));
-    throw cancelled ? new Error('Audit cancelled.') : err;
+    const why = explainStateError(state.path, err, true);
+    try {
+      state.endRun(run.id, cancelled ? 'cancelled' : 'failed', { audit: (Date.now() - t0) / 1000 }, cancelled ? 'Cancelled before the end; no report is kept' : clip((why as Error).message, 500));
+    } catch {
+      // A state that cannot be written (locked, full): the run shows as interrupted once the next run opens it.
+    }
+    throw cancelled ? new Error('Audit cancelled.') : why;
   } finally {
     listed.close();
     await http.close();
+    // Under the lock: the space of the reports dropped for this one goes back to the disk (reclaim.ts).
+    const stopped = () => options.signal?.aborted === true;
+    if (!stopped()) await tidyState(state.db, state.path, { stopped });
     state.close();
     lock.release();
   }

@@ -1,13 +1,14 @@
 // A mirror's own state, inside its folder (`.resourcesync/state.sqlite`), so the folder is self-contained: the
 // inventory (one row per mirrored URI), the run journal with its failures, the checkpoint and the binding (which
 // Source list the folder mirrors, with which maps and options). Schema by the store's versioned migrations.
-import { accessSync, constants, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, mkdirSync, statfsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { migrate, SchemaTooNewError, schemaVersion, type Migration } from '../../store/migrations.ts';
 import { transaction } from '../../store/tx.ts';
 import { canonicalUri } from './uri.ts';
+import { DiskFullError } from './disk-full.ts';
 import type { Digests } from './fixity.ts';
 import { caseKey, type ClaimStore, type MapRule, type PathMap } from './local-path.ts';
 import type { SourceSettings } from './settings.ts';
@@ -16,6 +17,10 @@ import { STATE_DIR } from './state-dir.ts';
 
 export { STATE_DIR };
 export const STATE_FILE = 'state.sqlite';
+/** How long a write waits for another connection's write lock before it gives up. */
+const BUSY_TIMEOUT_MS = 5_000;
+/** The most a mirror state's WAL file keeps once emptied. */
+export const WAL_KEEP_BYTES = 16 * 1024 * 1024;
 
 export const MIRROR_MIGRATIONS: readonly Migration[] = [
   (db) => {
@@ -428,7 +433,7 @@ export class MirrorState implements ClaimStore {
       ? // SQLite cannot open a WAL database read-only without writing its shared-memory file beside it, unless told
         // that nothing changes it (immutable): true of a folder no one can write.
         new DatabaseSync(`${pathToFileURL(this.path).href}?immutable=1`, { readOnly: true, enableForeignKeyConstraints: true })
-      : new DatabaseSync(this.path, { enableForeignKeyConstraints: true, timeout: 5_000 });
+      : new DatabaseSync(this.path, { enableForeignKeyConstraints: true, timeout: BUSY_TIMEOUT_MS });
     try {
       if (options.readOnly) {
         const version = schemaVersion(this.db);
@@ -437,7 +442,12 @@ export class MirrorState implements ClaimStore {
           throw new Error(`The mirror's state ${this.path} was written by an older version, and its folder cannot be written to bring it up to date; copy the mirror where it can be written to read it.`);
         }
       } else {
+        // Set before the first table, or it takes a VACUUM (reclaim.ts): free pages can then be given back.
+        if (this.db.prepare('SELECT 1 AS found FROM sqlite_schema LIMIT 1').get() === undefined) this.db.exec('PRAGMA auto_vacuum = INCREMENTAL');
         this.db.exec('PRAGMA journal_mode = WAL');
+        // A WAL grown while a reader held its snapshot (a long audit, the app reading) kept its largest size for as long
+        // as a connection stayed open (the app's live feed: days): cut back to this once a checkpoint empties it.
+        this.db.exec(`PRAGMA journal_size_limit = ${WAL_KEEP_BYTES}`);
         // FULL: a committed row must survive a power cut (its bytes were made durable before the commit).
         this.db.exec('PRAGMA synchronous = FULL');
         migrate(this.db, this.path, MIRROR_MIGRATIONS);
@@ -466,6 +476,10 @@ export class MirrorState implements ClaimStore {
     try {
       return new MirrorState(stateDir);
     } catch (err) {
+      // On a full disk the file SQLite shares between connections cannot be made, so the state could not be read at
+      // all ("disk I/O error"). Read as it is when nothing waits in its WAL: a WAL holding commits not yet copied into
+      // the file is one a reader opened thus would not see.
+      if (err instanceof DiskFullError && !pendingWal(join(stateDir, STATE_FILE))) return new MirrorState(stateDir, { readOnly: true });
       if (writable(stateDir)) throw err;
       return new MirrorState(stateDir, { readOnly: true });
     }
@@ -877,23 +891,58 @@ function writable(stateDir: string): boolean {
 }
 
 /**
- * Why a mirror's state cannot be opened, naming the file: SQLite's own words ("file is not a database") say neither
- * which file nor that nothing was changed. Other errors (a database busy, a folder that cannot be written) stay as
- * they are.
+ * Why a mirror's state cannot be opened or written, naming the file: SQLite's own words ("file is not a database",
+ * "database is locked", "disk I/O error") say neither which file, nor that nothing was changed, nor what to do. Other
+ * errors (a folder that cannot be written) stay as they are.
  */
-function openError(path: string, err: unknown): unknown {
+export function explainStateError(path: string, err: unknown, changed = false): unknown {
+  return openError(path, err, changed);
+}
+
+function openError(path: string, err: unknown, changed = false): unknown {
   if (err instanceof SchemaTooNewError) {
     return new SchemaTooNewError(path, err.found, err.known, 'open this mirror with that version. Nothing in it was changed.');
   }
   const code = (err as { errcode?: unknown }).errcode;
-  // SQLITE_CORRUPT, SQLITE_NOTADB.
-  if (code === 11 || code === 26) {
+  const primary = typeof code === 'number' ? code & 0xff : null;
+  // SQLITE_FULL; SQLITE_IOERR on a disk with (nearly) no room, which is how a shared-memory file that cannot be grown
+  // shows: either way SQLite's words ("disk I/O error") say nothing of what to do.
+  if (primary === 13 || (primary === 10 && diskNearlyFull(dirname(path)))) return new DiskFullError(dirname(dirname(path)), changed);
+  // SQLITE_BUSY, SQLITE_LOCKED: another program held the database's write lock for longer than the busy timeout.
+  if (primary === 5 || primary === 6) {
     return new Error(
-      `The mirror's state ${path} is damaged and cannot be read (${(err as Error).message}); nothing in it was changed. ` +
-        `Put back a copy of it from a backup, or mirror the Source into another folder.`,
+      `The mirror's state ${path} is being written by another program, which kept it locked for more than ${BUSY_TIMEOUT_MS / 1000} seconds; ` +
+        `nothing in it was changed. Try again once it is done (another ResourceSync Desktop or rsdesk working on this mirror, or a database tool that has the file open).`,
     );
   }
+  // SQLITE_CORRUPT, SQLITE_NOTADB.
+  if (primary === 11 || primary === 26) {
+    // Found damaged while a run was writing it: that run stopped there, and what it recorded before stays.
+    const what = changed ? 'is damaged (' + (err as Error).message + '), so the run stopped; what it had recorded stays as it was' : `is damaged and cannot be read (${(err as Error).message}); nothing in it was changed`;
+    return new Error(`The mirror's state ${path} ${what}. Put back a copy of it from a backup, or mirror the Source into another folder.`);
+  }
   return err;
+}
+
+/** Less than this free on the state's disk: an I/O error there is taken for a full disk. */
+const NEARLY_FULL_BYTES = 1024 * 1024;
+
+function diskNearlyFull(dir: string): boolean {
+  try {
+    const s = statfsSync(dir);
+    return Number(s.bavail) * Number(s.bsize) < NEARLY_FULL_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+/** True when the state's WAL holds pages (commits a reader of the file alone would miss). */
+function pendingWal(path: string): boolean {
+  try {
+    return statSync(`${path}-wal`).size > 0;
+  } catch {
+    return false;
+  }
 }
 
 export function stateDirOf(dest: string): string {

@@ -36,7 +36,8 @@ import { DiskReserve, type DiskSpaceProbe } from './disk-reserve.ts';
 import { WorkSlots } from './work-slots.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
-import { MirrorState, STATE_DIR, STATE_FILE, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
+import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
+import { tidyState } from './reclaim.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
 
@@ -503,7 +504,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           message = `${failed.toLocaleString('en')} entr${failed === 1 ? 'y' : 'ies'} of the Source's lists could not be applied: ${failed === 1 ? 'it breaks' : 'they break'} the spec, and fetching again cannot mend that`;
         }
       }
-    } catch (err) {
+    } catch (caught) {
+      const err = explainStateError(state.path, caught, true);
       await applier.finish().catch(() => undefined);
       status = cancel?.aborted ? 'cancelled' : 'failed';
       // Whatever was being read when the cancel (or the disk's reserve) came is beside the point.
@@ -573,9 +575,16 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       dryRun,
       checkpoint: state.checkpoint()?.at ?? null,
     };
+  } catch (err) {
+    // A state another program kept locked, or a disk found full while it was written: said plainly, naming the file.
+    throw explainStateError(state.path, err, true);
   } finally {
     reserve?.stop();
     await http?.close();
+    // Under the lock, so no other process is writing: the space this run's deletions freed goes back to the disk. Not
+    // after a pause, a cancel or a disk found full, which stop at once (and stop it at its next step).
+    const stopped = () => options.signal?.aborted === true || options.pauseSignal?.aborted === true;
+    if ((!fresh || bound) && !stopped()) await tidyState(state.db, state.path, { onNote: options.onNote, stopped });
     state.close();
     // Before the lock goes (with the state folder): no other writer can have taken the folder meanwhile.
     if (fresh && !bound) unmake(dest, stateDir, destExisted);
