@@ -527,6 +527,11 @@ export class Applier {
     this.#carriedFailures += n;
   }
 
+  /** A write of this run found the disk full (a dump's bitstream): the caller stops the run. */
+  diskFull(): void {
+    this.#o.onDiskFull?.();
+  }
+
   /** Applies the deletion policy to a URI the Source no longer has. */
   delete(uri: string): void {
     const o = this.#o;

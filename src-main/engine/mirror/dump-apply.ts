@@ -9,6 +9,7 @@ import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { clip } from '../clip.ts';
 import type { Applier } from './apply.ts';
+import { isDiskFull } from './disk-full.ts';
 import { judge } from './fixity.ts';
 import type { BitstreamFiles, BitstreamSink, EntryOutcome, ManifestEntry } from './package/index.ts';
 
@@ -96,7 +97,10 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
       }
     } else if (o.status === 'failed') {
       await removeTemp(o.entry, temp);
-      applier.fail(o.entry.loc, o.reason);
+      // Every bitstream after it would fail the same way: the run stops, as at the disk's reserve.
+      const full = isDiskFull(o.reason);
+      if (full) applier.diskFull();
+      applier.fail(o.entry.loc, full ? `${clip(o.entry.loc)} could not be stored: the disk is full` : o.reason);
     }
     // Every outcome (a deletion too) is one entry done: the run view's counters move as the package applies.
     applier.settledOne();
