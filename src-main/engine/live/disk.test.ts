@@ -120,6 +120,27 @@ describe('live notifications on a disk that fills up', () => {
     expect(mirrored(rig, records[0]!.id)?.equals(sourceBytes(rig, records[0]!.id))).toBe(true);
   });
 
+  it('are answered 503 past the share on a low disk also when they come together, before any of them is stored', async () => {
+    let free = 50 * GiB;
+    rig = await startRig({ fixture: { resources: 10 }, engine: { diskSpace: { probe: async () => ({ free }), inboxBytes: 1_000, recheckMs: 50 } } });
+    const sub = await rig.engine.subscribe({ dest: rig.dest, topic: rig.topic, hub: rig.hubUrl });
+    await waitFor(rig, 'subscribed');
+    await rig.fixture.hub.settled();
+    rig.fixture.change('update', 1);
+    await waitFor(rig, 'applied');
+    await rig.engine.idle();
+    free = 0;
+    await new Promise((r) => setTimeout(r, 1_000));
+    const feed = rig.engine.feed(rig.dest)!;
+    // Five of 600 bytes at once (a hub delivers in parallel): the share of 1,000 bytes lets one in.
+    const row = { ...feed.store.subscription(sub.id)!, secret: null };
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => feed.deliver(row, { headers: { 'content-type': 'application/xml' }, body: Buffer.alloc(600, 48 + i) })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 503, 503, 503, 503]);
+    expect(feed.store.pendingBodyBytes()).toBeLessThanOrEqual(1_000);
+  });
+
   it('stop a sync a ping asked for, as a sync stops: the run fails with the reason and the checkpoint stays', async () => {
     let fullAfter = Infinity;
     const resourceGets = () => rig!.fixture.requests.filter((r) => /\/res\/\d+/.test(r.path)).length;
