@@ -491,6 +491,15 @@ describe('metadata listed in its own right (§14.5)', () => {
 });
 
 describe('audit', () => {
+  it('reads a URI the Resource List lists twice as a sync does (its first description): in sync after the sync', async () => {
+    capabilityList();
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one')) + url('/r1', fixity('another'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1, failed: 0 });
+    expect(await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 })).toMatchObject({ inSync: true, inSyncCount: 1, changed: [] });
+  });
+
   it("calls extra the files in the folders the mirror writes into (its host's, a map's), not those beside them", async () => {
     capabilityList();
     files.set('/r1', 'one').set('/a/r2', 'two');
