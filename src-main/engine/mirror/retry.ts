@@ -354,13 +354,13 @@ async function findEntries(
   };
   const fromResources = async () => {
     if (binding.resourceListUrl === null || found.size === wanted.size) return;
-    const before = new Set(found.keys());
-    // As a sync reads it (a sloppy Source's index written as a <urlset> included).
+    // As a sync reads it (a sloppy Source's index written as a <urlset> included), a URI listed twice by its first
+    // entry: else a retry verified a resource against the repeat, which the next sync, taking the first, undid.
     await readResourceList(http, binding.resourceListUrl, {
       signal,
       onEntry: (e) => {
         e.loc = canonicalUri(e.loc);
-        if (wanted.has(e.loc) && !before.has(e.loc)) found.set(e.loc, e);
+        if (wanted.has(e.loc) && !found.has(e.loc)) found.set(e.loc, e);
       },
     });
   };
