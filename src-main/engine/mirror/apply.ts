@@ -11,7 +11,7 @@ import type { Entry } from '../documents/model.ts';
 import { NetworkError, formatDuration, toNetworkError } from '../http/errors.ts';
 import { eachChunk } from './body.ts';
 import { checkFolders } from './within-folder.ts';
-import { isDiskFull } from './disk-full.ts';
+import { hasDiskFullCode, isDiskFull } from './disk-full.ts';
 import { DurableWriter, type TempFile } from './durable.ts';
 import { FetchFailure, httpDate, ResourceSignals, type Fetcher } from './fetcher.ts';
 import { slowBodyWindow } from './slow-body.ts';
@@ -468,7 +468,8 @@ export class Applier {
     } catch (err) {
       // The resources after it would each fail on the same full disk: the run stops, and this one is fetched again by
       // the next run, as one cut off by a cancel is.
-      if (isDiskFull(err)) o.onDiskFull?.();
+      // (By its code: the message of a failed fetch may hold what the Source wrote.)
+      if (hasDiskFullCode(err)) o.onDiskFull?.();
       if (o.signal?.aborted) throw err;
       // The deadline or the rate check stopped it: their reason, not the cut-off body's.
       const reason = signal.aborted && !(err instanceof FetchFailure)

@@ -116,4 +116,26 @@ describe('a full disk', () => {
       server.close();
     }
   });
+
+  it('is never what a Source says: a failure whose reason holds "no space left on device" fails that resource alone', async () => {
+    const server = createServer((req, res) => {
+      if (req.url === '/rl.xml') {
+        const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        const urls = ['r0', 'r1'].map((r) => `<url><loc>${base}/${r}</loc><rs:md hash="md5:5d41402abc4b2a76b9719d911017c592"/></url>`).join('');
+        res.end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/>${urls}</urlset>`);
+      } else if (req.url === '/r0') {
+        // Named in the reason of its fixity mismatch.
+        res.writeHead(200, { 'content-encoding': 'ENOSPC: no space left on device, write' }).end('not hello');
+      } else res.end('hello');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const dest = mkdtempSync(join(tmpdir(), 'mirror-not-full-'));
+    try {
+      const result = await runSync({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/rl.xml`, dest, concurrency: 1 });
+      expect(result).toMatchObject({ created: 1, failed: 1 });
+      expect(result.failures[0]!.reason).toMatch(/^fixity mismatch: .*Content-Encoding: enospc: no space left on device, write/);
+    } finally {
+      server.close();
+    }
+  });
 });

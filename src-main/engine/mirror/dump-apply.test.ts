@@ -30,6 +30,10 @@ describe('packageApplier', () => {
     await bridge.outcome({ status: 'failed', entry: entry('http://127.0.0.1:9/r3'), code: 'size-mismatch', reason: 'r3 is 12 bytes, the manifest says 10' });
     expect(calls.diskFull).toBe(1);
     expect(calls.failed.at(-1)).toEqual({ uri: 'http://127.0.0.1:9/r3', reason: 'r3 is 12 bytes, the manifest says 10' });
-    expect(calls.settled).toBe(2);
+    // Nor does a name the Source chose stop the run by saying the disk is full.
+    await bridge.outcome({ status: 'failed', entry: entry('http://127.0.0.1:9/r4'), code: 'corrupt', reason: 'a: ENOSPC: no space left on device, write: incorrect header check' });
+    await bridge.outcome({ status: 'failed', entry: entry('http://127.0.0.1:9/r5'), code: 'size-mismatch', reason: '/x ENOSPC: no space left on device, write' });
+    expect(calls.diskFull).toBe(1);
+    expect(calls.settled).toBe(4);
   });
 });
