@@ -82,9 +82,12 @@ function pathsOf(ctx: MirrorContext): LocalPaths {
   return new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.url, maps: binding.maps, allowHosts: binding.allowHosts });
 }
 
-function newApplier(ctx: MirrorContext, runId: number, signal?: AbortSignal): Applier {
+function newApplier(ctx: MirrorContext, runId: number, watch: DiskWatch | undefined): Applier {
   return new Applier({
-    signal,
+    signal: watch?.signal,
+    // A disk that fills between two looks of the watch stops the batch as the reserve does (what was not applied
+    // waits in the inbox), instead of failing every resource after it on the full disk.
+    onDiskFull: () => watch?.full(),
     dest: ctx.dest,
     stateDir: ctx.stateDir,
     state: ctx.state,
@@ -155,7 +158,7 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
     });
     const t0 = Date.now();
     const watch = await ctx.disk?.watch();
-    const applier = newApplier(ctx, run.id, watch?.signal);
+    const applier = newApplier(ctx, run.id, watch);
     const toApply = collapse(items, coveredBeforeMs);
     let changes: AppliedChange[];
     try {
@@ -263,7 +266,7 @@ export function catchUp(ctx: MirrorContext, sub: SubscriptionRow, changeListUrl:
     const { state, store } = ctx;
     const run = state.startRun('incremental', 'live-catch-up', changeListUrl);
     const watch = await ctx.disk?.watch();
-    const applier = newApplier(ctx, run.id, watch?.signal);
+    const applier = newApplier(ctx, run.id, watch);
     const phases: Record<string, number> = {};
     const untilMs = parseW3cDatetime(until)!;
     try {
@@ -298,7 +301,7 @@ export function syncFromCheckpoint(ctx: MirrorContext, changeListUrl: string): P
     if (checkpoint === null) throw new Error(`${ctx.dest} has no checkpoint yet (no baseline completed); run rsdesk sync first`);
     const run = state.startRun('incremental', 'ping', changeListUrl);
     const watch = await ctx.disk?.watch();
-    const applier = newApplier(ctx, run.id, watch?.signal);
+    const applier = newApplier(ctx, run.id, watch);
     const phases: Record<string, number> = {};
     try {
       const result = await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint, concurrency: ctx.concurrency, signal: watch?.signal, phases });

@@ -2,14 +2,33 @@
 // notifications it applied whole stay applied, the others wait in the inbox (none lost, none said applied that was
 // not), the feed says why in plain words, and they are applied once there is room again. The free space is a probe.
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { acquireLock } from '../mirror/lock.ts';
 import { stateDirOf } from '../mirror/state.ts';
 import { mirrored, sourceBytes, startRig, waitFor, type Rig } from './test-support.ts';
 
+// A disk that fills up on demand, between two looks at its free space: the mirror's small files, written by the file
+// thread, are refused as a full disk refuses them.
+const full = vi.hoisted(() => ({ on: false }));
+vi.mock('../mirror/file-thread.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../mirror/file-thread.ts')>();
+  const thread = real.fileThread;
+  const write: typeof thread.write = (...args) =>
+    full.on ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })) : thread.write(...args);
+  const fileThread = new Proxy(thread, {
+    get: (target, key) => {
+      if (key === 'write') return write;
+      const value = Reflect.get(target, key) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { ...real, fileThread };
+});
+
 const GiB = 1024 ** 3;
 let rig: Rig | undefined;
 afterEach(async () => {
+  full.on = false;
   await rig?.close();
   rig = undefined;
 });
@@ -85,6 +104,46 @@ describe('live notifications on a disk that fills up', () => {
     for (const r of records) expect(mirrored(rig, r.id)?.equals(sourceBytes(rig, r.id)), `resource ${r.id}`).toBe(true);
   });
 
+  it('stop when the disk fills between two looks, as at the reserve: the rest wait in the inbox, not applied with failures', async () => {
+    let fullAfter = Infinity;
+    const resourceGets = () => rig!.fixture.requests.filter((r) => /\/res\/\d+/.test(r.path)).length;
+    rig = await startRig({
+      fixture: { resources: 40 },
+      engine: {
+        concurrency: 1,
+        diskSpace: {
+          // The free space looked at says there is plenty; the disk is full once a few resources are in.
+          probe: async () => {
+            if (resourceGets() >= fullAfter) full.on = true;
+            return { free: 50 * GiB };
+          },
+          everyMs: 2,
+          recheckMs: 50,
+        },
+      },
+    });
+    const sub = await rig.engine.subscribe({ dest: rig.dest, topic: rig.topic, hub: rig.hubUrl });
+    await waitFor(rig, 'subscribed');
+    await rig.fixture.hub.settled();
+    const store = rig.engine.feed(rig.dest)!.store;
+    rig.fixture.setResourceDelay(30);
+    const lock = acquireLock(stateDirOf(rig.dest), 'a test holding the mirror');
+    try {
+      for (let i = 0; i < 10; i++) rig.fixture.change('update', 1, i + 1);
+      await rig.fixture.hub.settled();
+      await waitFor(rig, 'notification', () => rig!.events.filter((e) => e.type === 'notification').length === 10);
+      fullAfter = resourceGets() + 3;
+    } finally {
+      lock.release();
+    }
+    const stop = await waitFor(rig, 'error', (e) => /stopped being applied/.test(e.message));
+    await rig.engine.idle();
+    expect(stop.message).toMatch(/^The disk holding .* has only 0 bytes free, so live notifications stopped being applied/);
+    const counts = store.counts(sub.id);
+    expect(counts.received).toBeGreaterThan(0);
+    expect((counts.applied ?? 0) + counts.received!).toBe(10);
+  });
+
   it('are answered 503 once the inbox holds its share of waiting bodies on a low disk, and stored when the hub sends again with room', async () => {
     let free = 50 * GiB;
     // The hub tries again 1.5 s after a refusal: after the second for which the disk's state, once read, answers.
@@ -118,6 +177,27 @@ describe('live notifications on a disk that fills up', () => {
     await rig.engine.idle();
     expect(store.counts(sub.id)).toEqual({ applied: 2 });
     expect(mirrored(rig, records[0]!.id)?.equals(sourceBytes(rig, records[0]!.id))).toBe(true);
+  });
+
+  it('are answered 503 past the share on a low disk also when they come together, before any of them is stored', async () => {
+    let free = 50 * GiB;
+    rig = await startRig({ fixture: { resources: 10 }, engine: { diskSpace: { probe: async () => ({ free }), inboxBytes: 1_000, recheckMs: 50 } } });
+    const sub = await rig.engine.subscribe({ dest: rig.dest, topic: rig.topic, hub: rig.hubUrl });
+    await waitFor(rig, 'subscribed');
+    await rig.fixture.hub.settled();
+    rig.fixture.change('update', 1);
+    await waitFor(rig, 'applied');
+    await rig.engine.idle();
+    free = 0;
+    await new Promise((r) => setTimeout(r, 1_000));
+    const feed = rig.engine.feed(rig.dest)!;
+    // Five of 600 bytes at once (a hub delivers in parallel): the share of 1,000 bytes lets one in.
+    const row = { ...feed.store.subscription(sub.id)!, secret: null };
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => feed.deliver(row, { headers: { 'content-type': 'application/xml' }, body: Buffer.alloc(600, 48 + i) })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 503, 503, 503, 503]);
+    expect(feed.store.pendingBodyBytes()).toBeLessThanOrEqual(1_000);
   });
 
   it('stop a sync a ping asked for, as a sync stops: the run fails with the reason and the checkpoint stays', async () => {

@@ -136,6 +136,8 @@ export class MirrorFeed {
   /** When the feed last said deliveries are refused (performance.now()), and how many were since. */
   #refusalSaidAt = Number.NEGATIVE_INFINITY;
   #refusedSince = 0;
+  /** Bytes of the deliveries let in and not yet stored (see deliver). */
+  #storing = 0;
   /** When the inbox's old bodies were last dropped (Date.now()). */
   #prunedAt = Number.NEGATIVE_INFINITY;
   /** The prune under way, if any (closing waits for it to stop at its next step). */
@@ -230,7 +232,12 @@ export class MirrorFeed {
   async deliver(row: SubscriptionRow, delivery: Delivery): Promise<DeliveryAnswer> {
     const refused = await this.#noRoomFor(row, delivery.body.length);
     if (refused !== null) return refused;
-    const answer = await receiveDelivery(this.store, this.#events, row, delivery);
+    let answer: DeliveryAnswer;
+    try {
+      answer = await receiveDelivery(this.store, this.#events, row, delivery);
+    } finally {
+      this.#storing -= delivery.body.length;
+    }
     // Processing starts once the answer is on its way.
     if (answer.inboxId !== undefined) {
       this.#lastDelivery = performance.now();
@@ -243,14 +250,23 @@ export class MirrorFeed {
     return answer;
   }
 
-  /** A 503 when the disk is below its reserve and the inbox already holds its share of waiting bodies; else null. */
+  /**
+   * A 503 when the disk is below its reserve and the inbox already holds its share of waiting bodies; else null, and
+   * the delivery's bytes count as being stored until deliver takes them off.
+   */
   async #noRoomFor(row: SubscriptionRow, bytes: number): Promise<DeliveryAnswer | null> {
     const now = performance.now();
     if (this.#diskSeen === null || now - this.#diskSeen.at >= DISK_SEEN_MS) this.#diskSeen = { at: now, low: await this.#disk.check() };
     const low = this.#diskSeen.low;
-    if (low === null) return null;
+    // Let in, it counts as waiting from now (deliver takes it off once stored): the inbox counts it only once it is
+    // committed, and deliveries that come together would otherwise each find the inbox as it was before any of them.
+    const admit = (): null => {
+      this.#storing += bytes;
+      return null;
+    };
+    if (low === null) return admit();
     const share = this.options.diskSpace?.inboxBytes ?? LOW_DISK_INBOX_BYTES;
-    if (this.store.pendingBodyBytes() + bytes <= share) return null;
+    if (this.store.pendingBodyBytes() + this.#storing + bytes <= share) return admit();
     this.#refusedSince++;
     if (now - this.#refusalSaidAt >= REFUSAL_EVENT_MS) {
       this.#events.emit({

@@ -11,6 +11,7 @@ import type { Entry } from '../documents/model.ts';
 import { NetworkError, formatDuration, toNetworkError } from '../http/errors.ts';
 import { eachChunk } from './body.ts';
 import { checkFolders } from './within-folder.ts';
+import { hasDiskFullCode, isDiskFull } from './disk-full.ts';
 import { DurableWriter, type TempFile } from './durable.ts';
 import { FetchFailure, httpDate, ResourceSignals, type Fetcher } from './fetcher.ts';
 import { slowBodyWindow } from './slow-body.ts';
@@ -53,6 +54,8 @@ export interface ApplyOptions {
   onProgress?: (counts: RunCounts) => void;
   /** Called when one resource is done (fetched, skipped or failed), before its batch is durable: live progress. */
   onSettled?: () => void;
+  /** A resource's file could not be written for a full disk: the caller stops the run (through `signal`). */
+  onDiskFull?: () => void;
 }
 
 interface Pending {
@@ -459,11 +462,17 @@ export class Applier {
       // Not awaited: the next download starts while this file is written; its batch waits for it (and fails it alone
       // if the disk refuses it).
       const written = file.close(true);
-      written.catch(() => undefined);
+      written.catch((err: unknown) => {
+        if (isDiskFull(err)) o.onDiskFull?.();
+      });
       const result: Downloaded = { kind: 'file', temp: file.path, written, fixity, etag: response.headers.etag ?? null, lastModified: httpDate(response.headers['last-modified']) };
       file = null;
       return result;
     } catch (err) {
+      // The resources after it would each fail on the same full disk: the run stops, and this one is fetched again by
+      // the next run, as one cut off by a cancel is.
+      // (By its code: the message of a failed fetch may hold what the Source wrote.)
+      if (hasDiskFullCode(err)) o.onDiskFull?.();
       if (o.signal?.aborted) throw err;
       // The deadline or the rate check stopped it: their reason, not the cut-off body's.
       const reason = signal.aborted && !(err instanceof FetchFailure)
@@ -520,6 +529,11 @@ export class Applier {
   /** Failures a resumed dump run's interrupted part recorded in packages it does not read again (see `carry`). */
   carryFailures(n: number): void {
     this.#carriedFailures += n;
+  }
+
+  /** A write of this run found the disk full (a dump's bitstream): the caller stops the run. */
+  diskFull(): void {
+    this.#o.onDiskFull?.();
   }
 
   /** Applies the deletion policy to a URI the Source no longer has. */

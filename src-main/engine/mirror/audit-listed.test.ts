@@ -27,4 +27,18 @@ describe('ListedResources', () => {
       listed.close();
     }
   });
+
+  it("keeps the first description of a URI a Resource List lists twice, as a sync does; a change replaces it", () => {
+    const listed = new ListedResources();
+    try {
+      listed.add(entry(1) as never);
+      listed.add(entry(2) as never);
+      listed.add(entry(1, 'md5:again') as never);
+      expect([...listed.entries()]).toEqual([entry(1), entry(2)]);
+      listed.set(entry(1, 'md5:changed') as never);
+      expect([...listed.entries()]).toEqual([entry(1, 'md5:changed'), entry(2)]);
+    } finally {
+      listed.close();
+    }
+  });
 });

@@ -22,6 +22,7 @@ const PAGE = 1_000;
 export class ListedResources {
   #db = new DatabaseSync('');
   #upsert: StatementSync;
+  #insert: StatementSync;
   #delete: StatementSync;
   #has: StatementSync;
   #page: StatementSync;
@@ -47,6 +48,7 @@ export class ListedResources {
     `);
     // A URI listed again keeps its first place and takes its last description, as Map.set did.
     this.#upsert = this.#db.prepare('INSERT INTO listed (uri, seq, entry) VALUES (?, ?, ?) ON CONFLICT (uri) DO UPDATE SET entry = excluded.entry');
+    this.#insert = this.#db.prepare('INSERT INTO listed (uri, seq, entry) VALUES (?, ?, ?) ON CONFLICT (uri) DO NOTHING');
     this.#delete = this.#db.prepare('DELETE FROM listed WHERE uri = ?');
     this.#has = this.#db.prepare('SELECT 1 AS found FROM listed WHERE uri = ?');
     this.#page = this.#db.prepare('SELECT seq, entry FROM listed WHERE seq > ? ORDER BY seq LIMIT ?');
@@ -59,10 +61,22 @@ export class ListedResources {
   }
 
   // URIs by the form the mirror keeps them in (uri.ts), as a sync knows them.
+  /** A change to a listed resource: its description replaces the one listed before. */
   set(entry: Entry | Listed): void {
     this.#write();
     const loc = canonicalUri(entry.loc);
     this.#upsert.run(loc, ++this.#seq, JSON.stringify({ loc, lastmod: entry.lastmod, md: entry.md }));
+  }
+
+  /**
+   * An entry of the Resource List: a URI it lists again keeps its first description, as a sync takes it (sync.ts
+   * passes over the repeats). Otherwise a Source that lists a URI twice with two hashes had the audit compare the
+   * copy a sync verified against the other hash, and say "changed" after every sync.
+   */
+  add(entry: Entry | Listed): void {
+    this.#write();
+    const loc = canonicalUri(entry.loc);
+    this.#insert.run(loc, ++this.#seq, JSON.stringify({ loc, lastmod: entry.lastmod, md: entry.md }));
   }
 
   delete(uri: string): void {

@@ -146,7 +146,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     const notes: string[] = [];
     // Read as a sync reads it: else the audit took the parts of a sloppy Source's index for missing resources, and
     // every mirrored resource for one no longer listed.
-    const top = await readResourceList(http, binding.resourceListUrl, { signal: options.signal, onEntry: (e) => listed.set(e), onNote: (n) => void notes.push(n) });
+    const top = await readResourceList(http, binding.resourceListUrl, { signal: options.signal, onEntry: (e) => listed.add(e), onNote: (n) => void notes.push(n) });
     const at = top.summary.md.at ? parseW3cDatetime(top.summary.md.at) : null;
     if (binding.changeListUrl !== null && at !== null) {
       try {

@@ -13,6 +13,23 @@ export function isDiskFull(error: unknown): boolean {
 // Node's and SQLite's own wording, as they write it: not a bare "enospc", which a URL's path may hold.
 const DISK_FULL = /\bENOSPC: |\bEDQUOT: |no space left on device|disk quota exceeded|database or disk is full|\bSQLITE_FULL\b/;
 
+/**
+ * True when `error` is a full disk by its code alone. For an error whose message may hold what a Source wrote (a URL,
+ * a redirect's Location, a header): a Source must not stop a run by naming a resource "no space left on device".
+ */
+export function hasDiskFullCode(error: unknown): boolean {
+  const code = error !== null && typeof error === 'object' ? (error as { code?: unknown }).code : undefined;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/**
+ * True when `reason` ends with Node's words for a full disk ("ENOSPC: no space left on device, write", or ", open
+ * '<path>'"): a reason that begins with what a Source wrote (a name in a package) and ends with the system's error.
+ */
+export function endsWithDiskFull(reason: string): boolean {
+  return /\b(?:ENOSPC|EDQUOT): [a-z ]+, [a-z]+(?: '[^']*')?$/.test(reason);
+}
+
 /** What to tell a person whose run stopped on a full disk (`changed`: whether anything was written before). */
 export function diskFullMessage(folder: string, changed: boolean): string {
   return changed

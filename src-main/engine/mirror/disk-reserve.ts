@@ -27,8 +27,10 @@ const EVERY_MS = 250;
 export class DiskReserveError extends Error {
   constructor(folder: string, free: number, reserve: number) {
     super(
-      `The disk holding ${folder} has only ${formatBytes(Math.max(0, free))} free, so the run stopped to leave at least ${formatBytes(reserve)} for the rest of the computer. ` +
-        'What was verified stays. Free some space and run it again.',
+      free <= 0
+        ? `The disk holding ${folder} is full, so the run stopped before it finished. What was verified stays. Free some space and run it again.`
+        : `The disk holding ${folder} has only ${formatBytes(free)} free, so the run stopped to leave at least ${formatBytes(reserve)} for the rest of the computer. ` +
+            'What was verified stays. Free some space and run it again.',
     );
     this.name = 'DiskReserveError';
   }
@@ -82,6 +84,16 @@ export class DiskReserve<E extends Error = DiskReserveError> {
   stop(): void {
     if (this.#timer !== null) clearInterval(this.#timer);
     this.#timer = null;
+  }
+
+  /**
+   * A write found the disk full before a look did (a fast download fills a small disk between two looks): the watch
+   * stops as it does below the reserve. Without it the run went on, and every resource after failed on the full disk.
+   */
+  full(): void {
+    if (this.#timer === null || this.#controller.signal.aborted) return;
+    this.stop();
+    this.#controller.abort(this.#stopError(this.#folder, 0, this.#reserve ?? 0));
   }
 
   async #check(): Promise<void> {

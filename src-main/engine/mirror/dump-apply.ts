@@ -9,6 +9,7 @@ import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { clip } from '../clip.ts';
 import type { Applier } from './apply.ts';
+import { endsWithDiskFull } from './disk-full.ts';
 import { judge } from './fixity.ts';
 import type { BitstreamFiles, BitstreamSink, EntryOutcome, ManifestEntry } from './package/index.ts';
 
@@ -96,7 +97,12 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
       }
     } else if (o.status === 'failed') {
       await removeTemp(o.entry, temp);
-      applier.fail(o.entry.loc, o.reason);
+      // Every bitstream after it would fail the same way: the run stops, as at the disk's reserve. Judged by how the
+      // reason ends (the system's error) and for a failure to write or read on only: a reason begins with names the
+      // Source chose, which must not stop a run by saying "no space left on device".
+      const full = (o.code === 'sink-failed' || o.code === 'corrupt') && endsWithDiskFull(o.reason);
+      if (full) applier.diskFull();
+      applier.fail(o.entry.loc, full ? `${clip(o.entry.loc)} could not be stored: the disk is full` : o.reason);
     }
     // Every outcome (a deletion too) is one entry done: the run view's counters move as the package applies.
     applier.settledOne();

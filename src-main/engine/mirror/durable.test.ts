@@ -147,7 +147,7 @@ describe('DurableWriter', () => {
     writer.stage({ temp: refused.path, final: join(dest, 'refused'), record: 'refused', written: Promise.reject(new Error('no space left on device')) });
     await writer.flush();
     expect(result!.done).toEqual(['late']);
-    expect(result!.failed).toEqual([{ record: 'refused', reason: 'could not be written: no space left on device' }]);
+    expect(result!.failed).toEqual([{ record: 'refused', reason: 'could not be written: the disk is full' }]);
     expect(readFileSync(join(dest, 'late'), 'utf8')).toBe('late bytes');
     expect(statSync(join(dest, 'late')).mtimeMs).toBe(Date.UTC(2021, 0, 2));
     expect(existsSync(join(dest, 'refused'))).toBe(false);

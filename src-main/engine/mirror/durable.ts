@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileThread, type FileJob } from './file-thread.ts';
 import { writeAll } from './write-all.ts';
 import { checkFolders } from './within-folder.ts';
+import { isDiskFull } from './disk-full.ts';
 
 export interface Staged<T> {
   /** The temporary file (already closed), or null for a row without a file (nothing to rename). */
@@ -237,6 +238,9 @@ export class TempFile {
     // At most one slice being written while the next one fills.
     await this.#writing;
     this.#writing = writeAll(handle, chunks);
+    // Its failure (a full disk) is met by the next slice, close or discard; until then it is no unhandled rejection,
+    // which would end the whole process.
+    this.#writing.catch(() => undefined);
   }
 
   /**
@@ -416,7 +420,7 @@ export class DurableWriter<T> {
       try {
         await b.written;
       } catch (err) {
-        failedTemps.set(b, `could not be written: ${(err as Error).message}`);
+        failedTemps.set(b, `could not be written: ${isDiskFull(err) ? 'the disk is full' : (err as Error).message}`);
       }
     }
     // Which files are about to be put in place: written before the syncfs below makes them durable with the bytes.

@@ -207,4 +207,32 @@ describe('retry of failed resources', () => {
     expect(await resumeRetry({ dest, retryRunId: first.runId })).toMatchObject({ runId: first.runId, created: 1, failed: 0 });
     expect(resourceRequests().slice(before)).toEqual([fixture.state.pathOf(4)]);
   });
+
+  it("stops at the disk's reserve as a sync does, says so, and keeps what it verified", async () => {
+    const broken = [3, 5, 7, 9, 11];
+    for (const id of broken) breakResource(id, true);
+    await sync({ url: capabilityList(), dest, timeoutMs: 2_000 });
+    const failedRun = runs()[0]!;
+    for (const id of broken) breakResource(id, false);
+    fixture.setResourceDelay(50);
+    let free = 50 * 1024 ** 3;
+    const before = resourceRequests().length;
+    const error = await retryResources({
+      dest,
+      runId: failedRun.id,
+      concurrency: 1,
+      diskSpace: { probe: async () => ({ free }), everyMs: 10 },
+      // Some other program fills the disk once the first resource is in.
+      onProgress: (p) => {
+        if (p.settled >= 1) free = 700 * 1024 ** 2;
+      },
+    }).catch((err: unknown) => err);
+    const message = `The disk holding ${dest} has only 700 MiB free, so the run stopped to leave at least 1 GiB for the rest of the computer. What was verified stays. Free some space and run it again.`;
+    expect((error as Error).message).toBe(message);
+    const retry = runs().at(-1)!;
+    expect(retry).toMatchObject({ mode: 'retry', status: 'failed', message });
+    expect(retry.created).toBeGreaterThanOrEqual(1);
+    expect(resourceRequests().length - before).toBeLessThan(broken.length);
+    expect(readFailures(dest, failedRun.id).open).toBe(broken.length - retry.created);
+  });
 });

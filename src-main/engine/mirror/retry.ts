@@ -23,6 +23,7 @@ import { acquireLock, openLocked } from './lock.ts';
 import type { SecretStore } from './secrets.ts';
 import { accessOf, sourceHeadersOf, type AskAgain, type Credentials } from './settings.ts';
 import { WorkSlots } from './work-slots.ts';
+import { DiskReserve, type DiskSpaceProbe } from './disk-reserve.ts';
 import { MirrorState, STATE_DIR, stateDirOf, type RunCounts, type RunRecord } from './state.ts';
 import type { SyncProgress } from './sync.ts';
 
@@ -50,6 +51,8 @@ export interface RetryOptions {
    * `interrupted` (message "Paused"); resumeRetry takes it up again.
    */
   pauseSignal?: AbortSignal;
+  /** How the free space of the mirror's disk is read, and how often (disk-reserve.ts; tests give their own). */
+  diskSpace?: { probe?: DiskSpaceProbe; everyMs?: number };
   onProgress?: (progress: SyncProgress) => void;
 }
 
@@ -95,6 +98,11 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
   const state = openLocked(lock, () => new MirrorState(stateDir));
   let http: Http | null = null;
   let fetcher: Fetcher | null = null;
+  // A retry keeps the disk's reserve as a sync does (a failure retried may be a resource of gigabytes): it stops
+  // through the same signal as a cancel, what was verified stays, and it says so.
+  const reserve = new DiskReserve(dest, options.diskSpace);
+  const cancel = options.signal;
+  const signal = cancel ? AbortSignal.any([cancel, reserve.signal]) : reserve.signal;
   try {
     // Under the lock no run of this mirror goes on: one still said to be running was stopped by a kill.
     state.markInterrupted();
@@ -136,11 +144,13 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       deletePolicy: options.deletePolicy ?? 'keep',
       dryRun: false,
       delayMs: settings.delayMs ?? undefined,
-      signal: options.signal,
+      signal,
       pauseSignal: options.pauseSignal,
       onProgress: () => report(),
       onSettled: () => report(),
+      onDiskFull: () => reserve.full(),
     });
+    reserve.start();
     if (resume !== null) applier.carry(run);
     let phase: SyncProgress['phase'] = 'lists';
     const report = (): void =>
@@ -156,8 +166,8 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
     let status: 'completed' | 'failed' | 'cancelled' | 'interrupted' = 'completed';
     let message: string | null = null;
     // Reading the lists and starting fetches stop on a pause too; the fetches in flight keep the run's own signal.
-    const intake = options.pauseSignal && options.signal ? AbortSignal.any([options.signal, options.pauseSignal]) : (options.pauseSignal ?? options.signal);
-    const paused = () => options.pauseSignal?.aborted === true && options.signal?.aborted !== true;
+    const intake = options.pauseSignal ? AbortSignal.any([signal, options.pauseSignal]) : signal;
+    const paused = () => options.pauseSignal?.aborted === true && !signal.aborted;
     // A resumed retry's journal keeps the time of its earlier parts too.
     const earlier = resume !== null ? run.phases : {};
     const phases: Record<string, number> = {};
@@ -208,7 +218,10 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       report();
       await applier.finish();
       phases.fetch = (Date.now() - t1) / 1000;
-      if (cancelled) {
+      if (reserve.stopped && !cancelled) {
+        status = 'failed';
+        message = reserve.stopped.message;
+      } else if (cancelled) {
         status = 'cancelled';
         message = 'Cancelled';
       } else if (cut) {
@@ -221,11 +234,15 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       state.endRun(run.id, status, inAll(), message);
     } catch (err) {
       await applier.finish().catch(() => undefined);
-      status = options.signal?.aborted ? 'cancelled' : 'failed';
+      status = cancel?.aborted ? 'cancelled' : 'failed';
       phases.lists ??= (Date.now() - t0) / 1000;
-      state.endRun(run.id, status, inAll(), clip((err as Error).message, 500));
-      throw err instanceof RetryError ? err : new RetryError((err as Error).message);
+      // Whatever was being read when the disk's reserve stopped it is beside the point.
+      const why = !cancel?.aborted && reserve.stopped ? reserve.stopped.message : (err as Error).message;
+      state.endRun(run.id, status, inAll(), clip(why, 500));
+      throw err instanceof RetryError ? err : new RetryError(why);
     }
+    // Stopped for the disk with no error on the way: said as a sync says it, not returned as if it had run through.
+    if (reserve.stopped && !cancel?.aborted) throw new RetryError(reserve.stopped.message);
     const counts = state.run(run.id)!;
     return {
       runId: run.id,
@@ -244,6 +261,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       seconds: Math.round((Date.now() - t0) / 100) / 10,
     };
   } finally {
+    reserve.stop();
     await fetcher?.close();
     await http?.close();
     state.close();
@@ -341,13 +359,13 @@ async function findEntries(
   };
   const fromResources = async () => {
     if (binding.resourceListUrl === null || found.size === wanted.size) return;
-    const before = new Set(found.keys());
-    // As a sync reads it (a sloppy Source's index written as a <urlset> included).
+    // As a sync reads it (a sloppy Source's index written as a <urlset> included), a URI listed twice by its first
+    // entry: else a retry verified a resource against the repeat, which the next sync, taking the first, undid.
     await readResourceList(http, binding.resourceListUrl, {
       signal,
       onEntry: (e) => {
         canonicalEntry(e);
-        if (wanted.has(e.loc) && !before.has(e.loc)) found.set(e.loc, e);
+        if (wanted.has(e.loc) && !found.has(e.loc)) found.set(e.loc, e);
       },
     });
   };

@@ -523,6 +523,30 @@ describe('metadata named in another spelling', () => {
   });
 });
 
+describe('a URI a Resource List lists twice', () => {
+  it('is read by a retry as a sync reads it: by its first description', async () => {
+    capabilityList();
+    files.set('/r1', 'one');
+    // Its first entry gives a hash its bytes do not have: the sync fails it, and so must a retry.
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('another')) + url('/r1', fixity('one'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    const failed = await run();
+    expect(failed).toMatchObject({ mode: 'baseline', created: 0, failed: 1 });
+    const retried = await retryResources({ dest, runId: failed.runId!, proxyEnv: {}, timeoutMs: 2_000 });
+    expect(retried).toMatchObject({ asked: 1, created: 0, failed: 1 });
+    expect(retried.failures[0]!.reason).toBe(failed.failures[0]!.reason);
+  });
+
+  it('is read by an audit as a sync reads it: in sync after the sync', async () => {
+    capabilityList();
+    files.set('/r1', 'one');
+    files.set('/rl.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/r1', fixity('one')) + url('/r1', fixity('another'))));
+    files.set('/cl.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z"', ''));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1, failed: 0 });
+    expect(await audit({ dest, proxyEnv: {}, timeoutMs: 2_000 })).toMatchObject({ inSync: true, inSyncCount: 1, changed: [] });
+  });
+});
+
 describe('audit', () => {
   it("calls extra the files in the folders the mirror writes into (its host's, a map's), not those beside them", async () => {
     capabilityList();

@@ -366,6 +366,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       batchSize: options.batchSize,
       onProgress: () => report(),
       onSettled: () => report(),
+      onDiskFull: () => reserve?.full(),
     });
     if (resume && run) {
       applier.carry(run);

@@ -3,9 +3,30 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { appendFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Http } from '../../http/index.ts';
 import { downloadPackage, parseContentRange } from './download.ts';
+
+// A disk that fills up on demand: the part file takes the first write, then the disk refuses.
+const full = vi.hoisted(() => ({ on: false }));
+vi.mock('./part.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('./part.ts')>();
+  const partWriter: typeof real.partWriter = (path, flags, onWritten) => {
+    if (!full.on) return real.partWriter(path, flags, onWritten);
+    let writes = 0;
+    return new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        if (writes++ > 0) return callback(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' }));
+        appendFileSync(path, chunk);
+        onWritten?.(chunk.byteLength);
+        callback();
+      },
+    });
+  };
+  return { ...real, partWriter };
+});
 import { md5, sha256 } from './test-zips.ts';
 
 /** What the test server does; each test sets it. */
@@ -108,6 +129,17 @@ function options(extra: Partial<Parameters<typeof downloadPackage>[0]> = {}) {
 const LARGE = Buffer.concat(Array.from({ length: 6 }, (_, i) => Buffer.alloc(1 << 20, i * 37 + 1)));
 
 describe('downloadPackage', () => {
+  it('leaves no part of the package on a disk it filled', async () => {
+    behaviour = { body: LARGE, etag: '"big"' };
+    full.on = true;
+    try {
+      await expect(downloadPackage(options({ length: String(LARGE.length), hash: `md5:${md5(LARGE)}` }))).rejects.toMatchObject({ code: 'ENOSPC' });
+    } finally {
+      full.on = false;
+    }
+    expect(await readdir(dir)).toEqual([]);
+  });
+
   it('hashes a large package off the main thread, resumed or not, and refuses one whose hash differs', async () => {
     const large = (extra: Partial<Parameters<typeof downloadPackage>[0]> = {}) =>
       options({ length: String(LARGE.length), hash: `md5:${md5(LARGE)} sha-256:${sha256(LARGE)}`, ...extra });

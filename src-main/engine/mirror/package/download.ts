@@ -13,6 +13,7 @@ import { HttpStatusError, NetworkError, type Http } from '../../http/index.ts';
 import { FileHasher } from './file-hasher.ts';
 import { partWriter, type PartProgress } from './part.ts';
 import { SlowBody, slowBodyWindow } from '../slow-body.ts';
+import { isDiskFull } from '../disk-full.ts';
 
 export interface DownloadOptions {
   http: Http;
@@ -341,7 +342,9 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
         offset = size;
         continue;
       }
-      if (err instanceof PackageDownloadError && err.code === 'length-mismatch') {
+      // A part kept on a disk it filled would keep it full after the run, for the computer's other programs too: it goes
+      // (the disk's reserve, disk-reserve.ts, is there to stop a run before that; a small disk fills between its looks).
+      if ((err instanceof PackageDownloadError && err.code === 'length-mismatch') || isDiskFull(err)) {
         await rm(part, { force: true });
         await rm(metaPath, { force: true });
       }
