@@ -193,6 +193,9 @@ describe('audit.export', () => {
       code: 'mirror',
       message: `The audit report could not be written to ${nowhere}: the folder ${join(dir, 'no-such-folder')} does not exist. Nothing was written there.`,
     });
+    // Not in the mirror's state folder, where it could take the place of the state.
+    const state = join(mirror, '.resourcesync', 'state.sqlite');
+    expect(await fails('audit.export', { path: mirror, runId, format: 'csv', file: state })).toMatchObject({ code: 'invalid-arguments', message: `${state} is inside the mirror's own state folder (.resourcesync): choose a file elsewhere.` });
     // In a browser there is no save dialog: the page gives the path.
     expect(await fails('audit.export', { path: mirror, runId, format: 'csv' })).toMatchObject({ code: 'invalid-arguments', message: 'Give the full path of the file to write.' });
     // The contract's own checks.
@@ -241,5 +244,9 @@ describe('audit.export', () => {
     expect(readFileSync(file, 'utf8')).toContain('\r\nmissing,"http://x/""quoted""","listed by the Source, not in the mirror"\r\n');
     answer = null;
     expect(await call('audit.export', { path: mirror, runId, format: 'json' })).toEqual({ file: null, rows: 0 });
+    // The dialog let the person choose to replace the mirror's state: refused all the same.
+    answer = join(mirror, '.resourcesync', 'state.sqlite');
+    expect(await fails('audit.export', { path: mirror, runId, format: 'csv' })).toMatchObject({ code: 'invalid-arguments' });
+    expect((await call<AuditView>('audit.report', { path: mirror })).report.runId).toBe(runId);
   });
 });

@@ -3,7 +3,7 @@
 // timer sends the latest state at most every `progressIntervalMs`, never one message per resource).
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, isAbsolute, join, normalize } from 'node:path';
+import { basename, isAbsolute, join, normalize, relative } from 'node:path';
 import type {
   AuditView,
   MirrorAccess,
@@ -586,6 +586,11 @@ export class MirrorService {
       // The save dialog asked before letting the person choose a file that is there already.
       replace = true;
     } else throw new InvalidArgumentsError('Give the full path of the file to write.');
+    // Its state folder is the mirror's own: a file written there could take the place of its state.
+    const inState = relative(join(key, STATE_DIR), file);
+    if (inState === '' || (!inState.startsWith('..') && !isAbsolute(inState))) {
+      throw new InvalidArgumentsError(`${file} is inside the mirror's own state folder (${STATE_DIR}): choose a file elsewhere.`);
+    }
     let source: string | null = null;
     try {
       const binding = readBinding(key);
