@@ -196,6 +196,7 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   expect(lines.slice(1)).toEqual(big.map((uri) => `missing,${uri},"listed by the Source, not in the mirror"`));
   // Filtered by text, it finds what the window does not hold.
   await view(page).getByRole('searchbox', { name: 'Filter the audit by text' }).fill('/big/24999');
+  await expect(view(page).locator('.mirror-table-box')).toContainText('Nothing among the 10,000 rows held here matches the filter. The export searches the whole report: it may find more.');
   await view(page).getByRole('button', { name: 'Export the filtered rows as JSON' }).click();
   const bigJson = join(suite.mirrors, 'big-filtered.json');
   await view(page).getByRole('textbox', { name: 'Write the JSON file to' }).fill(bigJson);

@@ -176,7 +176,13 @@ function AuditTable({ view, deletePolicy }: { view: AuditView; deletePolicy: Mir
                 ))}
               </tbody>
             </table>
-            {shown.length === 0 && <p className="empty">Nothing matches the filter.</p>}
+            {shown.length === 0 && (
+              <p className="empty">
+                {held < total
+                  ? `Nothing among the ${formatCount(held)} rows held here matches the filter. The export searches the whole report: it may find more.`
+                  : 'Nothing matches the filter.'}
+              </p>
+            )}
             {shown.length > MAX_ROWS && (
               <p className="empty">Showing the first {formatCount(MAX_ROWS)} of {formatCount(shown.length)}: narrow them with the filter, or export them (the export holds every one).</p>
             )}
