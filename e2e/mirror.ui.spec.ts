@@ -136,6 +136,8 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await view(page).getByRole('button', { name: 'Write CSV file' }).click();
   await expect(view(page).locator('.audit-export-status')).toHaveText(`Wrote 1 row (those that pass the filter) to ${filteredCsv}.`);
   await expect(fileField).toHaveCount(0);
+  // Focus is back on the button, not lost on the page.
+  await expect(view(page).getByRole('button', { name: 'Export the 1 row filtered as CSV' })).toBeFocused();
   const csvText = readFileSync(filteredCsv, 'utf8');
   expect(csvText.startsWith('\ufeff')).toBe(true);
   let lines = csvText.slice(1).trimEnd().split('\r\n');
@@ -173,6 +175,7 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await view(page).getByRole('button', { name: 'Export all 2 rows as JSON' }).click();
   await page.keyboard.press('Escape');
   await expect(view(page).getByRole('textbox', { name: 'Write the JSON file to' })).toHaveCount(0);
+  await expect(view(page).getByRole('button', { name: 'Export all 2 rows as JSON' })).toBeFocused();
   const wholeJson = join(suite.mirrors, 'whole.json');
   await view(page).getByRole('button', { name: 'Export all 2 rows as JSON' }).click();
   await view(page).getByRole('textbox', { name: 'Write the JSON file to' }).fill(wholeJson);

@@ -11,6 +11,7 @@ import { errorCode, errorMessage, getBridge } from '../bridge/index.ts';
 import { Spinner } from '../common/Spinner.tsx';
 import { useAppInfo, useBridgeEvent } from '../data/queries.ts';
 import { formatCount } from '../lib/format.ts';
+import { focusWhenReady } from './focus.ts';
 import { mirrorKeys } from './queries.ts';
 
 type Format = 'json' | 'csv';
@@ -39,6 +40,17 @@ export interface AuditExportState {
 }
 
 const FORMAT_NAME: Record<Format, string> = { json: 'JSON', csv: 'CSV' };
+
+/**
+ * Back to the button that started the export, once the path field it opened is gone or the button is usable again:
+ * else focus is left on <body> (unless the person put it elsewhere meanwhile).
+ */
+function backToButton(format: Format): void {
+  focusWhenReady(() => {
+    const button = document.querySelector<HTMLButtonElement>(`button[data-audit-export="${format}"]`);
+    return button && !button.disabled ? button : null;
+  });
+}
 const rowsText = (n: number) => `${formatCount(n)} ${n === 1 ? 'row' : 'rows'}`;
 
 /**
@@ -82,6 +94,7 @@ export function useAuditExport({ view, filter, shown }: { view: AuditView; filte
       .then((result) => {
         if (attempt !== active.current) return;
         setStep(result.file === null ? { kind: 'idle' } : { kind: 'done', format, file: result.file, rows: result.rows, filtered: filter !== null });
+        backToButton(format);
       })
       .catch((error: unknown) => {
         if (attempt !== active.current) return;
@@ -90,6 +103,8 @@ export function useAuditExport({ view, filter, shown }: { view: AuditView; filte
         // In a browser the path field stays open, for another path.
         const code = errorCode(error);
         setStep({ kind: 'failed', format, message: errorMessage(error), pathProblem: code === 'invalid-arguments' || code === 'mirror', replaced: code === 'not-found' });
+        // The path field stays open in a browser, with focus in it, for another path.
+        if (electron || code === 'not-found') backToButton(format);
       });
   }
 
@@ -101,7 +116,10 @@ export function useAuditExport({ view, filter, shown }: { view: AuditView; filte
     step,
     ask: (format) => (electron ? write(format) : setStep({ kind: 'asking', format })),
     write,
-    close: () => setStep({ kind: 'idle' }),
+    close: () => {
+      if (step.kind !== 'idle') backToButton(step.format);
+      setStep({ kind: 'idle' });
+    },
   };
 }
 
@@ -110,7 +128,7 @@ export function ExportButtons({ state }: { state: AuditExportState }) {
   return (
     <span className="check-export">
       {(['json', 'csv'] as const).map((format) => (
-        <button key={format} type="button" className="btn-secondary" disabled={busy || state.view.report.runId === undefined} onClick={() => state.ask(format)}>
+        <button key={format} type="button" className="btn-secondary" data-audit-export={format} disabled={busy || state.view.report.runId === undefined} onClick={() => state.ask(format)}>
           {state.labels[format]}
         </button>
       ))}
