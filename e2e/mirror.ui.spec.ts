@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
+import { MirrorState, stateDirOf } from '../src-main/engine/mirror/state.ts';
 import { PATHS } from './fixture-source/index.ts';
 import { mirrorSuite } from './mirror-suite.ts';
 import { expectAccessible, fillMirrorForm, mainView, openMirrorForm, resourcesBar } from './ui-helpers.ts';
@@ -121,17 +122,32 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await view(page).getByRole('searchbox', { name: 'Filter the audit by text' }).fill(suite.fixture.state.pathOf(7));
   await expect(table.locator('tbody tr')).toHaveCount(1);
   await expect(table.locator('tbody tr')).toContainText('missing');
-  // Export is of what is shown, and the buttons say so; the JSON names the mirror, its Source and the audit's date.
-  const [csv] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export 1 shown as CSV' }).click()]);
-  const csvText = readFileSync((await csv.path())!, 'utf8');
+  // Export writes the filtered rows when a filter is applied, and the buttons say which; main writes the file, to the
+  // full path typed here (a browser cannot hand the app a file's path). The JSON names the mirror, its Source and the
+  // audit's date.
+  await view(page).getByRole('button', { name: 'Export the 1 row filtered as CSV' }).click();
+  const fileField = view(page).getByRole('textbox', { name: 'Write the CSV file to' });
+  await expect(fileField).toBeFocused();
+  await expect(fileField).toHaveValue(new RegExp(`^~/audit-dataset1-\\d{4}-\\d\\d-\\d\\d\\.csv$`));
+  await expect(view(page).getByRole('form', { name: 'Export the audit report as CSV' })).toContainText('Every row of the report that passes the filter is written');
+  await accessible(page, 'the audit export asking for a file');
+  const filteredCsv = join(suite.mirrors, 'filtered.csv');
+  await fileField.fill(filteredCsv);
+  await view(page).getByRole('button', { name: 'Write CSV file' }).click();
+  await expect(view(page).locator('.audit-export-status')).toHaveText(`Wrote 1 row (those that pass the filter) to ${filteredCsv}.`);
+  await expect(fileField).toHaveCount(0);
+  // Focus is back on the button, not lost on the page.
+  await expect(view(page).getByRole('button', { name: 'Export the 1 row filtered as CSV' })).toBeFocused();
+  const csvText = readFileSync(filteredCsv, 'utf8');
   expect(csvText.startsWith('\ufeff')).toBe(true);
   let lines = csvText.slice(1).trimEnd().split('\r\n');
-  expect(lines[0]).toBe('status,item,reason');
-  expect(lines).toHaveLength(2);
-  expect(lines[1]).toMatch(/^missing,/);
-  const [json] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export 1 shown as JSON' }).click()]);
-  expect(json.suggestedFilename()).toMatch(/^audit-dataset1-\d{4}-\d\d-\d\d\.json$/);
-  expect(JSON.parse(readFileSync((await json.path())!, 'utf8'))).toMatchObject({
+  expect(lines).toEqual(['status,item,reason', `missing,${suite.fixture.state.locOf(7)},"listed by the Source, not in the mirror"`]);
+  await view(page).getByRole('button', { name: 'Export the 1 row filtered as JSON' }).click();
+  const filteredJson = join(suite.mirrors, 'filtered.json');
+  await view(page).getByRole('textbox', { name: 'Write the JSON file to' }).fill(filteredJson);
+  await page.keyboard.press('Enter');
+  await expect(view(page).locator('.audit-export-status')).toHaveText(`Wrote 1 row (those that pass the filter) to ${filteredJson}.`);
+  expect(JSON.parse(readFileSync(filteredJson, 'utf8'))).toMatchObject({
     mirror: folder,
     source: suite.fixture.url + PATHS.dataset1.capabilityList,
     auditedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
@@ -140,14 +156,89 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
     missing: [suite.fixture.state.locOf(7)],
     extra: [],
   });
-  // With no filter, the whole report.
+  // With no filter, the whole report; a file that is there already is not written over, and the field stays for another.
   await view(page).getByRole('searchbox', { name: 'Filter the audit by text' }).fill('');
-  const [whole] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export CSV' }).click()]);
-  lines = readFileSync((await whole.path())!, 'utf8').trimEnd().split('\r\n');
+  await view(page).getByRole('button', { name: 'Export all 2 rows as CSV' }).click();
+  await view(page).getByRole('textbox', { name: 'Write the CSV file to' }).fill(filteredCsv);
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('alert')).toHaveText(`The export failed: A file ${filteredCsv} is there already: give another name, or remove it first.`);
+  await expect(view(page).getByRole('textbox', { name: 'Write the CSV file to' })).toHaveAttribute('aria-invalid', 'true');
+  const wholeCsv = join(suite.mirrors, 'whole.csv');
+  await view(page).getByRole('textbox', { name: 'Write the CSV file to' }).fill(wholeCsv);
+  await page.keyboard.press('Enter');
+  await expect(view(page).locator('.audit-export-status')).toHaveText(`Wrote 2 rows to ${wholeCsv}.`);
+  await expect(view(page).getByRole('alert')).toHaveCount(0);
+  lines = readFileSync(wholeCsv, 'utf8').trimEnd().split('\r\n');
   expect(lines).toHaveLength(3);
-  const [wholeJson] = await Promise.all([page.waitForEvent('download'), view(page).getByRole('button', { name: 'Export JSON' }).click()]);
-  expect(JSON.parse(readFileSync((await wholeJson.path())!, 'utf8'))).toMatchObject({ filter: null, inSync: false, extra: [`${host}/stray.txt`] });
+  await accessible(page, 'the audit report after an export');
+  // Escape closes the path field without writing.
+  await view(page).getByRole('button', { name: 'Export all 2 rows as JSON' }).click();
+  await page.keyboard.press('Escape');
+  await expect(view(page).getByRole('textbox', { name: 'Write the JSON file to' })).toHaveCount(0);
+  await expect(view(page).getByRole('button', { name: 'Export all 2 rows as JSON' })).toBeFocused();
+  const wholeJson = join(suite.mirrors, 'whole.json');
+  await view(page).getByRole('button', { name: 'Export all 2 rows as JSON' }).click();
+  await view(page).getByRole('textbox', { name: 'Write the JSON file to' }).fill(wholeJson);
+  await page.keyboard.press('Enter');
+  await expect(view(page).locator('.audit-export-status')).toHaveText(`Wrote 2 rows to ${wholeJson}.`);
+  expect(JSON.parse(readFileSync(wholeJson, 'utf8'))).toMatchObject({ filter: null, inSync: false, extra: [`${host}/stray.txt`] });
+
+  // A report far longer than the window holds (10,000 of each kind): the export writes every item of it.
+  const big = bigAudit(folder, 25_000);
+  await page.reload();
+  await expect(view(page).locator('.audit-summary')).toContainText('Not in sync: 25,000 differences.');
+  await expect(view(page).locator('.audit-summary')).toContainText('0 in sync, 25,000 missing, 0 changed');
+  await expect(view(page).locator('.audit-note')).toContainText('the first 10,000 of 25,000 missing resources');
+  await expect(view(page).getByRole('search', { name: 'Filter the audit' }).locator('[aria-live]')).toHaveText('10,000 of the 10,000 rows held here (the report has 25,000)');
+  await view(page).getByRole('button', { name: 'Export all 25,000 rows as CSV' }).click();
+  const bigCsv = join(suite.mirrors, 'big.csv');
+  await view(page).getByRole('textbox', { name: 'Write the CSV file to' }).fill(bigCsv);
+  await page.keyboard.press('Enter');
+  await expect(view(page).locator('.audit-export-status')).toHaveText(`Wrote 25,000 rows to ${bigCsv}.`);
+  lines = readFileSync(bigCsv, 'utf8').slice(1).trimEnd().split('\r\n');
+  expect(lines.slice(1)).toEqual(big.map((uri) => `missing,${uri},"listed by the Source, not in the mirror"`));
+  // Filtered by text, it finds what the window does not hold.
+  await view(page).getByRole('searchbox', { name: 'Filter the audit by text' }).fill('/big/24999');
+  await expect(view(page).locator('.mirror-table-box')).toContainText('Nothing among the 10,000 rows held here matches the filter. The export searches the whole report: it may find more.');
+  await view(page).getByRole('button', { name: 'Export the filtered rows as JSON' }).click();
+  const bigJson = join(suite.mirrors, 'big-filtered.json');
+  await view(page).getByRole('textbox', { name: 'Write the JSON file to' }).fill(bigJson);
+  await page.keyboard.press('Enter');
+  await expect(view(page).locator('.audit-export-status')).toHaveText(`Wrote 1 row (those that pass the filter) to ${bigJson}.`);
+  expect(JSON.parse(readFileSync(bigJson, 'utf8'))).toMatchObject({ missing: [big[24_999]] });
+
+  // Newer audits (by rsdesk, say) replaced the report shown: the export says so, and the newest report shows.
+  for (let i = 0; i < 5; i++) bigAudit(folder, 1);
+  await view(page).getByRole('searchbox', { name: 'Filter the audit by text' }).fill('');
+  await view(page).getByRole('button', { name: 'Export all 25,000 rows as CSV' }).click();
+  const goneCsv = join(suite.mirrors, 'gone.csv');
+  await view(page).getByRole('textbox', { name: 'Write the CSV file to' }).fill(goneCsv);
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('alert')).toHaveText(
+    'The export failed: This audit report is no longer kept in the mirror: newer audits have replaced it (a mirror keeps its newest five). The newest report is shown now; export that one.',
+  );
+  await expect(view(page).locator('.audit-summary')).toContainText('Not in sync: 1 difference.');
+  await expect(view(page).getByRole('button', { name: 'Export all 1 row as CSV' })).toBeVisible();
+  expect(existsSync(goneCsv)).toBe(false);
 });
+
+/**
+ * Keeps a report of `missing` differences in the mirror's state, as an audit of a Source far out of step would (an
+ * audit that finds as many would take far longer to set up).
+ */
+function bigAudit(folder: string, missing: number): string[] {
+  const uris = Array.from({ length: missing }, (_, i) => `${suite.fixture.url}/big/${i}`);
+  const state = new MirrorState(stateDirOf(folder));
+  try {
+    const run = state.startRun('audit', 'inventory', null);
+    state.endRun(run.id, 'completed', { audit: 1 }, 'not in sync');
+    const report = { inSync: false, inSyncCount: 0, missing: [], extra: [], changed: [], unverifiable: [], kept: [] };
+    state.saveAudit({ runId: run.id, at: new Date().toISOString(), rehash: false, seconds: 1, report }, uris.map((item) => ({ status: 'missing', item, reason: null })));
+  } finally {
+    state.close();
+  }
+  return uris;
+}
 
 test('pauses a run and resumes it after a reload; cancels another', async ({ page }) => {
   const folder = join(suite.mirrors, 'paused');

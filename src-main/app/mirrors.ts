@@ -3,7 +3,7 @@
 // timer sends the latest state at most every `progressIntervalMs`, never one message per resource).
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, isAbsolute, join, normalize } from 'node:path';
+import { basename, isAbsolute, join, normalize, relative } from 'node:path';
 import type {
   AuditView,
   MirrorAccess,
@@ -21,6 +21,8 @@ import { clip } from '../engine/clip.ts';
 import { splitUserinfo } from '../engine/http/userinfo.ts';
 import type { DeletePolicy } from '../engine/mirror/apply.ts';
 import { audit, lastAudit } from '../engine/mirror/audit.ts';
+import { auditFileName, type AuditFilter } from '../engine/mirror/audit-report.ts';
+import { exportAudit } from './audit-export.ts';
 import { inventorySize, isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, setMirrorHeaders, type FolderStatus } from '../engine/mirror/folder.ts';
 import { normalizeStartUrl } from '../engine/discovery/start-url.ts';
 import { mirrorOrigin, settingsTokenFor } from './settings-token.ts';
@@ -45,6 +47,8 @@ export interface MirrorServiceDeps {
   userAgent: string;
   /** The system's folder dialog (desktop app). */
   chooseFolder?: () => Promise<string | null>;
+  /** The system's save dialog (desktop app), offering `name`: the path chosen, null when cancelled. */
+  chooseSaveFile?: (name: string, format: 'json' | 'csv') => Promise<string | null>;
   /** Opens a folder in the system's file manager; resolves with an error text, '' when it worked (shell.openPath). */
   openPath?: (path: string) => Promise<string>;
   progressIntervalMs?: number;
@@ -126,6 +130,18 @@ const RATE_WINDOW_MS = 5_000;
 function toRun(r: RunRecord): MirrorRun {
   const { pid: _pid, ...run } = r;
   return run;
+}
+
+/** What the mirror follows, as its view names it: the list it was made from, else its Capability List. */
+function followed(binding: Binding): string | null {
+  let given: string | null = null;
+  try {
+    given = normalizeStartUrl(binding.url);
+  } catch {
+    given = null;
+  }
+  if (given !== null && (given === binding.changeListUrl || given === binding.resourceListUrl)) return given;
+  return binding.capabilityListUrl ?? binding.resourceListUrl ?? binding.changeListUrl ?? binding.url;
 }
 
 function plural(n: number, one: string, many = `${one}s`): string {
@@ -544,6 +560,65 @@ export class MirrorService {
   /** The last audit's report, kept in the mirror's own state: it is there after a restart, and after `rsdesk audit`. */
   auditReport(path: string): AuditView | null {
     return this.#savedAudit(this.#known(path));
+  }
+
+  /**
+   * Writes the kept report of run `runId` to a file, every item of it (or every item the table's filter lets through),
+   * read from the mirror's state: the window holds only the first 10,000 of each kind.
+   */
+  async exportAudit(args: {
+    path: string;
+    runId: number;
+    format: 'json' | 'csv';
+    file?: string;
+    filter?: AuditFilter | null;
+  }): Promise<{ file: string | null; rows: number }> {
+    const key = this.#known(args.path);
+    const options = this.#d.store.mirrors.get(key)!.options;
+    let file: string;
+    let replace = false;
+    if (args.file !== undefined) file = this.#absoluteFile(args.file);
+    else if (this.#d.chooseSaveFile) {
+      const saved = this.#savedAudit(key);
+      const chosen = await this.#d.chooseSaveFile(auditFileName(key, saved?.at ?? new Date().toISOString(), args.format), args.format);
+      if (chosen === null) return { file: null, rows: 0 };
+      file = this.#absoluteFile(chosen);
+      // The save dialog asked before letting the person choose a file that is there already.
+      replace = true;
+    } else throw new InvalidArgumentsError('Give the full path of the file to write.');
+    // Its state folder is the mirror's own: a file written there could take the place of its state.
+    const inState = relative(join(key, STATE_DIR), file);
+    if (inState === '' || (!inState.startsWith('..') && !isAbsolute(inState))) {
+      throw new InvalidArgumentsError(`${file} is inside the mirror's own state folder (${STATE_DIR}): choose a file elsewhere.`);
+    }
+    let source: string | null = null;
+    try {
+      const binding = readBinding(key);
+      source = binding ? followed(binding) : null;
+    } catch {
+      // A state that cannot be read: the export says so, naming the folder.
+    }
+    const filter = args.filter && (args.filter.status !== 'all' || args.filter.text.trim() !== '') ? { status: args.filter.status, text: args.filter.text.trim() } : null;
+    const { rows } = await exportAudit({
+      mirror: key,
+      runId: args.runId,
+      format: args.format,
+      file,
+      filter,
+      replace,
+      deletePolicy: options.deletePolicy,
+      source,
+      progressIntervalMs: this.#d.progressIntervalMs,
+      onProgress: (read, total) => this.#d.events.emit('audit.exportProgress', { path: key, runId: args.runId, file, read, total }),
+    });
+    return { file, rows };
+  }
+
+  #absoluteFile(file: string): string {
+    let trimmed = file.trim();
+    if (trimmed === '~' || /^~[\\/]/.test(trimmed)) trimmed = join(homedir(), trimmed.slice(1));
+    if (!isAbsolute(trimmed)) throw new InvalidArgumentsError(`Give the file's full path (${JSON.stringify(trimmed.slice(0, 200))} is relative).`);
+    return normalize(trimmed);
   }
 
   #savedAudit(path: string): AuditView | null {

@@ -27,6 +27,8 @@ export interface ServiceDeps {
   openExternal?: (url: string) => Promise<void> | void;
   /** The system's folder dialog (desktop app); absent in a browser, where the page asks for a path. */
   chooseFolder?: () => Promise<string | null>;
+  /** The system's save dialog (desktop app), offering `name`; absent in a browser, where the page asks for a path. */
+  chooseSaveFile?: (name: string, format: 'json' | 'csv') => Promise<string | null>;
   /** Opens a folder in the file manager; resolves with an error text, '' when it worked. */
   openPath?: (path: string) => Promise<string>;
   /** How often a running mirror's progress is sent at most (ms); default 250. */
@@ -92,6 +94,7 @@ export function createService(deps: ServiceDeps): Service {
     events,
     userAgent: `ResourceSync-Desktop/${deps.version} (mirror)`,
     chooseFolder: deps.chooseFolder,
+    chooseSaveFile: deps.chooseSaveFile,
     openPath: deps.openPath,
     progressIntervalMs: deps.progressIntervalMs,
     secretStore: deps.mirrorSecrets,
@@ -272,6 +275,7 @@ export function createService(deps: ServiceDeps): Service {
     'runs.retry': ({ path, runId, uris }) => mirrors.retry(path, runId, uris),
     'audit.start': ({ path, rehash }) => mirrors.audit(path, rehash),
     'audit.report': ({ path }) => mirrors.auditReport(path),
+    'audit.export': (args) => mirrors.exportAudit(args),
     'live.status': () => live.status(),
     'live.settings.set': (settings) => live.setSettings(settings),
     'live.selftest': () => live.selfTest(),

@@ -299,6 +299,30 @@ export const commandArgs = {
     .strict(),
   'audit.start': z.object({ path: folder, rehash: z.boolean().optional() }).strict(),
   'audit.report': mirrorPath,
+  'audit.export': z
+    .object({
+      path: folder,
+      runId: z.number('Choose the audit report to export').int().positive('Choose the audit report to export'),
+      format: z.enum(['json', 'csv'], 'Choose JSON or CSV'),
+      /** The file to write; absent in the desktop app, where main asks with the system's save dialog. */
+      file: z
+        .string('Give the full path of the file to write')
+        .trim()
+        .min(1, 'Give the full path of the file to write')
+        .max(4096, 'The file path is too long (at most 4,096 characters)')
+        .refine((s) => !s.includes('\0'), 'The file path contains a NUL character')
+        .optional(),
+      /** Only the rows the table's filter shows; absent or null: every row of the report. */
+      filter: z
+        .object({
+          status: z.enum(['all', 'missing', 'changed', 'unverifiable', 'extra', 'kept'], 'Choose which kind of difference to export'),
+          text: z.string().max(1000, 'The filter text is too long (at most 1,000 characters)'),
+        })
+        .strict()
+        .nullable()
+        .optional(),
+    })
+    .strict(),
   'live.status': none,
   'live.settings.set': z
     .object({
@@ -384,6 +408,8 @@ export interface CommandResults {
   'audit.start': AuditView;
   /** The last audit of this mirror, kept in its state (after a restart too, and after `rsdesk audit`), or null. */
   'audit.report': AuditView | null;
+  /** Resolves when the file is whole; file: null when the person closed the save dialog without choosing. */
+  'audit.export': { file: string | null; rows: number };
   'live.status': LiveStatus;
   'live.settings.set': LiveStatus;
   'live.selftest': SelfTest;

@@ -51,6 +51,8 @@ export const COMMAND_NAMES = [
   'runs.retry',
   'audit.start',
   'audit.report',
+  /** Writes a kept audit report to a file, every item (a native save dialog in the desktop app, a path in a browser). */
+  'audit.export',
   // Live change notifications (WebSub) and pings:
   'live.status',
   'live.settings.set',
@@ -74,6 +76,8 @@ export const EVENT_NAMES = [
   'mirror.progress',
   'mirror.ended',
   'audit.ended',
+  /** An audit report being written to a file: a few times a second at most. */
+  'audit.exportProgress',
   /** Live events in batches (a few a second at most). */
   'live.events',
   /**

@@ -143,6 +143,8 @@ export interface Events {
   /** A sync ended (completed, failed, cancelled, paused) or could not run. */
   'mirror.ended': MirrorRunEnd;
   'audit.ended': MirrorRunEnd & { audit: AuditView | null };
+  /** `read` of `total` items of the report read so far (a filter may write fewer of them). */
+  'audit.exportProgress': { path: string; runId: number; file: string; read: number; total: number };
   'live.events': LiveBatch;
   /** `message`: plain words for a person. */
   'events.missed': { reason: 'overrun' | 'restart'; message: string };

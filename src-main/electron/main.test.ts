@@ -2,7 +2,7 @@
 // module: no Electron binary can be had on CI machines, yet the window's hardening, the IPC adapter's argument
 // validation and the single-instance lock must not go untested. The real window is tested by e2e/electron.spec.ts
 // where Electron exists.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import Module from 'node:module';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IPC_INVOKE } from '../contract/names.ts';
+import { MirrorState, stateDirOf } from '../engine/mirror/state.ts';
 import { CSP } from '../server/csp.ts';
 
 const BUNDLE = resolve(import.meta.dirname, '../../out/main/index.js');
@@ -27,6 +28,9 @@ function fakeElectron(options: { lock: boolean }) {
     exit: [] as number[],
     setPath: [] as [string, string][],
     dialogs: [] as unknown[],
+    saveDialogs: [] as unknown[],
+    /** What the save dialog answers: the file chosen, or null when closed. */
+    saveTo: null as string | null,
     openedPaths: [] as string[],
     progress: [] as number[],
   };
@@ -85,6 +89,7 @@ function fakeElectron(options: { lock: boolean }) {
     },
     dialog: {
       showOpenDialog: async (...args: unknown[]) => (calls.dialogs.push(args.at(-1)), { canceled: false, filePaths: ['/chosen/folder'] }),
+      showSaveDialog: async (...args: unknown[]) => (calls.saveDialogs.push(args.at(-1)), calls.saveTo === null ? { canceled: true } : { canceled: false, filePath: calls.saveTo }),
     },
     Notification: Object.assign(class {}, { isSupported: () => false }),
     Menu: { buildFromTemplate: (template: unknown) => template, setApplicationMenu() {} },
@@ -192,6 +197,34 @@ describe('Electron main process (built bundle)', () => {
     try {
       expect(await invoke(appFrame, 'mirrors.chooseFolder', {})).toMatchObject({ ok: true, result: { supported: true, path: '/chosen/folder' } });
       expect(fake.calls.dialogs).toEqual([expect.objectContaining({ properties: ['openDirectory', 'createDirectory'] })]);
+    } finally {
+      quit(fake);
+    }
+  });
+
+  it('exports an audit report to the file chosen in the native save dialog, written by main', async () => {
+    const fake = await startMain({ lock: true });
+    const invoke = fake.handlers.get(IPC_INVOKE)!;
+    try {
+      const folder = join(process.env.RSDESK_USER_DATA!, 'mirror');
+      const state = new MirrorState(stateDirOf(folder));
+      const list = 'https://example.org/resourcelist.xml';
+      state.setBinding({ url: list, capabilityListUrl: null, resourceListUrl: list, changeListUrl: null, resourceDumpUrl: null, changeDumpUrl: null, maps: [], allowHosts: [], createdAt: '2026-11-27T00:00:00Z' });
+      const run = state.startRun('audit', 'inventory', list);
+      state.endRun(run.id, 'completed', { audit: 1 }, 'not in sync');
+      const report = { inSync: false, inSyncCount: 0, missing: ['https://example.org/a,b'], extra: [], changed: [], unverifiable: [] };
+      state.saveAudit({ runId: run.id, at: '2026-11-27T10:00:00Z', rehash: false, seconds: 1, report });
+      state.close();
+      expect(await invoke(appFrame, 'mirrors.create', { path: folder })).toMatchObject({ ok: true });
+      fake.calls.saveTo = join(process.env.RSDESK_USER_DATA!, 'chosen.csv');
+      expect(await invoke(appFrame, 'audit.export', { path: folder, runId: run.id, format: 'csv' })).toEqual({ ok: true, result: { file: fake.calls.saveTo, rows: 1 } });
+      expect(fake.calls.saveDialogs).toEqual([
+        expect.objectContaining({ defaultPath: join(tmpdir(), 'rsdesk-unset', 'audit-mirror-2026-11-27.csv'), filters: [{ name: 'CSV', extensions: ['csv'] }] }),
+      ]);
+      expect(readFileSync(fake.calls.saveTo, 'utf8')).toBe('\ufeffstatus,item,reason\r\nmissing,"https://example.org/a,b","listed by the Source, not in the mirror"\r\n');
+      // Closed without choosing: nothing written, nothing said to be.
+      fake.calls.saveTo = null;
+      expect(await invoke(appFrame, 'audit.export', { path: folder, runId: run.id, format: 'json' })).toEqual({ ok: true, result: { file: null, rows: 0 } });
     } finally {
       quit(fake);
     }

@@ -114,6 +114,17 @@ async function start(): Promise<void> {
       const chosen = parent ? await dialog.showOpenDialog(parent, options) : await dialog.showOpenDialog(options);
       return chosen.canceled || chosen.filePaths.length === 0 ? null : chosen.filePaths[0];
     },
+    chooseSaveFile: async (name, format) => {
+      const parent = BrowserWindow.getFocusedWindow() ?? BrowserWindow.getAllWindows()[0];
+      const options = {
+        title: 'Export the audit report',
+        defaultPath: join(app.getPath('downloads'), name),
+        filters: [format === 'csv' ? { name: 'CSV', extensions: ['csv'] } : { name: 'JSON', extensions: ['json'] }],
+        properties: ['createDirectory', 'showOverwriteConfirmation'] as Array<'createDirectory' | 'showOverwriteConfirmation'>,
+      };
+      const chosen = parent ? await dialog.showSaveDialog(parent, options) : await dialog.showSaveDialog(options);
+      return chosen.canceled || !chosen.filePath ? null : chosen.filePath;
+    },
     openPath: (path) => shell.openPath(path),
   });
   void service.startLive();

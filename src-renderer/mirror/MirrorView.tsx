@@ -400,7 +400,6 @@ function Loaded({ m }: { m: MirrorDetail }) {
             onStart={() => aim('audit')}
             focusFrom={auditFocusFrom}
             deletePolicy={m.options.deletePolicy}
-            source={list.url}
           />
         ) : tab === 'access' ? (
           <AccessPanel key={m.path} m={m} canChange={usable && !busy} />

@@ -72,7 +72,7 @@ export function cutNote(counts: AuditCounts, limit: number, dest: string): strin
   if (cut.length === 0) return null;
   return (
     `${CUT_NOTE_START}: it shows ${cut.join(', ')}. The whole report is kept with the mirror: ` +
-    `rsdesk audit --last --json --dest "${dest}" writes every item.`
+    `the app's Export buttons write every item, and so does rsdesk audit --last --json --dest "${dest}".`
   );
 }
 
@@ -491,5 +491,46 @@ export function* savedAuditItems(dest: string, runId: number, status: FoundStatu
     yield* state.auditItems(runId, status);
   } finally {
     state.close();
+  }
+}
+
+/** A saved report read from one snapshot of the mirror's state (see readSavedAudit). */
+export interface SavedAuditReader {
+  /** Its time and counts (its lists are empty: `items` reads them). */
+  audit: SavedAudit;
+  /** What the audit had to do without, as saved with it. */
+  notes: string[];
+  items(status: FoundStatus): Generator<{ item: string; reason: string | null }>;
+  close(): void;
+}
+
+/**
+ * The saved report of run `runId`, read a page at a time from one snapshot of the mirror's state: an audit that ends
+ * meanwhile and drops the oldest kept report cannot cut it half-way. null when the mirror no longer keeps that report
+ * (newer audits replaced it). The caller closes it.
+ */
+export function readSavedAudit(dest: string, runId: number): SavedAuditReader | null {
+  const stateDir = stateDirOf(dest);
+  if (!existsSync(join(stateDir, 'state.sqlite'))) throw new Error(`${dest} is not a mirror (no ${STATE_DIR}/state.sqlite)`);
+  const state = MirrorState.forReading(stateDir);
+  let reading = false;
+  const close = () => {
+    if (reading) state.db.exec('COMMIT');
+    reading = false;
+    state.close();
+  };
+  try {
+    state.db.exec('BEGIN');
+    reading = true;
+    const saved = state.audit(runId, 0);
+    if (saved === null) {
+      close();
+      return null;
+    }
+    const notes = [...state.auditItems(runId, 'note')].map((n) => n.item);
+    return { audit: saved, notes, items: (status) => state.auditItems(runId, status), close };
+  } catch (err) {
+    close();
+    throw err;
   }
 }

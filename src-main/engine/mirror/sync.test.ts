@@ -458,7 +458,7 @@ describe('audit', () => {
     expect(report.counts).toEqual({ missing: 5, extra: 3, changed: 0, unverifiable: 0, kept: 0 });
     expect(report.notes).toEqual([
       `This report is too long to show whole: it shows the first 2 of 5 missing resources, the first 2 of 3 extra files. ` +
-        `The whole report is kept with the mirror: rsdesk audit --last --json --dest "${dest}" writes every item.`,
+        `The whole report is kept with the mirror: the app's Export buttons write every item, and so does rsdesk audit --last --json --dest "${dest}".`,
     ]);
     // Read back with the same limit: the same report; with the default one: every item, and no note.
     expect(lastAudit(dest, 2)!.report).toEqual(report);
