@@ -12,7 +12,7 @@ import { afterIncremental } from '../mirror/gap.ts';
 import { LocalPaths } from '../mirror/local-path.ts';
 import { acquireLock } from '../mirror/lock.ts';
 import { WorkSlots } from '../mirror/work-slots.ts';
-import { canonicalUri } from '../mirror/uri.ts';
+import { canonicalEntry, canonicalUri } from '../mirror/uri.ts';
 import type { MirrorState, RunCounts } from '../mirror/state.ts';
 import type { AppliedChange } from './model.ts';
 import type { DiskLowError, DiskRoom, DiskWatch } from './disk-room.ts';
@@ -109,9 +109,15 @@ export function collapse(items: Taken[], coveredBeforeMs: number | null): Change
     for (const change of notification.changes) {
       seq++;
       if (covered !== null && change.ms !== null && change.ms < covered) continue;
-      // By the form of its URI the mirror keeps (uri.ts): two spellings of one URI are one resource.
+      // Keyed by the form of its URI the mirror keeps (uri.ts): two spellings of one URI are one resource. Its bytes
+      // are still requested as the Source spelled it (requestLoc), as sync does: a server may check escapes as written.
       const uri = canonicalUri(change.uri);
-      const c = uri === change.uri ? change : { ...change, uri, entry: { ...change.entry, loc: uri } };
+      let c = change;
+      if (uri !== change.uri) {
+        const entry = { ...change.entry };
+        canonicalEntry(entry);
+        c = { ...change, uri: entry.loc, entry };
+      }
       const prior = last.get(uri);
       if (!prior || prior.c.ms === null || c.ms === null || c.ms >= prior.c.ms) last.set(uri, { c, seq });
     }

@@ -2,6 +2,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../documents/model.ts';
+import { requestUri } from '../mirror/uri.ts';
 import { collapse } from './apply-live.ts';
 import { classifyBody, parseContentType } from './content-type.ts';
 import { readNotification, type Notification } from './payload.ts';
@@ -138,5 +139,14 @@ describe('collapse (what a batch applies)', () => {
       { inboxId: 2, notification: n([['b', 'deleted', 25], ['c', 'updated', 35]]), coveredBeforeMs: 30 },
     ];
     expect(collapse(items, 0).map((c) => c.uri)).toEqual(['a', 'c']);
+  });
+  it("keys a change by the mirror's form of its URI, and requests it as the Source spelled it", () => {
+    const items = [{ inboxId: 1, notification: n([['http://x/~user/a', 'created', 10], ['HTTP://x:80/%7euser/a', 'updated', 20]]) }];
+    const applied = collapse(items, null);
+    expect(applied.map((c) => [c.uri, c.change, c.entry.loc])).toEqual([['http://x/~user/a', 'updated', 'http://x/~user/a']]);
+    // A server that checks escapes as written (signed URLs) may refuse `/~user/a` for `/%7euser/a`.
+    expect(requestUri(applied[0].entry)).toBe('http://x/%7euser/a');
+    // The notification as received stays as it was.
+    expect(items[0].notification.changes[1].entry.loc).toBe('HTTP://x:80/%7euser/a');
   });
 });
