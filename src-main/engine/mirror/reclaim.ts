@@ -24,6 +24,8 @@ export const RECLAIM_BUDGET_MS = 10_000;
  * 50 MB here, on a thread of its own, but every other writer of the state waits meanwhile (busy timeout 5 s).
  */
 export const CONVERT_MAX_BYTES = 64 * 1024 * 1024;
+/** The most the last step's checkpoint waits for other connections' reads to end. */
+const CHECKPOINT_WAIT_MS = 100;
 /** Free pages worth a word when a state cannot be converted: below this the file is as good as its data. */
 const WORTH_SAYING_BYTES = 64 * 1024 * 1024;
 
@@ -95,10 +97,17 @@ export async function reclaimSpace(db: DatabaseSync, options: ReclaimOptions = {
   }
   if (stopped()) return (start.freePages - left) * start.pageSize;
   if (!db.isTransaction) {
+    // A TRUNCATE checkpoint waits (the busy timeout, 5 s) for every other connection's read to end: on the app's
+    // main thread (the live feed prunes there) with a sync, an audit or a database tool reading the state, the app
+    // stood frozen for those seconds. It waits a moment only; what it could not empty goes at a later checkpoint.
+    const timeout = Number((db.prepare('PRAGMA busy_timeout').get() as { timeout: number }).timeout);
+    db.exec(`PRAGMA busy_timeout = ${CHECKPOINT_WAIT_MS}`);
     try {
       db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     } catch {
       // Another connection reads or writes: the WAL is emptied at a later checkpoint.
+    } finally {
+      db.exec(`PRAGMA busy_timeout = ${timeout}`);
     }
   }
   return (start.freePages - left) * start.pageSize;
