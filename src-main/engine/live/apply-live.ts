@@ -8,6 +8,7 @@ import type { Http } from '../http/client.ts';
 import { Applier, type DeletePolicy } from '../mirror/apply.ts';
 import type { Fetcher } from '../mirror/fetcher.ts';
 import { runIncremental } from '../mirror/incremental.ts';
+import { entryLabel, entryProblem } from '../mirror/entries.ts';
 import { afterIncremental } from '../mirror/gap.ts';
 import { LocalPaths } from '../mirror/local-path.ts';
 import { acquireLock } from '../mirror/lock.ts';
@@ -100,15 +101,28 @@ function newApplier(ctx: MirrorContext, runId: number, watch: DiskWatch | undefi
   });
 }
 
-/** The last change per URI over the batch, in datetime order; changes before `coveredBeforeMs` left out. */
-export function collapse(items: Taken[], coveredBeforeMs: number | null): ChangeItem[] {
+/** A change to apply; `problem`: why its entry cannot be (no `loc`, not an absolute http(s) one), and it fails alone. */
+export type ToApply = ChangeItem & { problem?: string };
+
+/**
+ * The last change per URI over the batch, in datetime order; changes before `coveredBeforeMs` left out. Entries
+ * that break a MUST of their `loc` come first, each on its own, named by where it stands (entries.ts).
+ */
+export function collapse(items: Taken[], coveredBeforeMs: number | null): ToApply[] {
   const last = new Map<string, { c: ChangeItem; seq: number }>();
+  const broken: ToApply[] = [];
   let seq = 0;
-  for (const { notification, coveredBeforeMs: own } of items) {
+  for (const { inboxId, notification, coveredBeforeMs: own } of items) {
     const covered = own === undefined || own === null ? coveredBeforeMs : coveredBeforeMs === null ? own : Math.max(own, coveredBeforeMs);
     for (const change of notification.changes) {
       seq++;
       if (covered !== null && change.ms !== null && change.ms < covered) continue;
+      // As sync says it: a missing or relative `loc` breaks the spec, and counts as failed, not as a URI not mirrored.
+      const problem = entryProblem(change.entry);
+      if (problem !== null) {
+        broken.push({ ...change, uri: entryLabel(change.entry, `notification ${inboxId}`), problem });
+        continue;
+      }
       // Keyed by the form of its URI the mirror keeps (uri.ts): two spellings of one URI are one resource. Its bytes
       // are still requested as the Source spelled it (requestLoc), as sync does: a server may check escapes as written.
       const uri = canonicalUri(change.uri);
@@ -122,13 +136,14 @@ export function collapse(items: Taken[], coveredBeforeMs: number | null): Change
       if (!prior || prior.c.ms === null || c.ms === null || c.ms >= prior.c.ms) last.set(uri, { c, seq });
     }
   }
-  return [...last.values()].sort((a, b) => (a.c.ms ?? Infinity) - (b.c.ms ?? Infinity) || a.seq - b.seq).map((x) => x.c);
+  return [...broken, ...[...last.values()].sort((a, b) => (a.c.ms ?? Infinity) - (b.c.ms ?? Infinity) || a.seq - b.seq).map((x) => x.c)];
 }
 
-async function applyChanges(ctx: MirrorContext, applier: Applier, changes: ChangeItem[]): Promise<AppliedChange[]> {
+async function applyChanges(ctx: MirrorContext, applier: Applier, changes: ToApply[]): Promise<AppliedChange[]> {
   const inflight = new WorkSlots(ctx.concurrency * 2);
   for (const c of changes) {
-    if (c.change === 'deleted') applier.delete(c.uri);
+    if (c.problem !== undefined) applier.fail(c.uri, c.problem, true);
+    else if (c.change === 'deleted') applier.delete(c.uri);
     else if (c.change !== 'created' && c.change !== 'updated') applier.fail(c.uri, `not applied: change="${c.change.slice(0, 40)}" is not created, updated or deleted`);
     else {
       const full = inflight.add(applier.apply(c.entry));
@@ -206,7 +221,7 @@ function stoppedForDisk(
   sub: SubscriptionRow,
   runId: number,
   items: Taken[],
-  toApply: ChangeItem[],
+  toApply: ToApply[],
   changes: AppliedChange[],
   applier: Applier,
   low: DiskLowError,

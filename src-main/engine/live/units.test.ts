@@ -126,19 +126,19 @@ describe('collapse (what a batch applies)', () => {
   });
   it('keeps the last change per URI in datetime order, leaving out what was covered before the batch', () => {
     const items = [
-      { inboxId: 1, notification: n([['a', 'created', 10], ['b', 'updated', 12]]) },
-      { inboxId: 2, notification: n([['a', 'deleted', 20], ['c', 'updated', 5]]) },
+      { inboxId: 1, notification: n([['http://x/a', 'created', 10], ['http://x/b', 'updated', 12]]) },
+      { inboxId: 2, notification: n([['http://x/a', 'deleted', 20], ['http://x/c', 'updated', 5]]) },
     ];
-    expect(collapse(items, 8).map((c) => [c.uri, c.change])).toEqual([['b', 'updated'], ['a', 'deleted']]);
-    expect(collapse(items, null).map((c) => c.uri)).toEqual(['c', 'b', 'a']);
+    expect(collapse(items, 8).map((c) => [c.uri, c.change])).toEqual([['http://x/b', 'updated'], ['http://x/a', 'deleted']]);
+    expect(collapse(items, null).map((c) => c.uri)).toEqual(['http://x/c', 'http://x/b', 'http://x/a']);
   });
   it('leaves out, for a notification that joined the batch later, what was covered when it was taken', () => {
     const items = [
-      { inboxId: 1, notification: n([['a', 'updated', 10]]) },
+      { inboxId: 1, notification: n([['http://x/a', 'updated', 10]]) },
       // Taken once the cursor was at 30: its change at 25 was covered by then (as if applied in a batch of its own).
-      { inboxId: 2, notification: n([['b', 'deleted', 25], ['c', 'updated', 35]]), coveredBeforeMs: 30 },
+      { inboxId: 2, notification: n([['http://x/b', 'deleted', 25], ['http://x/c', 'updated', 35]]), coveredBeforeMs: 30 },
     ];
-    expect(collapse(items, 0).map((c) => c.uri)).toEqual(['a', 'c']);
+    expect(collapse(items, 0).map((c) => c.uri)).toEqual(['http://x/a', 'http://x/c']);
   });
   it("keys a change by the mirror's form of its URI, and requests it as the Source spelled it", () => {
     const items = [{ inboxId: 1, notification: n([['http://x/~user/a', 'created', 10], ['HTTP://x:80/%7euser/a', 'updated', 20]]) }];

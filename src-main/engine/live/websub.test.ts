@@ -198,4 +198,28 @@ describe('forgeries', () => {
     expect(hmac).toHaveLength(64);
     expect(rig.engine.feed(rig.dest)!.store.counts(sub.id)).toEqual({ rejected: 3 });
   });
+
+  it('fails an entry without a loc, or with a relative one, alone and counted as failed, as sync does', async () => {
+    rig = await startRig();
+    const sub = await subscribed(rig, { secret: null });
+    const from = sub.cursor!;
+    const at = (s: number) => new Date(Date.parse(from) + s * 1000).toISOString();
+    const record = { loc: rig.fixture.url + rig.fixture.state.pathOf(1) };
+    const url = (loc: string, s: number) => `<url><loc>${loc}</loc><rs:md change="updated" datetime="${at(s)}"/></url>`;
+    const body =
+      '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">' +
+      `<rs:md capability="change-notification" from="${from}" until="${at(60)}"/>` +
+      `${url('', 1)}${url('', 2)}${url('relative/a', 3)}${url(record.loc, 4)}</urlset>`;
+    const before = rig.events.length;
+    expect((await post(sub.callbackUrl, body, { 'content-type': 'application/xml' })).status).toBe(202);
+    const applied = await waitFor(rig, 'applied', (e) => e.changes.some((c) => c.outcome === 'failed'), 10_000, before);
+    // The counts say what the changes say: three failed, each with the reason; the good one applied.
+    expect(applied.failed).toBe(3);
+    expect(applied.changes.filter((c) => c.outcome === 'failed').map((c) => [c.uri, c.reason])).toEqual([
+      [expect.stringMatching(/^notification \d+ \(entry at line \d+\)$/), 'not applied: the entry has no <loc> (mandatory, core spec §7)'],
+      [expect.stringMatching(/^notification \d+ \(entry at line \d+\)$/), 'not applied: the entry has no <loc> (mandatory, core spec §7)'],
+      ['relative/a', 'not applied: <loc> "relative/a" is not an absolute http(s) URI'],
+    ]);
+    expect(applied.changes.find((c) => c.uri === record.loc)?.outcome).not.toBe('failed');
+  });
 });
