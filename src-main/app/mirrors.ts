@@ -705,6 +705,7 @@ export class MirrorService {
       status,
       problem,
       checkpoint: folder?.checkpoint?.at ?? null,
+      needsSync: folder?.needsSync ? { from: folder.needsSync.from, until: folder.needsSync.until, since: folder.needsSync.since } : null,
       resources: folder?.resources ?? 0,
       lastRun,
       lastAudit: lastAudit ? this.#shown(path, lastAudit, folder) : null,

@@ -505,7 +505,7 @@ export function runsCommand(o: { dest: string; json: boolean }, io: Io): number 
   try {
     const runs = runsAsSeen(state.runs(), lockHolder(dest)).map((r) => ({ ...r, failures: state.failures(r.id) }));
     if (o.json) {
-      io.out(`${JSON.stringify({ checkpoint: state.checkpoint()?.at ?? null, runs })}\n`);
+      io.out(`${JSON.stringify({ checkpoint: state.checkpoint()?.at ?? null, needsSync: state.needsSync(), runs })}\n`);
       return 0;
     }
     if (runs.length === 0) io.out('No runs yet.\n');
@@ -523,6 +523,13 @@ export function runsCommand(o: { dest: string; json: boolean }, io: Io): number 
       );
     }
     io.out(`Checkpoint: ${state.checkpoint()?.at ?? 'none'}\n`);
+    const needs = state.needsSync();
+    if (needs) {
+      io.out(
+        `Needs a sync: live notifications showed that the changes made from ${needs.from} to ${needs.until} did not reach this mirror, ` +
+          `and no Change List could give them (found ${needs.since}). rsdesk sync --dest ${dest} brings it up to date.\n`,
+      );
+    }
     return 0;
   } finally {
     state.close();

@@ -269,6 +269,11 @@ export interface MirrorSummary {
   problem: string | null;
   /** The datetime the mirror is in sync up to (the last complete baseline's `at`, or the last change applied). */
   checkpoint: string | null;
+  /**
+   * Changes live notifications showed were missed (a gap) and no Change List could give: `from`/`until` of the
+   * period, `since` when that was found. Cleared by a sync that brings the mirror in step past `until`.
+   */
+  needsSync: { from: string; until: string; since: string } | null;
   /** Resources the mirror holds. */
   resources: number;
   /** The last sync run (not audit). */

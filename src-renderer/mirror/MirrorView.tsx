@@ -289,6 +289,14 @@ function Loaded({ m }: { m: MirrorDetail }) {
         <div><dt>deletions</dt><dd>{POLICY_TEXT[m.options.deletePolicy]}</dd></div>
         <div><dt>connections</dt><dd>{m.options.concurrency}{m.options.delaySeconds > 0 ? `, ${m.options.delaySeconds} s pause` : ''}</dd></div>
       </dl>
+      {m.needsSync && (
+        <div className="alert alert-warning mirror-alert" role="status">
+          <span>
+            Live notifications showed that the changes made from {formatInstant(m.needsSync.from)} to {formatInstant(m.needsSync.until)} did not
+            reach this mirror, and no Change List could give them (found {formatInstant(m.needsSync.since)}). Sync now brings the mirror up to date.
+          </span>
+        </div>
+      )}
       {m.problem && (
         <div className="alert alert-error mirror-alert" role="alert">
           <span>{m.problem}</span>

@@ -573,9 +573,11 @@ export class MirrorFeed {
   }
 
   #markNeedsSync(from: string, until: string): void {
-    this.state.db
-      .prepare(`INSERT INTO meta (key, value) VALUES ('needs-sync', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`)
-      .run(JSON.stringify({ from, until, since: new Date().toISOString(), reason: 'a gap in the change notifications' }));
+    // A period missed already (not yet synced) widens to hold both: the mirror misses everything between them.
+    const prior = this.state.needsSync();
+    const earlier = prior && Date.parse(prior.from) < Date.parse(from) ? prior.from : from;
+    const later = prior && Date.parse(prior.until) > Date.parse(until) ? prior.until : until;
+    this.state.setNeedsSync({ from: earlier, until: later, since: prior?.since ?? new Date().toISOString(), reason: 'a gap in the change notifications' });
   }
 
   /** Runs writes to the mirror one at a time; a lock held by another process makes it wait and try again. */

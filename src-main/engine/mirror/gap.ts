@@ -42,12 +42,21 @@ export function afterIncremental(state: MirrorState, o: AfterIncremental): void 
   }
   if (!o.dryRun && o.complete) {
     const readAt = Math.max(synced.readAt, o.result.readAt);
-    state.setSyncedThrough({ ms: Math.max(synced.ms, o.result.readAt), readAt });
+    const ms = Math.max(synced.ms, o.result.readAt);
+    state.setSyncedThrough({ ms, readAt });
+    settleNeedsSync(state, ms);
   }
+}
+
+/** Changes the live side missed are in the mirror once it is in step with its Source past their end. */
+function settleNeedsSync(state: MirrorState, syncedMs: number): void {
+  const needs = state.needsSync();
+  if (needs !== null && syncedMs >= (Date.parse(needs.until) || Infinity)) state.setNeedsSync(null);
 }
 
 /** After a completed baseline: in step with its Resource List's `at` (read at `readAt`); no baseline owed any more. */
 export function afterBaseline(state: MirrorState, atMs: number, readAt: number): void {
   state.setSyncedThrough({ ms: atMs, readAt });
   state.setBaselineNeeded(null);
+  settleNeedsSync(state, atMs);
 }

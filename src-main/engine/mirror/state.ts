@@ -350,6 +350,17 @@ export interface RunRecord extends RunCounts {
   pausedSeconds: number;
 }
 
+/**
+ * A period of changes the live side knows the mirror misses (a gap in the change notifications it could not catch
+ * up from a Change List): `from`/`until` as the notifications gave them, `since` when that was found.
+ */
+export interface NeedsSync {
+  from: string;
+  until: string;
+  since: string;
+  reason: string;
+}
+
 export interface Checkpoint {
   /** W3C datetime: the Resource List's `at` of the last complete baseline, or the last change applied. */
   at: string;
@@ -541,6 +552,16 @@ export class MirrorState implements ClaimStore {
 
   setSyncedThrough(synced: Synced): void {
     this.#setMeta('syncedThrough', JSON.stringify(synced));
+  }
+
+  /** Changes the live side knows it missed and could not catch up from a Change List, or null (gap.ts clears it). */
+  needsSync(): NeedsSync | null {
+    const value = this.#meta('needs-sync');
+    return value === null ? null : (JSON.parse(value) as NeedsSync);
+  }
+
+  setNeedsSync(needs: NeedsSync | null): void {
+    this.#setMeta('needs-sync', needs === null ? null : JSON.stringify(needs));
   }
 
   // ---- inventory ----
