@@ -19,6 +19,11 @@ const suite = mirrorSuite('notes-ui', {
 
 test.describe.configure({ mode: 'serial' });
 
+// Playwright's trace, kept for a failure, copies the whole page at each step: over 10,000 tree items a CPU profile
+// showed that DOM walk taking most of the page's time (4 s of a 9 s profile around two key presses), more than the
+// app, and the test took minutes. The steps are still recorded, without the page's copies.
+test.use({ trace: { mode: 'retain-on-failure', snapshots: false } });
+
 async function accessible(page: Page, what: string): Promise<void> {
   await expectAccessible(page, `${what} (light)`);
   await page.emulateMedia({ colorScheme: 'dark' });
@@ -27,7 +32,6 @@ async function accessible(page: Page, what: string): Promise<void> {
 }
 
 test('a node with more than 10,000 children says how many the tree leaves out, and where they are', async ({ page }) => {
-  // 10,000 tree items take their time to show, slice after slice, on two shared cores.
   test.setTimeout(180_000);
   await page.goto(suite.app.url);
   await addSource(page, suite.fixture.url + PATHS.dataset2.capabilityList);

@@ -4,14 +4,29 @@ import { useMirrorUi } from '../state/mirror.ts';
 import { formatWhen, runKind, runSeconds, runStatus, tookText } from './format.ts';
 import { ScrollBox } from './ScrollBox.tsx';
 
-/** Every run of the mirror's journal, newest first. */
+/**
+ * Every run of the mirror's journal, newest first. A number column each where the pane is wide; where it is not (a
+ * 1024 px window) the numbers share one column, each with its word ("19 created, 1 failed"), so the table fits
+ * without scrolling sideways (styles.css picks by the box's width; the other set is display:none, out of the
+ * accessibility tree too).
+ */
 export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: MirrorProgress | null }) {
   const showFailures = useMirrorUi((s) => s.showFailures);
+  // `word` when the number is not under its column's name: the button then says what it counts.
+  const failed = (run: MirrorRun, word = '') =>
+    run.failed > 0 ? (
+      <button type="button" className="link-button" onClick={() => showFailures(run.id)} aria-label={`${formatCount(run.failed)} failed: show the failures of run ${run.id}`}>
+        {formatCount(run.failed)}
+        {word}
+      </button>
+    ) : (
+      `0${word}`
+    );
   if (runs.length === 0) return <p className="empty">No runs yet.</p>;
   // The run under way counts what its progress says: its recorded counts lag behind, batch by batch.
   const runningId = live !== null && live.kind === 'sync' ? runs.findLast((r) => r.status === 'running' && r.kind !== 'audit')?.id : undefined;
   return (
-    <ScrollBox label="Run history">
+    <ScrollBox label="Run history" className="run-history-box">
       <table className="grid-table mirror-table" aria-label="Run history">
         <thead>
           <tr>
@@ -19,12 +34,13 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
             <th scope="col">started</th>
             <th scope="col">took</th>
             <th scope="col">outcome</th>
-            <th scope="col" className="num">created</th>
-            <th scope="col" className="num">updated</th>
-            <th scope="col" className="num">deleted</th>
-            <th scope="col" className="num">unchanged</th>
-            <th scope="col" className="num">failed</th>
-            <th scope="col" className="num">downloaded</th>
+            <th scope="col" className="num run-wide">created</th>
+            <th scope="col" className="num run-wide">updated</th>
+            <th scope="col" className="num run-wide">deleted</th>
+            <th scope="col" className="num run-wide">unchanged</th>
+            <th scope="col" className="num run-wide">failed</th>
+            <th scope="col" className="num run-wide">downloaded</th>
+            <th scope="col" className="run-narrow">resources</th>
           </tr>
         </thead>
         <tbody>
@@ -50,10 +66,10 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
             const took = sofar !== null ? `${tookText(run, sofar)} so far` : tookText(run, runSeconds(run));
             return (
               <tr key={run.id} className={`run run-${run.status}`}>
-                <td>
+                <td className="run-name">
                   #{run.id} {runKind(run)}
                 </td>
-                <td title={run.startedAt}>{formatWhen(run.startedAt)}</td>
+                <td className="run-when" title={run.startedAt}>{formatWhen(run.startedAt)}</td>
                 <td>{took ?? '—'}</td>
                 <td className="wrap run-outcome">
                   {runStatus(run)}
@@ -61,22 +77,23 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
                   {run.kind === 'audit' && run.failed > 0 ? `: ${formatCount(run.failed)} ${run.failed === 1 ? 'difference' : 'differences'}` : null}
                   {run.message && (run.kind !== 'audit' || run.status === 'failed') && run.message !== 'Paused' ? <span className="muted"> · {run.message}</span> : null}
                 </td>
-                <td className="num">{run.kind === 'audit' ? '' : formatCount(run.created)}</td>
-                <td className="num">{run.kind === 'audit' ? '' : formatCount(run.updated)}</td>
-                <td className="num">{run.kind === 'audit' ? '' : formatCount(run.deleted)}</td>
-                <td className="num">{formatCount(run.unchanged)}</td>
-                <td className="num">
+                <td className="num run-wide">{run.kind === 'audit' ? '' : formatCount(run.created)}</td>
+                <td className="num run-wide">{run.kind === 'audit' ? '' : formatCount(run.updated)}</td>
+                <td className="num run-wide">{run.kind === 'audit' ? '' : formatCount(run.deleted)}</td>
+                <td className="num run-wide">{formatCount(run.unchanged)}</td>
+                <td className="num run-wide">{run.kind === 'audit' ? '' : failed(run)}</td>
+                <td className="num run-wide">{run.kind === 'audit' ? '' : formatBytes(run.bytes)}</td>
+                <td className="run-narrow run-counts">
                   {run.kind === 'audit' ? (
-                    ''
-                  ) : run.failed > 0 ? (
-                    <button type="button" className="link-button" onClick={() => showFailures(run.id)} aria-label={`${formatCount(run.failed)} failed: show the failures of run ${run.id}`}>
-                      {formatCount(run.failed)}
-                    </button>
+                    <span>{formatCount(run.unchanged)} unchanged</span>
                   ) : (
-                    '0'
+                    <>
+                      <span>{formatCount(run.created)} created</span>, <span>{formatCount(run.updated)} updated</span>,{' '}
+                      <span>{formatCount(run.deleted)} deleted</span>, <span>{formatCount(run.unchanged)} unchanged</span>,{' '}
+                      <span>{failed(run, ' failed')}</span>, <span>{formatBytes(run.bytes)} downloaded</span>
+                    </>
                   )}
                 </td>
-                <td className="num">{run.kind === 'audit' ? '' : formatBytes(run.bytes)}</td>
               </tr>
             );
           })}

@@ -5,7 +5,7 @@ import { useEffect, useRef, useState, type ReactNode } from 'react';
  * out of view) it is a named region in the tab order, so the keyboard scrolls it with the arrow keys even when no
  * link or button in the table can take focus.
  */
-export function ScrollBox({ label, children }: { label: string; children: ReactNode }) {
+export function ScrollBox({ label, className, children }: { label: string; className?: string; children: ReactNode }) {
   const ref = useRef<HTMLDivElement>(null);
   const [overflows, setOverflows] = useState(false);
   useEffect(() => {
@@ -21,7 +21,7 @@ export function ScrollBox({ label, children }: { label: string; children: ReactN
   return (
     <div
       ref={ref}
-      className="mirror-table-box"
+      className={className ? `mirror-table-box ${className}` : 'mirror-table-box'}
       {...(overflows ? { tabIndex: 0, role: 'region', 'aria-label': label } : {})}
     >
       {children}
