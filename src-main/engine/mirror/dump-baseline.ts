@@ -17,6 +17,8 @@ import { packageApplier } from './dump-apply.ts';
 import { donePackages, markPackageDone } from './dump-progress.ts';
 import { keepAsMetadata, metadataOf, type MetadataFetcher } from './metadata.ts';
 import { dumpPackages, ExtractBudget, fetchPackage, lengthOf, PackagePrefetch, prunePackages, type DumpListing, type DumpPackage, type ManifestEntry, type PackageReport } from './package/index.ts';
+import { isNoRoom } from './package/source.ts';
+import type { PackageRoom } from './disk-reserve.ts';
 import type { MirrorState } from './state.ts';
 import { applyToUnlisted } from './unlisted.ts';
 
@@ -56,6 +58,8 @@ export interface DumpBaselineOptions {
   quickDownloadSeconds?: number;
   /** Bytes of the packages downloaded so far in this run, of the total the Dump gives for those to download. */
   onPackageBytes?: (done: number, total: number) => void;
+  /** The disk's room above the run's reserve: a package that does not fit stops the run before it is downloaded or extracted. */
+  room?: PackageRoom;
 }
 
 /** The earliest of several W3C datetimes: the moment the whole snapshot is known to be at least as new as. */
@@ -125,6 +129,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
     signal: o.signal,
     deadlineAt: packageDeadline(p),
     onDownloadProgress: (n: number) => bytes.progress(p.entry.loc, n),
+    room: o.room,
   });
   try {
     for (const pkg of listing.packages) {
@@ -161,13 +166,17 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
           budget,
           // Small bitstreams cost more in file operations than in bytes: several at once hide that latency.
           concurrency: DUMP_CONCURRENCY,
-          onManifest: (entries) => {
+          onManifest: async (entries) => {
             repeats = new Set();
             const here = new Set<string>();
             for (const entry of entries) {
               if (seen.has(entry.loc) || here.has(entry.loc)) repeats.add(entry);
               else here.add(entry.loc);
             }
+            // What is extracted, and what is still to download of a package read while it downloads.
+            const length = lengthOf(pkg);
+            const needed = extractedBytes(o.applier, entries, (e) => repeats.has(e)) + (length === undefined ? 0 : Math.max(0, length - bytes.downloaded(loc)));
+            await checkRoom(o, loc, needed);
           },
           onOutcome: async (outcome) => {
             if (repeats.has(outcome.entry)) {
@@ -184,6 +193,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
         }));
         problems = download.problems;
       } catch (err) {
+        if (isNoRoom(err)) refuseForRoom(o, loc, err.message);
         if (o.signal?.aborted) throw err;
         // The whole package is unusable; its entries are unknown, so nothing may be deleted on its account.
         complete = false;
@@ -277,6 +287,34 @@ export function notePackage(o: { onNote?: (note: string) => void }, loc: string,
   }
 }
 
+/**
+ * The bytes a package's manifest says its bitstreams take that this run extracts (the others are read and dropped):
+ * what the disk must have room for before the package is read.
+ */
+export function extractedBytes(applier: Applier, entries: ManifestEntry[], skip: (entry: ManifestEntry) => boolean): number {
+  let sum = 0;
+  for (const entry of entries) {
+    if (entry.zipName === undefined || entry.change === 'deleted' || entry.length === undefined || skip(entry)) continue;
+    if (applier.wanted(entry)) sum += entry.length;
+  }
+  return sum;
+}
+
+/** Stops the run, the package failed with `message`, when the disk has no room for it (see PackageRoom). */
+export function refuseForRoom(o: { applier: Applier; room?: PackageRoom }, loc: string, message: string): void {
+  o.applier.fail(loc, message);
+  o.room?.refuse(message);
+}
+
+/** Refuses the package at `loc` (stopping the run) when its extraction needs more room than the disk has. */
+export async function checkRoom(o: { applier: Applier; room?: PackageRoom }, loc: string, needed: number): Promise<void> {
+  if (o.room === undefined || needed <= 0) return;
+  const why = await o.room.lacks(needed, `Extracting the package ${clip(loc)}`);
+  if (why === null) return;
+  refuseForRoom(o, loc, why);
+  throw new Error(why);
+}
+
 /** Sums the packages' download progress for the run's progress (at most one report per 256 KiB). */
 function packageBytes(toRead: DumpPackage[], report: ((done: number, total: number) => void) | undefined) {
   const total = toRead.reduce((n, p) => n + (lengthOf(p) ?? 0), 0);
@@ -285,6 +323,8 @@ function packageBytes(toRead: DumpPackage[], report: ((done: number, total: numb
   let reported = -Infinity;
   if (report && total > 0) report(0, total);
   return {
+    /** Bytes of the package at `loc` downloaded so far in this run. */
+    downloaded: (loc: string): number => each.get(loc) ?? 0,
     progress(loc: string, n: number): void {
       done += n - (each.get(loc) ?? 0);
       each.set(loc, n);

@@ -1,0 +1,115 @@
+// A Resource Dump package on a small disk: the Dump gives each package's length and its manifest each bitstream's,
+// so a package that does not fit above the disk's reserve is refused before it is downloaded or extracted, the run
+// stops saying how much room it needs and how much there is, and the disk is not filled. (Polled alone, the reserve
+// fired at 92 KiB free on a 20 MiB disk, which ended full.) A real tmpfs: only root may mount one, so elsewhere these
+// are skipped.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { buildZip, manifestXml, md5 } from './package/test-zips.ts';
+import { MirrorState, stateDirOf } from './state.ts';
+import { sync } from './sync.ts';
+
+function mountTmpfs(): string | null {
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) return null;
+  const dir = mkdtempSync(join(tmpdir(), 'dump-room-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=20m', 'tmpfs', dir], { stdio: 'ignore' });
+    return dir;
+  } catch {
+    return null;
+  }
+}
+const small = mountTmpfs();
+afterAll(() => {
+  if (small === null) return;
+  execFileSync('umount', [small], { stdio: 'ignore' });
+  rmSync(small, { recursive: true, force: true });
+});
+
+const MiB = 1024 * 1024;
+let server: Server | null = null;
+afterEach(() => new Promise<void>((r) => (server === null ? r() : server.close(() => r()))));
+
+/** A Source whose Resource Dump has one package of `count` stored bitstreams of `size` bytes; the paths it was asked. */
+async function source(count: number, size: number, declared = true) {
+  server = createServer();
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+  const bodies = Array.from({ length: count }, (_, i) => ({ name: `b${i}`, body: randomBytes(size) }));
+  const zip = await buildZip([
+    { name: 'manifest.xml', body: manifestXml('resourcedump-manifest', bodies.map(({ name, body }) => ({ loc: `${base}/r/${name}`, path: `/${name}`, hash: `md5:${md5(body)}`, length: body.length }))) },
+    ...bodies.map(({ name, body }) => ({ name, body, compress: false })),
+  ]);
+  const docs: Record<string, string> = {
+    '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rd.xml</loc><rs:md capability="resourcedump"/></url></urlset>`,
+    '/rd.xml': `<urlset ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/><url><loc>${base}/p0.zip</loc><rs:md type="application/zip"${declared ? ` length="${zip.length}"` : ''}/></url></urlset>`,
+  };
+  const requests: string[] = [];
+  server.on('request', (req, res) => {
+    const path = req.url ?? '/';
+    requests.push(path);
+    if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+    if (path === '/p0.zip') return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length }).end(zip);
+    res.writeHead(404).end();
+  });
+  return { base, requests, zip };
+}
+
+function lastRun(dest: string) {
+  const state = new MirrorState(stateDirOf(dest));
+  try {
+    const run = state.runs().at(-1)!;
+    return { ...run, failures: state.failures(run.id) };
+  } finally {
+    state.close();
+  }
+}
+
+const freeOf = (dir: string) => {
+  const s = statfsSync(dir);
+  return s.bavail * s.bsize;
+};
+
+describe.skipIf(small === null)('a Resource Dump package on a small disk', () => {
+  it('one that fits is mirrored as before', async () => {
+    const dest = mkdtempSync(join(small!, 'c-'));
+    const { base } = await source(2, 1 * MiB);
+    const result = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline' });
+    expect(result).toMatchObject({ created: 2, failed: 0 });
+  });
+
+  it('too large to download above the reserve: refused before a byte of it is fetched, the run failed with why', async () => {
+    const dest = mkdtempSync(join(small!, 'a-'));
+    const { base, requests } = await source(3, 10 * MiB);
+    const error = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline' }).catch((err: unknown) => err);
+    const message = (error as Error).message;
+    expect(message).toMatch(new RegExp(`^Downloading the package ${base}/p0\\.zip needs 30 MiB, but the disk holding ${dest} has [\\d.]+ MiB free, of which [\\d.]+ MiB is kept for the rest of the computer, so the run stopped before it\\. What was verified stays\\. Free some space and run it again\\.$`));
+    expect(requests).not.toContain('/p0.zip');
+    const run = lastRun(dest);
+    expect(run).toMatchObject({ status: 'failed', message });
+    expect(run.failures).toEqual([{ uri: `${base}/p0.zip`, reason: message }]);
+    expect(freeOf(small!)).toBeGreaterThan(15 * MiB);
+  });
+
+  it('downloaded, but its bitstreams do not fit: refused before they are extracted, the run failed with why', async () => {
+    const dest = mkdtempSync(join(small!, 'b-'));
+    // ~7.5 MiB to download (fits in the ~10 MiB above the reserve), as much again to extract (does not).
+    const { base, requests } = await source(3, 2.5 * MiB);
+    const error = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline' }).catch((err: unknown) => err);
+    const message = (error as Error).message;
+    expect(message).toMatch(new RegExp(`^Extracting the package ${base}/p0\\.zip needs 7\\.5 MiB, but the disk holding ${dest} has [\\d.]+ MiB free, of which [\\d.]+ MiB is kept for the rest of the computer, so the run stopped before it\\.`));
+    expect(requests).toContain('/p0.zip');
+    const run = lastRun(dest);
+    expect(run).toMatchObject({ status: 'failed', message, created: 0 });
+    expect(run.failures).toEqual([{ uri: `${base}/p0.zip`, reason: message }]);
+    // Nothing extracted into the mirror's tree.
+    expect(readdirSync(dest).filter((n) => !n.startsWith('.'))).toEqual([]);
+  });
+});
