@@ -113,3 +113,62 @@ describe.skipIf(small === null)('a Resource Dump package on a small disk', () =>
     expect(readdirSync(dest).filter((n) => !n.startsWith('.'))).toEqual([]);
   });
 });
+
+describe.skipIf(small === null)('a Change Dump package on a small disk', () => {
+  /** A Source with an empty Resource List and a Change Dump of one package creating `count` resources of `size` bytes. */
+  async function changeSource(count: number, size: number) {
+    server = createServer();
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const bodies = Array.from({ length: count }, (_, i) => ({ name: `c${i}`, body: randomBytes(size) }));
+    const entries = bodies.map(({ name, body }, i) => ({
+      loc: `${base}/r/${name}`,
+      path: `/${name}`,
+      change: 'created' as const,
+      datetime: new Date(Date.UTC(2024, 0, 2) + i * 1000).toISOString(),
+      hash: `md5:${md5(body)}`,
+      length: body.length,
+    }));
+    const zip = await buildZip([{ name: 'manifest.xml', body: manifestXml('changedump-manifest', entries) }, ...bodies.map(({ name, body }) => ({ name, body, compress: false }))]);
+    const docs: Record<string, string> = {
+      '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rl.xml</loc><rs:md capability="resourcelist"/></url><url><loc>${base}/cd.xml</loc><rs:md capability="changedump"/></url></urlset>`,
+      '/rl.xml': `<urlset ${ns}><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/></urlset>`,
+      '/cd.xml':
+        `<urlset ${ns}><rs:md capability="changedump" from="2024-01-01T00:00:00Z"/><url><loc>${base}/p.zip</loc>` +
+        `<rs:md type="application/zip" length="${zip.length}" from="2024-01-01T00:00:00Z" until="2024-01-03T00:00:00Z"/></url></urlset>`,
+    };
+    const requests: string[] = [];
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      requests.push(path);
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      if (path === '/p.zip') return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length }).end(zip);
+      res.writeHead(404).end();
+    });
+    return { base, requests };
+  }
+
+  it.each([
+    ['too large to download', 3, 10 * MiB, 'Downloading', false],
+    ['downloaded, but its bitstreams do not fit', 3, 2.5 * MiB, 'Extracting', true],
+  ])('%s: refused, the run failed with why, the checkpoint unmoved', async (_label, count, size, doing, fetched) => {
+    const dest = mkdtempSync(join(small!, 'cd-'));
+    const { base, requests } = await changeSource(count, size);
+    const mirror = () => sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true });
+    expect(await mirror()).toMatchObject({ mode: 'baseline', from: 'lists', created: 0, failed: 0 });
+    const error = await mirror().catch((err: unknown) => err);
+    const message = (error as Error).message;
+    expect(message).toMatch(new RegExp(`^${doing} the package ${base}/p\\.zip needs [\\d.]+ MiB, but the disk holding ${dest} has [\\d.]+ MiB free, of which [\\d.]+ MiB is kept for the rest of the computer, so the run stopped before it\\.`));
+    expect(requests.includes('/p.zip')).toBe(fetched);
+    const run = lastRun(dest);
+    expect(run).toMatchObject({ mode: 'auto', status: 'failed', message, created: 0 });
+    expect(run.failures).toEqual([{ uri: `${base}/p.zip`, reason: message }]);
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      expect(state.checkpoint()?.at).toBe('2024-01-01T00:00:00Z');
+    } finally {
+      state.close();
+    }
+  });
+});
