@@ -36,6 +36,8 @@ export interface PackageRoom {
   lacks(needed: number, what: string): Promise<string | null>;
   /** Stops the run with that sentence, as the reserve stops it. */
   refuse(message: string): void;
+  /** Stops the run on a full disk (a package of no declared length filled it between two looks). */
+  full(): void;
 }
 
 export class DiskReserveError extends Error {

@@ -19,6 +19,7 @@ import { keepAsMetadata, metadataOf, type MetadataFetcher } from './metadata.ts'
 import { dumpPackages, ExtractBudget, fetchPackage, lengthOf, PackagePrefetch, prunePackages, type DumpListing, type DumpPackage, type ManifestEntry, type PackageReport } from './package/index.ts';
 import { isNoRoom } from './package/source.ts';
 import type { PackageRoom } from './disk-reserve.ts';
+import { hasDiskFullCode } from './disk-full.ts';
 import type { MirrorState } from './state.ts';
 import { applyToUnlisted } from './unlisted.ts';
 
@@ -194,6 +195,9 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
         problems = download.problems;
       } catch (err) {
         if (isNoRoom(err)) refuseForRoom(o, loc, err.message);
+        // Every package after it would fail the same way, and each fill the disk again first: the run stops. By the
+        // error's code: its message may hold the package's URL.
+        else if (hasDiskFullCode(err)) o.room?.full();
         if (o.signal?.aborted) throw err;
         // The whole package is unusable; its entries are unknown, so nothing may be deleted on its account.
         complete = false;

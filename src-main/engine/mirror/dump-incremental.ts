@@ -16,6 +16,7 @@ import type { Applier } from './apply.ts';
 import { packageApplier } from './dump-apply.ts';
 import { checkRoom, extractedBytes, nextOf, notePackage, packageDeadline, PACKAGES_DIR, refuseForRoom } from './dump-baseline.ts';
 import type { PackageRoom } from './disk-reserve.ts';
+import { hasDiskFullCode } from './disk-full.ts';
 import { isNoRoom } from './package/source.ts';
 import { appliedInPackage, donePackages, heldAt, markAppliedInPackage, markPackageDone } from './dump-progress.ts';
 import type { MetadataFetcher } from './metadata.ts';
@@ -213,6 +214,9 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
         });
       } catch (err) {
         if (isNoRoom(err)) refuseForRoom(o, loc, err.message);
+        // Every package after it would fail the same way, and each fill the disk again first: the run stops. By the
+        // error's code: its message may hold the package's URL.
+        else if (hasDiskFullCode(err)) o.room?.full();
         if (o.signal?.aborted) throw err;
         complete = false;
         freeze(pkg.fromMs);

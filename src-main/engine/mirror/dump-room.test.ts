@@ -172,3 +172,17 @@ describe.skipIf(small === null)('a Change Dump package on a small disk', () => {
     }
   });
 });
+
+describe.skipIf(small === null)('a Resource Dump package of no declared length on a small disk', () => {
+  it('fills the disk only until the reserve or the full disk stops the run, which ends failed and says so', async () => {
+    const dest = mkdtempSync(join(small!, 'd-'));
+    const { base } = await source(3, 10 * MiB, false);
+    const error = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline' }).catch((err: unknown) => err);
+    const message = (error as Error).message;
+    expect(message).toMatch(new RegExp(`^The disk holding ${dest} (is full|has only [\\d.]+ [KM]iB free), so the run stopped`));
+    expect(lastRun(dest)).toMatchObject({ status: 'failed', message });
+    // Stopped by the full disk (a download at local speed outruns the looks), the partial download went: the disk is
+    // not left full. (Stopped by a look, it stays to be resumed, below the reserve.)
+    if (/is full/.test(message)) expect(freeOf(small!)).toBeGreaterThan(15 * MiB);
+  });
+});
