@@ -121,6 +121,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
 
   const prefetch = new PackagePrefetch();
   const budget = new ExtractBudget();
+  const rooms = new PackageRooms(o.room);
   const toRead = listing.packages.filter((p) => !done.has(p.entry.loc));
   const bytes = packageBytes(toRead, o.onPackageBytes);
   const downloadOf = (p: DumpPackage) => ({
@@ -130,7 +131,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
     signal: o.signal,
     deadlineAt: packageDeadline(p),
     onDownloadProgress: (n: number) => bytes.progress(p.entry.loc, n),
-    room: o.room,
+    room: rooms.room,
   });
   try {
     for (const pkg of listing.packages) {
@@ -147,6 +148,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
       // are in flight at once), and each copy counted as one more resource created.
       let repeats = new Set<ManifestEntry>();
       const bridge = packageApplier(o.applier, { skip: (entry) => repeats.has(entry) });
+      const checked = rooms.next();
       let report: PackageReport;
       let problems: string[];
       try {
@@ -177,7 +179,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
             // What is extracted, and what is still to download of a package read while it downloads.
             const length = lengthOf(pkg);
             const needed = extractedBytes(o.applier, entries, (e) => repeats.has(e)) + (length === undefined ? 0 : Math.max(0, length - bytes.downloaded(loc)));
-            await checkRoom(o, loc, needed);
+            await checkRoom(o, rooms, loc, needed);
           },
           onOutcome: async (outcome) => {
             if (repeats.has(outcome.entry)) {
@@ -190,7 +192,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
           },
           signal: o.signal,
           deadlineAt: packageDeadline(pkg),
-          downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf)),
+          downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf), checked),
         }));
         problems = download.problems;
       } catch (err) {
@@ -304,6 +306,38 @@ export function extractedBytes(applier: Applier, entries: ManifestEntry[], skip:
   return sum;
 }
 
+/**
+ * The run's room as downloads see it. The package being read holds the room its check found it needs (its
+ * bitstreams, the rest of its download) against the next package's download ahead, which starts only once that check
+ * passed (`checked`): else each check passed alone and the two together filled the disk. A download ahead refused so
+ * is asked again at its turn (PackagePrefetch.take), when nothing is held.
+ */
+export class PackageRooms {
+  readonly room: PackageRoom | undefined;
+  #held = 0;
+  #resolve: () => void = () => undefined;
+
+  constructor(room: PackageRoom | undefined) {
+    this.room = room && {
+      lacks: (needed, what) => room.lacks(needed + this.#held, what),
+      refuse: (message) => room.refuse(message),
+      full: () => room.full(),
+    };
+  }
+
+  /** A new package is read: nothing held, its check to come. */
+  next(): Promise<void> {
+    this.#held = 0;
+    return new Promise<void>((resolve) => (this.#resolve = resolve));
+  }
+
+  /** The package being read passed its check: it holds `bytes`, and the next may start downloading. */
+  checked(bytes: number): void {
+    this.#held = bytes;
+    this.#resolve();
+  }
+}
+
 /** Stops the run, the package failed with `message`, when the disk has no room for it (see PackageRoom). */
 export function refuseForRoom(o: { applier: Applier; room?: PackageRoom }, loc: string, message: string): void {
   o.applier.fail(loc, message);
@@ -311,10 +345,9 @@ export function refuseForRoom(o: { applier: Applier; room?: PackageRoom }, loc: 
 }
 
 /** Refuses the package at `loc` (stopping the run) when its extraction needs more room than the disk has. */
-export async function checkRoom(o: { applier: Applier; room?: PackageRoom }, loc: string, needed: number): Promise<void> {
-  if (o.room === undefined || needed <= 0) return;
-  const why = await o.room.lacks(needed, `Extracting the package ${clip(loc)}`);
-  if (why === null) return;
+export async function checkRoom(o: { applier: Applier; room?: PackageRoom }, rooms: PackageRooms, loc: string, needed: number): Promise<void> {
+  const why = o.room === undefined || needed <= 0 ? null : await o.room.lacks(needed, `Extracting the package ${clip(loc)}`);
+  if (why === null) return rooms.checked(needed);
   refuseForRoom(o, loc, why);
   throw new Error(why);
 }

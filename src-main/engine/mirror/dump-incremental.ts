@@ -14,7 +14,7 @@ import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import type { Applier } from './apply.ts';
 import { packageApplier } from './dump-apply.ts';
-import { checkRoom, extractedBytes, nextOf, notePackage, packageDeadline, PACKAGES_DIR, refuseForRoom } from './dump-baseline.ts';
+import { checkRoom, extractedBytes, nextOf, notePackage, packageDeadline, PackageRooms, PACKAGES_DIR, refuseForRoom } from './dump-baseline.ts';
 import type { PackageRoom } from './disk-reserve.ts';
 import { hasDiskFullCode } from './disk-full.ts';
 import { isNoRoom } from './package/source.ts';
@@ -124,8 +124,9 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
 
   const prefetch = new PackagePrefetch();
   const budget = new ExtractBudget();
+  const rooms = new PackageRooms(o.room);
   const toRead = packages.filter((p) => !done.has(p.entry.loc));
-  const downloadOf = (p: DumpPackage) => ({ http: o.http, package: p, workDir, signal: o.signal, deadlineAt: packageDeadline(p), room: o.room });
+  const downloadOf = (p: DumpPackage) => ({ http: o.http, package: p, workDir, signal: o.signal, deadlineAt: packageDeadline(p), room: rooms.room });
   try {
     for (const pkg of packages) {
       if (o.signal?.aborted || o.pauseSignal?.aborted) break;
@@ -158,6 +159,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
         o.applier.whenCommitted(() => markAppliedInPackage(o.state, runId, o.dumpUrl, loc, [index], held));
       };
       const bridge = packageApplier(o.applier, { skip });
+      const checked = rooms.next();
       try {
         await fetchPackage({
           http: o.http,
@@ -169,7 +171,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           // Each URI is applied once per package (its last change), so no two of its changes wait on each other.
           sink: (entry, stream) => bridge.sink(entry, stream),
           verifiedBytes: (entry, bytes) => bridge.verifiedBytes(entry, bytes),
-          onManifest: (entries) => checkRoom(o, loc, extractedBytes(o.applier, entries, skip)),
+          onManifest: (entries) => checkRoom(o, rooms, loc, extractedBytes(o.applier, entries, skip)),
           onDeleted: (entry) => {
             if (skip(entry)) return;
             o.applier.delete(entry.loc);
@@ -207,7 +209,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           },
           signal: o.signal,
           deadlineAt: packageDeadline(pkg),
-          downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf)),
+          downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf), checked),
         }).then(({ download, report }) => {
           for (const problem of download.problems) o.onNote?.(problem);
           notePackage(o, loc, report);

@@ -5,7 +5,7 @@
 // are skipped.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -34,7 +34,11 @@ afterAll(() => {
 
 const MiB = 1024 * 1024;
 let server: Server | null = null;
-afterEach(() => new Promise<void>((r) => (server === null ? r() : server.close(() => r()))));
+afterEach(async () => {
+  await new Promise<void>((r) => (server === null ? r() : server.close(() => r())));
+  // Each test begins with the whole small disk free (its reserve is half of what is free when a run begins).
+  if (small !== null) for (const name of readdirSync(small)) rmSync(join(small, name), { recursive: true, force: true });
+});
 
 /** A Source whose Resource Dump has one package of `count` stored bitstreams of `size` bytes; the paths it was asked. */
 async function source(count: number, size: number, declared = true) {
@@ -184,5 +188,63 @@ describe.skipIf(small === null)('a Resource Dump package of no declared length o
     // Stopped by the full disk (a download at local speed outruns the looks), the partial download went: the disk is
     // not left full. (Stopped by a look, it stays to be resumed, below the reserve.)
     if (/is full/.test(message)) expect(freeOf(small!)).toBeGreaterThan(15 * MiB);
+  });
+});
+
+describe.skipIf(small === null)('two Resource Dump packages on a small disk', () => {
+  /** A Dump of two packages of one stored bitstream of `size` bytes; whether the first was in the mirror when the second was asked for. */
+  async function twoPackages(dest: string, size: number) {
+    server = createServer();
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const zips = await Promise.all(
+      [0, 1].map((p) => {
+        const body = randomBytes(size);
+        return buildZip([
+          { name: 'manifest.xml', body: manifestXml('resourcedump-manifest', [{ loc: `${base}/r/p${p}`, path: `/p${p}`, hash: `md5:${md5(body)}`, length: body.length }]) },
+          { name: `p${p}`, body, compress: false },
+        ]);
+      }),
+    );
+    const docs: Record<string, string> = {
+      '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rd.xml</loc><rs:md capability="resourcedump"/></url></urlset>`,
+      '/rd.xml':
+        `<urlset ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/>` +
+        zips.map((zip, i) => `<url><loc>${base}/p${i}.zip</loc><rs:md type="application/zip" length="${zip.length}"/></url>`).join('') +
+        `</urlset>`,
+    };
+    const host = new URL(base).host.replace(':', '_');
+    const seen: { firstExtracted: boolean | null } = { firstExtracted: null };
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      const p = /^\/p(\d)\.zip$/.exec(path);
+      if (p) {
+        if (p[1] === '1') seen.firstExtracted ??= existsSync(join(dest, host, 'r', 'p0'));
+        const zip = zips[Number(p[1])]!;
+        return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length }).end(zip);
+      }
+      res.writeHead(404).end();
+    });
+    return { base, seen };
+  }
+
+  it('with room for both, the next package still downloads while the first is read', async () => {
+    const dest = mkdtempSync(join(small!, 'g-'));
+    const { base, seen } = await twoPackages(dest, 1 * MiB);
+    expect(await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline' })).toMatchObject({ created: 2, failed: 0 });
+    expect(seen.firstExtracted).toBe(false);
+  });
+
+  it('the next package is not downloaded ahead while the one being read takes the room it would need', async () => {
+    const dest = mkdtempSync(join(small!, 'f-'));
+    // ~9.9 MiB above the reserve: 4 MiB of the first package and 4 of its bitstream leave too little for the second.
+    const { base, seen } = await twoPackages(dest, 4 * MiB);
+    const error = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline' }).catch((err: unknown) => err);
+    // Asked for only once the first was in the mirror (its package gone): and then its bitstream does not fit.
+    expect(seen.firstExtracted).toBe(true);
+    expect((error as Error).message).toMatch(new RegExp(`^Extracting the package ${base}/p1\\.zip needs 4 MiB`));
+    expect(lastRun(dest)).toMatchObject({ status: 'failed', created: 1 });
   });
 });

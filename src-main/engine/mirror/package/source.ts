@@ -241,13 +241,14 @@ export class PackagePrefetch {
   #ahead: { loc: string; download: Download; stop: AbortController } | null = null;
 
   /**
-   * The download of `current` (already under way, or started now); once it is done, `next` (the package to be read
-   * after it, if any) starts downloading while `current` is read.
+   * The download of `current` (already under way, or started now); once it is done, and `after` has resolved (the
+   * room `current` takes is known: see dump-baseline.ts, PackageRooms), `next` (the package to be read after it, if
+   * any) starts downloading while `current` is read.
    */
-  downloadFor(current: DownloadOf, next: DownloadOf | null): Download {
+  downloadFor(current: DownloadOf, next: DownloadOf | null, after?: Promise<void>): Download {
     const download = this.take(current.package) ?? startDownload(current);
     if (next !== null) {
-      download.result.then(
+      Promise.all([download.result, after]).then(
         () => {
           if (!next.signal?.aborted) this.start(next);
         },
