@@ -536,18 +536,18 @@ export class Applier {
     this.#o.onDiskFull?.();
   }
 
-  /** Applies the deletion policy to a URI the Source no longer has. */
-  delete(uri: string): void {
+  /** Applies the deletion policy to a URI the Source no longer has; false when the mirror holds no copy of it. */
+  delete(uri: string): boolean {
     const o = this.#o;
     const live = this.#rows.get(uri);
-    if (!live || live.status === 'deleted' || live.status === 'quarantined') return;
+    if (!live || live.status === 'deleted' || live.status === 'quarantined') return false;
     if (o.deletePolicy === 'keep' || o.dryRun) {
       if (o.deletePolicy === 'keep') this.wouldDelete.push(uri);
       else {
         this.wouldRemove.push(uri);
         this.#note({ deleted: 1 });
       }
-      return;
+      return true;
     }
     // The file goes when its batch is put in place (#remove), once its row says damaged: a kill before the batch
     // commits never leaves a row saying verified for a file that is gone.
@@ -556,6 +556,7 @@ export class Applier {
     this.#count({ deleted: 1 });
     this.#inventoryChange--;
     this.#writer.stage({ temp: null, final: '', record: { row: null, removeUri: uri, counts: { deleted: 1 }, removes: { path: live.path, status: live.status } } });
+    return true;
   }
 
   /** Removes (or quarantines) a deletion's file, its row marked damaged already; a failure makes it a failure. */

@@ -24,6 +24,22 @@ export const diskSpace: DiskSpaceProbe = async (path) => {
 export const RESERVE_BYTES = 1024 ** 3;
 const EVERY_MS = 250;
 
+/**
+ * What a dump asks before it downloads or extracts a package whose length it knows (sync.ts gives the run's
+ * DiskReserve): polling alone let a fast download run past the reserve of a small disk, and fill it, between looks.
+ */
+export interface PackageRoom {
+  /**
+   * Null when `needed` more bytes fit above the reserve (or the disk cannot say), else why not: a sentence that
+   * begins with `what` ("Downloading the package …") and says the run stopped before it.
+   */
+  lacks(needed: number, what: string): Promise<string | null>;
+  /** Stops the run with that sentence, as the reserve stops it. */
+  refuse(message: string): void;
+  /** Stops the run on a full disk (a package of no declared length filled it between two looks). */
+  full(): void;
+}
+
 export class DiskReserveError extends Error {
   constructor(folder: string, free: number, reserve: number) {
     super(
@@ -45,7 +61,7 @@ export interface DiskReserveOptions<E extends Error> {
   stopError?: (folder: string, free: number, reserve: number) => E;
 }
 
-export class DiskReserve<E extends Error = DiskReserveError> {
+export class DiskReserve<E extends Error = DiskReserveError> implements PackageRoom {
   readonly #folder: string;
   readonly #probe: DiskSpaceProbe;
   readonly #everyMs: number;
@@ -94,6 +110,29 @@ export class DiskReserve<E extends Error = DiskReserveError> {
     if (this.#timer === null || this.#controller.signal.aborted) return;
     this.stop();
     this.#controller.abort(this.#stopError(this.#folder, 0, this.#reserve ?? 0));
+  }
+
+  async lacks(needed: number, what: string): Promise<string | null> {
+    let free: number;
+    try {
+      ({ free } = await this.#probe(this.#folder));
+    } catch {
+      return null;
+    }
+    this.#reserve ??= Math.min(RESERVE_BYTES, Math.floor(free / 2));
+    if (needed <= free - this.#reserve) return null;
+    return (
+      `${what} needs ${formatBytes(needed)}, but the disk holding ${this.#folder} has ${formatBytes(Math.max(0, free))} free, of which ${formatBytes(this.#reserve)} is kept ` +
+      `for the rest of the computer, so the run stopped before it. What was verified stays. Free some space and run it again.`
+    );
+  }
+
+  refuse(message: string): void {
+    if (this.#controller.signal.aborted) return;
+    this.stop();
+    const err = this.#stopError(this.#folder, 0, this.#reserve ?? 0);
+    err.message = message;
+    this.#controller.abort(err);
   }
 
   async #check(): Promise<void> {

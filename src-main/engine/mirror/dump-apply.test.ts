@@ -33,7 +33,10 @@ describe('packageApplier', () => {
     // Nor does a name the Source chose stop the run by saying the disk is full.
     await bridge.outcome({ status: 'failed', entry: entry('http://127.0.0.1:9/r4'), code: 'corrupt', reason: 'a: ENOSPC: no space left on device, write: incorrect header check' });
     await bridge.outcome({ status: 'failed', entry: entry('http://127.0.0.1:9/r5'), code: 'size-mismatch', reason: '/x ENOSPC: no space left on device, write' });
+    // A damaged package is the package's fault, whatever its entry is named: the extraction thread says a failure
+    // to write as one (extract-thread.ts).
+    await bridge.outcome({ status: 'failed', entry: entry('http://127.0.0.1:9/r6'), code: 'corrupt', reason: 'x: ENOSPC: no space left on device, write' });
     expect(calls.diskFull).toBe(1);
-    expect(calls.settled).toBe(4);
+    expect(calls.settled).toBe(5);
   });
 });

@@ -97,10 +97,10 @@ export function packageApplier(applier: Applier, options: { skip?: (entry: Manif
       }
     } else if (o.status === 'failed') {
       await removeTemp(o.entry, temp);
-      // Every bitstream after it would fail the same way: the run stops, as at the disk's reserve. Judged by how the
-      // reason ends (the system's error) and for a failure to write or read on only: a reason begins with names the
-      // Source chose, which must not stop a run by saying "no space left on device".
-      const full = (o.code === 'sink-failed' || o.code === 'corrupt') && endsWithDiskFull(o.reason);
+      // Every bitstream after it would fail the same way: the run stops, as at the disk's reserve. Judged for a failure
+      // to write only, by how its reason ends (the system's error): a reason begins with names the Source chose, which
+      // must not stop a run by saying "no space left on device".
+      const full = o.code === 'sink-failed' && endsWithDiskFull(o.reason);
       if (full) applier.diskFull();
       applier.fail(o.entry.loc, full ? `${clip(o.entry.loc)} could not be stored: the disk is full` : o.reason);
     }

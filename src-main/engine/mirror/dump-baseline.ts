@@ -17,6 +17,9 @@ import { packageApplier } from './dump-apply.ts';
 import { donePackages, markPackageDone } from './dump-progress.ts';
 import { keepAsMetadata, metadataOf, type MetadataFetcher } from './metadata.ts';
 import { dumpPackages, ExtractBudget, fetchPackage, lengthOf, PackagePrefetch, prunePackages, type DumpListing, type DumpPackage, type ManifestEntry, type PackageReport } from './package/index.ts';
+import { isNoRoom } from './package/source.ts';
+import type { PackageRoom } from './disk-reserve.ts';
+import { hasDiskFullCode } from './disk-full.ts';
 import type { MirrorState } from './state.ts';
 import { applyToUnlisted } from './unlisted.ts';
 
@@ -56,6 +59,8 @@ export interface DumpBaselineOptions {
   quickDownloadSeconds?: number;
   /** Bytes of the packages downloaded so far in this run, of the total the Dump gives for those to download. */
   onPackageBytes?: (done: number, total: number) => void;
+  /** The disk's room above the run's reserve: a package that does not fit stops the run before it is downloaded or extracted. */
+  room?: PackageRoom;
 }
 
 /** The earliest of several W3C datetimes: the moment the whole snapshot is known to be at least as new as. */
@@ -116,6 +121,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
 
   const prefetch = new PackagePrefetch();
   const budget = new ExtractBudget();
+  const rooms = new PackageRooms(o.room);
   const toRead = listing.packages.filter((p) => !done.has(p.entry.loc));
   const bytes = packageBytes(toRead, o.onPackageBytes);
   const downloadOf = (p: DumpPackage) => ({
@@ -125,6 +131,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
     signal: o.signal,
     deadlineAt: packageDeadline(p),
     onDownloadProgress: (n: number) => bytes.progress(p.entry.loc, n),
+    room: rooms.room,
   });
   try {
     for (const pkg of listing.packages) {
@@ -141,6 +148,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
       // are in flight at once), and each copy counted as one more resource created.
       let repeats = new Set<ManifestEntry>();
       const bridge = packageApplier(o.applier, { skip: (entry) => repeats.has(entry) });
+      const checked = rooms.next();
       let report: PackageReport;
       let problems: string[];
       try {
@@ -161,13 +169,17 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
           budget,
           // Small bitstreams cost more in file operations than in bytes: several at once hide that latency.
           concurrency: DUMP_CONCURRENCY,
-          onManifest: (entries) => {
+          onManifest: async (entries) => {
             repeats = new Set();
             const here = new Set<string>();
             for (const entry of entries) {
               if (seen.has(entry.loc) || here.has(entry.loc)) repeats.add(entry);
               else here.add(entry.loc);
             }
+            // What is extracted, and what is still to download of a package read while it downloads.
+            const length = lengthOf(pkg);
+            const needed = extractedBytes(o.applier, entries, (e) => repeats.has(e)) + (length === undefined ? 0 : Math.max(0, length - bytes.downloaded(loc)));
+            await checkRoom(o, rooms, loc, needed);
           },
           onOutcome: async (outcome) => {
             if (repeats.has(outcome.entry)) {
@@ -180,10 +192,14 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
           },
           signal: o.signal,
           deadlineAt: packageDeadline(pkg),
-          downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf)),
+          downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf), checked),
         }));
         problems = download.problems;
       } catch (err) {
+        if (isNoRoom(err)) refuseForRoom(o, loc, err.message);
+        // Every package after it would fail the same way, and each fill the disk again first: the run stops. By the
+        // error's code: its message may hold the package's URL.
+        else if (hasDiskFullCode(err)) o.room?.full();
         if (o.signal?.aborted) throw err;
         // The whole package is unusable; its entries are unknown, so nothing may be deleted on its account.
         complete = false;
@@ -277,6 +293,65 @@ export function notePackage(o: { onNote?: (note: string) => void }, loc: string,
   }
 }
 
+/**
+ * The bytes a package's manifest says its bitstreams take that this run extracts (the others are read and dropped):
+ * what the disk must have room for before the package is read.
+ */
+export function extractedBytes(applier: Applier, entries: ManifestEntry[], skip: (entry: ManifestEntry) => boolean): number {
+  let sum = 0;
+  for (const entry of entries) {
+    if (entry.zipName === undefined || entry.change === 'deleted' || entry.length === undefined || skip(entry)) continue;
+    if (applier.wanted(entry)) sum += entry.length;
+  }
+  return sum;
+}
+
+/**
+ * The run's room as downloads see it. The package being read holds the room its check found it needs (its
+ * bitstreams, the rest of its download) against the next package's download ahead, which starts only once that check
+ * passed (`checked`): else each check passed alone and the two together filled the disk. A download ahead refused so
+ * is asked again at its turn (PackagePrefetch.take), when nothing is held.
+ */
+export class PackageRooms {
+  readonly room: PackageRoom | undefined;
+  #held = 0;
+  #resolve: () => void = () => undefined;
+
+  constructor(room: PackageRoom | undefined) {
+    this.room = room && {
+      lacks: (needed, what) => room.lacks(needed + this.#held, what),
+      refuse: (message) => room.refuse(message),
+      full: () => room.full(),
+    };
+  }
+
+  /** A new package is read: nothing held, its check to come. */
+  next(): Promise<void> {
+    this.#held = 0;
+    return new Promise<void>((resolve) => (this.#resolve = resolve));
+  }
+
+  /** The package being read passed its check: it holds `bytes`, and the next may start downloading. */
+  checked(bytes: number): void {
+    this.#held = bytes;
+    this.#resolve();
+  }
+}
+
+/** Stops the run, the package failed with `message`, when the disk has no room for it (see PackageRoom). */
+export function refuseForRoom(o: { applier: Applier; room?: PackageRoom }, loc: string, message: string): void {
+  o.applier.fail(loc, message);
+  o.room?.refuse(message);
+}
+
+/** Refuses the package at `loc` (stopping the run) when its extraction needs more room than the disk has. */
+export async function checkRoom(o: { applier: Applier; room?: PackageRoom }, rooms: PackageRooms, loc: string, needed: number): Promise<void> {
+  const why = o.room === undefined || needed <= 0 ? null : await o.room.lacks(needed, `Extracting the package ${clip(loc)}`);
+  if (why === null) return rooms.checked(needed);
+  refuseForRoom(o, loc, why);
+  throw new Error(why);
+}
+
 /** Sums the packages' download progress for the run's progress (at most one report per 256 KiB). */
 function packageBytes(toRead: DumpPackage[], report: ((done: number, total: number) => void) | undefined) {
   const total = toRead.reduce((n, p) => n + (lengthOf(p) ?? 0), 0);
@@ -285,6 +360,8 @@ function packageBytes(toRead: DumpPackage[], report: ((done: number, total: numb
   let reported = -Infinity;
   if (report && total > 0) report(0, total);
   return {
+    /** Bytes of the package at `loc` downloaded so far in this run. */
+    downloaded: (loc: string): number => each.get(loc) ?? 0,
     progress(loc: string, n: number): void {
       done += n - (each.get(loc) ?? 0);
       each.set(loc, n);

@@ -14,7 +14,10 @@ import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import type { Applier } from './apply.ts';
 import { packageApplier } from './dump-apply.ts';
-import { nextOf, notePackage, packageDeadline, PACKAGES_DIR } from './dump-baseline.ts';
+import { checkRoom, extractedBytes, nextOf, notePackage, packageDeadline, PackageRooms, PACKAGES_DIR, refuseForRoom } from './dump-baseline.ts';
+import type { PackageRoom } from './disk-reserve.ts';
+import { hasDiskFullCode } from './disk-full.ts';
+import { isNoRoom } from './package/source.ts';
 import { appliedInPackage, donePackages, heldAt, markAppliedInPackage, markPackageDone } from './dump-progress.ts';
 import type { MetadataFetcher } from './metadata.ts';
 import { ExtractBudget, fetchPackage, PackagePrefetch, prunePackages, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
@@ -41,6 +44,8 @@ export interface DumpIncrementalOptions {
   changeListCovers: boolean;
   /** The changes considered so far (for the live progress). */
   onListed?: (n: number) => void;
+  /** The disk's room above the run's reserve: a package that does not fit stops the run before it is downloaded or extracted. */
+  room?: PackageRoom;
 }
 
 export interface DumpIncrementalResult {
@@ -119,8 +124,9 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
 
   const prefetch = new PackagePrefetch();
   const budget = new ExtractBudget();
+  const rooms = new PackageRooms(o.room);
   const toRead = packages.filter((p) => !done.has(p.entry.loc));
-  const downloadOf = (p: DumpPackage) => ({ http: o.http, package: p, workDir, signal: o.signal, deadlineAt: packageDeadline(p) });
+  const downloadOf = (p: DumpPackage) => ({ http: o.http, package: p, workDir, signal: o.signal, deadlineAt: packageDeadline(p), room: rooms.room });
   try {
     for (const pkg of packages) {
       if (o.signal?.aborted || o.pauseSignal?.aborted) break;
@@ -153,6 +159,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
         o.applier.whenCommitted(() => markAppliedInPackage(o.state, runId, o.dumpUrl, loc, [index], held));
       };
       const bridge = packageApplier(o.applier, { skip });
+      const checked = rooms.next();
       try {
         await fetchPackage({
           http: o.http,
@@ -164,6 +171,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           // Each URI is applied once per package (its last change), so no two of its changes wait on each other.
           sink: (entry, stream) => bridge.sink(entry, stream),
           verifiedBytes: (entry, bytes) => bridge.verifiedBytes(entry, bytes),
+          onManifest: (entries) => checkRoom(o, rooms, loc, extractedBytes(o.applier, entries, skip)),
           onDeleted: (entry) => {
             if (skip(entry)) return;
             o.applier.delete(entry.loc);
@@ -201,12 +209,16 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           },
           signal: o.signal,
           deadlineAt: packageDeadline(pkg),
-          downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf)),
+          downloading: prefetch.downloadFor(downloadOf(pkg), nextOf(toRead, pkg, downloadOf), checked),
         }).then(({ download, report }) => {
           for (const problem of download.problems) o.onNote?.(problem);
           notePackage(o, loc, report);
         });
       } catch (err) {
+        if (isNoRoom(err)) refuseForRoom(o, loc, err.message);
+        // Every package after it would fail the same way, and each fill the disk again first: the run stops. By the
+        // error's code: its message may hold the package's URL.
+        else if (hasDiskFullCode(err)) o.room?.full();
         if (o.signal?.aborted) throw err;
         complete = false;
         freeze(pkg.fromMs);

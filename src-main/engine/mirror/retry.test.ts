@@ -89,6 +89,23 @@ describe('retry of failed resources', () => {
     breakResource(4, false);
   });
 
+  it('settles a failure whose resource the Source has deleted since and the mirror never had: nothing to do, said so', async () => {
+    breakResource(4, true);
+    await sync({ url: capabilityList(), dest, timeoutMs: 2_000 });
+    const failedRun = runs()[0]!;
+    const uri = fixture.state.locOf(4);
+    breakResource(4, false);
+    fixture.state.change('delete', 1, 4);
+    const before = resourceRequests().length;
+    const retried = await retryResources({ dest, runId: failedRun.id });
+    expect(retried).toMatchObject({ asked: 1, failed: 0, gone: [uri] });
+    expect(resourceRequests().length).toBe(before);
+    expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'completed', message: `retried 1 resource of run ${failedRun.id}: 1 was deleted at the Source and is not in the mirror, so there was nothing to do` });
+    // It stands no more: "retry all failed" does not ask for it again and again.
+    expect(readFailures(dest, failedRun.id)).toMatchObject({ total: 1, open: 0, failures: [{ uri, fixedBy: retried.runId }] });
+    await expect(retryResources({ dest, runId: failedRun.id })).rejects.toThrow(/there is nothing to retry/);
+  });
+
   it('is paused as a sync is, and resumed for what it has not settled only', async () => {
     const broken = [3, 5, 7, 9, 11];
     for (const id of broken) breakResource(id, true);

@@ -71,6 +71,8 @@ export interface RetryResult extends RunCounts {
   paused: boolean;
   resumed: boolean;
   failures: Failure[];
+  /** URIs found deleted at the Source and not in the mirror: nothing was to be done, and their failures are settled. */
+  gone: string[];
   seconds: number;
 }
 
@@ -164,6 +166,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       });
     report();
     let status: 'completed' | 'failed' | 'cancelled' | 'interrupted' = 'completed';
+    const gone: string[] = [];
     let message: string | null = null;
     // Reading the lists and starting fetches stop on a pause too; the fetches in flight keep the run's own signal.
     const intake = options.pauseSignal ? AbortSignal.any([signal, options.pauseSignal]) : signal;
@@ -191,7 +194,13 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
             applier.fail(uri, 'not listed by the Source any more (neither in its Resource List nor in its Change List); not fetched');
             applier.settledOne();
           } else if (entry.md.change === 'deleted') {
-            applier.delete(uri);
+            // Gone at the Source and not in the mirror: nothing to do, and recorded as settled (with the batch), or
+            // the failure stood for every later retry, no inventory row ever saying otherwise.
+            if (!applier.delete(uri)) {
+              const settled = canonicalUri(uri);
+              gone.push(settled);
+              applier.whenCommitted(() => state.settleGone(run.id, settled));
+            }
             applier.settledOne();
           } else {
             const problem = entryProblem(entry);
@@ -230,7 +239,13 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       } else if (applier.counts.failed > 0) {
         status = 'failed';
         message = `${applier.counts.failed} of ${asked} retried resource${asked === 1 ? '' : 's'} failed again`;
-      } else message = `retried ${asked} resource${asked === 1 ? '' : 's'} of run ${failed.id}`;
+      } else {
+        message = `retried ${asked} resource${asked === 1 ? '' : 's'} of run ${failed.id}`;
+        if (gone.length > 0) {
+          const one = gone.length === 1;
+          message += `: ${gone.length} ${one ? 'was' : 'were'} deleted at the Source and ${one ? 'is' : 'are'} not in the mirror, so there was nothing to do`;
+        }
+      }
       state.endRun(run.id, status, inAll(), message);
     } catch (err) {
       await applier.finish().catch(() => undefined);
@@ -258,6 +273,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       failed: counts.failed,
       bytes: counts.bytes,
       failures: applier.failures,
+      gone,
       seconds: Math.round((Date.now() - t0) / 100) / 10,
     };
   } finally {

@@ -220,6 +220,11 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
       after = rows.at(-1)!.uri;
     }
   },
+  (db) => {
+    // Failures settled with nothing to fetch: a retry found the resource deleted at the Source and no copy of it in
+    // the mirror. No inventory row says so, and without this the failure stood for every later retry (failuresSince).
+    db.exec(`CREATE TABLE gone (uri TEXT PRIMARY KEY, run_id INTEGER NOT NULL) WITHOUT ROWID`);
+  },
 ];
 
 /** Gives inventory rows (and their described_by links) the form canonicalUri writes, unless a row has it already. */
@@ -778,10 +783,16 @@ export class MirrorState implements ClaimStore {
     const left = this.db
       .prepare(
         `SELECT r.uri AS uri FROM retry_items r WHERE r.run_id = ?
-         AND NOT EXISTS (SELECT 1 FROM inventory i WHERE i.uri = r.uri AND i.run_id >= r.run_id AND i.status != 'damaged') ORDER BY r.uri`,
+         AND NOT EXISTS (SELECT 1 FROM inventory i WHERE i.uri = r.uri AND i.run_id >= r.run_id AND i.status != 'damaged')
+         AND NOT EXISTS (SELECT 1 FROM gone g WHERE g.uri = r.uri AND g.run_id >= r.run_id) ORDER BY r.uri`,
       )
       .all(runId) as { uri: string }[];
     return { ofRun: Number(of.ofRun), asked: Number(of.asked), uris: left.map((r) => r.uri) };
+  }
+
+  /** Run `runId` found `uri` deleted at the Source and not in the mirror: its earlier failures stand no more. */
+  settleGone(runId: number, uri: string): void {
+    this.db.prepare('INSERT INTO gone (uri, run_id) VALUES (?, ?) ON CONFLICT (uri) DO UPDATE SET run_id = excluded.run_id').run(uri, runId);
   }
 
   /** Whether a retry run kept what it was asked for (see retryLeft): retries recorded before that did not. */
@@ -795,7 +806,7 @@ export class MirrorState implements ClaimStore {
 
   /**
    * A run's failures, each with the later run that has since mirrored its resource (a retry, a resumed or later
-   * sync: its row is verified and that run's), or null while it still stands. At most `limit`, with the counts.
+   * sync: its row is verified and that run's) or found it gone (settleGone), or null while it still stands. At most `limit`, with the counts.
    */
   failuresSince(runId: number, limit: number): { total: number; open: number; failures: { uri: string; reason: string; fixedBy: number | null }[] } {
     // Only a later run can have mended a failure. The latest run's, read every 2 s while it goes on, are thus all
@@ -806,7 +817,9 @@ export class MirrorState implements ClaimStore {
       const rows = this.db.prepare('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid LIMIT ?').all(runId, limit) as { uri: string; reason: string }[];
       return { total, open: total, failures: rows.map((f) => ({ uri: f.uri, reason: f.reason, fixedBy: null })) };
     }
-    const fixedBy = `(SELECT i.run_id FROM inventory i WHERE i.uri = f.uri AND i.run_id > f.run_id AND i.status IN ('verified', 'unchecked'))`;
+    // Or the later run that found the resource deleted at the Source and not in the mirror (settleGone).
+    const fixedBy = `COALESCE((SELECT i.run_id FROM inventory i WHERE i.uri = f.uri AND i.run_id > f.run_id AND i.status IN ('verified', 'unchecked')),
+      (SELECT g.run_id FROM gone g WHERE g.uri = f.uri AND g.run_id > f.run_id))`;
     const counts = this.db.prepare(`SELECT COUNT(*) AS total, SUM(${fixedBy} IS NULL) AS open FROM failures f WHERE f.run_id = ?`).get(runId) as { total: number; open: number | null };
     const failures = this.db
       .prepare(`SELECT f.uri AS uri, f.reason AS reason, ${fixedBy} AS fixedBy FROM failures f WHERE f.run_id = ? ORDER BY (${fixedBy} IS NOT NULL), f.rowid LIMIT ?`)

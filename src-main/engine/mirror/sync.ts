@@ -434,6 +434,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
               packageBytes = { done, total };
               report();
             },
+            room: reserve ?? undefined,
           });
           newCheckpoint = result.at === null ? null : { at: notInTheFuture(result.at, 'The Resource Dump', options.onNote), from: dumps.url! };
           if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
@@ -446,7 +447,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           const result = await runDumpIncremental({
             http, applier, state, stateDir, dumpUrl: dumps.url!, listing: dumps.listing, checkpoint: checkpoint!, runId: run?.id ?? null, dryRun,
             signal: options.signal, pauseSignal: options.pauseSignal, phases, onNote: options.onNote, changeListCovers: binding.changeListUrl !== null, metadata,
-            onListed: (n) => onListed(n),
+            onListed: (n) => onListed(n), room: reserve ?? undefined,
           });
           listed = result.changes;
           newCheckpoint = result.checkpoint;

@@ -197,6 +197,20 @@ describe('downloadPackage', () => {
     }
   });
 
+  it('asks for room for what is left to download, and refuses before a byte is fetched when there is none', async () => {
+    behaviour = { body: BODY, etag: 'W/"weak"', lastModified: 'Tue, 02 Jan 2024 03:04:05 GMT', cutAfter: 50_000 };
+    await expect(downloadPackage(options({ maxResumes: 0 }))).rejects.toMatchObject({ name: 'NetworkError' });
+    const asked: number[] = [];
+    const refused = downloadPackage(options({ room: async (needed) => (asked.push(needed), 'no room, said plainly') }));
+    await expect(refused).rejects.toMatchObject({ name: 'PackageDownloadError', code: 'no-room', message: 'no room, said plainly' });
+    // Only the rest of a download an earlier run left; and what it left stays to be resumed.
+    expect(asked).toEqual([BODY.length - 50_000]);
+    expect(requests).toHaveLength(1);
+    expect((await readdir(dir)).sort()).toEqual(['package.zip.part', 'package.zip.part.json']);
+    const result = await downloadPackage(options({ room: async () => null }));
+    expect(result).toMatchObject({ resumedFrom: 50_000 });
+  });
+
   it('resumes a download an earlier run left behind, with Last-Modified when the ETag is weak', async () => {
     behaviour = { body: BODY, etag: 'W/"weak"', lastModified: 'Tue, 02 Jan 2024 03:04:05 GMT', cutAfter: 50_000 };
     // The first run gives up at once (no resumption allowed) and leaves its part behind.

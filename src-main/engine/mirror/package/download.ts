@@ -31,6 +31,12 @@ export interface DownloadOptions {
   onProgress?: (bytes: number, total: number | null) => void;
   /** Told what is on disk as it is written, for a reader that follows the download (growing.ts). */
   part?: PartProgress;
+  /**
+   * Asked, when the Dump gives the package's length, whether what is left to download fits on the disk: a sentence
+   * saying why not refuses the download ('no-room') before a byte is fetched. Without a length the run's reserve,
+   * polled, is all that stops a download.
+   */
+  room?: (needed: number) => Promise<string | null>;
 }
 
 export interface DownloadResult {
@@ -53,7 +59,8 @@ export interface DownloadResult {
   problems: string[];
 }
 
-export type DownloadErrorCode = 'length-mismatch' | 'hash-mismatch' | 'bad-length' | 'bad-content-range' | 'io';
+/** `no-room`: the disk has no room for what is left to download of the length the Dump gives (nothing was fetched). */
+export type DownloadErrorCode = 'length-mismatch' | 'hash-mismatch' | 'bad-length' | 'bad-content-range' | 'io' | 'no-room';
 
 export class PackageDownloadError extends Error {
   code: DownloadErrorCode;
@@ -183,6 +190,10 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
   if (offset === 0) {
     await rm(part, { force: true });
     meta = null;
+  }
+  if (expectedLength !== null && options.room !== undefined) {
+    const why = await options.room(expectedLength - offset);
+    if (why !== null) throw new PackageDownloadError('no-room', why, url);
   }
   const resumedFrom = offset;
   let resumes = 0;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32, deflateRawSync } from 'node:zlib';
-import { mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExtractThreads, extractThreads } from './extract-thread.ts';
@@ -224,5 +225,47 @@ describe('extraction thread: deflated bitstreams inflated straight into the slab
       expect(r).toMatchObject({ ok: true, bytes: bodies[i]!.length, digests: [md5(bodies[i]!)] });
       expect(readFileSync(join(dir, `many-deflated-${i}`)).equals(bodies[i]!)).toBe(true);
     });
+  });
+});
+
+// A small tmpfs stands for a full disk: only root may mount one, so elsewhere these are skipped.
+function mountTmpfs(): string | null {
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) return null;
+  const at = mkdtempSync(join(tmpdir(), 'rsdesk-extract-full-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', at], { stdio: 'ignore' });
+    return at;
+  } catch {
+    return null;
+  }
+}
+const small = mountTmpfs();
+afterAll(() => {
+  if (small === null) return;
+  execFileSync('umount', [small], { stdio: 'ignore' });
+  rmSync(small, { recursive: true, force: true });
+});
+
+describe.skipIf(small === null)('extraction thread: a full disk', () => {
+  // The disk takes the whole slabs and refuses the tail (or, for a small bitstream, everything): that write comes
+  // with the file's end, and was reported as a corrupt package.
+  it.each([
+    ['a small bitstream', 100_000, 1_000_000],
+    ['a full slab taken, the tail refused', 600_000, 450_000],
+    ['refused within the slabs', 3 << 20, 0],
+  ])('%s: a failure to write, not a corrupt package, and no file left', async (_label, size, taken) => {
+    const filler = join(small!, 'filler');
+    writeFileSync(filler, Buffer.alloc(taken));
+    try {
+      const body = randomBytes(size);
+      for (const method of [0, 8] as const) {
+        const out = join(small!, `out-${size}-${method}`);
+        const result = await extract(method === 8 ? deflateRawSync(body) : body, method, size, out);
+        expect(result).toMatchObject({ ok: false, code: 'sink-failed', message: expect.stringContaining('ENOSPC') });
+        expect(existsSync(out)).toBe(false);
+      }
+    } finally {
+      unlinkSync(filler);
+    }
   });
 });

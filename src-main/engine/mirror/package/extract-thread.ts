@@ -297,6 +297,16 @@ function slabSink(path, wantDirect) {
   } : null;
   return sink;
 }
+// The last bytes of a file written through the slabs, and its close. A failure here is the file's (a disk that is
+// full takes the earlier slabs and refuses the tail): the end's callback has it before the stream's 'error' event
+// would mark it, so it is marked here, else a full disk was reported as a corrupt package.
+function written(slabs) {
+  return new Promise((resolve, reject) => slabs.end((err) => {
+    if (!err) return resolve();
+    sinkFailed(err);
+    reject(err);
+  }));
+}
 async function run(job) {
   const controller = new AbortController();
   running.set(job.id, controller);
@@ -321,14 +331,14 @@ async function run(job) {
         bytes += view.length;
         see(view);
       }, () => (controller.signal.aborted ? failure('cancelled', 'cancelled') : null));
-      await new Promise((resolve, reject) => slabs.end((err) => (err ? reject(err) : resolve())));
+      await written(slabs);
     } else if (job.method === 8 && slabs !== null && slabs.inflateFrom !== null) {
       await slabs.inflateFrom(job.fd, job.start, job.end, job.length, (view) => {
         bytes += view.length;
         if (bytes > job.length) throw tooLong();
         see(view);
       }, () => (controller.signal.aborted ? failure('cancelled', 'cancelled') : null));
-      await new Promise((resolve, reject) => slabs.end((err) => (err ? reject(err) : resolve())));
+      await written(slabs);
     } else {
       input = rangeReader(job.fd, job.start, job.end);
       const check = new Transform({

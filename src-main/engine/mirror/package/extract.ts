@@ -65,8 +65,11 @@ export interface ReadPackageOptions {
   onDeleted?: (entry: ManifestEntry) => void | Promise<void>;
   /** Called with each outcome as soon as it is known (progress). */
   onOutcome?: (outcome: EntryOutcome) => void | Promise<void>;
-  /** Called with the manifest's entries once it is read, before any bitstream is handed out (again if read again). */
-  onManifest?: (entries: ManifestEntry[]) => void;
+  /**
+   * Called with the manifest's entries once it is read, before any bitstream is handed out (again if read again);
+   * awaited, and a rejection stops the reading of the package.
+   */
+  onManifest?: (entries: ManifestEntry[]) => void | Promise<void>;
   /** The bytes of the Dump's rel="contents" copy of the manifest, when there is one. */
   contentsCopy?: { url: string; body: AsyncIterable<Uint8Array> };
   /** Digests to compute besides those the manifest gives (to record them); default md5 when the manifest gives none. */
@@ -119,7 +122,7 @@ export async function readPackage(from: string | PackageBytes, options: ReadPack
   } finally {
     await first.close();
   }
-  options.onManifest?.(manifest.entries);
+  await options.onManifest?.(manifest.entries);
   if (typeof from !== 'string') from.entriesPhase?.();
   const names = new Set<string>([MANIFEST_NAME]);
   for (const entry of manifest.entries) if (entry.zipName !== undefined && entry.change !== 'deleted') names.add(entry.zipName);

@@ -9,7 +9,8 @@ import { parseW3cDatetime, type Entry } from '../../documents/index.ts';
 import { HttpStatusError, type Http } from '../../http/index.ts';
 import { loadDocument, XML_ACCEPT } from '../../load.ts';
 import { listKey } from '../entries.ts';
-import { downloadPackage, type DownloadResult } from './download.ts';
+import type { PackageRoom } from '../disk-reserve.ts';
+import { downloadPackage, PackageDownloadError, type DownloadResult } from './download.ts';
 import { readPackage, type ReadPackageOptions } from './extract.ts';
 import { GrowingPackage } from './growing.ts';
 import type { DumpKind, EntryOutcome, PackageReport } from './model.ts';
@@ -120,6 +121,8 @@ export interface FetchPackageOptions extends Omit<ReadPackageOptions, 'url' | 'c
   onDownloadProgress?: (bytes: number, total: number | null) => void;
   /** This package's download, already under way (see PackagePrefetch); otherwise it is downloaded here. */
   downloading?: Download;
+  /** The disk's room above the run's reserve, asked before a package of known length is downloaded (download.ts). */
+  room?: PackageRoom;
   /**
    * A Resource Dump package is read while it downloads when the server serves ranges (its end first, for the
    * directory), and its outcomes are held back until the download is complete and its length and hash hold; when
@@ -194,9 +197,16 @@ export function lengthOf(pkg: DumpPackage): number | undefined {
 export interface Download {
   result: Promise<DownloadResult>;
   part: PartProgress;
+  /** Refused for want of room on the disk (set once that is known). */
+  refused?: boolean;
 }
 
-type DownloadOf = Pick<FetchPackageOptions, 'http' | 'package' | 'workDir' | 'signal' | 'deadlineAt' | 'onDownloadProgress'>;
+type DownloadOf = Pick<FetchPackageOptions, 'http' | 'package' | 'workDir' | 'signal' | 'deadlineAt' | 'onDownloadProgress' | 'room'>;
+
+/** Whether `err` is a package download refused before it began, for want of room on the disk. */
+export function isNoRoom(err: unknown): err is PackageDownloadError {
+  return err instanceof PackageDownloadError && err.code === 'no-room';
+}
 
 function startDownload(options: DownloadOf): Download {
   const { entry } = options.package;
@@ -211,10 +221,14 @@ function startDownload(options: DownloadOf): Download {
     deadlineAt: options.deadlineAt,
     onProgress: options.onDownloadProgress,
     part,
+    room: options.room && ((needed) => options.room!.lacks(needed, `Downloading the package ${clip(entry.loc)}`)),
   });
+  const download: Download = { result, part };
   // Handled by whoever takes it; never an unhandled rejection meanwhile.
-  result.catch(() => undefined);
-  return { result, part };
+  result.catch((err: unknown) => {
+    if (isNoRoom(err)) download.refused = true;
+  });
+  return download;
 }
 
 /**
@@ -227,13 +241,14 @@ export class PackagePrefetch {
   #ahead: { loc: string; download: Download; stop: AbortController } | null = null;
 
   /**
-   * The download of `current` (already under way, or started now); once it is done, `next` (the package to be read
-   * after it, if any) starts downloading while `current` is read.
+   * The download of `current` (already under way, or started now); once it is done, and `after` has resolved (the
+   * room `current` takes is known: see dump-baseline.ts, PackageRooms), `next` (the package to be read after it, if
+   * any) starts downloading while `current` is read.
    */
-  downloadFor(current: DownloadOf, next: DownloadOf | null): Download {
+  downloadFor(current: DownloadOf, next: DownloadOf | null, after?: Promise<void>): Download {
     const download = this.take(current.package) ?? startDownload(current);
     if (next !== null) {
-      download.result.then(
+      Promise.all([download.result, after]).then(
         () => {
           if (!next.signal?.aborted) this.start(next);
         },
@@ -257,7 +272,8 @@ export class PackagePrefetch {
     if (this.#ahead?.loc !== pkg.entry.loc) return undefined;
     const { download } = this.#ahead;
     this.#ahead = null;
-    return download;
+    // Refused while the package before it took its room (its file, its bitstreams): asked again now that it is done.
+    return download.refused ? undefined : download;
   }
 
   /**
