@@ -297,6 +297,25 @@ test('the tree works from the keyboard (WAI-ARIA tree)', async ({ page }) => {
   await expect(treeItem(page, PATHS.dataset1.capabilityList)).toHaveAttribute('aria-selected', 'true');
   await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('Capability List');
   await expect(page.getByTestId('entry-count')).toHaveText('5 of 5 entries');
+  // Type-ahead: a character goes to the next item whose name starts with it, round to the top; again, to the one after.
+  await tree.locator('[role=treeitem]:focus').waitFor();
+  await page.keyboard.press('s');
+  await expect(focused).toContainText(PATHS.wellKnown);
+  // (A key within 0.7 s of the last adds to the search: these wait longer.)
+  await page.waitForTimeout(800);
+  await page.keyboard.press('c');
+  await expect(focused).toContainText(PATHS.dataset1.capabilityList);
+  await page.waitForTimeout(800);
+  await page.keyboard.press('c');
+  await expect(focused).toContainText(PATHS.dataset2.capabilityList);
+  // Characters typed quickly are one search; one that no name starts with leaves the focus where it is.
+  await page.waitForTimeout(800);
+  await page.keyboard.type('so', { delay: 50 });
+  await expect(focused).toContainText(PATHS.wellKnown);
+  await page.waitForTimeout(800);
+  await page.keyboard.press('x');
+  await expect(focused).toContainText(PATHS.wellKnown);
+  await expect(tree.locator('[role=treeitem][tabindex="0"]')).toHaveCount(1);
 });
 
 test('saved Sources survive a reload and a restart of the app, and can be removed', async ({ page }) => {

@@ -5,16 +5,41 @@ import { useUi } from '../state/ui.ts';
 import { sourceRoots } from './nodes.ts';
 import { TreeNode } from './TreeNode.tsx';
 
-/** Up/Down/Home/End move between visible items in document order; Left/Right/Enter are handled per node. */
+/** What was typed for type-ahead, and when: keys typed within TYPE_AHEAD_MS of each other make one search. */
+const typed = { text: '', at: 0 };
+const TYPE_AHEAD_MS = 700;
+
+/** An item's name as type-ahead compares it: its label ("Resource List", "Change List Index"…), the row's first words. */
+function itemName(item: HTMLElement): string {
+  return (item.querySelector('.tree-label')?.textContent ?? item.textContent ?? '').trim().toLowerCase();
+}
+
+/**
+ * Up/Down/Home/End move between visible items in document order; a printable character moves to the next visible
+ * item whose name starts with it (characters typed in quick succession: with all of them), as the WAI-ARIA tree
+ * pattern's type-ahead does; Left/Right/Enter are handled per node.
+ */
 function onTreeKeyDown(event: KeyboardEvent<HTMLUListElement>) {
   const keys = ['ArrowDown', 'ArrowUp', 'Home', 'End'];
-  if (!keys.includes(event.key) || event.altKey) return;
+  const printable = event.key.length === 1 && !event.ctrlKey && !event.metaKey && !event.altKey;
+  if (!(keys.includes(event.key) && !event.altKey) && !printable) return;
+  // Space selects (the item's own key, as Enter): it is not typed ahead.
+  if (event.key === ' ') return;
   const items = Array.from(event.currentTarget.querySelectorAll<HTMLElement>('[role=treeitem]'));
   if (items.length === 0) return;
   const current = (event.target as HTMLElement).closest<HTMLElement>('[role=treeitem]');
   const at = current ? items.indexOf(current) : -1;
   let next: HTMLElement | undefined;
-  if (event.key === 'ArrowDown') next = items[Math.min(at + 1, items.length - 1)];
+  if (printable) {
+    typed.text = event.timeStamp - typed.at > TYPE_AHEAD_MS ? event.key.toLowerCase() : typed.text + event.key.toLowerCase();
+    typed.at = event.timeStamp;
+    // One character looks past the current item (pressing it again goes on to the next); more, from the current one.
+    const from = typed.text.length === 1 ? at + 1 : Math.max(at, 0);
+    for (let i = 0; i < items.length && !next; i++) {
+      const item = items[(from + i) % items.length]!;
+      if (itemName(item).startsWith(typed.text)) next = item;
+    }
+  } else if (event.key === 'ArrowDown') next = items[Math.min(at + 1, items.length - 1)];
   else if (event.key === 'ArrowUp') next = items[Math.max(at - 1, 0)];
   else if (event.key === 'Home') next = items[0];
   else next = items[items.length - 1];
