@@ -339,6 +339,11 @@ export function formatRetry(r: RetryResult, dest: string): string {
     for (const f of r.failures.slice(0, 50)) lines.push(`  ${f.uri}: ${f.reason}`);
     if (r.failures.length > 50) lines.push(`  … and ${r.failures.length - 50} more (rsdesk runs --dest ${dest} --json lists them all)`);
   }
+  if (r.gone.length > 0) {
+    lines.push('Deleted at the Source since, and not in the mirror (nothing to do; settled):');
+    for (const uri of r.gone.slice(0, 50)) lines.push(`  ${uri}`);
+    if (r.gone.length > 50) lines.push(`  … and ${r.gone.length - 50} more`);
+  }
   if (r.paused) lines.push(`Stopped before the end: the next rsdesk retry --dest ${dest} takes it up again; what was verified is not fetched again.`);
   return `${lines.join('\n')}\n`;
 }

@@ -376,8 +376,11 @@ export interface RunFailures {
   total: number;
   /** Failures whose resource no later run has mirrored since. */
   open: number;
-  /** At most 1,000, those still standing first; `fixedBy`: the later run that mirrored the resource since. */
-  failures: { uri: string; reason: string; fixedBy: number | null }[];
+  /**
+   * At most 1,000, those still standing first; `fixedBy`: the later run that mirrored the resource since, or (`gone`)
+   * found it deleted at the Source while the mirror had no copy, so that nothing was left to do.
+   */
+  failures: { uri: string; reason: string; fixedBy: number | null; gone: boolean }[];
 }
 
 /** An audit's result as the app keeps it (the last one per mirror, while the app runs). */

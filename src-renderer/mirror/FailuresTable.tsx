@@ -101,7 +101,9 @@ export function FailuresTable({
                   <td className="mono wrap">{f.uri}</td>
                   <td className="wrap">
                     {failureReason(f.uri, f.reason)}
-                    {f.fixedBy !== null && <span className="ok-text"> — mirrored since, by run #{f.fixedBy}</span>}
+                    {f.fixedBy !== null && (
+                      <span className="ok-text">{f.gone ? ` — deleted at the Source since (found by run #${f.fixedBy}); nothing to do` : ` — mirrored since, by run #${f.fixedBy}`}</span>
+                    )}
                   </td>
                   {run && run.kind !== 'audit' && (
                     <td className="cell-action">

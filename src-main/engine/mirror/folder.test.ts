@@ -84,12 +84,12 @@ describe("a run's failures", () => {
       total: 3,
       open: 3,
       failures: [
-        { uri: 'http://s/x', reason: 'no x', fixedBy: null },
-        { uri: 'http://s/y', reason: 'no y', fixedBy: null },
+        { uri: 'http://s/x', reason: 'no x', fixedBy: null, gone: false },
+        { uri: 'http://s/y', reason: 'no y', fixedBy: null, gone: false },
       ],
     });
     // An earlier run's failure that the latest run mended is said to be.
-    expect(readFailures(dest, first)).toEqual({ total: 1, open: 0, failures: [{ uri: 'http://s/a', reason: 'gone', fixedBy: latest }] });
+    expect(readFailures(dest, first)).toEqual({ total: 1, open: 0, failures: [{ uri: 'http://s/a', reason: 'gone', fixedBy: latest, gone: false }] });
   });
 });
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { formatRetry } from '../../cli/mirror-commands.ts';
 import { readFailures, readFolder } from './folder.ts';
 import { resumeRetry, retryResources } from './retry.ts';
 import { MirrorState, stateDirOf } from './state.ts';
@@ -102,7 +103,9 @@ describe('retry of failed resources', () => {
     expect(resourceRequests().length).toBe(before);
     expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'completed', message: `retried 1 resource of run ${failedRun.id}: 1 was deleted at the Source and is not in the mirror, so there was nothing to do` });
     // It stands no more: "retry all failed" does not ask for it again and again.
-    expect(readFailures(dest, failedRun.id)).toMatchObject({ total: 1, open: 0, failures: [{ uri, fixedBy: retried.runId }] });
+    expect(readFailures(dest, failedRun.id)).toMatchObject({ total: 1, open: 0, failures: [{ uri, fixedBy: retried.runId, gone: true }] });
+    // rsdesk retry names it.
+    expect(formatRetry(retried, dest)).toContain(`Deleted at the Source since, and not in the mirror (nothing to do; settled):\n  ${uri}\n`);
     await expect(retryResources({ dest, runId: failedRun.id })).rejects.toThrow(/there is nothing to retry/);
   });
 
