@@ -150,7 +150,7 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   expect(JSON.parse(readFileSync(filteredJson, 'utf8'))).toMatchObject({
     mirror: folder,
     source: suite.fixture.url + PATHS.dataset1.capabilityList,
-    auditedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     filter: { status: 'all', text: suite.fixture.state.pathOf(7) },
     inSync: false,
     missing: [suite.fixture.state.locOf(7)],

@@ -150,7 +150,7 @@ describe('audit.export', () => {
     expect(json).toEqual({
       mirror,
       source: fixture.url + fixture.paths.dataset1.capabilityList,
-      auditedAt: '2026-11-27T10:00:00.000Z',
+      at: '2026-11-27T10:00:00.000Z',
       rehash: false,
       filter: null,
       inSync: false,

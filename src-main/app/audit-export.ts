@@ -111,7 +111,7 @@ export async function exportAudit(o: AuditExportOptions): Promise<AuditExportRes
       const head = {
         mirror: o.mirror,
         source: o.source,
-        auditedAt: audit.at,
+        at: audit.at,
         rehash: audit.rehash,
         filter: o.filter,
         inSync: audit.report.inSync,
