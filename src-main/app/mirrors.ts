@@ -32,7 +32,7 @@ import { DiskFullError, diskFullMessage, isDiskFull } from '../engine/mirror/dis
 import type { SecretStore } from '../engine/mirror/secrets.ts';
 import { authorizationOf, secretKey, type AskAgain, type Credentials, type SourceSettings } from '../engine/mirror/settings.ts';
 import type { SourceHeaders } from '../engine/http/index.ts';
-import { STATE_DIR, type Binding, type RunCounts, type RunRecord } from '../engine/mirror/state.ts';
+import { STATE_DIR, UnboundStateError, unboundStateMessage, type Binding, type RunCounts, type RunRecord } from '../engine/mirror/state.ts';
 import { checkResumeRetry, checkRetry, resumeRetry, retryResources, RetryError, type ResumeRetryOptions, type RetryResult } from '../engine/mirror/retry.ts';
 import { resumable, sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
@@ -150,7 +150,7 @@ function plural(n: number, one: string, many = `${one}s`): string {
 
 /** Engine errors a person can act on keep their message (as a MirrorError); others go up as they are. */
 function plain(error: unknown): unknown {
-  if (error instanceof SyncError || error instanceof RetryError || error instanceof MirrorLockedError || error instanceof DiskFullError) return new MirrorError(error.message);
+  if (error instanceof SyncError || error instanceof RetryError || error instanceof MirrorLockedError || error instanceof DiskFullError || error instanceof UnboundStateError) return new MirrorError(error.message);
   return error;
 }
 
@@ -693,6 +693,7 @@ export class MirrorService {
       problem = `In use by ${folder.heldBy.command} (process ${folder.heldBy.pid}); only one program at a time may write a mirror.`;
     } else if (resumableNow) status = next.run.message === 'Paused' ? 'paused' : 'interrupted';
     else status = 'ready';
+    if (!active && folder !== null && binding === null && problem === null) problem = unboundStateMessage(path);
     return {
       path,
       name: basename(path) || path,
