@@ -157,6 +157,8 @@ function plain(error: unknown): unknown {
 export class MirrorService {
   readonly #d: MirrorServiceDeps;
   readonly #active = new Map<string, Active>();
+  /** The audit exports under way, by mirror: what Cancel stops. */
+  readonly #exports = new Map<string, Set<AbortController>>();
   readonly #interval: number;
   #closed = false;
 
@@ -599,19 +601,37 @@ export class MirrorService {
       // A state that cannot be read: the export says so, naming the folder.
     }
     const filter = args.filter && (args.filter.status !== 'all' || args.filter.text.trim() !== '') ? { status: args.filter.status, text: args.filter.text.trim() } : null;
-    const { rows } = await exportAudit({
-      mirror: key,
-      runId: args.runId,
-      format: args.format,
-      file,
-      filter,
-      replace,
-      deletePolicy: options.deletePolicy,
-      source,
-      progressIntervalMs: this.#d.progressIntervalMs,
-      onProgress: (read, total) => this.#d.events.emit('audit.exportProgress', { path: key, runId: args.runId, file, read, total }),
-    });
-    return { file, rows };
+    // Cancel stops every export of this mirror under way (the window shows one at a time).
+    const stop = new AbortController();
+    let exports = this.#exports.get(key);
+    if (exports === undefined) this.#exports.set(key, (exports = new Set()));
+    exports.add(stop);
+    try {
+      const { rows } = await exportAudit({
+        mirror: key,
+        signal: stop.signal,
+        runId: args.runId,
+        format: args.format,
+        file,
+        filter,
+        replace,
+        deletePolicy: options.deletePolicy,
+        source,
+        progressIntervalMs: this.#d.progressIntervalMs,
+        onProgress: (read, total) => this.#d.events.emit('audit.exportProgress', { path: key, runId: args.runId, file, read, total }),
+      });
+      return { file, rows };
+    } finally {
+      exports.delete(stop);
+      if (exports.size === 0) this.#exports.delete(key);
+    }
+  }
+
+  cancelExport(path: string): { cancelled: boolean } {
+    const exports = this.#exports.get(this.#absolute(path));
+    if (exports === undefined) return { cancelled: false };
+    for (const stop of exports) stop.abort();
+    return { cancelled: true };
   }
 
   #absoluteFile(file: string): string {
