@@ -236,6 +236,11 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await expect(view(page).getByRole('button', { name: 'Export all 1,500,000 rows as CSV' })).toBeFocused();
   expect(existsSync(cancelledCsv)).toBe(false);
   expect(readdirSync(suite.mirrors).filter((f) => f.includes('partial'))).toEqual([]);
+
+  // An audit by rsdesk on the same folder while the view is open: it shows, with no reload (the mirror's status, read
+  // again every few seconds, names a newer audit; the report is read then).
+  bigAudit(folder, 3);
+  await expect(view(page).locator('.audit-summary')).toContainText('Not in sync: 3 differences.', { timeout: 15_000 });
 });
 
 /**
