@@ -1,7 +1,7 @@
 // Mirroring from the UI, in Chromium over `rsdesk serve` and a slow fixture Source: "Mirror this…" on a Capability
 // List, the form (a path field in the browser), a baseline whose progress bar is seen mid-run, the history, an audit
 // in sync and one with a difference (filter, export), pause and resume, cancel, and axe on every view.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { MirrorState, stateDirOf } from '../src-main/engine/mirror/state.ts';
@@ -150,7 +150,7 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   expect(JSON.parse(readFileSync(filteredJson, 'utf8'))).toMatchObject({
     mirror: folder,
     source: suite.fixture.url + PATHS.dataset1.capabilityList,
-    auditedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     filter: { status: 'all', text: suite.fixture.state.pathOf(7) },
     inSync: false,
     missing: [suite.fixture.state.locOf(7)],
@@ -220,6 +220,27 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await expect(view(page).locator('.audit-summary')).toContainText('Not in sync: 1 difference.');
   await expect(view(page).getByRole('button', { name: 'Export all 1 row as CSV' })).toBeVisible();
   expect(existsSync(goneCsv)).toBe(false);
+
+  // An export under way is cancelled from the keyboard: no file, no partial file beside it, a plain message.
+  bigAudit(folder, 1_500_000);
+  await page.reload();
+  await view(page).getByRole('button', { name: 'Export all 1,500,000 rows as CSV' }).click();
+  const cancelledCsv = join(suite.mirrors, 'cancelled.csv');
+  await view(page).getByRole('textbox', { name: 'Write the CSV file to' }).fill(cancelledCsv);
+  await page.keyboard.press('Enter');
+  // Pressed at once: 1,500,000 rows take seconds to write (an axe check first would let it end).
+  await view(page).getByRole('button', { name: 'Cancel export' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(view(page).locator('.audit-export-status')).toHaveText(`Export cancelled. Nothing was written to ${cancelledCsv}.`);
+  await accessible(page, 'an audit export cancelled');
+  await expect(view(page).getByRole('button', { name: 'Export all 1,500,000 rows as CSV' })).toBeFocused();
+  expect(existsSync(cancelledCsv)).toBe(false);
+  expect(readdirSync(suite.mirrors).filter((f) => f.includes('partial'))).toEqual([]);
+
+  // An audit by rsdesk on the same folder while the view is open: it shows, with no reload (the mirror's status, read
+  // again every few seconds, names a newer audit; the report is read then).
+  bigAudit(folder, 3);
+  await expect(view(page).locator('.audit-summary')).toContainText('Not in sync: 3 differences.', { timeout: 15_000 });
 });
 
 /**

@@ -33,6 +33,11 @@ async function call<T>(command: CommandName, args: unknown): Promise<T> {
   return envelope.result as T;
 }
 
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 1_000 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(check()).toBe(true);
+}
+
 async function fails(command: CommandName, args: unknown): Promise<{ code: string; message: string }> {
   const envelope = await service.dispatch(command, args);
   expect(envelope.ok, `${command} should fail`).toBe(false);
@@ -150,7 +155,7 @@ describe('audit.export', () => {
     expect(json).toEqual({
       mirror,
       source: fixture.url + fixture.paths.dataset1.capabilityList,
-      auditedAt: '2026-11-27T10:00:00.000Z',
+      at: '2026-11-27T10:00:00.000Z',
       rehash: false,
       filter: null,
       inSync: false,
@@ -222,6 +227,28 @@ describe('audit.export', () => {
       code: 'mirror',
       message: `The audit report kept in ${mirror} cannot be read: ${mirror} is not a mirror (no .resourcesync/state.sqlite)`,
     });
+  });
+
+  it('cancels an export under way: the partial file is removed, the file chosen is left as it was, said plainly', async () => {
+    const runId = saveReport();
+    await service.close();
+    const file = join(dir, 'kept.json');
+    writeFileSync(file, 'old');
+    // The desktop app's save dialog, which lets the person replace a file there already.
+    service = open({ adapter: 'electron', chooseSaveFile: async () => file });
+    expect(await call('audit.exportCancel', { path: mirror })).toEqual({ cancelled: false });
+    progress = [];
+    const writing = service.dispatch('audit.export', { path: mirror, runId, format: 'json' });
+    // Once it has read part of the report (the temporary file is there then).
+    await until(() => progress.some((p) => p.read > 0));
+    expect(readdirSync(dir).filter((f) => f.includes('partial'))).toHaveLength(1);
+    expect(await call('audit.exportCancel', { path: mirror })).toEqual({ cancelled: true });
+    expect(await writing).toMatchObject({ ok: false, error: { code: 'cancelled', message: `Export cancelled. Nothing was written to ${file}.` } });
+    expect(readFileSync(file, 'utf8')).toBe('old');
+    expect(readdirSync(dir).filter((f) => f.includes('partial'))).toEqual([]);
+    // Nothing is left to cancel, and the next export is whole.
+    expect(await call('audit.exportCancel', { path: mirror })).toEqual({ cancelled: false });
+    expect(await call('audit.export', { path: mirror, runId, format: 'json' })).toEqual({ file, rows: MISSING + 4 });
   });
 
   it('asks for the file with the desktop app\'s save dialog, offering a name, and writes nothing when it is closed', async () => {

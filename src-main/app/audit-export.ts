@@ -7,7 +7,7 @@ import { basename, dirname, join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { FOUND_ORDER, readSavedAudit, type SavedAuditReader } from '../engine/mirror/audit.ts';
 import { AUDIT_CSV_HEADER, auditCsvLine, auditRow, ROW_ORDER, rowMatches, type AuditFilter, type AuditStatus, type KeptPolicy } from '../engine/mirror/audit-report.ts';
-import { InvalidArgumentsError, MirrorError, NotFoundError } from './errors.ts';
+import { CancelledError, InvalidArgumentsError, MirrorError, NotFoundError } from './errors.ts';
 
 export interface AuditExportOptions {
   /** The mirror's folder (absolute). */
@@ -25,6 +25,8 @@ export interface AuditExportOptions {
   deletePolicy: KeptPolicy;
   /** What the mirror follows, named in the JSON. */
   source: string | null;
+  /** Cancel: the partial file is removed, the file named is left as it was. */
+  signal?: AbortSignal;
   /** Items read so far of all there are to read; called a few times a second at most, and once at the end. */
   onProgress?(read: number, total: number): void;
   progressIntervalMs?: number;
@@ -69,6 +71,9 @@ export async function exportAudit(o: AuditExportOptions): Promise<AuditExportRes
     let buffer = '';
     let lastProgress = 0;
     const interval = o.progressIntervalMs ?? 250;
+    const stopped = () => {
+      if (o.signal?.aborted) throw new CancelledError(`Export cancelled. Nothing was written to ${o.file}.`);
+    };
     // At once: the window knows the file is being written (in the desktop app, that the save dialog was answered).
     o.onProgress?.(0, total);
     const write = async (text: string) => {
@@ -87,6 +92,7 @@ export async function exportAudit(o: AuditExportOptions): Promise<AuditExportRes
         read++;
         if (read % 1_000 === 0) {
           await nextTurn();
+          stopped();
           if (o.onProgress && Date.now() - lastProgress >= interval) {
             lastProgress = Date.now();
             o.onProgress(read, total);
@@ -111,7 +117,7 @@ export async function exportAudit(o: AuditExportOptions): Promise<AuditExportRes
       const head = {
         mirror: o.mirror,
         source: o.source,
-        auditedAt: audit.at,
+        at: audit.at,
         rehash: audit.rehash,
         filter: o.filter,
         inSync: audit.report.inSync,
@@ -138,6 +144,7 @@ export async function exportAudit(o: AuditExportOptions): Promise<AuditExportRes
       await write('\n}\n');
     }
     await flush();
+    stopped();
     await handle!.sync();
     await handle!.close();
     handle = null;
@@ -150,7 +157,7 @@ export async function exportAudit(o: AuditExportOptions): Promise<AuditExportRes
     reader.close();
     await handle?.close().catch(() => undefined);
     await rm(temp, { force: true }).catch(() => undefined);
-    throw error instanceof NotFoundError || error instanceof InvalidArgumentsError ? error : writeError(o.file, error);
+    throw error instanceof NotFoundError || error instanceof InvalidArgumentsError || error instanceof CancelledError ? error : writeError(o.file, error);
   }
 }
 

@@ -389,6 +389,28 @@ describe('mirrors', () => {
     rmSync(path, { recursive: true });
     expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ status: 'missing', problem: expect.stringMatching(/is gone/) });
   });
+
+  it('says a mirror whose state was emptied is damaged, not new, and a sync given its URL rebuilds it without fetching', async () => {
+    const path = join(dir, 'emptied');
+    await call('mirrors.create', { url: capabilityList(), path });
+    await call('runs.start', { path });
+    await ended(path);
+    for (const name of ['state.sqlite', 'state.sqlite-wal', 'state.sqlite-shm']) rmSync(join(stateDirOf(path), name), { force: true });
+    writeFileSync(join(stateDirOf(path), 'state.sqlite'), '');
+    const damaged = `The mirror's state in ${path} (.resourcesync/state.sqlite) is empty or damaged`;
+    expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ url: null, problem: expect.stringContaining(damaged) });
+    expect((await fails('audit.start', { path })).message).toContain(damaged);
+    const requests = fixture.requests.length;
+    await call('mirrors.forget', { path });
+    await call('mirrors.create', { url: capabilityList(), path });
+    const events0 = events.length;
+    await call('runs.start', { path });
+    expect(await ended(path, events0)).toMatchObject({ status: 'completed' });
+    const state = MirrorState.forReading(stateDirOf(path));
+    expect(state.runs().at(-1)).toMatchObject({ created: 0, unchanged: 40, bytes: 0 });
+    state.close();
+    expect(fixture.requests.slice(requests).filter((r) => r.path.startsWith('/dataset1/res/')).length).toBe(0);
+  });
 });
 
 describe('a baseline that would delete most of the mirror', () => {

@@ -32,7 +32,7 @@ import { DiskFullError, diskFullMessage, isDiskFull } from '../engine/mirror/dis
 import type { SecretStore } from '../engine/mirror/secrets.ts';
 import { authorizationOf, secretKey, type AskAgain, type Credentials, type SourceSettings } from '../engine/mirror/settings.ts';
 import type { SourceHeaders } from '../engine/http/index.ts';
-import { STATE_DIR, type Binding, type RunCounts, type RunRecord } from '../engine/mirror/state.ts';
+import { STATE_DIR, UnboundStateError, unboundStateMessage, type Binding, type RunCounts, type RunRecord } from '../engine/mirror/state.ts';
 import { checkResumeRetry, checkRetry, resumeRetry, retryResources, RetryError, type ResumeRetryOptions, type RetryResult } from '../engine/mirror/retry.ts';
 import { resumable, sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
@@ -150,13 +150,15 @@ function plural(n: number, one: string, many = `${one}s`): string {
 
 /** Engine errors a person can act on keep their message (as a MirrorError); others go up as they are. */
 function plain(error: unknown): unknown {
-  if (error instanceof SyncError || error instanceof RetryError || error instanceof MirrorLockedError || error instanceof DiskFullError) return new MirrorError(error.message);
+  if (error instanceof SyncError || error instanceof RetryError || error instanceof MirrorLockedError || error instanceof DiskFullError || error instanceof UnboundStateError) return new MirrorError(error.message);
   return error;
 }
 
 export class MirrorService {
   readonly #d: MirrorServiceDeps;
   readonly #active = new Map<string, Active>();
+  /** The audit exports under way, by mirror: what Cancel stops. */
+  readonly #exports = new Map<string, Set<AbortController>>();
   readonly #interval: number;
   #closed = false;
 
@@ -599,19 +601,37 @@ export class MirrorService {
       // A state that cannot be read: the export says so, naming the folder.
     }
     const filter = args.filter && (args.filter.status !== 'all' || args.filter.text.trim() !== '') ? { status: args.filter.status, text: args.filter.text.trim() } : null;
-    const { rows } = await exportAudit({
-      mirror: key,
-      runId: args.runId,
-      format: args.format,
-      file,
-      filter,
-      replace,
-      deletePolicy: options.deletePolicy,
-      source,
-      progressIntervalMs: this.#d.progressIntervalMs,
-      onProgress: (read, total) => this.#d.events.emit('audit.exportProgress', { path: key, runId: args.runId, file, read, total }),
-    });
-    return { file, rows };
+    // Cancel stops every export of this mirror under way (the window shows one at a time).
+    const stop = new AbortController();
+    let exports = this.#exports.get(key);
+    if (exports === undefined) this.#exports.set(key, (exports = new Set()));
+    exports.add(stop);
+    try {
+      const { rows } = await exportAudit({
+        mirror: key,
+        signal: stop.signal,
+        runId: args.runId,
+        format: args.format,
+        file,
+        filter,
+        replace,
+        deletePolicy: options.deletePolicy,
+        source,
+        progressIntervalMs: this.#d.progressIntervalMs,
+        onProgress: (read, total) => this.#d.events.emit('audit.exportProgress', { path: key, runId: args.runId, file, read, total }),
+      });
+      return { file, rows };
+    } finally {
+      exports.delete(stop);
+      if (exports.size === 0) this.#exports.delete(key);
+    }
+  }
+
+  cancelExport(path: string): { cancelled: boolean } {
+    const exports = this.#exports.get(this.#absolute(path));
+    if (exports === undefined) return { cancelled: false };
+    for (const stop of exports) stop.abort();
+    return { cancelled: true };
   }
 
   #absoluteFile(file: string): string {
@@ -693,6 +713,7 @@ export class MirrorService {
       problem = `In use by ${folder.heldBy.command} (process ${folder.heldBy.pid}); only one program at a time may write a mirror.`;
     } else if (resumableNow) status = next.run.message === 'Paused' ? 'paused' : 'interrupted';
     else status = 'ready';
+    if (!active && folder !== null && binding === null && problem === null) problem = unboundStateMessage(path);
     return {
       path,
       name: basename(path) || path,

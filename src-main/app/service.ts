@@ -276,6 +276,7 @@ export function createService(deps: ServiceDeps): Service {
     'audit.start': ({ path, rehash }) => mirrors.audit(path, rehash),
     'audit.report': ({ path }) => mirrors.auditReport(path),
     'audit.export': (args) => mirrors.exportAudit(args),
+    'audit.exportCancel': ({ path }) => mirrors.cancelExport(path),
     'live.status': () => live.status(),
     'live.settings.set': (settings) => live.setSettings(settings),
     'live.selftest': () => live.selfTest(),

@@ -43,7 +43,9 @@ describe('rsdesk sync, audit, runs', () => {
 
     const inSync = await rsdesk(['audit', '--dest', dest, '--json']);
     expect(inSync.code).toBe(0);
-    expect(JSON.parse(inSync.stdout)).toEqual({ inSync: true, missing: [], extra: [], changed: [], unverifiable: [], kept: [] });
+    // The shape of the app's JSON export (which adds what a file read alone needs): the same names for the same things.
+    const inSyncJson = JSON.parse(inSync.stdout);
+    expect(inSyncJson).toEqual({ inSync: true, inSyncCount: 20, missing: [], extra: [], changed: [], unverifiable: [], kept: [], at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), rehash: false });
 
     rmSync(join(dest, new URL(fixture.url).host.replace(':', '_'), ...fixture.state.pathOf(1).split('/').filter(Boolean)));
     const notInSync = await rsdesk(['audit', '--dest', dest, '--json']);
@@ -54,7 +56,8 @@ describe('rsdesk sync, audit, runs', () => {
     const requests = fixture.requests.length;
     const last = await rsdesk(['audit', '--dest', dest, '--last', '--json']);
     expect(last.code).toBe(1);
-    expect(JSON.parse(last.stdout)).toMatchObject({ inSync: false, missing: [fixture.state.locOf(1)], rehash: false });
+    expect(JSON.parse(last.stdout)).toMatchObject({ inSync: false, inSyncCount: 19, missing: [fixture.state.locOf(1)], rehash: false, at: JSON.parse(notInSync.stdout).at });
+    expect(Object.keys(JSON.parse(last.stdout))).toEqual(Object.keys(JSON.parse(notInSync.stdout)));
     const lastText = await rsdesk(['audit', '--dest', dest, '--last']);
     expect(lastText.stdout).toMatch(/^Last audit: \d{4}-\d\d-\d\dT[^\n]*\nNot in sync \(19 resources match, by size and the hashes recorded when mirrored; --rehash reads every file again\):\n  missing \(1\):/);
     expect(fixture.requests.length).toBe(requests);
@@ -82,8 +85,8 @@ describe('rsdesk sync, audit, runs', () => {
     const missing = ids.map((id) => fixture.state.locOf(id));
     const json = await command(true);
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.out)).toEqual({ inSync: false, missing, extra: [], changed: [], unverifiable: [], kept: [] });
-    expect(JSON.parse((await command(true, true)).out)).toMatchObject({ inSync: false, missing, rehash: false });
+    expect(JSON.parse(json.out)).toEqual({ inSync: false, inSyncCount: 16, missing, extra: [], changed: [], unverifiable: [], kept: [], at: expect.any(String), rehash: false });
+    expect(JSON.parse((await command(true, true)).out)).toMatchObject({ inSync: false, inSyncCount: 16, missing, rehash: false });
     const text = (await command(false)).out;
     expect(text).toContain(`  missing (4):\n    ${missing[0]}\n    … and 3 more (--json lists them all)\n`);
     expect(text).not.toContain('too long to show whole');

@@ -1,7 +1,7 @@
 // rsdesk sync / audit / runs: a local mirror of a Source, kept in a folder.
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { audit, CUT_NOTE_START, FOUND_ORDER, lastAudit, savedAuditItems, type AuditReport } from '../engine/mirror/audit.ts';
+import { audit, CUT_NOTE_START, FOUND_ORDER, lastAudit, readSavedAudit, savedAuditItems, type AuditReport } from '../engine/mirror/audit.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { isMirror, lockHolder, readFolder, runsAsSeen } from '../engine/mirror/folder.ts';
 import { resumeRetry, retryResources, type RetryResult } from '../engine/mirror/retry.ts';
@@ -437,7 +437,11 @@ export async function auditCommand(
   } finally {
     stop.dispose();
   }
-  await printAudit(resolve(o.dest), report, o.json, io, o.rehash);
+  // When it ended, as --last and the app's export say it: one shape for a script that reads both.
+  const saved = report.runId === undefined ? null : readSavedAudit(resolve(o.dest), report.runId);
+  const when = saved === null ? undefined : { at: saved.audit.at, rehash: saved.audit.rehash };
+  saved?.close();
+  await printAudit(resolve(o.dest), report, o.json, io, o.rehash, when);
   return report.inSync ? 0 : 1;
 }
 
@@ -473,11 +477,11 @@ async function printAudit(dest: string, report: AuditReport, json: boolean, io: 
  */
 async function writeAuditJson(dest: string, report: AuditReport, io: Io, when?: { at: string; rehash: boolean }): Promise<void> {
   if (report.runId === undefined) {
-    const { inSync, missing, extra, changed, unverifiable, kept = [], notes } = report;
-    io.out(`${JSON.stringify({ inSync, missing, extra, changed, unverifiable, kept, ...(notes ? { notes } : {}), ...when })}\n`);
+    const { inSync, inSyncCount, missing, extra, changed, unverifiable, kept = [], notes } = report;
+    io.out(`${JSON.stringify({ inSync, inSyncCount, missing, extra, changed, unverifiable, kept, ...(notes ? { notes } : {}), ...when })}\n`);
     return;
   }
-  let buffer = `{"inSync":${report.inSync}`;
+  let buffer = `{"inSync":${report.inSync},"inSyncCount":${report.inSyncCount}`;
   const write = async (text: string) => {
     buffer += text;
     if (buffer.length >= 1 << 16) {

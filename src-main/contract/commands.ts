@@ -299,6 +299,7 @@ export const commandArgs = {
     .strict(),
   'audit.start': z.object({ path: folder, rehash: z.boolean().optional() }).strict(),
   'audit.report': mirrorPath,
+  'audit.exportCancel': mirrorPath,
   'audit.export': z
     .object({
       path: folder,
@@ -410,6 +411,8 @@ export interface CommandResults {
   'audit.report': AuditView | null;
   /** Resolves when the file is whole; file: null when the person closed the save dialog without choosing. */
   'audit.export': { file: string | null; rows: number };
+  /** false when no export of this mirror was under way (it had just ended). */
+  'audit.exportCancel': { cancelled: boolean };
   'live.status': LiveStatus;
   'live.settings.set': LiveStatus;
   'live.selftest': SelfTest;

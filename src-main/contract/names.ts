@@ -53,6 +53,8 @@ export const COMMAND_NAMES = [
   'audit.report',
   /** Writes a kept audit report to a file, every item (a native save dialog in the desktop app, a path in a browser). */
   'audit.export',
+  /** Stops the mirror's export under way: its partial file is removed, the file chosen is left as it was. */
+  'audit.exportCancel',
   // Live change notifications (WebSub) and pings:
   'live.status',
   'live.settings.set',

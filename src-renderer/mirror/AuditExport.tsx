@@ -22,6 +22,8 @@ type Step =
   | { kind: 'asking'; format: Format }
   | { kind: 'writing'; format: Format; read: number; total: number | null }
   | { kind: 'done'; format: Format; file: string; rows: number; filtered: boolean }
+  /** Cancel was pressed while it was written: main's message says nothing was written. */
+  | { kind: 'cancelled'; format: Format; message: string }
   /**
    * `pathProblem`: the file's path is what is wrong (a folder that does not exist, a file there already…);
    * `replaced`: newer audits replaced the report (the newest is shown then, and the message stays to say why).
@@ -36,6 +38,8 @@ export interface AuditExportState {
   step: Step;
   ask(format: Format): void;
   write(format: Format, file?: string): void;
+  /** Stops the export under way (its partial file is removed; the file named is left as it was). */
+  cancel(): void;
   close(): void;
 }
 
@@ -98,6 +102,11 @@ export function useAuditExport({ view, filter, shown }: { view: AuditView; filte
       })
       .catch((error: unknown) => {
         if (attempt !== active.current) return;
+        if (errorCode(error) === 'cancelled') {
+          setStep({ kind: 'cancelled', format, message: errorMessage(error) });
+          backToButton(format);
+          return;
+        }
         // A newer audit replaced the report shown: show the newest (the message says so).
         if (errorCode(error) === 'not-found') void client.invalidateQueries({ queryKey: mirrorKeys.audit(view.path) });
         // In a browser the path field stays open, for another path.
@@ -116,6 +125,9 @@ export function useAuditExport({ view, filter, shown }: { view: AuditView; filte
     step,
     ask: (format) => (electron ? write(format) : setStep({ kind: 'asking', format })),
     write,
+    cancel: () => {
+      void getBridge().invoke('audit.exportCancel', { path: view.path });
+    },
     close: () => {
       if (step.kind !== 'idle') backToButton(step.format);
       setStep({ kind: 'idle' });
@@ -201,9 +213,16 @@ export function ExportPanel({ state }: { state: AuditExportState }) {
             <Spinner />{' '}
             {step.total === null && state.electron
               ? `Choose where to save the ${FORMAT_NAME[step.format]} file…`
-              : `Writing the ${FORMAT_NAME[step.format]} file…${step.total !== null && step.total > 0 ? ` ${formatCount(step.read)} of ${rowsText(step.total)} of the report read.` : ''}`}
+              : `Writing the ${FORMAT_NAME[step.format]} file…${step.total !== null && step.total > 0 ? ` ${formatCount(step.read)} of ${rowsText(step.total)} of the report read.` : ''}`}{' '}
+            {/* Not while the desktop app's save dialog is open: it has its own Cancel. */}
+            {(step.total !== null || !state.electron) && (
+              <button type="button" className="btn-secondary" data-audit-export-cancel onClick={state.cancel}>
+                Cancel export
+              </button>
+            )}
           </p>
         )}
+        {step.kind === 'cancelled' && <p>{step.message}</p>}
         {step.kind === 'done' && (
           <p>
             Wrote {rowsText(step.rows)}

@@ -1,6 +1,7 @@
 // The engine's side of mirrors: the list (kept current by `mirrors.changed`), one mirror's detail and history, the
 // live progress of its run (from `mirror.progress` events, kept in the query cache), failures, audits, and actions.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef } from 'react';
 import type { AuditView, MirrorProgress, MirrorRunEnd, MirrorSummary } from '../../src-main/contract/types.ts';
 import type { CommandArgs } from '../../src-main/contract/commands.ts';
 import { getBridge } from '../bridge/index.ts';
@@ -41,8 +42,22 @@ export function useMirrorEvents(): void {
   });
 }
 
+/**
+ * How often a mirror's view reads its status and run history again: `rsdesk` may sync or audit the same folder while
+ * the app is open, and no event says so. The answer is small (the last 200 runs, counts); the audit report itself is
+ * read again only when this shows a newer audit (useAuditReport).
+ */
+export const MIRROR_POLL_MS = 5_000;
+
 export function useMirror(path: string) {
-  return useQuery({ queryKey: mirrorKeys.detail(path), queryFn: () => getBridge().invoke('mirrors.get', { path }), staleTime: 0 });
+  return useQuery({
+    queryKey: mirrorKeys.detail(path),
+    queryFn: () => getBridge().invoke('mirrors.get', { path }),
+    staleTime: 0,
+    // Not while the window is hidden; at once when it is shown or focused again.
+    refetchInterval: MIRROR_POLL_MS,
+    refetchOnWindowFocus: true,
+  });
 }
 
 /** The latest progress of the mirror's run; null when none runs. */
@@ -67,12 +82,27 @@ export function useFailures(path: string, runId: number | null, running = false)
   });
 }
 
+/**
+ * The last audit's report. Read again when the mirror's status names a newer completed audit than the one shown (an
+ * audit by `rsdesk` on the same folder, which sends the app no event); the app's own audits send theirs (audit.ended).
+ */
 export function useAuditReport(path: string) {
-  return useQuery({
+  const client = useQueryClient();
+  const report = useQuery({
     queryKey: mirrorKeys.audit(path),
     queryFn: (): Promise<AuditView | null> => getBridge().invoke('audit.report', { path }),
     staleTime: Infinity,
   });
+  const lastAudit = useMirror(path).data?.lastAudit ?? null;
+  const newer = lastAudit !== null && lastAudit.status === 'completed' && report.isSuccess && !report.isFetching && lastAudit.id > (report.data?.report.runId ?? 0) ? lastAudit.id : null;
+  // Once for each newer audit: one whose report could not be kept is not asked for again and again.
+  const asked = useRef<number | null>(null);
+  useEffect(() => {
+    if (newer === null || asked.current === newer) return;
+    asked.current = newer;
+    void client.invalidateQueries({ queryKey: mirrorKeys.audit(path) });
+  }, [newer, client, path]);
+  return report;
 }
 
 /**

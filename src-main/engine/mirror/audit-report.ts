@@ -1,5 +1,5 @@
-// The audit report as rows (one per URI or file that is not in sync) and as files: JSON (the shape `rsdesk audit
-// --json` prints) and CSV. No Node or DOM imports: the renderer's Export buttons use the same code.
+// The audit report as rows (one per URI or file that is not in sync), as the window's table shows them and the app's
+// CSV export writes them (src-main/app/audit-export.ts). No Node or DOM imports: the renderer's table uses the same code.
 import { csvField } from '../check/report.ts';
 import type { AuditReport } from './audit.ts';
 
@@ -85,15 +85,4 @@ export function auditCsvLine(row: AuditRow): string {
 export function auditFileName(mirrorPath: string, at: string, extension: 'json' | 'csv'): string {
   const name = mirrorPath.split(/[\\/]/).filter(Boolean).at(-1)?.replace(/[^A-Za-z0-9._-]+/g, '_') ?? 'mirror';
   return `audit-${name}-${at.slice(0, 10)}.${extension}`;
-}
-
-export function auditJson(report: AuditReport): string {
-  const { inSync, inSyncCount, missing, extra, changed, unverifiable, kept = [] } = report;
-  return `${JSON.stringify({ inSync, inSyncCount, missing, extra, changed, unverifiable, kept }, null, 2)}\n`;
-}
-
-export function auditCsv(report: Pick<AuditReport, 'missing' | 'extra' | 'changed' | 'unverifiable' | 'kept'>): string {
-  const lines = ['status,item,reason'];
-  for (const row of auditRows(report)) lines.push([row.status, row.item, row.reason].map(csvField).join(','));
-  return `${lines.join('\r\n')}\r\n`;
 }

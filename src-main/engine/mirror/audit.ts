@@ -15,7 +15,7 @@ import { readChangeLists } from './change-lists.ts';
 import { acquireLock, openLocked } from './lock.ts';
 import { caseKey, LocalPaths } from './local-path.ts';
 import { keepAsMetadata, metadataOf } from './metadata.ts';
-import { explainStateError, MirrorState, STATE_DIR, stateDirOf, type Binding, type InventoryRow, type RunRecord, type SavedAudit } from './state.ts';
+import { explainStateError, MirrorState, STATE_DIR, stateDirOf, UnboundStateError, type Binding, type InventoryRow, type RunRecord, type SavedAudit } from './state.ts';
 import { tidyState } from './reclaim.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
 import type { SecretStore } from './secrets.ts';
@@ -106,6 +106,8 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     // A run whose process was killed is interrupted, not running (the next sync resumes it all the same).
     state.markInterrupted();
     binding = state.binding();
+    // Before a run is recorded in it: the state is to be rebuilt by a sync, not given a failed audit.
+    if (binding === null) throw new UnboundStateError(options.dest);
     // The mirror's own settings: its credentials go to its Source's origin only.
     const given = options.credentials !== undefined ? options.credentials : options.token ? { scheme: 'bearer' as const, token: options.token } : undefined;
     const origin = binding ? new URL(binding.capabilityListUrl ?? binding.url).origin : 'null';

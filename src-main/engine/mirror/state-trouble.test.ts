@@ -154,3 +154,39 @@ describe.runIf(small !== null)('a mirror state on a full disk', () => {
     again.close();
   });
 });
+
+describe('a mirror state emptied or stripped of its tables', () => {
+  it('is said to be empty or damaged, not a new mirror; a sync given the URL rebuilds it keeping the matching files', async () => {
+    const fixture = await startFixtureSource({ resources: 5, changeListSize: 10 });
+    try {
+      for (const how of ['zero bytes', 'no tables'] as const) {
+        const dest = mkdtempSync(join(tmpdir(), 'state-emptied-'));
+        const url = fixture.url + fixture.paths.dataset1.capabilityList;
+        await sync({ url, dest, timeoutMs: 5_000, proxyEnv: {} });
+        const path = join(stateDirOf(dest), STATE_FILE);
+        if (how === 'zero bytes') {
+          for (const name of [STATE_FILE, `${STATE_FILE}-wal`, `${STATE_FILE}-shm`]) rmSync(join(stateDirOf(dest), name), { force: true });
+          closeSync(openSync(path, 'w'));
+        } else {
+          const db = new DatabaseSync(path);
+          const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as { name: string }[];
+          db.exec('PRAGMA foreign_keys = OFF');
+          for (const { name } of tables) db.exec(`DROP TABLE "${name}"`);
+          db.exec('PRAGMA user_version = 0');
+          db.close();
+        }
+        const damaged = `The mirror's state in ${dest} (.resourcesync/state.sqlite) is empty or damaged`;
+        await expect(audit({ dest, timeoutMs: 5_000, proxyEnv: {} }), how).rejects.toThrow(damaged);
+        await expect(sync({ dest, timeoutMs: 5_000, proxyEnv: {} }), how).rejects.toThrow(damaged);
+        // The audit recorded no run in it: the state a sync rebuilds holds that sync alone.
+        expect(readFolder(dest)?.runs, how).toEqual([]);
+        const requests = fixture.requests.length;
+        expect(await sync({ url, dest, timeoutMs: 5_000, proxyEnv: {} }), how).toMatchObject({ created: 0, unchanged: 5, bytes: 0, failed: 0 });
+        expect(fixture.requests.slice(requests).filter((r) => r.path.includes('/res/')), how).toEqual([]);
+        expect(readFolder(dest)?.binding?.url, how).toBe(url);
+      }
+    } finally {
+      await fixture.close();
+    }
+  }, 30_000);
+});

@@ -17,6 +17,26 @@ import { STATE_DIR } from './state-dir.ts';
 
 export { STATE_DIR };
 export const STATE_FILE = 'state.sqlite';
+
+/**
+ * Said of a folder whose state names no Source: a state file emptied (zero bytes, its tables gone) opens as a new
+ * state, and a mirror is bound in the run that made it, so a folder left unbound is one whose state was lost. Its
+ * files are still there: a baseline with an empty inventory keeps each local file that matches the length and hashes
+ * the Source lists (sync.test.ts: "rebuilds an emptied state").
+ */
+export class UnboundStateError extends Error {
+  constructor(dest: string) {
+    super(unboundStateMessage(dest));
+    this.name = 'UnboundStateError';
+  }
+}
+
+export function unboundStateMessage(dest: string): string {
+  return (
+    `The mirror's state in ${dest} (.resourcesync/state.sqlite) is empty or damaged: it no longer says which Source the folder mirrors. ` +
+    `A sync given the Source's URL rebuilds it from the files already in the folder: those that match the length and hashes the Source lists are kept, not fetched again.`
+  );
+}
 /** How long a write waits for another connection's write lock before it gives up. */
 const BUSY_TIMEOUT_MS = 5_000;
 /** The most a mirror state's WAL file keeps once emptied. */

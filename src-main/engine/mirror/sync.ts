@@ -36,7 +36,7 @@ import { DiskReserve, type DiskSpaceProbe } from './disk-reserve.ts';
 import { WorkSlots } from './work-slots.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
-import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, type Binding, type RunCounts, type RunRecord } from './state.ts';
+import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, unboundStateMessage, type Binding, type RunCounts, type RunRecord } from './state.ts';
 import { tidyState } from './reclaim.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
@@ -172,6 +172,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   const stateDir = stateDirOf(dest);
   // A folder that was not a mirror stays none when this run binds nothing (it failed first, or was a dry run).
   const fresh = !existsSync(stateDir);
+  const hadState = existsSync(join(stateDir, STATE_FILE));
   let bound = false;
   let secrets: DeferredSecrets | null = null;
   const lock = acquireLock(stateDir, 'rsdesk sync', dest);
@@ -187,7 +188,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     let binding = state.binding();
     // Settings (and where credentials may go) first: discovery already needs them.
     const rebind = binding === null || (options.url !== undefined && options.url !== binding.url) || options.capabilityListUrl !== undefined;
-    if (rebind && options.url === undefined) throw new SyncError(`${dest} is not a mirror yet: give the URL of a Source to mirror`);
+    if (rebind && options.url === undefined) throw new SyncError(hadState ? unboundStateMessage(dest) : `${dest} is not a mirror yet: give the URL of a Source to mirror`);
     let origin: string;
     try {
       // A bare host name ("example.org") is a start URL too, as discovery takes it.
