@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { MirrorState, stateDirOf } from '../src-main/engine/mirror/state.ts';
+import { MirrorState, stateDirOf, type NeedsSync } from '../src-main/engine/mirror/state.ts';
 import { PATHS } from './fixture-source/index.ts';
 import { mirrorSuite } from './mirror-suite.ts';
 import { expectAccessible, fillMirrorForm, mainView, openMirrorForm, resourcesBar } from './ui-helpers.ts';
@@ -241,7 +241,26 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   // again every few seconds, names a newer audit; the report is read then).
   bigAudit(folder, 3);
   await expect(view(page).locator('.audit-summary')).toContainText('Not in sync: 3 differences.', { timeout: 15_000 });
+
+  // Live notifications showed changes missed that no Change List could give: the view says so until a sync.
+  markNeedsSync(folder, { from: '2025-05-01T00:00:00.000Z', until: '2025-06-01T00:00:00.000Z', since: '2025-06-01T00:01:00.000Z', reason: 'a gap in the change notifications' });
+  const notice = view(page).getByRole('status').filter({ hasText: 'Live notifications showed' });
+  await expect(notice).toContainText('did not reach this mirror, and no Change List could give them', { timeout: 15_000 });
+  await expect(notice).toContainText('Sync now brings the mirror up to date.');
+  await accessible(page, 'a mirror that needs a sync');
+  markNeedsSync(folder, null);
+  await expect(notice).toHaveCount(0, { timeout: 15_000 });
 });
+
+/** Marks the mirror as a live gap with no Change List would (engine/live/feed.ts). */
+function markNeedsSync(folder: string, needs: NeedsSync | null): void {
+  const state = new MirrorState(stateDirOf(folder));
+  try {
+    state.setNeedsSync(needs);
+  } finally {
+    state.close();
+  }
+}
 
 /**
  * Keeps a report of `missing` differences in the mirror's state, as an audit of a Source far out of step would (an
