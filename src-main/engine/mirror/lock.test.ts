@@ -20,6 +20,19 @@ describe('mirror lock', () => {
     acquireLock(d, 'again').release();
   });
 
+  it('held by this very process, says it is busy here, not that another process holds it or that a lock file may go', () => {
+    const d = dir();
+    const lock = acquireLock(d, 'live notifications', '/my/mirror');
+    try {
+      const since = JSON.parse(readFileSync(join(d, 'lock'), 'utf8')).since;
+      expect(() => acquireLock(d, 'sync', '/my/mirror')).toThrow(
+        `The mirror /my/mirror is busy with live notifications here, since ${since}. One thing at a time may write a mirror; try again once it is done.`,
+      );
+    } finally {
+      lock.release();
+    }
+  });
+
   it('refuses a second writer while a live process holds it, naming the holder', () => {
     const d = dir();
     const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);

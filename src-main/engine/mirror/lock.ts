@@ -172,6 +172,11 @@ export function acquireLock(stateDir: string, command: string, mirrorDir = state
         continue;
       }
       const where = current.host === holder.host ? '' : ' If that host no longer uses this folder, delete the lock file.';
+      if (current.host === holder.host && current.pid === process.pid) {
+        // Held by this very process (the app's live notifications while the person starts a sync, say): "another
+        // process" would be wrong, and there is no lock file for anyone to delete.
+        throw new MirrorLockedError(`The mirror ${mirrorDir} is busy with ${current.command} here, since ${current.since}. One thing at a time may write a mirror; try again once it is done.`, current);
+      }
       throw new MirrorLockedError(
         `The mirror ${mirrorDir} is in use by ${describe(current)}. Only one process at a time may write a mirror; wait for it to finish.${where} (lock file: ${path})`,
         current,

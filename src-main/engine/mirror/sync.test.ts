@@ -196,7 +196,7 @@ describe('baseline', () => {
 
   it('refuses a second writer while one holds the mirror', async () => {
     const first = run();
-    await expect(run()).rejects.toThrow(/in use by rsdesk sync \(process/);
+    await expect(run()).rejects.toThrow(/is busy with rsdesk sync here, since /);
     await first;
   });
 
