@@ -237,6 +237,16 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   expect(existsSync(cancelledCsv)).toBe(false);
   expect(readdirSync(suite.mirrors).filter((f) => f.includes('partial'))).toEqual([]);
 
+  // Written whole, a CSV longer than a spreadsheet's sheet: the message says a spreadsheet program would cut it.
+  await view(page).getByRole('button', { name: 'Export all 1,500,000 rows as CSV' }).click();
+  const longCsv = join(suite.mirrors, 'long.csv');
+  await view(page).getByRole('textbox', { name: 'Write the CSV file to' }).fill(longCsv);
+  await page.keyboard.press('Enter');
+  const wrote = view(page).locator('.audit-export-status');
+  await expect(wrote).toContainText(`Wrote 1,500,000 rows to ${longCsv}.`, { timeout: 60_000 });
+  await expect(wrote).toContainText('It has more rows than a spreadsheet program shows on one sheet (1,048,576 with the header');
+  rmSync(longCsv);
+
   // An audit by rsdesk on the same folder while the view is open: it shows, with no reload (the mirror's status, read
   // again every few seconds, names a newer audit; the report is read then).
   bigAudit(folder, 3);

@@ -43,6 +43,9 @@ export interface AuditExportState {
   close(): void;
 }
 
+/** Data rows past which Excel and LibreOffice Calc (1,048,576 rows a sheet, the header one of them) cut a CSV off. */
+const SPREADSHEET_MAX_ROWS = 1_048_576;
+
 const FORMAT_NAME: Record<Format, string> = { json: 'JSON', csv: 'CSV' };
 
 /**
@@ -227,6 +230,9 @@ export function ExportPanel({ state }: { state: AuditExportState }) {
           <p>
             Wrote {rowsText(step.rows)}
             {step.filtered ? ' (those that pass the filter)' : ''} to <span className="mono">{step.file}</span>.
+            {step.format === 'csv' && step.rows >= SPREADSHEET_MAX_ROWS && (
+              <> It has more rows than a spreadsheet program shows on one sheet ({formatCount(SPREADSHEET_MAX_ROWS)} with the header in Excel and LibreOffice Calc): opened there, the rows past that are left out. The file itself holds every row.</>
+            )}
           </p>
         )}
       </div>
