@@ -651,10 +651,6 @@ function boundTo(binding: Binding): string {
 }
 
 /**
- * The same Capability List, or a list in common (a mirror of a Resource List alone, then the Capability List that
- * names it): a URL of another form for the same Source.
- */
-/**
  * The map rule of a mirror (Binding.mapRule), stamped on each of its maps (PathMap.rule). A new mirror matches at
  * segment boundaries. One made when a map's prefix matched as a bare string prefix (`http://h/data` mapping
  * `http://h/database/x` to `<dir>/base/x`) takes the segment rule too, unless its inventory holds a URI that the old
@@ -681,6 +677,10 @@ export function settleMapRule(state: MirrorState, binding: Binding, onNote?: (no
   return stamped('segments');
 }
 
+/**
+ * The same Capability List, or a list in common (a mirror of a Resource List alone, then the Capability List that
+ * names it): a URL of another form for the same Source.
+ */
 function sameSource(a: Binding, b: Binding): boolean {
   if (a.capabilityListUrl !== null && a.capabilityListUrl === b.capabilityListUrl) return true;
   const lists = (x: Binding) => [x.resourceListUrl, x.changeListUrl].filter((u): u is string => u !== null);
