@@ -3,34 +3,18 @@
 // stops saying how much room it needs and how much there is, and the disk is not filled. (Polled alone, the reserve
 // fired at 92 KiB free on a 20 MiB disk, which ended full.) A real tmpfs: only root may mount one, so elsewhere these
 // are skipped.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { buildZip, manifestXml, md5 } from './package/test-zips.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
+import { smallDisk } from './small-disk.ts';
 
-function mountTmpfs(): string | null {
-  if (process.platform !== 'linux' || process.getuid?.() !== 0) return null;
-  const dir = mkdtempSync(join(tmpdir(), 'dump-room-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=20m', 'tmpfs', dir], { stdio: 'ignore' });
-    return dir;
-  } catch {
-    return null;
-  }
-}
-const small = mountTmpfs();
-afterAll(() => {
-  if (small === null) return;
-  execFileSync('umount', [small], { stdio: 'ignore' });
-  rmSync(small, { recursive: true, force: true });
-});
+const small = smallDisk('dump-room-', '20m');
 
 const MiB = 1024 * 1024;
 let server: Server | null = null;

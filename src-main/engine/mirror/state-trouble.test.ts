@@ -1,17 +1,17 @@
 // A mirror's state that another program keeps locked, or on a disk that is full: said in plain words naming the
 // file, nothing in it lost. (Damaged and newer states: folder.test.ts.)
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, writeSync, unlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { audit } from './audit.ts';
 import { readFolder } from './folder.ts';
 import { LOCK_NAME } from './lock.ts';
 import { explainStateError, MirrorState, STATE_FILE, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
+import { smallDisk } from './small-disk.ts';
 
 describe('a mirror state another program keeps locked', () => {
   it('a sync that cannot write it says so, naming the file, and changes nothing', async () => {
@@ -104,22 +104,7 @@ describe('a mirror state found damaged', () => {
 });
 
 // A small tmpfs stands for a full disk: only root may mount one, so elsewhere these are skipped.
-function mountTmpfs(): string | null {
-  if (process.platform !== 'linux' || process.getuid?.() !== 0) return null;
-  const dir = mkdtempSync(join(tmpdir(), 'state-full-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir], { stdio: 'ignore' });
-    return dir;
-  } catch {
-    return null;
-  }
-}
-const small = mountTmpfs();
-afterAll(() => {
-  if (small === null) return;
-  execFileSync('umount', [small], { stdio: 'ignore' });
-  rmSync(small, { recursive: true, force: true });
-});
+const small = smallDisk('state-full-', '4m');
 
 function fill(dir: string): () => void {
   const file = join(dir, 'filler');

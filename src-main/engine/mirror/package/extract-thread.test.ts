@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32, deflateRawSync } from 'node:zlib';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExtractThreads, extractThreads } from './extract-thread.ts';
+import { smallDisk } from '../small-disk.ts';
 
 let dir: string;
 beforeAll(() => {
@@ -229,22 +229,7 @@ describe('extraction thread: deflated bitstreams inflated straight into the slab
 });
 
 // A small tmpfs stands for a full disk: only root may mount one, so elsewhere these are skipped.
-function mountTmpfs(): string | null {
-  if (process.platform !== 'linux' || process.getuid?.() !== 0) return null;
-  const at = mkdtempSync(join(tmpdir(), 'rsdesk-extract-full-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', at], { stdio: 'ignore' });
-    return at;
-  } catch {
-    return null;
-  }
-}
-const small = mountTmpfs();
-afterAll(() => {
-  if (small === null) return;
-  execFileSync('umount', [small], { stdio: 'ignore' });
-  rmSync(small, { recursive: true, force: true });
-});
+const small = smallDisk('rsdesk-extract-full-', '1m');
 
 describe.skipIf(small === null)('extraction thread: a full disk', () => {
   // The disk takes the whole slabs and refuses the tail (or, for a small bitstream, everything): that write comes
