@@ -5,7 +5,7 @@
 // of what was free at the mirror's first batch if that is less). The reserve is set once per mirror, not per batch:
 // taken afresh each time, half of what is left would shrink batch after batch until nothing is left.
 import { formatBytes } from '../http/errors.ts';
-import { DiskReserve, diskSpace, RESERVE_BYTES, type DiskSpaceProbe } from '../mirror/disk-reserve.ts';
+import { DiskReserve, diskSpace, reserveFor, type DiskSpaceProbe } from '../mirror/disk-reserve.ts';
 
 export interface DiskRoomOptions {
   probe?: DiskSpaceProbe;
@@ -50,7 +50,7 @@ export class DiskRoom {
       // A file system that cannot say: no guard rather than notifications never applied.
       return null;
     }
-    this.#reserve ??= Math.min(RESERVE_BYTES, Math.floor(free / 2));
+    this.#reserve ??= reserveFor(free);
     return free < this.#reserve ? new DiskLowError(this.#folder, free, this.#reserve) : null;
   }
 

@@ -22,6 +22,11 @@ export const diskSpace: DiskSpaceProbe = async (path) => {
 };
 
 export const RESERVE_BYTES = 1024 ** 3;
+
+/** The reserve a first look at `free` bytes sets: RESERVE_BYTES, or half of what is free if that is less. */
+export function reserveFor(free: number): number {
+  return Math.min(RESERVE_BYTES, Math.floor(free / 2));
+}
 const EVERY_MS = 250;
 
 /**
@@ -113,14 +118,8 @@ export class DiskReserve<E extends Error = DiskReserveError> implements PackageR
   }
 
   async lacks(needed: number, what: string): Promise<string | null> {
-    let free: number;
-    try {
-      ({ free } = await this.#probe(this.#folder));
-    } catch {
-      return null;
-    }
-    this.#reserve ??= Math.min(RESERVE_BYTES, Math.floor(free / 2));
-    if (needed <= free - this.#reserve) return null;
+    const free = await this.#look();
+    if (free === null || this.#reserve === null || needed <= free - this.#reserve) return null;
     return (
       `${what} needs ${formatBytes(needed)}, but the disk holding ${this.#folder} has ${formatBytes(Math.max(0, free))} free, of which ${formatBytes(this.#reserve)} is kept ` +
       `for the rest of the computer, so the run stopped before it. What was verified stays. Free some space and run it again.`
@@ -139,16 +138,24 @@ export class DiskReserve<E extends Error = DiskReserveError> implements PackageR
     if (this.#checking || this.#controller.signal.aborted) return;
     this.#checking = true;
     try {
-      const { free } = await this.#probe(this.#folder);
-      this.#reserve ??= Math.min(RESERVE_BYTES, Math.floor(free / 2));
-      if (free < this.#reserve && this.#timer !== null) {
+      const free = await this.#look();
+      if (free !== null && this.#reserve !== null && free < this.#reserve && this.#timer !== null) {
         this.stop();
         this.#controller.abort(this.#stopError(this.#folder, free, this.#reserve));
       }
-    } catch {
-      // A file system that cannot say (or a folder gone): no guard rather than a run refused.
     } finally {
       this.#checking = false;
+    }
+  }
+
+  /** The bytes free (the first look sets the reserve), or null when the file system cannot say (or the folder is gone): no guard then rather than a run refused. */
+  async #look(): Promise<number | null> {
+    try {
+      const { free } = await this.#probe(this.#folder);
+      this.#reserve ??= reserveFor(free);
+      return free;
+    } catch {
+      return null;
     }
   }
 }
