@@ -6,7 +6,7 @@ import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { FOUND_ORDER, readSavedAudit, type SavedAuditReader } from '../engine/mirror/audit.ts';
-import { AUDIT_CSV_HEADER, auditCsvLine, auditRow, ROW_ORDER, rowMatches, type AuditFilter, type AuditStatus, type KeptPolicy } from '../engine/mirror/audit-report.ts';
+import { AUDIT_CSV_HEADER, auditCsvLine, auditJsonValue, auditRow, ROW_ORDER, rowMatches, type AuditFilter, type AuditStatus, type KeptPolicy } from '../engine/mirror/audit-report.ts';
 import { CancelledError, InvalidArgumentsError, MirrorError, NotFoundError } from './errors.ts';
 
 export interface AuditExportOptions {
@@ -131,8 +131,7 @@ export async function exportAudit(o: AuditExportOptions): Promise<AuditExportRes
         const listed = kinds(FOUND_ORDER).includes(status);
         if (listed) {
           for await (const row of rowsOf(status)) {
-            const value = status === 'changed' || status === 'unverifiable' ? { uri: row.item, reason: row.reason } : row.item;
-            await write(`${first ? '' : ','}\n    ${JSON.stringify(value, null, 2).replaceAll('\n', '\n    ')}`);
+            await write(`${first ? '' : ','}\n    ${JSON.stringify(auditJsonValue(status, row.item, row.reason), null, 2).replaceAll('\n', '\n    ')}`);
             first = false;
             rows++;
           }

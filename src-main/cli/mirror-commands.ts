@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { audit, CUT_NOTE_START, FOUND_ORDER, lastAudit, readSavedAudit, savedAuditItems, type AuditReport } from '../engine/mirror/audit.ts';
+import { auditJsonValue } from '../engine/mirror/audit-report.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { isMirror, lockHolder, readFolder, runsAsSeen } from '../engine/mirror/folder.ts';
 import { resumeRetry, retryResources, type RetryResult } from '../engine/mirror/retry.ts';
@@ -495,7 +496,7 @@ async function writeAuditJson(dest: string, report: AuditReport, io: Io, when?: 
     await write(`,${JSON.stringify(status)}:[`);
     let first = true;
     for (const f of savedAuditItems(dest, report.runId, status)) {
-      const value = status === 'changed' || status === 'unverifiable' ? JSON.stringify({ uri: f.item, reason: f.reason ?? '' }) : JSON.stringify(f.item);
+      const value = JSON.stringify(auditJsonValue(status, f.item, f.reason));
       await write(first ? value : `,${value}`);
       first = false;
     }

@@ -46,6 +46,14 @@ export function auditRow(status: AuditStatus, item: string, reason: string | nul
   }
 }
 
+/**
+ * An item as the audit's JSON lists it (`rsdesk audit --json`, the app's export): a URI or path for missing, extra
+ * and kept; `{uri, reason}` for changed and unverifiable.
+ */
+export function auditJsonValue(status: AuditStatus, item: string, reason: string | null): string | { uri: string; reason: string } {
+  return status === 'changed' || status === 'unverifiable' ? { uri: item, reason: reason ?? '' } : item;
+}
+
 export function auditRows(report: Pick<AuditReport, 'missing' | 'extra' | 'changed' | 'unverifiable' | 'kept'>, policy?: KeptPolicy): AuditRow[] {
   return [
     ...report.missing.map((uri) => auditRow('missing', uri, null, policy)),
