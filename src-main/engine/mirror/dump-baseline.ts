@@ -20,6 +20,7 @@ import { dumpPackages, ExtractBudget, fetchPackage, lengthOf, PackagePrefetch, p
 import { isNoRoom } from './package/source.ts';
 import type { PackageRoom } from './disk-reserve.ts';
 import { hasDiskFullCode } from './disk-full.ts';
+import { formatBytes } from '../http/errors.ts';
 import type { MirrorState } from './state.ts';
 import { applyToUnlisted } from './unlisted.ts';
 
@@ -169,7 +170,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
           budget,
           // Small bitstreams cost more in file operations than in bytes: several at once hide that latency.
           concurrency: DUMP_CONCURRENCY,
-          onManifest: async (entries) => {
+          onManifest: async (entries, inPackage) => {
             repeats = new Set();
             const here = new Set<string>();
             for (const entry of entries) {
@@ -178,8 +179,8 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
             }
             // What is extracted, and what is still to download of a package read while it downloads.
             const length = lengthOf(pkg);
-            const needed = extractedBytes(o.applier, entries, (e) => repeats.has(e)) + (length === undefined ? 0 : Math.max(0, length - bytes.downloaded(loc)));
-            await checkRoom(o, rooms, loc, needed);
+            const toDownload = length === undefined ? 0 : Math.max(0, length - bytes.downloaded(loc));
+            await checkRoom(o, rooms, loc, extractedBytes(o.applier, entries, (e) => repeats.has(e), inPackage), toDownload);
           },
           onOutcome: async (outcome) => {
             if (repeats.has(outcome.entry)) {
@@ -293,17 +294,52 @@ export function notePackage(o: { onNote?: (note: string) => void }, loc: string,
   }
 }
 
+/** What extracting a package writes, and by which sizes that is known (for the message when it does not fit). */
+export interface ExtractedBytes {
+  bytes: number;
+  /** Bitstreams counted; of them, those the package's ZIP directory sized, and those the manifest gives a length for. */
+  bitstreams: number;
+  byDirectory: number;
+  byManifest: number;
+}
+
 /**
- * The bytes a package's manifest says its bitstreams take that this run extracts (the others are read and dropped):
- * what the disk must have room for before the package is read.
+ * The bytes this run extracts of a package's bitstreams (the others are read and dropped): what the disk must have
+ * room for before the package is read. Each bitstream by the larger of its manifest `length` and the size the
+ * package's central directory gives it (`inPackage`; the two disagreeing fails the entry anyway): by the manifest
+ * alone, a bitstream without a `length` counted nothing, and a package of such entries passed the check whatever
+ * it held.
  */
-export function extractedBytes(applier: Applier, entries: ManifestEntry[], skip: (entry: ManifestEntry) => boolean): number {
-  let sum = 0;
+export function extractedBytes(
+  applier: Applier,
+  entries: ManifestEntry[],
+  skip: (entry: ManifestEntry) => boolean,
+  inPackage: (entry: ManifestEntry) => number | undefined = () => undefined,
+): ExtractedBytes {
+  const out: ExtractedBytes = { bytes: 0, bitstreams: 0, byDirectory: 0, byManifest: 0 };
   for (const entry of entries) {
-    if (entry.zipName === undefined || entry.change === 'deleted' || entry.length === undefined || skip(entry)) continue;
-    if (applier.wanted(entry)) sum += entry.length;
+    if (entry.zipName === undefined || entry.change === 'deleted' || skip(entry)) continue;
+    const size = inPackage(entry);
+    if ((size === undefined && entry.length === undefined) || !applier.wanted(entry)) continue;
+    out.bitstreams++;
+    if (size !== undefined) out.byDirectory++;
+    if (entry.length !== undefined) out.byManifest++;
+    out.bytes += Math.max(size ?? 0, entry.length ?? 0);
   }
-  return sum;
+  return out;
+}
+
+/** Which sizes a package's room check went by, in words: "(by …)". */
+export function extractedBasis(x: ExtractedBytes, toDownload = 0): string {
+  const n = (k: number) => `${k.toLocaleString('en')} bitstream${k === 1 ? '' : 's'}`;
+  const parts = [
+    x.byDirectory === x.bitstreams
+      ? `the sizes the package's ZIP directory gives its ${n(x.bitstreams)}`
+      : `the sizes of ${n(x.bitstreams)}, ${x.byDirectory.toLocaleString('en')} from the package's ZIP directory and ${(x.bitstreams - x.byDirectory).toLocaleString('en')} from the manifest alone`,
+    x.byManifest === x.bitstreams ? 'which the manifest gives too' : x.byManifest === 0 ? 'which the manifest does not give' : `${x.byManifest.toLocaleString('en')} of which the manifest gives too`,
+  ];
+  const rest = toDownload > 0 ? `, and ${formatBytes(toDownload)} of the package still to download` : '';
+  return `(by ${parts.join(', ')}${rest})`;
 }
 
 /**
@@ -319,7 +355,7 @@ export class PackageRooms {
 
   constructor(room: PackageRoom | undefined) {
     this.room = room && {
-      lacks: (needed, what) => room.lacks(needed + this.#held, what),
+      lacks: (needed, what, basis) => room.lacks(needed + this.#held, what, basis),
       refuse: (message) => room.refuse(message),
       full: () => room.full(),
     };
@@ -345,8 +381,9 @@ export function refuseForRoom(o: { applier: Applier; room?: PackageRoom }, loc: 
 }
 
 /** Refuses the package at `loc` (stopping the run) when its extraction needs more room than the disk has. */
-export async function checkRoom(o: { applier: Applier; room?: PackageRoom }, rooms: PackageRooms, loc: string, needed: number): Promise<void> {
-  const why = o.room === undefined || needed <= 0 ? null : await o.room.lacks(needed, `Extracting the package ${clip(loc)}`);
+export async function checkRoom(o: { applier: Applier; room?: PackageRoom }, rooms: PackageRooms, loc: string, extracted: ExtractedBytes, toDownload = 0): Promise<void> {
+  const needed = extracted.bytes + toDownload;
+  const why = o.room === undefined || needed <= 0 ? null : await o.room.lacks(needed, `Extracting the package ${clip(loc)}`, extractedBasis(extracted, toDownload));
   if (why === null) return rooms.checked(needed);
   refuseForRoom(o, loc, why);
   throw new Error(why);

@@ -171,7 +171,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           // Each URI is applied once per package (its last change), so no two of its changes wait on each other.
           sink: (entry, stream) => bridge.sink(entry, stream),
           verifiedBytes: (entry, bytes) => bridge.verifiedBytes(entry, bytes),
-          onManifest: (entries) => checkRoom(o, rooms, loc, extractedBytes(o.applier, entries, skip)),
+          onManifest: (entries, inPackage) => checkRoom(o, rooms, loc, extractedBytes(o.applier, entries, skip, inPackage)),
           onDeleted: (entry) => {
             if (skip(entry)) return;
             o.applier.delete(entry.loc);

@@ -25,14 +25,14 @@ afterEach(async () => {
 });
 
 /** A Source whose Resource Dump has one package of `count` stored bitstreams of `size` bytes; the paths it was asked. */
-async function source(count: number, size: number, declared = true) {
+async function source(count: number, size: number, declared = true, manifestLengths = true) {
   server = createServer();
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
   const bodies = Array.from({ length: count }, (_, i) => ({ name: `b${i}`, body: randomBytes(size) }));
   const zip = await buildZip([
-    { name: 'manifest.xml', body: manifestXml('resourcedump-manifest', bodies.map(({ name, body }) => ({ loc: `${base}/r/${name}`, path: `/${name}`, hash: `md5:${md5(body)}`, length: body.length }))) },
+    { name: 'manifest.xml', body: manifestXml('resourcedump-manifest', bodies.map(({ name, body }) => ({ loc: `${base}/r/${name}`, path: `/${name}`, hash: `md5:${md5(body)}`, length: manifestLengths ? body.length : undefined }))) },
     ...bodies.map(({ name, body }) => ({ name, body, compress: false })),
   ]);
   const docs: Record<string, string> = {
@@ -78,7 +78,7 @@ describe.skipIf(small === null)('a Resource Dump package on a small disk', () =>
     const { base, requests } = await source(3, 10 * MiB);
     const error = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline' }).catch((err: unknown) => err);
     const message = (error as Error).message;
-    expect(message).toMatch(new RegExp(`^Downloading the package ${base}/p0\\.zip needs 30 MiB, but the disk holding ${dest} has [\\d.]+ MiB free, of which [\\d.]+ MiB is kept for the rest of the computer, so the run stopped before it\\. What was verified stays\\. Free some space and run it again\\.$`));
+    expect(message).toMatch(new RegExp(`^Downloading the package ${base}/p0\\.zip needs 30 MiB \\(by the length the Dump gives it; what its bitstreams take once extracted is known only from the package\\), but the disk holding ${dest} has [\\d.]+ MiB free, of which [\\d.]+ MiB is kept for the rest of the computer, so the run stopped before it\\. What was verified stays\\. Free some space and run it again\\.$`));
     expect(requests).not.toContain('/p0.zip');
     const run = lastRun(dest);
     expect(run).toMatchObject({ status: 'failed', message });
@@ -92,12 +92,32 @@ describe.skipIf(small === null)('a Resource Dump package on a small disk', () =>
     const { base, requests } = await source(3, 2.5 * MiB);
     const error = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline' }).catch((err: unknown) => err);
     const message = (error as Error).message;
-    expect(message).toMatch(new RegExp(`^Extracting the package ${base}/p0\\.zip needs 7\\.5 MiB, but the disk holding ${dest} has [\\d.]+ MiB free, of which [\\d.]+ MiB is kept for the rest of the computer, so the run stopped before it\\.`));
+    expect(message).toMatch(
+      new RegExp(
+        `^Extracting the package ${base}/p0\\.zip needs 7\\.5 MiB \\(by the sizes the package's ZIP directory gives its 3 bitstreams, which the manifest gives too\\), but the disk holding ${dest} has [\\d.]+ MiB free, of which [\\d.]+ MiB is kept for the rest of the computer, so the run stopped before it\\.`,
+      ),
+    );
     expect(requests).toContain('/p0.zip');
     const run = lastRun(dest);
     expect(run).toMatchObject({ status: 'failed', message, created: 0 });
     expect(run.failures).toEqual([{ uri: `${base}/p0.zip`, reason: message }]);
     // Nothing extracted into the mirror's tree.
+    expect(readdirSync(dest).filter((n) => !n.startsWith('.'))).toEqual([]);
+  });
+});
+
+describe.skipIf(small === null)('a Resource Dump package whose manifest gives no lengths on a small disk', () => {
+  it('is sized by its ZIP directory: refused before its bitstreams are extracted, and the message says by what', async () => {
+    const dest = mkdtempSync(join(small!, 'e-'));
+    // Counted by the manifest's lengths alone, these bitstreams needed nothing: the check passed, and extraction ran
+    // until the polled reserve (or the full disk) stopped it, with files half written into the work folder.
+    const { base } = await source(3, 2.5 * MiB, true, false);
+    const error = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline' }).catch((err: unknown) => err);
+    const message = (error as Error).message;
+    expect(message).toMatch(
+      new RegExp(`^Extracting the package ${base}/p0\\.zip needs 7\\.5 MiB \\(by the sizes the package's ZIP directory gives its 3 bitstreams, which the manifest does not give\\), but the disk`),
+    );
+    expect(lastRun(dest)).toMatchObject({ status: 'failed', message, created: 0 });
     expect(readdirSync(dest).filter((n) => !n.startsWith('.'))).toEqual([]);
   });
 });
@@ -147,7 +167,7 @@ describe.skipIf(small === null)('a Change Dump package on a small disk', () => {
     expect(await mirror()).toMatchObject({ mode: 'baseline', from: 'lists', created: 0, failed: 0 });
     const error = await mirror().catch((err: unknown) => err);
     const message = (error as Error).message;
-    expect(message).toMatch(new RegExp(`^${doing} the package ${base}/p\\.zip needs [\\d.]+ MiB, but the disk holding ${dest} has [\\d.]+ MiB free, of which [\\d.]+ MiB is kept for the rest of the computer, so the run stopped before it\\.`));
+    expect(message).toMatch(new RegExp(`^${doing} the package ${base}/p\\.zip needs [\\d.]+ MiB \\(by [^)]+\\), but the disk holding ${dest} has [\\d.]+ MiB free, of which [\\d.]+ MiB is kept for the rest of the computer, so the run stopped before it\\.`));
     expect(requests.includes('/p.zip')).toBe(fetched);
     const run = lastRun(dest);
     expect(run).toMatchObject({ mode: 'auto', status: 'failed', message, created: 0 });

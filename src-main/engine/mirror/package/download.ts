@@ -36,7 +36,7 @@ export interface DownloadOptions {
    * saying why not refuses the download ('no-room') before a byte is fetched. Without a length the run's reserve,
    * polled, is all that stops a download.
    */
-  room?: (needed: number) => Promise<string | null>;
+  room?: (needed: number, resumed: number) => Promise<string | null>;
 }
 
 export interface DownloadResult {
@@ -192,7 +192,7 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
     meta = null;
   }
   if (expectedLength !== null && options.room !== undefined) {
-    const why = await options.room(expectedLength - offset);
+    const why = await options.room(expectedLength - offset, offset);
     if (why !== null) throw new PackageDownloadError('no-room', why, url);
   }
   const resumedFrom = offset;

@@ -67,9 +67,11 @@ export interface ReadPackageOptions {
   onOutcome?: (outcome: EntryOutcome) => void | Promise<void>;
   /**
    * Called with the manifest's entries once it is read, before any bitstream is handed out (again if read again);
-   * awaited, and a rejection stops the reading of the package.
+   * awaited, and a rejection stops the reading of the package. `inPackage` gives the uncompressed size the package's
+   * central directory gives an entry's bitstream, or undefined when nothing of it will be extracted (not in the
+   * package, refused, a deletion): what its extraction writes, whether or not the manifest gives a length.
    */
-  onManifest?: (entries: ManifestEntry[]) => void | Promise<void>;
+  onManifest?: (entries: ManifestEntry[], inPackage: (entry: ManifestEntry) => number | undefined) => void | Promise<void>;
   /** The bytes of the Dump's rel="contents" copy of the manifest, when there is one. */
   contentsCopy?: { url: string; body: AsyncIterable<Uint8Array> };
   /** Digests to compute besides those the manifest gives (to record them); default md5 when the manifest gives none. */
@@ -122,12 +124,12 @@ export async function readPackage(from: string | PackageBytes, options: ReadPack
   } finally {
     await first.close();
   }
-  await options.onManifest?.(manifest.entries);
   if (typeof from !== 'string') from.entriesPhase?.();
   const names = new Set<string>([MANIFEST_NAME]);
   for (const entry of manifest.entries) if (entry.zipName !== undefined && entry.change !== 'deleted') names.add(entry.zipName);
   const dir = await readZipDirectory(from, limits, (key) => names.has(key), true);
   try {
+    await options.onManifest?.(manifest.entries, (entry) => sizeInPackage(entry, dir));
     return await readWithDirectory(dir, manifest, limits, options);
   } finally {
     await dir.close();
@@ -265,6 +267,13 @@ async function readPackageManifest(dir: ZipDirectory, limits: PackageLimits, opt
     }
     throw err;
   }
+}
+
+/** The uncompressed size the central directory gives `entry`'s bitstream, unless nothing of it will be extracted. */
+function sizeInPackage(entry: ManifestEntry, dir: ZipDirectory): number | undefined {
+  if (entry.change === 'deleted' || entry.zipName === undefined || unsafeName(entry.zipName) !== null) return undefined;
+  const item = dir.items.get(entry.zipName);
+  return item === undefined || item.refusal !== undefined ? undefined : item.entry.uncompressedSize;
 }
 
 /** An outcome decided without reading any bytes, or the ZIP entry to extract. */

@@ -7,6 +7,7 @@ import { basename, join } from 'node:path';
 import { clip } from '../../clip.ts';
 import { parseW3cDatetime, type Entry } from '../../documents/index.ts';
 import { HttpStatusError, type Http } from '../../http/index.ts';
+import { formatBytes } from '../../http/errors.ts';
 import { loadDocument, XML_ACCEPT } from '../../load.ts';
 import { listKey } from '../entries.ts';
 import type { PackageRoom } from '../disk-reserve.ts';
@@ -221,7 +222,14 @@ function startDownload(options: DownloadOf): Download {
     deadlineAt: options.deadlineAt,
     onProgress: options.onDownloadProgress,
     part,
-    room: options.room && ((needed) => options.room!.lacks(needed, `Downloading the package ${clip(entry.loc)}`)),
+    room:
+      options.room &&
+      ((needed, resumed) =>
+        options.room!.lacks(
+          needed,
+          `Downloading the package ${clip(entry.loc)}`,
+          `(by the length the Dump gives it${resumed > 0 ? `, less the ${formatBytes(resumed)} an earlier run downloaded` : ''}; what its bitstreams take once extracted is known only from the package)`,
+        )),
   });
   const download: Download = { result, part };
   // Handled by whoever takes it; never an unhandled rejection meanwhile.
