@@ -36,12 +36,10 @@ const EVERY_MS = 250;
 export interface PackageRoom {
   /**
    * Null when `needed` more bytes fit above the reserve (or the disk cannot say), else why not: a sentence that
-   * begins with `what` ("Downloading the package …"), says after the bytes needed how they are known (`basis`, "(by
-   * …)"), and says the run stopped before it.
+   * begins with `what` ("Downloading the package …") and says after the bytes needed how they are known (`basis`,
+   * "(by …)"). What follows from it is the caller's to say.
    */
   lacks(needed: number, what: string, basis?: string): Promise<string | null>;
-  /** Stops the run with that sentence, as the reserve stops it. */
-  refuse(message: string): void;
   /** Stops the run on a full disk (a package of no declared length filled it between two looks). */
   full(): void;
 }
@@ -123,16 +121,8 @@ export class DiskReserve<E extends Error = DiskReserveError> implements PackageR
     if (free === null || this.#reserve === null || needed <= free - this.#reserve) return null;
     return (
       `${what} needs ${formatBytes(needed)}${basis === undefined ? '' : ` ${basis}`}, but the disk holding ${this.#folder} has ${formatBytes(Math.max(0, free))} free, of which ${formatBytes(this.#reserve)} is kept ` +
-      `for the rest of the computer, so the run stopped before it. What was verified stays. Free some space and run it again.`
+      `for the rest of the computer.`
     );
-  }
-
-  refuse(message: string): void {
-    if (this.#controller.signal.aborted) return;
-    this.stop();
-    const err = this.#stopError(this.#folder, 0, this.#reserve ?? 0);
-    err.message = message;
-    this.#controller.abort(err);
   }
 
   async #check(): Promise<void> {

@@ -2,7 +2,8 @@
 // own work space (`.resourcesync/packages/`, resumable with Range), its manifest read (and compared with the Dump's
 // rel="contents" copy), each bitstream streamed out by its `path` through the fixity checks into the same durable
 // batches and inventory as a list baseline. Refused entries fail alone with their reason; a package that cannot be
-// had or read at all fails alone too (then nothing is deleted and the run gets no checkpoint). A package applied
+// had or read at all fails alone too (then nothing is deleted and the run gets no checkpoint), and so does one the
+// disk has no room for (dump-too-large.ts: its resources may be fetched one by one instead). A package applied
 // completely is recorded, so a killed run, resumed, does not download it again.
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -20,6 +21,7 @@ import { dumpPackages, ExtractBudget, fetchPackage, lengthOf, PackagePrefetch, p
 import { isNoRoom } from './package/source.ts';
 import type { PackageRoom } from './disk-reserve.ts';
 import { hasDiskFullCode } from './disk-full.ts';
+import { NoRoomForPackage, withoutPackage } from './dump-too-large.ts';
 import { formatBytes } from '../http/errors.ts';
 import type { MirrorState } from './state.ts';
 import { applyToUnlisted } from './unlisted.ts';
@@ -60,8 +62,15 @@ export interface DumpBaselineOptions {
   quickDownloadSeconds?: number;
   /** Bytes of the packages downloaded so far in this run, of the total the Dump gives for those to download. */
   onPackageBytes?: (done: number, total: number) => void;
-  /** The disk's room above the run's reserve: a package that does not fit stops the run before it is downloaded or extracted. */
+  /**
+   * The disk's room above the run's reserve: a package that does not fit is not downloaded or extracted, and the run
+   * goes on with the others (dump-too-large.ts).
+   */
   room?: PackageRoom;
+  /** The Source publishes a Resource List: the resources of a package that does not fit may be fetched one by one. */
+  oneByOne?: boolean;
+  /** Resources fetched at once when they are fetched one by one. */
+  concurrency?: number;
 }
 
 /** The earliest of several W3C datetimes: the moment the whole snapshot is known to be at least as new as. */
@@ -180,7 +189,7 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
             // What is extracted, and what is still to download of a package read while it downloads.
             const length = lengthOf(pkg);
             const toDownload = length === undefined ? 0 : Math.max(0, length - bytes.downloaded(loc));
-            await checkRoom(o, rooms, loc, extractedBytes(o.applier, entries, (e) => repeats.has(e), inPackage), toDownload);
+            await checkRoom(o, rooms, loc, extractedBytes(o.applier, entries, (e) => repeats.has(e), inPackage), toDownload, entries);
           },
           onOutcome: async (outcome) => {
             if (repeats.has(outcome.entry)) {
@@ -197,11 +206,19 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
         }));
         problems = download.problems;
       } catch (err) {
-        if (isNoRoom(err)) refuseForRoom(o, loc, err.message);
+        if (o.signal?.aborted) throw err;
+        // No room for this package: passed over, and the others applied as far as they fit (dump-too-large.ts).
+        if (isNoRoom(err) || err instanceof NoRoomForPackage) {
+          const known = err instanceof NoRoomForPackage ? err.entries : null;
+          const taken = await withoutPackage({ ...o, oneByOne: o.oneByOne ?? false, concurrency: o.concurrency ?? 8 }, pkg, err.message, known, count);
+          await o.applier.finish();
+          if (taken) markPackageDone(o.state, o.runId!, o.dumpUrl, loc);
+          else complete = false;
+          continue;
+        }
         // Every package after it would fail the same way, and each fill the disk again first: the run stops. By the
         // error's code: its message may hold the package's URL.
-        else if (hasDiskFullCode(err)) o.room?.full();
-        if (o.signal?.aborted) throw err;
+        if (hasDiskFullCode(err)) o.room?.full();
         // The whole package is unusable; its entries are unknown, so nothing may be deleted on its account.
         complete = false;
         o.applier.fail(loc, `The package could not be used: ${(err as Error).message}`);
@@ -356,7 +373,6 @@ export class PackageRooms {
   constructor(room: PackageRoom | undefined) {
     this.room = room && {
       lacks: (needed, what, basis) => room.lacks(needed + this.#held, what, basis),
-      refuse: (message) => room.refuse(message),
       full: () => room.full(),
     };
   }
@@ -374,19 +390,15 @@ export class PackageRooms {
   }
 }
 
-/** Stops the run, the package failed with `message`, when the disk has no room for it (see PackageRoom). */
-export function refuseForRoom(o: { applier: Applier; room?: PackageRoom }, loc: string, message: string): void {
-  o.applier.fail(loc, message);
-  o.room?.refuse(message);
-}
-
-/** Refuses the package at `loc` (stopping the run) when its extraction needs more room than the disk has. */
-export async function checkRoom(o: { applier: Applier; room?: PackageRoom }, rooms: PackageRooms, loc: string, extracted: ExtractedBytes, toDownload = 0): Promise<void> {
+/**
+ * Refuses the package at `loc` (NoRoomForPackage, with the manifest's `entries`) when its extraction needs more room
+ * than the disk has; else it takes that room (PackageRooms).
+ */
+export async function checkRoom(o: { room?: PackageRoom }, rooms: PackageRooms, loc: string, extracted: ExtractedBytes, toDownload: number, entries: ManifestEntry[]): Promise<void> {
   const needed = extracted.bytes + toDownload;
   const why = o.room === undefined || needed <= 0 ? null : await o.room.lacks(needed, `Extracting the package ${clip(loc)}`, extractedBasis(extracted, toDownload));
   if (why === null) return rooms.checked(needed);
-  refuseForRoom(o, loc, why);
-  throw new Error(why);
+  throw new NoRoomForPackage(why, entries);
 }
 
 /** Sums the packages' download progress for the run's progress (at most one report per 256 KiB). */

@@ -14,7 +14,8 @@ import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import type { Applier } from './apply.ts';
 import { packageApplier } from './dump-apply.ts';
-import { checkRoom, extractedBytes, nextOf, notePackage, packageDeadline, PackageRooms, PACKAGES_DIR, refuseForRoom } from './dump-baseline.ts';
+import { checkRoom, extractedBytes, nextOf, notePackage, packageDeadline, PackageRooms, PACKAGES_DIR } from './dump-baseline.ts';
+import { NoRoomForPackage } from './dump-too-large.ts';
 import type { PackageRoom } from './disk-reserve.ts';
 import { hasDiskFullCode } from './disk-full.ts';
 import { isNoRoom } from './package/source.ts';
@@ -44,7 +45,7 @@ export interface DumpIncrementalOptions {
   changeListCovers: boolean;
   /** The changes considered so far (for the live progress). */
   onListed?: (n: number) => void;
-  /** The disk's room above the run's reserve: a package that does not fit stops the run before it is downloaded or extracted. */
+  /** The disk's room above the run's reserve: a package that does not fit is not downloaded or extracted, and not used. */
   room?: PackageRoom;
 }
 
@@ -171,7 +172,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           // Each URI is applied once per package (its last change), so no two of its changes wait on each other.
           sink: (entry, stream) => bridge.sink(entry, stream),
           verifiedBytes: (entry, bytes) => bridge.verifiedBytes(entry, bytes),
-          onManifest: (entries, inPackage) => checkRoom(o, rooms, loc, extractedBytes(o.applier, entries, skip, inPackage)),
+          onManifest: (entries, inPackage) => checkRoom(o, rooms, loc, extractedBytes(o.applier, entries, skip, inPackage), 0, entries),
           onDeleted: (entry) => {
             if (skip(entry)) return;
             o.applier.delete(entry.loc);
@@ -215,16 +216,19 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           notePackage(o, loc, report);
         });
       } catch (err) {
-        if (isNoRoom(err)) refuseForRoom(o, loc, err.message);
+        if (o.signal?.aborted) throw err;
+        // No room for it (its download, or what it extracts to): not used, as a package that cannot be had. The run
+        // is not stopped for it: the Change List (when there is one) brings its changes one by one, which needs no
+        // room for the package itself; without one, the packages after it wait, as for any package not used.
+        const noRoom = isNoRoom(err) || err instanceof NoRoomForPackage;
         // Every package after it would fail the same way, and each fill the disk again first: the run stops. By the
         // error's code: its message may hold the package's URL.
-        else if (hasDiskFullCode(err)) o.room?.full();
-        if (o.signal?.aborted) throw err;
+        if (!noRoom && hasDiskFullCode(err)) o.room?.full();
         complete = false;
         freeze(pkg.fromMs);
-        const reason = `The package could not be used: ${(err as Error).message}`;
+        const reason = noRoom ? `${(err as Error).message} The package was not used` : `The package could not be used: ${(err as Error).message}`;
         if (o.changeListCovers) o.onNote?.(`${clip(loc)}: ${reason}; its changes and those after it are fetched from the Change List instead.`);
-        else o.applier.fail(loc, `${reason}; the packages after it were not applied, so changes stay in order`);
+        else o.applier.fail(loc, `${reason}; the packages after it were not applied, so changes stay in order${noRoom ? '. Free some space and sync again' : ''}`);
         await o.applier.finish();
         break;
       }
