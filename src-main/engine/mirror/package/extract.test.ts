@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExtractBudget, readPackage, type BitstreamFiles, type ReadPackageOptions } from './extract.ts';
 import { PackageError, type EntryOutcome, type ManifestEntry } from './model.ts';
 import { tempFileSink, type TempFile } from './sinks.ts';
-import { buildZip, headersOf, manifestXml, md5, patch, renameEntry, sha256, type ManifestItem, type ZipFileSpec } from './test-zips.ts';
+import { buildZip, CENTRAL, headersOf, manifestXml, md5, patch, patchDescriptor, renameEntry, sha256, type ManifestItem, type ZipFileSpec } from './test-zips.ts';
 
 let dir: string;
 let out: string;
@@ -341,6 +341,31 @@ describe.each(['stream', 'files', 'small'] as const)('readPackage: entries that 
     ]);
     expect(report.outcomes[0].status === 'failed' && report.outcomes[0].reason).toMatch(/by its local header but .* by the central directory/);
     expect(await readdir(out)).toHaveLength(1);
+  });
+
+  it('refuses an entry whose data descriptor and central directory disagree on its sizes or CRC, and reads those that agree', async () => {
+    const body = 'sizes after the data '.repeat(50);
+    const files = [
+      { name: 'ok.txt', body, descriptor: true },
+      { name: 'stored.txt', body, compress: false, descriptor: true },
+      { name: 'size.txt', body, descriptor: true },
+      { name: 'csize.txt', body, descriptor: true },
+      { name: 'crc.txt', body, descriptor: true },
+    ];
+    const manifest = manifestXml('resourcedump-manifest', files.map((f) => ({ loc: `http://example.com/${f.name}`, path: `/${f.name}`, hash: `md5:${md5(body)}` })));
+    let zip = await buildZip([{ name: 'manifest.xml', body: manifest }, ...files]);
+    // A reader that streams the package would take these; the central directory (and the manifest) say otherwise.
+    zip = patchDescriptor(zip, 'size.txt', 'uncompressed', body.length + 7);
+    zip = patchDescriptor(zip, 'csize.txt', 'compressed', 3);
+    zip = patchDescriptor(zip, 'crc.txt', 'crc', 0x12345678);
+    const { report } = await read(await save(zip));
+    expect(report.outcomes.map((o) => (o.status === 'failed' ? o.code : o.status))).toEqual(['verified', 'verified', 'size-mismatch', 'size-mismatch', 'header-mismatch']);
+    const compressed = zip.readUInt32LE(headersOf(zip, 'size.txt').central + CENTRAL.compressed).toLocaleString('en');
+    expect(report.outcomes[2].status === 'failed' && report.outcomes[2].reason).toBe(
+      `Refused: size.txt is ${(body.length + 7).toLocaleString('en')} bytes (${compressed} compressed) by its data descriptor but ${body.length.toLocaleString('en')} (${compressed}) by the central directory`,
+    );
+    expect(report.outcomes[4].status === 'failed' && report.outcomes[4].reason).toBe("Refused: crc.txt's data descriptor and central directory give different CRC-32s");
+    expect(await readdir(out)).toHaveLength(2);
   });
 
   it('fails an entry that inflates to more bytes than both headers say, or whose deflated bytes end early', async () => {

@@ -1,6 +1,7 @@
 // Test support: packages written with yazl, and byte-level surgery for the hostile ones yazl refuses to write
 // (escaping names, disagreeing headers, encryption flags). Not used by the engine.
 import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
 import yazl from 'yazl';
 
 export interface ZipFileSpec {
@@ -11,6 +12,8 @@ export interface ZipFileSpec {
   /** Unix mode, e.g. 0o120777 for a symbolic link. */
   mode?: number;
   zip64?: boolean;
+  /** Written as a stream of unknown size: its CRC-32 and sizes follow its data in a data descriptor (bit 3). */
+  descriptor?: boolean;
 }
 
 const DATE = new Date(Date.UTC(2024, 0, 2, 3, 4, 6));
@@ -19,7 +22,9 @@ export function buildZip(files: ZipFileSpec[], options: { zip64?: boolean } = {}
   const zip = new yazl.ZipFile();
   for (const f of files) {
     const body = typeof f.body === 'string' ? Buffer.from(f.body) : f.body;
-    zip.addBuffer(body, f.name, { compress: f.compress ?? true, mtime: DATE, mode: f.mode, forceZip64Format: f.zip64 ?? options.zip64 });
+    const o = { compress: f.compress ?? true, mtime: DATE, mode: f.mode, forceZip64Format: f.zip64 ?? options.zip64 };
+    if (f.descriptor) zip.addReadStream(Readable.from([body]), f.name, o);
+    else zip.addBuffer(body, f.name, o);
   }
   zip.end({ forceZip64Format: options.zip64 ?? false, comment: '' });
   return new Promise((resolve, reject) => {
@@ -76,6 +81,20 @@ export function patch(zip: Buffer, name: string, where: 'local' | 'central', fie
   const at = where === 'local' ? h.local + LOCAL[field as keyof typeof LOCAL] : h.central + CENTRAL[field];
   if (bytes === 2) out.writeUInt16LE(value, at);
   else out.writeUInt32LE(value >>> 0, at);
+  return out;
+}
+
+/**
+ * Rewrites a field of the data descriptor that follows the entry `name`'s data (see ZipFileSpec.descriptor): its
+ * CRC-32, or its compressed or uncompressed size (the 4-byte form, after the signature).
+ */
+export function patchDescriptor(zip: Buffer, name: string, field: 'crc' | 'compressed' | 'uncompressed', value: number): Buffer {
+  const out = Buffer.from(zip);
+  const { local, central } = headersOf(out, name);
+  const dataStart = local + 30 + out.readUInt16LE(local + 26) + out.readUInt16LE(local + 28);
+  const at = dataStart + out.readUInt32LE(central + CENTRAL.compressed);
+  if (out.readUInt32LE(at) !== 0x08074b50) throw new Error(`${name} has no data descriptor`);
+  out.writeUInt32LE(value >>> 0, at + { crc: 4, compressed: 8, uncompressed: 12 }[field]);
   return out;
 }
 

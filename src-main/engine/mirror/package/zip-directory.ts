@@ -210,7 +210,7 @@ export async function readZipDirectory(
     unlistedLeftOut,
     fileSize: bytes.size,
     openData: (item) => openData(zip, bytes, item),
-    locate: (item) => locateData(zip, item),
+    locate: (item) => locateData(zip, bytes, item),
     readRange: async ({ start, end }) => {
       const out = Buffer.allocUnsafe(end - start);
       if ((await readFully(bytes, out, 0, out.length, start)) !== out.length) throw new FixityError('corrupt', 'The package ends before the entry does');
@@ -262,7 +262,7 @@ function localSizes(header: yauzl.LocalFileHeader): { compressed: number; uncomp
 }
 
 async function openData(zip: yauzl.ZipFile, bytes: PackageBytes, item: ZipItem): Promise<Readable> {
-  const { start, end, method } = await locateData(zip, item);
+  const { start, end, method } = await locateData(zip, bytes, item);
   const raw = rangeStream(bytes, start, end, () => new FixityError('corrupt', 'The package ends before the entry does'));
   if (method === 0) return raw;
   // Large output chunks: fewer, bigger buffers to hash and write.
@@ -272,7 +272,7 @@ async function openData(zip: yauzl.ZipFile, bytes: PackageBytes, item: ZipItem):
   return raw.pipe(inflate);
 }
 
-async function locateData(zip: yauzl.ZipFile, item: ZipItem): Promise<DataRange> {
+async function locateData(zip: yauzl.ZipFile, bytes: PackageBytes, item: ZipItem): Promise<DataRange> {
   const { entry, name } = item;
   let header: yauzl.LocalFileHeader;
   try {
@@ -308,5 +308,42 @@ async function locateData(zip: yauzl.ZipFile, item: ZipItem): Promise<DataRange>
   if (end > zip.fileSize) {
     throw new FixityError('corrupt', `${clip(name)}: its data runs past the end of the package`);
   }
+  if (header.generalPurposeBitFlag & DATA_DESCRIPTOR) await checkDescriptor(bytes, end, item);
   return { start, end, method: entry.compressionMethod };
+}
+
+const DESCRIPTOR_SIGNATURE = 0x08074b50;
+
+/**
+ * An entry written with a data descriptor (general purpose bit 3: its local header holds zeros) has its CRC-32 and
+ * sizes in a record right after its data, and a reader that streams the package (unzip -, Java's ZipInputStream)
+ * goes by that record. One that disagrees with the central directory makes the package mean two things: refused, as
+ * a local header that disagrees is. Before, it was not read at all. The record may begin with a signature, and holds
+ * 4-byte sizes, or 8-byte ones in a ZIP64 package: whichever reading agrees with the central directory is taken.
+ */
+async function checkDescriptor(bytes: PackageBytes, at: number, item: ZipItem): Promise<void> {
+  const { entry, name } = item;
+  const record = Buffer.alloc(24);
+  const n = await readFully(bytes, record, 0, record.length, at);
+  const readings: { crc: number; compressed: number; uncompressed: number }[] = [];
+  for (const from of record.readUInt32LE(0) === DESCRIPTOR_SIGNATURE && n >= 4 ? [4, 0] : [0]) {
+    if (n >= from + 12) readings.push({ crc: record.readUInt32LE(from), compressed: record.readUInt32LE(from + 4), uncompressed: record.readUInt32LE(from + 8) });
+    if (n >= from + 20) readings.push({ crc: record.readUInt32LE(from), compressed: Number(record.readBigUInt64LE(from + 4)), uncompressed: Number(record.readBigUInt64LE(from + 12)) });
+  }
+  const sizesAgree = (r: (typeof readings)[number]) => r.compressed === entry.compressedSize && r.uncompressed === entry.uncompressedSize;
+  const agrees = readings.find((r) => sizesAgree(r) && r.crc >>> 0 === entry.crc32 >>> 0);
+  if (agrees !== undefined) return;
+  const sized = readings.find(sizesAgree);
+  if (sized !== undefined) {
+    throw new FixityError('header-mismatch', `Refused: ${clip(name)}'s data descriptor and central directory give different CRC-32s`);
+  }
+  // The reading that names the signature (or else the first): the sizes the record gives, for the message.
+  const shown = readings[0];
+  throw new FixityError(
+    'size-mismatch',
+    shown === undefined
+      ? `Refused: ${clip(name)} says its sizes follow its data, but the package ends there`
+      : `Refused: ${clip(name)} is ${shown.uncompressed.toLocaleString('en')} bytes (${shown.compressed.toLocaleString('en')} compressed) by its data descriptor ` +
+          `but ${entry.uncompressedSize.toLocaleString('en')} (${entry.compressedSize.toLocaleString('en')}) by the central directory`,
+  );
 }
