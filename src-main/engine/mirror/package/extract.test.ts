@@ -274,6 +274,7 @@ describe.each(['stream', 'files', 'small'] as const)('readPackage: entries that 
         { loc: 'http://example.com/abs', path: '/xetc/evil' },
         { loc: 'http://example.com/drive', path: '/C_/evil3' },
         { loc: 'http://example.com/backslash', path: '/a_b/evil4' },
+        { loc: 'http://example.com/nul', path: '/nul_x/evil5' },
         { loc: 'http://example.com/manifest-dotdot', path: '/../../etc/passwd' },
         { loc: 'http://example.com/ok', path: '/ok.txt', hash: `md5:${md5(body)}` },
       ]) },
@@ -281,6 +282,7 @@ describe.each(['stream', 'files', 'small'] as const)('readPackage: entries that 
       { name: 'xetc/evil', body },
       { name: 'C_/evil3', body },
       { name: 'a_b/evil4', body },
+      { name: 'nul_x/evil5', body },
       { name: 'ok.txt', body },
     ]);
     // Names yazl will not write, put in by hand (the manifest keeps the harmless spelling).
@@ -288,10 +290,14 @@ describe.each(['stream', 'files', 'small'] as const)('readPackage: entries that 
     zip = renameEntry(zip, 'xetc/evil', '/etc/evil');
     zip = renameEntry(zip, 'C_/evil3', 'C:/evil3');
     zip = renameEntry(zip, 'a_b/evil4', 'a\\b/evil4');
+    // A NUL would cut the name short for a reader in C ("nul" and "nul\0x/evil5" the same file).
+    zip = renameEntry(zip, 'nul_x/evil5', 'nul\0x/evil5');
     const { report } = await read(await save(zip));
     const codes = Object.fromEntries(report.refusedZipEntries.map((r) => [r.name, r.code]));
-    expect(codes).toEqual({ '../evil1': 'path-escapes', '/etc/evil': 'path-escapes', 'C:/evil3': 'path-escapes', 'a\\b/evil4': 'path-escapes' });
+    expect(codes).toEqual({ '../evil1': 'path-escapes', '/etc/evil': 'path-escapes', 'C:/evil3': 'path-escapes', 'a\\b/evil4': 'path-escapes', 'nul\0x/evil5': 'path-escapes' });
     expect(report.refusedZipEntries.find((r) => r.name === 'a\\b/evil4')?.reason).toMatch(/backslash/);
+    expect(report.refusedZipEntries.find((r) => r.name === 'nul\0x/evil5')?.reason).toBe('Refused: a NUL character in "nul\\u0000x/evil5"');
+    expect(byLoc(report.outcomes, 'http://example.com/nul')).toMatchObject({ status: 'failed', code: 'not-in-package' });
     expect(byLoc(report.outcomes, 'http://example.com/manifest-dotdot')).toMatchObject({ status: 'failed', code: 'path-escapes' });
     // The manifest's harmless names now name nothing.
     expect(byLoc(report.outcomes, 'http://example.com/dotdot')).toMatchObject({ status: 'failed', code: 'not-in-package' });

@@ -7,7 +7,7 @@ import { clip } from '../../clip.ts';
 /** Why a name is unsafe, or null. Applied to ZIP names and to manifest paths alike. */
 export function unsafeName(name: string): string | null {
   if (name === '') return 'an empty name';
-  if (name.includes('\0')) return 'a NUL character in the name';
+  if (name.includes('\0')) return `a NUL character in ${clip(JSON.stringify(name))}`;
   if (name.includes('\\')) return `a backslash in ${clip(JSON.stringify(name))} (a Windows path separator or an escape)`;
   if (name.startsWith('/')) return `an absolute path ${clip(JSON.stringify(name))}`;
   if (/^[a-zA-Z]:/.test(name)) return `a drive letter in ${clip(JSON.stringify(name))}`;
