@@ -41,6 +41,8 @@ export interface LiveEngineOptions {
   givenCredentials?: GivenCredentials;
   /** How the free space of mirrors' disks is read (tests give their own; feed.ts). */
   diskSpace?: FeedOptions['diskSpace'];
+  /** The most each mirror's inbox holds waiting to be applied (feed.ts, MAX_PENDING). */
+  maxPending?: FeedOptions['maxPending'];
 }
 
 export interface SelfTest {
@@ -59,10 +61,11 @@ export interface SubscribeInput {
 
 export class LiveEngine {
   readonly events: LiveEvents;
-  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'keepEvents' | 'secretStore' | 'givenCredentials' | 'diskSpace'>> & { publicUrl: string | null };
+  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'keepEvents' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending'>> & { publicUrl: string | null };
   readonly #secrets: SecretStore | undefined;
   readonly #given: GivenCredentials | undefined;
   readonly #diskSpace: FeedOptions['diskSpace'];
+  readonly #maxPending: FeedOptions['maxPending'];
   readonly #http: Http;
   readonly #ownHttp: boolean;
   readonly #feeds = new Map<string, MirrorFeed>();
@@ -90,6 +93,7 @@ export class LiveEngine {
     this.#secrets = options.secretStore;
     this.#given = options.givenCredentials;
     this.#diskSpace = options.diskSpace;
+    this.#maxPending = options.maxPending;
     this.#http = options.http ?? new Http();
     this.#ownHttp = options.http === undefined;
   }
@@ -205,6 +209,7 @@ export class LiveEngine {
         lockRetryMs: options.lockRetryMs ?? this.#o.lockRetryMs,
         batchSize: options.batchSize,
         diskSpace: options.diskSpace ?? this.#diskSpace,
+        maxPending: options.maxPending ?? this.#maxPending,
         secretStore: options.secretStore ?? this.#secrets,
         givenCredentials: options.givenCredentials ?? this.#given,
       },
