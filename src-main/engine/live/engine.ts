@@ -29,6 +29,8 @@ export interface LiveEngineOptions {
   verifyTimeoutMs?: number;
   retryBaseMs?: number;
   renewAt?: number;
+  /** Least time between a verification and the renewal after it, whatever lease the hub grants (subscriber.ts). */
+  minRenewMs?: number;
   reorderWaitMs?: number;
   maxBodyBytes?: number;
   concurrency?: number;
@@ -61,8 +63,9 @@ export interface SubscribeInput {
 
 export class LiveEngine {
   readonly events: LiveEvents;
-  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'keepEvents' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending'>> & { publicUrl: string | null };
+  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'keepEvents' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending'>> & { publicUrl: string | null };
   readonly #secrets: SecretStore | undefined;
+  readonly #minRenewMs: number | undefined;
   readonly #given: GivenCredentials | undefined;
   readonly #diskSpace: FeedOptions['diskSpace'];
   readonly #maxPending: FeedOptions['maxPending'];
@@ -91,6 +94,7 @@ export class LiveEngine {
     };
     if (this.#o.publicUrl !== null) new URL(this.#o.publicUrl);
     this.#secrets = options.secretStore;
+    this.#minRenewMs = options.minRenewMs;
     this.#given = options.givenCredentials;
     this.#diskSpace = options.diskSpace;
     this.#maxPending = options.maxPending;
@@ -219,6 +223,7 @@ export class LiveEngine {
         verifyTimeoutMs: this.#o.verifyTimeoutMs,
         retryBaseMs: this.#o.retryBaseMs,
         renewAt: this.#o.renewAt,
+        minRenewMs: this.#minRenewMs,
       },
     );
     this.#feeds.set(key, feed);

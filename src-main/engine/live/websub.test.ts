@@ -71,6 +71,21 @@ describe('subscribing', () => {
     expect(res.status).toBe(410);
   });
 
+  it('renews no more often than its least interval when the hub grants a lease of 0 seconds, and says so once', async () => {
+    rig = await startRig({ fixture: { hub: { maxLeaseSeconds: 0 } }, engine: { minRenewMs: 1_000 } });
+    const sub = await subscribed(rig, { leaseSeconds: 3600 });
+    expect(sub.leaseSeconds).toBe(0);
+    await new Promise((r) => setTimeout(r, 2_500));
+    await rig.fixture.hub.settled();
+    // The first verification and two renewals, a second apart; not a loop of requests as fast as they go.
+    const verified = rig.fixture.hub.verifications.filter((v) => v.mode === 'subscribe' && v.confirmed);
+    expect(verified.length).toBeGreaterThanOrEqual(2);
+    expect(verified.length).toBeLessThanOrEqual(4);
+    const said = rig.events.filter((e) => e.type === 'error' && /granted a lease of 0 seconds/.test(e.message));
+    expect(said).toHaveLength(1);
+    expect(rig.engine.subscriptions()[0].status).toBe('active');
+  });
+
   it('retries with backoff when the hub fails, and records a denial', async () => {
     rig = await startRig();
     rig.fixture.hub.faults.failRequests = 2;
