@@ -3,10 +3,11 @@
 // passed over, yet one failure must not hold the checkpoint for ever while notifications keep being applied: the
 // Change Lists a later sync would read from there may be gone by then, and the mirror owe a new baseline.
 //
-// So the live side keeps a hold (in the mirror's meta): from the checkpoint up to `through` it applied every change
-// but the failed ones it lists. The checkpoint stays at the earliest of those; once each is settled (a later
-// notification or a retry mirrored it, or it is gone), it moves up to `through`. A sync that moves the checkpoint
-// makes the hold stale: it read the Change List itself.
+// So the live side keeps a record (in the mirror's meta): from where it left the checkpoint up to `through` it
+// applied every change but the failed ones it lists. The checkpoint stays at the earliest of those; once each is
+// settled (a later notification or a retry mirrored it, or it is gone), it moves up to `through`. A sync that moves
+// the checkpoint forward says everything before it is in the mirror: what the live side applied after it still
+// counts (else a ping's sync, reading a Change List that lags the notifications, stopped the checkpoint for good).
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { MirrorState } from '../mirror/state.ts';
 
@@ -41,15 +42,27 @@ function readHold(state: MirrorState): LiveHold | null {
   }
 }
 
-function writeHold(state: MirrorState, hold: LiveHold | null): void {
-  if (hold === null) state.db.prepare('DELETE FROM meta WHERE key = ?').run(HOLD_KEY);
-  else state.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(HOLD_KEY, JSON.stringify(hold));
+function writeHold(state: MirrorState, hold: LiveHold): void {
+  state.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(HOLD_KEY, JSON.stringify(hold));
 }
 
-/** The live side's hold on the checkpoint, when it still stands (tests, and what a view may show). */
-export function liveHold(state: MirrorState): { through: number; failed: HeldFailure[]; overflow: boolean } | null {
+/** The record as it holds for the checkpoint `at` now (see the top of this file), or null when it does not. */
+function holdFor(state: MirrorState, at: number): LiveHold | null {
   const hold = readHold(state);
-  if (hold === null || hold.checkpoint !== state.checkpoint()?.at) return null;
+  const left = hold === null ? null : parseW3cDatetime(hold.checkpoint);
+  if (hold === null || left === null || left > at) return null;
+  if (left === at) return hold;
+  // Moved on by a sync: the failures before it were mended by it. Past the cap, what the unlisted ones were is not
+  // known: the record no longer says anything.
+  if (hold.overflow) return null;
+  return { ...hold, failed: hold.failed.filter((f) => f.ms >= at) };
+}
+
+/** The live side's hold on the checkpoint: the failures that keep it back (tests, and what a view may show). */
+export function liveHold(state: MirrorState): { through: number; failed: HeldFailure[]; overflow: boolean } | null {
+  const at = parseW3cDatetime(state.checkpoint()?.at ?? '');
+  const hold = at === null ? null : holdFor(state, at);
+  if (hold === null || (hold.failed.length === 0 && !hold.overflow)) return null;
   return { through: hold.through, failed: hold.failed, overflow: hold.overflow === true };
 }
 
@@ -81,8 +94,7 @@ export function advanceCheckpoint(state: MirrorState, c: Covered): void {
   if (checkpoint === null || untilMs === null) return;
   const at = parseW3cDatetime(checkpoint.at);
   if (at === null) return;
-  const stored = readHold(state);
-  const hold = stored !== null && stored.checkpoint === checkpoint.at ? stored : null;
+  const hold = holdFor(state, at);
   // What the live side has applied without a hole, from the checkpoint on.
   const reach = Math.max(at, hold?.through ?? at);
   // A hole before this batch (a gap not filled): it applied what it had, but nothing after the hole is in step.
@@ -92,8 +104,12 @@ export function advanceCheckpoint(state: MirrorState, c: Covered): void {
   const overflow = hold?.overflow === true || failed.length > MAX_HELD_FAILURES;
   const through = Math.max(reach, untilMs);
   if (failed.length === 0 && !overflow) {
-    if (through > at) setAt(state, through === untilMs ? c.until : new Date(through).toISOString(), through, c.topic);
-    writeHold(state, null);
+    let kept = checkpoint.at;
+    if (through > at) {
+      kept = through === untilMs ? c.until : new Date(through).toISOString();
+      setAt(state, kept, through, c.topic);
+    }
+    writeHold(state, { checkpoint: kept, through, failed: [] });
     return;
   }
   // Up to the earliest failure standing (a sync applies the changes at the checkpoint's own instant), never past
