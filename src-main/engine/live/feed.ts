@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { clip } from '../clip.ts';
 import { formatBytes } from '../http/errors.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
+import { CLOCK_SLACK_MS } from '../mirror/change-timeline.ts';
 import { Http } from '../http/client.ts';
 import type { DeletePolicy } from '../mirror/apply.ts';
 import { Fetcher } from '../mirror/fetcher.ts';
@@ -405,6 +406,12 @@ export class MirrorFeed {
         continue;
       }
       const n = parsed.notification;
+      const late = futureReason(n.until, n.untilMs, inbox.receivedAt);
+      if (late !== null) {
+        this.store.setInbox([inbox.id], { status: 'rejected', reason: late });
+        this.#events.emit({ type: 'rejected', what: 'notification', reason: late, subscriptionId, topic: row.topic });
+        continue;
+      }
       // Nothing is written here: a row stays `received` until it is applied (or dropped), so the event is not
       // held up by another commit; a restart reads it again.
       this.#events.emit({
@@ -765,6 +772,17 @@ export class MirrorFeed {
     await this.store.close();
     this.state.close();
   }
+}
+
+/**
+ * Why a notification's `until` cannot be taken: more than CLOCK_SLACK_MS after it was received. Taken in order, an
+ * `until` in the year 9999 moved the cursor there: every later notification was then dropped as covered, and the
+ * mirror's checkpoint said it held every change until then.
+ */
+function futureReason(until: string, untilMs: number, receivedAt: string): string | null {
+  const received = Date.parse(receivedAt);
+  if (!Number.isFinite(received) || untilMs <= received + CLOCK_SLACK_MS) return null;
+  return `until="${clip(until, 60)}" is more than an hour after the notification was received (${receivedAt}); taken in order, it would make every later notification look as covered already`;
 }
 
 /**
