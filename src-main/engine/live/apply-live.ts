@@ -3,6 +3,7 @@
 // rows name their run before anything is fetched; a crash leaves them `applying`, and the next start resumes that
 // same run, in which the Applier skips every URI it already committed: nothing is lost, nothing applied twice.
 // Within a batch only the last change per URI is applied (in datetime order), as incremental sync does.
+import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Http } from '../http/client.ts';
 import { Applier, type DeletePolicy } from '../mirror/apply.ts';
@@ -17,6 +18,7 @@ import { canonicalEntry, canonicalUri } from '../mirror/uri.ts';
 import type { MirrorState, RunCounts } from '../mirror/state.ts';
 import type { AppliedChange } from './model.ts';
 import type { DiskLowError, DiskRoom, DiskWatch } from './disk-room.ts';
+import { advanceCheckpoint, type HeldFailure } from './checkpoint.ts';
 import type { ChangeItem, Notification } from './payload.ts';
 import type { LiveStore, SubscriptionRow } from './store.ts';
 
@@ -101,6 +103,11 @@ function newApplier(ctx: MirrorContext, runId: number, watch: DiskWatch | undefi
   });
 }
 
+function changeProblem(change: string): string | null {
+  if (change === 'created' || change === 'updated' || change === 'deleted') return null;
+  return change === '' ? 'not applied: the entry has no change attribute' : `not applied: change="${clip(change, 40)}" is not created, updated or deleted`;
+}
+
 /** A change to apply; `problem`: why its entry cannot be (no `loc`, not an absolute http(s) one), and it fails alone. */
 export type ToApply = ChangeItem & { problem?: string };
 
@@ -117,8 +124,9 @@ export function collapse(items: Taken[], coveredBeforeMs: number | null): ToAppl
     for (const change of notification.changes) {
       seq++;
       if (covered !== null && change.ms !== null && change.ms < covered) continue;
-      // As sync says it: a missing or relative `loc` breaks the spec, and counts as failed, not as a URI not mirrored.
-      const problem = entryProblem(change.entry);
+      // As sync says it: a missing or relative `loc`, or a `change` that is none of the three, breaks the spec and
+      // fails alone, for good; it is not the last change of its URI either (else a valid update before it were lost).
+      const problem = entryProblem(change.entry) ?? changeProblem(change.change);
       if (problem !== null) {
         broken.push({ ...change, uri: entryLabel(change.entry, `notification ${inboxId}`), problem });
         continue;
@@ -144,7 +152,6 @@ async function applyChanges(ctx: MirrorContext, applier: Applier, changes: ToApp
   for (const c of changes) {
     if (c.problem !== undefined) applier.fail(c.uri, c.problem, true);
     else if (c.change === 'deleted') applier.delete(c.uri);
-    else if (c.change !== 'created' && c.change !== 'updated') applier.fail(c.uri, `not applied: change="${c.change.slice(0, 40)}" is not created, updated or deleted`);
     else {
       const full = inflight.add(applier.apply(c.entry));
       if (full) await full;
@@ -152,10 +159,12 @@ async function applyChanges(ctx: MirrorContext, applier: Applier, changes: ToApp
   }
   await inflight.all();
   await applier.finish();
-  const failed = new Map(applier.failures.map((f) => [f.uri, f.reason]));
+  // A broken entry's failure is its own: a valid change of the same URI beside it is not said to have failed.
+  const broken = new Set(changes.filter((c) => c.problem !== undefined).map((c) => `${c.uri}\n${c.problem}`));
+  const failed = new Map(applier.failures.filter((f) => !broken.has(`${f.uri}\n${f.reason}`)).map((f) => [f.uri, f.reason]));
   const kept = new Set(applier.wouldDelete);
   return changes.map((c) => {
-    const reason = failed.get(c.uri);
+    const reason = c.problem ?? failed.get(c.uri);
     const outcome = reason !== undefined ? 'failed' : kept.has(c.uri) ? 'kept' : c.change;
     return { uri: c.uri, change: c.change, datetime: c.datetime, outcome, ...(reason !== undefined ? { reason } : {}) };
   });
@@ -199,10 +208,10 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
     if (low !== null) return stoppedForDisk(ctx, sub, run.id, items, toApply, changes, applier, low, firstFrom, t0);
     const last = items[items.length - 1].notification;
     store.transaction(() => {
-      state.endRun(run.id, failed > 0 ? 'failed' : 'completed', { fetch: (Date.now() - t0) / 1000 }, failed > 0 ? `${failed} resource(s) failed; run sync to retry them` : null);
+      state.endRun(run.id, failed > 0 ? 'failed' : 'completed', { fetch: (Date.now() - t0) / 1000 }, failed > 0 ? failedMessage(failed, run.id) : null);
       store.setInbox(ids, { status: 'applied' });
       store.updateSubscription(sub.id, { cursor: last.until, lastNotificationAt: new Date().toISOString() });
-      advanceCheckpoint(state, firstFrom, last.until, sub.topic, failed);
+      advanceCheckpoint(state, { fromMs: firstFrom, until: last.until, topic: sub.topic, ...outcomes(applier, run.id, toApply, changes, firstFrom) });
     });
     return { runId: run.id, counts: { ...applier.counts }, changes };
   });
@@ -238,7 +247,6 @@ function stoppedForDisk(
   while (head < items.length && !items[head].notification.changes.some((c) => cut.has(canonicalUri(c.uri)))) head++;
   const done = items.slice(0, head);
   const rest = items.slice(head);
-  const failed = applier.counts.failed;
   store.transaction(() => {
     state.endRun(runId, 'failed', { fetch: (Date.now() - t0) / 1000 }, low.message);
     store.setInbox(
@@ -252,28 +260,25 @@ function stoppedForDisk(
         { status: 'applied' },
       );
       store.updateSubscription(sub.id, { cursor: last.until, lastNotificationAt: new Date().toISOString() });
-      advanceCheckpoint(state, firstFrom, last.until, sub.topic, failed);
+      advanceCheckpoint(state, { fromMs: firstFrom, until: last.until, topic: sub.topic, ...outcomes(applier, runId, toApply, changes.filter((c) => !cut.has(c.uri)), firstFrom) });
     }
   });
   const applied = done.length > 0 ? { runId, counts: { ...applier.counts }, changes: changes.filter((c) => !cut.has(c.uri)), inboxIds: done.map((i) => i.inboxId) } : null;
   throw new DiskHeldError(low, applied, rest.length);
 }
 
-/**
- * The mirror's checkpoint moves to `until` only when nothing can be missing: it already covered everything before
- * this batch's start, and nothing failed. Otherwise it stays, and `rsdesk sync` later takes the Change List from it.
- */
-function advanceCheckpoint(state: MirrorState, fromMs: number, until: string, topic: string, failed: number): void {
-  const checkpoint = state.checkpoint();
-  if (checkpoint === null || failed > 0) return;
-  const at = parseW3cDatetime(checkpoint.at);
-  const next = parseW3cDatetime(until);
-  if (at === null || next === null || at < fromMs || next <= at) return;
-  state.setCheckpoint({ at: until, from: topic });
-  // Contiguous with the checkpoint and all applied: in step up to `until` (a Change List that begins before it leaves
-  // no gap, gap.ts).
-  const synced = state.syncedThrough();
-  if (synced === null || synced.ms < next) state.setSyncedThrough({ ms: next, readAt: Math.max(next, synced?.readAt ?? 0) });
+/** A live run's failures worth retrying (each with the time of its change) and the URIs it applied. */
+function outcomes(applier: Applier, runId: number, toApply: ToApply[], changes: AppliedChange[], fromMs: number): { failed: HeldFailure[]; applied: string[] } {
+  const msOf = new Map(toApply.map((c) => [c.uri, c.ms ?? fromMs]));
+  return {
+    failed: applier.failures.filter((f) => !f.permanent).map((f) => ({ uri: f.uri, runId, ms: msOf.get(f.uri) ?? fromMs })),
+    applied: changes.filter((c) => c.outcome !== 'failed').map((c) => c.uri),
+  };
+}
+
+function failedMessage(failed: number, runId: number): string {
+  const one = failed === 1;
+  return `${failed.toLocaleString('en')} resource${one ? '' : 's'} failed: retry ${one ? 'it' : 'them'} from this run's failures (rsdesk retry --run ${runId}), or the next sync fetches ${one ? 'it' : 'them'} again`;
 }
 
 function throwIfStopped(watch: DiskWatch | undefined): void {
@@ -304,10 +309,12 @@ export function catchUp(ctx: MirrorContext, sub: SubscriptionRow, changeListUrl:
       watch?.stop();
     }
     const failed = applier.counts.failed;
+    const fromMs = parseW3cDatetime(from)!;
     store.transaction(() => {
-      state.endRun(run.id, failed > 0 ? 'failed' : 'completed', phases, null);
+      state.endRun(run.id, failed > 0 ? 'failed' : 'completed', phases, failed > 0 ? failedMessage(failed, run.id) : null);
       store.updateSubscription(sub.id, { cursor: until });
-      advanceCheckpoint(state, parseW3cDatetime(from)!, until, sub.topic, failed);
+      // When each change was is not known here: a failure holds the checkpoint at the gap's start.
+      advanceCheckpoint(state, { fromMs, until, topic: sub.topic, failed: applier.failures.filter((f) => !f.permanent).map((f) => ({ uri: f.uri, runId: run.id, ms: fromMs })), applied: [] });
     });
     const changes = applier.failures.map((f) => ({ uri: f.uri, change: 'unknown', datetime: null, outcome: 'failed', reason: f.reason }));
     return { runId: run.id, counts: { ...applier.counts }, changes };

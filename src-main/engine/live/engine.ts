@@ -29,6 +29,8 @@ export interface LiveEngineOptions {
   verifyTimeoutMs?: number;
   retryBaseMs?: number;
   renewAt?: number;
+  /** Least time between a verification and the renewal after it, whatever lease the hub grants (subscriber.ts). */
+  minRenewMs?: number;
   reorderWaitMs?: number;
   maxBodyBytes?: number;
   concurrency?: number;
@@ -41,6 +43,8 @@ export interface LiveEngineOptions {
   givenCredentials?: GivenCredentials;
   /** How the free space of mirrors' disks is read (tests give their own; feed.ts). */
   diskSpace?: FeedOptions['diskSpace'];
+  /** The most each mirror's inbox holds waiting to be applied (feed.ts, MAX_PENDING). */
+  maxPending?: FeedOptions['maxPending'];
 }
 
 export interface SelfTest {
@@ -59,10 +63,12 @@ export interface SubscribeInput {
 
 export class LiveEngine {
   readonly events: LiveEvents;
-  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'keepEvents' | 'secretStore' | 'givenCredentials' | 'diskSpace'>> & { publicUrl: string | null };
+  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'keepEvents' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending'>> & { publicUrl: string | null };
   readonly #secrets: SecretStore | undefined;
+  readonly #minRenewMs: number | undefined;
   readonly #given: GivenCredentials | undefined;
   readonly #diskSpace: FeedOptions['diskSpace'];
+  readonly #maxPending: FeedOptions['maxPending'];
   readonly #http: Http;
   readonly #ownHttp: boolean;
   readonly #feeds = new Map<string, MirrorFeed>();
@@ -88,8 +94,10 @@ export class LiveEngine {
     };
     if (this.#o.publicUrl !== null) new URL(this.#o.publicUrl);
     this.#secrets = options.secretStore;
+    this.#minRenewMs = options.minRenewMs;
     this.#given = options.givenCredentials;
     this.#diskSpace = options.diskSpace;
+    this.#maxPending = options.maxPending;
     this.#http = options.http ?? new Http();
     this.#ownHttp = options.http === undefined;
   }
@@ -205,6 +213,7 @@ export class LiveEngine {
         lockRetryMs: options.lockRetryMs ?? this.#o.lockRetryMs,
         batchSize: options.batchSize,
         diskSpace: options.diskSpace ?? this.#diskSpace,
+        maxPending: options.maxPending ?? this.#maxPending,
         secretStore: options.secretStore ?? this.#secrets,
         givenCredentials: options.givenCredentials ?? this.#given,
       },
@@ -214,6 +223,7 @@ export class LiveEngine {
         verifyTimeoutMs: this.#o.verifyTimeoutMs,
         retryBaseMs: this.#o.retryBaseMs,
         renewAt: this.#o.renewAt,
+        minRenewMs: this.#minRenewMs,
       },
     );
     this.#feeds.set(key, feed);

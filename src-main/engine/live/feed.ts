@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { clip } from '../clip.ts';
 import { formatBytes } from '../http/errors.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
+import { CLOCK_SLACK_MS } from '../mirror/change-timeline.ts';
 import { Http } from '../http/client.ts';
 import type { DeletePolicy } from '../mirror/apply.ts';
 import { Fetcher } from '../mirror/fetcher.ts';
@@ -48,7 +49,19 @@ export interface FeedOptions {
   /** How the free space of the mirror's disk is read (disk-room.ts; tests give their own), and how often it is read
    * again while notifications wait for room (default 30 s). */
   diskSpace?: DiskRoomOptions & { recheckMs?: number; inboxBytes?: number };
+  /** The most the inbox holds waiting to be applied (default MAX_PENDING). */
+  maxPending?: { notifications: number; bytes: number };
 }
+
+/**
+ * The most notifications (and bytes of them) the inbox holds waiting to be applied, for one mirror. Past it a
+ * delivery is answered 503 with Retry-After, which a hub takes as "send it again later"; what it gives up on is
+ * a gap, read from the Change List. Without a bound a hub (or anyone, for a subscription without a secret) sending
+ * faster than the Source's resources can be fetched filled the disk and, read ahead into memory, the memory.
+ */
+export const MAX_PENDING = { notifications: 10_000, bytes: 32 * 1024 * 1024 };
+/** What a hub is asked to wait before sending again when the inbox is full. */
+const FULL_RETRY_AFTER_S = 30;
 
 /**
  * While the disk is below its reserve, deliveries are still stored until the bodies waiting in the inbox hold this
@@ -136,8 +149,15 @@ export class MirrorFeed {
   /** When the feed last said deliveries are refused (performance.now()), and how many were since. */
   #refusalSaidAt = Number.NEGATIVE_INFINITY;
   #refusedSince = 0;
-  /** Bytes of the deliveries let in and not yet stored (see deliver). */
+  /** Bytes of the deliveries let in and not yet stored (see deliver), and how many they are. */
   #storing = 0;
+  #storingCount = 0;
+  /** What the inbox held waiting when last read (with what was being stored then), and what was let in since. */
+  #pendingSeen: { at: number; count: number; bytes: number } | null = null;
+  #admitted = { count: 0, bytes: 0 };
+  /** When the feed last said deliveries are refused for a full inbox (performance.now()), and how many were since. */
+  #fullSaidAt = Number.NEGATIVE_INFINITY;
+  #fullSince = 0;
   /** When the inbox's old bodies were last dropped (Date.now()). */
   #prunedAt = Number.NEGATIVE_INFINITY;
   /** The prune under way, if any (closing waits for it to stop at its next step). */
@@ -237,6 +257,7 @@ export class MirrorFeed {
       answer = await receiveDelivery(this.store, this.#events, row, delivery);
     } finally {
       this.#storing -= delivery.body.length;
+      this.#storingCount--;
     }
     // Processing starts once the answer is on its way.
     if (answer.inboxId !== undefined) {
@@ -262,8 +283,14 @@ export class MirrorFeed {
     // committed, and deliveries that come together would otherwise each find the inbox as it was before any of them.
     const admit = (): null => {
       this.#storing += bytes;
+      this.#storingCount++;
+      this.#admitted.count++;
+      this.#admitted.bytes += bytes;
       return null;
     };
+    if (this.#inboxFull(now, bytes)) return this.#refuseFull(row, now);
+    // Refusals not yet said (the events are at least a minute apart) are said at the next delivery after that.
+    if (this.#fullSince > 0 && now - this.#fullSaidAt >= REFUSAL_EVENT_MS) this.#sayFull(row, now);
     if (low === null) return admit();
     const share = this.options.diskSpace?.inboxBytes ?? LOW_DISK_INBOX_BYTES;
     if (this.store.pendingBodyBytes() + this.#storing + bytes <= share) return admit();
@@ -283,6 +310,45 @@ export class MirrorFeed {
       this.#refusedSince = 0;
     }
     return { status: 503, body: 'Not enough free disk space to store this notification now; please send it again later.\n', headers: { 'retry-after': '300' } };
+  }
+
+  /**
+   * Whether one more delivery of `bytes` would take the inbox past its bound. What was read last, plus what was let
+   * in since, is an upper bound (rows applied since are not taken off); read again when over it, or once a second.
+   */
+  #inboxFull(now: number, bytes: number): boolean {
+    const max = this.options.maxPending ?? MAX_PENDING;
+    const over = (seen: { count: number; bytes: number }) =>
+      seen.count + this.#admitted.count + 1 > max.notifications || seen.bytes + this.#admitted.bytes + bytes > max.bytes;
+    if (this.#pendingSeen !== null && now - this.#pendingSeen.at < DISK_SEEN_MS && !over(this.#pendingSeen)) return false;
+    const pending = this.store.pending();
+    this.#pendingSeen = { at: now, count: pending.count + this.#storingCount, bytes: pending.bytes + this.#storing };
+    this.#admitted = { count: 0, bytes: 0 };
+    return over(this.#pendingSeen);
+  }
+
+  #refuseFull(row: SubscriptionRow, now: number): DeliveryAnswer {
+    this.#fullSince++;
+    if (now - this.#fullSaidAt >= REFUSAL_EVENT_MS) this.#sayFull(row, now);
+    return { status: 503, body: 'Too many notifications wait to be applied; please send this one again later.\n', headers: { 'retry-after': String(FULL_RETRY_AFTER_S) } };
+  }
+
+  #sayFull(row: SubscriptionRow, now: number): void {
+    const max = this.options.maxPending ?? MAX_PENDING;
+    const seen = this.#pendingSeen!;
+    const n = this.#fullSince;
+    this.#events.emit({
+      type: 'rejected',
+      what: 'delivery',
+      reason:
+        `${n.toLocaleString('en')} notification${n === 1 ? ' was' : 's were'} not stored: the inbox of ${this.dest} keeps at most ${max.notifications.toLocaleString('en')} notifications ` +
+        `(${formatBytes(max.bytes)}) waiting to be applied, and ${seen.count.toLocaleString('en')} (${formatBytes(seen.bytes)}) were waiting. They come faster than they can be applied. ` +
+        'The hub was asked to send them again later; any it gives up on leave a gap, filled from the Change List (or by the next sync).',
+      subscriptionId: row.id,
+      topic: row.topic,
+    });
+    this.#fullSaidAt = now;
+    this.#fullSince = 0;
   }
 
   #sub(row: SubscriptionRow): SubState {
@@ -340,6 +406,12 @@ export class MirrorFeed {
         continue;
       }
       const n = parsed.notification;
+      const late = futureReason(n.until, n.untilMs, inbox.receivedAt);
+      if (late !== null) {
+        this.store.setInbox([inbox.id], { status: 'rejected', reason: late });
+        this.#events.emit({ type: 'rejected', what: 'notification', reason: late, subscriptionId, topic: row.topic });
+        continue;
+      }
       // Nothing is written here: a row stays `received` until it is applied (or dropped), so the event is not
       // held up by another commit; a restart reads it again.
       this.#events.emit({
@@ -700,6 +772,17 @@ export class MirrorFeed {
     await this.store.close();
     this.state.close();
   }
+}
+
+/**
+ * Why a notification's `until` cannot be taken: more than CLOCK_SLACK_MS after it was received. Taken in order, an
+ * `until` in the year 9999 moved the cursor there: every later notification was then dropped as covered, and the
+ * mirror's checkpoint said it held every change until then.
+ */
+function futureReason(until: string, untilMs: number, receivedAt: string): string | null {
+  const received = Date.parse(receivedAt);
+  if (!Number.isFinite(received) || untilMs <= received + CLOCK_SLACK_MS) return null;
+  return `until="${clip(until, 60)}" is more than an hour after the notification was received (${receivedAt}); taken in order, it would make every later notification look as covered already`;
 }
 
 /**

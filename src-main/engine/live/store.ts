@@ -330,6 +330,15 @@ export class LiveStore {
     return Number(total);
   }
 
+  /** Deliveries of every subscription stored and not yet applied (or dropped), and the bytes of their bodies. */
+  pending(): { count: number; bytes: number } {
+    const row = this.#stmt(
+      `SELECT COUNT(*) AS count, COALESCE(SUM(length(body)), 0) AS bytes FROM live_inbox
+       WHERE subscription_id IN (SELECT id FROM live_subscriptions) AND status IN ('received', 'applying')`,
+    ).get() as { count: number; bytes: number };
+    return { count: Number(row.count), bytes: Number(row.bytes) };
+  }
+
   counts(subscriptionId: number): Record<string, number> {
     const out: Record<string, number> = {};
     for (const r of this.#stmt('SELECT status, COUNT(*) AS n FROM live_inbox WHERE subscription_id = ? GROUP BY status').all(subscriptionId) as {

@@ -24,7 +24,8 @@ export async function startRig(o: { fixture?: FixtureSourceOptions; engine?: Liv
   const dest = mkdtempSync(join(tmpdir(), 'live-'));
   const capabilityList = fixture.url + fixture.paths.dataset1.capabilityList;
   if (o.baseline !== false) await sync({ url: capabilityList, dest, timeoutMs: 5_000 });
-  const engine = new LiveEngine({ port: 0, reorderWaitMs: 300, retryBaseMs: 50, verifyTimeoutMs: 5_000, lockRetryMs: 100, ...o.engine });
+  // Leases of a few seconds renew within a test.
+  const engine = new LiveEngine({ port: 0, reorderWaitMs: 300, retryBaseMs: 50, verifyTimeoutMs: 5_000, lockRetryMs: 100, minRenewMs: 500, ...o.engine });
   const events: LiveEvent[] = [];
   engine.events.on((e) => events.push(e));
   await engine.start();

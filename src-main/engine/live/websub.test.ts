@@ -71,6 +71,21 @@ describe('subscribing', () => {
     expect(res.status).toBe(410);
   });
 
+  it('renews no more often than its least interval when the hub grants a lease of 0 seconds, and says so once', async () => {
+    rig = await startRig({ fixture: { hub: { maxLeaseSeconds: 0 } }, engine: { minRenewMs: 1_000 } });
+    const sub = await subscribed(rig, { leaseSeconds: 3600 });
+    expect(sub.leaseSeconds).toBe(0);
+    await new Promise((r) => setTimeout(r, 2_500));
+    await rig.fixture.hub.settled();
+    // The first verification and two renewals, a second apart; not a loop of requests as fast as they go.
+    const verified = rig.fixture.hub.verifications.filter((v) => v.mode === 'subscribe' && v.confirmed);
+    expect(verified.length).toBeGreaterThanOrEqual(2);
+    expect(verified.length).toBeLessThanOrEqual(4);
+    const said = rig.events.filter((e) => e.type === 'error' && /granted a lease of 0 seconds/.test(e.message));
+    expect(said).toHaveLength(1);
+    expect(rig.engine.subscriptions()[0].status).toBe('active');
+  });
+
   it('retries with backoff when the hub fails, and records a denial', async () => {
     rig = await startRig();
     rig.fixture.hub.faults.failRequests = 2;
@@ -197,6 +212,26 @@ describe('forgeries', () => {
     const hmac = createHmac('sha256', 'sekrit').update('x').digest('hex');
     expect(hmac).toHaveLength(64);
     expect(rig.engine.feed(rig.dest)!.store.counts(sub.id)).toEqual({ rejected: 3 });
+  });
+
+  it('refuses a notification whose until is far in the future, which would make every later one look covered', async () => {
+    rig = await startRig();
+    const sub = await subscribed(rig, { secret: null });
+    const from = sub.cursor!;
+    const body =
+      '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">' +
+      `<rs:md capability="change-notification" from="${from}" until="9999-12-31T00:00:00Z"/>` +
+      `<url><loc>${rig.fixture.state.locOf(1)}</loc><rs:md change="deleted" datetime="${from}"/></url></urlset>`;
+    expect((await post(sub.callbackUrl, body, { 'content-type': 'application/xml' })).status).toBe(202);
+    const refused = await waitFor(rig, 'rejected', (e) => e.what === 'notification');
+    expect(refused.reason).toContain('until="9999-12-31T00:00:00Z" is more than an hour after the notification was received');
+    // The Source's own next notification is applied, in order; the cursor and the checkpoint stay in this world.
+    const [record] = rig.fixture.change('update', 1, 2);
+    await waitFor(rig, 'applied', (e) => e.changes.some((c) => c.uri === record.loc && c.outcome === 'updated'));
+    expect(mirrored(rig, 2)!.equals(sourceBytes(rig, 2))).toBe(true);
+    expect(mirrored(rig, 1)).not.toBeNull();
+    expect(rig.engine.subscriptions()[0].cursor).toBe(record.datetime);
+    expect(rig.engine.feed(rig.dest)!.state.checkpoint()!.at).toBe(record.datetime);
   });
 
   it('fails an entry without a loc, or with a relative one, alone and counted as failed, as sync does', async () => {
