@@ -1,0 +1,36 @@
+// What an archivist new to the app met using it from the keyboard alone (helper ui16's walk through it in Chromium):
+// where focus went after an action, what was announced, what did not fit a 1024 px window or a 200 % zoom.
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { PATHS } from './fixture-source/index.ts';
+import { mirrorSuite } from './mirror-suite.ts';
+import { addSource, detail, expectAccessible, fillMirrorForm, mainView, openMirrorForm, treeItem } from './ui-helpers.ts';
+
+const suite = mirrorSuite('archivist-keys', { resources: 20, changeListSize: 10, resourceDelayMs: 0 });
+
+test.describe.configure({ mode: 'serial' });
+
+const view = mainView;
+const runEnd = (page: Page, text: string | RegExp) => view(page).getByRole('status').filter({ hasText: text });
+
+test('following a link inside the app, and Back, leave focus on the title of the document shown', async ({ page }) => {
+  await page.goto(suite.app.url);
+  await addSource(page, suite.fixture.url + PATHS.dataset1.capabilityList);
+  await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('Capability List');
+  // The Capability List's `up` link, pressed with Enter: the Source Description opens inside the app.
+  const up = detail(page).getByRole('region', { name: 'rs:ln' }).getByRole('link', { name: /\.well-known\/resourcesync/ });
+  await up.focus();
+  await page.keyboard.press('Enter');
+  await expect(treeItem(page, '/.well-known/resourcesync')).toHaveAttribute('aria-selected', 'true');
+  const title = detail(page).getByRole('heading', { level: 2 });
+  await expect(title).toContainText('Source Description');
+  // Before, focus fell to <body> with the link: the next Tab started again from the top of the page.
+  await expect(title).toBeFocused();
+
+  // Back, from the keyboard: the button goes with the last place to go back to.
+  await detail(page).getByRole('button', { name: /Back/ }).focus();
+  await page.keyboard.press('Enter');
+  await expect(title).toContainText('Capability List');
+  await expect(detail(page).getByRole('button', { name: /Back/ })).toHaveCount(0);
+  await expect(title).toBeFocused();
+});
