@@ -34,3 +34,42 @@ test('following a link inside the app, and Back, leave focus on the title of the
   await expect(detail(page).getByRole('button', { name: /Back/ })).toHaveCount(0);
   await expect(title).toBeFocused();
 });
+
+/** A new mirror of dataset1's Capability List (a folder per test and repetition), made from the keyboard. */
+async function createMirror(page: Page, name: string, options: { start?: boolean } = {}): Promise<void> {
+  await openMirrorForm(page, suite.app.url, suite.fixture.url + PATHS.dataset1.capabilityList);
+  await fillMirrorForm(page, join(suite.mirrors, `${name}-${test.info().repeatEachIndex}`), 4);
+  if (options.start === false) await view(page).getByRole('checkbox', { name: 'Start it now' }).uncheck();
+  await view(page).getByRole('button', { name: 'Create mirror' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('heading', { level: 2, name: new RegExp(`^Mirror ${name}`) })).toBeFocused();
+}
+
+test('while a run pauses, focus stays on Pause, then goes to how the run ended', async ({ page }) => {
+  suite.fixture.setResourceDelay(1_500);
+  try {
+    await createMirror(page, 'pausing');
+    const pause = view(page).getByRole('button', { name: /^Paus/ });
+    await expect(pause).toBeEnabled();
+    await pause.focus();
+    await page.keyboard.press('Enter');
+    // The downloads under way finish first, a second and a half here: before, the button was disabled at once and
+    // focus fell to <body> meanwhile.
+    await expect(pause).toHaveText('Pausing…');
+    await expect(pause).toBeFocused();
+    await expect(pause).toBeDisabled();
+    await expect(runEnd(page, 'Paused after')).toBeFocused({ timeout: 30_000 });
+
+    await view(page).getByRole('button', { name: 'Resume' }).focus();
+    await page.keyboard.press('Enter');
+    const cancel = view(page).getByRole('button', { name: /^Cancel/ });
+    await expect(view(page).getByRole('button', { name: 'Pause' })).toBeFocused();
+    await cancel.focus();
+    await page.keyboard.press('Enter');
+    // Cancelling stops the downloads at once: its button goes, and focus to how the run ended.
+    await expect(runEnd(page, /cancel/i)).toBeFocused({ timeout: 30_000 });
+    await expectAccessible(page, 'a cancelled run');
+  } finally {
+    suite.fixture.setResourceDelay(0);
+  }
+});
