@@ -73,3 +73,28 @@ test('while a run pauses, focus stays on Pause, then goes to how the run ended',
     suite.fixture.setResourceDelay(0);
   }
 });
+
+test("a running check announces what it does, not its counts at every document read", async ({ page }) => {
+  // The dataset2 index never answers: the check stays running until it is cancelled.
+  suite.fixture.setBroken(PATHS.dataset2.resourceListIndex, 'hang');
+  try {
+    await page.goto(suite.app.url);
+    await addSource(page, `${suite.fixture.url}/`);
+    await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible();
+    await page.getByRole('button', { name: 'Check Source' }).focus();
+    await page.keyboard.press('Enter');
+    const report = page.getByRole('region', { name: 'Check report' });
+    const bar = report.getByRole('progressbar', { name: 'Documents checked' });
+    await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow'))).toBeGreaterThan(3);
+    // The counts are on screen, and in the progress bar for whoever asks.
+    await expect(report).toContainText(/\d+ documents? checked of \d+ documents known so far/);
+    await expect(bar).toHaveAttribute('aria-valuetext', /^\d+ of \d+ documents known so far$/);
+    // What is read out as it changes says what the check does; before, it was the counts, changing at every document.
+    const announced = report.locator('[aria-live]');
+    await expect(announced).toHaveText(['Checking the documents:']);
+    await report.getByRole('button', { name: 'Cancel' }).click();
+    await expect(report.getByRole('status')).toContainText('Cancelled');
+  } finally {
+    suite.fixture.setBroken(PATHS.dataset2.resourceListIndex, null);
+  }
+});
