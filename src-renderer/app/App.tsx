@@ -8,6 +8,7 @@ import { useLive } from '../live/state.ts';
 import { MAIN_ID, MainPane } from './MainPane.tsx';
 import { Sidebar } from './Sidebar.tsx';
 import { useLiveFeedSync } from '../live/queries.ts';
+import { focusDetailTitle } from '../detail/title-focus.ts';
 
 export function App() {
   useSourcesSync();
@@ -35,6 +36,7 @@ export function App() {
       if (event.altKey && event.key === 'ArrowLeft') {
         event.preventDefault();
         useUi.getState().back();
+        focusDetailTitle();
       }
     };
     window.addEventListener('keydown', onKey);

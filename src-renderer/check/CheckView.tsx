@@ -78,11 +78,11 @@ function Running({ runId, progress }: { runId: string; progress: CheckProgress |
           {cancelling ? 'Cancelling…' : 'Cancel'}
         </button>
       </div>
-      <p className="check-status" aria-live="polite">
-        <Spinner />{' '}
-        {known === 0
-          ? 'Finding the Source…'
-          : `${count(done, 'document')} checked of ${count(known, 'document')} known so far · ${count(progress?.entries ?? 0, 'entry', 'entries')} read`}
+      {/* Only what the check does is announced, when it changes: the counts changed with every document read, several
+          times a second, and a screen reader read them out on and on. The progress bar gives them when asked. */}
+      <p className="check-status">
+        <Spinner /> <span aria-live="polite">{known === 0 ? 'Finding the Source…' : 'Checking the documents:'}</span>
+        {known === 0 ? '' : ` ${count(done, 'document')} checked of ${count(known, 'document')} known so far · ${count(progress?.entries ?? 0, 'entry', 'entries')} read`}
       </p>
       {progress?.current && <p className="check-current mono">Reading {progress.current}</p>}
     </div>

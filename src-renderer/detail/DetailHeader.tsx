@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import { useUi } from '../state/ui.ts';
 import { openExternal } from '../tree/navigate.ts';
+import { focusDetailTitle } from './title-focus.ts';
 
 interface Props {
   kind: string;
@@ -18,7 +19,12 @@ export function DetailHeader({ kind, title, url, crumb, actions }: Props) {
     <header className="detail-header">
       <div className="detail-title-row">
         {canGoBack && (
-          <button type="button" className="btn-small" onClick={back} title="Back to where the link was followed from (Alt+←)">
+          <button type="button" className="btn-small" onClick={() => {
+              back();
+              // Once no place is left to go back to, the button goes: focus goes to the title, not the page.
+              focusDetailTitle();
+            }}
+            title="Back to where the link was followed from (Alt+←)">
             ← Back
           </button>
         )}

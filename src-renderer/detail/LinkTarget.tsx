@@ -1,6 +1,7 @@
 import type { MouseEvent } from 'react';
 import { isFollowable, isHttpUrl } from '../lib/links.ts';
 import { openExternal, useFollowDocument } from '../tree/navigate.ts';
+import { focusDetailTitle } from './title-focus.ts';
 
 interface Props {
   href: string;
@@ -15,8 +16,10 @@ export function LinkTarget({ href, rel, capability }: Props) {
   const inside = isFollowable(href, rel, capability);
   function onClick(event: MouseEvent) {
     event.preventDefault();
-    if (inside) follow(href, capability);
-    else void openExternal(href);
+    if (!inside) return void openExternal(href);
+    const link = event.currentTarget;
+    follow(href, capability);
+    focusDetailTitle(link);
   }
   return (
     <a

@@ -197,11 +197,14 @@ function Loaded({ m }: { m: MirrorDetail }) {
         <span className="mirror-actions">
           {syncing ? (
             <>
+              {/* Not `disabled` while the run pauses: a disabled button loses focus, which fell to <body> for as long as the
+                  downloads under way took to finish; it stays on the button until the run's end takes it. */}
               <button
                 type="button"
                 className="btn-secondary mirror-pause"
-                disabled={m.status !== 'running' || action.isPending || unknown}
+                aria-disabled={m.status !== 'running' || action.isPending || unknown || undefined}
                 onClick={() => {
+                  if (m.status !== 'running' || action.isPending || unknown) return;
                   aim('run');
                   action.mutate({ action: 'pause' });
                 }}

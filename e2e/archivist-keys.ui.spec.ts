@@ -1,0 +1,100 @@
+// What an archivist new to the app met using it from the keyboard alone (helper ui16's walk through it in Chromium):
+// where focus went after an action, what was announced, what did not fit a 1024 px window or a 200 % zoom.
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { PATHS } from './fixture-source/index.ts';
+import { mirrorSuite } from './mirror-suite.ts';
+import { addSource, detail, expectAccessible, fillMirrorForm, mainView, openMirrorForm, treeItem } from './ui-helpers.ts';
+
+const suite = mirrorSuite('archivist-keys', { resources: 20, changeListSize: 10, resourceDelayMs: 0 });
+
+test.describe.configure({ mode: 'serial' });
+
+const view = mainView;
+const runEnd = (page: Page, text: string | RegExp) => view(page).getByRole('status').filter({ hasText: text });
+
+test('following a link inside the app, and Back, leave focus on the title of the document shown', async ({ page }) => {
+  await page.goto(suite.app.url);
+  await addSource(page, suite.fixture.url + PATHS.dataset1.capabilityList);
+  await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('Capability List');
+  // The Capability List's `up` link, pressed with Enter: the Source Description opens inside the app.
+  const up = detail(page).getByRole('region', { name: 'rs:ln' }).getByRole('link', { name: /\.well-known\/resourcesync/ });
+  await up.focus();
+  await page.keyboard.press('Enter');
+  await expect(treeItem(page, '/.well-known/resourcesync')).toHaveAttribute('aria-selected', 'true');
+  const title = detail(page).getByRole('heading', { level: 2 });
+  await expect(title).toContainText('Source Description');
+  // Before, focus fell to <body> with the link: the next Tab started again from the top of the page.
+  await expect(title).toBeFocused();
+
+  // Back, from the keyboard: the button goes with the last place to go back to.
+  await detail(page).getByRole('button', { name: /Back/ }).focus();
+  await page.keyboard.press('Enter');
+  await expect(title).toContainText('Capability List');
+  await expect(detail(page).getByRole('button', { name: /Back/ })).toHaveCount(0);
+  await expect(title).toBeFocused();
+});
+
+/** A new mirror of dataset1's Capability List (a folder per test and repetition), made from the keyboard. */
+async function createMirror(page: Page, name: string, options: { start?: boolean } = {}): Promise<void> {
+  await openMirrorForm(page, suite.app.url, suite.fixture.url + PATHS.dataset1.capabilityList);
+  await fillMirrorForm(page, join(suite.mirrors, `${name}-${test.info().repeatEachIndex}`), 4);
+  if (options.start === false) await view(page).getByRole('checkbox', { name: 'Start it now' }).uncheck();
+  await view(page).getByRole('button', { name: 'Create mirror' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('heading', { level: 2, name: new RegExp(`^Mirror ${name}`) })).toBeFocused();
+}
+
+test('while a run pauses, focus stays on Pause, then goes to how the run ended', async ({ page }) => {
+  suite.fixture.setResourceDelay(1_500);
+  try {
+    await createMirror(page, 'pausing');
+    const pause = view(page).getByRole('button', { name: /^Paus/ });
+    await expect(pause).toBeEnabled();
+    await pause.focus();
+    await page.keyboard.press('Enter');
+    // The downloads under way finish first, a second and a half here: before, the button was disabled at once and
+    // focus fell to <body> meanwhile.
+    await expect(pause).toHaveText('Pausing…');
+    await expect(pause).toBeFocused();
+    await expect(pause).toBeDisabled();
+    await expect(runEnd(page, 'Paused after')).toBeFocused({ timeout: 30_000 });
+
+    await view(page).getByRole('button', { name: 'Resume' }).focus();
+    await page.keyboard.press('Enter');
+    const cancel = view(page).getByRole('button', { name: /^Cancel/ });
+    await expect(view(page).getByRole('button', { name: 'Pause' })).toBeFocused();
+    await cancel.focus();
+    await page.keyboard.press('Enter');
+    // Cancelling stops the downloads at once: its button goes, and focus to how the run ended.
+    await expect(runEnd(page, /cancel/i)).toBeFocused({ timeout: 30_000 });
+    await expectAccessible(page, 'a cancelled run');
+  } finally {
+    suite.fixture.setResourceDelay(0);
+  }
+});
+
+test("a running check announces what it does, not its counts at every document read", async ({ page }) => {
+  // The dataset2 index never answers: the check stays running until it is cancelled.
+  suite.fixture.setBroken(PATHS.dataset2.resourceListIndex, 'hang');
+  try {
+    await page.goto(suite.app.url);
+    await addSource(page, `${suite.fixture.url}/`);
+    await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible();
+    await page.getByRole('button', { name: 'Check Source' }).focus();
+    await page.keyboard.press('Enter');
+    const report = page.getByRole('region', { name: 'Check report' });
+    const bar = report.getByRole('progressbar', { name: 'Documents checked' });
+    await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow'))).toBeGreaterThan(3);
+    // The counts are on screen, and in the progress bar for whoever asks.
+    await expect(report).toContainText(/\d+ documents? checked of \d+ documents known so far/);
+    await expect(bar).toHaveAttribute('aria-valuetext', /^\d+ of \d+ documents known so far$/);
+    // What is read out as it changes says what the check does; before, it was the counts, changing at every document.
+    const announced = report.locator('[aria-live]');
+    await expect(announced).toHaveText(['Checking the documents:']);
+    await report.getByRole('button', { name: 'Cancel' }).click();
+    await expect(report.getByRole('status')).toContainText('Cancelled');
+  } finally {
+    suite.fixture.setBroken(PATHS.dataset2.resourceListIndex, null);
+  }
+});
