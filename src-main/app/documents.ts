@@ -1,5 +1,6 @@
 // Documents as the UI sees them: fetched once into the cache (entries streamed straight into SQLite), then
 // summaries, pages of entries, single entries and the raw head are all answered from the cache.
+import { childOf } from '../contract/children.ts';
 import type { ChildRef, DocumentView, EntryPage, RawDocument } from '../contract/types.ts';
 import { checkIndexChild } from '../engine/documents/conformance.ts';
 import type { Entry, Finding } from '../engine/documents/model.ts';
@@ -26,7 +27,8 @@ export { REFUSAL_MEMORY_MS } from '../engine/refusals.ts';
 /**
  * Children a document's view carries at most. An index may name a million parts (35 MB): as one view they were some
  * 300 MB in the main process and took seconds to hand to the window each time it was asked for. The rest are
- * counted (`childrenLeftOut`); the entries table shows every entry.
+ * counted (`childrenLeftOut`); the entries table shows every entry, and the tree reads the rest of an index's or
+ * a list's children page by page (documents.entries).
  */
 export const MAX_VIEW_CHILDREN = 10_000;
 
@@ -39,13 +41,7 @@ export function childrenOf(cached: CachedDocument, entries: Iterable<Entry>, lim
   const children: ChildRef[] = [];
   for (const entry of entries) {
     if (children.length >= limit) break;
-    const child: ChildRef = { url: entry.loc, md: entry.md, links: entry.links };
-    // The parts of an index are of the index's own kind unless they say otherwise.
-    const capability = entry.md.capability ?? (summary.isIndex ? summary.capability : undefined);
-    if (capability !== undefined) child.capability = capability;
-    const hub = entry.links.find((link) => link.rel === 'hub')?.href;
-    if (hub !== undefined) child.hub = hub;
-    children.push(child);
+    children.push(childOf(entry, summary));
   }
   // Every entry is a child: the rest need not be read to be counted.
   return { children, leftOut: Math.max(0, summary.entries - children.length) };

@@ -1,5 +1,5 @@
 // How Sources and fetched documents become tree nodes.
-import type { DocumentView, SavedSource } from '../../src-main/contract/types.ts';
+import type { ChildRef, DocumentView, SavedSource } from '../../src-main/contract/types.ts';
 import { isDump, isNavigational } from '../lib/capabilities.ts';
 import type { NodeRef } from '../state/ui.ts';
 
@@ -21,12 +21,25 @@ export function hasTreeChildren(view: DocumentView): boolean {
 
 export function childNodes(parent: NodeRef, view: DocumentView): NodeRef[] {
   if (!hasTreeChildren(view)) return [];
-  return view.children.map((child, i) => {
-    const capability = child.capability ?? child.md.capability;
-    const hub = child.hub ?? child.links.find((l) => l.rel === 'hub')?.href;
-    const channel = capability === 'change-notification' && view.capability === 'capabilitylist';
-    return { id: `${parent.id}/${i}`, url: child.url, capability, channel, ...(hub ? { hub } : {}), ...(channel ? { list: view.url } : {}) };
-  });
+  return view.children.map((child, i) => childNode(parent, view, child, i));
+}
+
+/** The node of the parent's child at position `i` (its id is its path of positions from the root). */
+export function childNode(parent: NodeRef, view: DocumentView, child: ChildRef, i: number): NodeRef {
+  const capability = child.capability ?? child.md.capability;
+  const hub = child.hub ?? child.links.find((l) => l.rel === 'hub')?.href;
+  const channel = capability === 'change-notification' && view.capability === 'capabilitylist';
+  return { id: `${parent.id}/${i}`, url: child.url, capability, channel, ...(hub ? { hub } : {}), ...(channel ? { list: view.url } : {}) };
+}
+
+/**
+ * A view carries its first 10,000 children at most; an index's or a navigational document's other children are
+ * its other entries, one each, which the tree reads page by page. A dump's children (its Manifests) are not its
+ * entries: those left out stay counted only.
+ */
+export function pagedChildren(view: DocumentView): number {
+  if (view.childrenLeftOut === undefined || !hasTreeChildren(view) || (!view.isIndex && isDump(view.capability))) return 0;
+  return view.entries - view.children.length;
 }
 
 export function levelOf(id: string): number {
