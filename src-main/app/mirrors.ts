@@ -891,13 +891,13 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
   const what = r.dryRun ? 'Dry run' : r.mode === 'baseline' ? 'Baseline' : 'Incremental sync';
   const counts = countsText(r);
   // With a policy that removes them, resources kept were held back: more than the Source lists (unlisted.ts).
-  const heldBack = policy !== 'keep' && r.wouldDelete.length > 0;
+  const heldBack = policy !== 'keep' && r.wouldDeleteCount > 0;
   const kept =
-    r.wouldDelete.length === 0
+    r.wouldDeleteCount === 0
       ? ''
       : heldBack
-        ? ` ${plural(r.wouldDelete.length, 'resource')} the Source no longer lists ${r.wouldDelete.length === 1 ? 'was' : 'were'} not ${policy === 'delete' ? 'deleted' : 'quarantined'}: more than the Source lists now.`
-        : ` ${plural(r.wouldDelete.length, 'resource')} the Source no longer lists ${r.wouldDelete.length === 1 ? 'was' : 'were'} kept, as this mirror keeps what the Source deletes (the Options tab changes that).`;
+        ? ` ${plural(r.wouldDeleteCount, 'resource')} the Source no longer lists ${r.wouldDeleteCount === 1 ? 'was' : 'were'} not ${policy === 'delete' ? 'deleted' : 'quarantined'}: more than the Source lists now.`
+        : ` ${plural(r.wouldDeleteCount, 'resource')} the Source no longer lists ${r.wouldDeleteCount === 1 ? 'was' : 'were'} kept, as this mirror keeps what the Source deletes (the Options tab changes that).`;
   const message =
     status === 'paused'
       ? r.runId === null && !r.dryRun
@@ -908,7 +908,7 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
         : `${what} completed: ${counts}.${kept}`;
   return {
     notes: notesOf(active),
-    kept: r.wouldDelete.length,
+    kept: r.wouldDeleteCount,
     heldBack,
     path,
     kind: 'sync',

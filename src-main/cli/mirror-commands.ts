@@ -356,23 +356,23 @@ export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = '
   ];
   if (r.patched > 0) lines.push(`  ${r.patched} of the updates applied as a JSON Patch to the mirror's copy`);
   if (r.metadata > 0) lines.push(`  ${r.metadata} metadata record(s) (rel="describedby") fetched or checked, counted above`);
-  if (r.wouldDelete.length > 0) {
+  if (r.wouldDeleteCount > 0) {
     lines.push(
       policy === 'keep'
-        ? `  ${r.wouldDelete.length} resource(s) the Source no longer has were kept (--delete keep); --delete delete or quarantine would remove them:`
-        : `  ${r.wouldDelete.length} resource(s) the Source no longer lists were not removed, being more than it lists now; --allow-mass-delete removes them:`,
+        ? `  ${r.wouldDeleteCount} resource(s) the Source no longer has were kept (--delete keep); --delete delete or quarantine would remove them:`
+        : `  ${r.wouldDeleteCount} resource(s) the Source no longer lists were not removed, being more than it lists now; --allow-mass-delete removes them:`,
     );
     for (const uri of r.wouldDelete.slice(0, 20)) lines.push(`    ${uri}`);
-    if (r.wouldDelete.length > 20) lines.push(`    … and ${r.wouldDelete.length - 20} more`);
+    if (r.wouldDeleteCount > 20) lines.push(`    … and ${r.wouldDeleteCount - 20} more`);
   }
-  if (r.wouldRemove.length > 0) {
+  if (r.wouldRemoveCount > 0) {
     lines.push(
       policy === 'quarantine'
-        ? `  ${r.wouldRemove.length} resource(s) the Source no longer has would be moved into .resourcesync/quarantine (--delete quarantine):`
-        : `  ${r.wouldRemove.length} resource(s) the Source no longer has would be deleted (--delete delete):`,
+        ? `  ${r.wouldRemoveCount} resource(s) the Source no longer has would be moved into .resourcesync/quarantine (--delete quarantine):`
+        : `  ${r.wouldRemoveCount} resource(s) the Source no longer has would be deleted (--delete delete):`,
     );
     for (const uri of r.wouldRemove.slice(0, 20)) lines.push(`    ${uri}`);
-    if (r.wouldRemove.length > 20) lines.push(`    … and ${r.wouldRemove.length - 20} more`);
+    if (r.wouldRemoveCount > 20) lines.push(`    … and ${r.wouldRemoveCount - 20} more`);
   }
   if (r.failures.length > 0) {
     lines.push('Failures:');

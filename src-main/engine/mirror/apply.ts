@@ -51,6 +51,8 @@ export interface ApplyOptions {
   pauseSignal?: AbortSignal;
   /** Batch size of durable writes. */
   batchSize?: number;
+  /** URIs the run's inventory lookups remember before they ask the store (run-inventory.ts; tests set a few). */
+  inMemoryUris?: number;
   onProgress?: (counts: RunCounts) => void;
   /** Called when one resource is done (fetched, skipped or failed), before its batch is durable: live progress. */
   onSettled?: () => void;
@@ -72,16 +74,27 @@ interface Pending {
   failure?: Failure;
 }
 
+/** URIs a run's result names of those it kept or would remove (the rest are counted). */
+export const MAX_NAMED = 10_000;
+
 /** Failures of entries that break the spec listed one by one in a run; the rest are counted. */
 export const MAX_LISTED_ENTRY_FAILURES = 1000;
 
 export class Applier {
   readonly counts: RunCounts = { created: 0, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0, bytes: 0 };
   readonly failures: Failure[] = [];
-  /** URIs a keep policy left in place (what `delete` would have removed). */
+  /**
+   * URIs a keep policy left in place (what `delete` would have removed): the first MAX_NAMED of them, and
+   * `wouldDeleteCount` counts them all (a Source that stopped listing millions would otherwise fill the memory).
+   */
   readonly wouldDelete: string[] = [];
-  /** URIs a dry run would have deleted or quarantined by its policy: what a dry run is for is to name them. */
+  wouldDeleteCount = 0;
+  /**
+   * URIs a dry run would have deleted or quarantined by its policy: what a dry run is for is to name them (the first
+   * MAX_NAMED; `wouldRemoveCount` counts them all).
+   */
   readonly wouldRemove: string[] = [];
+  wouldRemoveCount = 0;
 
   /** Read by what sweeps the resources a Source no longer lists (unlisted.ts), which may hold them back. */
   get deletePolicy(): DeletePolicy {
@@ -133,12 +146,13 @@ export class Applier {
     // Before the inventory is first asked (RunInventory notes whether it starts empty).
     this.#leftInPlace = takeOverLeftInPlace(options);
     // Paths the inventory holds are looked up as needed, never loaded whole (a mirror may hold millions).
-    this.#rows = new RunInventory(options.state);
+    this.#rows = new RunInventory(options.state, options.inMemoryUris);
     this.#signals = new ResourceSignals(options.fetcher.deadlineMs, options.signal, slowBodyWindow(options.fetcher.timeoutMs));
     // A pause ends a wait for a turn too (else it waits for every turn already taken); a cancel, as ever.
     const stops = [options.signal, options.pauseSignal].filter((x): x is AbortSignal => x !== undefined);
     this.#pacer = options.delayMs ? new Pacer(options.delayMs, stops.length > 1 ? AbortSignal.any(stops) : stops[0]) : null;
     this.#claims = new PathClaims(this.#rows);
+    this.#rows.attach(this.#claims);
     this.#writer = new DurableWriter<Pending>({
       tmpDir: join(options.stateDir, 'tmp'),
       root: options.dest,
@@ -174,9 +188,11 @@ export class Applier {
       for (const p of done) {
         if (p.row) {
           state.put(p.row);
-          this.#rows.recorded(p.row.uri);
+          this.#rows.recorded(p.row.uri, p.row.path);
         }
         if (p.removeUri) state.remove(p.removeUri);
+        // Its row is gone (or, its file kept, back as it was): the store answers for its path again.
+        if (p.removes) this.#rows.removalSettled(p.removes.path);
         p.onCommit?.();
         sum(p.counts);
         if (p.failure) failures.push(p.failure);
@@ -542,9 +558,9 @@ export class Applier {
     const live = this.#rows.get(uri);
     if (!live || live.status === 'deleted' || live.status === 'quarantined') return false;
     if (o.deletePolicy === 'keep' || o.dryRun) {
-      if (o.deletePolicy === 'keep') this.wouldDelete.push(uri);
+      if (o.deletePolicy === 'keep') this.keptBack(uri);
       else {
-        this.wouldRemove.push(uri);
+        if (this.wouldRemoveCount++ < MAX_NAMED) this.wouldRemove.push(uri);
         this.#note({ deleted: 1 });
       }
       return true;
@@ -557,6 +573,11 @@ export class Applier {
     this.#inventoryChange--;
     this.#writer.stage({ temp: null, final: '', record: { row: null, removeUri: uri, counts: { deleted: 1 }, removes: { path: live.path, status: live.status } } });
     return true;
+  }
+
+  /** A URI the Source no longer has whose copy stays (the policy keep, or a mass deletion held back): would-delete. */
+  keptBack(uri: string): void {
+    if (this.wouldDeleteCount++ < MAX_NAMED) this.wouldDelete.push(uri);
   }
 
   /** Removes (or quarantines) a deletion's file, its row marked damaged already; a failure makes it a failure. */

@@ -412,6 +412,47 @@ export class PathClaims {
     else this.#files.set(key, null);
   }
 
+  /**
+   * Forgets every path claimed in this run that the store now holds for the same URI: the store answers for them from
+   * then on (see `stored`).
+   */
+  forgetStored(): void {
+    if (this.#store === null) return;
+    for (const [key, held] of this.#files) {
+      if (held !== null && this.#store.fileByKey(key)?.uri === held.uri) this.#forget(key, held.path);
+    }
+  }
+
+  /**
+   * `path`, claimed for `uri` in this run, is now held by a row of the store, which answers for it: forgotten here, so
+   * that what a run claims is not all kept in memory until its end.
+   */
+  stored(path: string, uri: string): void {
+    const key = caseKey(path);
+    const held = this.#files.get(key);
+    if (held && held.uri === uri && held.path === path) this.#forget(key, path);
+  }
+
+  /** A removal of `path` was committed: the store answers for it again (no row, or the row kept when it failed). */
+  settled(path: string): void {
+    if (this.#store === null) return;
+    const key = caseKey(path);
+    if (this.#files.get(key) === null) this.#files.delete(key);
+  }
+
+  #forget(key: string, path: string): void {
+    this.#files.delete(key);
+    // Asked of the store again, which holds it now.
+    this.#notFiles.delete(key);
+    const parts = path.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const dir = caseKey(parts.slice(0, i).join('/'));
+      const n = (this.#dirs.get(dir) ?? 1) - 1;
+      if (n <= 0) this.#dirs.delete(dir);
+      else this.#dirs.set(dir, n);
+    }
+  }
+
   /** The URI that holds exactly this path, if any. */
   holder(path: string): string | undefined {
     const held = this.#file(caseKey(path));

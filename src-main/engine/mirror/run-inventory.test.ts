@@ -54,6 +54,7 @@ const WANTED: [string, string][] = [
  */
 function runOnce(state: MirrorState, view: RunInventory | null, batch: number): unknown[] {
   const claims = new PathClaims(view ?? state);
+  view?.attach(claims);
   const get = (uri: string) => (view ? view.get(uri) : state.get(uri));
   const seen: unknown[] = [];
   let pending: InventoryRow[] = [];
@@ -61,7 +62,7 @@ function runOnce(state: MirrorState, view: RunInventory | null, batch: number): 
     state.transaction(() => {
       for (const r of pending) {
         state.put(r);
-        view?.recorded(r.uri);
+        view?.recorded(r.uri, r.path);
       }
     });
     pending = [];
@@ -92,12 +93,62 @@ describe('RunInventory', () => {
     }
   });
 
+  it('past its bound, its claims forget what the database holds and the answers stay the same, whatever the batch size', () => {
+    for (const batch of [1, 2, 3, 5, 100]) {
+      const reference = runOnce(newState(), null, batch);
+      for (const max of [0, 1, 2, 5]) {
+        const state = newState();
+        const view = new RunInventory(state, max);
+        expect(runOnce(state, view, batch), `batches of ${batch}, ${max} remembered`).toEqual(reference);
+        expect(view.fresh).toBe(false);
+      }
+    }
+  });
+
+  it('at its bound, keeps the claims of resources still in flight (not in the database yet)', () => {
+    const state = newState();
+    const view = new RunInventory(state, 1);
+    const claims = new PathClaims(view);
+    view.attach(claims);
+    const commit = (uri: string, path: string) =>
+      state.transaction(() => {
+        state.put(row(uri, path));
+        view.recorded(uri, path);
+      });
+    commit('http://h/a', claims.claim('h/a', 'http://h/a'));
+    // Claimed, its download not done: no row yet.
+    expect(claims.claim('h/b', 'http://h/b')).toBe('h/b');
+    commit('http://h/c', claims.claim('h/c', 'http://h/c'));
+    expect(view.fresh).toBe(false);
+    expect(claims.size).toBe(1);
+    expect(claims.claim('h/B', 'http://h/B')).toBe('h/B%~2');
+    expect(claims.claim('h/A', 'http://h/A')).toBe('h/A%~2');
+  });
+
+  it('in an inventory that held rows, the claims of new paths are forgotten once their rows are committed', () => {
+    const state = newState();
+    state.transaction(() => state.put(row('http://h/old', 'h/old')));
+    const view = new RunInventory(state);
+    const claims = new PathClaims(view);
+    view.attach(claims);
+    expect(claims.claim('h/new', 'http://h/new')).toBe('h/new');
+    expect(claims.size).toBe(1);
+    state.transaction(() => {
+      state.put(row('http://h/new', 'h/new'));
+      view.recorded('http://h/new', 'h/new');
+    });
+    expect(claims.size).toBe(0);
+    // Asked of the database now: the same answers.
+    expect(claims.claim('h/NEW', 'http://h/NEW')).toBe('h/NEW%~2');
+    expect(claims.claim('h/new/x', 'http://h/new/x')).toBe('h/new%dir/x');
+  });
+
   it('finds the rows this run recorded, and asks the database for them', () => {
     const state = newState();
     const view = new RunInventory(state);
     expect(view.get('http://h/a')).toBeNull();
     state.transaction(() => state.put(row('http://h/a', 'h/a')));
-    view.recorded('http://h/a');
+    view.recorded('http://h/a', 'h/a');
     expect(view.get('http://h/a')).toMatchObject({ uri: 'http://h/a', path: 'h/a' });
     expect(view.fresh).toBe(true);
   });
@@ -117,7 +168,7 @@ describe('RunInventory', () => {
     const state = newState();
     const view = new RunInventory(state);
     state.transaction(() => state.put(row('http://h/a/b', 'h/a/b')));
-    view.recorded('http://h/a/b');
+    view.recorded('http://h/a/b', 'h/a/b');
     expect(view.hasUnder('h/a')).toBe(false);
     view.removed();
     expect(view.hasUnder('h/a')).toBe(true);
@@ -129,7 +180,7 @@ describe('RunInventory', () => {
     const view = new RunInventory(state, 2);
     for (const uri of ['http://h/1', 'http://h/2', 'http://h/3']) {
       state.transaction(() => state.put(row(uri, uri.slice(7))));
-      view.recorded(uri);
+      view.recorded(uri, uri.slice(7));
     }
     expect(view.fresh).toBe(false);
     expect(view.get('http://h/3')).toMatchObject({ path: 'h/3' });

@@ -4,11 +4,14 @@
 // every path a row holds was claimed through this run's PathClaims, which answers before the store is asked. Three
 // queries per resource (row by URI, file by path, rows under a path) cost about a fifth of the main thread's time in
 // a baseline of small files; here they cost nothing. An inventory that held rows at the start is asked as before.
-import type { ClaimStore } from './local-path.ts';
+import type { ClaimStore, PathClaims } from './local-path.ts';
 import type { InventoryRow, MirrorState } from './state.ts';
 
-/** URIs remembered before lookups go back to the database (memory stays bounded in a baseline of millions). */
-export const MAX_REMEMBERED = 2_000_000;
+/**
+ * URIs remembered before lookups go back to the database, where memory stays the same whatever the size of the
+ * baseline (the path claims of this run go there too: Applier). Two million held 200 MB and more.
+ */
+export const MAX_REMEMBERED = 100_000;
 
 export class RunInventory implements ClaimStore {
   readonly #state: MirrorState;
@@ -17,6 +20,8 @@ export class RunInventory implements ClaimStore {
   /** Paths: no row was removed in this run either, so every row's path is one PathClaims claimed in this run. */
   #claimsKnown: boolean;
   readonly #recorded = new Set<string>();
+  /** The run's path claims, told when the store answers for a path they hold (`recorded`). */
+  #claims: PathClaims | null = null;
   readonly #max: number;
   /** The inventory held no row when the run began: every row it holds now, this run recorded. */
   readonly startedEmpty: boolean;
@@ -34,22 +39,50 @@ export class RunInventory implements ClaimStore {
     return this.#fresh;
   }
 
+  /** Paths are asked of the store: every path a row of this run holds is answered there once committed. */
+  get pathsStored(): boolean {
+    return !this.#claimsKnown;
+  }
+
   /** The row for `uri`, as MirrorState.get. */
   get(uri: string): InventoryRow | null {
     if (this.#fresh && !this.#recorded.has(uri)) return null;
     return this.#state.get(uri);
   }
 
-  /** Called for every row this run records (inside the batch's transaction, as it is put). */
-  recorded(uri: string): void {
-    if (!this.#fresh) return;
-    if (this.#recorded.size >= this.#max) {
+  /** The run's path claims (made with this as their store): what the store answers for, they forget. */
+  attach(claims: PathClaims): void {
+    this.#claims = claims;
+  }
+
+  /**
+   * Called for every row this run records (inside the batch's transaction, as it is put). Once the store answers for
+   * paths (past the bound, or in an inventory that held rows), the path claimed for the row is forgotten by the
+   * claims: the row answers for it. Else a baseline of millions of new resources held all its claims until its end.
+   */
+  recorded(uri: string, path: string): void {
+    if (this.#claimsKnown) {
+      if (this.#recorded.size < this.#max) {
+        this.#recorded.add(uri);
+        return;
+      }
       this.#fresh = false;
       this.#claimsKnown = false;
       this.#recorded.clear();
+      this.#claims?.forgetStored();
       return;
     }
-    this.#recorded.add(uri);
+    if (this.#fresh && this.#recorded.size < this.#max) this.#recorded.add(uri);
+    else if (this.#fresh) {
+      this.#fresh = false;
+      this.#recorded.clear();
+    }
+    this.#claims?.stored(path, uri);
+  }
+
+  /** A removal of the row that held `path` was committed (or failed, the row kept): the store answers for it again. */
+  removalSettled(path: string): void {
+    this.#claims?.settled(path);
   }
 
   /** Called for every row this run removes (a deletion): paths are asked of the store from then on. */

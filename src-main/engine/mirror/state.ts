@@ -691,6 +691,21 @@ export class MirrorState implements ClaimStore {
     yield* this.db.prepare('SELECT uri, path FROM inventory').iterate() as Iterable<{ uri: string; path: string }>;
   }
 
+  /**
+   * Every row's URI in URI order, read a page at a time: no statement stays open between pages, so the caller may
+   * write rows (deletions) meanwhile, and no more than a page is held.
+   */
+  *urisPaged(page = 1000): Generator<string> {
+    const next = this.db.prepare('SELECT uri FROM inventory WHERE uri > ? ORDER BY uri LIMIT ?');
+    let after = '';
+    for (;;) {
+      const rows = next.all(after, page) as { uri: string }[];
+      for (const { uri } of rows) yield uri;
+      if (rows.length < page) return;
+      after = rows.at(-1)!.uri;
+    }
+  }
+
   /** True when the inventory holds no row at all (one index probe, not a count). */
   isEmpty(): boolean {
     return this.db.prepare('SELECT 1 AS found FROM inventory LIMIT 1').get() === undefined;

@@ -18,7 +18,8 @@ import { Fetcher } from './fetcher.ts';
 import { chooseDumps, type DumpChoice } from './dump-choice.ts';
 import { runDumpBaseline } from './dump-baseline.ts';
 import { clearDumpProgress } from './dump-progress.ts';
-import { applyToUnlisted } from './unlisted.ts';
+import { sweepUnlisted } from './unlisted.ts';
+import { ListedUris } from './listed-uris.ts';
 import { diskFullMessage, isDiskFull } from './disk-full.ts';
 import { runDumpIncremental } from './dump-incremental.ts';
 import { JsonPatcher } from './json-patch.ts';
@@ -88,6 +89,11 @@ export interface SyncOptions {
   userAgent?: string;
   /** Files per durable batch (tests use small ones). */
   batchSize?: number;
+  /**
+   * URIs a baseline holds in memory (those listed, those recorded) before it asks the mirror's state and a temporary
+   * database instead (default 100,000: listed-uris.ts, run-inventory.ts; tests set a few).
+   */
+  inMemoryUris?: number;
   signal?: AbortSignal;
   /** How the free space of the mirror's disk is read, and how often (disk-reserve.ts; tests give their own). */
   diskSpace?: { probe?: DiskSpaceProbe; everyMs?: number };
@@ -127,10 +133,15 @@ export interface SyncResult extends RunCounts {
   mode: 'baseline' | 'incremental';
   seconds: number;
   failures: Failure[];
-  /** URIs the Source no longer has, kept by the `keep` policy. */
+  /** URIs the Source no longer has, kept by the `keep` policy: the first MAX_NAMED (apply.ts) of `wouldDeleteCount`. */
   wouldDelete: string[];
-  /** In a dry run: the URIs the `delete` or `quarantine` policy would have removed (counted in `deleted`). */
+  wouldDeleteCount: number;
+  /**
+   * In a dry run: the URIs the `delete` or `quarantine` policy would have removed (counted in `deleted`): the first
+   * MAX_NAMED of `wouldRemoveCount`.
+   */
   wouldRemove: string[];
+  wouldRemoveCount: number;
   /**
    * The run was paused (pauseSignal): it ended `interrupted` and the next auto sync resumes it. Paused before a run
    * began (while the Source's lists were being found, or a dump's list of packages read), `runId` is null: no run
@@ -248,7 +259,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       if (cancel?.aborted) throw new SyncError("Cancelled before the run began, while the Source's lists were being read; nothing was fetched.");
       if (!pause?.aborted) throw err;
       return {
-        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], wouldDelete: [], wouldRemove: [], paused: true, from: 'lists',
+        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], wouldDelete: [], wouldDeleteCount: 0, wouldRemove: [], wouldRemoveCount: 0, paused: true, from: 'lists',
         patched: 0, metadata: 0, runId: null, resumed: false, dryRun: options.dryRun ?? false, checkpoint: state.checkpoint()?.at ?? null,
       };
     };
@@ -365,6 +376,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       signal: options.signal,
       pauseSignal: options.pauseSignal,
       batchSize: options.batchSize,
+      inMemoryUris: options.inMemoryUris,
       onProgress: () => report(),
       onSettled: () => report(),
       onDiskFull: () => reserve?.full(),
@@ -568,7 +580,9 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       seconds: Math.round((Date.now() - t0) / 10) / 100,
       failures: applier.failures,
       wouldDelete: applier.wouldDelete,
+      wouldDeleteCount: applier.wouldDeleteCount,
       wouldRemove: applier.wouldRemove,
+      wouldRemoveCount: applier.wouldRemoveCount,
       paused: status === 'interrupted',
       from: dumps.listing !== null ? 'dumps' : 'lists',
       patched: patcher.patched,
@@ -833,7 +847,26 @@ async function baseline(
   metadata: MetadataFetcher,
 ): Promise<{ at: string | null }> {
   const t0 = Date.now();
-  const seen = new Set<string>();
+  const seen = new ListedUris(options.inMemoryUris);
+  try {
+    return await readAndApply(http, listUrl, applier, state, options, phases, onListed, metadata, seen, t0);
+  } finally {
+    seen.close();
+  }
+}
+
+async function readAndApply(
+  http: Http,
+  listUrl: string,
+  applier: Applier,
+  state: MirrorState,
+  options: SyncOptions,
+  phases: Record<string, number>,
+  onListed: (n: number, bytes?: number, complete?: boolean) => void,
+  metadata: MetadataFetcher,
+  seen: ListedUris,
+  t0: number,
+): Promise<{ at: string | null }> {
   let repeated = 0;
   let firstRepeated: string | null = null;
   const inflight = new WorkSlots(Math.max(2, (options.concurrency ?? 8) * 2));
@@ -845,12 +878,11 @@ async function baseline(
     const problem = entryProblem(entry);
     if (problem !== null) return applier.fail(entryLabel(entry, documentUrl), problem, true);
     canonicalEntry(entry);
-    if (seen.has(entry.loc)) {
+    if (!seen.add(entry.loc)) {
       repeated++;
       firstRepeated ??= entry.loc;
       return;
     }
-    seen.add(entry.loc);
     const length = Number(entry.md.length ?? 0);
     onListed(++listed, Number.isSafeInteger(length) && length > 0 ? length : 0);
     const wait = ahead.push(entry);
@@ -891,12 +923,12 @@ async function baseline(
   // A run that started from an empty inventory recorded only listed resources and their metadata: nothing to look for.
   if (!intake?.aborted && !applier.startedEmpty) {
     const described = metadataOf(state);
-    const unlisted: string[] = [];
-    for (const { uri } of [...state.paths()]) {
-      if (seen.has(uri) || keepAsMetadata(described, uri, (u) => seen.has(u))) continue;
-      unlisted.push(uri);
-    }
-    applyToUnlisted(applier, state, unlisted, { listed: seen.size, allowMassDelete: options.allowMassDelete, onNote: options.onNote, onDelete: (uri) => metadata.deleted(uri) });
+    const listed = (uri: string) => seen.has(uri);
+    // Read from the inventory a page at a time, as often as the policy needs (never the whole inventory at once).
+    const unlisted = function* () {
+      for (const uri of state.urisPaged()) if (!listed(uri) && !keepAsMetadata(described, uri, listed)) yield uri;
+    };
+    await sweepUnlisted(applier, state, unlisted, { listed: seen.size, allowMassDelete: options.allowMassDelete, onNote: options.onNote, onDelete: (uri) => metadata.deleted(uri) });
   }
   return { at: top.summary.md.at ?? null };
 }
