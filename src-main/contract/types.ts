@@ -51,6 +51,8 @@ export interface DiscoveryStep {
   message: string;
   /** When the reader refused the document there (a DOCTYPE, a wrong namespace, not XML…): why, in full. */
   refused?: string;
+  /** When the answer could not be had or read to its end (a network error, a stall, a body that broke off). */
+  unreadable?: boolean;
   /** The HTTP status of the answer, when one came (401 and 403 say the Source wants a sign-in). */
   status?: number;
 }

@@ -514,6 +514,7 @@ class DiscoveryRun {
     if (found.status !== undefined) step.status = found.status;
     // A document refused by the reader (an HTML page is no refusal: it is where links are looked for).
     if (found.error instanceof DocumentError && found.error.code !== 'html') step.refused = found.error.message;
+    if (found.error instanceof NetworkError) step.unreadable = true;
     this.#step(step);
   }
 

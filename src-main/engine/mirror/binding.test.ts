@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { PATHS } from '../../../e2e/fixture-source/paths.ts';
 import { MemorySecretStore } from './secrets.ts';
 import { secretKey } from './settings.ts';
 import { MirrorState, stateDirOf } from './state.ts';
@@ -160,6 +161,51 @@ describe('a list without an up link', () => {
       const again = await sync({ url: `${base}/cl.xml`, dest, timeoutMs: 2_000 });
       expect(again.failed).toBe(0);
       expect(bindingOf(dest)?.capabilityListUrl).toBe(`${base}/cl.xml`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('a list URL that cannot be read, on a site that leads to a Source', () => {
+  it('says why the list was not read, in the error and in the note of a run that follows the site instead', async () => {
+    // The named list was cut short or stalled, the site's /.well-known/resourcesync led elsewhere: the error said only
+    // "The Source offers 2 Capability Lists", and with one Capability List the run mirrored that one without a word.
+    await expect(sync({ url: url(PATHS.broken.truncated), dest: join(root, 'a'), timeoutMs: 2_000 })).rejects.toThrow(
+      new RegExp(`^${url(PATHS.broken.truncated).replace(/[.?]/g, '\\$&')} is truncated: .*\\. The Source offers \\d+ Capability Lists; choose one`),
+    );
+    fixture.setBroken(fixture.paths.dataset1.resourceList, 'stall');
+    await expect(sync({ url: url(fixture.paths.dataset1.resourceList), dest: join(root, 'b'), timeoutMs: 1_000 })).rejects.toThrow(
+      new RegExp(`^${url(fixture.paths.dataset1.resourceList).replace(/[.?]/g, '\\$&')} could not be read: Timed out after 1 s waiting for more data\\. The Source offers`),
+    );
+
+    const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    let base = '';
+    const server = createServer((req, res) => {
+      const path = req.url ?? '/';
+      const xml = (body: string) => {
+        res.writeHead(200, { 'content-type': 'application/xml' });
+        res.end(`<?xml version="1.0"?>\n<urlset ${NS}>${body}</urlset>`);
+      };
+      if (path === '/part.xml') {
+        res.writeHead(200, { 'content-type': 'application/xml', 'content-length': '500' });
+        res.end(`<?xml version="1.0"?>\n<urlset ${NS}><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>`);
+      } else if (path === '/.well-known/resourcesync') xml(`<rs:md capability="description"/><url><loc>${base}/cl.xml</loc><rs:md capability="capabilitylist"/></url>`);
+      else if (path === '/cl.xml') xml(`<rs:ln rel="up" href="${base}/.well-known/resourcesync"/><rs:md capability="capabilitylist"/><url><loc>${base}/all.xml</loc><rs:md capability="resourcelist"/></url>`);
+      else if (path === '/all.xml') xml(`<rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/><url><loc>${base}/res/a</loc><rs:md length="1"/></url>`);
+      else if (path === '/res/a') res.end('a');
+      else {
+        res.writeHead(404);
+        res.end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const notes: string[] = [];
+      await sync({ url: `${base}/part.xml`, dest: join(root, 'c'), timeoutMs: 2_000, onNote: (n) => notes.push(n) });
+      expect(notes.join('\n')).toContain(`${base}/part.xml could not be read: Timed out after 2 s waiting for more data. The mirror follows the Capability List ${base}/cl.xml, found from there.`);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -747,10 +747,16 @@ export async function bind(http: Http, options: SyncOptions, old: Binding | null
   // What the URL itself answered (a 401 for want of credentials, a 404…): that is what people can act on.
   const start = result.routes.find((r) => r.route === 'document');
   if (lists.length === 0) {
-    throw new SyncError(`No ResourceSync Source found from ${clip(url)}${start && !start.found ? ` (it answered: ${clip(start.refused ?? start.message, 300)})` : ''}`);
+    throw new SyncError(`No ResourceSync Source found from ${clip(url)}${start && !start.found ? ` (${start.unreadable ? 'it could not be read' : 'it answered'}: ${clip(start.refused ?? start.message, 300)})` : ''}`);
   }
-  // An error (a 404…) from a URL whose site led to a Source is said too: it may be a mistyped list.
-  const answered = start && !start.found && start.status !== undefined && start.status >= 400 ? `${clip(url)} answered ${clip(start.message, 100)}. ` : '';
+  // An error (a 404…) from a URL whose site led to a Source is said too: it may be a mistyped list. So is a document
+  // that could not be read (it stalled, broke off, was cut short or refused): the mirror was asked for that list, and
+  // following the site instead had mirrored some other list of the Source without a word.
+  const answered = !start || start.found ? ''
+    : start.status !== undefined && start.status >= 400 ? `${clip(url)} answered ${clip(start.message, 100)}. `
+    : start.refused !== undefined ? `${clip(start.refused, 300)}. `
+    : start.unreadable ? `${clip(url)} could not be read: ${clip(start.message, 300)}. `
+    : '';
   if (lists.length > 1) {
     throw new SyncError(
       `${answered}The Source offers ${lists.length} Capability Lists; choose one with --capabilitylist:\n${lists.map((c) => `  ${c.url}`).join('\n')}`,
