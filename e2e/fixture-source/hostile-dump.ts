@@ -2,7 +2,7 @@
 // refuse one by one (and go on). Served at PATHS.hostileDump, linked from no Capability List, so discovery and
 // checks of the fixture never meet it. `HOSTILE_DUMP_EXPECTED` says what each manifest entry must come to.
 import { createHash } from 'node:crypto';
-import { buildZip, manifestXml, md5, patch, renameEntry } from '../../src-main/engine/mirror/package/test-zips.ts';
+import { buildZip, manifestXml, md5, patch, patchDescriptor, renameEntry } from '../../src-main/engine/mirror/package/test-zips.ts';
 import { document } from './xml.ts';
 
 const GOOD = 'A good bitstream among hostile ones.\n';
@@ -17,6 +17,7 @@ export const HOSTILE_DUMP_EXPECTED: Readonly<Record<string, string>> = {
   missing: 'not-in-package',
   'bad-hash': 'hash-mismatch',
   'local-header': 'size-mismatch',
+  descriptor: 'size-mismatch',
 };
 
 export interface HostileDump {
@@ -48,6 +49,7 @@ async function build(base: string, paths: { resourceDump: string; package: strin
     { loc: loc('missing'), path: '/missing.txt' },
     { loc: loc('bad-hash'), path: '/bad-hash.txt', hash: `md5:${md5('not these bytes')}` },
     { loc: loc('local-header'), path: '/local-header.txt' },
+    { loc: loc('descriptor'), path: '/descriptor.txt' },
   ]).replace('/xx/escape.txt', '/../escape.txt');
   let zip = await buildZip([
     { name: 'manifest.xml', body: manifest },
@@ -57,10 +59,13 @@ async function build(base: string, paths: { resourceDump: string; package: strin
     { name: 'bomb.bin', body: Buffer.alloc(8 * 1024 * 1024) },
     { name: 'bad-hash.txt', body: BODY },
     { name: 'local-header.txt', body: BODY },
+    // Its sizes follow its data (a data descriptor), and say another length than the central directory.
+    { name: 'descriptor.txt', body: BODY, descriptor: true },
   ]);
   // What yazl refuses to write, put in by hand.
   zip = renameEntry(zip, 'xx/escape.txt', '../escape.txt');
   zip = patch(zip, 'local-header.txt', 'local', 'uncompressed', BODY.length + 1);
+  zip = patchDescriptor(zip, 'descriptor.txt', 'uncompressed', BODY.length + 1);
   const dump = document('urlset', { capability: 'resourcedump', at, completed: at }, [], [
     {
       loc: base + paths.package,

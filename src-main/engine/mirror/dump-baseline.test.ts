@@ -264,6 +264,7 @@ describe('the hostile package', () => {
     expect(reasons.missing).toMatch(/not in the package/);
     expect(reasons['bad-hash']).toMatch(/md5 is .* the manifest says/);
     expect(reasons['local-header']).toMatch(/local header/);
+    expect(reasons.descriptor).toMatch(/by its data descriptor but .* by the central directory/);
     expect(result.checkpoint).toBeNull();
     const files = visibleFiles();
     expect(files).toEqual([`${host()}/hostile-dump/r/good`]);

@@ -314,49 +314,38 @@ export function notePackage(o: { onNote?: (note: string) => void }, loc: string,
 /** What extracting a package writes, and by which sizes that is known (for the message when it does not fit). */
 export interface ExtractedBytes {
   bytes: number;
-  /** Bitstreams counted; of them, those the package's ZIP directory sized, and those the manifest gives a length for. */
+  /** Bitstreams counted; of them, those the manifest gives a length for too. */
   bitstreams: number;
-  byDirectory: number;
   byManifest: number;
 }
 
 /**
  * The bytes this run extracts of a package's bitstreams (the others are read and dropped): what the disk must have
- * room for before the package is read. Each bitstream by the larger of its manifest `length` and the size the
- * package's central directory gives it (`inPackage`; the two disagreeing fails the entry anyway): by the manifest
- * alone, a bitstream without a `length` counted nothing, and a package of such entries passed the check whatever
- * it held.
+ * room for before the package is read. Each bitstream the package holds and will be extracted (`inPackage`: the size
+ * its central directory gives) counts the larger of that size and its manifest `length` (the two disagreeing fails
+ * the entry anyway). By the manifest alone, a bitstream without a `length` counted nothing, so a package of such
+ * entries passed the check whatever it held; and a `length` given for an entry the package does not hold (or
+ * refuses) counted, though nothing of it is written: a manifest claiming terabytes for a missing file refused the
+ * package.
  */
-export function extractedBytes(
-  applier: Applier,
-  entries: ManifestEntry[],
-  skip: (entry: ManifestEntry) => boolean,
-  inPackage: (entry: ManifestEntry) => number | undefined = () => undefined,
-): ExtractedBytes {
-  const out: ExtractedBytes = { bytes: 0, bitstreams: 0, byDirectory: 0, byManifest: 0 };
+export function extractedBytes(applier: Applier, entries: ManifestEntry[], skip: (entry: ManifestEntry) => boolean, inPackage: (entry: ManifestEntry) => number | undefined): ExtractedBytes {
+  const out: ExtractedBytes = { bytes: 0, bitstreams: 0, byManifest: 0 };
   for (const entry of entries) {
     if (entry.zipName === undefined || entry.change === 'deleted' || skip(entry)) continue;
     const size = inPackage(entry);
-    if ((size === undefined && entry.length === undefined) || !applier.wanted(entry)) continue;
+    if (size === undefined || !applier.wanted(entry)) continue;
     out.bitstreams++;
-    if (size !== undefined) out.byDirectory++;
     if (entry.length !== undefined) out.byManifest++;
-    out.bytes += Math.max(size ?? 0, entry.length ?? 0);
+    out.bytes += Math.max(size, entry.length ?? 0);
   }
   return out;
 }
 
 /** Which sizes a package's room check went by, in words: "(by …)". */
 export function extractedBasis(x: ExtractedBytes, toDownload = 0): string {
-  const n = (k: number) => `${k.toLocaleString('en')} bitstream${k === 1 ? '' : 's'}`;
-  const parts = [
-    x.byDirectory === x.bitstreams
-      ? `the sizes the package's ZIP directory gives its ${n(x.bitstreams)}`
-      : `the sizes of ${n(x.bitstreams)}, ${x.byDirectory.toLocaleString('en')} from the package's ZIP directory and ${(x.bitstreams - x.byDirectory).toLocaleString('en')} from the manifest alone`,
-    x.byManifest === x.bitstreams ? 'which the manifest gives too' : x.byManifest === 0 ? 'which the manifest does not give' : `${x.byManifest.toLocaleString('en')} of which the manifest gives too`,
-  ];
+  const gives = x.byManifest === x.bitstreams ? 'which the manifest gives too' : x.byManifest === 0 ? 'which the manifest does not give' : `${x.byManifest.toLocaleString('en')} of which the manifest gives too`;
   const rest = toDownload > 0 ? `, and ${formatBytes(toDownload)} of the package still to download` : '';
-  return `(by ${parts.join(', ')}${rest})`;
+  return `(by the sizes the package's ZIP directory gives its ${x.bitstreams.toLocaleString('en')} bitstream${x.bitstreams === 1 ? '' : 's'}, ${gives}${rest})`;
 }
 
 /**

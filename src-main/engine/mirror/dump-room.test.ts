@@ -171,6 +171,41 @@ describe.skipIf(small === null)('a Resource Dump package whose manifest gives no
   });
 });
 
+describe.skipIf(small === null)('a Resource Dump package whose manifest claims a huge length for a file it does not hold', () => {
+  it('is not refused for it: nothing of that entry is extracted, so it takes no room', async () => {
+    const dest = mkdtempSync(join(small!, 'k-'));
+    server = createServer();
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+    const body = randomBytes(64 * 1024);
+    const zip = await buildZip([
+      {
+        name: 'manifest.xml',
+        body: manifestXml('resourcedump-manifest', [
+          { loc: `${base}/r/here`, path: '/here', hash: `md5:${md5(body)}`, length: body.length },
+          { loc: `${base}/r/absent`, path: '/absent', length: 1024 ** 4 },
+        ]),
+      },
+      { name: 'here', body },
+    ]);
+    const docs: Record<string, string> = {
+      '/cap.xml': `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rd.xml</loc><rs:md capability="resourcedump"/></url></urlset>`,
+      '/rd.xml': `<urlset ${ns}><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/><url><loc>${base}/p.zip</loc><rs:md length="${zip.length}"/></url></urlset>`,
+    };
+    server.on('request', (req, res) => {
+      const path = req.url ?? '/';
+      if (docs[path]) return void res.writeHead(200, { 'content-type': 'application/xml' }).end(docs[path]);
+      if (path === '/p.zip') return void res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length }).end(zip);
+      res.writeHead(404).end();
+    });
+    // Before, the claimed terabyte was counted: the package was refused, and the one file it holds not mirrored.
+    const result = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline' });
+    expect(result).toMatchObject({ created: 1, failed: 1 });
+    expect(result.failures).toEqual([{ uri: `${base}/r/absent`, reason: expect.stringMatching(/is in the manifest but not in the package/) }]);
+  });
+});
+
 describe.skipIf(small === null)('a Resource Dump of several packages, one of which does not fit', () => {
   const files = (dest: string, base: string) => {
     const root = join(dest, new URL(base).host.replace(':', '_'), 'r');
