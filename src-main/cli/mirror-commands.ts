@@ -6,7 +6,7 @@ import { auditJsonValue } from '../engine/mirror/audit-report.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { isMirror, lockHolder, readFolder, runsAsSeen } from '../engine/mirror/folder.ts';
 import { resumeRetry, retryResources, type RetryResult } from '../engine/mirror/retry.ts';
-import { MirrorState, stateDirOf, STATE_FILE } from '../engine/mirror/state.ts';
+import { MirrorState, stateDirOf, STATE_FILE, type RunRecord } from '../engine/mirror/state.ts';
 import { sync, type SyncMode, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import type { DeletePolicy } from '../engine/mirror/apply.ts';
 import { FileSecretStore, type SecretStore } from '../engine/mirror/secrets.ts';
@@ -266,9 +266,32 @@ export function retryTarget(dest: string, runId: number | undefined): { resume: 
   if (runId !== undefined) return interruptedRetry(runId) ? { resume: runId } : { of: runId };
   const last = folder.runs.filter((r) => r.kind !== 'audit').at(-1);
   if (last === undefined) throw new Error(`${dest} has no run yet whose failures could be retried: run rsdesk sync --dest ${dest} first.`);
+  // A mirror fed by change notifications has a run per batch of them, most with nothing failed: the failures to
+  // retry are those of the latest run whose failures still stand (else "run N has no failures" named the wrong run).
+  if (LIVE_MODES.has(last.mode) && last.failed === 0) {
+    const standing = latestStanding(dest, folder.runs);
+    if (standing !== null) return { of: standing };
+  }
   if (last.mode !== 'retry') return { of: last.id };
   if (interruptedRetry(last.id) && folder.retryToResume === last.id) return { resume: last.id };
   return { of: retriedRun(dest, last.id) ?? last.id };
+}
+
+/** Runs of the live side (rsdesk watch, the app's live view): a batch of notifications, a gap's catch-up, a ping's sync. */
+const LIVE_MODES = new Set(['live', 'live-catch-up', 'ping']);
+
+/** The latest run (not an audit, not a retry) with failures no later run has mended, or null. */
+function latestStanding(dest: string, runs: RunRecord[]): number | null {
+  const state = MirrorState.forReading(stateDirOf(dest));
+  try {
+    for (const run of [...runs].reverse()) {
+      if (run.kind === 'audit' || run.mode === 'retry' || run.failed === 0) continue;
+      if (state.failuresSince(run.id, 1).open > 0) return run.id;
+    }
+    return null;
+  } finally {
+    state.close();
+  }
 }
 
 /** The run a retry run retried (null for one recorded before retries kept what they were asked). */

@@ -138,12 +138,13 @@ same checks as rsdesk sync, as a run of its own in the journal; what was verifie
 fetched as the Source's lists describe it now. A retry paused in the app, or stopped by Ctrl-C or a kill, is
 taken up again for what it had not done yet: by rsdesk retry alone when it is the mirror's last run, or with
 --run and its number. A failure of the last retry is retried with the other failures of the run it retried.
-rsdesk runs lists the runs and their failures.
+When the last run applied change notifications (rsdesk watch) and nothing failed in it, the latest run whose
+failures still stand is retried. rsdesk runs lists the runs and their failures.
 
 Options:
   --dest DIR            the mirror's folder
   --run ID              the run whose failures to fetch again, or the interrupted retry to take up (default:
-                        the last run that is not an audit)
+                        the last run that is not an audit; after notifications, the latest with failures)
   --json                print {"mode","created","updated","deleted","unchanged","skipped","failed","bytes","seconds","failures"}
                         ("mode" is "retry")
   --concurrency N       connections per host, 1 to 256 (default: the mirror's setting, else 8)

@@ -75,13 +75,15 @@ export class DiskHeldError extends Error {
 const LOCK_COMMAND = 'live notifications (rsdesk watch / ResourceSync Desktop)';
 
 function withLock<T>(ctx: MirrorContext, fn: () => Promise<T>): Promise<T> {
+  // Before anything is recorded: else each notification left a run `running` and its inbox rows `applying` for ever.
+  pathsOf(ctx);
   const lock = acquireLock(ctx.stateDir, LOCK_COMMAND, ctx.dest);
   return fn().finally(() => lock.release());
 }
 
 function pathsOf(ctx: MirrorContext): LocalPaths {
   const binding = ctx.state.binding();
-  if (binding === null) throw new Error(`${ctx.dest} is not bound to a Source yet`);
+  if (binding === null) throw new Error(`Notifications cannot be applied to ${ctx.dest} yet: it is not bound to a Source (its first sync has not run). They are kept in the inbox.`);
   return new LocalPaths({ sourceUrl: binding.capabilityListUrl ?? binding.url, maps: binding.maps, allowHosts: binding.allowHosts });
 }
 

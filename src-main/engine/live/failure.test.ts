@@ -168,4 +168,25 @@ describe('a resource that fails while notifications are applied', () => {
     expect(checkpointMs(rig)).toBe(ms(record.datetime));
     expect(withState(rig, liveHold)).toBeNull();
   });
+
+  it('on a mirror not bound to a Source yet, records no run and keeps the notification in the inbox', async () => {
+    rig = await startRig({ baseline: false });
+    await subscribed(rig);
+    const [record] = rig.fixture.change('update', 1, 2);
+    const error = await waitFor(rig, 'error', (e) => /not bound to a Source/.test(e.message));
+    expect(error.message).toMatch(/^Notifications cannot be applied to .* yet: it is not bound to a Source \(its first sync has not run\)\. They are kept in the inbox\.$/);
+    await rig.engine.idle();
+    withState(rig, (s) => {
+      expect(s.runs()).toEqual([]);
+      expect(s.db.prepare('SELECT status, run_id FROM live_inbox').all()).toEqual([{ status: 'received', run_id: null }]);
+    });
+    // Once bound (its first sync), the live side started again takes the notification up.
+    await rig.engine.closeMirror(rig.dest);
+    await sync({ url: rig.capabilityList, dest: rig.dest, timeoutMs: 5_000 });
+    rig.engine.openMirror(rig.dest);
+    await rig.engine.idle();
+    expect(withState(rig, (s) => s.db.prepare('SELECT status FROM live_inbox').all())).toEqual([{ status: 'applied' }]);
+    expect(mirrored(rig, 2)!.equals(sourceBytes(rig, 2))).toBe(true);
+    expect(record.id).toBe(2);
+  });
 });
