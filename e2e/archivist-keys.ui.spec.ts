@@ -98,3 +98,26 @@ test("a running check announces what it does, not its counts at every document r
     suite.fixture.setBroken(PATHS.dataset2.resourceListIndex, null);
   }
 });
+
+test('a run that ended with failures leads to them: "Show the failures", then Retry all failed', async ({ page }) => {
+  suite.setBroken([2, 3, 5], true);
+  await createMirror(page, 'failures');
+  const end = runEnd(page, /^Baseline ended with \d+ failures?: .*Retry fetches what failed again\./);
+  await expect(end).toBeVisible({ timeout: 60_000 });
+  suite.setBroken([2, 3, 5], false);
+  await end.focus();
+  const [, n] = /^Baseline ended with (\d+) failures?/.exec((await end.textContent())!)!;
+  // The Retry the message speaks of is on the Failures tab: before, nothing near the message led there.
+  await page.keyboard.press('Tab');
+  await expect(end.getByRole('button', { name: 'Show the failures' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('tab', { name: /^Failures/, selected: true })).toBeVisible();
+  const retryAll = view(page).getByRole('button', { name: `Retry all failed (${n})` });
+  await expect(retryAll).toBeFocused();
+  await expectAccessible(page, 'the failures of a run, shown from its end');
+  await page.keyboard.press('Enter');
+  const retried = runEnd(page, /^Retry of \d+ resources? of run \d+ completed/);
+  await expect(retried).toBeFocused({ timeout: 30_000 });
+  // Nothing failed again: nothing to show.
+  await expect(retried.getByRole('button', { name: 'Show the failures' })).toHaveCount(0);
+});

@@ -64,7 +64,7 @@ export function FailuresTable({
         {run && run.kind !== 'audit' && (
           <button
             type="button"
-            className="btn-secondary"
+            className="btn-secondary failures-retry-all"
             onClick={() => onRetry(run.id)}
             disabled={!canRetry || open === 0}
             title={open === 0 ? 'Every resource that failed in this run has been mirrored since' : 'Fetch again only the resources that failed in this run and have not been mirrored since'}

@@ -11,7 +11,7 @@ import { AccessPanel } from './AccessPanel.tsx';
 import { OptionsPanel } from './OptionsPanel.tsx';
 import { AuditReport } from './AuditReport.tsx';
 import { FailuresTable } from './FailuresTable.tsx';
-import { focusLost } from './focus.ts';
+import { focusLost, focusWhenReady } from './focus.ts';
 import { countsLine, formatInstant, lastRunLine, mirroredList, STATUS_LABEL } from './format.ts';
 import { useFailures, useForgetMirror, useMirror, useMirrorEnded, useMirrorProgress, useOpenFolder, useRunAction } from './queries.ts';
 import { Counters, RunProgress } from './RunProgress.tsx';
@@ -28,7 +28,9 @@ type FocusGoal = 'run' | 'audit';
 /** The badge while the app server cannot be reached during a run. */
 export const UNKNOWN_LABEL = 'State unknown';
 
-const POLICY_TEXT = { keep: 'kept (listed in each run)', quarantine: 'moved to quarantine', delete: 'deleted' } as const;
+// "kept" promises what the app does: a run's end counts what the Source deleted, an audit lists them (it said "listed
+// in each run", which none does, as the form's words for the policy had said before them).
+const POLICY_TEXT = { keep: 'kept (an audit lists them)', quarantine: 'moved to quarantine', delete: 'deleted' } as const;
 
 /** How far a paused or interrupted run came, by what it recorded: "after 1 resource", not "after 1 resources". */
 function resumedAfter(done: number): string {
@@ -175,6 +177,15 @@ function Loaded({ m }: { m: MirrorDetail }) {
     const tabButton = section?.querySelector<HTMLElement>('#mirror-tab-audit') ?? null;
     tabButton?.focus();
     auditFocusFrom.current = tabButton;
+  }
+
+  /**
+   * "Show the failures" where a run's end says some failed ("Retry fetches what failed again"): the Retry it speaks of
+   * is on the Failures tab, which nothing near the message led to. Focus goes to "Retry all failed" once it shows.
+   */
+  function openFailures(from: HTMLElement) {
+    flushSync(() => setTab('failures'));
+    focusWhenReady(() => sectionRef.current?.querySelector<HTMLElement>('#mirror-panel-failures .failures-retry-all') ?? null, from);
   }
 
   function onTabKey(event: KeyboardEvent<HTMLDivElement>) {
@@ -339,6 +350,13 @@ function Loaded({ m }: { m: MirrorDetail }) {
           <div className={`run-end run-end-${ended.kind === 'audit' && ended.failed > 0 ? 'failed' : ended.status}`} role="status" tabIndex={-1}>
             <strong>{ended.message}</strong>
             {ended.kind === 'sync' && ended.status !== 'error' && <Counters counts={ended} />}
+            {ended.kind === 'sync' && ended.failed > 0 && (
+              <div className="run-end-actions">
+                <button type="button" className="btn-secondary" onClick={(event) => openFailures(event.currentTarget)}>
+                  Show the failures
+                </button>
+              </div>
+            )}
             {ended.notes !== undefined && ended.notes.length > 0 && (
               <details className="run-notes" open={ended.heldBack === true || ended.notes.length <= 3}>
                 <summary>What the run noted ({ended.notes.length})</summary>
