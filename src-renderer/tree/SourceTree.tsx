@@ -54,31 +54,31 @@ export function SourceTree({ source }: { source: SavedSource }) {
     queries: wanted.map(({ url, page }) => entryPageQuery(url, DEFAULT_VIEW, page)),
     combine: (results) => results.reduce((latest, r) => Math.max(latest, r.dataUpdatedAt), 0),
   });
-  const tree = useMemo(
+  const rows = useMemo(
     () => flattenTree(roots, expanded, (url) => viewState(client, url), (node, view) => children.of(node, view)),
     // `versions` changes when an expanded item's view arrives or fails, `pagesRead` when children arrive.
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [roots, expanded, client, children, versions, pagesRead],
   );
-  const rows = tree;
   useEffect(() => {
-    if (tree.expandedUrls.join('\n') !== watched.join('\n')) setWatched(tree.expandedUrls);
-  }, [tree, watched]);
+    if (rows.expandedUrls.join('\n') !== watched.join('\n')) setWatched(rows.expandedUrls);
+  }, [rows, watched]);
 
-  const tabStop = rows.indexOf(focusedId ?? '') ?? rows.indexOf(selectedId ?? '') ?? 0;
+  const selectedIndex = rows.indexOf(selectedId ?? '');
+  const tabStop = rows.indexOf(focusedId ?? '') ?? selectedIndex ?? 0;
   const virtualizer = useVirtualizer({
     count: rows.count,
     getScrollElement: () => treeRef.current?.parentElement ?? null,
     estimateSize: () => ROW_HEIGHT,
     overscan: 8,
-    // The tab stop stays rendered when scrolled away: it keeps the focus, and Tab still reaches the tree.
+    // The tab stop stays rendered when scrolled away: it keeps the focus, and Tab still reaches the tree. So does the
+    // selected item, where focus returns from the views that leave (a mirror's form).
     rangeExtractor: (range) => {
       const list = defaultRangeExtractor(range);
-      if (tabStop < rows.count && !list.includes(tabStop)) {
-        list.push(tabStop);
-        list.sort((a, b) => a - b);
+      for (const keep of [tabStop, selectedIndex]) {
+        if (keep !== undefined && keep < rows.count && !list.includes(keep)) list.push(keep);
       }
-      return list;
+      return list.sort((a, b) => a - b);
     },
   });
 
@@ -95,7 +95,6 @@ export function SourceTree({ source }: { source: SavedSource }) {
   });
 
   // A node selected from elsewhere (a link followed, a reveal) is scrolled to once its row exists.
-  const selectedIndex = rows.indexOf(selectedId ?? '');
   useEffect(() => {
     if (selectedIndex !== undefined) virtualizer.scrollToIndex(selectedIndex, { align: 'auto' });
     // Only when the selection changes or its row appears, not on every change of the rows above it.
