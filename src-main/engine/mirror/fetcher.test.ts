@@ -77,6 +77,11 @@ describe('Retry-After', () => {
     fixture.setBroken(path, { status: 503, headers: { 'retry-after': '3600' } });
     await expect(get(path)).rejects.toThrow(FetchFailure);
     await expect(get(path)).rejects.toThrow(/HTTP 503: the server asks to wait 1 h \(Retry-After\), longer than the 2 min a mirror waits/);
+    // Hundreds of digits (Infinity ms) or a date millennia away: said in words, not as "∞ days".
+    fixture.setBroken(path, { status: 429, headers: { 'retry-after': '9'.repeat(400) } });
+    await expect(get(path)).rejects.toThrow(/^HTTP 429: the server asks to wait more than 100 years \(Retry-After\), longer than the 2 min a mirror waits$/);
+    fixture.setBroken(path, { status: 503, headers: { 'retry-after': 'Fri, 31 Dec 9999 23:59:59 GMT' } });
+    await expect(get(path)).rejects.toThrow(/^HTTP 503: the server asks to wait more than 100 years \(Retry-After\)/);
   });
 });
 

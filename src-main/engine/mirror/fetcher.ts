@@ -40,6 +40,7 @@ export interface Fetched {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const CENTURY_MS = 100 * 365.25 * 86_400_000;
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 
 export class FetchFailure extends Error {
@@ -146,7 +147,9 @@ export class Fetcher {
       const wait = retryAfterMs(response.headers['retry-after']);
       response.body.destroy();
       if (wait !== null && wait > o.maxRetryAfterMs) {
-        throw new FetchFailure(`HTTP ${response.status}: the server asks to wait ${formatDuration(wait)} (Retry-After), longer than the ${formatDuration(o.maxRetryAfterMs)} a mirror waits`);
+        // A Retry-After of hundreds of digits is Infinity ms: "∞ days" said nothing a person can read.
+        const asked = wait > CENTURY_MS ? 'more than 100 years' : formatDuration(wait);
+        throw new FetchFailure(`HTTP ${response.status}: the server asks to wait ${asked} (Retry-After), longer than the ${formatDuration(o.maxRetryAfterMs)} a mirror waits`);
       }
       await sleep(wait ?? o.backoffMs * 2 ** attempt * (0.75 + Math.random() / 2), signal);
     }
