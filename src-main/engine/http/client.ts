@@ -7,6 +7,7 @@ import { clip } from '../clip.ts';
 import { charsetOf, readText, streamBody, tooLarge } from './body.ts';
 import { makeDispatcher, proxyFor, type ProxyEnv, type ProxySetting } from './dispatcher.ts';
 import { hideUserinfo } from './userinfo.ts';
+import { furtherInside } from './address-scope.ts';
 import { MAX_HEADER_BYTES, NetworkError, formatBytes, formatDuration, informationalLimit, toNetworkError } from './errors.ts';
 
 export interface HttpOptions {
@@ -217,6 +218,8 @@ export class Http {
         if (nextUrl.protocol !== 'http:' && nextUrl.protocol !== 'https:') {
           throw new NetworkError('bad-redirect', `${href} redirects to a ${clip(nextUrl.protocol, 40)} URL, which is not followed`, href);
         }
+        const further = furtherInside(start, nextUrl);
+        if (further !== null) throw new NetworkError('bad-redirect', `${href} redirects to ${clip(nextUrl.href)}, which is not followed: ${further}`, href);
         current = nextUrl;
         continue;
       }

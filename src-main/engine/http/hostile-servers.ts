@@ -96,3 +96,16 @@ export const notHttp: HostileBehaviour = (socket) => {
 export const twoLengths: HostileBehaviour = (socket) => {
   socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\ncontent-length: 20\r\n\r\n' + 'x'.repeat(20));
 };
+
+/**
+ * A Source that is also the proxy it is reached through (requests come in absolute form): `/start` redirects to
+ * `target`. A request for `target` reaches this server as the proxy, so a test sees whether it was made without any
+ * packet leaving 127.0.0.1.
+ */
+export function redirectInside(target: string): HostileBehaviour {
+  return (socket, _line, path) => {
+    if (new URL(path, 'http://x').pathname === '/start') {
+      socket.end(`HTTP/1.1 302 Found\r\nlocation: ${target}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`);
+    } else socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 6\r\nconnection: close\r\n\r\nsecret');
+  };
+}

@@ -7,6 +7,7 @@ import {
   hugeHeaders,
   notHttp,
   redirectForever,
+  redirectInside,
   stall,
   trickle,
   trickleHeaders,
@@ -156,6 +157,21 @@ describe('Http against hostile servers', () => {
     expect(err.message).toBe(`Too many redirects: more than 5 starting at ${s.url}/hop/0`);
     expect(s.requests).toHaveLength(6);
     expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('a redirect further inside the network (a Source at 127.0.0.1 to 169.254.169.254) is not followed', async () => {
+    // The server is the proxy too: a request for the metadata address would reach it, and nothing leaves 127.0.0.1.
+    for (const target of ['http://169.254.169.254/latest/meta-data/', 'http://[::ffff:169.254.169.254]/', 'http://[fe80::1]/']) {
+      const s = await server(redirectInside(target));
+      const err = await failure(client({ timeoutMs: 2_000, proxy: s.url }).get(`${s.url}/start`));
+      expect(err.code).toBe('bad-redirect');
+      expect(err.message).toMatch(new RegExp(`^${s.url}/start redirects to .*, which is not followed: .* is a link-local address \\(such as a cloud server’s metadata service\\), which a Source at ${s.url.replace('http://', '')} may not send requests to$`));
+      expect(s.requests).toHaveLength(1);
+    }
+    // Within the same reach it is followed as any redirect.
+    const s = await server(redirectInside('http://127.0.0.2/x'));
+    const response = await client({ timeoutMs: 2_000, proxy: s.url }).get(`${s.url}/start`);
+    expect(await response.text()).toBe('secret');
   });
 
   it('a bad URL is quoted in a bounded slice', async () => {

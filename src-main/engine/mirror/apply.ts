@@ -356,7 +356,7 @@ export class Applier {
     const problems: string[] = [];
     for (const location of locations) {
       const useConditional = location === own && !problems.includes('304') ? conditional : {};
-      const got = await this.#download(location, useConditional, expected, lastmodMs);
+      const got = await this.#download(location, useConditional, expected, lastmodMs, own);
       if (got.kind === 'not-modified') {
         // The Source says unchanged; trusted only when nothing the list promises contradicts the recorded copy.
         const fits = live !== null && (Object.keys(expected.hashes).length === 0 || recordedMatches(expected, live.length, live.digests));
@@ -371,7 +371,7 @@ export class Applier {
           return;
         }
         problems.push('304');
-        const again = await this.#download(own, {}, expected, lastmodMs);
+        const again = await this.#download(own, {}, expected, lastmodMs, own);
         if (again.kind === 'file') return this.#stage(again, final, undefined, base, live);
         if (again.kind === 'failed') problems.push(again.reason);
         else problems.push('the server answered 304 Not Modified to a request that was not conditional');
@@ -421,7 +421,8 @@ export class Applier {
     this.#writer.stage({ temp: got.temp, final, mtimeMs, record, bytes: got.fixity.length, written: got.written });
   }
 
-  async #download(url: string, headers: Record<string, string>, expected: Expectation, mtimeMs: number | undefined): Promise<Downloaded> {
+  /** `home`: the resource's own address; a copy elsewhere (rel="duplicate") may not reach further inside a network. */
+  async #download(url: string, headers: Record<string, string>, expected: Expectation, mtimeMs: number | undefined, home: string): Promise<Downloaded> {
     const o = this.#o;
     // Before the resource's deadline starts: a turn may be long in coming with a long delay and many in flight.
     const paced = this.#pacer?.turn();
@@ -437,7 +438,7 @@ export class Applier {
     const { signal } = inFlight;
     let file: TempFile | null = null;
     try {
-      const response = await o.fetcher.get(url, headers, signal);
+      const response = await o.fetcher.get(url, headers, signal, home);
       if (response.status === 304) {
         response.body.destroy();
         return { kind: 'not-modified' };

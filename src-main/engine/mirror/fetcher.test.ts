@@ -6,6 +6,7 @@ import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-sou
 import { DEADLINE_BYTES_PER_SECOND, Fetcher, FetchFailure, httpDate, resourceSignal, ResourceSignals, retryAfterMs } from './fetcher.ts';
 import { SLOWEST_BODY_BYTES_PER_SECOND } from './slow-body.ts';
 import { NetworkError } from '../http/errors.ts';
+import { hostileServer, redirectInside } from '../http/hostile-servers.ts';
 
 let fixture: FixtureSource;
 let fetcher: Fetcher;
@@ -77,6 +78,33 @@ describe('Retry-After', () => {
     fixture.setBroken(path, { status: 503, headers: { 'retry-after': '3600' } });
     await expect(get(path)).rejects.toThrow(FetchFailure);
     await expect(get(path)).rejects.toThrow(/HTTP 503: the server asks to wait 1 h \(Retry-After\), longer than the 2 min a mirror waits/);
+    // Hundreds of digits (Infinity ms) or a date millennia away: said in words, not as "∞ days".
+    fixture.setBroken(path, { status: 429, headers: { 'retry-after': '9'.repeat(400) } });
+    await expect(get(path)).rejects.toThrow(/^HTTP 429: the server asks to wait more than 100 years \(Retry-After\), longer than the 2 min a mirror waits$/);
+    fixture.setBroken(path, { status: 503, headers: { 'retry-after': 'Fri, 31 Dec 9999 23:59:59 GMT' } });
+    await expect(get(path)).rejects.toThrow(/^HTTP 503: the server asks to wait more than 100 years \(Retry-After\)/);
+  });
+});
+
+describe('addresses further inside the network than the Source', () => {
+  it('a redirect to 169.254.169.254, or a copy (rel="duplicate") there, is refused before any request for it', async () => {
+    // The hostile server is the proxy too: a request for the metadata address would reach it, and nothing leaves 127.0.0.1.
+    const s = await hostileServer(redirectInside('http://169.254.169.254/latest/meta-data/'));
+    const proxied = new Fetcher({ backoffMs: 10, proxy: s.url, timeoutMs: 2_000 });
+    const { signal, done } = resourceSignal(30_000);
+    try {
+      await expect(proxied.get(`${s.url}/start`, {}, signal)).rejects.toThrow(
+        `${s.url}/start redirects to http://169.254.169.254/latest/meta-data/, which is not followed: 169.254.169.254 is a link-local address (such as a cloud server’s metadata service), which a Source at ${s.url.replace('http://', '')} may not send requests to`,
+      );
+      await expect(proxied.get('http://169.254.169.254/copy', {}, signal, `${s.url}/resource`)).rejects.toThrow(
+        `http://169.254.169.254/copy is not requested: 169.254.169.254 is a link-local address (such as a cloud server’s metadata service), which a Source at ${s.url.replace('http://', '')} may not send requests to`,
+      );
+      expect(s.requests).toEqual([`GET ${s.url}/start HTTP/1.1`]);
+    } finally {
+      done();
+      await proxied.close();
+      await s.close();
+    }
   });
 });
 

@@ -8,6 +8,7 @@ import { makeDispatcher, proxyFor, type ProxyEnv, type ProxySetting } from '../h
 import type { Readable } from 'node:stream';
 import { NetworkError, ProxyError, formatDuration, informationalLimit, toNetworkError } from '../http/errors.ts';
 import { SlowBody } from './slow-body.ts';
+import { furtherInside } from '../http/address-scope.ts';
 import { clip } from '../clip.ts';
 
 export interface FetcherOptions {
@@ -40,6 +41,7 @@ export interface Fetched {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const CENTURY_MS = 100 * 365.25 * 86_400_000;
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 
 export class FetchFailure extends Error {
@@ -127,16 +129,18 @@ export class Fetcher {
   }
 
   /**
-   * GETs `url` with retries; resolves with the final response (any status that is not a redirect, nor a retried
+   * GETs `url` with retries; neither `url` nor a redirect may reach further inside a network than `home` (default
+   * `url`) does (address-scope.ts): a Source's other copy of a resource, or a redirect, to 169.254.169.254 is refused.
+   * Resolves with the final response (any status that is not a redirect, nor a retried
    * one that ran out of retries: then it is returned as it is). The caller must consume or destroy `body`.
    * `signal` should carry the resource's deadline.
    */
-  async get(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Fetched> {
+  async get(url: string, headers: Record<string, string>, signal: AbortSignal, home?: string): Promise<Fetched> {
     const o = this.#options;
     for (let attempt = 0; ; attempt++) {
       let response: Fetched;
       try {
-        response = await this.#getOnce(url, headers, signal);
+        response = await this.#getOnce(url, headers, signal, home);
       } catch (err) {
         if (signal.aborted || attempt >= o.retries || !(err instanceof NetworkError) || !retriable(err)) throw err;
         await sleep(o.backoffMs * 2 ** attempt * (0.75 + Math.random() / 2), signal);
@@ -146,15 +150,20 @@ export class Fetcher {
       const wait = retryAfterMs(response.headers['retry-after']);
       response.body.destroy();
       if (wait !== null && wait > o.maxRetryAfterMs) {
-        throw new FetchFailure(`HTTP ${response.status}: the server asks to wait ${formatDuration(wait)} (Retry-After), longer than the ${formatDuration(o.maxRetryAfterMs)} a mirror waits`);
+        // A Retry-After of hundreds of digits is Infinity ms: "∞ days" said nothing a person can read.
+        const asked = wait > CENTURY_MS ? 'more than 100 years' : formatDuration(wait);
+        throw new FetchFailure(`HTTP ${response.status}: the server asks to wait ${asked} (Retry-After), longer than the ${formatDuration(o.maxRetryAfterMs)} a mirror waits`);
       }
       await sleep(wait ?? o.backoffMs * 2 ** attempt * (0.75 + Math.random() / 2), signal);
     }
   }
 
-  async #getOnce(start: string, extra: Record<string, string>, signal: AbortSignal): Promise<Fetched> {
+  async #getOnce(start: string, extra: Record<string, string>, signal: AbortSignal, home?: string): Promise<Fetched> {
     let current = new URL(start);
     const startOrigin = current.origin;
+    const homeUrl = home === undefined ? current : new URL(home);
+    const inside = furtherInside(homeUrl, current);
+    if (inside !== null) throw new NetworkError('bad-redirect', `${clip(current.href)} is not requested: ${inside}`, current.href);
     for (let hops = 0; ; hops++) {
       // The caller's Accept stands (a JSON Patch asks for its media types); it was written over with */*.
       const headers: Record<string, string> = { accept: '*/*', ...extra, 'user-agent': this.#options.userAgent };
@@ -195,6 +204,8 @@ export class Fetcher {
         if (next.protocol !== 'http:' && next.protocol !== 'https:') {
           throw new NetworkError('bad-redirect', `${current.href} redirects to a ${clip(next.protocol, 40)} URL, which is not followed`, current.href);
         }
+        const further = furtherInside(homeUrl, next);
+        if (further !== null) throw new NetworkError('bad-redirect', `${current.href} redirects to ${clip(next.href)}, which is not followed: ${further}`, current.href);
         current = next;
         continue;
       }

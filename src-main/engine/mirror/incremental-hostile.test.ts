@@ -171,6 +171,20 @@ describe('an index that names one list many ways', () => {
     expect(notes.join('\n')).toContain(`The Resource List Index ${base}/rli.xml names a list it names before 399 times; each list is read once.`);
   });
 
+  it('a Resource List Index that names itself among its parts: the other parts are read, and a note says so', async () => {
+    files.set('/a', 'A');
+    files.set('/cap.xml', urlset('capability="capabilitylist"', url('/rli.xml', 'capability="resourcelist"')));
+    files.set('/part.xml', urlset('capability="resourcelist" at="2020-01-01T00:00:00Z"', url('/a', fixity('A'))));
+    files.set(
+      '/rli.xml',
+      `<?xml version="1.0"?>\n<sitemapindex ${NS}><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/>${[`${base}/rli.xml`, `${base}/part.xml`].map((loc) => `<sitemap><loc>${loc}</loc></sitemap>`).join('')}</sitemapindex>`,
+    );
+    // It stopped the run: "…/rli.xml, listed in the Resource List Index, is not a Resource List".
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1, failed: 0 });
+    expect(readFileSync(file('a'), 'utf8')).toBe('A');
+    expect(notes.join('\n')).toContain(`The Resource List Index ${base}/rli.xml names a list it names before, or itself, 1 time; each list is read once.`);
+  });
+
   it('a Change List Index: each list is read once, however it is spelled', async () => {
     source({ '/a': 'A' });
     files.set('/cap.xml', urlset('capability="capabilitylist"', url('/rl.xml', 'capability="resourcelist"') + url('/cli.xml', 'capability="changelist"')));

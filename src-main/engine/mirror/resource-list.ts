@@ -71,11 +71,16 @@ export async function readResourceList(http: Http, listUrl: string, o: ReadResou
   };
   // Whether a dated entry turned out a list is kept with the parts read.
   const read = new Map<string, boolean>();
+  // An index that names itself among its parts is one part fewer, not a part that is an index (which stopped the run).
+  const own = new Set([listKey(listUrl), listKey(top.finalUrl)]);
+  for (const key of own) read.set(key, true);
+  let namesItself = false;
   let partsRepeated = 0;
   for (const child of children) {
     const key = listKey(child);
     if (read.has(key)) {
       partsRepeated++;
+      if (own.has(key)) namesItself = true;
       continue;
     }
     read.set(key, true);
@@ -89,7 +94,10 @@ export async function readResourceList(http: Http, listUrl: string, o: ReadResou
     if (isList === undefined) {
       isList = await readPart(entry.loc, entry);
       read.set(key, isList);
-    } else if (isList) partsRepeated++;
+    } else if (isList) {
+      partsRepeated++;
+      if (own.has(key)) namesItself = true;
+    }
     if (isList) parts++;
     else {
       resources++;
@@ -97,7 +105,7 @@ export async function readResourceList(http: Http, listUrl: string, o: ReadResou
     }
   }
   if (partsRepeated > 0) {
-    o.onNote?.(`The Resource List Index ${clip(listUrl)} names a list it names before ${partsRepeated.toLocaleString('en')} time${partsRepeated === 1 ? '' : 's'}; each list is read once.`);
+    o.onNote?.(`The Resource List Index ${clip(listUrl)} names a list it names before${namesItself ? ', or itself,' : ''} ${partsRepeated.toLocaleString('en')} time${partsRepeated === 1 ? '' : 's'}; each list is read once.`);
   }
   if (!top.summary.isIndex && parts > 0) {
     o.onNote?.(`${clip(listUrl)} is written as a <urlset>, but ${parts} of its entries are Resource Lists themselves: read as the parts of a Resource List Index.`);
