@@ -37,6 +37,8 @@ export interface WithoutPackageOptions {
   applier: Applier;
   room?: PackageRoom;
   signal?: AbortSignal;
+  /** A pause: no new resource is begun (those begun finish), and the package stays to be read by the resumed run. */
+  pauseSignal?: AbortSignal;
   onNote?: (note: string) => void;
   metadata?: MetadataFetcher;
   /** The Source publishes a Resource List: its resources may be fetched one by one. */
@@ -91,13 +93,13 @@ export async function withoutPackage(o: WithoutPackageOptions, pkg: DumpPackage,
   o.onNote?.(`${why} The package was not used; its ${mine.length.toLocaleString('en')} resource${mine.length === 1 ? ' is' : 's are'} fetched one by one from ${mine.length === 1 ? 'its URI' : 'their URIs'} instead.`);
   const slots = new WorkSlots(Math.max(2, o.concurrency));
   for (const entry of mine) {
-    if (o.signal?.aborted) break;
+    if (o.signal?.aborted || o.pauseSignal?.aborted) break;
     await o.metadata?.note(entry);
     const wait = slots.add(o.applier.apply(entry));
     if (wait) await wait;
   }
   await slots.allSettled();
-  return !o.signal?.aborted;
+  return !o.signal?.aborted && !o.pauseSignal?.aborted;
 }
 
 /** The entries of the Dump's rel="contents" copy of the package's manifest, or null when there is none to read. */

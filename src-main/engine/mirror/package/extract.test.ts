@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExtractBudget, readPackage, type BitstreamFiles, type ReadPackageOptions } from './extract.ts';
 import { PackageError, type EntryOutcome, type ManifestEntry } from './model.ts';
 import { tempFileSink, type TempFile } from './sinks.ts';
-import { buildZip, CENTRAL, headersOf, manifestXml, md5, patch, patchDescriptor, renameEntry, sha256, type ManifestItem, type ZipFileSpec } from './test-zips.ts';
+import { buildZip, CENTRAL, headersOf, manifestXml, md5, patch, patchDescriptor, rawZip, renameEntry, sha256, unicodePathField, type ManifestItem, type ZipFileSpec } from './test-zips.ts';
 
 let dir: string;
 let out: string;
@@ -302,6 +302,20 @@ describe.each(['stream', 'files', 'small'] as const)('readPackage: entries that 
     // The manifest's harmless names now name nothing.
     expect(byLoc(report.outcomes, 'http://example.com/dotdot')).toMatchObject({ status: 'failed', code: 'not-in-package' });
     expect(byLoc(report.outcomes, 'http://example.com/ok').status).toBe('verified');
+  });
+
+  it('refuses an entry whose stored name escapes the package though its Unicode Path field gives a harmless one', async () => {
+    // A reader that ignores the field (or an older one) would take the stored name.
+    const zip = rawZip([
+      { name: 'manifest.xml', body: manifestXml('resourcedump-manifest', [{ loc: 'http://example.com/two', path: '/two.txt' }, { loc: 'http://example.com/ok', path: '/ok.txt' }]) },
+      { name: '../a.txt', body: 'evil', extra: unicodePathField('../a.txt', 'two.txt') },
+      { name: 'ok-raw.txt', body: 'fine', extra: unicodePathField('ok-raw.txt', 'ok.txt') },
+    ]);
+    const { report } = await read(await save(zip));
+    expect(report.outcomes.map((o) => (o.status === 'failed' ? o.code : o.status))).toEqual(['path-escapes', 'verified']);
+    expect(report.outcomes[0].status === 'failed' && report.outcomes[0].reason).toBe(
+      'Refused: its name as stored, "../a.txt", has ".." in "../a.txt", which leads out of the package (its Unicode Path field says "two.txt")',
+    );
   });
 
   it('a manifest entry naming a refused ZIP entry fails with the refusal', async () => {

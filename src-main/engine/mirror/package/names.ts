@@ -30,6 +30,15 @@ export function decodeZipName(entry: yauzl.Entry): string {
   return yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, raw, entry.extraFields, true);
 }
 
+/**
+ * The name as its bytes give it, when an Info-ZIP Unicode Path field gives another (decodeZipName takes the field's):
+ * what a reader that ignores the field would take. Null when there is no such field.
+ */
+export function storedZipName(entry: yauzl.Entry): string | null {
+  if (!entry.extraFields.some((f) => f.id === 0x7075)) return null;
+  return yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileName as unknown as Buffer, [], true);
+}
+
 /** Unix mode bits of an entry made on Unix (version made by, high byte 3), else null. */
 export function unixMode(entry: yauzl.Entry): number | null {
   if (entry.versionMadeBy >> 8 !== 3) return null;

@@ -2,6 +2,7 @@
 // (escaping names, disagreeing headers, encryption flags). Not used by the engine.
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { crc32 } from 'node:zlib';
 import yazl from 'yazl';
 
 export interface ZipFileSpec {
@@ -96,6 +97,66 @@ export function patchDescriptor(zip: Buffer, name: string, field: 'crc' | 'compr
   if (out.readUInt32LE(at) !== 0x08074b50) throw new Error(`${name} has no data descriptor`);
   out.writeUInt32LE(value >>> 0, at + { crc: 4, compressed: 8, uncompressed: 12 }[field]);
   return out;
+}
+
+/**
+ * A ZIP of stored entries written byte by byte, for what yazl will not write: names as raw bytes and extra fields of
+ * one's own (both in the local header and the central directory).
+ */
+export function rawZip(entries: { name: Buffer | string; body: Buffer | string; extra?: Buffer; flags?: number }[]): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const e of entries) {
+    const name = typeof e.name === 'string' ? Buffer.from(e.name) : e.name;
+    const body = typeof e.body === 'string' ? Buffer.from(e.body) : e.body;
+    const extra = e.extra ?? Buffer.alloc(0);
+    const crc = crc32(body);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(e.flags ?? 0, 6);
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(body.length, 18);
+    local.writeUInt32LE(body.length, 22);
+    local.writeUInt16LE(name.length, 26);
+    local.writeUInt16LE(extra.length, 28);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(e.flags ?? 0, 8);
+    central.writeUInt32LE(crc, 16);
+    central.writeUInt32LE(body.length, 20);
+    central.writeUInt32LE(body.length, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt16LE(extra.length, 30);
+    central.writeUInt32LE(offset, 42);
+    const record = Buffer.concat([local, name, extra, body]);
+    locals.push(record);
+    centrals.push(Buffer.concat([central, name, extra]));
+    offset += record.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+/** An Info-ZIP Unicode Path extra field (0x7075) giving `unicode` as the name of the entry stored as `raw`. */
+export function unicodePathField(raw: Buffer | string, unicode: string): Buffer {
+  const name = Buffer.from(unicode);
+  const field = Buffer.alloc(4 + 5 + name.length);
+  field.writeUInt16LE(0x7075, 0);
+  field.writeUInt16LE(5 + name.length, 2);
+  field.writeUInt8(1, 4);
+  field.writeUInt32LE(crc32(typeof raw === 'string' ? Buffer.from(raw) : raw), 5);
+  name.copy(field, 9);
+  return field;
 }
 
 export function md5(body: Buffer | string): string {

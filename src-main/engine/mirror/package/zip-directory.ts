@@ -7,7 +7,7 @@ import yauzl from 'yauzl';
 import { clip } from '../../clip.ts';
 import { BytesReader, fileBytes, rangeStream, readFully, windowed, type PackageBytes } from './bytes.ts';
 import { PackageError, type EntryFailureCode, type ZipEntryRefusal } from './model.ts';
-import { decodeZipName, isSymlink, unsafeName } from './names.ts';
+import { decodeZipName, isSymlink, storedZipName, unsafeName } from './names.ts';
 import { FixityError } from './verify.ts';
 
 /**
@@ -94,6 +94,13 @@ function checkEntry(name: string, entry: yauzl.Entry, options: DirectoryOptions,
   }
   const unsafe = unsafeName(name);
   if (unsafe !== null) return { code: 'path-escapes', reason: `Refused: ${unsafe}` };
+  // A harmless name in a Unicode Path field does not make up for a stored one that escapes: a reader that ignores the
+  // field (or cannot check it) takes the stored one.
+  const stored = storedZipName(entry);
+  const unsafeStored = stored === null || stored === name ? null : unsafeName(stored);
+  if (unsafeStored !== null) {
+    return { code: 'path-escapes', reason: `Refused: its name as stored, ${clip(JSON.stringify(stored))}, has ${unsafeStored} (its Unicode Path field says ${clip(JSON.stringify(name))})` };
+  }
   if (isSymlink(entry)) return { code: 'symlink', reason: `Refused: ${clip(name)} is a symbolic link` };
   if (entry.generalPurposeBitFlag & ENCRYPTED) return { code: 'encrypted', reason: `Refused: ${clip(name)} is encrypted` };
   if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
