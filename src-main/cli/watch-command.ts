@@ -57,7 +57,7 @@ export function describeEvent(e: LiveEvent): string {
       return `${time} the hub denied the subscription to ${e.topic}${e.reason ? `: ${e.reason}` : ''}`;
     case 'notification':
       return `${time} notification ${e.from} – ${e.until}: ${e.count} change${e.count === 1 ? '' : 's'}${e.warnings.length ? ` (${e.warnings.join('; ')})` : ''}` +
-        e.changes.slice(0, 20).map((c) => `\n    ${c.change.padEnd(8)} ${c.uri}`).join('') + (e.changes.length > 20 ? `\n    … ${e.changes.length - 20} more` : '');
+        e.changes.slice(0, 20).map((c) => `\n    ${c.change.padEnd(8)} ${c.uri}`).join('') + (e.count > 20 ? `\n    … ${e.count - 20} more` : '');
     case 'applied':
       return `${time} applied: created ${e.created}, updated ${e.updated}, deleted ${e.deleted}, unchanged ${e.unchanged}, failed ${e.failed}` +
         e.changes.filter((c) => c.outcome === 'failed').map((c) => `\n    failed ${c.uri}: ${c.reason}`).join('');

@@ -111,6 +111,13 @@ export const MAX_BATCH_NOTIFICATIONS = 500;
  * waits QUIET_MS at most.
  */
 export const QUIET_MS = 2;
+
+/**
+ * The most changes one `notification` or `applied` event lists. A notification of 10 MB holds some 150,000; listed
+ * whole, each such event held about 20 MB in the events kept for views that open late (1,000 of them), and went so
+ * to every view: a hub sending a few dozen filled the memory.
+ */
+export const MAX_EVENT_CHANGES = 500;
 export const LINGER_MS = 50;
 
 export class MirrorFeed {
@@ -420,7 +427,7 @@ export class MirrorFeed {
         from: n.from,
         until: n.until,
         count: n.changes.length,
-        changes: n.changes.map((c) => ({ uri: c.uri, change: c.change, datetime: c.datetime })),
+        changes: n.changes.slice(0, MAX_EVENT_CHANGES).map((c) => ({ uri: c.uri, change: c.change, datetime: c.datetime })),
         warnings: [...linkWarnings(inbox.link, row, capabilityListUrl), ...n.findings.map((f) => f.message)],
       });
       this.#steps(row, sub, sub.seq.add({ fromMs: n.fromMs, untilMs: n.untilMs, item: { inboxId: inbox.id, notification: n } }));
@@ -560,7 +567,7 @@ export class MirrorFeed {
       deleted: c.deleted,
       unchanged: c.unchanged,
       failed: c.failed,
-      changes: result.changes,
+      changes: forEvent(result.changes),
     });
   }
 
@@ -772,6 +779,17 @@ export class MirrorFeed {
     await this.store.close();
     this.state.close();
   }
+}
+
+/**
+ * The changes an `applied` event lists: the failed ones first in number, then the others, in their order, at most
+ * MAX_EVENT_CHANGES (the counts say how many there were; the journal keeps every failure).
+ */
+function forEvent(changes: AppliedChange[]): AppliedChange[] {
+  if (changes.length <= MAX_EVENT_CHANGES) return changes;
+  const failed = new Set(changes.filter((c) => c.outcome === 'failed').slice(0, MAX_EVENT_CHANGES));
+  let room = MAX_EVENT_CHANGES - failed.size;
+  return changes.filter((c) => failed.has(c) || (c.outcome !== 'failed' && room-- > 0));
 }
 
 /**

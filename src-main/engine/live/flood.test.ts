@@ -3,6 +3,7 @@
 // stored and why, and a hub that sends them again gets every one applied, in order, none lost.
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_EVENT_CHANGES } from './feed.ts';
 import { signBody } from './signature.ts';
 import { startRig, waitFor, type Rig } from './test-support.ts';
 
@@ -63,5 +64,34 @@ describe('a flood of notifications', () => {
     expect(applied).toHaveLength(20);
     expect(rig.events.filter((e) => e.type === 'gap')).toEqual([]);
     expect(feed.store.subscription(sub.id)!.cursor).toBe(new Date(cursor + 20_000).toISOString());
+  });
+
+  it('lists at most MAX_EVENT_CHANGES changes of a large notification in its events, the failed ones first', async () => {
+    rig = await startRig();
+    const sub = await rig.engine.subscribe({ dest: rig.dest, topic: rig.topic, hub: rig.hubUrl, secret: SECRET });
+    await waitFor(rig, 'subscribed');
+    await rig.fixture.hub.settled();
+    const from = rig.engine.subscriptions()[0].cursor!;
+    const until = new Date(Date.parse(from) + 1000).toISOString();
+    // Many deletions of resources the mirror does not hold (nothing to fetch), then one whose fetch fails.
+    const entries = Array.from({ length: 2 * MAX_EVENT_CHANGES }, (_, i) => `<url><loc>${rig.fixture.url}/dataset1/gone/${i}</loc><rs:md change="deleted" datetime="${until}"/></url>`);
+    rig.fixture.setBroken('/dataset1/missing', { status: 404 });
+    const body =
+      `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">` +
+      `<rs:md capability="change-notification" from="${from}" until="${until}"/>${entries.join('')}` +
+      `<url><loc>${rig.fixture.url}/dataset1/missing</loc><rs:md change="created" datetime="${until}"/></url></urlset>`;
+    const res = await request(rig.engine.subscriptions()[0].callbackUrl, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/xml', 'x-hub-signature': signBody('sha256', SECRET, Buffer.from(body)) },
+    });
+    await res.body.dump();
+    const notification = await waitFor(rig, 'notification', (e) => e.subscriptionId === sub.id);
+    expect(notification.count).toBe(2 * MAX_EVENT_CHANGES + 1);
+    expect(notification.changes).toHaveLength(MAX_EVENT_CHANGES);
+    const applied = await waitFor(rig, 'applied', (e) => e.subscriptionId === sub.id, 30_000);
+    expect(applied.changes).toHaveLength(MAX_EVENT_CHANGES);
+    expect(applied.changes.filter((c) => c.outcome === 'failed').map((c) => c.uri)).toContain(`${rig.fixture.url}/dataset1/missing`);
+    expect(applied.failed).toBeGreaterThanOrEqual(1);
   });
 });

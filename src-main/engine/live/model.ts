@@ -82,6 +82,7 @@ export type LiveEvent =
   | (OfSubscription & { type: 'unsubscribed'; hub: string })
   | (OfSubscription & { type: 'denied'; hub: string; reason: string | null })
   | (OfSubscription & { type: 'expired'; hub: string })
+  /** `changes`: the first MAX_EVENT_CHANGES (feed.ts) of the `count`. */
   | (OfSubscription & { type: 'notification'; inboxId: number; from: string; until: string; count: number; changes: ChangeSummary[]; warnings: string[] })
   | (OfSubscription & { type: 'duplicate'; inboxId: number; from: string | null; until: string | null; reason: string })
   | (OfSubscription & { type: 'gap'; from: string; until: string; action: 'catch-up' | 'needs-sync' | 'none' })
@@ -95,6 +96,7 @@ export type LiveEvent =
       deleted: number;
       unchanged: number;
       failed: number;
+      /** At most MAX_EVENT_CHANGES (feed.ts), the failed ones first in number; the counts say how many there were. */
       changes: AppliedChange[];
     })
   | (Base & { type: 'ping'; ping: Ping; triggered: string[] })
