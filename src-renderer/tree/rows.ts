@@ -91,13 +91,22 @@ export class TreeRows {
     return this.#segments[low]!;
   }
 
+  /** Rows made from runs, kept: the same row object at each render while scrolling, so memoized rows stay put. */
+  #made = new Map<number, TreeRow>();
+
   at(i: number): TreeRow {
     const segment = this.#segmentAt(i);
     if (segment.kind === 'row') return segment.row;
+    const made = this.#made.get(i);
+    if (made) return made;
     const position = segment.from + i - segment.start;
     const { nodes, level, parent, view } = segment;
     const node = nodes[position] ?? pendingChild(segment.parentId, view!, position);
-    return { kind: 'item', node, level, posinset: position + 1, setsize: nodes.length, parent };
+    const row: ItemRow = { kind: 'item', node, level, posinset: position + 1, setsize: nodes.length, parent };
+    // A search over every row must not keep them all.
+    if (this.#made.size >= 2_000) this.#made.clear();
+    this.#made.set(i, row);
+    return row;
   }
 
   /** The row's React key: the node id of an item (so a focused item keeps its element), the note's key. */
