@@ -178,8 +178,8 @@ export function SourceTree({ source }: { source: SavedSource }) {
 
   // The virtualizer knows rows by position (its bookkeeping of 50,000 rows took ~90 ms a rebuild when keyed by node
   // id), React by node id (a focused item keeps its element when rows above it come and go): a row is measured again
-  // at each render, as its element may now stand at another position.
-  const measure = (element: Element | null) => virtualizer.measureElement(element);
+  // when its element comes to stand at another position (TreeNode).
+  const measure = virtualizer.measureElement;
 
   if (roots.length === 0) {
     return <p className="empty">Discovery found no Source Description or Capability List for this Source.</p>;

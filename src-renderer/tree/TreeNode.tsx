@@ -1,4 +1,4 @@
-import { memo, useState } from 'react';
+import { memo, useLayoutEffect, useRef, useState } from 'react';
 import type { MouseEvent } from 'react';
 import { useBridgeEvent, useSummary } from '../data/queries.ts';
 import { errorMessage } from '../bridge/index.ts';
@@ -36,6 +36,9 @@ export const TreeNode = memo(function TreeNode({ row, index, start, tabStop, exp
   const pending = isPending(node);
   const summary = useSummary(node.channel || pending ? null : node.url, fetch || expanded || selected);
   const [progress, setProgress] = useState<number | null>(null);
+  // Measured again when the element stands at another position (rows above it came or went).
+  const itemRef = useRef<HTMLLIElement>(null);
+  useLayoutEffect(() => measure(itemRef.current), [index, measure]);
 
   useBridgeEvent(
     'document.progress',
@@ -67,7 +70,7 @@ export const TreeNode = memo(function TreeNode({ row, index, start, tabStop, exp
 
   // The treeitem holds only its own row, so its name (from its content) is exactly what the row shows.
   return (
-    <li role="none" className="tree-node" data-index={index} ref={measure} style={{ position: 'absolute', top: 0, left: 0, width: '100%', transform: `translateY(${start}px)` }}>
+    <li role="none" className="tree-node" data-index={index} ref={itemRef} style={{ position: 'absolute', top: 0, left: 0, width: '100%', transform: `translateY(${start}px)` }}>
       <div
         role="treeitem"
         aria-level={level}

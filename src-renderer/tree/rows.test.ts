@@ -111,6 +111,13 @@ describe('flattenTree', () => {
     ]);
   });
 
+  it('watches an expanded item whose view is not there yet, though it cannot tell yet whether it has children', () => {
+    // An index part looks like a list until read: after a reload its view arrives after the rows were built.
+    const rows = flattenTree([{ id: '1/0', url: base + '/rl-index.xml', capability: 'resourcelist' }], { '1/0': true }, () => ({ view: undefined, failed: false }));
+    expect(rows.count).toBe(1);
+    expect(rows.expandedUrls).toEqual([base + '/rl-index.xml']);
+  });
+
   it('says when an expanded document could not be read, and skips that note with the keys', () => {
     const roots: NodeRef[] = [
       { id: '1/0', url: base + '/cl1.xml', capability: 'capabilitylist' },

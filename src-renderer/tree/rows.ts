@@ -59,7 +59,7 @@ function positionOf(id: string): number {
 
 export class TreeRows {
   readonly count: number;
-  /** URLs of the expanded items that are shown: their views make the rows, so the tree keeps them fetched. */
+  /** URLs of the expanded items that are shown: their views make the rows, so the tree keeps them fetched and watched. */
   readonly expandedUrls: string[];
   #segments: Segment[];
   /** Rows of the items that are rows of their own (roots, expanded items and their neighbours' runs aside). */
@@ -91,13 +91,22 @@ export class TreeRows {
     return this.#segments[low]!;
   }
 
+  /** Rows made from runs, kept: the same row object at each render while scrolling, so memoized rows stay put. */
+  #made = new Map<number, TreeRow>();
+
   at(i: number): TreeRow {
     const segment = this.#segmentAt(i);
     if (segment.kind === 'row') return segment.row;
+    const made = this.#made.get(i);
+    if (made) return made;
     const position = segment.from + i - segment.start;
     const { nodes, level, parent, view } = segment;
     const node = nodes[position] ?? pendingChild(segment.parentId, view!, position);
-    return { kind: 'item', node, level, posinset: position + 1, setsize: nodes.length, parent };
+    const row: ItemRow = { kind: 'item', node, level, posinset: position + 1, setsize: nodes.length, parent };
+    // A search over every row must not keep them all.
+    if (this.#made.size >= 2_000) this.#made.clear();
+    this.#made.set(i, row);
+    return row;
   }
 
   /** The row's React key: the node id of an item (so a focused item keeps its element), the note's key. */
@@ -160,11 +169,13 @@ export function flattenTree(
       const node = nodes[position];
       if (!node || node.channel || position < from) continue;
       const { view: own, failed } = stateOf(node.url);
+      // Watched even when it cannot be told yet whether it has children (an index looks like a list until read):
+      // its view arriving rebuilds the rows.
+      expandedUrls.push(node.url);
       if (!isExpandable(node, own)) continue;
       run(position);
       const at = push({ kind: 'item', node, level, posinset: position + 1, setsize: nodes.length, parent });
       from = position + 1;
-      expandedUrls.push(node.url);
       const note = (suffix: string, text: string) => push({ kind: 'note', key: `${node.id}#${suffix}`, level: level + 1, text, parent: at });
       if (!own) note('state', failed ? 'Could not load this document' : 'Loading…');
       else {
