@@ -292,12 +292,20 @@ function whatToRetry(state: MirrorState, dest: string, runId: number, uris: stri
   if (failed.kind === 'audit') throw new RetryError(`Run ${runId} is an audit; an audit fetches nothing, so there is nothing to retry.`);
   const binding = state.binding();
   if (binding === null) throw new RetryError(`${dest} is not bound to a Source yet: run a sync first.`);
-  const recorded = new Set(state.failures(runId).map((f) => f.uri));
   // "All failed": those a later run has not mirrored since.
   const open = () => state.failuresSince(runId, MAX_RETRY_URIS).failures.filter((f) => f.fixedBy === null).map((f) => f.uri);
   const wanted = new Set(uris ?? open());
-  if (uris === undefined && wanted.size === 0 && recorded.size > 0) throw new RetryError(`Every resource that failed in run ${runId} has been mirrored since; there is nothing to retry.`);
-  for (const uri of wanted) if (!recorded.has(uri)) throw new RetryError(`${clip(uri)} did not fail in run ${runId}; only its failures can be retried.`);
+  // The run's failures are read through once, not held: a run against a Source that was down may have millions.
+  const notFailed = new Set(wanted);
+  let anyFailed = false;
+  for (const uri of state.failedUris(runId)) {
+    anyFailed = true;
+    notFailed.delete(uri);
+    if (notFailed.size === 0) break;
+  }
+  if (uris === undefined && wanted.size === 0 && anyFailed) throw new RetryError(`Every resource that failed in run ${runId} has been mirrored since; there is nothing to retry.`);
+  const [stranger] = notFailed;
+  if (stranger !== undefined) throw new RetryError(`${clip(stranger)} did not fail in run ${runId}; only its failures can be retried.`);
   if (wanted.size === 0) throw new RetryError(`Run ${runId} has no failures to retry.`);
   if (wanted.size > MAX_RETRY_URIS) throw new RetryError(`At most ${MAX_RETRY_URIS.toLocaleString('en')} resources can be retried at once.`);
   return { failed, binding, wanted, asked: wanted.size };

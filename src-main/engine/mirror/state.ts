@@ -850,6 +850,11 @@ export class MirrorState implements ClaimStore {
     return this.db.prepare('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid').all(runId) as { uri: string; reason: string }[];
   }
 
+  /** The URIs that failed in run `runId`, streamed: a run against a Source that was down may have failed millions. */
+  *failedUris(runId: number): Generator<string> {
+    for (const row of this.db.prepare('SELECT uri FROM failures WHERE run_id = ?').iterate(runId) as Iterable<{ uri: string }>) yield row.uri;
+  }
+
   /**
    * A run's failures, each with the later run that has since mirrored its resource (a retry, a resumed or later
    * sync: its row is verified and that run's) or found it gone (settleGone), or null while it still stands. At most `limit`, with the counts.
