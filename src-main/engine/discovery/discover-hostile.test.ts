@@ -253,3 +253,30 @@ describe('discovery for a sync (listsHeadOnly)', () => {
     expect(result.routes[0]!.message).toMatch(/300 ms|0\.3 s/);
   });
 });
+
+describe('discovery and links further inside the network', () => {
+  it('a Link header or a robots.txt Sitemap naming 169.254.169.254 is not requested, and the step says why', async () => {
+    // The site is the proxy too: a request for the metadata address would reach it, and nothing leaves 127.0.0.1.
+    const metadata: string[] = [];
+    const target = 'http://169.254.169.254/latest/meta-data/';
+    const base = await site({
+      '/': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html', link: `<${target}>; rel="resourcesync"` });
+        res.end('<html><head></head></html>');
+      },
+      '/robots.txt': send(`Sitemap: ${target}\n`, 'text/plain'),
+      '/latest/meta-data/': (req, res) => {
+        metadata.push(req.url ?? '');
+        res.writeHead(200, { 'content-type': 'application/xml' });
+        res.end('<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>');
+      },
+    });
+    const result = await discover(`${base}/`, { http: client({ proxy: base }) });
+    expect(metadata).toEqual([]);
+    const steps = result.routes.filter((r) => r.url === target);
+    expect(steps.length).toBeGreaterThan(0);
+    for (const step of steps) {
+      expect(step.message).toBe(`not requested: 169.254.169.254 is a link-local address (such as a cloud server’s metadata service), which a Source at ${base.replace('http://', '')} may not send requests to`);
+    }
+  });
+});

@@ -15,6 +15,7 @@ import { DocumentError } from '../documents/errors.ts';
 import type { Http } from '../http/client.ts';
 import { NetworkError, formatBytes, formatDuration, messageWithoutUrl } from '../http/errors.ts';
 import { HTML_SCAN_BYTES } from './html-links.ts';
+import { furtherInside } from '../http/address-scope.ts';
 import type { RefusalMemory } from '../refusals.ts';
 import { documentName, probe, rememberedProbe, type Probe } from './probe.ts';
 import { sitemapsInRobots } from './robots.ts';
@@ -454,6 +455,14 @@ class DiscoveryRun {
       const remembered = rememberedProbe(url, recalled.error, recalled.note);
       this.#probes.set(key, remembered);
       return remembered;
+    }
+    // A link the Source names (Link header, <link>, robots.txt, up, index) is no redirect, and was fetched wherever it
+    // pointed: 169.254.169.254 (a cloud server's metadata service) from a Source on the internet included.
+    const inside = URL.canParse(url) ? furtherInside(new URL(this.start), new URL(url)) : null;
+    if (inside !== null) {
+      const refused: Probe = { url, finalUrl: url, headers: {}, linkHeaderTargets: [], message: `not requested: ${inside}`, error: new NetworkError('bad-url', `${url} is not requested: ${inside}`, url) };
+      this.#probes.set(key, refused);
+      return refused;
     }
     if (!this.#budget(url)) return null;
     this.#onFetch?.(url);

@@ -71,9 +71,10 @@ export async function readResourceList(http: Http, listUrl: string, o: ReadResou
   };
   // Whether a dated entry turned out a list is kept with the parts read.
   const read = new Map<string, boolean>();
-  // An index that names itself among its parts is one part fewer, not a part that is an index (which stopped the run).
+  // An index that names itself among other parts is one part fewer, not a part that is an index (which stopped the
+  // run). One that names nothing else lists no resource at all: refused as before, rather than read as empty.
   const own = new Set([listKey(listUrl), listKey(top.finalUrl)]);
-  for (const key of own) read.set(key, true);
+  if (children.some((c) => !own.has(listKey(c)))) for (const key of own) read.set(key, true);
   let namesItself = false;
   let partsRepeated = 0;
   for (const child of children) {
