@@ -151,10 +151,15 @@ export function collapse(items: Taken[], coveredBeforeMs: number | null): ToAppl
 
 async function applyChanges(ctx: MirrorContext, applier: Applier, changes: ToApply[]): Promise<AppliedChange[]> {
   const inflight = new WorkSlots(ctx.concurrency * 2);
+  // Counted here, not read back from applier.wouldDelete: that names only the first MAX_NAMED of a run.
+  const kept = new Set<string>();
   for (const c of changes) {
     if (c.problem !== undefined) applier.fail(c.uri, c.problem, true);
-    else if (c.change === 'deleted') applier.delete(c.uri);
-    else {
+    else if (c.change === 'deleted') {
+      const before = applier.wouldDeleteCount;
+      applier.delete(c.uri);
+      if (applier.wouldDeleteCount > before) kept.add(c.uri);
+    } else {
       const full = inflight.add(applier.apply(c.entry));
       if (full) await full;
     }
@@ -164,7 +169,6 @@ async function applyChanges(ctx: MirrorContext, applier: Applier, changes: ToApp
   // A broken entry's failure is its own: a valid change of the same URI beside it is not said to have failed.
   const broken = new Set(changes.filter((c) => c.problem !== undefined).map((c) => `${c.uri}\n${c.problem}`));
   const failed = new Map(applier.failures.filter((f) => !broken.has(`${f.uri}\n${f.reason}`)).map((f) => [f.uri, f.reason]));
-  const kept = new Set(applier.wouldDelete);
   return changes.map((c) => {
     const reason = c.problem ?? failed.get(c.uri);
     const outcome = reason !== undefined ? 'failed' : kept.has(c.uri) ? 'kept' : c.change;

@@ -189,4 +189,13 @@ describe('a resource that fails while notifications are applied', () => {
     expect(mirrored(rig, 2)!.equals(sourceBytes(rig, 2))).toBe(true);
     expect(record.id).toBe(2);
   });
+  it('a deletion under the keep policy is applied as kept: the copy stays and the feed says so', async () => {
+    rig = await startRig();
+    await subscribed(rig);
+    const before = mirrored(rig, 4)!;
+    const [record] = rig.fixture.change('delete', 1, 4);
+    const applied = await waitFor(rig, 'applied', (e) => e.changes.some((c) => c.uri === record.loc));
+    expect(applied.changes).toEqual([expect.objectContaining({ uri: record.loc, change: 'deleted', outcome: 'kept' })]);
+    expect(mirrored(rig, 4)!.equals(before)).toBe(true);
+  });
 });
