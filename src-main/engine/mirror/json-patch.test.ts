@@ -174,6 +174,29 @@ describe('JSON Patch against a Source of its own', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   }, 120_000);
 
+  it('does not fetch a patch whose link reaches further inside the network than the Source (169.254.169.254)', async () => {
+    // The Source is also the proxy for every host but itself: a request for the patch would reach it, never leave.
+    const patchUrl = 'http://169.254.169.254/patch.json';
+    const before = JSON.stringify({ a: 1 });
+    const after = JSON.stringify({ a: 2 });
+    served.set('/cap.xml', ['application/xml', `<urlset ${ns}><rs:md capability="capabilitylist"/><url><loc>${base}/rl.xml</loc><rs:md capability="resourcelist"/></url><url><loc>${base}/cl.xml</loc><rs:md capability="changelist"/></url></urlset>`]);
+    served.set('/rl.xml', ['application/xml', `<urlset ${ns}><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/><url><loc>${base}/doc.json</loc><rs:md type="application/json" hash="md5:${md5(before)}"/></url></urlset>`]);
+    served.set('/cl.xml', ['application/xml', `<urlset ${ns}><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/></urlset>`]);
+    served.set('/doc.json', ['application/json', before]);
+    const proxyEnv = { HTTP_PROXY: base, NO_PROXY: '127.0.0.1' };
+    const mirror = () => sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, proxyEnv, onNote: (n) => void notes.push(n) });
+    expect(await mirror()).toMatchObject({ mode: 'baseline', created: 1 });
+    served.set('/doc.json', ['application/json', after]);
+    served.set(patchUrl, ['application/json-patch+json', JSON.stringify([{ op: 'replace', path: '/a', value: 2 }])]);
+    served.set(
+      '/cl.xml',
+      ['application/xml', `<urlset ${ns}><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/><url><loc>${base}/doc.json</loc><rs:md change="updated" datetime="2024-01-02T00:00:00Z" type="application/json" hash="md5:${md5(after)}"/><rs:ln rel="http://www.openarchives.org/rs/terms/patch" type="application/json-patch+json" href="${patchUrl}"/></url></urlset>`],
+    );
+    expect(await mirror()).toMatchObject({ mode: 'incremental', updated: 1, failed: 0, patched: 0 });
+    expect(notes.join('\n')).toMatch(/169\.254\.169\.254 is a link-local address .*fetched whole instead/);
+    expect(readFileSync(join(dest, new URL(base).host.replace(':', '_'), 'doc.json'), 'utf8')).toBe(after);
+  });
+
   it('refuses, as RFC 6902 does, a move into its own child: fetched whole, said so', async () => {
     const doc = { a: { x: 1 } };
     expect(await patchedTo(doc, [{ op: 'move', from: '/a', path: '/a/b' }], { a: { x: 2 } })).toMatchObject({ updated: 1, failed: 0, patched: 0 });

@@ -174,7 +174,7 @@ export class JsonPatcher {
 
     const target = o.applier.prepare(entry);
     if (target === null) return true;
-    const ops = await this.#fetchPatch(href);
+    const ops = await this.#fetchPatch(href, entry.loc);
     let result: unknown = doc;
     // What `copy` operations add: a patch of a few KiB that copies the root onto itself forty times doubles the
     // document forty times (measured: 4 GB and a crash). Values an `add` carries are bounded by the patch's size.
@@ -227,11 +227,12 @@ export class JsonPatcher {
     return true;
   }
 
-  async #fetchPatch(href: string): Promise<unknown[]> {
+  /** `home`: the resource's URI, which the patch's link may not reach further inside a network than (fetcher.ts). */
+  async #fetchPatch(href: string, home: string): Promise<unknown[]> {
     const o = this.#o;
     const { signal, done } = resourceSignal(o.fetcher.deadlineMs, o.signal);
     try {
-      const response = await o.fetcher.get(href, { accept: `${JSON_PATCH_TYPE}, application/json-patch, application/json;q=0.9` }, signal);
+      const response = await o.fetcher.get(href, { accept: `${JSON_PATCH_TYPE}, application/json-patch, application/json;q=0.9` }, signal, home);
       if (response.status < 200 || response.status > 299) {
         response.body.destroy();
         throw new PatchFailure(`HTTP ${response.status}`);
