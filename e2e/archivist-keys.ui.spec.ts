@@ -121,3 +121,34 @@ test('a run that ended with failures leads to them: "Show the failures", then Re
   // Nothing failed again: nothing to show.
   await expect(retried.getByRole('button', { name: 'Show the failures' })).toHaveCount(0);
 });
+
+test("at 1024 px the run history of a run that was paused fits: its time takes two lines, not the counts' room", async ({ page }) => {
+  await page.setViewportSize({ width: 1024, height: 768 });
+  suite.setBroken([4], true);
+  suite.fixture.setResourceDelay(1_500);
+  try {
+    await createMirror(page, 'paused-fits');
+    await expect.poll(async () => Number(await view(page).getByRole('progressbar', { name: 'Resources' }).getAttribute('aria-valuenow')), { timeout: 30_000 }).toBeGreaterThan(1);
+    await view(page).getByRole('button', { name: 'Pause' }).focus();
+    await page.keyboard.press('Enter');
+    await expect(runEnd(page, 'Paused after')).toBeFocused({ timeout: 30_000 });
+    suite.fixture.setResourceDelay(0);
+    // Paused for a second at least: the history says how long it stood.
+    await page.waitForTimeout(1_100);
+    await view(page).getByRole('button', { name: 'Resume' }).focus();
+    await page.keyboard.press('Enter');
+    await expect(runEnd(page, /^Baseline ended with/)).toBeFocused({ timeout: 60_000 });
+  } finally {
+    suite.setBroken([4], false);
+    suite.fixture.setResourceDelay(0);
+  }
+  const table = view(page).getByRole('table', { name: 'Run history' });
+  const row = table.locator('tbody tr').first();
+  await expect(row.getByRole('cell').nth(2)).toHaveText(/^ran \d+ s \(stopped \d+ s\)$/);
+  await expect(row).toContainText('completed with failures');
+  // Before, "ran 3 s (stopped 2 s)" kept to one line and the counts' column went out of the box, to be scrolled to.
+  const fits = await table.evaluate((t) => t.parentElement!.scrollWidth <= t.parentElement!.clientWidth);
+  expect(fits, 'the table fits its box').toBe(true);
+  await expect(row.getByRole('cell').last()).toBeInViewport({ ratio: 1 });
+  await expectAccessible(page, 'the run history of a paused run at 1024 px');
+});
