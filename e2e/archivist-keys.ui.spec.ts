@@ -152,3 +152,27 @@ test("at 1024 px the run history of a run that was paused fits: its time takes t
   await expect(row.getByRole('cell').last()).toBeInViewport({ ratio: 1 });
   await expectAccessible(page, 'the run history of a paused run at 1024 px');
 });
+
+test('at 200 % zoom (a 1024 × 768 window is 512 × 384 CSS px) the panes stack and nothing is cut off sideways', async ({ page }) => {
+  await page.setViewportSize({ width: 512, height: 384 });
+  await createMirror(page, 'zoomed', { start: false });
+  const sizes = await page.evaluate(() => ({
+    page: document.documentElement.scrollWidth,
+    window: document.documentElement.clientWidth,
+    main: document.querySelector('main')!.getBoundingClientRect().width,
+  }));
+  // Before, the sidebar kept its 370 px and the main pane had the rest, 140 px: its buttons lay past the window's
+  // edge, and the page (overflow: hidden) could not be scrolled to them.
+  expect(sizes.page, 'the page is no wider than the window').toBeLessThanOrEqual(sizes.window);
+  expect(sizes.main, 'the main pane has the width of the window').toBeGreaterThanOrEqual(sizes.window - 2);
+  for (const name of ['Sync now', 'Audit…', 'Remove from list']) {
+    const button = view(page).getByRole('button', { name });
+    await button.scrollIntoViewIfNeeded();
+    await expect(button).toBeInViewport({ ratio: 1 });
+  }
+  // The sidebar above it, whole too, and the page scrolls to it.
+  const add = page.getByRole('button', { name: 'Add Source' });
+  await add.scrollIntoViewIfNeeded();
+  await expect(add).toBeInViewport({ ratio: 1 });
+  await expectAccessible(page, 'the mirror view at 200 % zoom');
+});
