@@ -176,3 +176,26 @@ test('at 200 % zoom (a 1024 × 768 window is 512 × 384 CSS px) the panes stack 
   await expect(add).toBeInViewport({ ratio: 1 });
   await expectAccessible(page, 'the mirror view at 200 % zoom');
 });
+
+test("the audit's count, read out as the filter is typed, says of what", async ({ page }) => {
+  suite.setBroken([2, 3], true);
+  try {
+    await createMirror(page, 'audit-count');
+    await expect(runEnd(page, /^Baseline ended with/)).toBeVisible({ timeout: 60_000 });
+  } finally {
+    suite.setBroken([2, 3], false);
+  }
+  await view(page).getByRole('button', { name: 'Audit…' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+  const search = view(page).getByRole('search', { name: 'Filter the audit' });
+  const count = search.locator('[aria-live=polite]');
+  const total = (await count.textContent())!;
+  expect(total).toMatch(/^\d+ differences$/);
+  await search.getByRole('searchbox').focus();
+  await page.keyboard.type(`/res/${suite.fixture.state.pathOf(2).split('/res/')[1]}`);
+  // Before, "1 of 2": of what, a screen reader did not say.
+  await expect(count).toHaveText(`1 of ${total}`);
+});
