@@ -80,7 +80,8 @@ test("a running check announces what it does, not its counts at every document r
   try {
     await page.goto(suite.app.url);
     await addSource(page, `${suite.fixture.url}/`);
-    await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible();
+    // Saved already by an earlier test of this file, when run with them.
+    await expect(page.getByRole('button', { name: /(Added|Already saved:) 127\.0\.0\.1/ })).toBeVisible();
     await page.getByRole('button', { name: 'Check Source' }).focus();
     await page.keyboard.press('Enter');
     const report = page.getByRole('region', { name: 'Check report' });
@@ -120,4 +121,82 @@ test('a run that ended with failures leads to them: "Show the failures", then Re
   await expect(retried).toBeFocused({ timeout: 30_000 });
   // Nothing failed again: nothing to show.
   await expect(retried.getByRole('button', { name: 'Show the failures' })).toHaveCount(0);
+});
+
+test("at 1024 px the run history of a run that was paused fits: its time takes two lines, not the counts' room", async ({ page }) => {
+  await page.setViewportSize({ width: 1024, height: 768 });
+  suite.setBroken([4], true);
+  suite.fixture.setResourceDelay(1_500);
+  try {
+    await createMirror(page, 'paused-fits');
+    await expect.poll(async () => Number(await view(page).getByRole('progressbar', { name: 'Resources' }).getAttribute('aria-valuenow')), { timeout: 30_000 }).toBeGreaterThan(1);
+    await view(page).getByRole('button', { name: 'Pause' }).focus();
+    await page.keyboard.press('Enter');
+    await expect(runEnd(page, 'Paused after')).toBeFocused({ timeout: 30_000 });
+    suite.fixture.setResourceDelay(0);
+    // Paused for a second at least: the history says how long it stood.
+    await page.waitForTimeout(1_100);
+    await view(page).getByRole('button', { name: 'Resume' }).focus();
+    await page.keyboard.press('Enter');
+    await expect(runEnd(page, /^Baseline ended with/)).toBeFocused({ timeout: 60_000 });
+  } finally {
+    suite.setBroken([4], false);
+    suite.fixture.setResourceDelay(0);
+  }
+  const table = view(page).getByRole('table', { name: 'Run history' });
+  const row = table.locator('tbody tr').first();
+  await expect(row.getByRole('cell').nth(2)).toHaveText(/^ran \d+ s \(stopped \d+ s\)$/);
+  await expect(row).toContainText('completed with failures');
+  // Before, "ran 3 s (stopped 2 s)" kept to one line and the counts' column went out of the box, to be scrolled to.
+  const fits = await table.evaluate((t) => t.parentElement!.scrollWidth <= t.parentElement!.clientWidth);
+  expect(fits, 'the table fits its box').toBe(true);
+  await expect(row.getByRole('cell').last()).toBeInViewport({ ratio: 1 });
+  await expectAccessible(page, 'the run history of a paused run at 1024 px');
+});
+
+test('at 200 % zoom (a 1024 × 768 window is 512 × 384 CSS px) the panes stack and nothing is cut off sideways', async ({ page }) => {
+  await page.setViewportSize({ width: 512, height: 384 });
+  await createMirror(page, 'zoomed', { start: false });
+  const sizes = await page.evaluate(() => ({
+    page: document.documentElement.scrollWidth,
+    window: document.documentElement.clientWidth,
+    main: document.querySelector('main')!.getBoundingClientRect().width,
+  }));
+  // Before, the sidebar kept its 370 px and the main pane had the rest, 140 px: its buttons lay past the window's
+  // edge, and the page (overflow: hidden) could not be scrolled to them.
+  expect(sizes.page, 'the page is no wider than the window').toBeLessThanOrEqual(sizes.window);
+  expect(sizes.main, 'the main pane has the width of the window').toBeGreaterThanOrEqual(sizes.window - 2);
+  for (const name of ['Sync now', 'Audit…', 'Remove from list']) {
+    const button = view(page).getByRole('button', { name });
+    await button.scrollIntoViewIfNeeded();
+    await expect(button).toBeInViewport({ ratio: 1 });
+  }
+  // The sidebar above it, whole too, and the page scrolls to it.
+  const add = page.getByRole('button', { name: 'Add Source' });
+  await add.scrollIntoViewIfNeeded();
+  await expect(add).toBeInViewport({ ratio: 1 });
+  await expectAccessible(page, 'the mirror view at 200 % zoom');
+});
+
+test("the audit's count, read out as the filter is typed, says of what", async ({ page }) => {
+  suite.setBroken([2, 3], true);
+  try {
+    await createMirror(page, 'audit-count');
+    await expect(runEnd(page, /^Baseline ended with/)).toBeVisible({ timeout: 60_000 });
+  } finally {
+    suite.setBroken([2, 3], false);
+  }
+  await view(page).getByRole('button', { name: 'Audit…' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+  const search = view(page).getByRole('search', { name: 'Filter the audit' });
+  const count = search.locator('[aria-live=polite]');
+  const total = (await count.textContent())!;
+  expect(total).toMatch(/^\d+ differences$/);
+  await search.getByRole('searchbox').focus();
+  await page.keyboard.type(`/res/${suite.fixture.state.pathOf(2).split('/res/')[1]}`);
+  // Before, "1 of 2": of what, a screen reader did not say.
+  await expect(count).toHaveText(`1 of ${total}`);
 });

@@ -6,7 +6,7 @@ import { useMirrorUi } from '../state/mirror.ts';
 import { useUi } from '../state/ui.ts';
 import { useLiveStatus, useSubscribe, useSubscriptions } from './queries.ts';
 import { useLive } from './state.ts';
-import { CLOSENESS_TEXT, rankMirrors } from './mirror-choice.ts';
+import { closenessText, rankMirrors } from './mirror-choice.ts';
 
 function hostOf(url: string): string {
   try {
@@ -69,7 +69,7 @@ export function SubscribeForm({ topic, hub, capabilityListUrl }: { topic: string
             <label key={m.path} className="radio subscribe-option">
               <input type="radio" name={`${id}-target`} value={m.path} checked={chosen === m.path} onChange={() => setChoice(m.path)} />
               <span>
-                <span className="subscribe-name">{m.name}</span> <span className="muted">— {CLOSENESS_TEXT[c]}</span>
+                <span className="subscribe-name">{m.name}</span> <span className="muted">— {closenessText(m, c)}</span>
                 <span className="mono subscribe-path">{m.path}</span>
               </span>
             </label>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SavedSource } from '../../src-main/contract/types.ts';
-import { rankMirrors } from './mirror-choice.ts';
+import { closenessText, rankMirrors } from './mirror-choice.ts';
 
 const list = 'http://a.test/dataset1/capabilitylist.xml';
 const other = 'http://a.test/dataset2/capabilitylist.xml';
@@ -30,6 +30,19 @@ describe('the mirrors a channel may feed', () => {
     expect(ranked.map((r) => [r.m.name, r.c])).toEqual([
       ['near', 1],
       ['far', 2],
+    ]);
+  });
+
+  it("says a mirror of one list of the channel's Capability List mirrors that list alone, not the Capability List", () => {
+    const lists = { resourceListUrl: 'http://a.test/dataset1/resourcelist.xml', changeListUrl: 'http://a.test/dataset1/changelist.xml' };
+    const whole = { ...mirror('whole', list), ...lists };
+    const resources = { ...mirror('resources', list, lists.resourceListUrl), ...lists };
+    const changes = { ...mirror('changes', list, lists.changeListUrl), ...lists };
+    const ranked = rankMirrors([whole, resources, changes], list, source, topic);
+    expect(ranked.map(({ m, c }) => [m.name, closenessText(m, c)])).toEqual([
+      ['changes', "mirrors this Capability List's Change List alone"],
+      ['resources', "mirrors this Capability List's Resource List alone"],
+      ['whole', 'mirrors this Capability List'],
     ]);
   });
 });

@@ -112,6 +112,7 @@ function AuditTable({ view, deletePolicy }: { view: AuditView; deletePolicy: Mir
   const exporting = useAuditExport({ view, filter: filtered ? { status, text: text.trim() } : null, shown: shown.length });
   const differences = counts.missing + counts.extra + counts.changed + counts.unverifiable;
   const held = rows.length;
+  const noun = kept > 0 ? (rows.length === 1 ? 'row' : 'rows') : rows.length === 1 ? 'difference' : 'differences';
   const total = differences + kept;
   return (
     <>
@@ -153,8 +154,9 @@ function AuditTable({ view, deletePolicy }: { view: AuditView; deletePolicy: Mir
                 ? // Cut: the filter searches the rows held here; the export searches the whole report.
                   `${formatCount(shown.length)} of the ${formatCount(held)} rows held here (the report has ${formatCount(total)})`
                 : shown.length === rows.length
-                  ? `${formatCount(rows.length)} ${kept > 0 ? (rows.length === 1 ? 'row' : 'rows') : rows.length === 1 ? 'difference' : 'differences'}`
-                  : `${formatCount(shown.length)} of ${formatCount(rows.length)}`}
+                  ? `${formatCount(rows.length)} ${noun}`
+                  : // Read out as the filter is typed: "2 of 5" alone did not say of what.
+                    `${formatCount(shown.length)} of ${formatCount(rows.length)} ${noun}`}
             </span>
           </div>
           <ScrollBox label="Audit report">

@@ -1,3 +1,4 @@
+import { Fragment } from 'react';
 import type { MirrorProgress, MirrorRun } from '../../src-main/contract/types.ts';
 import { formatBytes, formatCount } from '../lib/format.ts';
 import { useMirrorUi } from '../state/mirror.ts';
@@ -64,13 +65,25 @@ export function RunHistory({ runs, live = null }: { runs: MirrorRun[]; live?: Mi
                 ? Math.max(live.elapsedSeconds, (Date.now() - Date.parse(run.startedAt)) / 1000 - (run.pausedSeconds ?? 0))
                 : null;
             const took = sofar !== null ? `${tookText(run, sofar)} so far` : tookText(run, runSeconds(run));
+            // "ran 10 s (stopped 12 s)" may take two lines, between its parts, not in the middle of one.
+            const tookParts = took === null ? null : took.split(/ (?=\()/);
             return (
               <tr key={run.id} className={`run run-${run.status}`}>
                 <td className="run-name">
                   #{run.id} {runKind(run)}
                 </td>
                 <td className="run-when" title={run.startedAt}>{formatWhen(run.startedAt)}</td>
-                <td>{took ?? '—'}</td>
+                <td className="run-took">
+                  {tookParts === null
+                    ? '—'
+                    : tookParts.map((part, i) => (
+                        // The space between the parts is the cell's own: where the line may break.
+                        <Fragment key={i}>
+                          {i > 0 ? ' ' : ''}
+                          <span>{part}</span>
+                        </Fragment>
+                      ))}
+                </td>
                 <td className="wrap run-outcome">
                   {runStatus(run)}
                   {/* An audit's "failed" are the differences it found, not failures: there is nothing to retry. */}
