@@ -76,8 +76,11 @@ describe('sync control', () => {
     expect(progress.at(-1)!.phase).toBe('finishing');
 
     const fetched = new Set(resourceGets());
-    const second = await sync({ dest, concurrency: 4 });
+    const notes: string[] = [];
+    const second = await sync({ dest, concurrency: 4, onNote: (n) => void notes.push(n) });
     expect(second).toMatchObject({ mode: 'baseline', resumed: true, paused: false, failed: 0, runId: 1 });
+    // It was paused, not cut off: the note says so.
+    expect(notes).toContain('Resuming run 1 (paused baseline); what it verified is not fetched again.');
     // The resumed run's result counts the whole run, as its journal does.
     expect(second.created + second.unchanged).toBe(40);
     expect(second.created).toBeGreaterThanOrEqual(first.created);

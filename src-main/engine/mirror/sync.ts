@@ -354,7 +354,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const listUrl = dumps.url ?? (mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl);
     const run = dryRun ? null : resume ? state.resumeRun(resume.id, dumps.url !== null) : state.startRun(mode, wanted, listUrl);
     reserve?.start();
-    if (resume) options.onNote?.(`Resuming run ${resume.id} (interrupted ${resume.kind}); what it verified is not fetched again.`);
+    // A run paused by the person keeps the message "Paused" until it is resumed (a kill meanwhile clears it).
+    if (resume) options.onNote?.(`Resuming run ${resume.id} (${resume.message === 'Paused' ? 'paused' : 'interrupted'} ${resume.kind}); what it verified is not fetched again.`);
     const fetcher = new Fetcher({
       concurrency: settings.concurrency ?? undefined,
       timeoutMs: settings.timeoutMs ?? undefined,
