@@ -420,7 +420,7 @@ describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
         const next = await rsdesk(['sync', '--dest', dest, '--json']);
         expect(next.code, next.stderr).toBe(0);
         expect(next.stderr).not.toContain('Took over the lock');
-        expect(next.stderr).toContain('Resuming run 1 (interrupted baseline)');
+        expect(next.stderr).toContain('Resuming run 1 (paused baseline)');
         expect(JSON.parse(next.stdout)).toMatchObject({ mode: 'baseline', created: 40, failed: 0 });
         const again = resourceGets(source).slice(fetched.size);
         expect(again.filter((p) => fetched.has(p))).toEqual([]);
