@@ -2,6 +2,7 @@ import { useMemo, useRef } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useSources } from '../data/queries.ts';
 import { ChangesChart } from './ChangesChart.tsx';
+import { FeedAnnouncer } from './FeedAnnouncer.tsx';
 import { outcomeText, type FeedRow } from './feed.ts';
 import { FEED_CAP, useLive, type ChangeFilter } from './state.ts';
 
@@ -74,6 +75,7 @@ export function LiveFeed() {
   return (
     <section className="live-section live-feed" aria-labelledby="live-feed-title">
       <h3 id="live-feed-title" className="live-h">Live feed</h3>
+      <FeedAnnouncer />
       <div className="live-toolbar" role="toolbar" aria-label="Feed filters">
         <label>
           Source{' '}
@@ -119,7 +121,8 @@ export function LiveFeed() {
             {virtual.getVirtualItems().map((v) => {
               const row = shown[v.index];
               return (
-                <li key={row.key} className={`live-row row-${row.kind}`} style={{ transform: `translateY(${v.start}px)` }}>
+                // Measured: a note wraps to as many lines as it needs, and the rows below it make room.
+                <li key={row.key} ref={virtual.measureElement} data-index={v.index} className={`live-row row-${row.kind}`} style={{ transform: `translateY(${v.start}px)` }}>
                   <Row row={row} />
                 </li>
               );

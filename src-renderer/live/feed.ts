@@ -24,6 +24,10 @@ export interface FeedRow {
   /** A sentence for every other kind of row. */
   text?: string;
   subscriptionId?: number;
+  /** For changes: the inbox row of the notification that listed it (its `applied` event names it). */
+  inboxId?: number;
+  /** For changes applied in a run whose event did not list them: the run whose journal says what became of them. */
+  runId?: number;
 }
 
 let seq = 0;
@@ -42,16 +46,16 @@ export function changeKey(subscriptionId: number, uri: string, datetime: string 
   return `${subscriptionId}|${uri}|${datetime ?? ''}`;
 }
 
-/** The rows an event adds, oldest first (the store shows them newest first). Applied events add none. */
 /** The row that says live events were lost on the way to the page (its event stream came back too late). */
 export function missedRow(message: string, at: string): FeedRow {
   return { key: nextKey(), kind: 'gap', at, origin: null, text: `${message} Live events of that time are not in this feed.` };
 }
 
+/** The rows an event adds, oldest first (the store shows them newest first). Applied events add none. */
 export function rowsOf(e: LiveEvent): FeedRow[] {
   switch (e.type) {
-    case 'notification':
-      return e.changes.map((c) => ({
+    case 'notification': {
+      const rows: FeedRow[] = e.changes.map((c) => ({
         key: nextKey(),
         kind: 'change',
         at: e.at,
@@ -61,7 +65,14 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
         outcome: null,
         origin: originOf(c.uri) ?? originOf(e.topic),
         subscriptionId: e.subscriptionId,
+        inboxId: e.inboxId,
       }));
+      // The engine lists at most a few hundred changes of a notification; the rest are applied all the same. Without
+      // this row a notification of 10,000 changes looked like one of 500. First here: shown below the ones listed.
+      const more = e.count - e.changes.length;
+      if (more > 0) rows.unshift({ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: moreText(more, e.changes.length, e.topic) });
+      return rows;
+    }
     case 'ping': {
       const p = e.ping;
       const where = p.siteUri ?? p.feedUri ?? p.items[0]?.link ?? '';
@@ -101,6 +112,12 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
   }
 }
 
+/** The row under the changes a notification listed, when it held more than the feed was given. */
+export function moreText(more: number, listed: number, topic: string): string {
+  const n = more.toLocaleString('en');
+  return `…and ${n} more change${more === 1 ? '' : 's'} in this notification from ${topic} (${(listed + more).toLocaleString('en')} in all; the feed lists the first ${listed.toLocaleString('en')}). They are applied all the same; the mirror's run history says what became of each.`;
+}
+
 function pingName(kind: string): string {
   return kind === 'rss-ping-1.0' ? 'RSS Ping 1.0' : kind === 'rss-ping-2.0' ? 'RSS Ping 2.0' : kind;
 }
@@ -123,6 +140,8 @@ export function outcomeText(outcome: string | null | undefined): string {
       return 'skipped';
     case 'failed':
       return 'failed';
+    case 'journal':
+      return 'done';
     default:
       return outcome;
   }
