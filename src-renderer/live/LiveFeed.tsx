@@ -70,7 +70,9 @@ export function LiveFeed() {
   const shown = useMemo(() => rows.filter((r) => matches(r, origin, change)), [rows, origin, change]);
 
   const scroller = useRef<HTMLDivElement>(null);
-  const virtual = useVirtualizer({ count: shown.length, getScrollElement: () => scroller.current, estimateSize: () => 30, overscan: 10 });
+  // Keyed by row, not by place: a filter puts other rows at each place, and a size measured for one (a note of three
+  // lines) laid the next over another.
+  const virtual = useVirtualizer({ count: shown.length, getScrollElement: () => scroller.current, estimateSize: () => 30, overscan: 10, getItemKey: (i) => shown[i]!.key });
 
   return (
     <section className="live-section live-feed" aria-labelledby="live-feed-title">

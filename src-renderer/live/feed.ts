@@ -26,6 +26,8 @@ export interface FeedRow {
   subscriptionId?: number;
   /** For changes: the inbox row of the notification that listed it (its `applied` event names it). */
   inboxId?: number;
+  /** For the row under a notification's listed changes: how many more it held (counted per minute too). */
+  more?: number;
   /** For changes applied in a run whose event did not list them: the run whose journal says what became of them. */
   runId?: number;
 }
@@ -70,7 +72,7 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
       // The engine lists at most a few hundred changes of a notification; the rest are applied all the same. Without
       // this row a notification of 10,000 changes looked like one of 500. First here: shown below the ones listed.
       const more = e.count - e.changes.length;
-      if (more > 0) rows.unshift({ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: moreText(more, e.changes.length, e.topic) });
+      if (more > 0) rows.unshift({ key: nextKey(), kind: 'subscription', more, at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: moreText(more, e.changes.length, e.topic) });
       return rows;
     }
     case 'ping': {
@@ -153,10 +155,10 @@ export function perMinute(rows: readonly FeedRow[], now: number, minutes = 30): 
   const start = end - minutes * 60_000;
   const buckets = Array.from({ length: minutes }, (_, i) => ({ start: start + i * 60_000, count: 0 }));
   for (const r of rows) {
-    if (r.kind !== 'change') continue;
+    if (r.kind !== 'change' && r.more === undefined) continue;
     const t = Date.parse(r.at);
     if (t < start || t >= end) continue;
-    buckets[Math.floor((t - start) / 60_000)].count++;
+    buckets[Math.floor((t - start) / 60_000)].count += r.more ?? 1;
   }
   return buckets;
 }

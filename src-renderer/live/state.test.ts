@@ -96,6 +96,11 @@ describe('a notification that holds more changes than its event lists', () => {
     );
   });
 
+  it('counts them all in the changes per minute', () => {
+    const { rows } = addEvents([], [{ ...notification(listed(500)), count: 10_234 } as LiveEvent]);
+    expect(perMinute(rows, Date.parse(at), 1)[0]!.count).toBe(10_234);
+  });
+
   it('adds no such row when every change is listed', () => {
     const { rows } = addEvents([], [notification(listed(3))]);
     expect(rows.every((r) => r.kind === 'change')).toBe(true);
