@@ -104,7 +104,9 @@ export function LiveFeed() {
         <button type="button" className="btn-small" onClick={clear} disabled={rows.length === 0}>
           Clear
         </button>
-        <span className="muted" role="status">
+        {/* Not a live region: it changes with every batch, and read out each time it drowned the notes the
+            announcer says (FeedAnnouncer). */}
+        <span className="muted live-count">
           {paused ? `Paused: ${held} new event${held === 1 ? '' : 's'} waiting. ` : ''}
           {shown.length === rows.length ? `${rows.length} item${rows.length === 1 ? '' : 's'}` : `${shown.length} of ${rows.length} items`}
         </span>

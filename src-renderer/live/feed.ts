@@ -90,7 +90,9 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
     case 'caught-up':
       return [{ key: nextKey(), kind: 'sync', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Caught up ${e.from} to ${e.until}: ${e.created} created, ${e.updated} updated, ${e.deleted} deleted, ${e.failed} failed.` }];
     case 'rejected': {
-      const what = e.what === 'delivery' ? 'Refused a delivery' : e.what === 'verification' ? 'Refused a verification request' : e.what === 'ping' ? 'Refused a ping' : 'Refused a notification';
+      // The engine says refusals for a full inbox or a low disk together ("1,200 notifications were not stored").
+      const many = e.what === 'delivery' && /^[\d,]+ notifications were not stored/.test(e.reason);
+      const what = many ? 'Refused deliveries' : e.what === 'delivery' ? 'Refused a delivery' : e.what === 'verification' ? 'Refused a verification request' : e.what === 'ping' ? 'Refused a ping' : 'Refused a notification';
       return [{ key: nextKey(), kind: 'rejected', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `${what}: ${e.reason}` }];
     }
     case 'error':
