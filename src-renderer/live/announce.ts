@@ -27,3 +27,33 @@ export function announcement(notes: readonly FeedRow[]): string | null {
   if (notes.length === 1) return `Live feed: ${latest.text ?? ''}`;
   return `Live feed: ${notes.length.toLocaleString('en')} new notes; the latest: ${latest.text ?? ''}`;
 }
+
+/**
+ * Says notes through `say`: the first at once, then at most one sentence every ANNOUNCE_EVERY_MS for all that came
+ * in between. `stop` drops what waits.
+ */
+export function announcer(say: (text: string) => void): { add(notes: readonly FeedRow[]): void; stop(): void } {
+  let waiting: FeedRow[] = [];
+  let lastAt = Number.NEGATIVE_INFINITY;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const flush = () => {
+    timer = null;
+    const text = announcement(waiting);
+    waiting = [];
+    if (text === null) return;
+    lastAt = Date.now();
+    say(text);
+  };
+  return {
+    add(notes) {
+      if (notes.length === 0) return;
+      waiting = [...notes, ...waiting];
+      timer ??= setTimeout(flush, Math.max(0, lastAt + ANNOUNCE_EVERY_MS - Date.now()));
+    },
+    stop() {
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+      waiting = [];
+    },
+  };
+}

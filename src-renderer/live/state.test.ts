@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { LiveEvent } from '../../src-main/contract/types.ts';
-import { announcement, arrived, isNote } from './announce.ts';
+import { ANNOUNCE_EVERY_MS, announcement, announcer, arrived, isNote } from './announce.ts';
 import { perMinute } from './feed.ts';
 import { addEvents, useLive } from './state.ts';
 
@@ -139,5 +139,29 @@ describe('what a screen reader is told', () => {
     expect(announcement(notes.slice(1))).not.toContain('a delivery');
     // Rows read from before the page opened go below: nothing new at the top.
     expect(arrived(after, [...after, ...addEvents([], [{ at, type: 'error', message: 'old' }]).rows])).toEqual([]);
+  });
+});
+
+describe('the announcer', () => {
+  it('says the first note at once, then one sentence per interval for a flood, none for silence', () => {
+    vi.useFakeTimers();
+    try {
+      const said: string[] = [];
+      const a = announcer((t) => said.push(t));
+      const note = (message: string) => addEvents([], [{ at, type: 'error', message }]).rows;
+      a.add(note('one'));
+      vi.advanceTimersByTime(0);
+      expect(said).toEqual(['Live feed: Error: one']);
+      for (let i = 0; i < 1_000; i++) a.add(note(`n${i}`));
+      vi.advanceTimersByTime(ANNOUNCE_EVERY_MS - 1);
+      expect(said).toHaveLength(1);
+      vi.advanceTimersByTime(1);
+      expect(said).toEqual(['Live feed: Error: one', 'Live feed: 1,000 new notes; the latest: Error: n999']);
+      vi.advanceTimersByTime(ANNOUNCE_EVERY_MS * 5);
+      expect(said).toHaveLength(2);
+      a.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
