@@ -117,7 +117,7 @@ test('notes in the feed are whole and announced; a held checkpoint is said, and 
   await page.getByRole('list', { name: 'Mirrors' }).getByText('held').click();
   const hold = mirror.getByRole('status').filter({ hasText: 'Live notifications have kept this mirror' });
   await expect(hold).toContainText(/checkpoint at .+ since .+: 1 resource they changed could not be fetched \(run #\d+\)/);
-  await expect(hold).toContainText('Retrying it lets it move on');
+  await expect(hold).toContainText('Retrying it lets the checkpoint move on');
   await expect(mirror.locator('dd').filter({ hasText: 'held by live failures' })).toBeVisible();
   await page.screenshot({ path: join(screenshots, 'mirror-live-hold.png') });
   await expectAccessible(page, 'a mirror held by live failures (light)');
