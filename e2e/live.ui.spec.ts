@@ -134,7 +134,7 @@ test('subscribes from the tree, sees notifications arrive and the mirror updated
   // Pause holds what arrives; Resume shows it.
   await feed.getByRole('button', { name: 'Pause' }).click();
   const [later] = fixture.change('create');
-  await expect(feed.getByRole('status')).toContainText(/Paused: [1-9]\d* new events? waiting/);
+  await expect(feed.locator('.live-count')).toContainText(/Paused: [1-9]\d* new events? waiting/);
   await expect(rows.filter({ hasText: later.loc })).toHaveCount(0);
   await feed.getByRole('button', { name: 'Resume' }).click();
   await expect(rows.filter({ hasText: later.loc }).first()).toBeVisible();

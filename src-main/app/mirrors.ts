@@ -23,6 +23,7 @@ import type { DeletePolicy } from '../engine/mirror/apply.ts';
 import { audit, lastAudit } from '../engine/mirror/audit.ts';
 import { auditFileName, type AuditFilter } from '../engine/mirror/audit-report.ts';
 import { exportAudit } from './audit-export.ts';
+import { readLiveHold } from './live-hold.ts';
 import { inventorySize, isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, setMirrorHeaders, type FolderStatus } from '../engine/mirror/folder.ts';
 import { normalizeStartUrl } from '../engine/discovery/start-url.ts';
 import { mirrorOrigin, settingsTokenFor } from './settings-token.ts';
@@ -727,6 +728,7 @@ export class MirrorService {
       problem,
       checkpoint: folder?.checkpoint?.at ?? null,
       needsSync: folder?.needsSync ? { from: folder.needsSync.from, until: folder.needsSync.until, since: folder.needsSync.since } : null,
+      liveHold: folder ? readLiveHold(path, folder) : null,
       resources: folder?.resources ?? 0,
       lastRun,
       lastAudit: lastAudit ? this.#shown(path, lastAudit, folder) : null,

@@ -276,6 +276,12 @@ export interface MirrorSummary {
    * period, `since` when that was found. Cleared by a sync that brings the mirror in step past `until`.
    */
   needsSync: { from: string; until: string; since: string } | null;
+  /**
+   * Live notifications whose resources failed keep the checkpoint back (engine live/checkpoint.ts): `at` where it is
+   * held, `since` when the oldest of those runs started, `failures` still standing (no later run mirrored them), in
+   * the runs `runIds` (oldest first). `overflow`: more than the hold lists; only a sync lets it go.
+   */
+  liveHold: { at: string; since: string | null; failures: number; runIds: number[]; overflow: boolean } | null;
   /** Resources the mirror holds. */
   resources: number;
   /** The last sync run (not audit). */

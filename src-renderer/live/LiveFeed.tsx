@@ -2,6 +2,7 @@ import { useMemo, useRef } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useSources } from '../data/queries.ts';
 import { ChangesChart } from './ChangesChart.tsx';
+import { FeedAnnouncer } from './FeedAnnouncer.tsx';
 import { outcomeText, type FeedRow } from './feed.ts';
 import { FEED_CAP, useLive, type ChangeFilter } from './state.ts';
 
@@ -69,11 +70,14 @@ export function LiveFeed() {
   const shown = useMemo(() => rows.filter((r) => matches(r, origin, change)), [rows, origin, change]);
 
   const scroller = useRef<HTMLDivElement>(null);
-  const virtual = useVirtualizer({ count: shown.length, getScrollElement: () => scroller.current, estimateSize: () => 30, overscan: 10 });
+  // Keyed by row, not by place: a filter puts other rows at each place, and a size measured for one (a note of three
+  // lines) laid the next over another.
+  const virtual = useVirtualizer({ count: shown.length, getScrollElement: () => scroller.current, estimateSize: () => 30, overscan: 10, getItemKey: (i) => shown[i]!.key });
 
   return (
     <section className="live-section live-feed" aria-labelledby="live-feed-title">
       <h3 id="live-feed-title" className="live-h">Live feed</h3>
+      <FeedAnnouncer />
       <div className="live-toolbar" role="toolbar" aria-label="Feed filters">
         <label>
           Source{' '}
@@ -100,7 +104,9 @@ export function LiveFeed() {
         <button type="button" className="btn-small" onClick={clear} disabled={rows.length === 0}>
           Clear
         </button>
-        <span className="muted" role="status">
+        {/* Not a live region: it changes with every batch, and read out each time it drowned the notes the
+            announcer says (FeedAnnouncer). */}
+        <span className="muted live-count">
           {paused ? `Paused: ${held} new event${held === 1 ? '' : 's'} waiting. ` : ''}
           {shown.length === rows.length ? `${rows.length} item${rows.length === 1 ? '' : 's'}` : `${shown.length} of ${rows.length} items`}
         </span>
@@ -119,7 +125,8 @@ export function LiveFeed() {
             {virtual.getVirtualItems().map((v) => {
               const row = shown[v.index];
               return (
-                <li key={row.key} className={`live-row row-${row.kind}`} style={{ transform: `translateY(${v.start}px)` }}>
+                // Measured: a note wraps to as many lines as it needs, and the rows below it make room.
+                <li key={row.key} ref={virtual.measureElement} data-index={v.index} className={`live-row row-${row.kind}`} style={{ transform: `translateY(${v.start}px)` }}>
                   <Row row={row} />
                 </li>
               );

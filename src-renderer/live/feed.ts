@@ -24,6 +24,12 @@ export interface FeedRow {
   /** A sentence for every other kind of row. */
   text?: string;
   subscriptionId?: number;
+  /** For changes: the inbox row of the notification that listed it (its `applied` event names it). */
+  inboxId?: number;
+  /** For the row under a notification's listed changes: how many more it held (counted per minute too). */
+  more?: number;
+  /** For changes applied in a run whose event did not list them: the run whose journal says what became of them. */
+  runId?: number;
 }
 
 let seq = 0;
@@ -42,16 +48,16 @@ export function changeKey(subscriptionId: number, uri: string, datetime: string 
   return `${subscriptionId}|${uri}|${datetime ?? ''}`;
 }
 
-/** The rows an event adds, oldest first (the store shows them newest first). Applied events add none. */
 /** The row that says live events were lost on the way to the page (its event stream came back too late). */
 export function missedRow(message: string, at: string): FeedRow {
   return { key: nextKey(), kind: 'gap', at, origin: null, text: `${message} Live events of that time are not in this feed.` };
 }
 
+/** The rows an event adds, oldest first (the store shows them newest first). Applied events add none. */
 export function rowsOf(e: LiveEvent): FeedRow[] {
   switch (e.type) {
-    case 'notification':
-      return e.changes.map((c) => ({
+    case 'notification': {
+      const rows: FeedRow[] = e.changes.map((c) => ({
         key: nextKey(),
         kind: 'change',
         at: e.at,
@@ -61,7 +67,14 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
         outcome: null,
         origin: originOf(c.uri) ?? originOf(e.topic),
         subscriptionId: e.subscriptionId,
+        inboxId: e.inboxId,
       }));
+      // The engine lists at most a few hundred changes of a notification; the rest are applied all the same. Without
+      // this row a notification of 10,000 changes looked like one of 500. First here: shown below the ones listed.
+      const more = e.count - e.changes.length;
+      if (more > 0) rows.unshift({ key: nextKey(), kind: 'subscription', more, at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: moreText(more, e.changes.length, e.topic) });
+      return rows;
+    }
     case 'ping': {
       const p = e.ping;
       const where = p.siteUri ?? p.feedUri ?? p.items[0]?.link ?? '';
@@ -77,7 +90,9 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
     case 'caught-up':
       return [{ key: nextKey(), kind: 'sync', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Caught up ${e.from} to ${e.until}: ${e.created} created, ${e.updated} updated, ${e.deleted} deleted, ${e.failed} failed.` }];
     case 'rejected': {
-      const what = e.what === 'delivery' ? 'Refused a delivery' : e.what === 'verification' ? 'Refused a verification request' : e.what === 'ping' ? 'Refused a ping' : 'Refused a notification';
+      // The engine says refusals for a full inbox or a low disk together ("1,200 notifications were not stored").
+      const many = e.what === 'delivery' && /^[\d,]+ notifications were not stored/.test(e.reason);
+      const what = many ? 'Refused deliveries' : e.what === 'delivery' ? 'Refused a delivery' : e.what === 'verification' ? 'Refused a verification request' : e.what === 'ping' ? 'Refused a ping' : 'Refused a notification';
       return [{ key: nextKey(), kind: 'rejected', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `${what}: ${e.reason}` }];
     }
     case 'error':
@@ -99,6 +114,12 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
     default:
       return [];
   }
+}
+
+/** The row under the changes a notification listed, when it held more than the feed was given. */
+export function moreText(more: number, listed: number, topic: string): string {
+  const n = more.toLocaleString('en');
+  return `…and ${n} more change${more === 1 ? '' : 's'} in this notification from ${topic} (${(listed + more).toLocaleString('en')} in all; the feed lists the first ${listed.toLocaleString('en')}). They are applied all the same; the mirror's run history says what became of each.`;
 }
 
 function pingName(kind: string): string {
@@ -123,6 +144,8 @@ export function outcomeText(outcome: string | null | undefined): string {
       return 'skipped';
     case 'failed':
       return 'failed';
+    case 'journal':
+      return 'done';
     default:
       return outcome;
   }
@@ -134,10 +157,10 @@ export function perMinute(rows: readonly FeedRow[], now: number, minutes = 30): 
   const start = end - minutes * 60_000;
   const buckets = Array.from({ length: minutes }, (_, i) => ({ start: start + i * 60_000, count: 0 }));
   for (const r of rows) {
-    if (r.kind !== 'change') continue;
+    if (r.kind !== 'change' && r.more === undefined) continue;
     const t = Date.parse(r.at);
     if (t < start || t >= end) continue;
-    buckets[Math.floor((t - start) / 60_000)].count++;
+    buckets[Math.floor((t - start) / 60_000)].count += r.more ?? 1;
   }
   return buckets;
 }

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { LiveEvent } from '../../src-main/contract/types.ts';
+import { ANNOUNCE_EVERY_MS, announcement, announcer, arrived, isNote } from './announce.ts';
 import { perMinute } from './feed.ts';
 import { addEvents, useLive } from './state.ts';
 
@@ -79,5 +80,88 @@ describe('events lost on the way to the page', () => {
     });
     expect(rows[1]!.uri).toBe('http://s.example/a');
     expect(subscriptionsSeq).toBe(seq + 1);
+  });
+});
+
+describe('a notification that holds more changes than its event lists', () => {
+  const listed = (n: number) => Array.from({ length: n }, (_, i) => `http://s.example/${i}`);
+
+  it('says "and N more" below the ones listed, N exact', () => {
+    const e = { ...notification(listed(500)), count: 10_234 } as LiveEvent;
+    const { rows } = addEvents([], [e]);
+    expect(rows).toHaveLength(501);
+    expect(rows[500]!.kind).not.toBe('change');
+    expect(rows[500]!.text).toBe(
+      `…and 9,734 more changes in this notification from ${base.topic} (10,234 in all; the feed lists the first 500). They are applied all the same; the mirror's run history says what became of each.`,
+    );
+  });
+
+  it('counts them all in the changes per minute', () => {
+    const { rows } = addEvents([], [{ ...notification(listed(500)), count: 10_234 } as LiveEvent]);
+    expect(perMinute(rows, Date.parse(at), 1)[0]!.count).toBe(10_234);
+  });
+
+  it('adds no such row when every change is listed', () => {
+    const { rows } = addEvents([], [notification(listed(3))]);
+    expect(rows.every((r) => r.kind === 'change')).toBe(true);
+  });
+
+  it('does not leave a change "waiting" once its notification was applied, when the applied event did not list it', () => {
+    let { rows } = addEvents([], [{ ...notification(['http://s.example/a', 'http://s.example/b']), inboxId: 7 } as LiveEvent]);
+    const applied = (failed: number, changes: { uri: string; outcome: string }[]): LiveEvent => ({
+      ...base, type: 'applied', inboxIds: [7], runId: 12, created: 2 - failed, updated: 0, deleted: 0, unchanged: 0, failed,
+      changes: changes.map((c) => ({ ...c, change: 'created', datetime: '2026-01-01T09:00:00Z' })),
+    });
+    const one = addEvents(rows, [applied(0, [{ uri: 'http://s.example/a', outcome: 'created' }])]).rows;
+    expect(one.map((r) => [r.uri, r.outcome, r.reason])).toEqual([
+      ['http://s.example/b', 'journal', 'not failed; run #12 records whether it was created, updated, deleted or already up to date'],
+      ['http://s.example/a', 'created', undefined],
+    ]);
+    // More failures than the event listed: one not listed may be among them, and it says so.
+    ({ rows } = addEvents(rows, [applied(2, [{ uri: 'http://s.example/a', outcome: 'failed' }])]));
+    expect(rows[0]!.reason).toBe('run #12 records what became of it (2 of its changes failed, more than the feed was given)');
+  });
+});
+
+describe('what a screen reader is told', () => {
+  it('is the notes that arrived, not the changes, several said at once', () => {
+    const before = addEvents([], [notification(['http://s.example/a'])]).rows;
+    const after = addEvents(before, [
+      { at, type: 'rejected', what: 'delivery', reason: '1,200 notifications were not stored' },
+      notification(['http://s.example/b']),
+      { at, type: 'error', message: 'The hub granted a lease of 5 seconds' },
+    ]).rows;
+    const notes = arrived(before, after).filter(isNote);
+    expect(notes.map((r) => r.kind)).toEqual(['error', 'rejected']);
+    expect(announcement(notes)).toBe('Live feed: 2 new notes; the latest: Error: The hub granted a lease of 5 seconds');
+    expect(announcement(notes.slice(1))).toBe('Live feed: Refused deliveries: 1,200 notifications were not stored');
+    expect(announcement([])).toBeNull();
+    expect(announcement(notes.slice(1))).not.toContain('a delivery');
+    // Rows read from before the page opened go below: nothing new at the top.
+    expect(arrived(after, [...after, ...addEvents([], [{ at, type: 'error', message: 'old' }]).rows])).toEqual([]);
+  });
+});
+
+describe('the announcer', () => {
+  it('says the first note at once, then one sentence per interval for a flood, none for silence', () => {
+    vi.useFakeTimers();
+    try {
+      const said: string[] = [];
+      const a = announcer((t) => said.push(t));
+      const note = (message: string) => addEvents([], [{ at, type: 'error', message }]).rows;
+      a.add(note('one'));
+      vi.advanceTimersByTime(0);
+      expect(said).toEqual(['Live feed: Error: one']);
+      for (let i = 0; i < 1_000; i++) a.add(note(`n${i}`));
+      vi.advanceTimersByTime(ANNOUNCE_EVERY_MS - 1);
+      expect(said).toHaveLength(1);
+      vi.advanceTimersByTime(1);
+      expect(said).toEqual(['Live feed: Error: one', 'Live feed: 1,000 new notes; the latest: Error: n999']);
+      vi.advanceTimersByTime(ANNOUNCE_EVERY_MS * 5);
+      expect(said).toHaveLength(2);
+      a.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

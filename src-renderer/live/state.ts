@@ -44,10 +44,15 @@ export function addEvents(rows: FeedRow[], events: readonly LiveEvent[], cap = F
   for (const e of events) {
     if (e.type === 'applied') {
       const outcomes = new Map(e.changes.map((c) => [changeKey(e.subscriptionId, c.uri, c.datetime), c]));
+      const inboxIds = new Set(e.inboxIds);
+      const unlisted = unlistedOutcome(e);
       const update = (r: FeedRow): FeedRow => {
         if (r.kind !== 'change' || r.outcome !== null || r.subscriptionId !== e.subscriptionId) return r;
         const c = outcomes.get(changeKey(r.subscriptionId, r.uri ?? '', r.datetime));
-        return c ? { ...r, outcome: c.outcome, reason: c.reason } : r;
+        if (c) return { ...r, outcome: c.outcome, reason: c.reason };
+        // Its notification was applied, but the event lists only the first few hundred changes: "waiting" for ever
+        // would be false.
+        return r.inboxId !== undefined && inboxIds.has(r.inboxId) ? { ...r, ...unlisted } : r;
       };
       for (let i = 0; i < fresh.length; i++) fresh[i] = update(fresh[i]);
       if (next.some((r) => r.kind === 'change' && r.outcome === null)) next = next.map(update);
@@ -58,6 +63,17 @@ export function addEvents(rows: FeedRow[], events: readonly LiveEvent[], cap = F
   const all = [...fresh.reverse(), ...next];
   const dropped = Math.max(0, all.length - cap);
   return { rows: dropped > 0 ? all.slice(0, cap) : all, dropped };
+}
+
+/** What a change row says when its notification's run did not list it in its event (see MAX_EVENT_CHANGES). */
+function unlistedOutcome(e: Extract<LiveEvent, { type: 'applied' }>): Pick<FeedRow, 'outcome' | 'reason' | 'runId'> {
+  // Failed ones are listed first: when every failure is listed, one not listed did not fail.
+  const failedListed = e.changes.filter((c) => c.outcome === 'failed').length;
+  const reason =
+    failedListed >= e.failed
+      ? `not failed; run #${e.runId} records whether it was created, updated, deleted or already up to date`
+      : `run #${e.runId} records what became of it (${e.failed.toLocaleString('en')} of its changes failed, more than the feed was given)`;
+  return { outcome: 'journal', reason, runId: e.runId };
 }
 
 export const useLive = create<LiveState>()((set, get) => ({

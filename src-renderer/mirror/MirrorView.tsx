@@ -15,6 +15,7 @@ import { focusLost, focusWhenReady } from './focus.ts';
 import { countsLine, formatInstant, lastRunLine, mirroredList, STATUS_LABEL } from './format.ts';
 import { useFailures, useForgetMirror, useMirror, useMirrorEnded, useMirrorProgress, useOpenFolder, useRunAction } from './queries.ts';
 import { Counters, RunProgress } from './RunProgress.tsx';
+import { LiveHoldNote } from '../live/LiveHoldNote.tsx';
 import { RunHistory } from './RunHistory.tsx';
 
 const BUSY = new Set(['running', 'pausing', 'cancelling', 'auditing']);
@@ -71,6 +72,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
   const setRemoved = useMirrorUi((s) => s.setRemoved);
   const tab = useMirrorUi((s) => s.tab);
   const setTab = useMirrorUi((s) => s.setTab);
+  const showFailures = useMirrorUi((s) => s.showFailures);
   const usable = m.status !== 'missing' && m.status !== 'busy';
   const syncing = busy && m.status !== 'auditing';
   // The failures of the latest run that had any (runs come newest first; the one going on as soon as one of its resources failed): the number
@@ -183,8 +185,8 @@ function Loaded({ m }: { m: MirrorDetail }) {
    * "Show the failures" where a run's end says some failed ("Retry fetches what failed again"): the Retry it speaks of
    * is on the Failures tab, which nothing near the message led to. Focus goes to "Retry all failed" once it shows.
    */
-  function openFailures(from: HTMLElement) {
-    flushSync(() => setTab('failures'));
+  function openFailures(from: HTMLElement, runId?: number) {
+    flushSync(() => (runId === undefined ? setTab('failures') : showFailures(runId)));
     focusWhenReady(() => sectionRef.current?.querySelector<HTMLElement>('#mirror-panel-failures .failures-retry-all') ?? null, from);
   }
 
@@ -298,7 +300,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
             {list.kind && <span className="muted"> ({list.kind === 'Resource List' ? 'this Resource List alone' : 'this Change List'})</span>}
           </dd>
         </div>
-        <div><dt>in sync up to</dt><dd title={m.checkpoint ?? undefined}>{m.checkpoint ? formatInstant(m.checkpoint) : 'not yet (no complete baseline)'}</dd></div>
+        <div><dt>in sync up to</dt><dd title={m.checkpoint ?? undefined}>{m.checkpoint ? formatInstant(m.checkpoint) : 'not yet (no complete baseline)'}{m.liveHold && <span className="muted"> (held by live failures, below)</span>}</dd></div>
         <div><dt>resources</dt><dd>{formatCount(progress?.resources ?? m.resources)}</dd></div>
         <div><dt>deletions</dt><dd>{POLICY_TEXT[m.options.deletePolicy]}</dd></div>
         <div><dt>connections</dt><dd>{m.options.concurrency}{m.options.delaySeconds > 0 ? `, ${m.options.delaySeconds} s pause` : ''}</dd></div>
@@ -311,6 +313,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
           </span>
         </div>
       )}
+      {m.liveHold && <LiveHoldNote hold={m.liveHold} onShowFailures={(runId, from) => openFailures(from, runId)} />}
       {m.problem && (
         <div className="alert alert-error mirror-alert" role="alert">
           <span>{m.problem}</span>

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MirrorState, stateDirOf } from '../mirror/state.ts';
-import { advanceCheckpoint, liveHold, MAX_HELD_FAILURES } from './checkpoint.ts';
+import { advanceCheckpoint, liveHold, MAX_HELD_FAILURES, standingLiveHold } from './checkpoint.ts';
 
 const T = Date.parse('2026-01-01T00:00:00Z');
 const iso = (s: number) => new Date(T + s * 1000).toISOString();
@@ -71,6 +71,17 @@ describe('the checkpoint the live side keeps', () => {
     advanceCheckpoint(state, batch(20, 30, [], many.map((f) => f.uri)));
     expect(at(state)).toBe(10);
     expect(liveHold(state)?.overflow).toBe(true);
+    state.close();
+  });
+
+  it('as a view shows it, leaves out failures a later run mended, before the next batch moves the checkpoint', () => {
+    const state = mirror(10);
+    advanceCheckpoint(state, batch(10, 20, [{ uri: 'http://x/a', s: 15 }, { uri: 'http://x/b', s: 17 }]));
+    expect(standingLiveHold(state)?.failed.map((f) => f.uri)).toEqual(['http://x/a', 'http://x/b']);
+    // A retry (run 6) mirrors a: the stored record still lists it until the next live batch.
+    state.put({ uri: 'http://x/a', path: 'x/a', length: 1, digests: {}, lastmod: null, etag: null, lastModified: null, type: null, status: 'verified', verifiedAt: iso(30), runId: 6 });
+    expect(liveHold(state)?.failed).toHaveLength(2);
+    expect(standingLiveHold(state)?.failed.map((f) => f.uri)).toEqual(['http://x/b']);
     state.close();
   });
 });

@@ -66,6 +66,18 @@ export function liveHold(state: MirrorState): { through: number; failed: HeldFai
   return { through: hold.through, failed: hold.failed, overflow: hold.overflow === true };
 }
 
+/**
+ * The hold as it stands now (what a view shows): the failures it lists that no later run has mended yet. The stored
+ * record is brought up to date only by the next live batch; a retry that mended every failure leaves the checkpoint
+ * where it is until then, and must not be shown as still failing. Reads only.
+ */
+export function standingLiveHold(state: MirrorState): { through: number; failed: HeldFailure[]; overflow: boolean } | null {
+  const hold = liveHold(state);
+  if (hold === null) return null;
+  const failed = hold.failed.filter((f) => !settledSince(state, f));
+  return { ...hold, failed };
+}
+
 /** A later run mirrored the resource, deleted or quarantined it, or found it gone at the Source. */
 function settledSince(state: MirrorState, f: HeldFailure): boolean {
   const row = state.get(f.uri);
