@@ -10,7 +10,7 @@ function inMemory(data: Buffer, most = Infinity): PackageBytes & { reads: number
     async read(buffer: Buffer, offset: number, length: number, position: number) {
       bytes.reads++;
       const n = Math.max(0, Math.min(length, most, data.length - position));
-      data.copy(buffer, offset, position, position + n);
+      if (n > 0) data.copy(buffer, offset, position, position + n);
       return n;
     },
     close: async () => undefined,
