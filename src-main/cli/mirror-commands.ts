@@ -368,6 +368,9 @@ export function formatRetry(r: RetryResult, dest: string): string {
     for (const uri of r.gone.slice(0, 50)) lines.push(`  ${uri}`);
     if (r.gone.length > 50) lines.push(`  … and ${r.gone.length - 50} more`);
   }
+  if (r.completedBaseline !== null) {
+    lines.push(`That was the last failure of run ${r.completedBaseline.runId}: its baseline is complete now, and the mirror is in sync up to ${r.completedBaseline.at}.`);
+  }
   if (r.paused) lines.push(`Stopped before the end: the next rsdesk retry --dest ${dest} takes it up again; what was verified is not fetched again.`);
   return `${lines.join('\n')}\n`;
 }

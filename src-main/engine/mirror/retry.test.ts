@@ -45,6 +45,33 @@ function runs() {
 }
 
 describe('retry of failed resources', () => {
+  it('completes a baseline once the last of its failures is mended: its checkpoint is set, and the next sync is incremental', async () => {
+    for (const id of [3, 5]) breakResource(id, true);
+    const first = await sync({ url: capabilityList(), dest, timeoutMs: 2_000 });
+    expect(first).toMatchObject({ mode: 'baseline', failed: 2, checkpoint: null });
+    const checkpoint = () => {
+      const state = new MirrorState(stateDirOf(dest));
+      try {
+        return state.checkpoint();
+      } finally {
+        state.close();
+      }
+    };
+    // One mended of two, the other failing again: no checkpoint yet.
+    breakResource(3, false);
+    const partly = await retryResources({ dest, runId: first.runId! });
+    expect(partly).toMatchObject({ created: 1, failed: 1, completedBaseline: null });
+    expect(checkpoint()).toBeNull();
+    // The last one: the baseline is complete, as if nothing had failed.
+    breakResource(5, false);
+    const last = await retryResources({ dest, runId: partly.runId });
+    expect(last).toMatchObject({ created: 1, failed: 0, completedBaseline: { runId: first.runId } });
+    expect(checkpoint()).toMatchObject({ at: last.completedBaseline!.at });
+    expect(runs().at(-1)!.message).toContain(`that was the last failure of run ${first.runId}, whose baseline is complete now: the mirror is in sync up to ${last.completedBaseline!.at}`);
+    expect(formatRetry(last, dest)).toContain(`That was the last failure of run ${first.runId}: its baseline is complete now`);
+    expect(await sync({ dest, timeoutMs: 2_000 })).toMatchObject({ mode: 'incremental', failed: 0 });
+  });
+
   it('fetches only the chosen one, then only the failed ones, each retry a run of its own', async () => {
     for (const id of [3, 5, 7]) breakResource(id, true);
     const first = await sync({ url: capabilityList(), dest, timeoutMs: 2_000 });
@@ -101,7 +128,7 @@ describe('retry of failed resources', () => {
     const retried = await retryResources({ dest, runId: failedRun.id });
     expect(retried).toMatchObject({ asked: 1, failed: 0, gone: [uri] });
     expect(resourceRequests().length).toBe(before);
-    expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'completed', message: `retried 1 resource of run ${failedRun.id}: 1 was deleted at the Source and is not in the mirror, so there was nothing to do` });
+    expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'completed', message: `retried 1 resource of run ${failedRun.id}: 1 was deleted at the Source and is not in the mirror, so there was nothing to do; that was the last failure of run ${failedRun.id}, whose baseline is complete now: the mirror is in sync up to ${retried.completedBaseline!.at}` });
     // It stands no more: "retry all failed" does not ask for it again and again.
     expect(readFailures(dest, failedRun.id)).toMatchObject({ total: 1, open: 0, failures: [{ uri, fixedBy: retried.runId, gone: true }] });
     // rsdesk retry names it.
@@ -132,7 +159,7 @@ describe('retry of failed resources', () => {
     expect(second).toMatchObject({ runId: first.runId, paused: false, resumed: true, asked: 5, created: 5, failed: 0 });
     expect(resourceRequests().slice(before).sort()).toEqual(broken.map((id) => fixture.state.pathOf(id)).sort());
     expect(runs().map((r) => r.mode)).toEqual(['auto', 'retry']);
-    expect(runs().at(-1)).toMatchObject({ status: 'completed', created: 5, message: `retried 5 resources of run ${failedRun.id}` });
+    expect(runs().at(-1)).toMatchObject({ status: 'completed', created: 5, message: expect.stringMatching(new RegExp(`^retried 5 resources of run ${failedRun.id}; that was the last failure of run ${failedRun.id}, whose baseline is complete now`)) });
     expect(readFolder(dest)!.retryToResume).toBeNull();
     expect(readFailures(dest, failedRun.id)).toMatchObject({ total: 5, open: 0 });
     for (const id of broken) expect(readFileSync(fileOf(id)).equals(fixture.state.representation(id, fixture.state.resources.get(id)!.version).body)).toBe(true);

@@ -24,7 +24,9 @@ import type { SecretStore } from './secrets.ts';
 import { accessOf, sourceHeadersOf, type AskAgain, type Credentials } from './settings.ts';
 import { WorkSlots } from './work-slots.ts';
 import { DiskReserve, type DiskSpaceProbe } from './disk-reserve.ts';
-import { MirrorState, STATE_DIR, stateDirOf, type RunCounts, type RunRecord } from './state.ts';
+import { MirrorState, STATE_DIR, stateDirOf, type RunCounts, type RunRecord, type UnfinishedBaseline } from './state.ts';
+import { parseW3cDatetime } from '../documents/datetime.ts';
+import { afterBaseline } from './gap.ts';
 import type { SyncProgress } from './sync.ts';
 
 /** The most URIs one retry takes (a run's failures beyond it wait for the next retry or sync). */
@@ -73,6 +75,8 @@ export interface RetryResult extends RunCounts {
   failures: Failure[];
   /** URIs found deleted at the Source and not in the mirror: nothing was to be done, and their failures are settled. */
   gone: string[];
+  /** This retry mended the last failure of an unfinished baseline: the checkpoint that baseline now set, else null. */
+  completedBaseline: { runId: number; at: string } | null;
   seconds: number;
 }
 
@@ -168,6 +172,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
     let status: 'completed' | 'failed' | 'cancelled' | 'interrupted' = 'completed';
     const gone: string[] = [];
     let message: string | null = null;
+    let completedBaseline: RetryResult['completedBaseline'] = null;
     // Reading the lists and starting fetches stop on a pause too; the fetches in flight keep the run's own signal.
     const intake = options.pauseSignal ? AbortSignal.any([signal, options.pauseSignal]) : signal;
     const paused = () => options.pauseSignal?.aborted === true && !signal.aborted;
@@ -246,6 +251,13 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
           message += `: ${gone.length} ${one ? 'was' : 'were'} deleted at the Source and ${one ? 'is' : 'are'} not in the mirror, so there was nothing to do`;
         }
       }
+      if (status === 'completed') {
+        const completed = completeBaseline(state);
+        if (completed !== null) completedBaseline = { runId: completed.runId, at: completed.at };
+        if (completed !== null) {
+          message += `; that was the last failure of run ${completed.runId}, whose baseline is complete now: the mirror is in sync up to ${completed.at}`;
+        }
+      }
       state.endRun(run.id, status, inAll(), message);
     } catch (err) {
       await applier.finish().catch(() => undefined);
@@ -274,6 +286,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       bytes: counts.bytes,
       failures: applier.failures,
       gone,
+      completedBaseline,
       seconds: Math.round((Date.now() - t0) / 100) / 10,
     };
   } finally {
@@ -402,4 +415,20 @@ async function findEntries(
     await fromResources();
   }
   return found;
+}
+
+/**
+ * A retry that leaves none of an unfinished baseline's failures standing completes that baseline: its checkpoint is
+ * set as the baseline would have set it, had nothing failed. Not when a later checkpoint is already there.
+ */
+function completeBaseline(state: MirrorState): UnfinishedBaseline | null {
+  const unfinished = state.unfinishedBaseline();
+  if (unfinished === null || state.failuresSince(unfinished.runId, 0).open > 0) return null;
+  state.setUnfinishedBaseline(null);
+  const atMs = parseW3cDatetime(unfinished.at) ?? 0;
+  const now = state.checkpoint();
+  if (now !== null && (parseW3cDatetime(now.at) ?? 0) >= atMs) return null;
+  state.setCheckpoint({ at: unfinished.at, from: unfinished.from });
+  afterBaseline(state, atMs, unfinished.readAt);
+  return unfinished;
 }

@@ -397,6 +397,13 @@ export interface FailureSince {
   gone: boolean;
 }
 
+/** A baseline that ended failed only for resources a later run may mend, and the checkpoint it would have set. */
+export interface UnfinishedBaseline extends Checkpoint {
+  runId: number;
+  /** When it read its list (ms since the epoch): what afterBaseline takes. */
+  readAt: number;
+}
+
 export interface Checkpoint {
   /** W3C datetime: the Resource List's `at` of the last complete baseline, or the last change applied. */
   at: string;
@@ -588,6 +595,19 @@ export class MirrorState implements ClaimStore {
 
   setSyncedThrough(synced: Synced): void {
     this.#setMeta('syncedThrough', JSON.stringify(synced));
+  }
+
+  /**
+   * The last sync, when it was a baseline that failed only for resources a retry may mend: a retry that mends the last
+   * of them completes it (retry.ts). Every sync that ends replaces it.
+   */
+  unfinishedBaseline(): UnfinishedBaseline | null {
+    const value = this.#meta('unfinished-baseline');
+    return value === null ? null : (JSON.parse(value) as UnfinishedBaseline);
+  }
+
+  setUnfinishedBaseline(baseline: UnfinishedBaseline | null): void {
+    this.#setMeta('unfinished-baseline', baseline === null ? null : JSON.stringify(baseline));
   }
 
   /** Changes the live side knows it missed and could not catch up from a Change List, or null (gap.ts clears it). */

@@ -547,6 +547,10 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     }
     // The checkpoint moves only past what was applied: a baseline with failures leaves it where it was.
     if (!dryRun && newCheckpoint !== null && (mode === 'incremental' || status === 'completed')) state.setCheckpoint(newCheckpoint);
+    // A baseline whose only failures a retry may mend: the retry that mends the last of them completes it.
+    if (!dryRun && run && status !== 'interrupted') {
+      state.setUnfinishedBaseline(mode === 'baseline' && status === 'failed' && newCheckpoint !== null ? { ...newCheckpoint, runId: run.id, readAt: t0 } : null);
+    }
     if (listsRead !== null && status !== 'interrupted') {
       afterIncremental(state, {
         result: listsRead,
