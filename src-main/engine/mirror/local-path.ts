@@ -400,13 +400,7 @@ export class PathClaims {
     const held = this.#files.get(key);
     if (held) {
       if (held.path !== path) return;
-      const parts = path.split('/');
-      for (let i = 1; i < parts.length; i++) {
-        const dir = caseKey(parts.slice(0, i).join('/'));
-        const n = (this.#dirs.get(dir) ?? 1) - 1;
-        if (n <= 0) this.#dirs.delete(dir);
-        else this.#dirs.set(dir, n);
-      }
+      this.#releaseFolders(path);
     } else if (held === null || this.#store?.fileByKey(key)?.path !== path) return;
     if (this.#store === null) this.#files.delete(key);
     else this.#files.set(key, null);
@@ -444,6 +438,11 @@ export class PathClaims {
     this.#files.delete(key);
     // Asked of the store again, which holds it now.
     this.#notFiles.delete(key);
+    this.#releaseFolders(path);
+  }
+
+  /** One file fewer in each folder on the way to `path`: a folder with none left is no longer claimed. */
+  #releaseFolders(path: string): void {
     const parts = path.split('/');
     for (let i = 1; i < parts.length; i++) {
       const dir = caseKey(parts.slice(0, i).join('/'));
