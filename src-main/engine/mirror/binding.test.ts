@@ -1,7 +1,7 @@
 // What a sync makes of a folder: one Source per mirror (another is refused, as the app refuses it), nothing written by
 // a dry run, and nothing left behind by a first sync that failed before it bound the folder to a Source.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -134,26 +134,44 @@ describe('a mirror of one list', () => {
   });
 });
 
+const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
+
+/**
+ * A Source of a test's own on 127.0.0.1: `route` answers a path (with `xml(body)` for a urlset) and says whether it
+ * did; any other path is a 404.
+ */
+async function ownSource(route: (path: string, base: string, xml: (body: string) => void, res: ServerResponse) => boolean): Promise<{ base: string; close: () => Promise<void> }> {
+  let base = '';
+  const server = createServer((req, res) => {
+    const xml = (body: string) => {
+      res.writeHead(200, { 'content-type': 'application/xml' });
+      res.end(`<?xml version="1.0"?>\n<urlset ${NS}>${body}</urlset>`);
+    };
+    if (!route(req.url ?? '/', base, xml, res)) {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
 describe('a list without an up link', () => {
   it('mirrored alone, then by the Capability List that names it: the same Source, not refused', async () => {
-    const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
-    let base = '';
-    const server = createServer((req, res) => {
-      const path = req.url ?? '/';
-      const xml = (body: string) => {
-        res.writeHead(200, { 'content-type': 'application/xml' });
-        res.end(`<?xml version="1.0"?>\n<urlset ${NS}>${body}</urlset>`);
-      };
+    const { base, close } = await ownSource((path, base, xml, res) => {
       if (path === '/rl.xml') xml(`<rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/><url><loc>${base}/res/a</loc><rs:md length="1"/></url>`);
       else if (path === '/cl.xml') xml(`<rs:md capability="capabilitylist"/><url><loc>${base}/rl.xml</loc><rs:md capability="resourcelist"/></url>`);
       else if (path === '/res/a') res.end('a');
-      else {
-        res.writeHead(404);
-        res.end();
-      }
+      else return false;
+      return true;
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
       const dest = join(root, 'm');
       await sync({ url: `${base}/rl.xml`, dest, timeoutMs: 2_000 });
@@ -162,8 +180,7 @@ describe('a list without an up link', () => {
       expect(again.failed).toBe(0);
       expect(bindingOf(dest)?.capabilityListUrl).toBe(`${base}/cl.xml`);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await close();
     }
   });
 });
@@ -180,14 +197,7 @@ describe('a list URL that cannot be read, on a site that leads to a Source', () 
       new RegExp(`^${url(fixture.paths.dataset1.resourceList).replace(/[.?]/g, '\\$&')} could not be read: Timed out after 1 s waiting for more data\\. The Source offers`),
     );
 
-    const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"';
-    let base = '';
-    const server = createServer((req, res) => {
-      const path = req.url ?? '/';
-      const xml = (body: string) => {
-        res.writeHead(200, { 'content-type': 'application/xml' });
-        res.end(`<?xml version="1.0"?>\n<urlset ${NS}>${body}</urlset>`);
-      };
+    const { base, close } = await ownSource((path, base, xml, res) => {
       if (path === '/part.xml') {
         res.writeHead(200, { 'content-type': 'application/xml', 'content-length': '500' });
         res.end(`<?xml version="1.0"?>\n<urlset ${NS}><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>`);
@@ -195,20 +205,15 @@ describe('a list URL that cannot be read, on a site that leads to a Source', () 
       else if (path === '/cl.xml') xml(`<rs:ln rel="up" href="${base}/.well-known/resourcesync"/><rs:md capability="capabilitylist"/><url><loc>${base}/all.xml</loc><rs:md capability="resourcelist"/></url>`);
       else if (path === '/all.xml') xml(`<rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/><url><loc>${base}/res/a</loc><rs:md length="1"/></url>`);
       else if (path === '/res/a') res.end('a');
-      else {
-        res.writeHead(404);
-        res.end();
-      }
+      else return false;
+      return true;
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
       const notes: string[] = [];
       await sync({ url: `${base}/part.xml`, dest: join(root, 'c'), timeoutMs: 2_000, onNote: (n) => notes.push(n) });
       expect(notes.join('\n')).toContain(`${base}/part.xml could not be read: Timed out after 2 s waiting for more data. The mirror follows the Capability List ${base}/cl.xml, found from there.`);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await close();
     }
   });
 });
