@@ -1,5 +1,5 @@
 // A run left `running` by a process that was killed reads as interrupted, in the app's summary and after an audit.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -11,6 +11,7 @@ import { inventorySize, readFailures, readFolder, setMirrorHeaders } from './fol
 import { retryResources } from './retry.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
+import { canMakeReadOnly, makeReadOnly } from './read-only-folder.ts';
 
 let fixture: FixtureSource;
 let dest: string;
@@ -228,18 +229,16 @@ describe('a mirror whose folder cannot be written', () => {
     expect(() => new MirrorState(stateDir, { readOnly: true })).toThrow(/was written by an older version, and its folder cannot be written to bring it up to date/);
   });
 
-  // Root writes through permissions (only a read-only file system would stop it), and Windows has no such modes.
-  it.skipIf(process.platform === 'win32' || process.getuid?.() === 0)('rsdesk runs and the app read it; a sync or an audit is refused in plain words', async () => {
+  // Root writes through permissions: for root the folder is made read-only by a mount instead (read-only-folder.ts).
+  it.skipIf(!canMakeReadOnly)('rsdesk runs and the app read it; a sync or an audit is refused in plain words', async () => {
     await sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, timeoutMs: 2_000 });
     const stateDir = stateDirOf(dest);
-    chmodSync(join(stateDir, 'state.sqlite'), 0o444);
-    chmodSync(stateDir, 0o555);
+    const readOnly = makeReadOnly(stateDir, [join(stateDir, 'state.sqlite')]);
     try {
       expect(readFolder(dest)!.runs).toMatchObject([{ kind: 'baseline', status: 'completed' }]);
-      await expect(audit({ dest, timeoutMs: 2_000 })).rejects.toThrow(/cannot be written \(permission denied\), and a sync or an audit records what it does in it/);
+      await expect(audit({ dest, timeoutMs: 2_000 })).rejects.toThrow(`cannot be written (${readOnly.why}), and a sync or an audit records what it does in it`);
     } finally {
-      chmodSync(stateDir, 0o755);
-      chmodSync(join(stateDir, 'state.sqlite'), 0o644);
+      readOnly.restore();
     }
   });
 });

@@ -1,10 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lockHolder } from './folder.ts';
 import { MirrorLockedError, acquireLock, processAlive } from './lock.ts';
+import { canMakeReadOnly, makeReadOnly } from './read-only-folder.ts';
 
 const MODULE = new URL('./lock.ts', import.meta.url).href;
 const dir = () => mkdtempSync(join(tmpdir(), 'mirror-lock-'));
@@ -157,14 +158,14 @@ describe('mirror lock', () => {
     expect(readdirSync(d)).toEqual([]);
   });
 
-  // Root writes through permissions (checked by hand on a file system mounted read-only); Windows has no such modes.
-  it.skipIf(process.platform === 'win32' || process.getuid?.() === 0)('refuses a folder that cannot be written in plain words, a mirror yet or not', () => {
+  // Root writes through permissions: for root the folder is made read-only by a mount instead (read-only-folder.ts).
+  it.skipIf(!canMakeReadOnly)('refuses a folder that cannot be written in plain words, a mirror yet or not', () => {
     const d = dir();
-    chmodSync(d, 0o555);
+    const readOnly = makeReadOnly(d);
     try {
-      expect(() => acquireLock(join(d, '.resourcesync'), 'rsdesk sync', d)).toThrow(`The mirror ${d} cannot be written (permission denied), and a sync or an audit records what it does in it.`);
+      expect(() => acquireLock(join(d, '.resourcesync'), 'rsdesk sync', d)).toThrow(`The mirror ${d} cannot be written (${readOnly.why}), and a sync or an audit records what it does in it.`);
     } finally {
-      chmodSync(d, 0o755);
+      readOnly.restore();
     }
   });
 
