@@ -5,6 +5,7 @@ import { clip } from '../clip.ts';
 import { parseW3cDatetime } from './datetime.ts';
 import type { FindingCode, FindingList } from './findings.ts';
 import { parseHashes } from './hash.ts';
+import { unregisteredRelationTypes } from './relation-types.ts';
 import { CHANGE_TYPES, capabilityName, type Capability, type DocumentSummary, type Entry, type Finding, type RsLn, type RsMd } from './model.ts';
 
 /** The community limit on entries per document (§7, from the Sitemap protocol). */
@@ -217,6 +218,12 @@ export class DocumentChecker {
     if (ln.rel === '' || ln.href === '') {
       const missing = ln.rel === '' && ln.href === '' ? '"rel" and "href"' : ln.rel === '' ? '"rel"' : '"href"';
       this.error('invalid-link', `<rs:ln> without ${missing}: every link must have both (§7)`, line);
+    } else {
+      const unregistered = unregisteredRelationTypes(ln.rel);
+      if (unregistered.length > 0) {
+        const names = unregistered.map((type) => quote(type)).join(', ');
+        this.warn('unregistered-rel', `rs:ln "rel" ${names} ${unregistered.length === 1 ? 'is' : 'are'} neither a relation type registered with IANA (as this app knew the registry in 2025) nor a URI, which the spec requires of every relation type (§7); a client looking for a link by its relation type will not find this one`, line);
+      }
     }
     if (ln.modified !== undefined && parseW3cDatetime(ln.modified) === null) {
       this.warn('invalid-datetime', `rs:ln "modified" is not a W3C Datetime such as 2013-01-03T09:00:00Z: ${quote(ln.modified)} (§7)`, line);

@@ -58,6 +58,7 @@ export const FINDING_CODES = [
   'patch-link',
   'relative-loc',
   'too-many-entries',
+  'unregistered-rel',
 ] as const;
 export type FindingCode = (typeof FINDING_CODES)[number];
 

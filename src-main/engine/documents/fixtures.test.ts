@@ -57,7 +57,7 @@ const GENERATED: Record<string, () => Promise<DocumentSummary>> = {
   'too-many-entries (50,001 entries)': () =>
     readDocument(generated(HEAD + MD, 50_001, (i) => `<url><loc>http://example.com/r${i}</loc></url>\n`), { url: 'http://127.0.0.1/many.xml' }),
   'too-many-links (the up link and 1,000 more)': () =>
-    readDocument(generated(HEAD, 1_000, (i) => `<rs:ln rel="r${i}" href="http://example.com/${i}"/>\n`, `${MD}<url><loc>http://example.com/a</loc></url>\n</urlset>\n`), {
+    readDocument(generated(HEAD, 1_000, (i) => `<rs:ln rel="http://example.com/rel/${i}" href="http://example.com/${i}"/>\n`, `${MD}<url><loc>http://example.com/a</loc></url>\n</urlset>\n`), {
       url: 'http://127.0.0.1/links.xml',
     }),
   'too-large (over 50 MB of valid entries)': () =>
