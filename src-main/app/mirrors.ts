@@ -24,6 +24,7 @@ import { audit, lastAudit } from '../engine/mirror/audit.ts';
 import { auditFileName, type AuditFilter } from '../engine/mirror/audit-report.ts';
 import { exportAudit } from './audit-export.ts';
 import { readLiveHold } from './live-hold.ts';
+import { everyText, nextSyncAt } from './schedule.ts';
 import { inventorySize, isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, setMirrorHeaders, type FolderStatus } from '../engine/mirror/folder.ts';
 import { normalizeStartUrl } from '../engine/discovery/start-url.ts';
 import { mirrorOrigin, settingsTokenFor } from './settings-token.ts';
@@ -57,6 +58,10 @@ export interface MirrorServiceDeps {
   secretStore?: SecretStore;
   /** Credentials kept per Source origin: a new mirror of that origin takes them as its own; the browser uses them first. */
   signIns?: SourceSignIns;
+  /** How often the schedules are looked at (default a minute); the first look is that long after the start. */
+  scheduleCheckMs?: number;
+  /** The clock of the schedules (tests). */
+  now?: () => number;
 }
 
 /** In the app, a bearer token comes from Settings, a user name and password from the mirror's Access tab. */
@@ -162,10 +167,43 @@ export class MirrorService {
   readonly #exports = new Map<string, Set<AbortController>>();
   readonly #interval: number;
   #closed = false;
+  readonly #scheduler: NodeJS.Timeout;
+  /** When a scheduled sync of a mirror could not start (its folder in use or gone), by mirror: it waits a while. */
+  readonly #refused = new Map<string, number>();
 
   constructor(deps: MirrorServiceDeps) {
     this.#d = deps;
     this.#interval = deps.progressIntervalMs ?? 250;
+    this.#scheduler = setInterval(() => this.#startDue(), deps.scheduleCheckMs ?? 60_000);
+    this.#scheduler.unref();
+  }
+
+  #now(): number {
+    return this.#d.now?.() ?? Date.now();
+  }
+
+  /** Starts the scheduled syncs that are due, of mirrors that can run now (one whose run was paused waits for Resume). */
+  #startDue(): void {
+    if (this.#closed) return;
+    for (const m of this.#d.store.mirrors.list()) {
+      if (m.options.syncEveryHours <= 0 || this.#active.has(m.path)) continue;
+      let due: string | null;
+      try {
+        due = this.#summary(m.path, m.options, m.addedAt).nextSync;
+      } catch {
+        continue;
+      }
+      if (due === null || Date.parse(due) > this.#now()) continue;
+      try {
+        this.start(m.path, 'auto');
+        this.#refused.delete(m.path);
+        const active = this.#active.get(m.path);
+        if (active) noteOf(active, `Started by the mirror's schedule (${everyText(m.options.syncEveryHours)}).`);
+      } catch {
+        // Taken by rsdesk since it was looked at, or gone: tried again later, not every minute.
+        this.#refused.set(m.path, this.#now());
+      }
+    }
   }
 
   // ---- the list ----
@@ -260,6 +298,7 @@ export class MirrorService {
     deletePolicy?: MirrorOptions['deletePolicy'];
     concurrency?: number;
     delaySeconds?: number;
+    syncEveryHours?: number;
     maps?: string[];
     allowHosts?: string[];
     user?: string;
@@ -339,6 +378,7 @@ export class MirrorService {
       deletePolicy: args.deletePolicy ?? old.deletePolicy,
       concurrency: args.concurrency ?? old.concurrency,
       delaySeconds: args.delaySeconds ?? old.delaySeconds,
+      syncEveryHours: args.syncEveryHours ?? old.syncEveryHours,
     };
     const saved = this.#d.store.mirrors.put(path, options);
     this.#changed();
@@ -358,14 +398,17 @@ export class MirrorService {
     return kept.scheme === 'bearer' ? { ...kept, own: true } : kept;
   }
 
-  update(args: { path: string; deletePolicy?: MirrorOptions['deletePolicy']; concurrency?: number; delaySeconds?: number }): MirrorSummary {
+  update(args: { path: string; deletePolicy?: MirrorOptions['deletePolicy']; concurrency?: number; delaySeconds?: number; syncEveryHours?: number }): MirrorSummary {
     const key = this.#known(args.path);
     const old = this.#d.store.mirrors.get(key)!;
     const options: MirrorOptions = {
       deletePolicy: args.deletePolicy ?? old.options.deletePolicy,
       concurrency: args.concurrency ?? old.options.concurrency,
       delaySeconds: args.delaySeconds ?? old.options.delaySeconds,
+      syncEveryHours: args.syncEveryHours ?? old.options.syncEveryHours,
     };
+    // A new schedule is counted from the last sync again, not put off by an earlier refusal.
+    if (options.syncEveryHours !== old.options.syncEveryHours) this.#refused.delete(key);
     const saved = this.#d.store.mirrors.put(key, options);
     this.#changed();
     return this.#summary(key, saved.options, saved.addedAt);
@@ -654,6 +697,7 @@ export class MirrorService {
 
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#scheduler);
     const runs = [...this.#active.values()];
     // A sync (a retry too) is paused rather than cancelled: the next start of the app offers to resume it.
     for (const run of runs) (run.kind === 'sync' ? run.pause : run.abort).abort();
@@ -733,8 +777,14 @@ export class MirrorService {
       lastRun,
       lastAudit: lastAudit ? this.#shown(path, lastAudit, folder) : null,
       resumable: resumableNow,
+      nextSync: status === 'ready' && problem === null ? this.#nextSync(path, options, addedAt, lastSync ?? null) : null,
       progress: active ? this.#progress(active) : null,
     };
+  }
+
+  #nextSync(path: string, options: MirrorOptions, addedAt: string, lastSync: RunRecord | null): string | null {
+    const at = nextSyncAt(options.syncEveryHours, lastSync, addedAt, this.#refused.get(path));
+    return at === null ? null : new Date(at).toISOString();
   }
 
   #begin(path: string, kind: 'sync' | 'audit', dryRun: boolean, retry = false): Active {

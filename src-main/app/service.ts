@@ -33,6 +33,10 @@ export interface ServiceDeps {
   openPath?: (path: string) => Promise<string>;
   /** How often a running mirror's progress is sent at most (ms); default 250. */
   progressIntervalMs?: number;
+  /** How often the mirrors' sync schedules are looked at (ms); default a minute. */
+  scheduleCheckMs?: number;
+  /** The clock of the sync schedules (tests). */
+  now?: () => number;
   version: string;
   log?: ErrorLogger;
   /**
@@ -97,6 +101,8 @@ export function createService(deps: ServiceDeps): Service {
     chooseSaveFile: deps.chooseSaveFile,
     openPath: deps.openPath,
     progressIntervalMs: deps.progressIntervalMs,
+    scheduleCheckMs: deps.scheduleCheckMs,
+    now: deps.now,
     secretStore: deps.mirrorSecrets,
     signIns,
   });

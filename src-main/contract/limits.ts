@@ -11,4 +11,4 @@ export const CHECK_MAX_DOCUMENTS = { min: 1, max: 100_000 } as const;
 export const CHECK_MAX_DOCUMENTS_RANGE = `a whole number from ${CHECK_MAX_DOCUMENTS.min} to ${CHECK_MAX_DOCUMENTS.max.toLocaleString('en')}`;
 
 /** A mirror's connections per host and pause between requests (the mirror form, `rsdesk sync --concurrency --delay`). */
-export const MIRROR_LIMITS = { concurrency: { min: 1, max: 256 }, delaySeconds: { min: 0, max: 3600 } } as const;
+export const MIRROR_LIMITS = { concurrency: { min: 1, max: 256 }, delaySeconds: { min: 0, max: 3600 }, syncEveryHours: { min: 0, max: 8760 } } as const;

@@ -239,6 +239,8 @@ export interface MirrorOptions {
   concurrency: number;
   /** Pause after each request, per connection. */
   delaySeconds: number;
+  /** A sync every so many hours while the app runs (after the last one ended); 0: none. */
+  syncEveryHours: number;
 }
 
 /**
@@ -289,6 +291,11 @@ export interface MirrorSummary {
   lastAudit: MirrorRun | null;
   /** The last sync stopped before its end (paused, or the app was closed): Resume takes it up. */
   resumable: boolean;
+  /**
+   * When the mirror's scheduled sync is due (ISO datetime; past: it starts within a minute), or null: no schedule, or
+   * none can start now (a run going on, paused or interrupted, the folder missing or in use).
+   */
+  nextSync: string | null;
   /** The progress of the run going on, if any. */
   progress: MirrorProgress | null;
 }

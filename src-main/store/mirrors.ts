@@ -3,7 +3,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { MirrorOptions } from '../contract/types.ts';
 
-export const DEFAULT_MIRROR_OPTIONS: MirrorOptions = { deletePolicy: 'keep', concurrency: 8, delaySeconds: 0 };
+export const DEFAULT_MIRROR_OPTIONS: MirrorOptions = { deletePolicy: 'keep', concurrency: 8, delaySeconds: 0, syncEveryHours: 0 };
 
 export interface RememberedMirror {
   path: string;
@@ -30,6 +30,7 @@ function toOptions(text: string): MirrorOptions {
   if (kept.deletePolicy === 'keep' || kept.deletePolicy === 'delete' || kept.deletePolicy === 'quarantine') o.deletePolicy = kept.deletePolicy;
   if (typeof kept.concurrency === 'number' && Number.isInteger(kept.concurrency) && kept.concurrency >= 1) o.concurrency = kept.concurrency;
   if (typeof kept.delaySeconds === 'number' && kept.delaySeconds >= 0) o.delaySeconds = kept.delaySeconds;
+  if (typeof kept.syncEveryHours === 'number' && Number.isInteger(kept.syncEveryHours) && kept.syncEveryHours >= 0) o.syncEveryHours = kept.syncEveryHours;
   return o;
 }
 
