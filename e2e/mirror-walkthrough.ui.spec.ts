@@ -333,6 +333,7 @@ test('the deletion policy and the connections can be changed after the mirror is
   const fact = (name: string) => view(page).locator('.mirror-facts div').filter({ has: page.locator('dt', { hasText: new RegExp(`^${name}$`) }) }).locator('dd');
   // As the policy's words below: no run lists what the Source deleted, an audit does (it said "listed in each run").
   await expect(fact('deletions')).toHaveText('kept (an audit lists them)');
+  await expect(fact('syncs by itself')).toHaveText('no: only when you click Sync now (Options sets a schedule)');
 
   await view(page).getByRole('tab', { name: 'Options' }).click();
   const options = view(page).getByRole('form', { name: 'Options of this mirror' });
@@ -352,10 +353,14 @@ test('the deletion policy and the connections can be changed after the mirror is
   await expectAccessible(page, 'the Options tab with an error');
   await options.getByLabel('Connections').fill('2');
   await options.getByRole('radio', { name: /^Delete them/ }).check();
+  // A schedule, chosen from the keyboard: the mirror says when it syncs next (six hours after its baseline ended).
+  await expect(options.getByLabel('Sync by itself')).toHaveAccessibleDescription(/counted from the end of the last sync/);
+  await options.getByLabel('Sync by itself').selectOption({ label: 'Every 6 hours' });
   await options.getByRole('button', { name: 'Save options' }).click();
   await expect(options.getByRole('status')).toHaveText('Saved. The next run uses them.');
   await expect(fact('deletions')).toHaveText('deleted');
   await expect(fact('connections')).toHaveText('2');
+  await expect(fact('syncs by itself')).toHaveText(/^every 6 hours; next at \d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2}:\d{2}$/);
   await expectAccessible(page, 'the Options tab, saved');
 
   // The Source deletes a resource: the next sync deletes its file, by the new policy.

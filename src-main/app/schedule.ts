@@ -3,6 +3,8 @@
 // this to cron.
 import type { RunRecord } from '../engine/mirror/state.ts';
 
+export { everyText } from '../contract/schedule.ts';
+
 const HOUR_MS = 3_600_000;
 
 /**
@@ -22,14 +24,4 @@ export function nextSyncAt(everyHours: number, lastSync: Pick<RunRecord, 'starte
   const from = Date.parse(lastSync ? (lastSync.endedAt ?? lastSync.startedAt) : addedAt);
   const due = (Number.isNaN(from) ? 0 : from) + interval;
   return refusedAt === undefined ? due : Math.max(due, refusedAt + Math.min(interval, REFUSED_WAIT_MS));
-}
-
-/** "every 6 hours", "every day", "every week"… as the mirror's facts and its run notes say it. */
-export function everyText(hours: number): string {
-  if (hours === 1) return 'every hour';
-  if (hours === 24) return 'every day';
-  if (hours === 168) return 'every week';
-  if (hours % 168 === 0) return `every ${hours / 168} weeks`;
-  if (hours % 24 === 0) return `every ${hours / 24} days`;
-  return `every ${hours} hours`;
 }

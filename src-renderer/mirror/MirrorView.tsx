@@ -12,7 +12,7 @@ import { OptionsPanel } from './OptionsPanel.tsx';
 import { AuditReport } from './AuditReport.tsx';
 import { FailuresTable } from './FailuresTable.tsx';
 import { focusLost, focusWhenReady } from './focus.ts';
-import { countsLine, formatInstant, lastRunLine, mirroredList, STATUS_LABEL } from './format.ts';
+import { countsLine, formatInstant, lastRunLine, mirroredList, scheduleText, STATUS_LABEL } from './format.ts';
 import { useFailures, useForgetMirror, useMirror, useMirrorEnded, useMirrorProgress, useOpenFolder, useRunAction } from './queries.ts';
 import { Counters, RunProgress } from './RunProgress.tsx';
 import { LiveHoldNote } from '../live/LiveHoldNote.tsx';
@@ -304,6 +304,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
         <div><dt>resources</dt><dd>{formatCount(progress?.resources ?? m.resources)}</dd></div>
         <div><dt>deletions</dt><dd>{POLICY_TEXT[m.options.deletePolicy]}</dd></div>
         <div><dt>connections</dt><dd>{m.options.concurrency}{m.options.delaySeconds > 0 ? `, ${m.options.delaySeconds} s pause` : ''}</dd></div>
+        <div><dt>syncs by itself</dt><dd>{scheduleText(m)}</dd></div>
       </dl>
       {m.needsSync && (
         <div className="alert alert-warning mirror-alert" role="status">

@@ -3,13 +3,15 @@ import type { FormEvent } from 'react';
 import type { MirrorDeletePolicy, MirrorDetail } from '../../src-main/contract/types.ts';
 import { errorField, errorMessage } from '../bridge/index.ts';
 import { PolitenessFields } from './PolitenessFields.tsx';
+import { ScheduleField } from './ScheduleField.tsx';
 import { useUpdateMirror } from './queries.ts';
 
-type Field = 'deletePolicy' | 'concurrency' | 'delaySeconds';
+type Field = 'deletePolicy' | 'concurrency' | 'delaySeconds' | 'syncEveryHours';
 
 /**
- * What the new-mirror form chose, changed later: what happens to the files the Source deletes, and how politely the
- * mirror asks (connections, a pause between requests). The next run uses what is saved here.
+ * What the new-mirror form chose, changed later: what happens to the files the Source deletes, how politely the
+ * mirror asks (connections, a pause between requests), and whether it syncs by itself. The next run uses what is
+ * saved here.
  */
 export function OptionsPanel({ m, canChange }: { m: MirrorDetail; canChange: boolean }) {
   const ids = useId();
@@ -17,6 +19,7 @@ export function OptionsPanel({ m, canChange }: { m: MirrorDetail; canChange: boo
   const [policy, setPolicy] = useState<MirrorDeletePolicy>(m.options.deletePolicy);
   const [concurrency, setConcurrency] = useState(String(m.options.concurrency));
   const [delay, setDelay] = useState(String(m.options.delaySeconds));
+  const [every, setEvery] = useState(m.options.syncEveryHours);
   const [done, setDone] = useState<string | null>(null);
   const field = save.isError ? (errorField(save.error) as Field | null) : null;
   const errorId = `${ids}-error`;
@@ -33,7 +36,7 @@ export function OptionsPanel({ m, canChange }: { m: MirrorDetail; canChange: boo
     event.preventDefault();
     if (save.isPending || !canChange) return;
     save.mutate(
-      { path: m.path, deletePolicy: policy, concurrency: concurrency.trim() === '' ? Number.NaN : Number(concurrency), delaySeconds: delay.trim() === '' ? 0 : Number(delay) },
+      { path: m.path, deletePolicy: policy, concurrency: concurrency.trim() === '' ? Number.NaN : Number(concurrency), delaySeconds: delay.trim() === '' ? 0 : Number(delay), syncEveryHours: every },
       { onSuccess: () => setDone('Saved. The next run uses them.') },
     );
   }
@@ -52,6 +55,7 @@ export function OptionsPanel({ m, canChange }: { m: MirrorDetail; canChange: boo
         invalid={field}
         describedBy={describedBy}
       />
+      <ScheduleField id={`${ids}-schedule`} value={every} onChange={edit(setEvery)} />
       {save.isError && (
         <div className="alert alert-error" role="alert">
           <strong>Not saved.</strong> <span id={errorId}>{errorMessage(save.error)}</span>
