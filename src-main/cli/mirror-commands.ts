@@ -371,6 +371,7 @@ export function formatRetry(r: RetryResult, dest: string): string {
   if (r.completedBaseline !== null) {
     lines.push(`That was the last failure of run ${r.completedBaseline.runId}: its baseline is complete now, and the mirror is in sync up to ${r.completedBaseline.at}.`);
   }
+  if (r.liveCheckpoint !== null) lines.push(`Failures of live notifications that held the checkpoint were mended: the mirror is in sync up to ${r.liveCheckpoint}.`);
   if (r.paused) lines.push(`Stopped before the end: the next rsdesk retry --dest ${dest} takes it up again; what was verified is not fetched again.`);
   return `${lines.join('\n')}\n`;
 }

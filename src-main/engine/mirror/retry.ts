@@ -28,6 +28,7 @@ import { MirrorState, STATE_DIR, stateDirOf, type RunCounts, type RunRecord, typ
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import { afterBaseline } from './gap.ts';
 import type { SyncProgress } from './sync.ts';
+import { releaseMended } from '../live/checkpoint.ts';
 
 /** The most URIs one retry takes (a run's failures beyond it wait for the next retry or sync). */
 export const MAX_RETRY_URIS = 10_000;
@@ -77,6 +78,8 @@ export interface RetryResult extends RunCounts {
   gone: string[];
   /** This retry mended the last failure of an unfinished baseline: the checkpoint that baseline now set, else null. */
   completedBaseline: { runId: number; at: string } | null;
+  /** This retry mended failures of live notifications that held the checkpoint: where it moved to, else null. */
+  liveCheckpoint: string | null;
   seconds: number;
 }
 
@@ -173,6 +176,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
     const gone: string[] = [];
     let message: string | null = null;
     let completedBaseline: RetryResult['completedBaseline'] = null;
+    let liveCheckpoint: string | null = null;
     // Reading the lists and starting fetches stop on a pause too; the fetches in flight keep the run's own signal.
     const intake = options.pauseSignal ? AbortSignal.any([signal, options.pauseSignal]) : signal;
     const paused = () => options.pauseSignal?.aborted === true && !signal.aborted;
@@ -251,6 +255,10 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
           message += `: ${gone.length} ${one ? 'was' : 'were'} deleted at the Source and ${one ? 'is' : 'are'} not in the mirror, so there was nothing to do`;
         }
       }
+      // Failures of live notifications this retry mended let the checkpoint go now, not at the next notification.
+      if (!cancelled) liveCheckpoint = state.transaction(() => releaseMended(state));
+      // Not into "Paused": that message is how a paused retry is told from a killed one.
+      if (liveCheckpoint !== null && status !== 'interrupted') message = `${message ?? ''}; the live notifications' hold on the checkpoint let go of what was mended: the mirror is in sync up to ${liveCheckpoint}`;
       if (status === 'completed') {
         const completed = completeBaseline(state);
         if (completed !== null) completedBaseline = { runId: completed.runId, at: completed.at };
@@ -287,6 +295,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       failures: applier.failures,
       gone,
       completedBaseline,
+      liveCheckpoint,
       seconds: Math.round((Date.now() - t0) / 100) / 10,
     };
   } finally {
