@@ -295,7 +295,7 @@ export class Subscriber {
     // Said once per lease granted, not at every renewal.
     if (lease !== null && lease * 1000 * this.#o.renewAt < least && (!renewal || row.leaseSeconds !== lease)) {
       this.#events.emit({
-        type: 'error',
+        type: 'note',
         subscriptionId: row.id,
         dest: row.dest,
         message:
