@@ -31,6 +31,8 @@ export interface LiveEngineOptions {
   renewAt?: number;
   /** Least time between a verification and the renewal after it, whatever lease the hub grants (subscriber.ts). */
   minRenewMs?: number;
+  /** Most time between a verification and the renewal after it, however long the lease (subscriber.ts). */
+  maxRenewMs?: number;
   reorderWaitMs?: number;
   maxBodyBytes?: number;
   concurrency?: number;
@@ -63,9 +65,10 @@ export interface SubscribeInput {
 
 export class LiveEngine {
   readonly events: LiveEvents;
-  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'keepEvents' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending'>> & { publicUrl: string | null };
+  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'maxRenewMs' | 'keepEvents' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending'>> & { publicUrl: string | null };
   readonly #secrets: SecretStore | undefined;
   readonly #minRenewMs: number | undefined;
+  readonly #maxRenewMs: number | undefined;
   readonly #given: GivenCredentials | undefined;
   readonly #diskSpace: FeedOptions['diskSpace'];
   readonly #maxPending: FeedOptions['maxPending'];
@@ -95,6 +98,7 @@ export class LiveEngine {
     if (this.#o.publicUrl !== null) new URL(this.#o.publicUrl);
     this.#secrets = options.secretStore;
     this.#minRenewMs = options.minRenewMs;
+    this.#maxRenewMs = options.maxRenewMs;
     this.#given = options.givenCredentials;
     this.#diskSpace = options.diskSpace;
     this.#maxPending = options.maxPending;
@@ -224,6 +228,7 @@ export class LiveEngine {
         retryBaseMs: this.#o.retryBaseMs,
         renewAt: this.#o.renewAt,
         minRenewMs: this.#minRenewMs,
+        maxRenewMs: this.#maxRenewMs,
       },
     );
     this.#feeds.set(key, feed);
