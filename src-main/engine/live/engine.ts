@@ -124,7 +124,7 @@ export class LiveEngine {
         xmlRpc: async (_headers, body) => this.#ping(readXmlRpcPing(body.toString('utf8')), 'xmlrpc'),
         selfTest: (nonce) => (this.#selfTests.has(nonce) ? { status: 200, body: nonce } : { status: 404, body: 'Not found\n' }),
         refused: (method, path, status, reason) =>
-          this.events.emit({ type: 'rejected', what: path.includes('/websub/') ? 'delivery' : 'ping', reason: `${method} ${clip(path, 80)}: ${reason} (answered ${status})`, path: clip(path, 200) }),
+          this.events.emit({ type: 'rejected', what: path.includes('/websub/') ? (method === 'GET' ? 'verification' : 'delivery') : 'ping', reason: `${method} ${clip(path, 80)}: ${reason} (answered ${status})`, path: clip(path, 200) }),
       },
       { host, port, maxBodyBytes: this.#o.maxBodyBytes },
     );
