@@ -418,11 +418,6 @@ export function checkRetry(dest: string, runId: number, uris?: string[]): void {
   withState(dest, (state) => void whatToRetry(state, dest, runId, uris));
 }
 
-/** Checks, before a retry of every standing failure is started, that there is one (a RetryError says why not). */
-export function checkRetryStanding(dest: string): void {
-  withState(dest, (state) => void whatStanding(state, dest));
-}
-
 /** Checks, before an interrupted retry is taken up again, that it can be (a RetryError says why not). */
 export function checkResumeRetry(dest: string, retryId: number): void {
   withState(dest, (state) => void whatToResume(state, dest, retryId, true));
