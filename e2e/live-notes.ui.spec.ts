@@ -81,6 +81,9 @@ test('notes in the feed are whole and announced; a held checkpoint is said, and 
   const lease = 'granted a lease of 12 seconds (WebSub recommends at least 300)';
   const note = feed.getByRole('listitem').filter({ hasText: lease });
   await expect(note).toHaveCount(1);
+  // A note, not an error: nothing failed.
+  await expect(note.locator('.live-marker')).toHaveText('Note');
+  await expect(note).not.toContainText('Error');
   await expect(note).toContainText('notifications the hub drops while the lease has run out leave a gap, filled from the Change List.');
   expect(await shownWhole(page, lease)).toBe(true);
   // The one live region of the feed: the count of items, which changes with every batch, is not read out.

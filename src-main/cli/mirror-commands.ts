@@ -5,8 +5,8 @@ import { audit, CUT_NOTE_START, FOUND_ORDER, lastAudit, readSavedAudit, savedAud
 import { auditJsonValue } from '../engine/mirror/audit-report.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { isMirror, lockHolder, readFolder, runsAsSeen } from '../engine/mirror/folder.ts';
-import { resumeRetry, retryResources, type RetryResult } from '../engine/mirror/retry.ts';
-import { MirrorState, stateDirOf, STATE_FILE, type RunRecord } from '../engine/mirror/state.ts';
+import { resumeRetry, retryResources, retryStanding, runsWords, type RetryResult } from '../engine/mirror/retry.ts';
+import { MirrorState, stateDirOf, STATE_FILE } from '../engine/mirror/state.ts';
 import { sync, type SyncMode, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import type { DeletePolicy } from '../engine/mirror/apply.ts';
 import { FileSecretStore, type SecretStore } from '../engine/mirror/secrets.ts';
@@ -242,6 +242,8 @@ export interface RetryCommandOptions {
   dest: string;
   /** The run whose failures are fetched again, or an interrupted retry to take up; absent: the last run. */
   runId?: number;
+  /** Every failure still standing, whatever run it is of. */
+  all?: boolean;
   json: boolean;
   concurrency?: number;
   token?: string;
@@ -254,9 +256,10 @@ export interface RetryCommandOptions {
  * What `rsdesk retry` does with a mirror: take up an interrupted retry, or retry the failures of a run. Without --run
  * the last run that is not an audit decides: an interrupted retry is taken up; the failures of a retry that ended are
  * those of the run it retried still standing (the ones that failed again among them), so retrying is the same run's
- * failures again and again until none stands.
+ * failures again and again until none stands. On a mirror the live side feeds (its last run a batch of notifications
+ * with nothing failed), and with --all, every failure still standing, whatever run it is of.
  */
-export function retryTarget(dest: string, runId: number | undefined): { resume: number } | { of: number } {
+export function retryTarget(dest: string, runId: number | undefined, all = false): { resume: number } | { of: number } | { standing: true } {
   const folder = readFolder(dest);
   if (folder === null) throw new Error(`${dest} is not a mirror (no .resourcesync/state.sqlite)`);
   const interruptedRetry = (id: number) => {
@@ -266,39 +269,28 @@ export function retryTarget(dest: string, runId: number | undefined): { resume: 
   if (runId !== undefined) return interruptedRetry(runId) ? { resume: runId } : { of: runId };
   const last = folder.runs.filter((r) => r.kind !== 'audit').at(-1);
   if (last === undefined) throw new Error(`${dest} has no run yet whose failures could be retried: run rsdesk sync --dest ${dest} first.`);
-  // A mirror fed by change notifications has a run per batch of them, most with nothing failed: the failures to
-  // retry are those of the latest run whose failures still stand (else "run N has no failures" named the wrong run).
-  if (LIVE_MODES.has(last.mode) && last.failed === 0) {
-    const standing = latestStanding(dest, folder.runs);
-    if (standing !== null) return { of: standing };
-  }
+  // An interrupted retry is taken up first, --all or not: what it asked for is what stands.
+  if (last.mode === 'retry' && interruptedRetry(last.id) && folder.retryToResume === last.id) return { resume: last.id };
+  if (all) return { standing: true };
+  // A mirror fed by change notifications has a run per batch of them, most with nothing failed, and its failures
+  // spread over many of them: every failure still standing is retried at once (retrying them run by run took as many
+  // commands, and "run N has no failures" named the wrong run).
+  if (LIVE_MODES.has(last.mode) && last.failed === 0) return { standing: true };
   if (last.mode !== 'retry') return { of: last.id };
-  if (interruptedRetry(last.id) && folder.retryToResume === last.id) return { resume: last.id };
-  return { of: retriedRun(dest, last.id) ?? last.id };
+  const retried = retriedRuns(dest, last.id);
+  // A retry of several runs' failures is followed by one of every failure still standing.
+  if (retried !== null && retried.length > 1) return { standing: true };
+  return { of: retried?.[0] ?? last.id };
 }
 
 /** Runs of the live side (rsdesk watch, the app's live view): a batch of notifications, a gap's catch-up, a ping's sync. */
 const LIVE_MODES = new Set(['live', 'live-catch-up', 'ping']);
 
-/** The latest run (not an audit, not a retry) with failures no later run has mended, or null. */
-function latestStanding(dest: string, runs: RunRecord[]): number | null {
+/** The runs a retry run retried (null for one recorded before retries kept what they were asked). */
+function retriedRuns(dest: string, retryId: number): number[] | null {
   const state = MirrorState.forReading(stateDirOf(dest));
   try {
-    for (const run of [...runs].reverse()) {
-      if (run.kind === 'audit' || run.mode === 'retry' || run.failed === 0) continue;
-      if (state.failuresSince(run.id, 1).open > 0) return run.id;
-    }
-    return null;
-  } finally {
-    state.close();
-  }
-}
-
-/** The run a retry run retried (null for one recorded before retries kept what they were asked). */
-function retriedRun(dest: string, retryId: number): number | null {
-  const state = MirrorState.forReading(stateDirOf(dest));
-  try {
-    return state.retryLeft(retryId)?.ofRun ?? null;
+    return state.retryLeft(retryId)?.ofRuns ?? null;
   } finally {
     state.close();
   }
@@ -309,7 +301,7 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
   const credentials = credentialsFrom(o.token, o.basic);
   if (!isMirror(dest)) throw new Error(`${dest} is not a mirror (no .resourcesync/state.sqlite)`);
   // Whether there is anything to retry is checked under the mirror's lock (retry.ts), and said in one plain line.
-  const target = retryTarget(dest, o.runId);
+  const target = retryTarget(dest, o.runId, o.all);
   const progress = new ProgressLine(io);
   const started = Date.now();
   const stop = stopOnSignals(io, () => progress.clear(), {
@@ -335,7 +327,8 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
   };
   let result: RetryResult;
   try {
-    result = 'resume' in target ? await resumeRetry({ ...common, retryRunId: target.resume }) : await retryResources({ ...common, runId: target.of });
+    result =
+      'resume' in target ? await resumeRetry({ ...common, retryRunId: target.resume }) : 'standing' in target ? await retryStanding(common) : await retryResources({ ...common, runId: target.of });
   } finally {
     progress.clear();
     stop.dispose();
@@ -355,7 +348,7 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
 
 export function formatRetry(r: RetryResult, dest: string): string {
   const lines = [
-    `Retry (run ${r.runId}${r.resumed ? ', taken up again' : ''}) of ${r.asked} resource${r.asked === 1 ? '' : 's'} that failed in run ${r.of}, in ${r.seconds} s`,
+    `Retry (run ${r.runId}${r.resumed ? ', taken up again' : ''}) of ${r.asked} resource${r.asked === 1 ? '' : 's'} that failed in ${runsWords(r.ofRuns)}, in ${r.seconds} s`,
     `  created ${r.created}, updated ${r.updated}, deleted ${r.deleted}, unchanged ${r.unchanged}, skipped ${r.skipped}, failed ${r.failed}; ${formatBytes(r.bytes)} downloaded`,
   ];
   if (r.failures.length > 0) {
@@ -371,6 +364,8 @@ export function formatRetry(r: RetryResult, dest: string): string {
   if (r.completedBaseline !== null) {
     lines.push(`That was the last failure of run ${r.completedBaseline.runId}: its baseline is complete now, and the mirror is in sync up to ${r.completedBaseline.at}.`);
   }
+  if (r.leftOver > 0) lines.push(`${r.leftOver.toLocaleString('en')} more failure${r.leftOver === 1 ? '' : 's'} still stand${r.leftOver === 1 ? 's' : ''}: at most ${r.asked.toLocaleString('en')} are retried at once, and the next rsdesk retry --dest ${dest} --all takes them.`);
+  if (r.liveCheckpoint !== null) lines.push(`Failures of live notifications that held the checkpoint were mended: the mirror is in sync up to ${r.liveCheckpoint}.`);
   if (r.paused) lines.push(`Stopped before the end: the next rsdesk retry --dest ${dest} takes it up again; what was verified is not fetched again.`);
   return `${lines.join('\n')}\n`;
 }

@@ -61,10 +61,10 @@ describe('rsdesk: help, version and usage errors', { timeout: 120_000 }, () => {
     expect(sub.code).toBe(0);
     expect(sub.stdout).toContain('Usage: rsdesk inspect <url-or-file>');
     // rsdesk help <command> is the command's help, not the list of commands again.
-    expect(help.stdout).toContain('rsdesk retry --dest <dir> [--run ID]');
+    expect(help.stdout).toContain('rsdesk retry --dest <dir> [--run ID | --all]');
     const retry = await run(['help', 'retry']);
     expect(retry).toMatchObject({ code: 0, stderr: '' });
-    expect(retry.stdout.startsWith('Usage: rsdesk retry --dest <dir> [--run ID] [--json] [--concurrency N]')).toBe(true);
+    expect(retry.stdout.startsWith('Usage: rsdesk retry --dest <dir> [--run ID | --all] [--json] [--concurrency N]')).toBe(true);
     const typo = await run(['help', 'retyr']);
     expect(typo.code).toBe(2);
     expect(typo.stderr.split('\n')[0]).toBe('rsdesk: unknown command retyr (did you mean retry?)');

@@ -46,7 +46,7 @@ const SYNC_OPTIONS = {
   'forget-credentials': { type: 'boolean' },
 } as const;
 
-const RETRY_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, run: { type: 'string' }, concurrency: { type: 'string' }, basic: { type: 'string' } } as const;
+const RETRY_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, run: { type: 'string' }, all: { type: 'boolean' }, concurrency: { type: 'string' }, basic: { type: 'string' } } as const;
 const AUDIT_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, rehash: { type: 'boolean' }, last: { type: 'boolean' }, basic: { type: 'string' } } as const;
 const WATCH_OPTIONS = {
   dest: { type: 'string' },
@@ -181,9 +181,11 @@ async function mirrorCommandIn(command: MirrorCommand, args: string[], io: Io, u
     const { values, positionals } = parse('retry', args);
     if (values.help) return void io.out(HELP.retry), 0;
     if (positionals.length > 0) throw new UsageError(`retry takes no arguments, got ${JSON.stringify(positionals[0])}`);
+    if (values.all && values.run !== undefined) throw new UsageError('--all and --run cannot go together: --all retries the failures of every run');
     const options = {
       dest: needDest(values.dest),
       runId: parseRunId(values.run),
+      all: values.all ?? false,
       json: values.json ?? false,
       concurrency: parseConcurrency(values.concurrency),
       token: values.token,

@@ -20,7 +20,7 @@ Usage:
               [--mode auto|baseline|incremental] [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine]
               [--allow-mass-delete] [--dry-run] [--concurrency N] [--delay S] [--token T | --basic USER:PASS] [--header "Name: value"]…
               [--proxy env|none|URL] [--forget-credentials] [--timeout S] [--json]
-  rsdesk retry --dest <dir> [--run ID] [--json] [--concurrency N] [--token T | --basic USER:PASS] [--timeout S]
+  rsdesk retry --dest <dir> [--run ID | --all] [--json] [--concurrency N] [--token T | --basic USER:PASS] [--timeout S]
   rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
   rsdesk runs --dest <dir> [--json]
   rsdesk watch <capabilitylist-or-topic-url> --dest <dir> [--listen HOST:PORT] [--public-url URL] [--secret S]
@@ -131,20 +131,22 @@ next sync resumes the run; a second Ctrl-C stops at once.
 
 Exit code 0 when nothing failed, 1 otherwise, 2 on usage errors; 130 (143) when stopped by Ctrl-C (SIGTERM).
 `,
-  retry: `Usage: rsdesk retry --dest <dir> [--run ID] [--json] [--concurrency N] [--token T | --basic USER:PASS] [--timeout S]
+  retry: `Usage: rsdesk retry --dest <dir> [--run ID | --all] [--json] [--concurrency N] [--token T | --basic USER:PASS] [--timeout S]
 
 Fetches again only the resources that failed in the last run of the mirror in <dir> (or in run ID), with the
 same checks as rsdesk sync, as a run of its own in the journal; what was verified is not touched. Each is
 fetched as the Source's lists describe it now. A retry paused in the app, or stopped by Ctrl-C or a kill, is
 taken up again for what it had not done yet: by rsdesk retry alone when it is the mirror's last run, or with
 --run and its number. A failure of the last retry is retried with the other failures of the run it retried.
-When the last run applied change notifications (rsdesk watch) and nothing failed in it, the latest run whose
-failures still stand is retried. rsdesk runs lists the runs and their failures.
+With --all, or when the last run applied change notifications (rsdesk watch) and nothing failed in it, every
+failure still standing is retried, whatever run it is of, as one retry (at most 10,000; it says how many are left).
+rsdesk runs lists the runs and their failures.
 
 Options:
   --dest DIR            the mirror's folder
   --run ID              the run whose failures to fetch again, or the interrupted retry to take up (default:
-                        the last run that is not an audit; after notifications, the latest with failures)
+                        the last run that is not an audit; after notifications, every failure still standing)
+  --all                 every failure still standing, whatever run it is of
   --json                print {"mode","created","updated","deleted","unchanged","skipped","failed","bytes","seconds","failures"}
                         ("mode" is "retry")
   --concurrency N       connections per host, 1 to 256 (default: the mirror's setting, else 8)

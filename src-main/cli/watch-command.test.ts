@@ -116,7 +116,7 @@ describe('a crash between receipt and apply', () => {
     await fixture.hub.settled();
     const [record] = fixture.change('update');
     await w.next('notification');
-    const waiting = await w.next('error');
+    const waiting = await w.next('note');
     expect(waiting.message).toContain('in use by');
     expect(fixture.hub.deliveries.at(-1)).toMatchObject({ status: 202 });
     w.proc.kill('SIGKILL');

@@ -77,6 +77,8 @@ export function describeEvent(e: LiveEvent): string {
       return `${time} rejected ${e.what}: ${e.reason}`;
     case 'error':
       return `${time} error: ${e.message}`;
+    case 'note':
+      return `${time} note: ${e.message}`;
   }
 }
 

@@ -2,7 +2,7 @@
 // token per subscription, matched at the end of the path so a reverse proxy may keep a prefix), RSS Ping (`/ping`,
 // GET for 1.0 and POST for 2.0), XML-RPC pings (`/RPC2`), and the public URL's self-test. Bodies are read up to a
 // limit (413 past it) within a deadline; what they mean is the handlers' business.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface HttpAnswer {
@@ -61,6 +61,22 @@ export async function startCallbackServer(handlers: CallbackHandlers, options: C
       if (!res.headersSent) answer(res, { status: 500, body: `Internal error: ${err instanceof Error ? err.message : String(err)}\n` });
       else res.destroy();
     });
+  });
+  // Node answers a request whose line and headers pass its limit (a hub.challenge of megabytes to echo) with a bare
+  // 431 and says nothing: here the sender is told why, and the feed hears of it.
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) => {
+    if (err.code !== 'HPE_HEADER_OVERFLOW' && err.code !== 'HPE_URI_TOO_LONG') {
+      if (socket.writable && err.code !== 'ECONNRESET') socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      else socket.destroy();
+      return;
+    }
+    const head = err.rawPacket?.subarray(0, 300).toString('latin1') ?? '';
+    const [method = '?', target = ''] = head.split(' ', 2);
+    const reason = `the request line and headers are over the limit of ${Math.round(maxHeaderSize / 1024)} KiB; not read`;
+    handlers.refused(/^[A-Z]{1,10}$/.test(method) ? method : '?', target.split('?')[0], 431, reason);
+    const body = `Refused: ${reason}\n`;
+    if (socket.writable) socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    else socket.destroy();
   });
   server.requestTimeout = options.requestTimeoutMs ?? 30_000;
   server.headersTimeout = Math.min(server.requestTimeout, 20_000);

@@ -11,6 +11,7 @@ const KIND_LABEL: Record<string, string> = {
   gap: 'Gap',
   rejected: 'Refused',
   error: 'Error',
+  note: 'Note',
   subscription: 'Subscription',
   sync: 'Sync',
 };

@@ -1,12 +1,12 @@
-// What a screen reader is told of the live feed as it goes: the notes that need a person (refused deliveries, errors
-// such as a short lease, gaps), never each change. Notes that come close together are said once, together: a hub
+// What a screen reader is told of the live feed as it goes: the notes that need a person (refused deliveries, errors,
+// notes such as a short lease, gaps), never each change. Notes that come close together are said once, together: a hub
 // refusing thousands of deliveries, or a burst of errors, must not keep the reader talking.
 import type { FeedRow } from './feed.ts';
 
 /** The least time between two announcements. */
 export const ANNOUNCE_EVERY_MS = 10_000;
 
-const NOTE_KINDS = new Set<FeedRow['kind']>(['rejected', 'error', 'gap']);
+const NOTE_KINDS = new Set<FeedRow['kind']>(['rejected', 'error', 'note', 'gap']);
 
 export function isNote(row: FeedRow): boolean {
   return NOTE_KINDS.has(row.kind);

@@ -3,7 +3,7 @@
 // Pure functions: the store (state.ts) keeps the capped buffer.
 import type { LiveEvent } from '../../src-main/contract/types.ts';
 
-export type RowKind = 'change' | 'ping' | 'gap' | 'rejected' | 'error' | 'subscription' | 'sync';
+export type RowKind = 'change' | 'ping' | 'gap' | 'rejected' | 'error' | 'note' | 'subscription' | 'sync';
 
 export interface FeedRow {
   /** Unique and stable: the virtualizer's key. */
@@ -97,6 +97,8 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
     }
     case 'error':
       return [{ key: nextKey(), kind: 'error', at: e.at, origin: null, subscriptionId: e.subscriptionId, text: `Error: ${e.message}` }];
+    case 'note':
+      return [{ key: nextKey(), kind: 'note', at: e.at, origin: null, subscriptionId: e.subscriptionId, text: e.message }];
     case 'duplicate':
       return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Dropped a notification: ${e.reason}` }];
     case 'subscribed':

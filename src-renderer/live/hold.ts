@@ -24,6 +24,6 @@ export function holdText(h: Hold): { what: string; next: string } {
   const n = h.failures === 1 ? '1 resource they changed' : `${formatCount(h.failures)} resources they changed`;
   return {
     what: `Live notifications have kept this mirror's checkpoint at ${formatInstant(h.at)}${since}: ${n} could not be fetched (${runs(h.runIds)}), and “in sync up to” does not pass a change that is not in the mirror.`,
-    next: `Retrying ${h.failures === 1 ? 'it' : 'them'} lets the checkpoint move on, with the next notification applied after ${h.failures === 1 ? 'it is' : 'they are'} mirrored (or at once with Sync now).`,
+    next: `Retrying ${h.failures === 1 ? 'it' : 'them'} lets the checkpoint move on as soon as ${h.failures === 1 ? 'it is' : 'they are'} mirrored (so does Sync now).`,
   };
 }

@@ -46,13 +46,15 @@ describe('the live feed rows', () => {
     expect(dropped).toBe(2);
   });
 
-  it('marks gaps, refused deliveries and errors, each in words', () => {
+  it('marks gaps, refused deliveries, errors and notes, each in words', () => {
     const { rows } = addEvents([], [
       { ...base, type: 'gap', from: '2026-01-01T09:00:00Z', until: '2026-01-01T09:05:00Z', action: 'catch-up' },
       { at, type: 'rejected', what: 'delivery', reason: 'the signature does not match' },
       { at, type: 'error', message: 'The disk is full' },
+      { at, type: 'note', message: 'The hub granted a lease of 5 seconds' },
     ]);
     expect(rows.map((r) => [r.kind, r.text])).toEqual([
+      ['note', 'The hub granted a lease of 5 seconds'],
       ['error', 'Error: The disk is full'],
       ['rejected', 'Refused a delivery: the signature does not match'],
       ['gap', 'Gap: no notification covered 2026-01-01T09:00:00Z to 2026-01-01T09:05:00Z; catching up from the Change List.'],
@@ -129,11 +131,11 @@ describe('what a screen reader is told', () => {
     const after = addEvents(before, [
       { at, type: 'rejected', what: 'delivery', reason: '1,200 notifications were not stored' },
       notification(['http://s.example/b']),
-      { at, type: 'error', message: 'The hub granted a lease of 5 seconds' },
+      { at, type: 'note', message: 'The hub granted a lease of 5 seconds' },
     ]).rows;
     const notes = arrived(before, after).filter(isNote);
-    expect(notes.map((r) => r.kind)).toEqual(['error', 'rejected']);
-    expect(announcement(notes)).toBe('Live feed: 2 new notes; the latest: Error: The hub granted a lease of 5 seconds');
+    expect(notes.map((r) => r.kind)).toEqual(['note', 'rejected']);
+    expect(announcement(notes)).toBe('Live feed: 2 new notes; the latest: The hub granted a lease of 5 seconds');
     expect(announcement(notes.slice(1))).toBe('Live feed: Refused deliveries: 1,200 notifications were not stored');
     expect(announcement([])).toBeNull();
     expect(announcement(notes.slice(1))).not.toContain('a delivery');

@@ -66,7 +66,7 @@ describe('a burst', () => {
       for (let i = 0; i < 30; i++) records.push(...rig.fixture.change('update', 1, i + 1));
       await rig.fixture.hub.settled();
       await waitFor(rig, 'notification', () => rig!.events.filter((e) => e.type === 'notification').length === 30);
-      await waitFor(rig, 'error', (e) => /Notifications wait, stored/.test(e.message));
+      await waitFor(rig, 'note', (e) => /Notifications wait, stored/.test(e.message));
     } finally {
       lock.release();
     }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MirrorState, stateDirOf } from '../mirror/state.ts';
-import { advanceCheckpoint, liveHold, MAX_HELD_FAILURES, standingLiveHold } from './checkpoint.ts';
+import { advanceCheckpoint, liveHold, MAX_HELD_FAILURES, releaseMended, standingLiveHold } from './checkpoint.ts';
 
 const T = Date.parse('2026-01-01T00:00:00Z');
 const iso = (s: number) => new Date(T + s * 1000).toISOString();
@@ -71,6 +71,38 @@ describe('the checkpoint the live side keeps', () => {
     advanceCheckpoint(state, batch(20, 30, [], many.map((f) => f.uri)));
     expect(at(state)).toBe(10);
     expect(liveHold(state)?.overflow).toBe(true);
+    state.close();
+  });
+
+  it('moves at once when a retry mends failures, as far as those still standing allow', () => {
+    const state = mirror(10);
+    advanceCheckpoint(state, batch(10, 20, [{ uri: 'http://x/a', s: 15 }, { uri: 'http://x/b', s: 17 }]));
+    advanceCheckpoint(state, batch(20, 30));
+    expect(at(state)).toBe(15);
+    expect(releaseMended(state)).toBeNull();
+    const mended = (uri: string) =>
+      state.put({ uri, path: uri.slice(7), length: 1, digests: {}, lastmod: null, etag: null, lastModified: null, type: null, status: 'verified', verifiedAt: iso(40), runId: 6 });
+    mended('http://x/a');
+    expect(releaseMended(state)).toBe(iso(17));
+    expect(at(state)).toBe(17);
+    expect(state.checkpoint()!.from).toBe(topic);
+    mended('http://x/b');
+    expect(releaseMended(state)).toBe(iso(30));
+    expect(at(state)).toBe(30);
+    expect(liveHold(state)).toBeNull();
+    // The next batch goes on from there.
+    advanceCheckpoint(state, batch(30, 40));
+    expect(at(state)).toBe(40);
+    state.close();
+  });
+
+  it('past the cap, a retry does not move it: the unlisted failures are not known', () => {
+    const state = mirror(10);
+    const many = Array.from({ length: MAX_HELD_FAILURES + 1 }, (_, i) => ({ uri: `http://x/${i}`, s: 15 }));
+    advanceCheckpoint(state, batch(10, 20, many));
+    state.put({ uri: 'http://x/0', path: 'x/0', length: 1, digests: {}, lastmod: null, etag: null, lastModified: null, type: null, status: 'verified', verifiedAt: iso(40), runId: 6 });
+    expect(releaseMended(state)).toBeNull();
+    expect(at(state)).toBe(10);
     state.close();
   });
 

@@ -5,7 +5,8 @@
 //
 // So the live side keeps a record (in the mirror's meta): from where it left the checkpoint up to `through` it
 // applied every change but the failed ones it lists. The checkpoint stays at the earliest of those; once each is
-// settled (a later notification or a retry mirrored it, or it is gone), it moves up to `through`. A sync that moves
+// settled (a later notification or a retry mirrored it, or it is gone), it moves up to `through`: at the next batch,
+// or at once when a retry mends it (releaseMended). A sync that moves
 // the checkpoint forward says everything before it is in the mirror: what the live side applied after it still
 // counts (else a ping's sync, reading a Change List that lags the notifications, stopped the checkpoint for good).
 import { parseW3cDatetime } from '../documents/datetime.ts';
@@ -68,8 +69,8 @@ export function liveHold(state: MirrorState): { through: number; failed: HeldFai
 
 /**
  * The hold as it stands now (what a view shows): the failures it lists that no later run has mended yet. The stored
- * record is brought up to date only by the next live batch; a retry that mended every failure leaves the checkpoint
- * where it is until then, and must not be shown as still failing. Reads only.
+ * record is brought up to date by the next live batch or a retry (releaseMended); a run between them (another
+ * process's, an older version's) must not leave a mended failure shown as still failing. Reads only.
  */
 export function standingLiveHold(state: MirrorState): { through: number; failed: HeldFailure[]; overflow: boolean } | null {
   const hold = liveHold(state);
@@ -83,6 +84,32 @@ function settledSince(state: MirrorState, f: HeldFailure): boolean {
   const row = state.get(f.uri);
   if (row !== null && row.runId !== null && row.runId > f.runId && row.status !== 'unverifiable' && row.status !== 'damaged') return true;
   return state.db.prepare('SELECT 1 AS gone FROM gone WHERE uri = ? AND run_id > ?').get(f.uri, f.runId) !== undefined;
+}
+
+/**
+ * After a run that is no live batch mended some of the failures the hold lists (a retry): the checkpoint moves at
+ * once as far as the failures still standing allow, instead of waiting for the next notification or sync (which may
+ * be days away on a quiet Source). Call under the mirror's lock, once the run's work is recorded. Returns the
+ * checkpoint when it moved, else null.
+ */
+export function releaseMended(state: MirrorState): string | null {
+  const checkpoint = state.checkpoint();
+  const at = parseW3cDatetime(checkpoint?.at ?? '');
+  if (checkpoint === null || at === null) return null;
+  const hold = holdFor(state, at);
+  // Past the cap the unlisted failures are not known: only a sync lets the checkpoint go.
+  if (hold === null || hold.overflow || hold.failed.length === 0) return null;
+  const failed = hold.failed.filter((f) => !settledSince(state, f));
+  if (failed.length === hold.failed.length) return null;
+  let earliest = hold.through;
+  for (const f of failed) earliest = Math.min(earliest, f.ms);
+  let kept = checkpoint.at;
+  if (earliest > at) {
+    kept = new Date(earliest).toISOString();
+    setAt(state, kept, earliest, checkpoint.from);
+  }
+  writeHold(state, { checkpoint: kept, through: hold.through, failed });
+  return kept === checkpoint.at ? null : kept;
 }
 
 export interface Covered {
@@ -136,8 +163,8 @@ export function advanceCheckpoint(state: MirrorState, c: Covered): void {
   writeHold(state, { checkpoint: kept, through, failed: failed.slice(0, MAX_HELD_FAILURES), ...(overflow ? { overflow } : {}) });
 }
 
-function setAt(state: MirrorState, at: string, ms: number, topic: string): void {
-  state.setCheckpoint({ at, from: topic });
+function setAt(state: MirrorState, at: string, ms: number, from: string): void {
+  state.setCheckpoint({ at, from });
   // In step up to there: a Change List that begins before it leaves no gap (gap.ts).
   const synced = state.syncedThrough();
   if (synced === null || synced.ms < ms) state.setSyncedThrough({ ms, readAt: Math.max(ms, synced?.readAt ?? 0) });

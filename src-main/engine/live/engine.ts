@@ -9,6 +9,7 @@ import { clip } from '../clip.ts';
 import { Http } from '../http/client.ts';
 import { findChannels, type ChannelsFound } from './channels.ts';
 import { LiveEvents } from './events.ts';
+import { NoiseGate } from './noise.ts';
 import { MirrorFeed, type FeedOptions, type GivenCredentials } from './feed.ts';
 import type { SecretStore } from '../mirror/secrets.ts';
 import type { Ping, Subscription } from './model.ts';
@@ -31,12 +32,16 @@ export interface LiveEngineOptions {
   renewAt?: number;
   /** Least time between a verification and the renewal after it, whatever lease the hub grants (subscriber.ts). */
   minRenewMs?: number;
+  /** Most time between a verification and the renewal after it, however long the lease (subscriber.ts). */
+  maxRenewMs?: number;
   reorderWaitMs?: number;
   maxBodyBytes?: number;
   concurrency?: number;
   lockRetryMs?: number;
   /** Events kept for late listeners. */
   keepEvents?: number;
+  /** How many events anyone can cause (pings, refused requests) are listed per window, and its length (noise.ts). */
+  noise?: { perWindow?: number; windowMs?: number };
   /** Where mirrors' credentials are kept (the store their syncs use): applying notifications sends them too. */
   secretStore?: SecretStore;
   /** Credentials given for a mirror now (the app: its Settings token), asked again before each batch. */
@@ -63,9 +68,11 @@ export interface SubscribeInput {
 
 export class LiveEngine {
   readonly events: LiveEvents;
-  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'keepEvents' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending'>> & { publicUrl: string | null };
+  readonly #noise: NoiseGate;
+  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'maxRenewMs' | 'keepEvents' | 'noise' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending'>> & { publicUrl: string | null };
   readonly #secrets: SecretStore | undefined;
   readonly #minRenewMs: number | undefined;
+  readonly #maxRenewMs: number | undefined;
   readonly #given: GivenCredentials | undefined;
   readonly #diskSpace: FeedOptions['diskSpace'];
   readonly #maxPending: FeedOptions['maxPending'];
@@ -79,6 +86,7 @@ export class LiveEngine {
 
   constructor(options: LiveEngineOptions = {}) {
     this.events = new LiveEvents(options.keepEvents ?? 1_000);
+    this.#noise = new NoiseGate(this.events, options.noise);
     this.#o = {
       host: options.host ?? '127.0.0.1',
       port: options.port ?? DEFAULT_LIVE_PORT,
@@ -95,6 +103,7 @@ export class LiveEngine {
     if (this.#o.publicUrl !== null) new URL(this.#o.publicUrl);
     this.#secrets = options.secretStore;
     this.#minRenewMs = options.minRenewMs;
+    this.#maxRenewMs = options.maxRenewMs;
     this.#given = options.givenCredentials;
     this.#diskSpace = options.diskSpace;
     this.#maxPending = options.maxPending;
@@ -120,7 +129,7 @@ export class LiveEngine {
         xmlRpc: async (_headers, body) => this.#ping(readXmlRpcPing(body.toString('utf8')), 'xmlrpc'),
         selfTest: (nonce) => (this.#selfTests.has(nonce) ? { status: 200, body: nonce } : { status: 404, body: 'Not found\n' }),
         refused: (method, path, status, reason) =>
-          this.events.emit({ type: 'rejected', what: path.includes('/websub/') ? 'delivery' : 'ping', reason: `${method} ${clip(path, 80)}: ${reason} (answered ${status})`, path: clip(path, 200) }),
+          this.#noise.emit({ type: 'rejected', what: path.includes('/websub/') ? (method === 'GET' ? 'verification' : 'delivery') : 'ping', reason: `${method} ${clip(path, 80)}: ${reason} (answered ${status})`, path: clip(path, 200) }),
       },
       { host, port, maxBodyBytes: this.#o.maxBodyBytes },
     );
@@ -224,6 +233,7 @@ export class LiveEngine {
         retryBaseMs: this.#o.retryBaseMs,
         renewAt: this.#o.renewAt,
         minRenewMs: this.#minRenewMs,
+        maxRenewMs: this.#maxRenewMs,
       },
     );
     this.#feeds.set(key, feed);
@@ -292,6 +302,7 @@ export class LiveEngine {
   }
 
   async stop(): Promise<void> {
+    this.#noise.close();
     await this.#server?.close();
     this.#server = null;
     for (const server of this.#retired) await server.close();
@@ -312,7 +323,7 @@ export class LiveEngine {
   #verification(token: string, query: URLSearchParams): HttpAnswer {
     const found = this.#find(token);
     if (!found) {
-      this.events.emit({ type: 'rejected', what: 'verification', reason: `a verification (hub.mode=${clip(query.get('hub.mode') ?? '', 30)}) for a callback no subscription has`, path: '/websub/…' });
+      this.#noise.emit({ type: 'rejected', what: 'verification', reason: `a verification (hub.mode=${clip(query.get('hub.mode') ?? '', 30)}) for a callback no subscription has`, path: '/websub/…' });
       return { status: 404, body: 'No such subscription\n' };
     }
     return found.feed.verify(found.row, query);
@@ -321,7 +332,7 @@ export class LiveEngine {
   async #delivery(token: string, headers: Record<string, string>, body: Buffer): Promise<HttpAnswer> {
     const found = this.#find(token);
     if (!found) {
-      this.events.emit({ type: 'rejected', what: 'delivery', reason: 'a delivery to a callback no subscription has', path: '/websub/…' });
+      this.#noise.emit({ type: 'rejected', what: 'delivery', reason: 'a delivery to a callback no subscription has', path: '/websub/…' });
       return { status: 404, body: 'No such subscription\n' };
     }
     return found.feed.deliver(found.row, { headers, body });
@@ -329,13 +340,13 @@ export class LiveEngine {
 
   #ping(result: PingResult, style: 'text' | 'xmlrpc'): HttpAnswer {
     if (!result.ok) {
-      this.events.emit({ type: 'rejected', what: 'ping', reason: result.reason });
+      this.#noise.emit({ type: 'rejected', what: 'ping', reason: result.reason });
       return style === 'xmlrpc'
         ? { status: 400, body: xmlRpcAnswer(true, `Malformed ping: ${result.reason}`), contentType: 'text/xml; charset=utf-8' }
         : { status: 400, body: `Malformed ping: ${result.reason}\n` };
     }
     const triggered = this.#pingSync(result.ping);
-    this.events.emit({ type: 'ping', ping: result.ping, triggered });
+    this.#noise.emit({ type: 'ping', ping: result.ping, triggered });
     const message = 'Thanks for the ping.';
     return style === 'xmlrpc' ? { status: 200, body: xmlRpcAnswer(false, message), contentType: 'text/xml; charset=utf-8' } : { status: 200, body: `${message}\n` };
   }

@@ -96,6 +96,12 @@ describe('a resource that fails while notifications are applied', () => {
     const retried = await retryResources({ dest: rig.dest, runId: b.applied.runId });
     expect(retried).toMatchObject({ updated: 1, failed: 0 });
     expect(mirrored(rig, bad)!.equals(sourceBytes(rig, bad))).toBe(true);
+    // The checkpoint moves at once to what the live side applied, not at the next notification (which a quiet
+    // Source may send days later).
+    expect(checkpointMs(rig)).toBe(ms(c.record.datetime));
+    expect(retried.liveCheckpoint).not.toBeNull();
+    expect(withState(rig, liveHold)).toBeNull();
+    expect(withState(rig, (s) => s.run(retried.runId)!.message)).toContain('in sync up to');
     const d = await change(rig, 'update', 6);
     expect(d.applied.failed).toBe(0);
     expect(checkpointMs(rig)).toBe(ms(d.record.datetime));

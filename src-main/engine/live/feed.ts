@@ -186,8 +186,8 @@ export class MirrorFeed {
     this.#ownHttp = access ? new Http(access.http) : null;
     this.#disk = new DiskRoom(dest, options.diskSpace);
     this.#ctx = { dest, stateDir, state: this.state, store: this.store, fetcher, http: this.#ownHttp ?? http, deletePolicy: options.deletePolicy, concurrency: options.concurrency, batchSize: options.batchSize, disk: this.#disk,
-      // Shown in the live feed as a problem: the only way a ping's sync can speak.
-      onNote: (message) => void this.#events.emit({ type: 'error', dest, message }) };
+      // The only way a ping's sync (or a catch-up) can speak: said as a note, not as a failure.
+      onNote: (message) => void this.#events.emit({ type: 'note', dest, message }) };
     this.#accessKey = this.#currentAccessKey();
   }
 
@@ -668,7 +668,8 @@ export class MirrorFeed {
           return await job();
         } catch (err) {
           if (!(err instanceof MirrorLockedError)) throw err;
-          if (!warned) this.#events.emit({ type: 'error', subscriptionId: row.id, dest: this.dest, message: `${err.message} Notifications wait, stored, until it is free.` });
+          // Nothing fails: the notifications wait, stored, and are applied once the lock is free.
+          if (!warned) this.#events.emit({ type: 'note', subscriptionId: row.id, dest: this.dest, message: `${err.message} Notifications wait, stored, until it is free.` });
           warned = true;
           await new Promise((r) => setTimeout(r, this.options.lockRetryMs));
         }

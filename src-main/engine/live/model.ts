@@ -109,7 +109,12 @@ export type LiveEvent =
       path?: string;
     })
   | (Base & { type: 'sync'; dest: string; reason: string; created: number; updated: number; deleted: number; failed: number })
-  | (Base & { type: 'error'; message: string; subscriptionId?: number; dest?: string });
+  | (Base & { type: 'error'; message: string; subscriptionId?: number; dest?: string })
+  /**
+   * Something a person should know that is no failure: nothing was lost and nothing needs mending (a lease shorter
+   * or longer than the engine keeps to, a sync's remark, notifications waiting for another process's lock).
+   */
+  | (Base & { type: 'note'; message: string; subscriptionId?: number; dest?: string });
 
 export type LiveEventType = LiveEvent['type'];
 

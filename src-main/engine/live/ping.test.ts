@@ -139,4 +139,29 @@ describe('RSS Ping', () => {
     expect(syncs.length).toBeLessThanOrEqual(Math.ceil(flood / 700) + 2);
     expect(mirrored(rig, record!.id)!.equals(sourceBytes(rig, record!.id))).toBe(true);
   });
+
+  it('a flood of pings and refused requests lists a few and says how many more came, so the rest of the feed stays', async () => {
+    rig = await startRig({ engine: { keepEvents: 100, noise: { perWindow: 20, windowMs: 1_000 } } });
+    const sub = await rig.engine.subscribe({ dest: rig.dest, topic: rig.topic, hub: rig.hubUrl });
+    await waitFor(rig, 'subscribed', (e) => e.subscriptionId === sub.id);
+    const q = new URLSearchParams({ site_name: 'Flood', site_uri: 'http://127.0.0.1:9/' });
+    const answers: number[] = [];
+    for (let round = 0; round < 15; round++) {
+      const batch = await Promise.all([
+        ...Array.from({ length: 18 }, () => call(`/ping?${q}`)),
+        call('/ping?site_name=nothing-else'),
+        call(`/websub/${'C'.repeat(32)}?hub.mode=subscribe`),
+      ]);
+      answers.push(...batch.map((a) => a.status));
+    }
+    // Each was answered as before.
+    expect(answers.filter((s) => s === 200)).toHaveLength(270);
+    expect(answers.filter((s) => s === 400 || s === 404)).toHaveLength(30);
+    const note = await waitFor(rig, 'note', (e) => /more pings? and .* more refused requests? came within 1 s/.test(e.message), 5_000);
+    expect(note.message).toContain('each was answered');
+    const listed = rig.events.filter((e) => e.type === 'ping' || e.type === 'rejected').length;
+    expect(listed).toBeLessThan(300);
+    // What a view opening now is shown still has the subscription in it.
+    expect(rig.engine.events.recent().some((e) => e.type === 'subscribed')).toBe(true);
+  });
 });

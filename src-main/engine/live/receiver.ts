@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { clip } from '../clip.ts';
 import { parseLinkHeader } from '../http/link-header.ts';
 import type { LiveEvents } from './events.ts';
-import { checkSignature } from './signature.ts';
+import { checkSignature, SIGNATURE_METHODS, type SignatureMethod } from './signature.ts';
 import type { LiveStore, SubscriptionRow } from './store.ts';
 
 export interface Delivery {
@@ -29,6 +29,15 @@ export async function receiveDelivery(store: LiveStore, events: LiveEvents, row:
       events.emit({ type: 'rejected', what: 'delivery', reason: `discarded: ${check.reason}`, ...base });
       return { status: 202, body: 'Discarded\n' };
     }
+    // WebSub lets the hub choose the method, sha1 included. Once it has signed with a stronger one, a weaker one is
+    // what a forger who could break it (or strip the hub's choice) would send: refused as a downgrade.
+    const floor = store.signatureFloor(row.id) as SignatureMethod | null;
+    const rank = (m: SignatureMethod) => SIGNATURE_METHODS.indexOf(m);
+    if (floor !== null && SIGNATURE_METHODS.includes(floor) && rank(check.method) < rank(floor)) {
+      events.emit({ type: 'rejected', what: 'delivery', reason: `discarded: signed with ${check.method}, but this hub signed with ${floor} before (a downgrade)`, ...base });
+      return { status: 202, body: 'Discarded\n' };
+    }
+    if (floor === null || rank(check.method) > rank(floor)) store.setSignatureFloor(row.id, check.method);
   }
   const link = d.headers.link;
   if (link !== undefined) {

@@ -169,6 +169,19 @@ export class LiveStore {
     return this.subscription(Number(result.lastInsertRowid))!;
   }
 
+  /**
+   * The strongest X-Hub-Signature method a subscription's hub has signed a delivery with (receiver.ts refuses weaker
+   * ones after it), kept in the mirror's meta: no column of its own, so no migration for a few bytes per subscription.
+   */
+  signatureFloor(id: number): string | null {
+    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(`live-signature-floor:${id}`) as { value: string } | undefined;
+    return row?.value ?? null;
+  }
+
+  setSignatureFloor(id: number, method: string): void {
+    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(`live-signature-floor:${id}`, method);
+  }
+
   updateSubscription(id: number, fields: Partial<Omit<SubscriptionRow, 'id' | 'dest' | 'topic' | 'hub' | 'callbackToken' | 'hasSecret' | 'createdAt'>>): SubscriptionRow {
     const sets: string[] = [];
     const values: (string | number | null)[] = [];

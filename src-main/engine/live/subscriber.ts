@@ -20,6 +20,8 @@ export interface SubscriberOptions {
   renewAt: number;
   /** Least time between a verification and the renewal after it (default MIN_RENEW_MS). */
   minRenewMs?: number;
+  /** Most time between a verification and the renewal after it (default MAX_RENEW_MS). */
+  maxRenewMs?: number;
 }
 
 /**
@@ -28,6 +30,17 @@ export interface SubscriberOptions {
  * renewal waits at least this long after the verification before it.
  */
 export const MIN_RENEW_MS = 10_000;
+
+/** WebSub §5.3's recommended longest lease (a month): "non-cancelled subscriptions expire within a foreseeable period". */
+export const LONGEST_RECOMMENDED_LEASE_S = 2_678_400;
+
+/**
+ * A hub may grant a lease of years (10 digits of hub.lease_seconds are taken: up to 317 years), and renewing at 80 % of
+ * it meant never: a hub that restarts or drops its state in the meantime forgets the subscription, and nothing asks it
+ * again. A renewal comes at most this long after the verification: 80 % of WebSub's recommended longest lease, about
+ * 24.8 days, which also keeps the timer below setTimeout's limit of 2^31-1 ms (past it Node fires after 1 ms).
+ */
+export const MAX_RENEW_MS = Math.round(LONGEST_RECOMMENDED_LEASE_S * 1000 * 0.8);
 
 export interface SubscribeRequest {
   topic: string;
@@ -226,7 +239,8 @@ export class Subscriber {
     const expires = Date.parse(row.expiresAt);
     const renewAt = expires - row.leaseSeconds * 1000 * (1 - this.#o.renewAt);
     const verifiedAt = row.verifiedAt === null ? Date.now() : Date.parse(row.verifiedAt);
-    const wait = Math.max(renewAt, verifiedAt + (this.#o.minRenewMs ?? MIN_RENEW_MS)) - Date.now();
+    const latest = Math.min(renewAt, verifiedAt + (this.#o.maxRenewMs ?? MAX_RENEW_MS));
+    const wait = Math.max(latest, verifiedAt + (this.#o.minRenewMs ?? MIN_RENEW_MS)) - Date.now();
     if (wait > MAX_TIMER_MS) {
       this.#clear(row.id);
       const timer = setTimeout(() => this.#scheduleRenewal(this.#store.subscription(row.id)!), MAX_TIMER_MS);
@@ -295,12 +309,23 @@ export class Subscriber {
     // Said once per lease granted, not at every renewal.
     if (lease !== null && lease * 1000 * this.#o.renewAt < least && (!renewal || row.leaseSeconds !== lease)) {
       this.#events.emit({
-        type: 'error',
+        type: 'note',
         subscriptionId: row.id,
         dest: row.dest,
         message:
           `The hub ${clip(row.hub)} granted a lease of ${lease} second${lease === 1 ? '' : 's'} (WebSub recommends at least 300): the subscription is renewed every ${Math.round(least / 1000)} s instead, ` +
           'and notifications the hub drops while the lease has run out leave a gap, filled from the Change List.',
+      });
+    }
+    const most = this.#o.maxRenewMs ?? MAX_RENEW_MS;
+    if (lease !== null && lease * 1000 * this.#o.renewAt > most && (!renewal || row.leaseSeconds !== lease)) {
+      this.#events.emit({
+        type: 'note',
+        subscriptionId: row.id,
+        dest: row.dest,
+        message:
+          `The hub ${clip(row.hub)} granted a lease of ${lease.toLocaleString('en')} seconds (${spellDuration(lease * 1000)}; WebSub recommends at most ${LONGEST_RECOMMENDED_LEASE_S.toLocaleString('en')}, a month): ` +
+          `the subscription is renewed every ${spellDuration(most)} all the same, so that a hub that forgets it (a restart, lost state) is asked again in time.`,
       });
     }
     // Renewal is scheduled once this answer is out (a hub may deliver right after it).
@@ -321,4 +346,16 @@ export class Subscriber {
     for (const timer of this.#timers.values()) clearTimeout(timer);
     this.#timers.clear();
   }
+}
+
+/** A duration as a person says it: seconds, hours or days, one decimal at most. */
+function spellDuration(ms: number): string {
+  const say = (n: number, unit: string) => {
+    const r = Math.round(n * 10) / 10;
+    return `${r.toLocaleString('en')} ${unit}${r === 1 ? '' : 's'}`;
+  };
+  if (ms < 120_000) return say(ms / 1000, 'second');
+  if (ms < 2 * 86_400_000) return say(ms / 3_600_000, 'hour');
+  if (ms < 2 * 365 * 86_400_000) return say(ms / 86_400_000, 'day');
+  return say(ms / (365.25 * 86_400_000), 'year');
 }

@@ -4,7 +4,9 @@
 import { createHmac } from 'node:crypto';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_TIMER_MS } from './backoff.ts';
 import { signBody } from './signature.ts';
+import { MAX_RENEW_MS } from './subscriber.ts';
 import { mirrored, sourceBytes, startRig, waitFor, type Rig } from './test-support.ts';
 
 let rig: Rig;
@@ -81,9 +83,27 @@ describe('subscribing', () => {
     const verified = rig.fixture.hub.verifications.filter((v) => v.mode === 'subscribe' && v.confirmed);
     expect(verified.length).toBeGreaterThanOrEqual(2);
     expect(verified.length).toBeLessThanOrEqual(4);
-    const said = rig.events.filter((e) => e.type === 'error' && /granted a lease of 0 seconds/.test(e.message));
+    // Said once, as a note: nothing failed.
+    const said = rig.events.filter((e) => (e.type === 'note' || e.type === 'error') && /granted a lease of 0 seconds/.test(e.message));
     expect(said).toHaveLength(1);
+    expect(said[0].type).toBe('note');
     expect(rig.engine.subscriptions()[0].status).toBe('active');
+  });
+
+  it('renews a lease of years within a month all the same (here its cap set to 1 s), and says so once', async () => {
+    const years = 10 * 365 * 86_400;
+    rig = await startRig({ fixture: { hub: { maxLeaseSeconds: years } }, engine: { minRenewMs: 500, maxRenewMs: 1_000 } });
+    const sub = await subscribed(rig, { leaseSeconds: years });
+    expect(sub.leaseSeconds).toBe(years);
+    // At 80 % of the lease, the renewal came in 8 years: a hub that forgot the subscription meanwhile was never asked.
+    const renewed = await waitFor(rig, 'renewed', (e) => e.subscriptionId === sub.id, 5_000);
+    expect(renewed.leaseSeconds).toBe(years);
+    await rig.fixture.hub.settled();
+    const said = rig.events.filter((e) => e.type === 'note' && /granted a lease of 315,360,000 seconds \(10 years; WebSub recommends at most 2,678,400, a month\)/.test(e.message));
+    expect(said).toHaveLength(1);
+    expect(said[0].type === 'note' && said[0].message).toContain('renewed every 1 second all the same');
+    // The default cap's timer fits setTimeout, which fires a longer one after 1 ms.
+    expect(MAX_RENEW_MS).toBeLessThanOrEqual(MAX_TIMER_MS);
   });
 
   it('retries with backoff when the hub fails, and records a denial', async () => {

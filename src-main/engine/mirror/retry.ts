@@ -28,6 +28,7 @@ import { MirrorState, STATE_DIR, stateDirOf, type RunCounts, type RunRecord, typ
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import { afterBaseline } from './gap.ts';
 import type { SyncProgress } from './sync.ts';
+import { releaseMended } from '../live/checkpoint.ts';
 
 /** The most URIs one retry takes (a run's failures beyond it wait for the next retry or sync). */
 export const MAX_RETRY_URIS = 10_000;
@@ -58,6 +59,9 @@ export interface RetryOptions {
   onProgress?: (progress: SyncProgress) => void;
 }
 
+/** A retry of every failure of the mirror that still stands, whatever run it is of. */
+export type RetryStandingOptions = Omit<RetryOptions, 'runId' | 'uris'>;
+
 export interface ResumeRetryOptions extends Omit<RetryOptions, 'runId' | 'uris'> {
   /** The interrupted retry run to take up again. */
   retryRunId: number;
@@ -65,8 +69,12 @@ export interface ResumeRetryOptions extends Omit<RetryOptions, 'runId' | 'uris'>
 
 export interface RetryResult extends RunCounts {
   runId: number;
-  /** The run whose failures were retried. */
+  /** The run whose failures were retried (of several, the latest). */
   of: number;
+  /** Every run whose failures were retried, oldest first. */
+  ofRuns: number[];
+  /** Failures still standing that this retry did not take (past MAX_RETRY_URIS): the next retry takes them. */
+  leftOver: number;
   /** The URIs asked for (by the retry when it started, for a resumed one). */
   asked: number;
   /** The retry was paused: it ended interrupted, and resumeRetry takes it up again. */
@@ -77,6 +85,8 @@ export interface RetryResult extends RunCounts {
   gone: string[];
   /** This retry mended the last failure of an unfinished baseline: the checkpoint that baseline now set, else null. */
   completedBaseline: { runId: number; at: string } | null;
+  /** This retry mended failures of live notifications that held the checkpoint: where it moved to, else null. */
+  liveCheckpoint: string | null;
   seconds: number;
 }
 
@@ -90,6 +100,18 @@ export class RetryError extends Error {
 export function retryResources(options: RetryOptions): Promise<RetryResult> {
   return runRetry(options, null);
 }
+
+/**
+ * Retries every failure of the mirror that still stands, whatever run it is of, as one retry run: on a mirror the
+ * live side feeds, failures are spread over many runs (one per batch of notifications), and retrying them run by run
+ * took as many actions. At most MAX_RETRY_URIS, the oldest runs' first; the result says how many are left over.
+ */
+export function retryStanding(options: RetryStandingOptions): Promise<RetryResult> {
+  return runRetry({ ...options, runId: STANDING }, null);
+}
+
+/** The runId that stands for "every failure still standing" (run ids start at 1). */
+const STANDING = 0;
 
 /** Takes up an interrupted retry: only the URIs it asked for that no run has settled since are fetched. */
 export function resumeRetry(options: ResumeRetryOptions): Promise<RetryResult> {
@@ -112,7 +134,8 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
   try {
     // Under the lock no run of this mirror goes on: one still said to be running was stopped by a kill.
     state.markInterrupted();
-    const { failed, binding, wanted, asked, resume } = resumeId === null ? { ...whatToRetry(state, dest, options.runId, options.uris), resume: null } : whatToResume(state, dest, resumeId);
+    const { kind, ofRuns, ofRun, binding, wanted, asked, leftOver, resume } =
+      resumeId !== null ? whatToResume(state, dest, resumeId) : options.runId === STANDING ? { ...whatStanding(state, dest), resume: null } : { ...whatToRetry(state, dest, options.runId, options.uris), resume: null };
 
     const given = options.credentials !== undefined ? options.credentials : options.token ? { scheme: 'bearer' as const, token: options.token } : undefined;
     const origin = binding.settings?.origin ?? new URL(binding.capabilityListUrl ?? binding.url).origin;
@@ -137,8 +160,8 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
     const t0 = Date.now();
     let run: RunRecord;
     if (resume === null) {
-      run = state.startRun(failed.kind, 'retry', null);
-      state.recordRetry(run.id, failed.id, [...wanted].map(canonicalUri));
+      run = state.startRun(kind, 'retry', null);
+      state.recordRetry(run.id, (uri) => ofRun(uri), [...wanted].map(canonicalUri));
     } else run = state.resumeRun(resume.id);
     const applier: Applier = new Applier({
       dest,
@@ -162,7 +185,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
     const report = (): void =>
       options.onProgress?.({
         ...applier.progressCounts(),
-        mode: failed.kind === 'baseline' ? 'baseline' : 'incremental',
+        mode: kind === 'baseline' ? 'baseline' : 'incremental',
         phase,
         listed: asked,
         listComplete: true,
@@ -173,6 +196,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
     const gone: string[] = [];
     let message: string | null = null;
     let completedBaseline: RetryResult['completedBaseline'] = null;
+    let liveCheckpoint: string | null = null;
     // Reading the lists and starting fetches stop on a pause too; the fetches in flight keep the run's own signal.
     const intake = options.pauseSignal ? AbortSignal.any([signal, options.pauseSignal]) : signal;
     const paused = () => options.pauseSignal?.aborted === true && !signal.aborted;
@@ -189,7 +213,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       const inflight = new WorkSlots(Math.max(2, (options.concurrency ?? settings.concurrency ?? 8) * 2));
       const t1 = Date.now();
       try {
-        const found = wanted.size === 0 ? new Map<string, Entry>() : await findEntries(http, binding, failed.kind, wanted, intake);
+        const found = wanted.size === 0 ? new Map<string, Entry>() : await findEntries(http, binding, kind, wanted, intake);
         phases.lists = (Date.now() - t0) / 1000;
         phase = 'fetch';
         for (const uri of wanted) {
@@ -245,12 +269,16 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
         status = 'failed';
         message = `${applier.counts.failed} of ${asked} retried resource${asked === 1 ? '' : 's'} failed again`;
       } else {
-        message = `retried ${asked} resource${asked === 1 ? '' : 's'} of run ${failed.id}`;
+        message = `retried ${asked} resource${asked === 1 ? '' : 's'} of ${runsWords(ofRuns)}`;
         if (gone.length > 0) {
           const one = gone.length === 1;
           message += `: ${gone.length} ${one ? 'was' : 'were'} deleted at the Source and ${one ? 'is' : 'are'} not in the mirror, so there was nothing to do`;
         }
       }
+      // Failures of live notifications this retry mended let the checkpoint go now, not at the next notification.
+      if (!cancelled) liveCheckpoint = state.transaction(() => releaseMended(state));
+      // Not into "Paused": that message is how a paused retry is told from a killed one.
+      if (liveCheckpoint !== null && status !== 'interrupted') message = `${message ?? ''}; the live notifications' hold on the checkpoint let go of what was mended: the mirror is in sync up to ${liveCheckpoint}`;
       if (status === 'completed') {
         const completed = completeBaseline(state);
         if (completed !== null) completedBaseline = { runId: completed.runId, at: completed.at };
@@ -273,7 +301,9 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
     const counts = state.run(run.id)!;
     return {
       runId: run.id,
-      of: failed.id,
+      of: ofRuns.at(-1)!,
+      ofRuns,
+      leftOver,
       asked,
       paused: status === 'interrupted',
       resumed: resume !== null,
@@ -287,6 +317,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       failures: applier.failures,
       gone,
       completedBaseline,
+      liveCheckpoint,
       seconds: Math.round((Date.now() - t0) / 100) / 10,
     };
   } finally {
@@ -321,7 +352,34 @@ function whatToRetry(state: MirrorState, dest: string, runId: number, uris: stri
   if (stranger !== undefined) throw new RetryError(`${clip(stranger)} did not fail in run ${runId}; only its failures can be retried.`);
   if (wanted.size === 0) throw new RetryError(`Run ${runId} has no failures to retry.`);
   if (wanted.size > MAX_RETRY_URIS) throw new RetryError(`At most ${MAX_RETRY_URIS.toLocaleString('en')} resources can be retried at once.`);
-  return { failed, binding, wanted, asked: wanted.size };
+  return { kind: failed.kind, ofRuns: [failed.id], ofRun: (_uri: string) => failed.id, binding, wanted, asked: wanted.size, leftOver: 0 };
+}
+
+/** Every failure still standing, whatever run it is of (at most MAX_RETRY_URIS); a RetryError when there is none. */
+function whatStanding(state: MirrorState, dest: string) {
+  const binding = state.binding();
+  if (binding === null) throw new RetryError(`${dest} is not bound to a Source yet: run a sync first.`);
+  const { total, failures } = state.standingFailures(MAX_RETRY_URIS);
+  if (failures.length === 0) throw new RetryError('No failure of this mirror stands: every resource that failed has been mirrored since (or found deleted at the Source), or none failed.');
+  const of = new Map(failures.map((f) => [canonicalUri(f.uri), f.runId]));
+  const ofRuns = [...new Set(failures.map((f) => f.runId))].sort((a, b) => a - b);
+  return { kind: kindOf(state, ofRuns), ofRuns, ofRun: (uri: string) => of.get(uri) ?? ofRuns.at(-1)!, binding, wanted: new Set(failures.map((f) => f.uri)), asked: failures.length, leftOver: total - failures.length };
+}
+
+/**
+ * The kind of a retry of several runs' failures: a baseline's when every one is a baseline (the Resource List is read
+ * first), else incremental (the Change List first, then the Resource List for those it does not name).
+ */
+function kindOf(state: MirrorState, runs: number[]): 'baseline' | 'incremental' {
+  return runs.every((id) => state.run(id)?.kind === 'baseline') ? 'baseline' : 'incremental';
+}
+
+/** "run 4", "runs 4 and 7", "runs 4, 7, 9 and 12 more". */
+export function runsWords(ids: number[]): string {
+  if (ids.length === 1) return `run ${ids[0]}`;
+  const named = ids.slice(0, 5);
+  const rest = ids.length - named.length;
+  return rest > 0 ? `runs ${named.join(', ')} and ${rest} more` : `runs ${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
 }
 
 /** An interrupted retry to take up: the run it is of, and the URIs it asked for that no run has settled since. */
@@ -338,7 +396,9 @@ function whatToResume(state: MirrorState, dest: string, retryId: number, beforeL
   if (failed === null) throw new RetryError(`Run ${left.ofRun}, whose failures run ${retryId} retried, is no longer in this mirror's journal.`);
   const binding = state.binding();
   if (binding === null) throw new RetryError(`${dest} is not bound to a Source yet: run a sync first.`);
-  return { failed, binding, wanted: new Set(left.uris), asked: left.asked, resume };
+  // Its URIs were recorded with their runs: what is left of them keeps the same.
+  const kind = left.ofRuns.length === 1 ? failed.kind : kindOf(state, left.ofRuns);
+  return { kind, ofRuns: left.ofRuns, ofRun: (_uri: string) => left.ofRun, binding, wanted: new Set(left.uris), asked: left.asked, leftOver: 0, resume };
 }
 
 /** Runs `check` on the mirror's state, opened for the time of it (a RetryError when `dest` is no mirror). */

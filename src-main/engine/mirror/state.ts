@@ -831,21 +831,46 @@ export class MirrorState implements ClaimStore {
     for (const f of failures) insert.run(id, f.uri, f.reason);
   }
 
-  /** Keeps what a retry run is of and the URIs it was asked for (retry.ts), so that it can be taken up again. */
-  recordRetry(runId: number, ofRun: number, uris: Iterable<string>): void {
+  /**
+   * Keeps what a retry run is of and the URIs it was asked for (retry.ts), so that it can be taken up again. `ofRun`
+   * is the run each URI failed in: one for all, or one per URI (a retry of the failures of several runs).
+   */
+  recordRetry(runId: number, ofRun: number | ((uri: string) => number), uris: Iterable<string>): void {
     this.transaction(() => {
       const insert = this.db.prepare('INSERT OR IGNORE INTO retry_items (run_id, of_run, uri) VALUES (?, ?, ?)');
-      for (const uri of uris) insert.run(runId, ofRun, uri);
+      for (const uri of uris) insert.run(runId, typeof ofRun === 'number' ? ofRun : ofRun(uri), uri);
     });
+  }
+
+  /**
+   * Every failure of the mirror that still stands, whatever run it is of (on a mirror the live side feeds, one run per
+   * batch of notifications): per URI its latest failure, unless a later run has mirrored the resource or found it gone
+   * since. Each with the run it failed in (for a failure of a retry, the run that retry was of), oldest runs first;
+   * at most `limit`, with how many there are in all.
+   */
+  standingFailures(limit: number): { total: number; failures: { uri: string; runId: number }[] } {
+    const standing = `WITH latest AS (
+        SELECT f.uri AS uri, MAX(f.run_id) AS run_id FROM failures f JOIN runs r ON r.id = f.run_id WHERE r.kind != 'audit' GROUP BY f.uri
+      ), open AS (
+        SELECT l.uri AS uri, l.run_id AS run_id FROM latest l
+        WHERE NOT EXISTS (SELECT 1 FROM inventory i WHERE i.uri = l.uri AND i.run_id > l.run_id AND i.status IN ('verified', 'unchecked'))
+        AND NOT EXISTS (SELECT 1 FROM gone g WHERE g.uri = l.uri AND g.run_id > l.run_id)
+      )`;
+    const total = Number((this.db.prepare(`${standing} SELECT COUNT(*) AS n FROM open`).get() as { n: number }).n);
+    const rows = this.db
+      .prepare(`${standing} SELECT o.uri AS uri, COALESCE((SELECT t.of_run FROM retry_items t WHERE t.run_id = o.run_id AND t.uri = o.uri), o.run_id) AS runId FROM open o ORDER BY runId, o.uri LIMIT ?`)
+      .all(limit) as { uri: string; runId: number }[];
+    return { total, failures: rows.map((r) => ({ uri: r.uri, runId: Number(r.runId) })) };
   }
 
   /**
    * The run a retry run is of and the URIs it still has to settle: those whose inventory row neither it nor a later
    * run has written since. Null for a run that is no retry, or one recorded before retries kept their URIs.
    */
-  retryLeft(runId: number): { ofRun: number; asked: number; uris: string[] } | null {
-    const of = this.db.prepare('SELECT of_run AS ofRun, COUNT(*) AS asked FROM retry_items WHERE run_id = ?').get(runId) as { ofRun: number | null; asked: number };
+  retryLeft(runId: number): { ofRun: number; ofRuns: number[]; asked: number; uris: string[] } | null {
+    const of = this.db.prepare('SELECT MAX(of_run) AS ofRun, COUNT(*) AS asked FROM retry_items WHERE run_id = ?').get(runId) as { ofRun: number | null; asked: number };
     if (of.ofRun === null || Number(of.asked) === 0) return null;
+    const ofRuns = (this.db.prepare('SELECT DISTINCT of_run AS ofRun FROM retry_items WHERE run_id = ? ORDER BY of_run').all(runId) as { ofRun: number }[]).map((r) => Number(r.ofRun));
     const left = this.db
       .prepare(
         `SELECT r.uri AS uri FROM retry_items r WHERE r.run_id = ?
@@ -853,7 +878,7 @@ export class MirrorState implements ClaimStore {
          AND NOT EXISTS (SELECT 1 FROM gone g WHERE g.uri = r.uri AND g.run_id >= r.run_id) ORDER BY r.uri`,
       )
       .all(runId) as { uri: string }[];
-    return { ofRun: Number(of.ofRun), asked: Number(of.asked), uris: left.map((r) => r.uri) };
+    return { ofRun: Number(of.ofRun), ofRuns, asked: Number(of.asked), uris: left.map((r) => r.uri) };
   }
 
   /** Run `runId` found `uri` deleted at the Source and not in the mirror: its earlier failures stand no more. */
