@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { PATHS } from './fixture-source/index.ts';
 import { mirrorSuite } from './mirror-suite.ts';
-import { expectAccessible, fillMirrorForm, mainView, openMirrorForm } from './ui-helpers.ts';
+import { expectAccessible, fillMirrorForm, mainView, openMirrorForm, runEndSentence } from './ui-helpers.ts';
 
 const suite = mirrorSuite('mirror-keys', { resources: 20, changeListSize: 10, resourceDelayMs: 0 });
 
@@ -180,4 +180,34 @@ test('at 1024 px the run history fits without scrolling sideways; narrower still
   for (let i = 0; i < 20; i++) await page.keyboard.press('ArrowRight');
   await expect(counts).toBeInViewport({ ratio: 1 });
   await expectAccessible(page, 'the run history scrolled sideways');
+});
+
+test('after "Sync now" focus stays on an element of the view until the run\'s end takes it, and that end is one short sentence', async ({ page }) => {
+  await createMirror(page, 'focus-kept');
+  const announced = runEndSentence(page);
+  await expect(view(page).getByRole('region', { name: 'Current run' })).toContainText('Baseline completed');
+  // Before, the status region read the whole message and then every counter ("Created 20 Updated 0 …").
+  await expect(announced).toHaveText('Baseline completed: 20 created.');
+  await expect(view(page).getByLabel('Counts of this run')).toContainText(/created\s*20/);
+
+  suite.fixture.change('update', 2);
+  // Where focus is at every frame from the key press to the run's end.
+  await view(page).getByRole('button', { name: 'Sync now' }).focus();
+  await page.evaluate(() => {
+    const seen: string[] = [];
+    (window as unknown as { focusSeen: string[] }).focusSeen = seen;
+    const watch = () => {
+      const active = document.activeElement;
+      seen.push(active === null || active === document.body ? 'body' : active.className || active.tagName);
+      if (!(active instanceof HTMLElement && active.matches('.run-end-sentence'))) requestAnimationFrame(watch);
+    };
+    requestAnimationFrame(watch);
+  });
+  await page.keyboard.press('Enter');
+  await expect(announced).toHaveText('Incremental sync completed: 2 updated.', { timeout: 60_000 });
+  await expect(announced).toBeFocused();
+  const seen = await page.evaluate(() => (window as unknown as { focusSeen: string[] }).focusSeen);
+  // Before, <body> for 100-300 ms: the button turned disabled while the request was under way.
+  expect(seen.filter((s) => s === 'body'), seen.join(' → ')).toEqual([]);
+  await expectAccessible(page, "a run's end");
 });
