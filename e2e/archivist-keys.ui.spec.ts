@@ -201,3 +201,50 @@ test("the audit's count, read out as the filter is typed, says of what", async (
   // Before, "1 of 2": of what, a screen reader did not say.
   await expect(count).toHaveText(`1 of ${total}`);
 });
+
+test('zoomed to 200 % with a Resource List open, the entries keep several rows in view', async ({ page }) => {
+  // The app opened at 100 % in a 1024 × 768 window; the person then zooms in (the window is 512 × 384 CSS px).
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await page.goto(suite.app.url);
+  await addSource(page, suite.fixture.url + PATHS.dataset1.resourceList);
+  await expect(page.getByTestId('entry-count')).toHaveText('20 of 20 entries');
+  await page.setViewportSize({ width: 512, height: 384 });
+  const grid = page.getByRole('grid', { name: 'Entries' });
+  // Rows wholly in view below the grid's header. Before, the detail pane kept its 361 px and the entries had their
+  // least height: a single row under their filter, caption and header.
+  await expect
+    .poll(() =>
+      grid.evaluate((box) => {
+        const header = box.querySelector('.th-row')!.getBoundingClientRect();
+        const bottom = box.getBoundingClientRect().bottom;
+        return [...box.querySelectorAll('.tr:not(.th-row)')].filter((row) => {
+          const r = row.getBoundingClientRect();
+          return r.top >= header.bottom - 1 && r.bottom <= bottom + 1;
+        }).length;
+      }),
+    )
+    .toBeGreaterThanOrEqual(3);
+  await expectAccessible(page, 'a Resource List at 200 % zoom');
+});
+
+test('at 1024 px no words are cut off in the sidebar or the detail: the tree, the discovery and the facts are whole', async ({ page }) => {
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await page.goto(suite.app.url);
+  await addSource(page, suite.fixture.url + PATHS.dataset1.resourceList);
+  await expect(page.getByTestId('entry-count')).toHaveText('20 of 20 entries');
+  await expect(treeItem(page, PATHS.dataset1.resourceDump)).toContainText('completed');
+  // Every box that hides what overflows it, and holds more than it shows (the entries grid's cells aside: their
+  // columns are resized, and the detail shows an entry whole).
+  const cut = await page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('.sidebar *, .detail-pane *')]
+      .filter((el) => {
+        const style = getComputedStyle(el);
+        const hides = style.overflowX === 'hidden' || style.overflowX === 'clip' || style.textOverflow === 'ellipsis';
+        return hides && el.getClientRects().length > 0 && (el.textContent ?? '').trim() !== '' && el.scrollWidth > el.clientWidth + 1;
+      })
+      .map((el) => `${el.className}: ${el.textContent}`),
+  );
+  // Before, each list's dates in the tree ended in "00:…", and the discovery's outcome and URLs too.
+  expect(cut).toEqual([]);
+  await expectAccessible(page, 'the tree and a document at 1024 px');
+});
