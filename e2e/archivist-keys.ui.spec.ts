@@ -191,7 +191,7 @@ test("the audit's count, read out as the filter is typed, says of what", async (
   await page.keyboard.press('Enter');
   await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeFocused();
   await page.keyboard.press('Enter');
-  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+  await expect(view(page).locator('.audit-verdict')).toBeFocused({ timeout: 30_000 });
   const search = view(page).getByRole('search', { name: 'Filter the audit' });
   const count = search.locator('[aria-live=polite]');
   const total = (await count.textContent())!;

@@ -65,10 +65,10 @@ test('focus stays in place after actions whose button goes away', async ({ page 
   // Audit now, Audit again: the verdict.
   await view(page).getByRole('tab', { name: 'Audit' }).click();
   await view(page).getByRole('button', { name: 'Audit now' }).click();
-  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+  await expect(view(page).locator('.audit-verdict')).toBeFocused({ timeout: 30_000 });
   await expect(view(page).locator('.audit-summary')).toContainText('In sync');
   await view(page).getByRole('button', { name: 'Audit again' }).click();
-  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+  await expect(view(page).locator('.audit-verdict')).toBeFocused({ timeout: 30_000 });
   await expectAccessible(page, 'the audit, its verdict focused');
 });
 

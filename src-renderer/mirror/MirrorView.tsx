@@ -150,7 +150,7 @@ function Loaded({ m }: { m: MirrorDetail }) {
       else if (!busy && !action.isPending && ended) [target, done] = [find('.run-end-sentence'), true];
     } else if (goal.current === 'audit') {
       const error = find('.mirror-audit [role=alert]');
-      const summary = find('.audit-summary');
+      const summary = find('.audit-verdict');
       if (error) [target, done] = [error, true];
       else if (m.status === 'auditing') target = find('.mirror-cancel-audit');
       else if (summary && ended?.kind === 'audit') [target, done] = [summary, true];
