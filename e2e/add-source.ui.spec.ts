@@ -151,6 +151,11 @@ test('after an add the tree unfolds to the Capability Lists and their capabiliti
   await paste(page, host);
   await expect(title(page)).toContainText(`Added ${host}`);
   await expect(title(page).locator('.discovery-ok')).toBeVisible();
+  // What was tried and found, in words (before: "2/4 routes found"), whole.
+  await expect(title(page)).toContainText(
+    "Tried 4 ways: found a Capability List through a link in the page's HTML and a Source Description at /.well-known/resourcesync.",
+  );
+  await expectWhole(title(page));
   await expect(discovery(page).getByRole('status')).toHaveText(`Saved ${host}; its documents are shown below.`);
   await expect(saved(page).getByRole('button', { name: new RegExp(`^${host.replace(/\./g, '\\.')}`) })).toHaveAttribute('aria-current', 'true');
   // Saved under the URL the engine made of the bare host.
@@ -227,6 +232,7 @@ test('errors are plain, whole and without codes', async ({ page }) => {
   try {
     await paste(page, quiet.url + PATHS.broken.notXml);
     await expect(title(page)).toHaveText(/Discovery failed/);
+    await expect(title(page)).toContainText(/Tried [1-9] ways?: found nothing\./);
     const alert = discovery(page).getByRole('alert');
     await expect(alert).toContainText(`Could not add ${quiet.url}${PATHS.broken.notXml}`);
     await expect(alert).toContainText('No ResourceSync Source found');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { PATHS } from './fixture-source/index.ts';
 import { mirrorSuite } from './mirror-suite.ts';
-import { addSource, detail, expectAccessible, fillMirrorForm, mainView, openMirrorForm, treeItem } from './ui-helpers.ts';
+import { addSource, detail, expectAccessible, fillMirrorForm, mainView, openMirrorForm, runEndDetails, treeItem } from './ui-helpers.ts';
 
 const suite = mirrorSuite('archivist-keys', { resources: 20, changeListSize: 10, resourceDelayMs: 0 });
 
@@ -103,14 +103,15 @@ test("a running check announces what it does, not its counts at every document r
 test('a run that ended with failures leads to them: "Show the failures", then Retry all failed', async ({ page }) => {
   suite.setBroken([2, 3, 5], true);
   await createMirror(page, 'failures');
-  const end = runEnd(page, /^Baseline ended with \d+ failures?: .*Retry fetches what failed again\./);
+  const end = runEnd(page, /^Baseline ended with \d+ failures?\.$/);
   await expect(end).toBeVisible({ timeout: 60_000 });
+  await expect(runEndDetails(page)).toContainText('Retry fetches what failed again.');
   suite.setBroken([2, 3, 5], false);
   await end.focus();
   const [, n] = /^Baseline ended with (\d+) failures?/.exec((await end.textContent())!)!;
   // The Retry the message speaks of is on the Failures tab: before, nothing near the message led there.
   await page.keyboard.press('Tab');
-  await expect(end.getByRole('button', { name: 'Show the failures' })).toBeFocused();
+  await expect(runEndDetails(page).getByRole('button', { name: 'Show the failures' })).toBeFocused();
   await page.keyboard.press('Enter');
   await expect(view(page).getByRole('tab', { name: /^Failures/, selected: true })).toBeVisible();
   const retryAll = view(page).getByRole('button', { name: `Retry all failed (${n})` });
@@ -120,7 +121,7 @@ test('a run that ended with failures leads to them: "Show the failures", then Re
   const retried = runEnd(page, /^Retry of \d+ resources? of run \d+ completed/);
   await expect(retried).toBeFocused({ timeout: 30_000 });
   // Nothing failed again: nothing to show.
-  await expect(retried.getByRole('button', { name: 'Show the failures' })).toHaveCount(0);
+  await expect(runEndDetails(page).getByRole('button', { name: 'Show the failures' })).toHaveCount(0);
 });
 
 test("at 1024 px the run history of a run that was paused fits: its time takes two lines, not the counts' room", async ({ page }) => {
@@ -190,7 +191,7 @@ test("the audit's count, read out as the filter is typed, says of what", async (
   await page.keyboard.press('Enter');
   await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeFocused();
   await page.keyboard.press('Enter');
-  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+  await expect(view(page).locator('.audit-verdict')).toBeFocused({ timeout: 30_000 });
   const search = view(page).getByRole('search', { name: 'Filter the audit' });
   const count = search.locator('[aria-live=polite]');
   const total = (await count.textContent())!;
@@ -199,4 +200,51 @@ test("the audit's count, read out as the filter is typed, says of what", async (
   await page.keyboard.type(`/res/${suite.fixture.state.pathOf(2).split('/res/')[1]}`);
   // Before, "1 of 2": of what, a screen reader did not say.
   await expect(count).toHaveText(`1 of ${total}`);
+});
+
+test('zoomed to 200 % with a Resource List open, the entries keep several rows in view', async ({ page }) => {
+  // The app opened at 100 % in a 1024 × 768 window; the person then zooms in (the window is 512 × 384 CSS px).
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await page.goto(suite.app.url);
+  await addSource(page, suite.fixture.url + PATHS.dataset1.resourceList);
+  await expect(page.getByTestId('entry-count')).toHaveText('20 of 20 entries');
+  await page.setViewportSize({ width: 512, height: 384 });
+  const grid = page.getByRole('grid', { name: 'Entries' });
+  // Rows wholly in view below the grid's header. Before, the detail pane kept its 361 px and the entries had their
+  // least height: a single row under their filter, caption and header.
+  await expect
+    .poll(() =>
+      grid.evaluate((box) => {
+        const header = box.querySelector('.th-row')!.getBoundingClientRect();
+        const bottom = box.getBoundingClientRect().bottom;
+        return [...box.querySelectorAll('.tr:not(.th-row)')].filter((row) => {
+          const r = row.getBoundingClientRect();
+          return r.top >= header.bottom - 1 && r.bottom <= bottom + 1;
+        }).length;
+      }),
+    )
+    .toBeGreaterThanOrEqual(3);
+  await expectAccessible(page, 'a Resource List at 200 % zoom');
+});
+
+test('at 1024 px no words are cut off in the sidebar or the detail: the tree, the discovery and the facts are whole', async ({ page }) => {
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await page.goto(suite.app.url);
+  await addSource(page, suite.fixture.url + PATHS.dataset1.resourceList);
+  await expect(page.getByTestId('entry-count')).toHaveText('20 of 20 entries');
+  await expect(treeItem(page, PATHS.dataset1.resourceDump)).toContainText('completed');
+  // Every box that hides what overflows it, and holds more than it shows (the entries grid's cells aside: their
+  // columns are resized, and the detail shows an entry whole).
+  const cut = await page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('.sidebar *, .detail-pane *')]
+      .filter((el) => {
+        const style = getComputedStyle(el);
+        const hides = style.overflowX === 'hidden' || style.overflowX === 'clip' || style.textOverflow === 'ellipsis';
+        return hides && el.getClientRects().length > 0 && (el.textContent ?? '').trim() !== '' && el.scrollWidth > el.clientWidth + 1;
+      })
+      .map((el) => `${el.className}: ${el.textContent}`),
+  );
+  // Before, each list's dates in the tree ended in "00:…", and the discovery's outcome and URLs too.
+  expect(cut).toEqual([]);
+  await expectAccessible(page, 'the tree and a document at 1024 px');
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { PATHS } from './fixture-source/index.ts';
 import { mirrorSuite } from './mirror-suite.ts';
-import { expectAccessible, fillMirrorForm, mainView, openMirrorForm } from './ui-helpers.ts';
+import { expectAccessible, fillMirrorForm, mainView, openMirrorForm, runEndSentence } from './ui-helpers.ts';
 
 const suite = mirrorSuite('mirror-keys', { resources: 20, changeListSize: 10, resourceDelayMs: 0 });
 
@@ -88,7 +88,7 @@ test('"Audit…" takes focus to the button that starts an audit', async ({ page 
   await expect(view(page).getByRole('button', { name: 'Audit now' })).toBeFocused();
   await expectAccessible(page, 'the Audit tab opened by "Audit…"');
   await page.keyboard.press('Enter');
-  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+  await expect(view(page).locator('.audit-verdict')).toBeFocused({ timeout: 30_000 });
 
   // With a report already there (read before the tab shows): "Audit again".
   await chooseTab(page, /^Runs/);
@@ -129,8 +129,10 @@ test("the audit's verdict says in plain words how the files were checked, and co
   await page.keyboard.press('Tab');
   await page.keyboard.press('Enter');
   const summary = view(page).locator('.audit-summary');
-  await expect(summary).toBeFocused({ timeout: 30_000 });
-  await expect(summary).toContainText('Not in sync: 1 difference.');
+  // Focus and the status region are on the verdict alone, one sentence (before, on the whole block: every count,
+  // how the files were checked, the time and the export buttons were read out).
+  await expect(summary.getByRole('status')).toBeFocused({ timeout: 30_000 });
+  await expect(summary.getByRole('status')).toHaveText('Not in sync: 1 difference.');
   // Said once on the Audit tab (its end above the tabs too was read out twice); away from the tab, above them.
   await expect(view(page).getByRole('status').filter({ hasText: 'Not in sync: 1 difference.' })).toHaveCount(1);
   await chooseTab(page, /^Runs/);
@@ -180,4 +182,34 @@ test('at 1024 px the run history fits without scrolling sideways; narrower still
   for (let i = 0; i < 20; i++) await page.keyboard.press('ArrowRight');
   await expect(counts).toBeInViewport({ ratio: 1 });
   await expectAccessible(page, 'the run history scrolled sideways');
+});
+
+test('after "Sync now" focus stays on an element of the view until the run\'s end takes it, and that end is one short sentence', async ({ page }) => {
+  await createMirror(page, 'focus-kept');
+  const announced = runEndSentence(page);
+  await expect(view(page).getByRole('region', { name: 'Current run' })).toContainText('Baseline completed');
+  // Before, the status region read the whole message and then every counter ("Created 20 Updated 0 …").
+  await expect(announced).toHaveText('Baseline completed: 20 created.');
+  await expect(view(page).getByLabel('Counts of this run')).toContainText(/created\s*20/);
+
+  suite.fixture.change('update', 2);
+  // Where focus is at every frame from the key press to the run's end.
+  await view(page).getByRole('button', { name: 'Sync now' }).focus();
+  await page.evaluate(() => {
+    const seen: string[] = [];
+    (window as unknown as { focusSeen: string[] }).focusSeen = seen;
+    const watch = () => {
+      const active = document.activeElement;
+      seen.push(active === null || active === document.body ? 'body' : active.className || active.tagName);
+      if (!(active instanceof HTMLElement && active.matches('.run-end-sentence'))) requestAnimationFrame(watch);
+    };
+    requestAnimationFrame(watch);
+  });
+  await page.keyboard.press('Enter');
+  await expect(announced).toHaveText('Incremental sync completed: 2 updated.', { timeout: 60_000 });
+  await expect(announced).toBeFocused();
+  const seen = await page.evaluate(() => (window as unknown as { focusSeen: string[] }).focusSeen);
+  // Before, <body> for 100-300 ms: the button turned disabled while the request was under way.
+  expect(seen.filter((s) => s === 'body'), seen.join(' → ')).toEqual([]);
+  await expectAccessible(page, "a run's end");
 });

@@ -65,10 +65,10 @@ test('focus stays in place after actions whose button goes away', async ({ page 
   // Audit now, Audit again: the verdict.
   await view(page).getByRole('tab', { name: 'Audit' }).click();
   await view(page).getByRole('button', { name: 'Audit now' }).click();
-  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+  await expect(view(page).locator('.audit-verdict')).toBeFocused({ timeout: 30_000 });
   await expect(view(page).locator('.audit-summary')).toContainText('In sync');
   await view(page).getByRole('button', { name: 'Audit again' }).click();
-  await expect(view(page).locator('.audit-summary')).toBeFocused({ timeout: 30_000 });
+  await expect(view(page).locator('.audit-verdict')).toBeFocused({ timeout: 30_000 });
   await expectAccessible(page, 'the audit, its verdict focused');
 });
 
@@ -366,7 +366,7 @@ test('the deletion policy and the connections can be changed after the mirror is
   // The Source deletes a resource: the next sync deletes its file, by the new policy.
   suite.fixture.state.change('delete', 1, 6);
   await view(page).getByRole('button', { name: 'Sync now' }).click();
-  await expect(runEnd(page, /^Incremental/)).toContainText('0 created, 0 updated, 1 deleted', { timeout: 60_000 });
+  await expect(runEnd(page, /^Incremental/)).toHaveText('Incremental sync completed: 1 deleted.', { timeout: 60_000 });
 });
 
 test('a paused run says how far it came in plain words: one resource in the singular, none as none', async ({ page }) => {

@@ -7,7 +7,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { MirrorState, stateDirOf, type NeedsSync } from '../src-main/engine/mirror/state.ts';
 import { PATHS } from './fixture-source/index.ts';
 import { mirrorSuite } from './mirror-suite.ts';
-import { expectAccessible, fillMirrorForm, mainView, openMirrorForm, resourcesBar } from './ui-helpers.ts';
+import { expectAccessible, fillMirrorForm, mainView, openMirrorForm, resourcesBar, runEndDetails, runEndSentence } from './ui-helpers.ts';
 
 const RESOURCES = 60;
 
@@ -81,10 +81,12 @@ test('creates a mirror from the tree, runs a baseline with a visible progress ba
   await expect(bar).toBeVisible();
   suite.fixture.setResourceDelay(20);
 
-  await expect(view(page).getByRole('status').filter({ hasText: 'Baseline completed' })).toContainText(
-    `Baseline completed: ${RESOURCES} created, 0 updated, 0 deleted, 0 unchanged.`,
-    { timeout: 60_000 },
-  );
+  // One short sentence is announced (before, the status region read the whole message and every counter); the
+  // counters are shown beside it.
+  await expect(runEndSentence(page)).toHaveText(`Baseline completed: ${RESOURCES} created.`, {
+    timeout: 60_000,
+  });
+  await expect(runEndDetails(page).getByRole('definition')).toHaveText([String(RESOURCES), '0', '0', '0', '0', '0']);
   await expect(bar).toHaveCount(0);
   // The checkpoint, to the second, in the app's date style; the Source's own value in its title.
   const checkpoint = view(page).locator('dd[title]').filter({ hasText: /^\d{1,2} \w{3} \d{4}, \d\d:\d\d:\d\d$/ });
@@ -300,7 +302,8 @@ test('pauses a run and resumes it after a reload; cancels another', async ({ pag
   // Slowed to a crawl: the run cannot end by itself before Pause is pressed.
   suite.fixture.setResourceDelay(3_000);
   await view(page).getByRole('button', { name: 'Pause' }).click();
-  await expect(view(page).getByRole('status').filter({ hasText: 'Paused after' })).toContainText('Resume takes it up where it stopped.');
+  await expect(view(page).getByRole('status').filter({ hasText: 'Paused after' })).toBeVisible();
+  await expect(runEndDetails(page)).toContainText('Resume takes it up where it stopped.');
   await expect(view(page).getByRole('heading', { level: 2 })).toContainText('Paused');
 
   // After a reload the mirror is still listed as paused, and offers Resume.

@@ -58,6 +58,16 @@ export function mainView(page: Page): Locator {
   return page.getByRole('main');
 }
 
+/** The status region a run's end is said in: one short sentence (a spinner in the same region is a status too). */
+export function runEndSentence(page: Page): Locator {
+  return mainView(page).locator('.run-end-sentence[role=status]');
+}
+
+/** What a run's end says besides its one sentence (the status region): the rest of its message, counters, actions. */
+export function runEndDetails(page: Page): Locator {
+  return mainView(page).locator('.run-end');
+}
+
 export function resourcesBar(page: Page): Locator {
   return mainView(page).getByRole('progressbar', { name: 'Resources' });
 }

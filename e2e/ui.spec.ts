@@ -308,6 +308,14 @@ test('the tree works from the keyboard (WAI-ARIA tree)', async ({ page }) => {
   await page.waitForTimeout(800);
   await page.keyboard.press('c');
   await expect(focused).toContainText(PATHS.dataset2.capabilityList);
+  // The same letter typed again and again goes round the items of that name, one item a letter (before, "cc" found
+  // no name and focus stayed on the first Capability List).
+  await page.waitForTimeout(800);
+  await page.keyboard.type('cc', { delay: 50 });
+  await expect(focused).toContainText(PATHS.dataset2.capabilityList);
+  await page.waitForTimeout(800);
+  await page.keyboard.type('ccc', { delay: 50 });
+  await expect(focused).toContainText(PATHS.dataset1.capabilityList);
   // Characters typed quickly are one search; one that no name starts with leaves the focus where it is.
   await page.waitForTimeout(800);
   await page.keyboard.type('so', { delay: 50 });

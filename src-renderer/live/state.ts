@@ -35,7 +35,8 @@ interface LiveState {
   clear(): void;
 }
 
-const SUBSCRIPTION_EVENTS = new Set(['subscribed', 'renewed', 'unsubscribed', 'denied', 'expired', 'subscribing', 'notification', 'applied', 'gap', 'caught-up']);
+// `duplicate`: a notification covered already still sets the subscription's last notification.
+const SUBSCRIPTION_EVENTS = new Set(['subscribed', 'renewed', 'unsubscribed', 'denied', 'expired', 'subscribing', 'notification', 'applied', 'duplicate', 'gap', 'caught-up']);
 
 /** Adds events to rows (newest first), applying outcomes to the rows they concern; returns the rows and how many fell off. */
 export function addEvents(rows: FeedRow[], events: readonly LiveEvent[], cap = FEED_CAP): { rows: FeedRow[]; dropped: number } {

@@ -116,8 +116,10 @@ function AuditTable({ view, deletePolicy }: { view: AuditView; deletePolicy: Mir
   const total = differences + kept;
   return (
     <>
-      <div className={`audit-summary${r.inSync ? ' in-sync' : ' not-in-sync'}`} role="status" tabIndex={-1}>
-        <strong>
+      {/* Only the verdict is the status, and takes focus when an audit started here ends: the whole block read out
+          every count, the checking method, the time and the export buttons' names too. */}
+      <div className={`audit-summary${r.inSync ? ' in-sync' : ' not-in-sync'}`}>
+        <strong className="audit-verdict" role="status" tabIndex={-1}>
           {r.inSync ? `✓ In sync: ${formatCount(r.inSyncCount)} resources match the Source.` : `Not in sync: ${formatCount(differences)} ${differences === 1 ? 'difference' : 'differences'}.`}
         </strong>
         <span className="muted">

@@ -17,6 +17,7 @@ import { useFailures, useForgetMirror, useMirror, useMirrorEnded, useMirrorProgr
 import { Counters, RunProgress } from './RunProgress.tsx';
 import { LiveHoldNote } from '../live/LiveHoldNote.tsx';
 import { RunHistory } from './RunHistory.tsx';
+import { runEndWords } from './run-end.ts';
 
 const BUSY = new Set(['running', 'pausing', 'cancelling', 'auditing']);
 
@@ -90,6 +91,11 @@ function Loaded({ m }: { m: MirrorDetail }) {
   const pausedBefore = current?.pausedSeconds ?? 0;
   const ranSoFar = current && pausedBefore > 0 ? (Date.now() - Date.parse(current.startedAt)) / 1000 - pausedBefore : null;
 
+  // An audit's end is said here only away from the Audit tab, whose verdict (or error) says it already: shown in
+  // both, a screen reader read it out twice.
+  const endShown = !unknown && !busy && ended !== null && !(ended.kind === 'audit' && tab === 'audit');
+  const endWords = endShown ? runEndWords(ended) : null;
+
   const sectionRef = useRef<HTMLElement>(null);
   const headingRef = useRef<HTMLHeadingElement>(null);
   const goal = useRef<FocusGoal | null>(null);
@@ -141,10 +147,10 @@ function Loaded({ m }: { m: MirrorDetail }) {
     if (goal.current === 'run') {
       if (action.isError) [target, done] = [find('.mirror-action-error'), true];
       else if (m.status === 'running') target = find('.mirror-pause:not(:disabled)');
-      else if (!busy && !action.isPending && ended) [target, done] = [find('.run-end'), true];
+      else if (!busy && !action.isPending && ended) [target, done] = [find('.run-end-sentence'), true];
     } else if (goal.current === 'audit') {
       const error = find('.mirror-audit [role=alert]');
-      const summary = find('.audit-summary');
+      const summary = find('.audit-verdict');
       if (error) [target, done] = [error, true];
       else if (m.status === 'auditing') target = find('.mirror-cancel-audit');
       else if (summary && ended?.kind === 'audit') [target, done] = [summary, true];
@@ -242,8 +248,11 @@ function Loaded({ m }: { m: MirrorDetail }) {
             </button>
           ) : (
             <>
+              {/* While the request is under way these are aria-disabled, not disabled: a disabled button drops focus to
+                  <body> (for as long as the run took to start, ~100-300 ms), and Pause takes it once the run is on. */}
               {m.resumable && (
-                <button type="button" className="btn-primary" disabled={!usable || action.isPending} onClick={() => {
+                <button type="button" className="btn-primary" disabled={!usable} aria-disabled={action.isPending || undefined} onClick={() => {
+                    if (action.isPending) return;
                     aim('run');
                     action.mutate({ action: 'resume' });
                   }}
@@ -254,7 +263,8 @@ function Loaded({ m }: { m: MirrorDetail }) {
               {/* A run waiting to be resumed is what the next sync does: "Sync now" beside Resume did the same, and
                   left one wondering whether it would start over. */}
               {!m.resumable && (
-                <button type="button" className="btn-primary" disabled={!usable || action.isPending} onClick={() => {
+                <button type="button" className="btn-primary" disabled={!usable} aria-disabled={action.isPending || undefined} onClick={() => {
+                    if (action.isPending) return;
                     aim('run');
                     action.mutate({ action: 'start' });
                   }}
@@ -339,9 +349,17 @@ function Loaded({ m }: { m: MirrorDetail }) {
           </span>
         </div>
       )}
-      {/* An audit's end is said here only away from the Audit tab, whose verdict (or error) says it already: shown in
-          both, a screen reader read it out twice. */}
       <div className="mirror-run" aria-label="Current run" role="region">
+        {/* Always in the page, empty while nothing has ended: a status region added with its words already in it is
+            not announced by every screen reader. It holds one short sentence (the counters are beside it, not in it),
+            and takes focus when a run pressed here ends. */}
+        <p
+          className={`run-end-sentence${endShown ? ` run-end-${ended.kind === 'audit' && ended.failed > 0 ? 'failed' : ended.status}` : ''}`}
+          role="status"
+          tabIndex={endShown ? -1 : undefined}
+        >
+          {endShown ? endWords!.sentence : ''}
+        </p>
         {unknown ? (
           <div className="alert alert-warning run-unknown" role="alert">
             <span>{UNREACHABLE_RUN}</span>
@@ -350,9 +368,9 @@ function Loaded({ m }: { m: MirrorDetail }) {
           <RunProgress progress={progress} pausedSeconds={pausedBefore} ranSeconds={ranSoFar} />
         ) : busy ? (
           <p className="run-phase"><Spinner /> Starting…</p>
-        ) : ended && !(ended.kind === 'audit' && tab === 'audit') ? (
-          <div className={`run-end run-end-${ended.kind === 'audit' && ended.failed > 0 ? 'failed' : ended.status}`} role="status" tabIndex={-1}>
-            <strong>{ended.message}</strong>
+        ) : endShown ? (
+          <div className="run-end">
+            {endWords!.rest && <p className="run-end-rest">{endWords!.rest}</p>}
             {ended.kind === 'sync' && ended.status !== 'error' && <Counters counts={ended} />}
             {ended.kind === 'sync' && ended.failed > 0 && (
               <div className="run-end-actions">
@@ -373,7 +391,9 @@ function Loaded({ m }: { m: MirrorDetail }) {
             )}
             {ended.heldBack === true && m.options.deletePolicy !== 'keep' && (
               <div className="run-held-back">
-                <button type="button" className="btn-secondary" disabled={!usable || action.isPending} onClick={() => {
+                {/* aria-disabled, not disabled, while the request is under way: a disabled button drops focus to <body>. */}
+                <button type="button" className="btn-secondary" disabled={!usable} aria-disabled={action.isPending || undefined} onClick={() => {
+                    if (action.isPending) return;
                     aim('run');
                     // As many as were shown: should the Source list even less by now, they are held back again.
                     action.mutate({ action: 'start', mode: 'baseline', allowMassDelete: ended.kept ?? 0 });

@@ -13,6 +13,7 @@ import { EMPTY_SIGN_IN, missing, SignInFields, signInArgs, type SignInField, typ
 import { DiscoverySteps } from './DiscoverySteps.tsx';
 import { DiscoveryOutcome, type Outcome } from './DiscoveryOutcome.tsx';
 import { DiscoveryProgress } from './DiscoveryProgress.tsx';
+import { discoverySummary } from './summary.ts';
 import { revealAdded } from './revealAdded.ts';
 
 function newRunId(): string {
@@ -56,6 +57,7 @@ export function AddSource() {
   const [aheadProblem, setAheadProblem] = useState<{ field: SignInField; message: string } | null>(null);
   const running = run?.outcome.kind === 'running';
   const stepsShown = stepsOpen ?? (run !== null && (running || run.outcome.kind === 'error'));
+  const summary = run && discoverySummary(run.steps, running);
 
   function update(runId: string, change: (r: Run) => Run) {
     setRun((r) => (r && r.runId === runId ? change(r) : r));
@@ -218,9 +220,9 @@ export function AddSource() {
               title={run.url}
               onClick={() => setStepsOpen(!stepsShown)}
             >
-              <DiscoveryTitle run={run} />
-              <span className="discovery-stats">
-                {run.steps.filter((s) => s.found).length}/{run.steps.length} routes found
+              <span className="discovery-title-text">
+                <DiscoveryTitle run={run} />
+                {summary && <span className="discovery-stats">{summary}</span>}
               </span>
             </button>
             {!running && (
@@ -232,7 +234,7 @@ export function AddSource() {
           {running && <DiscoveryProgress run={run} onCancel={cancel} />}
           <DiscoveryOutcome run={run} onSignedIn={again} />
           {stepsShown && (
-            <div id="discovery-steps" className="discovery-steps" tabIndex={0} aria-label="Routes tried">
+            <div id="discovery-steps" className="discovery-steps" tabIndex={0} aria-label="Ways tried">
               <DiscoverySteps steps={run.steps} running={running} />
             </div>
           )}

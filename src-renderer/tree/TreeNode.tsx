@@ -124,7 +124,15 @@ export const TreeNode = memo(function TreeNode({ row, index, start, tabStop, exp
               ) : (
                 <>
                   <span className="tree-url">{urlPath(node.url)}</span>
-                  {span?.text ? <span className="muted"> · {span.text}</span> : null}
+                  {/* Each fact kept whole ("at 2025-01-01 00:00Z"): the line breaks between them, not inside a date. */}
+                  {span?.text
+                    ? span.text.split(' · ').map((part, i) => (
+                        <span key={i} className="muted">
+                          {' · '}
+                          <span className="tree-fact">{part}</span>
+                        </span>
+                      ))
+                    : null}
                 </>
               )}
             </span>

@@ -76,6 +76,13 @@ describe('flattenTree', () => {
     expect(findByName(rows, rows.count - 1, 's', nameOf)).toBe(0);
     expect(findByName(rows, 4, 'c', nameOf)).toBe(1);
     expect(findByName(rows, 4, 'x', nameOf)).toBe(-1);
+    // The same letter again and again goes on through the parts of one name, one part a letter.
+    // (Parts not read yet are named "Document".)
+    expect(findByName(rows, 4, 'd', nameOf)).toBe(5);
+    expect(findByName(rows, 5, 'dd', nameOf)).toBe(6);
+    expect(findByName(rows, 6, 'ddd', nameOf)).toBe(7);
+    // A name typed out keeps to the item it found.
+    expect(findByName(rows, 5, 'document', nameOf)).toBe(5);
   });
 
   it("makes rows for an index's children past those its view carries, filled in as their pages are read", () => {

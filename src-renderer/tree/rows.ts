@@ -200,9 +200,12 @@ export function nextItem(rows: TreeRows, from: number, step: 1 | -1): number {
 
 /**
  * Type-ahead (WAI-ARIA tree pattern): the next item after `from` whose name starts with `typed`, round to the
- * top; with more than one character typed, the current item counts too. -1 when no name starts with it.
+ * top; with more than one character typed, the current item counts too. The same character typed again and again
+ * ("ccc") goes on to the next item starting with it each time, as the pattern's examples do: among parts of one name
+ * ("Resource List" × 500) a search for "cc" found nothing and focus stayed on the first. -1 when no name starts with it.
  */
 export function findByName(rows: TreeRows, from: number, typed: string, nameOf: (row: ItemRow) => string): number {
+  if (typed.length > 1 && [...typed].every((c) => c === typed[0])) typed = typed[0]!;
   const start = typed.length === 1 ? from + 1 : Math.max(from, 0);
   for (let i = 0; i < rows.count; i++) {
     const at = (start + i) % rows.count;

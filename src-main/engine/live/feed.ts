@@ -462,7 +462,12 @@ export class MirrorFeed {
     for (const step of steps) {
       if (step.kind === 'covered') {
         const n = step.item.item.notification;
-        this.store.setInbox([step.item.item.inboxId], { status: 'covered', fromAt: n.from, untilAt: n.until, reason: 'everything it says was covered already' });
+        // It came all the same: the subscription's last notification is this one ("none yet" stayed in the app
+        // while every notification a mirror got was covered by a sync or a catch-up before it arrived).
+        this.store.transaction(() => {
+          this.store.setInbox([step.item.item.inboxId], { status: 'covered', fromAt: n.from, untilAt: n.until, reason: 'everything it says was covered already' });
+          this.store.updateSubscription(row.id, { lastNotificationAt: new Date().toISOString() });
+        });
         this.#events.emit({ type: 'duplicate', ...base, inboxId: step.item.item.inboxId, from: n.from, until: n.until, reason: 'its interval was covered already (by an earlier notification or a catch-up); dropped' });
       } else if (step.kind === 'gap') {
         const from = new Date(step.fromMs).toISOString();

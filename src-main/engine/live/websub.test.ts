@@ -254,6 +254,27 @@ describe('forgeries', () => {
     expect(rig.engine.feed(rig.dest)!.state.checkpoint()!.at).toBe(record.datetime);
   });
 
+  it('counts a notification whose changes were covered already as the last notification, though nothing was applied', async () => {
+    rig = await startRig();
+    const sub = await subscribed(rig, { secret: null });
+    expect(sub.lastNotificationAt).toBeNull();
+    const cursor = Date.parse(sub.cursor!);
+    const at = (s: number) => new Date(cursor + s * 1000).toISOString();
+    // An interval before the cursor: everything it says the mirror has already.
+    const body =
+      '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">' +
+      `<rs:md capability="change-notification" from="${at(-60)}" until="${at(-30)}"/>` +
+      `<url><loc>${rig.fixture.state.locOf(1)}</loc><rs:md change="updated" datetime="${at(-45)}"/></url></urlset>`;
+    const before = Date.now();
+    expect((await post(sub.callbackUrl, body, { 'content-type': 'application/xml' })).status).toBe(202);
+    await waitFor(rig, 'duplicate', (e) => e.subscriptionId === sub.id);
+    // Before, the app's "Last notification" said "none yet" for as long as every notification was covered (or filled
+    // in by a catch-up): only a notification applied by itself set it.
+    const last = rig.engine.subscriptions().find((s) => s.id === sub.id)!.lastNotificationAt;
+    expect(last).not.toBeNull();
+    expect(Date.parse(last!)).toBeGreaterThanOrEqual(before - 1000);
+  });
+
   it('fails an entry without a loc, or with a relative one, alone and counted as failed, as sync does', async () => {
     rig = await startRig();
     const sub = await subscribed(rig, { secret: null });
