@@ -692,9 +692,20 @@ export class MirrorState implements ClaimStore {
     });
   }
 
-  /** The rows marked damaged by an audit. */
-  damaged(): InventoryRow[] {
-    return (this.db.prepare("SELECT * FROM inventory WHERE status = 'damaged'").all() as unknown as RawRow[]).map(toRow);
+  /** How many rows an audit marked damaged. */
+  damagedCount(): number {
+    return Number((this.db.prepare("SELECT COUNT(*) AS n FROM inventory WHERE status = 'damaged'").get() as { n: number }).n);
+  }
+
+  /**
+   * The rows marked damaged by an audit, in URI order, the first `limit` after `after` (null: from the start): read a
+   * page at a time, as an audit may mark a whole mirror damaged (a disk that lost its contents).
+   */
+  damagedAfter(after: string | null, limit: number): InventoryRow[] {
+    const rows = after === null
+      ? this.db.prepare("SELECT * FROM inventory WHERE status = 'damaged' ORDER BY uri LIMIT ?").all(limit)
+      : this.db.prepare("SELECT * FROM inventory WHERE status = 'damaged' AND uri > ? ORDER BY uri LIMIT ?").all(after, limit);
+    return (rows as unknown as RawRow[]).map(toRow);
   }
 
   remove(uri: string): void {

@@ -35,6 +35,7 @@ import { ReadAhead } from './read-ahead.ts';
 import { readResourceList } from './resource-list.ts';
 import { DiskReserve, type DiskSpaceProbe } from './disk-reserve.ts';
 import { WorkSlots } from './work-slots.ts';
+import { repairDamaged } from './repair.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
 import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, unboundStateMessage, type Binding, type RunCounts, type RunRecord } from './state.ts';
@@ -488,7 +489,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         if (mode === 'incremental' && !paused()) await metadata.run();
         // Local copies an audit found damaged come again, whatever the changes say (a baseline fetches them anyway).
         if (mode === 'incremental' && !dryRun && !paused() && options.signal?.aborted !== true) {
-          await repairDamaged(state, applier, settings.concurrency ?? 8, options.onNote);
+          await repairDamaged(state, applier, settings.concurrency ?? 8, options.onNote, options.inMemoryUris);
         }
       } catch (err) {
         // Paused while a list was still being read: what was started finishes below, the run stays resumable.
@@ -612,26 +613,6 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     if (fresh && !bound) unmake(dest, stateDir, destExisted);
     lock.release();
   }
-}
-
-/**
- * Fetches again the resources whose local copies an audit found damaged (state.markDamaged), expecting what was
- * verified when they were mirrored: a Source that changed one since without saying so is a fixity failure, reported,
- * and the damaged copy stays marked.
- */
-async function repairDamaged(state: MirrorState, applier: Applier, concurrency: number, onNote?: (note: string) => void): Promise<void> {
-  const rows = state.damaged();
-  if (rows.length === 0) return;
-  onNote?.(`${rows.length} local file${rows.length === 1 ? '' : 's'} that an audit found damaged ${rows.length === 1 ? 'is' : 'are'} fetched again.`);
-  const slots = new WorkSlots(Math.max(1, concurrency));
-  for (const [i, row] of rows.entries()) {
-    const hash = Object.entries(row.digests).map(([algorithm, digest]) => `${algorithm}:${digest}`).join(' ');
-    const md = { ...(hash ? { hash } : {}), ...(row.length !== null ? { length: String(row.length) } : {}), ...(row.type ? { type: row.type } : {}) };
-    const entry: Entry = { index: i, loc: row.uri, lastmod: row.lastmod ?? undefined, md, links: [], line: 0 };
-    const full = slots.add(applier.repair(entry, (reason) => onNote?.(`${clip(row.uri)}: its local copy is damaged, and the Source no longer has it (${clip(reason, 200)}); it stays as it is, marked damaged.`)));
-    if (full) await full;
-  }
-  await slots.all();
 }
 
 /** Why a mirror has no changes to follow: the Source offers none, or the mirror was made of a Resource List alone. */
