@@ -449,7 +449,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
               packageBytes = { done, total };
               report();
             },
-            room: reserve ?? undefined, oneByOne: binding.resourceListUrl !== null, concurrency: settings.concurrency ?? undefined,
+            room: reserve ?? undefined, oneByOne: binding.resourceListUrl !== null, concurrency: settings.concurrency ?? undefined, inMemoryUris: options.inMemoryUris,
           });
           newCheckpoint = result.at === null ? null : { at: notInTheFuture(result.at, 'The Resource Dump', options.onNote), from: dumps.url! };
           if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
