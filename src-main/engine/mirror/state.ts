@@ -877,6 +877,19 @@ export class MirrorState implements ClaimStore {
     return this.db.prepare('SELECT 1 AS kept FROM retry_items WHERE run_id = ? LIMIT 1').get(runId) !== undefined;
   }
 
+  /** How many failures the journal holds for run `runId`. */
+  failureCount(runId: number): number {
+    return Number((this.db.prepare('SELECT COUNT(*) AS n FROM failures WHERE run_id = ?').get(runId) as { n: number }).n);
+  }
+
+  /**
+   * Run `runId`'s failures in the order recorded, past the first `skip` (those a resumed run's earlier part left),
+   * streamed: a run against a Source that was down may have failed millions.
+   */
+  *failuresPast(runId: number, skip: number): Generator<{ uri: string; reason: string }> {
+    yield* this.db.prepare('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid LIMIT -1 OFFSET ?').iterate(runId, skip) as Iterable<{ uri: string; reason: string }>;
+  }
+
   failures(runId: number): { uri: string; reason: string }[] {
     return this.db.prepare('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid').all(runId) as { uri: string; reason: string }[];
   }

@@ -95,6 +95,8 @@ export interface SyncOptions {
    * database instead (default 100,000: listed-uris.ts, run-inventory.ts; tests set a few).
    */
   inMemoryUris?: number;
+  /** Failures the result lists one by one (default MAX_KEPT_FAILURES, apply.ts; tests set a few). */
+  keptFailures?: number;
   signal?: AbortSignal;
   /** How the free space of the mirror's disk is read, and how often (disk-reserve.ts; tests give their own). */
   diskSpace?: { probe?: DiskSpaceProbe; everyMs?: number };
@@ -133,7 +135,12 @@ export interface SyncProgress extends RunCounts {
 export interface SyncResult extends RunCounts {
   mode: 'baseline' | 'incremental';
   seconds: number;
+  /** The run's failures, the first MAX_KEPT_FAILURES (or `keptFailures`) of `failureCount`: runFailures gives them all. */
   failures: Failure[];
+  /** Failures of this run (of its part in this process, when resumed). */
+  failureCount: number;
+  /** Failures of the run its journal held before this part (see Applier.journalBefore); null in a dry run. */
+  journalBefore: number | null;
   /** URIs the Source no longer has, kept by the `keep` policy: the first MAX_NAMED (apply.ts) of `wouldDeleteCount`. */
   wouldDelete: string[];
   wouldDeleteCount: number;
@@ -260,7 +267,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       if (cancel?.aborted) throw new SyncError("Cancelled before the run began, while the Source's lists were being read; nothing was fetched.");
       if (!pause?.aborted) throw err;
       return {
-        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], wouldDelete: [], wouldDeleteCount: 0, wouldRemove: [], wouldRemoveCount: 0, paused: true, from: 'lists',
+        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], failureCount: 0, journalBefore: null, wouldDelete: [], wouldDeleteCount: 0, wouldRemove: [], wouldRemoveCount: 0, paused: true, from: 'lists',
         patched: 0, metadata: 0, runId: null, resumed: false, dryRun: options.dryRun ?? false, checkpoint: state.checkpoint()?.at ?? null,
       };
     };
@@ -379,6 +386,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       pauseSignal: options.pauseSignal,
       batchSize: options.batchSize,
       inMemoryUris: options.inMemoryUris,
+      keptFailures: options.keptFailures,
       onProgress: () => report(),
       onSettled: () => report(),
       onDiskFull: () => reserve?.full(),
@@ -386,7 +394,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     if (resume && run) {
       applier.carry(run);
       // A dump run's packages finished before the interruption are not read again: their failures stand.
-      if (dumps.url !== null) applier.carryFailures(state.failures(run.id).length);
+      if (dumps.url !== null) applier.carryFailures(state.failureCount(run.id));
     }
     const patcher = new JsonPatcher({ applier, fetcher, state, dest, dryRun, signal: options.signal, onNote: options.onNote });
     const metadata = new MetadataFetcher({ state, applier, enabled: options.withMetadata ?? false, concurrency: settings.concurrency ?? 8, dryRun });
@@ -544,6 +552,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       }
       throw err instanceof SyncError ? err : new SyncError(message);
     } finally {
+      applier.close();
       await fetcher.close();
     }
     // The checkpoint moves only past what was applied: a baseline with failures leaves it where it was.
@@ -585,6 +594,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       bytes: c.bytes,
       seconds: Math.round((Date.now() - t0) / 10) / 100,
       failures: applier.failures,
+      failureCount: applier.failureCount,
+      journalBefore: applier.journalBefore,
       wouldDelete: applier.wouldDelete,
       wouldDeleteCount: applier.wouldDeleteCount,
       wouldRemove: applier.wouldRemove,
