@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { audit, CUT_NOTE_START, FOUND_ORDER, lastAudit, readSavedAudit, savedAuditItems, type AuditReport } from '../engine/mirror/audit.ts';
 import { auditJsonValue } from '../engine/mirror/audit-report.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
-import { isMirror, lockHolder, readFolder, runsAsSeen } from '../engine/mirror/folder.ts';
+import { isMirror, lockHolder, readFolder, resultFailures, runsAsSeen, type FailuresOfResult } from '../engine/mirror/folder.ts';
 import { resumeRetry, retryResources, retryStanding, runsWords, type RetryResult } from '../engine/mirror/retry.ts';
 import { MirrorState, stateDirOf, STATE_FILE } from '../engine/mirror/state.ts';
 import { sync, type SyncMode, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
@@ -173,9 +173,9 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     stop.dispose();
   });
   if (o.json) {
-    const { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures } = result;
+    const { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds } = result;
     // The issue's shape, plus `skipped` (the run journal counts it; without it the counts did not add up).
-    io.out(`${JSON.stringify({ mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })) })}\n`);
+    await writeRunJson(dest, { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds }, result, io);
   } else io.out(formatSync(result, dest, (o.delete as DeletePolicy | undefined) ?? 'keep'));
   if (stop.by !== null && result.paused) {
     io.err(
@@ -334,9 +334,9 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
     stop.dispose();
   }
   if (o.json) {
-    const { created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures } = result;
+    const { created, updated, deleted, unchanged, skipped, failed, bytes, seconds } = result;
     // The shape of rsdesk sync --json, so one reader takes both.
-    io.out(`${JSON.stringify({ mode: 'retry', created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })) })}\n`);
+    await writeRunJson(dest, { mode: 'retry', created, updated, deleted, unchanged, skipped, failed, bytes, seconds }, result, io);
   } else io.out(formatRetry(result, dest));
   if (stop.by !== null && result.paused) {
     io.err(`rsdesk: stopped (${stop.by}). What was verified is kept; retry run ${result.runId} is left interrupted, and the next rsdesk retry --dest ${dest} takes it up again.\n`);
@@ -353,8 +353,9 @@ export function formatRetry(r: RetryResult, dest: string): string {
   ];
   if (r.failures.length > 0) {
     lines.push('Failed again:');
-    for (const f of r.failures.slice(0, 50)) lines.push(`  ${f.uri}: ${f.reason}`);
-    if (r.failures.length > 50) lines.push(`  … and ${r.failures.length - 50} more (rsdesk runs --dest ${dest} --json lists them all)`);
+    const shown = r.failures.slice(0, 50);
+    for (const f of shown) lines.push(`  ${f.uri}: ${f.reason}`);
+    if (r.failureCount > shown.length) lines.push(`  … and ${r.failureCount - shown.length} more (rsdesk runs --dest ${dest} --json lists them all)`);
   }
   if (r.gone.length > 0) {
     lines.push('Deleted at the Source since, and not in the mirror (nothing to do; settled):');
@@ -397,8 +398,11 @@ export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = '
   }
   if (r.failures.length > 0) {
     lines.push('Failures:');
-    for (const f of r.failures.slice(0, 50)) lines.push(`  ${f.uri}: ${f.reason}`);
-    if (r.failures.length > 50) lines.push(`  … and ${r.failures.length - 50} more (rsdesk runs --dest ${dest} --json lists them all)`);
+    const shown = r.failures.slice(0, 50);
+    for (const f of shown) lines.push(`  ${f.uri}: ${f.reason}`);
+    // A dry run records none: no other command lists the rest of its failures.
+    const more = r.failureCount - shown.length;
+    if (more > 0) lines.push(`  … and ${more} more${r.dryRun ? '' : ` (rsdesk runs --dest ${dest} --json lists them all)`}`);
   }
   // Paused while the Source's lists were being found: no run began (a dry run never records one).
   if (r.paused && r.runId === null && !r.dryRun) lines.push('Stopped before the run began: nothing was fetched, and no run was recorded.');
@@ -491,6 +495,27 @@ async function printAudit(dest: string, report: AuditReport, json: boolean, io: 
     section('kept, no longer listed by the Source (--delete delete or quarantine would remove them)', report.kept ?? [], counts?.kept);
     io.out(`${lines.join('\n')}\n`);
   }
+}
+
+/**
+ * A run's result as one JSON object (`head`, then "failures"), its failures written a piece at a time: the result
+ * lists only the first of them, and the rest are read from the run journal (resultFailures). A dry run records none:
+ * past those it lists, "failuresNotListed" counts them.
+ */
+async function writeRunJson(dest: string, head: Record<string, unknown>, r: FailuresOfResult, io: Io): Promise<void> {
+  let buffer = `${JSON.stringify(head).slice(0, -1)},"failures":[`;
+  let written = 0;
+  for (const { uri, reason } of resultFailures(dest, r)) {
+    buffer += `${written++ === 0 ? '' : ','}${JSON.stringify({ uri, reason })}`;
+    if (buffer.length >= 1 << 16) {
+      io.out(buffer);
+      buffer = '';
+      // Else a pipe read slowly held every failure in memory meanwhile.
+      await io.drained?.();
+    }
+  }
+  const untold = r.failureCount - written;
+  io.out(`${buffer}]${untold > 0 ? `,"failuresNotListed":${untold}` : ''}}\n`);
 }
 
 /**

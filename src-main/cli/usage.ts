@@ -113,6 +113,7 @@ Options:
   --concurrency N       connections per host, 1 to 256 (default 8)
   --delay S             least time between two requests, across all connections: 0 to 3600 seconds, such as 0.5
   --json                print {"mode","created","updated","deleted","unchanged","skipped","failed","bytes","seconds","failures"}
+                        (a dry run records nothing: past its first 10,000 failures, "failuresNotListed" counts them)
   --token T             send "Authorization: Bearer T" to the Source (its origin only; also RSDESK_TOKEN)
   --basic USER:PASS     HTTP basic authentication instead (its origin only; also RSDESK_BASIC)
   --forget-credentials  stop sending credentials and forget the kept ones

@@ -102,6 +102,9 @@ function newApplier(ctx: MirrorContext, runId: number, watch: DiskWatch | undefi
     deletePolicy: ctx.deletePolicy,
     dryRun: false,
     batchSize: ctx.batchSize,
+    // What follows a batch reads every failure of it from the Applier (which changes failed, where the checkpoint
+    // holds): a batch of notifications keeps them all, as ever.
+    keptFailures: Number.POSITIVE_INFINITY,
   });
 }
 

@@ -19,6 +19,7 @@ import { FixityMeter, expectationOf, judge, meterFile, promisesAnything, recorde
 import { LocalPaths, PathClaims, caseKey } from './local-path.ts';
 import { requestUri } from './uri.ts';
 import { RunInventory } from './run-inventory.ts';
+import { ListedUris } from './listed-uris.ts';
 import type { InventoryRow, InventoryStatus, MirrorState, RunCounts } from './state.ts';
 
 export type DeletePolicy = 'keep' | 'delete' | 'quarantine';
@@ -53,6 +54,8 @@ export interface ApplyOptions {
   batchSize?: number;
   /** URIs the run's inventory lookups remember before they ask the store (run-inventory.ts; tests set a few). */
   inMemoryUris?: number;
+  /** Failures `failures` lists one by one (default MAX_KEPT_FAILURES; tests set a few). */
+  keptFailures?: number;
   onProgress?: (counts: RunCounts) => void;
   /** Called when one resource is done (fetched, skipped or failed), before its batch is durable: live progress. */
   onSettled?: () => void;
@@ -80,9 +83,21 @@ export const MAX_NAMED = 10_000;
 /** Failures of entries that break the spec listed one by one in a run; the rest are counted. */
 export const MAX_LISTED_ENTRY_FAILURES = 1000;
 
+/**
+ * Failures of a run its Applier holds one by one (for its result and messages); the rest are counted, and the run
+ * journal holds them all (state.failuresPast). Held all, a run of 200,000 failures peaked at 482 MB.
+ */
+export const MAX_KEPT_FAILURES = 10_000;
+
 export class Applier {
   readonly counts: RunCounts = { created: 0, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0, bytes: 0 };
+  /** The run's failures in the order recorded: the first `keptFailures` (MAX_KEPT_FAILURES) of `failureCount`. */
   readonly failures: Failure[] = [];
+  /**
+   * The run's failures the journal held when this run part began (a resumed run's earlier part left them): those
+   * after them are this part's, `failures` and the rest (state.failuresPast). Null in a dry run, which records none.
+   */
+  readonly journalBefore: number | null;
   /**
    * URIs a keep policy left in place (what `delete` would have removed): the first MAX_NAMED of them, and
    * `wouldDeleteCount` counts them all (a Source that stopped listing millions would otherwise fill the memory).
@@ -115,6 +130,12 @@ export class Applier {
   /** The last failure, as soon as it happens: what the progress shows (a Source that went down says so at once). */
   #latestFailure: Failure | null = null;
   #carriedFailures = 0;
+  #failureCount = 0;
+  /** Failures recorded by this run part that a later run may mend (not `permanent`). */
+  #retriable = 0;
+  /** Their URIs, which hold the checkpoint back (in a temporary database past `inMemoryUris`). */
+  readonly #retriableUris: ListedUris;
+  readonly #keptFailures: number;
   /** Failures of entries that break the spec in this run, listed one by one and past those (see `fail`). */
   #listedEntryFailures = 0;
   #unlistedEntryFailures = 0;
@@ -143,6 +164,9 @@ export class Applier {
 
   constructor(options: ApplyOptions) {
     this.#o = options;
+    this.#keptFailures = options.keptFailures ?? MAX_KEPT_FAILURES;
+    this.#retriableUris = new ListedUris(options.inMemoryUris);
+    this.journalBefore = options.dryRun ? null : options.state.failureCount(options.runId);
     // Before the inventory is first asked (RunInventory notes whether it starts empty).
     this.#leftInPlace = takeOverLeftInPlace(options);
     // Paths the inventory holds are looked up as needed, never loaded whole (a mirror may hold millions).
@@ -209,7 +233,14 @@ export class Applier {
     });
     if (failures.length > 0) this.#latestFailure = failures.at(-1)!;
     for (const [k, v] of Object.entries(add) as [keyof RunCounts, number][]) this.counts[k] += v;
-    this.failures.push(...failures);
+    for (const f of failures) {
+      this.#failureCount++;
+      if (this.failures.length < this.#keptFailures) this.failures.push(f);
+      if (!f.permanent) {
+        this.#retriable++;
+        this.#retriableUris.add(f.uri);
+      }
+    }
     this.#o.onProgress?.({ ...this.counts });
   }
 
@@ -540,7 +571,22 @@ export class Applier {
 
   /** Failures that a later run may mend (network, HTTP, fixity): they hold the checkpoint back. */
   get retriableFailures(): number {
-    return this.#carriedFailures + this.failures.filter((f) => !f.permanent).length;
+    return this.#carriedFailures + this.#retriable;
+  }
+
+  /** Failures this run part recorded, listed in `failures` or not. */
+  get failureCount(): number {
+    return this.#failureCount;
+  }
+
+  /** Whether this run part recorded a failure of `uri` that a later run may mend. */
+  failedRetriably(uri: string): boolean {
+    return this.#retriableUris.has(uri);
+  }
+
+  /** Lets go of what the run kept of its failures (a temporary database, past `inMemoryUris` of them). */
+  close(): void {
+    this.#retriableUris.close();
   }
 
   /** Failures a resumed dump run's interrupted part recorded in packages it does not read again (see `carry`). */

@@ -1,6 +1,6 @@
 // A local file the audit cannot read (a read error of the disk, a file made unreadable meanwhile) is a difference of
 // its own, marked damaged for the next sync to fetch again, and not the end of the audit.
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -23,14 +23,25 @@ vi.mock('./fixity.ts', async (importOriginal) => {
 
 /** Folders whose listing fails as one without permission does. */
 const unlistable = new Set<string>();
+/** Folders whose listing fails after their first entry, as on a read error of the disk. */
+const cutShort = new Set<string>();
 
 vi.mock('node:fs', async (importOriginal) => {
   const original = await importOriginal<typeof import('node:fs')>();
-  const readdirSync = ((path: string, ...rest: unknown[]) => {
-    if (unlistable.has(String(path))) throw Object.assign(new Error(`EACCES: permission denied, scandir '${path}'`), { code: 'EACCES' });
-    return (original.readdirSync as (...args: unknown[]) => unknown)(path, ...rest);
-  }) as typeof original.readdirSync;
-  return { ...original, default: { ...original, readdirSync }, readdirSync };
+  const opendirSync = ((path: string, ...rest: unknown[]) => {
+    if (unlistable.has(String(path))) throw Object.assign(new Error(`EACCES: permission denied, opendir '${path}'`), { code: 'EACCES' });
+    const dir = (original.opendirSync as (...args: unknown[]) => import('node:fs').Dir)(path, ...rest);
+    if (!cutShort.has(String(path))) return dir;
+    let read = 0;
+    const readSync = dir.readSync.bind(dir);
+    return Object.assign(dir, {
+      readSync: () => {
+        if (read++ === 1) throw Object.assign(new Error(`EIO: i/o error, readdir '${path}'`), { code: 'EIO' });
+        return readSync();
+      },
+    });
+  }) as typeof original.opendirSync;
+  return { ...original, default: { ...original, opendirSync }, opendirSync };
 });
 
 let fixture: FixtureSource;
@@ -40,6 +51,7 @@ beforeEach(async () => {
   dest = mkdtempSync(join(tmpdir(), 'audit-unreadable-'));
   unreadable.clear();
   unlistable.clear();
+  cutShort.clear();
 });
 afterEach(async () => {
   await fixture.close();
@@ -72,7 +84,25 @@ describe('an audit with a folder it cannot list', () => {
     const report = await audit({ dest, timeoutMs: 2_000 });
     expect(report).toMatchObject({ inSync: true, inSyncCount: fixture.state.live().length, extra: [] });
     expect(report.notes).toEqual([
-      "1 folder in the mirror could not be read, so files in it that no listed resource maps to are not known (the first: theirs (EACCES: permission denied, scandir '" + theirs + "')).",
+      "1 folder in the mirror could not be read, so files in it that no listed resource maps to are not known (the first: theirs (EACCES: permission denied, opendir '" + theirs + "')).",
+    ]);
+  });
+
+  it('a folder whose listing fails part way: what was read of it is compared, and the note says the rest is not known', async () => {
+    await sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, timeoutMs: 2_000 });
+    const host = new URL(fixture.url).host.replace(':', '_');
+    // In the host's folder, so a file no listed resource maps to is extra.
+    const folder = join(dest, host, 'stray');
+    mkdirSync(folder);
+    for (const name of ['a', 'b', 'c']) writeFileSync(join(folder, name), name);
+    cutShort.add(folder);
+    const report = await audit({ dest, timeoutMs: 2_000 });
+    expect(report.inSyncCount).toBe(fixture.state.live().length);
+    // Its first entry only: the listing failed at the second.
+    expect(report.extra).toHaveLength(1);
+    expect(report.extra[0]).toMatch(new RegExp(`^${host}/stray/[abc]$`));
+    expect(report.notes).toEqual([
+      `1 folder in the mirror could not be read, so files in it that no listed resource maps to are not known (the first: ${host}/stray (EIO: i/o error, readdir '${folder}')).`,
     ]);
   });
 });

@@ -1,7 +1,7 @@
 // Audit (core spec §5.2): compare the mirror with the Source's current Resource List, plus the Change List's changes
 // since that list's `at`: in sync / missing / extra (files under the mirror that no listed URI maps to) / changed
 // (hash, length or lastmod) / unverifiable. `rehash` reads every local file again instead of trusting the inventory.
-import { existsSync, lstatSync, readdirSync } from 'node:fs';
+import { existsSync, lstatSync, opendirSync, type Dir, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
@@ -449,23 +449,43 @@ async function applyChanges(http: Http, url: string, at: number, listed: ListedR
   }
 }
 
-/** Relative paths of every file in the mirror's visible tree. */
+/**
+ * Relative paths of every file in the mirror's visible tree. A folder is read an entry at a time (a folder of a
+ * million files is never held whole) and one at a time: its files are yielded as they are read, and the names of its
+ * subfolders kept to be walked once it is closed (so no more than one folder is open, however deep the tree).
+ */
 function* walk(root: string, rel: string, unreadable: string[]): Generator<string> {
-  let entries;
+  let dir: Dir;
   try {
-    entries = readdirSync(join(root, rel), { withFileTypes: true });
+    dir = opendirSync(join(root, rel));
   } catch (err) {
     // A folder inside that cannot be read (no permission, removed meanwhile) is said, not the end of the audit.
     if (rel === '') throw err;
     unreadable.push(`${rel} (${clip((err as Error).message, 200)})`);
     return;
   }
-  for (const d of entries) {
-    if (rel === '' && d.name === STATE_DIR) continue;
-    const path = rel === '' ? d.name : `${rel}/${d.name}`;
-    if (d.isDirectory()) yield* walk(root, path, unreadable);
-    else yield path;
+  const folders: string[] = [];
+  try {
+    for (;;) {
+      let d: Dirent | null;
+      try {
+        d = dir.readSync();
+      } catch (err) {
+        // Cut off part way (a read error of the disk, the folder removed): what was read is compared, the rest said.
+        if (rel === '') throw err;
+        unreadable.push(`${rel} (${clip((err as Error).message, 200)})`);
+        break;
+      }
+      if (d === null) break;
+      if (rel === '' && d.name === STATE_DIR) continue;
+      const path = rel === '' ? d.name : `${rel}/${d.name}`;
+      if (d.isDirectory()) folders.push(path);
+      else yield path;
+    }
+  } finally {
+    dir.closeSync();
   }
+  for (const folder of folders) yield* walk(root, folder, unreadable);
 }
 
 /**

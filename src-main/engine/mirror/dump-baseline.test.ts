@@ -10,8 +10,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HOSTILE_DUMP_EXPECTED, startFixtureSource, type FixtureSource, type FixtureSourceOptions } from '../../../e2e/fixture-source/index.ts';
+import { ListedUris } from './listed-uris.ts';
 import { packagePath } from './package/index.ts';
 import { buildZip, manifestXml, md5 } from './package/test-zips.ts';
 import { MirrorState, stateDirOf } from './state.ts';
@@ -162,6 +163,43 @@ describe('baseline from a Resource Dump', () => {
     expect(existsSync(fileOf(gone.id))).toBe(false);
     expectMirrorMatchesSource();
     expect(resourceRequests()).toEqual([]);
+  });
+
+  it('past the URIs it holds in memory (inMemoryUris), lists what the manifests list and deletes or holds back what they no longer do as in memory', async () => {
+    await fixture.close();
+    await start({ dumpIndexes: true });
+    const spilled: boolean[] = [];
+    const close = ListedUris.prototype.close;
+    const watch = vi.spyOn(ListedUris.prototype, 'close').mockImplementation(function (this: ListedUris) {
+      spilled.push(this.spilled);
+      close.call(this);
+    });
+    try {
+      const bounded = { inMemoryUris: 3 };
+      expect(await run(bounded)).toMatchObject({ from: 'dumps', created: 30, failed: 0 });
+      // The URIs listed went to the temporary database, past the three held.
+      expect(spilled).toContain(true);
+      const [gone] = fixture.change('delete', 1);
+      fixture.change('update', 1);
+      expect(await run({ ...bounded, mode: 'baseline', deletePolicy: 'delete' })).toMatchObject({ from: 'dumps', deleted: 1, failed: 0, wouldDeleteCount: 0 });
+      expect(existsSync(fileOf(gone!.id))).toBe(false);
+      expectMirrorMatchesSource();
+      // More gone than listed: held back, counted against the 29 - 20 listed now.
+      const many = fixture.change('delete', 20).map((c) => c.loc);
+      notes = [];
+      const held = await run({ ...bounded, mode: 'baseline', deletePolicy: 'delete' });
+      expect(held).toMatchObject({ deleted: 0, wouldDeleteCount: 20 });
+      expect([...held.wouldDelete].sort()).toEqual([...many].sort());
+      expect(notes).toContain(
+        'The Source no longer lists 20 resources this mirror holds, more than the 9 it lists now: none was deleted, in case the list was served empty or cut short by mistake. ' +
+          "If they are really gone, sync again allowing it: rsdesk sync --allow-mass-delete, or in the app the button under this run's end.",
+      );
+      expect(await run({ ...bounded, mode: 'baseline', deletePolicy: 'delete', allowMassDelete: true })).toMatchObject({ deleted: 20, failed: 0 });
+      expect(inventory().map((r) => r.uri).sort()).toEqual(fixture.state.live().map((r) => fixture.state.locOf(r.id)).sort());
+      expect(resourceRequests()).toEqual([]);
+    } finally {
+      watch.mockRestore();
+    }
   });
 
   it('a dry run reads the manifests linked with rel="contents" and downloads no package', async () => {

@@ -24,7 +24,8 @@ import { hasDiskFullCode } from './disk-full.ts';
 import { NoRoomForPackage, withoutPackage } from './dump-too-large.ts';
 import { formatBytes } from '../http/errors.ts';
 import type { MirrorState } from './state.ts';
-import { applyToUnlisted } from './unlisted.ts';
+import { sweepUnlisted } from './unlisted.ts';
+import { ListedUris } from './listed-uris.ts';
 
 export const PACKAGES_DIR = 'packages';
 /**
@@ -71,6 +72,8 @@ export interface DumpBaselineOptions {
   oneByOne?: boolean;
   /** Resources fetched at once when they are fetched one by one. */
   concurrency?: number;
+  /** URIs held in memory (those listed, those failed) before a temporary database holds them (listed-uris.ts). */
+  inMemoryUris?: number;
 }
 
 /** The earliest of several W3C datetimes: the moment the whole snapshot is known to be at least as new as. */
@@ -96,6 +99,17 @@ export function packageDeadline(pkg: DumpPackage): number {
 }
 
 export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: string | null; complete: boolean }> {
+  // The URIs the manifests list: past a bound they move to a temporary database, as a list baseline's do (a Dump of
+  // millions of resources held them all in the heap).
+  const seen = new ListedUris(o.inMemoryUris);
+  try {
+    return await applyDump(o, seen);
+  } finally {
+    seen.close();
+  }
+}
+
+async function applyDump(o: DumpBaselineOptions, seen: ListedUris): Promise<{ at: string | null; complete: boolean }> {
   const t0 = Date.now();
   const listing = o.listing ?? (await dumpPackages(o.http, o.dumpUrl, { signal: o.signal }));
   if (listing.kind !== 'resourcedump') throw new Error(`${clip(o.dumpUrl)} is a Change Dump, not a Resource Dump`);
@@ -108,14 +122,12 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
   }
   const earliest = new Earliest();
   earliest.add(listing.md.at);
-  const seen = new Set<string>();
   let repeated = 0;
   let firstRepeated: string | null = null;
   let listed = 0;
   /** Counts a URI as listed; false when it was already. */
   const count = (loc: string): boolean => {
-    if (seen.has(loc)) return false;
-    seen.add(loc);
+    if (!seen.add(loc)) return false;
     o.onListed?.(++listed);
     return true;
   };
@@ -249,27 +261,38 @@ export async function runDumpBaseline(o: DumpBaselineOptions): Promise<{ at: str
   // What the mirror holds that no manifest lists: the deletion policy decides, but only when every package was read
   // (an unreadable one may hold them). Rows touched by this run (a resumed one) and URIs that failed are kept.
   if (complete) {
-    const failed = new Set(o.runId === null ? [] : o.state.failures(o.runId).map((f) => f.uri));
-    const described = metadataOf(o.state);
-    const unlisted: string[] = [];
-    // Resources of packages applied before an interruption are listed too, though not read again.
-    let listedBefore = 0;
-    for (const { uri } of [...o.state.paths()]) {
-      if (seen.has(uri) || failed.has(uri) || keepAsMetadata(described, uri, (u) => seen.has(u))) continue;
-      if (o.runId !== null && o.state.get(uri)?.runId === o.runId) {
-        listedBefore++;
-        continue;
-      }
-      unlisted.push(uri);
+    const failed = new ListedUris(o.inMemoryUris);
+    try {
+      if (o.runId !== null) for (const uri of o.state.failedUris(o.runId)) failed.add(uri);
+      await sweepDumpUnlisted(o, seen, failed);
+    } finally {
+      failed.close();
     }
-    applyToUnlisted(o.applier, o.state, unlisted, { listed: seen.size + listedBefore, allowMassDelete: o.allowMassDelete, onNote: o.onNote, onDelete: (uri) => o.metadata?.deleted(uri) });
-    await o.applier.finish();
   } else o.onNote?.('Not every package of the Resource Dump could be used: nothing was deleted, and the mirror gets no new checkpoint.');
   if (!o.dryRun && complete) {
     // The packages stay recorded as applied until the run ends (sync.ts): one killed after them resumes past them.
     await rm(workDir, { recursive: true, force: true });
   }
   return { at: earliest.value, complete };
+}
+
+/**
+ * What the mirror holds that no manifest lists, to the deletion policy: read from the inventory a page at a time, as
+ * often as the policy needs (never the whole inventory at once, nor the URIs it gives). Rows this run recorded (in
+ * packages a resumed run does not read again) count as listed; URIs that failed in this run are kept.
+ */
+async function sweepDumpUnlisted(o: DumpBaselineOptions, seen: ListedUris, failed: ListedUris): Promise<void> {
+  const described = metadataOf(o.state);
+  const listed = (uri: string) => seen.has(uri);
+  const recordedBefore = (uri: string) => o.runId !== null && o.state.get(uri)?.runId === o.runId;
+  const passedOver = (uri: string) => listed(uri) || failed.has(uri) || keepAsMetadata(described, uri, listed);
+  let listedBefore = 0;
+  for (const uri of o.state.urisPaged()) if (!passedOver(uri) && recordedBefore(uri)) listedBefore++;
+  const unlisted = function* () {
+    for (const uri of o.state.urisPaged()) if (!passedOver(uri) && !recordedBefore(uri)) yield uri;
+  };
+  await sweepUnlisted(o.applier, o.state, unlisted, { listed: seen.size + listedBefore, allowMassDelete: o.allowMassDelete, onNote: o.onNote, onDelete: (uri) => o.metadata?.deleted(uri) });
+  await o.applier.finish();
 }
 
 /** A dry run reads the Dump's rel="contents" copy of each manifest instead of downloading the package. */

@@ -145,7 +145,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
         continue;
       }
       let failedInPackage = false;
-      const failuresBefore = o.applier.failures.length;
+      const retriableBefore = o.applier.retriableFailures;
       // Resumed: the changes of this package an interrupted part applied and committed are not applied again.
       const applied = o.runId === null || o.dryRun ? () => false : appliedInPackage(o.state, o.runId, o.dumpUrl, loc);
       // A change a later one of its URI in this package follows is read (its bytes still checked) but not applied.
@@ -155,7 +155,7 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
       const markApplied = (index: number) => {
         if (o.dryRun || o.runId === null) return;
         const runId = o.runId;
-        const transient = o.applier.failures.slice(failuresBefore).some((f) => !f.permanent);
+        const transient = o.applier.retriableFailures > retriableBefore;
         const held = transient ? Math.min(cap, pkg.fromMs ?? since) : frozen ? cap : undefined;
         o.applier.whenCommitted(() => markAppliedInPackage(o.state, runId, o.dumpUrl, loc, [index], held));
       };
@@ -233,9 +233,8 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
         break;
       }
       await o.applier.finish();
-      const failures = o.applier.failures.slice(failuresBefore);
       // A write the disk refused fails its change when the batch commits, after its outcome.
-      if (!failedInPackage && failures.some((f) => !f.permanent)) {
+      if (!failedInPackage && o.applier.retriableFailures > retriableBefore) {
         failedInPackage = true;
         freeze(pkg.fromMs);
       }

@@ -183,6 +183,32 @@ export function readFolder(dest: string): FolderStatus | null {
   }
 }
 
+/** What a run's result says of its failures (SyncResult, RetryResult). */
+export interface FailuresOfResult {
+  runId: number | null;
+  failures: { uri: string; reason: string }[];
+  failureCount: number;
+  journalBefore: number | null;
+}
+
+/**
+ * Every failure of a run's result, in the order recorded: those it lists, and when it lists only the first, all of
+ * them streamed from the run journal (a run against a Source that was down may have millions). A dry run records
+ * none: past those it lists, its failures are only counted (`failureCount`).
+ */
+export function* resultFailures(dest: string, r: FailuresOfResult): Generator<{ uri: string; reason: string }> {
+  if (r.failureCount <= r.failures.length || r.runId === null || r.journalBefore === null) {
+    yield* r.failures;
+    return;
+  }
+  const state = MirrorState.forReading(stateDirOf(dest));
+  try {
+    yield* state.failuresPast(r.runId, r.journalBefore);
+  } finally {
+    state.close();
+  }
+}
+
 /** Failures recorded for one run, at most `limit` (those still standing first), with how many there are and stand. */
 export function readFailures(dest: string, runId: number, limit = 1000): ReturnType<MirrorState['failuresSince']> {
   if (!isMirror(dest)) return { total: 0, open: 0, failures: [] };

@@ -132,10 +132,9 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
 
   // The new checkpoint: the latest change applied, but never past a failed one.
   // Entries that break the spec (bad) fail for good: waiting for them would hold the mirror back forever.
-  const failedUris = new Set(o.applier.failures.filter((f) => !f.permanent).map((f) => f.uri));
   let earliestFailed = Infinity;
   // An undated change is placed no later than the dated one before it (-Infinity: nothing before it is dated).
-  for (const c of ordered) if (failedUris.has(c.entry.loc)) earliestFailed = Math.min(earliestFailed, c.ms ?? -Infinity);
+  for (const c of ordered) if (o.applier.failedRetriably(c.entry.loc)) earliestFailed = Math.min(earliestFailed, c.ms ?? -Infinity);
   let latest = since;
   for (const c of ordered) if (c.ms !== null && c.ms < earliestFailed && c.ms > latest) latest = c.ms;
   // A closed list read whole, nothing failed: the mirror is in step up to its `until`, changes or none (so the list

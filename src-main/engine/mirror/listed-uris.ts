@@ -27,6 +27,11 @@ export class ListedUris {
     return this.#size;
   }
 
+  /** Whether the URIs moved to the temporary database (past the bound). */
+  get spilled(): boolean {
+    return this.#db !== null;
+  }
+
   /** Adds a URI; false when it was added before. */
   add(uri: string): boolean {
     if (this.#set !== null) {

@@ -80,7 +80,11 @@ export interface RetryResult extends RunCounts {
   /** The retry was paused: it ended interrupted, and resumeRetry takes it up again. */
   paused: boolean;
   resumed: boolean;
+  /** The retry's failures, the first MAX_KEPT_FAILURES of `failureCount`: runFailures gives them all. */
   failures: Failure[];
+  failureCount: number;
+  /** Failures of the retry run its journal held before this part (one taken up again). */
+  journalBefore: number | null;
   /** URIs found deleted at the Source and not in the mirror: nothing was to be done, and their failures are settled. */
   gone: string[];
   /** This retry mended the last failure of an unfinished baseline: the checkpoint that baseline now set, else null. */
@@ -289,6 +293,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       state.endRun(run.id, status, inAll(), message);
     } catch (err) {
       await applier.finish().catch(() => undefined);
+      applier.close();
       status = cancel?.aborted ? 'cancelled' : 'failed';
       phases.lists ??= (Date.now() - t0) / 1000;
       // Whatever was being read when the disk's reserve stopped it is beside the point.
@@ -296,6 +301,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       state.endRun(run.id, status, inAll(), clip(why, 500));
       throw err instanceof RetryError ? err : new RetryError(why);
     }
+    applier.close();
     // Stopped for the disk with no error on the way: said as a sync says it, not returned as if it had run through.
     if (reserve.stopped && !cancel?.aborted) throw new RetryError(reserve.stopped.message);
     const counts = state.run(run.id)!;
@@ -315,6 +321,8 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       failed: counts.failed,
       bytes: counts.bytes,
       failures: applier.failures,
+      failureCount: applier.failureCount,
+      journalBefore: applier.journalBefore,
       gone,
       completedBaseline,
       liveCheckpoint,

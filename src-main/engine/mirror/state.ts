@@ -692,9 +692,20 @@ export class MirrorState implements ClaimStore {
     });
   }
 
-  /** The rows marked damaged by an audit. */
-  damaged(): InventoryRow[] {
-    return (this.db.prepare("SELECT * FROM inventory WHERE status = 'damaged'").all() as unknown as RawRow[]).map(toRow);
+  /** How many rows an audit marked damaged. */
+  damagedCount(): number {
+    return Number((this.db.prepare("SELECT COUNT(*) AS n FROM inventory WHERE status = 'damaged'").get() as { n: number }).n);
+  }
+
+  /**
+   * The rows marked damaged by an audit, in URI order, the first `limit` after `after` (null: from the start): read a
+   * page at a time, as an audit may mark a whole mirror damaged (a disk that lost its contents).
+   */
+  damagedAfter(after: string | null, limit: number): InventoryRow[] {
+    const rows = after === null
+      ? this.db.prepare("SELECT * FROM inventory WHERE status = 'damaged' ORDER BY uri LIMIT ?").all(limit)
+      : this.db.prepare("SELECT * FROM inventory WHERE status = 'damaged' AND uri > ? ORDER BY uri LIMIT ?").all(after, limit);
+    return (rows as unknown as RawRow[]).map(toRow);
   }
 
   remove(uri: string): void {
@@ -889,6 +900,19 @@ export class MirrorState implements ClaimStore {
   /** Whether a retry run kept what it was asked for (see retryLeft): retries recorded before that did not. */
   keptRetry(runId: number): boolean {
     return this.db.prepare('SELECT 1 AS kept FROM retry_items WHERE run_id = ? LIMIT 1').get(runId) !== undefined;
+  }
+
+  /** How many failures the journal holds for run `runId`. */
+  failureCount(runId: number): number {
+    return Number((this.db.prepare('SELECT COUNT(*) AS n FROM failures WHERE run_id = ?').get(runId) as { n: number }).n);
+  }
+
+  /**
+   * Run `runId`'s failures in the order recorded, past the first `skip` (those a resumed run's earlier part left),
+   * streamed: a run against a Source that was down may have failed millions.
+   */
+  *failuresPast(runId: number, skip: number): Generator<{ uri: string; reason: string }> {
+    yield* this.db.prepare('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid LIMIT -1 OFFSET ?').iterate(runId, skip) as Iterable<{ uri: string; reason: string }>;
   }
 
   failures(runId: number): { uri: string; reason: string }[] {

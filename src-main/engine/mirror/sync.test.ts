@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { PLACING_FILE, quarantinePlace } from './apply.ts';
 import { audit, lastAudit, savedAuditItems } from './audit.ts';
@@ -471,7 +471,7 @@ describe('audit', () => {
     try {
       expect(state.failures(report.runId!)).toHaveLength(8);
       // Every missing copy was marked damaged, not only those the report holds.
-      expect(state.damaged()).toHaveLength(5);
+      expect(state.damagedCount()).toBe(5);
     } finally {
       state.close();
     }
@@ -564,6 +564,33 @@ describe('audit', () => {
     expectMirrorMatchesSource();
     expect((await audit({ dest, rehash: true })).inSync).toBe(true);
     expect(inventory().some((r) => r.status === 'damaged')).toBe(false);
+  });
+
+  it('damaged copies are read from the state a page at a time, and every page is fetched again', async () => {
+    await run();
+    const ids = [2, 3, 5, 6, 8];
+    for (const id of ids) writeFileSync(fileOf(id), Buffer.concat([readFileSync(fileOf(id)), Buffer.from('tail')]));
+    await audit({ dest });
+    const pages: number[] = [];
+    const original = MirrorState.prototype.damagedAfter;
+    const read = vi.spyOn(MirrorState.prototype, 'damagedAfter').mockImplementation(function (this: MirrorState, after, limit) {
+      const rows = original.call(this, after, limit);
+      pages.push(rows.length);
+      return rows;
+    });
+    try {
+      const notes: string[] = [];
+      const before = resourceRequests().length;
+      await run({ inMemoryUris: 2, onNote: (n) => notes.push(n) });
+      expect(notes).toContain('5 local files that an audit found damaged are fetched again.');
+      // Two at a time, and the empty page that ends it.
+      expect(pages).toEqual([2, 2, 1, 0]);
+      expect(resourceRequests().length - before).toBe(5);
+    } finally {
+      read.mockRestore();
+    }
+    expect(inventory().some((r) => r.status === 'damaged')).toBe(false);
+    expectMirrorMatchesSource();
   });
 
   it('a damaged copy of what the Source deleted (kept by the policy) is said, not failed, run after run', async () => {

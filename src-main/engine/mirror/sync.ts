@@ -35,6 +35,7 @@ import { ReadAhead } from './read-ahead.ts';
 import { readResourceList } from './resource-list.ts';
 import { DiskReserve, type DiskSpaceProbe } from './disk-reserve.ts';
 import { WorkSlots } from './work-slots.ts';
+import { repairDamaged } from './repair.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
 import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, unboundStateMessage, type Binding, type RunCounts, type RunRecord } from './state.ts';
@@ -94,6 +95,8 @@ export interface SyncOptions {
    * database instead (default 100,000: listed-uris.ts, run-inventory.ts; tests set a few).
    */
   inMemoryUris?: number;
+  /** Failures the result lists one by one (default MAX_KEPT_FAILURES, apply.ts; tests set a few). */
+  keptFailures?: number;
   signal?: AbortSignal;
   /** How the free space of the mirror's disk is read, and how often (disk-reserve.ts; tests give their own). */
   diskSpace?: { probe?: DiskSpaceProbe; everyMs?: number };
@@ -132,7 +135,12 @@ export interface SyncProgress extends RunCounts {
 export interface SyncResult extends RunCounts {
   mode: 'baseline' | 'incremental';
   seconds: number;
+  /** The run's failures, the first MAX_KEPT_FAILURES (or `keptFailures`) of `failureCount`: runFailures gives them all. */
   failures: Failure[];
+  /** Failures of this run (of its part in this process, when resumed). */
+  failureCount: number;
+  /** Failures of the run its journal held before this part (see Applier.journalBefore); null in a dry run. */
+  journalBefore: number | null;
   /** URIs the Source no longer has, kept by the `keep` policy: the first MAX_NAMED (apply.ts) of `wouldDeleteCount`. */
   wouldDelete: string[];
   wouldDeleteCount: number;
@@ -259,7 +267,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       if (cancel?.aborted) throw new SyncError("Cancelled before the run began, while the Source's lists were being read; nothing was fetched.");
       if (!pause?.aborted) throw err;
       return {
-        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], wouldDelete: [], wouldDeleteCount: 0, wouldRemove: [], wouldRemoveCount: 0, paused: true, from: 'lists',
+        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], failureCount: 0, journalBefore: null, wouldDelete: [], wouldDeleteCount: 0, wouldRemove: [], wouldRemoveCount: 0, paused: true, from: 'lists',
         patched: 0, metadata: 0, runId: null, resumed: false, dryRun: options.dryRun ?? false, checkpoint: state.checkpoint()?.at ?? null,
       };
     };
@@ -378,6 +386,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       pauseSignal: options.pauseSignal,
       batchSize: options.batchSize,
       inMemoryUris: options.inMemoryUris,
+      keptFailures: options.keptFailures,
       onProgress: () => report(),
       onSettled: () => report(),
       onDiskFull: () => reserve?.full(),
@@ -385,7 +394,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     if (resume && run) {
       applier.carry(run);
       // A dump run's packages finished before the interruption are not read again: their failures stand.
-      if (dumps.url !== null) applier.carryFailures(state.failures(run.id).length);
+      if (dumps.url !== null) applier.carryFailures(state.failureCount(run.id));
     }
     const patcher = new JsonPatcher({ applier, fetcher, state, dest, dryRun, signal: options.signal, onNote: options.onNote });
     const metadata = new MetadataFetcher({ state, applier, enabled: options.withMetadata ?? false, concurrency: settings.concurrency ?? 8, dryRun });
@@ -448,7 +457,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
               packageBytes = { done, total };
               report();
             },
-            room: reserve ?? undefined, oneByOne: binding.resourceListUrl !== null, concurrency: settings.concurrency ?? undefined,
+            room: reserve ?? undefined, oneByOne: binding.resourceListUrl !== null, concurrency: settings.concurrency ?? undefined, inMemoryUris: options.inMemoryUris,
           });
           newCheckpoint = result.at === null ? null : { at: notInTheFuture(result.at, 'The Resource Dump', options.onNote), from: dumps.url! };
           if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
@@ -488,7 +497,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         if (mode === 'incremental' && !paused()) await metadata.run();
         // Local copies an audit found damaged come again, whatever the changes say (a baseline fetches them anyway).
         if (mode === 'incremental' && !dryRun && !paused() && options.signal?.aborted !== true) {
-          await repairDamaged(state, applier, settings.concurrency ?? 8, options.onNote);
+          await repairDamaged(state, applier, settings.concurrency ?? 8, options.onNote, options.inMemoryUris);
         }
       } catch (err) {
         // Paused while a list was still being read: what was started finishes below, the run stays resumable.
@@ -543,6 +552,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       }
       throw err instanceof SyncError ? err : new SyncError(message);
     } finally {
+      applier.close();
       await fetcher.close();
     }
     // The checkpoint moves only past what was applied: a baseline with failures leaves it where it was.
@@ -584,6 +594,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       bytes: c.bytes,
       seconds: Math.round((Date.now() - t0) / 10) / 100,
       failures: applier.failures,
+      failureCount: applier.failureCount,
+      journalBefore: applier.journalBefore,
       wouldDelete: applier.wouldDelete,
       wouldDeleteCount: applier.wouldDeleteCount,
       wouldRemove: applier.wouldRemove,
@@ -612,26 +624,6 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     if (fresh && !bound) unmake(dest, stateDir, destExisted);
     lock.release();
   }
-}
-
-/**
- * Fetches again the resources whose local copies an audit found damaged (state.markDamaged), expecting what was
- * verified when they were mirrored: a Source that changed one since without saying so is a fixity failure, reported,
- * and the damaged copy stays marked.
- */
-async function repairDamaged(state: MirrorState, applier: Applier, concurrency: number, onNote?: (note: string) => void): Promise<void> {
-  const rows = state.damaged();
-  if (rows.length === 0) return;
-  onNote?.(`${rows.length} local file${rows.length === 1 ? '' : 's'} that an audit found damaged ${rows.length === 1 ? 'is' : 'are'} fetched again.`);
-  const slots = new WorkSlots(Math.max(1, concurrency));
-  for (const [i, row] of rows.entries()) {
-    const hash = Object.entries(row.digests).map(([algorithm, digest]) => `${algorithm}:${digest}`).join(' ');
-    const md = { ...(hash ? { hash } : {}), ...(row.length !== null ? { length: String(row.length) } : {}), ...(row.type ? { type: row.type } : {}) };
-    const entry: Entry = { index: i, loc: row.uri, lastmod: row.lastmod ?? undefined, md, links: [], line: 0 };
-    const full = slots.add(applier.repair(entry, (reason) => onNote?.(`${clip(row.uri)}: its local copy is damaged, and the Source no longer has it (${clip(reason, 200)}); it stays as it is, marked damaged.`)));
-    if (full) await full;
-  }
-  await slots.all();
 }
 
 /** Why a mirror has no changes to follow: the Source offers none, or the mirror was made of a Resource List alone. */
