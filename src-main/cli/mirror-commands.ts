@@ -368,6 +368,11 @@ export function formatRetry(r: RetryResult, dest: string): string {
     for (const uri of r.gone.slice(0, 50)) lines.push(`  ${uri}`);
     if (r.gone.length > 50) lines.push(`  … and ${r.gone.length - 50} more`);
   }
+  if (r.kept.length > 0) {
+    lines.push('Deleted at the Source since; the mirror keeps its copy (deletion policy keep; settled):');
+    for (const uri of r.kept.slice(0, 50)) lines.push(`  ${uri}`);
+    if (r.kept.length > 50) lines.push(`  … and ${r.kept.length - 50} more`);
+  }
   if (r.completedBaseline !== null) {
     lines.push(`That was the last failure of run ${r.completedBaseline.runId}: its baseline is complete now, and the mirror is in sync up to ${r.completedBaseline.at}.`);
   }
