@@ -156,6 +156,8 @@ describe('retry of failed resources', () => {
     expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'completed', message: `retried 1 resource of run ${failing.runId}: 1 was deleted at the Source; its copy stays in the mirror (deletion policy keep), and the next sync reports it as would-delete` });
     expect(formatRetry(retried, dest)).toContain(`Deleted at the Source since; the mirror keeps its copy (deletion policy keep; settled):\n  ${uri}\n`);
     await expect(retryResources({ dest, runId: failing.runId! })).rejects.toThrow(/there is nothing to retry/);
+    // The next sync says of it what keep says, and nothing fails.
+    expect(await sync({ dest, timeoutMs: 2_000 })).toMatchObject({ mode: 'incremental', failed: 0, wouldDelete: [uri] });
   });
 
   it('applies the deletion policy delete to a failure whose resource the Source has deleted since: the copy goes, the failure is settled', async () => {
