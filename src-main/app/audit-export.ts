@@ -6,7 +6,8 @@ import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { FOUND_ORDER, readSavedAudit, type SavedAuditReader } from '../engine/mirror/audit.ts';
-import { AUDIT_CSV_HEADER, auditCsvLine, auditJsonValue, auditRow, ROW_ORDER, rowMatches, type AuditFilter, type AuditStatus, type KeptPolicy } from '../engine/mirror/audit-report.ts';
+import { auditJson } from '../engine/mirror/audit-json.ts';
+import { AUDIT_CSV_HEADER, auditCsvLine, auditRow, ROW_ORDER, rowMatches, type AuditFilter, type AuditStatus, type KeptPolicy } from '../engine/mirror/audit-report.ts';
 import { CancelledError, InvalidArgumentsError, MirrorError, NotFoundError } from './errors.ts';
 
 export interface AuditExportOptions {
@@ -86,7 +87,7 @@ export async function exportAudit(o: AuditExportOptions): Promise<AuditExportRes
       buffer = '';
       await handle!.write(bytes);
     };
-    /** The rows of one kind that pass the filter; gives the event loop a turn now and then (a filter may match nothing). */
+    /** The rows of one kind that pass the filter, counted; gives the event loop a turn now and then (a filter may match nothing). */
     async function* rowsOf(status: AuditStatus) {
       for (const f of reader!.items(status)) {
         read++;
@@ -99,7 +100,9 @@ export async function exportAudit(o: AuditExportOptions): Promise<AuditExportRes
           }
         }
         const row = auditRow(status, f.item, f.reason, o.deletePolicy);
-        if (rowMatches(row, o.filter)) yield row;
+        if (!rowMatches(row, o.filter)) continue;
+        rows++;
+        yield row;
       }
     }
 
@@ -109,38 +112,19 @@ export async function exportAudit(o: AuditExportOptions): Promise<AuditExportRes
       for (const status of kinds(ROW_ORDER)) {
         for await (const row of rowsOf(status)) {
           await write(`${auditCsvLine(row)}\r\n`);
-          rows++;
         }
       }
     } else {
       const { audit } = reader;
-      const head = {
-        mirror: o.mirror,
-        source: o.source,
-        at: audit.at,
-        rehash: audit.rehash,
-        filter: o.filter,
+      // Only the kinds the filter takes are read; the others are written empty.
+      const report = {
+        head: { mirror: o.mirror, source: o.source, at: audit.at, rehash: audit.rehash, filter: o.filter },
         inSync: audit.report.inSync,
         inSyncCount: audit.report.inSyncCount,
+        items: (status: AuditStatus) => (kinds(FOUND_ORDER).includes(status) ? rowsOf(status) : []),
+        notes: reader.notes,
       };
-      // As JSON.stringify(report, null, 2) writes it, a list at a time.
-      await write(JSON.stringify(head, null, 2).slice(0, -2));
-      for (const status of FOUND_ORDER) {
-        await write(`,\n  ${JSON.stringify(status)}: [`);
-        let first = true;
-        const listed = kinds(FOUND_ORDER).includes(status);
-        if (listed) {
-          for await (const row of rowsOf(status)) {
-            await write(`${first ? '' : ','}\n    ${JSON.stringify(auditJsonValue(status, row.item, row.reason), null, 2).replaceAll('\n', '\n    ')}`);
-            first = false;
-            rows++;
-          }
-        }
-        await write(first ? ']' : '\n  ]');
-      }
-      // What the audit had to do without, as `rsdesk audit --json` has it.
-      if (reader.notes.length > 0) await write(`,\n  "notes": ${JSON.stringify(reader.notes, null, 2).replaceAll('\n', '\n  ')}`);
-      await write('\n}\n');
+      for await (const text of auditJson(report, 2)) await write(text);
     }
     await flush();
     stopped();

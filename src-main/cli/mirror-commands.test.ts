@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
 import { main } from './rsdesk.ts';
 import { auditCommand } from './mirror-commands.ts';
+import { exportAudit } from '../app/audit-export.ts';
+import { lastAudit } from '../engine/mirror/audit.ts';
 import type { Io } from './io.ts';
 import { RSDESK_BIN, runRsdesk } from './run-rsdesk.ts';
 
@@ -58,6 +60,12 @@ describe('rsdesk sync, audit, runs', () => {
     expect(last.code).toBe(1);
     expect(JSON.parse(last.stdout)).toMatchObject({ inSync: false, inSyncCount: 19, missing: [fixture.state.locOf(1)], rehash: false, at: JSON.parse(notInSync.stdout).at });
     expect(Object.keys(JSON.parse(last.stdout))).toEqual(Object.keys(JSON.parse(notInSync.stdout)));
+    // One writer for both: the app's export is the same report, indented, with what a file read alone needs first.
+    const file = join(mkdtempSync(join(tmpdir(), 'rsdesk-export-')), 'report.json');
+    await exportAudit({ mirror: dest, runId: lastAudit(dest)!.runId, format: 'json', file, filter: null, replace: false, deletePolicy: 'keep', source: 'S' });
+    const { mirror, source, filter, ...exported } = JSON.parse(readFileSync(file, 'utf8'));
+    expect({ mirror, source, filter }).toEqual({ mirror: dest, source: 'S', filter: null });
+    expect(last.stdout).toBe(`${JSON.stringify(exported)}\n`);
     const lastText = await rsdesk(['audit', '--dest', dest, '--last']);
     expect(lastText.stdout).toMatch(/^Last audit: \d{4}-\d\d-\d\dT[^\n]*\nNot in sync \(19 resources match, by size and the hashes recorded when mirrored; --rehash reads every file again\):\n  missing \(1\):/);
     expect(fixture.requests.length).toBe(requests);

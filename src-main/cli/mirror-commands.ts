@@ -1,8 +1,9 @@
 // rsdesk sync / audit / runs: a local mirror of a Source, kept in a folder.
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { audit, CUT_NOTE_START, FOUND_ORDER, lastAudit, readSavedAudit, savedAuditItems, type AuditReport } from '../engine/mirror/audit.ts';
-import { auditJsonValue } from '../engine/mirror/audit-report.ts';
+import { audit, CUT_NOTE_START, lastAudit, readSavedAudit, type AuditReport } from '../engine/mirror/audit.ts';
+import { auditJson } from '../engine/mirror/audit-json.ts';
+import type { FoundStatus } from '../engine/mirror/audit-listed.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { isMirror, lockHolder, readFolder, resultFailures, runsAsSeen, type FailuresOfResult } from '../engine/mirror/folder.ts';
 import { resumeRetry, retryResources, retryStanding, runsWords, type RetryResult } from '../engine/mirror/retry.ts';
@@ -362,6 +363,11 @@ export function formatRetry(r: RetryResult, dest: string): string {
     for (const uri of r.gone.slice(0, 50)) lines.push(`  ${uri}`);
     if (r.gone.length > 50) lines.push(`  … and ${r.gone.length - 50} more`);
   }
+  if (r.kept.length > 0) {
+    lines.push('Deleted at the Source since; the mirror keeps its copy (deletion policy keep; settled):');
+    for (const uri of r.kept.slice(0, 50)) lines.push(`  ${uri}`);
+    if (r.kept.length > 50) lines.push(`  … and ${r.kept.length - 50} more`);
+  }
   if (r.completedBaseline !== null) {
     lines.push(`That was the last failure of run ${r.completedBaseline.runId}: its baseline is complete now, and the mirror is in sync up to ${r.completedBaseline.at}.`);
   }
@@ -519,39 +525,37 @@ async function writeRunJson(dest: string, head: Record<string, unknown>, r: Fail
 }
 
 /**
- * The whole report as one JSON object, written a piece at a time from the report kept in the mirror's state: the
- * report in memory holds only the first items of each kind, and a million of them need not be held to be printed.
+ * The whole report as one JSON object (audit-json.ts, the writer of the app's export too), read from one snapshot of
+ * the report kept in the mirror's state: the report in memory holds only the first items of each kind, and a million of
+ * them need not be held to be printed. Each kind was read through a connection of its own, so an audit that ended
+ * meanwhile in another process and dropped this report (a mirror keeps five) could cut it between kinds.
  */
 async function writeAuditJson(dest: string, report: AuditReport, io: Io, when?: { at: string; rehash: boolean }): Promise<void> {
-  if (report.runId === undefined) {
-    const { inSync, inSyncCount, missing, extra, changed, unverifiable, kept = [], notes } = report;
-    io.out(`${JSON.stringify({ inSync, inSyncCount, missing, extra, changed, unverifiable, kept, ...(notes ? { notes } : {}), ...when })}\n`);
-    return;
-  }
-  let buffer = `{"inSync":${report.inSync},"inSyncCount":${report.inSyncCount}`;
-  const write = async (text: string) => {
-    buffer += text;
-    if (buffer.length >= 1 << 16) {
-      io.out(buffer);
-      buffer = '';
-      // Else a pipe read slowly held the whole report in memory (~230 MB more for 1,000,000 items).
-      await io.drained?.();
+  const saved = report.runId === undefined ? null : readSavedAudit(dest, report.runId);
+  const { inSync, inSyncCount } = report;
+  const fromMemory = (status: FoundStatus): { item: string; reason: string | null }[] =>
+    status === 'changed' || status === 'unverifiable' ? report[status].map((c) => ({ item: c.uri, reason: c.reason })) : (report[status] ?? []).map((item) => ({ item, reason: null }));
+  const json = auditJson(
+    saved === null
+      ? { head: { ...when }, inSync, inSyncCount, items: fromMemory, notes: report.notes ?? [] }
+      : { head: { ...when }, inSync, inSyncCount, items: (status) => saved.items(status), notes: saved.notes },
+    0,
+  );
+  try {
+    let buffer = '';
+    for await (const text of json) {
+      buffer += text;
+      if (buffer.length >= 1 << 16) {
+        io.out(buffer);
+        buffer = '';
+        // Else a pipe read slowly held the whole report in memory (~230 MB more for 1,000,000 items).
+        await io.drained?.();
+      }
     }
-  };
-  for (const status of FOUND_ORDER) {
-    await write(`,${JSON.stringify(status)}:[`);
-    let first = true;
-    for (const f of savedAuditItems(dest, report.runId, status)) {
-      const value = JSON.stringify(auditJsonValue(status, f.item, f.reason));
-      await write(first ? value : `,${value}`);
-      first = false;
-    }
-    await write(']');
+    io.out(buffer);
+  } finally {
+    saved?.close();
   }
-  const notes = [...savedAuditItems(dest, report.runId, 'note')].map((n) => n.item);
-  if (notes.length > 0) await write(`,"notes":${JSON.stringify(notes)}`);
-  if (when) await write(`,"at":${JSON.stringify(when.at)},"rehash":${when.rehash}`);
-  io.out(`${buffer}}\n`);
 }
 
 export function runsCommand(o: { dest: string; json: boolean }, io: Io): number {

@@ -102,7 +102,7 @@ export function FailuresTable({
                   <td className="wrap">
                     {failureReason(f.uri, f.reason)}
                     {f.fixedBy !== null && (
-                      <span className="ok-text">{f.gone ? ` — deleted at the Source since (found by run #${f.fixedBy}); nothing to do` : ` — mirrored since, by run #${f.fixedBy}`}</span>
+                      <span className="ok-text">{f.gone ? ` — deleted at the Source since (found by run #${f.fixedBy})` : ` — mirrored since, by run #${f.fixedBy}`}</span>
                     )}
                   </td>
                   {run && run.kind !== 'audit' && (

@@ -5,6 +5,7 @@ import type { Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import { clip } from '../clip.ts';
 import { charsetOf, readText, streamBody, tooLarge } from './body.ts';
+import { abortableRequest } from './abortable-request.ts';
 import { makeDispatcher, proxyFor, type ProxyEnv, type ProxySetting } from './dispatcher.ts';
 import { hideUserinfo } from './userinfo.ts';
 import { furtherInside } from './address-scope.ts';
@@ -186,7 +187,7 @@ export class Http {
       if (init.signal?.aborted) throw new NetworkError('aborted', `Cancelled: ${href}`, href);
       let data;
       try {
-        data = await this.#agent.request({
+        data = await abortableRequest(this.#agent, {
           origin: current.origin,
           path: current.pathname + current.search,
           method: 'GET',

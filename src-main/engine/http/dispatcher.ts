@@ -1,7 +1,8 @@
 // The connection pool every engine client uses, with the proxy setting applied. By default the environment decides,
 // as curl and most tools do: HTTP_PROXY / HTTPS_PROXY (or their lower-case forms) name the proxies and NO_PROXY the
-// hosts reached directly — undici's EnvHttpProxyAgent. `none` ignores the environment; a URL names one proxy for all.
-import { Agent, EnvHttpProxyAgent, Pool, ProxyAgent, type Dispatcher } from 'undici';
+// hosts reached directly (no-proxy.ts). `none` ignores the environment; a URL names one proxy for all.
+import { Agent, Dispatcher, Pool, ProxyAgent } from 'undici';
+import { bypassed, parseNoProxy, type NoProxy } from './no-proxy.ts';
 import { NetworkError } from './errors.ts';
 import { clip } from '../clip.ts';
 import { hideUserinfo } from './userinfo.ts';
@@ -46,7 +47,7 @@ export function parseProxySetting(value: string): ProxySetting {
 
 /**
  * The proxy (host and port, never its credentials) a request to `url` goes through with this setting, or null when it
- * goes direct: a failure to connect is then the proxy's, and is said to be. NO_PROXY is matched as undici matches it.
+ * goes direct: a failure to connect is then the proxy's, and is said to be. NO_PROXY is matched as the requests match it.
  */
 export function proxyFor(url: URL, proxy: ProxySetting = 'env', env: ProxyEnv = process.env): string | null {
   if (proxy === 'none') return null;
@@ -59,7 +60,7 @@ export function proxyFor(url: URL, proxy: ProxySetting = 'env', env: ProxyEnv = 
       return null;
     }
     chosen = url.protocol === 'https:' ? (httpsProxy ?? httpProxy) : httpProxy;
-    if (!chosen || bypassed(url, env.no_proxy ?? env.NO_PROXY ?? '')) return null;
+    if (!chosen || bypassed(url, noProxyOf(env))) return null;
   }
   try {
     return new URL(chosen).host;
@@ -95,16 +96,12 @@ export function envProxies(env: ProxyEnv): { httpProxy: string | undefined; http
   return { httpProxy: read('http_proxy', 'HTTP_PROXY'), httpsProxy: read('https_proxy', 'HTTPS_PROXY') };
 }
 
-function bypassed(url: URL, noProxy: string): boolean {
-  if (noProxy === '*') return true;
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  for (const entry of noProxy.split(/[,\s]/).filter(Boolean)) {
-    const parsed = /^(.+):(\d+)$/.exec(entry);
-    const host = (parsed ? parsed[1]! : entry).replace(/^\*?\./, '').toLowerCase();
-    if (parsed && parsed[2] !== port) continue;
-    if (url.hostname === host || url.hostname.endsWith(`.${host}`)) return true;
-  }
-  return false;
+/**
+ * NO_PROXY, or no_proxy: the lower-case form first, as for the proxies (envProxies), unless it is empty or blank.
+ * (undici read `no_proxy ?? NO_PROXY`, so an empty no_proxy hid the NO_PROXY beside it.)
+ */
+export function noProxyOf(env: ProxyEnv): NoProxy {
+  return parseNoProxy(env.no_proxy?.trim() ? env.no_proxy : (env.NO_PROXY ?? ''));
 }
 
 /**
@@ -122,15 +119,71 @@ export function makeDispatcher(agentOptions: Agent.Options, proxy: ProxySetting 
     return new Agent({ ...agentOptions, connect: (_options, callback) => callback(err as Error, null) });
   }
   if (!httpProxy && !httpsProxy) return new Agent(agentOptions);
-  return new EnvHttpProxyAgent({
-    ...agentOptions,
-    ...toProxy(agentOptions),
-    // Empty strings rather than undefined, so undici does not read process.env behind an injected `env`.
-    httpProxy: httpProxy ?? '',
-    httpsProxy: httpsProxy ?? httpProxy ?? '',
-    noProxy: env.no_proxy ?? env.NO_PROXY ?? '',
-    proxyTunnel: false,
-  } as EnvHttpProxyAgent.Options);
+  const proxied = (uri: string) => new ProxyAgent({ ...agentOptions, ...toProxy(agentOptions), uri, proxyTunnel: false });
+  const https = httpsProxy ?? httpProxy!;
+  return new EnvProxies(new Agent(agentOptions), httpProxy ? proxied(httpProxy) : null, https === httpProxy ? null : proxied(https), noProxyOf(env));
+}
+
+/**
+ * The environment's proxies, each origin sent to its own (http, https) or direct by NO_PROXY as no-proxy.ts reads it:
+ * undici's EnvHttpProxyAgent has a reading of its own, which proxyFor could not follow. Decided once per origin.
+ */
+class EnvProxies extends Dispatcher {
+  readonly #direct: Dispatcher;
+  readonly #http: Dispatcher | null;
+  /** null: the http one (one pool of connections to the proxy for both). */
+  readonly #https: Dispatcher | null;
+  readonly #noProxy: NoProxy;
+  readonly #routes = new Map<string, Dispatcher>();
+
+  constructor(direct: Dispatcher, http: Dispatcher | null, https: Dispatcher | null, noProxy: NoProxy) {
+    super();
+    this.#direct = direct;
+    this.#http = http;
+    this.#https = https;
+    this.#noProxy = noProxy;
+  }
+
+  #route(origin: string): Dispatcher {
+    let route = this.#routes.get(origin);
+    if (route === undefined) {
+      const url = new URL(origin);
+      const proxy = url.protocol === 'https:' ? (this.#https ?? this.#http) : this.#http;
+      route = proxy === null || bypassed(url, this.#noProxy) ? this.#direct : proxy;
+      // Bounded: a crawl of many hosts decides again rather than keeping every origin it met.
+      if (this.#routes.size >= 1_000) this.#routes.clear();
+      this.#routes.set(origin, route);
+    }
+    return route;
+  }
+
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    return this.#route(String(options.origin)).dispatch(options, handler);
+  }
+
+  #all(): Dispatcher[] {
+    return [this.#direct, this.#http, this.#https].filter((d): d is Dispatcher => d !== null);
+  }
+
+  override close(): Promise<void>;
+  override close(callback: () => void): void;
+  override close(callback?: () => void): Promise<void> | void {
+    const closed = Promise.all(this.#all().map((d) => d.close())).then(() => undefined);
+    if (callback === undefined) return closed;
+    void closed.then(callback, callback);
+  }
+
+  override destroy(): Promise<void>;
+  override destroy(err: Error | null): Promise<void>;
+  override destroy(callback: () => void): void;
+  override destroy(err: Error | null, callback: () => void): void;
+  override destroy(a?: Error | null | (() => void), b?: () => void): Promise<void> | void {
+    const err = typeof a === 'function' ? null : (a ?? null);
+    const callback = typeof a === 'function' ? a : b;
+    const destroyed = Promise.all(this.#all().map((d) => d.destroy(err))).then(() => undefined);
+    if (callback === undefined) return destroyed;
+    void destroyed.then(callback, callback);
+  }
 }
 
 /**

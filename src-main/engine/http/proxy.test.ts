@@ -138,3 +138,75 @@ describe('proxies as the environment names them', () => {
     }
   });
 });
+
+describe('NO_PROXY', () => {
+  const env = (noProxy: Record<string, string>) => ({ HTTP_PROXY: 'http://127.0.0.1:3128', ...noProxy });
+  const via = (url: string, noProxy: Record<string, string>) => proxyFor(new URL(url), 'env', env(noProxy));
+
+  it('reads what curl and undici read, and what one of them reads that the other does not', () => {
+    const direct: [string, string][] = [
+      ['http://example.org/', 'example.org'],
+      ['http://a.b.example.org/', 'example.org'],
+      ['http://a.example.org/', '.example.org'],
+      ['http://example.org/', '*.example.org'],
+      ['http://EXAMPLE.org./', 'Example.ORG.'],
+      ['http://example.org:8080/', 'other.org, example.org:8080'],
+      ['http://example.org/', 'other.org example.org:80'],
+      ['http://x.invalid/', ' * '],
+      // IPv6 literals as curl takes them (no brackets) and as URLs write them, in any spelling.
+      ['http://[::1]:8080/', 'localhost,127.0.0.1,::1'],
+      ['http://[::1]/', '[0:0:0:0:0:0:0:1]'],
+      ['http://[fd00::5]:81/', '[fd00::5]:81'],
+      // Address blocks (curl).
+      ['http://10.1.2.3/', '10.0.0.0/8'],
+      ['http://[fd00::5]/', 'fd00::/8'],
+    ];
+    for (const [url, noProxy] of direct) expect(via(url, { NO_PROXY: noProxy }), `${url} with NO_PROXY=${noProxy}`).toBeNull();
+    const proxied: [string, string][] = [
+      ['http://notexample.org/', 'example.org'],
+      ['http://example.org/', 'example.org:8080'],
+      ['http://[::2]/', '::1'],
+      ['http://11.1.2.3/', '10.0.0.0/8'],
+      ['http://example.org/', 'localhost,*'],
+      ['http://example.org/', '10.0.0.0/99'],
+    ];
+    for (const [url, noProxy] of proxied) expect(via(url, { NO_PROXY: noProxy }), `${url} with NO_PROXY=${noProxy}`).toBe('127.0.0.1:3128');
+  });
+
+  it('is taken from no_proxy, else from NO_PROXY when no_proxy is empty', () => {
+    expect(via('http://example.org/', { no_proxy: 'example.org', NO_PROXY: 'other.org' })).toBeNull();
+    expect(via('http://example.org/', { no_proxy: ' ', NO_PROXY: 'example.org' })).toBeNull();
+    expect(via('http://example.org/', { no_proxy: 'other.org', NO_PROXY: 'example.org' })).toBe('127.0.0.1:3128');
+  });
+
+  it('sends the requests it names direct and the others through the proxy, as proxyFor says', async () => {
+    const proxy = await proxyAnswering(502);
+    const source = createServer((_req, res) => res.end('direct'));
+    await new Promise<void>((r) => source.listen(0, '127.0.0.1', r));
+    servers.push(source);
+    const port = (source.address() as AddressInfo).port;
+    const url = `http://127.0.0.1:${port}/a`;
+    for (const [noProxy, direct] of [
+      [{ NO_PROXY: '127.0.0.0/8' }, true],
+      [{ no_proxy: '', NO_PROXY: `127.0.0.1:${port}` }, true],
+      [{ NO_PROXY: `127.0.0.1.:${port}` }, true],
+      [{ NO_PROXY: `127.0.0.1:${port + 1}` }, false],
+      [{ NO_PROXY: '10.0.0.0/8' }, false],
+    ] as const) {
+      const proxyEnv = { ...proxy.env, ...noProxy };
+      expect(proxyFor(new URL(url), 'env', proxyEnv), JSON.stringify(noProxy)).toBe(direct ? null : proxy.host);
+      const fetcher = new Fetcher({ proxyEnv, retries: 0 });
+      const before = proxy.asked.length;
+      try {
+        const response = await fetcher.get(url, {}, new AbortController().signal);
+        expect(response.status, JSON.stringify(noProxy)).toBe(direct ? 200 : 502);
+        response.body.resume();
+      } catch (err) {
+        expect(direct, `${JSON.stringify(noProxy)}: ${(err as Error).message}`).toBe(false);
+      } finally {
+        await fetcher.close();
+      }
+      expect(proxy.asked.slice(before), JSON.stringify(noProxy)).toEqual(direct ? [] : [`GET ${url}`]);
+    }
+  });
+});

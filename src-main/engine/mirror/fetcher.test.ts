@@ -208,3 +208,34 @@ describe('ResourceSignals', () => {
     expect(calls).toBe(1);
   });
 });
+
+describe('a request waiting for a connection', () => {
+  it('once aborted, fails at once and is never sent, while the Source holds every connection', async () => {
+    const held = fixture.state.pathOf(1);
+    const queued = fixture.state.pathOf(2);
+    fixture.setPathDelay(held, 1_500);
+    const one = new Fetcher({ concurrency: 1, proxyEnv: {} });
+    try {
+      const first = one.get(fixture.url + held, {}, new AbortController().signal);
+      await new Promise((r) => setTimeout(r, 100));
+      const cancel = new AbortController();
+      const waiting = one.get(fixture.url + queued, {}, cancel.signal);
+      const t0 = Date.now();
+      setTimeout(() => cancel.abort(), 20);
+      await expect(waiting).rejects.toThrow();
+      // Not when the held connection is given back, 1.5 s later.
+      expect(Date.now() - t0).toBeLessThan(500);
+      (await first).body.resume();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(fixture.requests.map((r) => r.path)).not.toContain(queued);
+      // Aborted before it was asked for: it fails at once too.
+      const again = new AbortController();
+      again.abort();
+      await expect(one.get(fixture.url + queued, {}, again.signal)).rejects.toThrow();
+      expect(fixture.requests.map((r) => r.path)).not.toContain(queued);
+    } finally {
+      fixture.setPathDelay(held, 0);
+      await one.close();
+    }
+  });
+});

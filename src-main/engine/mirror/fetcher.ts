@@ -4,6 +4,7 @@
 // document client (engine/http): a mirror makes thousands of small requests, so nothing is done per chunk here.
 import type { Dispatcher } from 'undici';
 import { addSourceHeaders, type SourceHeaders } from '../http/client.ts';
+import { abortableRequest } from '../http/abortable-request.ts';
 import { makeDispatcher, proxyFor, type ProxyEnv, type ProxySetting } from '../http/dispatcher.ts';
 import type { Readable } from 'node:stream';
 import { NetworkError, ProxyError, formatDuration, informationalLimit, toNetworkError } from '../http/errors.ts';
@@ -175,7 +176,7 @@ export class Fetcher {
       }
       let data;
       try {
-        data = await this.#agent.request({
+        data = await abortableRequest(this.#agent, {
           origin: current.origin,
           path: current.pathname + current.search,
           method: 'GET',

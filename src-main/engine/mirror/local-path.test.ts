@@ -165,11 +165,38 @@ describe('LocalPaths.map', () => {
     expect(deep.length).toBeLessThanOrEqual(1024);
   });
 
+  it("escapes the code points HFS+ ignores in names, so that a name with one is not another's file on a Mac", () => {
+    const ignored = ['\u200c', '\u200d', '\u200e', '\u200f', '\u202a', '\u202e', '\u206a', '\u206f', '\ufeff'];
+    const plain = path('http://example.org/ab');
+    for (const ch of ignored) {
+      const mapped = path(`http://example.org/a${encodeURIComponent(ch)}b`);
+      expect(mapped, JSON.stringify(ch)).toBe(`example.org/a${[...Buffer.from(ch)].map((b) => `%${b.toString(16).toUpperCase()}`).join('')}b`);
+      // As HFS+ compares names: with those code points left out, still not the other URI's name.
+      expect(mapped.replace(/[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g, '')).not.toBe(plain);
+    }
+  });
+
+  it("escapes the ~ of a name of the form of a Windows short name, which NTFS would open as another file's", () => {
+    expect(path('http://example.org/PROGRA~1')).toBe('example.org/PROGRA%7E1');
+    expect(path('http://example.org/progra~2/abcdef~1.txt')).toBe('example.org/progra%7E2/abcdef%7E1.txt');
+    expect(path('http://example.org/%C3%A9~1')).toBe('example.org/é~1');
+    expect(path('http://example.org/a%25~1')).toBe('example.org/a%25%7E1');
+    // Not of that form: more than 8 characters before the extension, more than 3 after it, no digits, two dots.
+    for (const name of ['~user', 'progra~12', 'abcdefgh~1', 'abc~1.html', 'a~b', 'a~1.b.c', 'abc~']) expect(path(`http://example.org/${name}`)).toBe(`example.org/${name}`);
+    // An alternate name of that form (a case clash) takes a number no short name has.
+    const claims = new PathClaims();
+    expect(claims.claim('h/abc', 'u1')).toBe('h/abc');
+    expect(claims.claim('h/ABC', 'u2')).toBe('h/ABC%~0000002');
+    expect(claims.claim('h/Abc', 'u3')).toBe('h/Abc%~0000003');
+    expect(claims.claim('h/abcdefgh', 'u4')).toBe('h/abcdefgh');
+    expect(claims.claim('h/ABCDEFGH', 'u5')).toBe('h/ABCDEFGH%~2');
+  });
+
   it('gives plain names the same safe name by its shortcut as by the full escaping', () => {
     const names = [
       'a', 'A.txt', 'file-1_2~3+4=5,6@7', 'x'.repeat(200), 'x'.repeat(201), '.hidden', 'name.', 'name..', 'a.b.c',
       'con', 'CON.txt', 'nul.tar.gz', 'com1', 'lpt9.x', 'console', 'conx', 'com10', 'aux-file', 'prn_', '-', '_', '~', '1',
-      'a b', 'a%20b', 'é', 'a:b', 'a\\b', '..', '.', '', 'café.txt',
+      'a b', 'a%20b', 'é', 'a:b', 'a\\b', '..', '.', '', 'café.txt', 'PROGRA~1', 'progra~1.txt', 'abcdefgh~1', 'a~b',
     ];
     for (let i = 0; i < 2000; i++) {
       const alphabet = 'aAzZ09._~+=,@-%: /\\?é';
@@ -213,12 +240,13 @@ describe('LocalPaths.map', () => {
       for (const p of [
         '.resourcesync/state.sqlite', '.resourcesync/state.sqlite-wal', '.resourcesync/lock', '.resourcesync/quarantine/a.txt', '.resourcesync/tmp/x',
         '.resourcesync', '.resourcesync/', '.ReSourceSync/state.sqlite', '%2Eresourcesync/lock', '.re%C5%BFourcesync/lock', '%EF%BC%8Eresourcesync/lock',
-        'RESOUR~1/state.sqlite', 'resour~2/lock', 'RE1A2B~1/lock',
       ]) {
         const r = lp.map(`http://example.org/${p}`);
         expect(r.ok, p).toBe(false);
         expect(!r.ok && r.reason, p).toMatch(/inside \.resourcesync, the mirror's own folder/);
       }
+      // Its short names (Windows) lose their `~`: then they are no longer its names.
+      for (const p of ['RESOUR~1/state.sqlite', 'resour~2/lock', 'RE1A2B~1/lock']) expect(path(`http://example.org/${p}`, lp)).toBe(p.replace('~', '%7E'));
       // Names that only look alike, and the name deeper down, are ordinary.
       expect(path('http://example.org/.resourcesync2/a', lp)).toBe('.resourcesync2/a');
       expect(path('http://example.org/resourcesync/a', lp)).toBe('resourcesync/a');
@@ -237,7 +265,7 @@ describe('LocalPaths.map', () => {
     expect(() => parseMap('nothing')).toThrow(/PREFIX=DIR/);
     // Every run empties .resourcesync/tmp: files mapped into the mirror's own folder would be lost, or break its state.
     for (const dir of ['.resourcesync/tmp', '.resourcesync', './.resourcesync/', '.RESOURCESYNC/Tmp', '.ResourceSync\\quarantine', 'RESOUR~1/tmp', '%2Eresourcesync']) {
-      if (dir === '%2Eresourcesync') expect(parseMap(`http://example.org/=${dir}`).dir, dir).toBe(dir);
+      if (dir === '%2Eresourcesync' || dir === 'RESOUR~1/tmp') expect(parseMap(`http://example.org/=${dir}`).dir, dir).toBe(dir);
       else expect(() => parseMap(`http://example.org/=${dir}`), dir).toThrow(/cannot be inside \.resourcesync, the mirror's own folder/);
     }
     expect(() => paths({ maps: [{ prefix: 'http://example.org/', dir: '.resourcesync/tmp' }] })).toThrow(/mirror's own folder/);
@@ -292,7 +320,7 @@ describe('PathClaims', () => {
     expect(claims.claim('h/d/x', 'http://h/d/x')).toBe('h/d/x');
     expect(claims.claim('h/d/y', 'http://h/d/y')).toBe('h/d/y');
     expect(claims.claim('h/d', 'http://h/d')).toBe('h/d%file');
-    expect(claims.claim('h/d/X', 'http://h/d/X')).toBe('h/d/X%~2');
+    expect(claims.claim('h/d/X', 'http://h/d/X')).toBe('h/d/X%~0000002');
     expect(claims.claim('h/D/z', 'http://h/D/z')).toBe('h/D/z');
     expect(claims.claim('h/d/x', 'http://h/d/x')).toBe('h/d/x');
     expect(claims.claim('h/d/x/deeper', 'http://h/d/x/deeper')).toBe('h/d/x%dir/deeper');
@@ -378,7 +406,7 @@ describe('PathClaims over a mirror inventory (looked up, not loaded)', () => {
     expect(claims.claim('h/λόγοσ', 'http://h/%CE%BB%CF%8C%CE%B3%CE%BF%CF%83')).toBe('h/λόγοσ%~2');
     const state = inventory([['http://h/%C5%BF', 'h/ſ']]);
     try {
-      expect(new PathClaims(state).claim('h/s', 'http://h/s')).toBe('h/s%~2');
+      expect(new PathClaims(state).claim('h/s', 'http://h/s')).toBe('h/s%~0000002');
     } finally {
       state.close();
     }

@@ -58,8 +58,10 @@ export const MAX_PATH_CHARS = 1024;
 const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)$/i;
 // Characters refused by Windows or macOS in names, `/` (the separator), `%` (the escape itself), and the controls no
 // name should hold: C1 controls, and the bidirectional ones that make "txt.exe" read as "exe.txt" in a file manager.
+// Also the code points HFS+ ignores in names (U+200C, U+200D, U+206A–U+206F, U+FEFF, besides the bidirectional marks
+// above): there `a\u200cb` and `ab` are one file, so two URIs would share it.
 // eslint-disable-next-line no-control-regex
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069:*?"<>|\\/%]/g;
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200c-\u200f\u202a-\u202e\u2066-\u206f\ufeff:*?"<>|\\/%]/g;
 
 export function escapeChar(ch: string): string {
   return [...Buffer.from(ch, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
@@ -83,11 +85,11 @@ function percentDecode(segment: string): string {
 }
 
 /**
- * Names that need nothing done, by far the most common: ASCII letters, digits and `_~+=,@-` (and dots, neither first
+ * Names that need nothing done, by far the most common: ASCII letters, digits and `_+=,@-` (and dots, neither first
  * nor last), at most MAX_NAME_BYTES long, not a reserved Windows name. Checked first: one test instead of the steps
- * below, thousands of times a second in a mirror of small files.
+ * below, thousands of times a second in a mirror of small files. (Not `~`: a name with one may look like a short name.)
  */
-const PLAIN = /^[A-Za-z0-9_~+=,@-](?:[A-Za-z0-9._~+=,@-]{0,198}[A-Za-z0-9_~+=,@-])?$/;
+const PLAIN = /^[A-Za-z0-9_+=,@-](?:[A-Za-z0-9._+=,@-]{0,198}[A-Za-z0-9_+=,@-])?$/;
 const RESERVED_PLAIN = /^(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?:\.|$)/i;
 
 /** One decoded name made safe to be a file or folder name anywhere. */
@@ -105,8 +107,16 @@ export function escapeName(decoded: string): string {
   // Windows takes `CON .txt` for the device as it takes `CON.txt`: spaces before the extension do not count.
   const stem = name.split('.')[0]!.replace(/ +$/, '');
   if (WINDOWS_RESERVED.test(stem)) name = escapeChar(name[0]!) + name.slice(1);
+  if (SHORT_NAME.test(name)) name = name.replace(/~/g, '%7E');
   return shorten(name, MAX_NAME_BYTES);
 }
+
+/**
+ * A name of the form Windows gives the 8.3 short name of a long one (`PROGRA~1`, `ABCDEF~2.TXT`: at most 8 characters
+ * ending `~` and digits, at most one dot and 3 after it, ASCII as short names are). NTFS opens a file by its short name too, so a URI whose name
+ * has this form would land on another URI's file (`Program Files`); its `~` is escaped. Any case: NTFS ignores it.
+ */
+export const SHORT_NAME = /^(?=[!-\-/-~]{1,8}(?:\.[!-\-/-~]{0,3})?$)[^.]*~[0-9]+(?:\.[^.]*)?$/;
 
 /** Windows drops trailing dots and spaces silently: two URIs would land on one file. */
 function escapeTail(name: string): string {
@@ -289,6 +299,15 @@ export class LocalPaths {
     if (inStateDir(path)) return { ok: false, reason: `its path ${clip(path)} would be inside ${STATE_DIR}, the mirror's own folder` };
     return { ok: true, path };
   }
+}
+
+/**
+ * The n-th alternate of a path: `%~n` after its name. A short name (`abc%~2`) could be the 8.3 name Windows gave
+ * another file of the folder (`abc%25x`): its number is written on 7 digits then, which no short name holds.
+ */
+function alternate(path: string, n: number): string {
+  const named = `${path}%~${n}`;
+  return SHORT_NAME.test(named.slice(named.lastIndexOf('/') + 1)) ? `${path}%~${String(n).padStart(7, '0')}` : named;
 }
 
 /** What follows a map's prefix, from the `/` that ends the prefix when it ends with one (as after an origin). */
@@ -487,8 +506,8 @@ export class PathClaims {
         const t = this.#file(caseKey(p));
         return (t === undefined || t.uri === uri) && !this.#isDir(caseKey(p));
       };
-      while (!free(`${path}%~${n}`)) n++;
-      path = `${path}%~${n}`;
+      while (!free(alternate(path, n))) n++;
+      path = alternate(path, n);
       key = caseKey(path);
       const mine = this.#file(key);
       if (mine?.uri === uri) return mine.path;

@@ -1,6 +1,6 @@
 // Retrying chosen failures of a run against the fixture Source: only those resources are fetched again, as a run of
 // their own in the journal, checked against what the lists say now; URIs that did not fail are refused.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -134,6 +134,46 @@ describe('retry of failed resources', () => {
     // rsdesk retry names it.
     expect(formatRetry(retried, dest)).toContain(`Deleted at the Source since, and not in the mirror (nothing to do; settled):\n  ${uri}\n`);
     await expect(retryResources({ dest, runId: failedRun.id })).rejects.toThrow(/there is nothing to retry/);
+  });
+
+  it('applies the deletion policy to a failure whose resource the Source has deleted since and the mirror holds: keep settles it as would-delete', async () => {
+    await sync({ url: capabilityList(), dest, timeoutMs: 2_000 });
+    // Updated at the Source, its fetch failing: the incremental run records the failure, the old copy stays.
+    fixture.state.change('update', 1, 3);
+    breakResource(3, true);
+    const failing = await sync({ dest, timeoutMs: 2_000 });
+    expect(failing).toMatchObject({ mode: 'incremental', failed: 1 });
+    const uri = fixture.state.locOf(3);
+    breakResource(3, false);
+    fixture.state.change('delete', 1, 3);
+    const before = resourceRequests().length;
+    const retried = await retryResources({ dest, runId: failing.runId!, deletePolicy: 'keep' });
+    expect(retried).toMatchObject({ asked: 1, failed: 0, deleted: 0, gone: [], kept: [uri] });
+    expect(resourceRequests().length).toBe(before);
+    // The copy stays, as keep says; the failure is settled by the deletion, so "retry all failed" does not ask again.
+    expect(readFileSync(fileOf(3)).length).toBeGreaterThan(0);
+    expect(readFailures(dest, failing.runId!)).toMatchObject({ total: 1, open: 0, failures: [{ uri, fixedBy: retried.runId, gone: true }] });
+    expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'completed', message: `retried 1 resource of run ${failing.runId}: 1 was deleted at the Source; its copy stays in the mirror (deletion policy keep), and the next sync reports it as would-delete` });
+    expect(formatRetry(retried, dest)).toContain(`Deleted at the Source since; the mirror keeps its copy (deletion policy keep; settled):\n  ${uri}\n`);
+    await expect(retryResources({ dest, runId: failing.runId! })).rejects.toThrow(/there is nothing to retry/);
+    // The next sync says of it what keep says, and nothing fails.
+    expect(await sync({ dest, timeoutMs: 2_000 })).toMatchObject({ mode: 'incremental', failed: 0, wouldDelete: [uri] });
+  });
+
+  it('applies the deletion policy delete to a failure whose resource the Source has deleted since: the copy goes, the failure is settled', async () => {
+    await sync({ url: capabilityList(), dest, timeoutMs: 2_000 });
+    fixture.state.change('update', 1, 3);
+    breakResource(3, true);
+    const failing = await sync({ dest, timeoutMs: 2_000 });
+    expect(failing).toMatchObject({ mode: 'incremental', failed: 1 });
+    breakResource(3, false);
+    const file = fileOf(3);
+    fixture.state.change('delete', 1, 3);
+    const retried = await retryResources({ dest, runId: failing.runId!, deletePolicy: 'delete' });
+    expect(retried).toMatchObject({ asked: 1, failed: 0, deleted: 1, gone: [], kept: [] });
+    expect(existsSync(file)).toBe(false);
+    expect(readFailures(dest, failing.runId!)).toMatchObject({ total: 1, open: 0, failures: [{ fixedBy: retried.runId }] });
+    await expect(retryResources({ dest, runId: failing.runId! })).rejects.toThrow(/there is nothing to retry/);
   });
 
   it('is paused as a sync is, and resumed for what it has not settled only', async () => {

@@ -87,6 +87,8 @@ export interface RetryResult extends RunCounts {
   journalBefore: number | null;
   /** URIs found deleted at the Source and not in the mirror: nothing was to be done, and their failures are settled. */
   gone: string[];
+  /** URIs found deleted at the Source whose copy the deletion policy keep left in the mirror (would-delete): settled too. */
+  kept: string[];
   /** This retry mended the last failure of an unfinished baseline: the checkpoint that baseline now set, else null. */
   completedBaseline: { runId: number; at: string } | null;
   /** This retry mended failures of live notifications that held the checkpoint: where it moved to, else null. */
@@ -198,6 +200,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
     report();
     let status: 'completed' | 'failed' | 'cancelled' | 'interrupted' = 'completed';
     const gone: string[] = [];
+    const kept: string[] = [];
     let message: string | null = null;
     let completedBaseline: RetryResult['completedBaseline'] = null;
     let liveCheckpoint: string | null = null;
@@ -227,13 +230,16 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
             applier.fail(uri, 'not listed by the Source any more (neither in its Resource List nor in its Change List); not fetched');
             applier.settledOne();
           } else if (entry.md.change === 'deleted') {
-            // Gone at the Source and not in the mirror: nothing to do, and recorded as settled (with the batch), or
-            // the failure stood for every later retry, no inventory row ever saying otherwise.
-            if (!applier.delete(uri)) {
-              const settled = canonicalUri(uri);
-              gone.push(settled);
-              applier.whenCommitted(() => state.settleGone(run.id, settled));
-            }
+            // Deleted at the Source: the deletion policy says what becomes of a copy in the mirror (keep leaves it,
+            // reported as would-delete; delete and quarantine take it away with the batch). Either way the failure is
+            // settled (with the batch), or it stood for every later retry, no verified row ever saying otherwise —
+            // unless taking the copy away failed, which is a failure of this run.
+            const settled = canonicalUri(uri);
+            if (!applier.delete(uri)) gone.push(settled);
+            else if (applier.deletePolicy === 'keep') kept.push(settled);
+            applier.whenCommitted(() => {
+              if (applier.deletePolicy === 'keep' || state.get(settled) === null) state.settleGone(run.id, settled);
+            });
             applier.settledOne();
           } else {
             const problem = entryProblem(entry);
@@ -274,10 +280,16 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
         message = `${applier.counts.failed} of ${asked} retried resource${asked === 1 ? '' : 's'} failed again`;
       } else {
         message = `retried ${asked} resource${asked === 1 ? '' : 's'} of ${runsWords(ofRuns)}`;
+        const said: string[] = [];
         if (gone.length > 0) {
           const one = gone.length === 1;
-          message += `: ${gone.length} ${one ? 'was' : 'were'} deleted at the Source and ${one ? 'is' : 'are'} not in the mirror, so there was nothing to do`;
+          said.push(`${gone.length} ${one ? 'was' : 'were'} deleted at the Source and ${one ? 'is' : 'are'} not in the mirror, so there was nothing to do`);
         }
+        if (kept.length > 0) {
+          const one = kept.length === 1;
+          said.push(`${kept.length} ${one ? 'was' : 'were'} deleted at the Source; ${one ? 'its copy stays' : 'their copies stay'} in the mirror (deletion policy keep), and the next sync reports ${one ? 'it' : 'them'} as would-delete`);
+        }
+        if (said.length > 0) message += `: ${said.join('; ')}`;
       }
       // Failures of live notifications this retry mended let the checkpoint go now, not at the next notification.
       if (!cancelled) liveCheckpoint = state.transaction(() => releaseMended(state));
@@ -324,6 +336,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       failureCount: applier.failureCount,
       journalBefore: applier.journalBefore,
       gone,
+      kept,
       completedBaseline,
       liveCheckpoint,
       seconds: Math.round((Date.now() - t0) / 100) / 10,

@@ -245,7 +245,66 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
     // the mirror. No inventory row says so, and without this the failure stood for every later retry (failuresSince).
     db.exec(`CREATE TABLE gone (uri TEXT PRIMARY KEY, run_id INTEGER NOT NULL) WITHOUT ROWID`);
   },
+  (db) => {
+    // Migrations 9 and 11 gave inventory rows the form canonicalUri writes, but left the other rows that name a
+    // resource under the old spelling, orphans no row matched any more: a failure stood for good (no later run could
+    // settle it, and an unfinished baseline never completed), an interrupted retry kept an item it could never settle,
+    // and a metadata link whose canonical twin existed (UPDATE OR IGNORE) kept its metadata from being deleted with
+    // its resource. They take the form now; a duplicate of a row that has it already goes. Rows of a resource whose
+    // inventory row kept its spelling (both spellings were mirrored) keep theirs, as that row does.
+    canonicalizeOrphans(db);
+  },
 ];
+
+/** Gives failures, retry items and described_by links the form of their URI (migration 14); see there. */
+function canonicalizeOrphans(db: DatabaseSync): void {
+  const kept = db.prepare('SELECT 1 FROM inventory WHERE uri = ?');
+  const moved = (uri: string): string | null => {
+    const canonical = canonicalUri(uri);
+    return canonical === uri || kept.get(uri) !== undefined ? null : canonical;
+  };
+  const failures = db.prepare('SELECT rowid AS id, uri FROM failures WHERE rowid > ? ORDER BY rowid LIMIT 10000');
+  const setFailure = db.prepare('UPDATE failures SET uri = ? WHERE rowid = ?');
+  for (let after = 0; ; ) {
+    const rows = failures.all(after) as { id: number; uri: string }[];
+    if (rows.length === 0) break;
+    for (const r of rows) {
+      const canonical = moved(r.uri);
+      if (canonical !== null) setFailure.run(canonical, r.id);
+    }
+    after = Number(rows.at(-1)!.id);
+  }
+  // Paged by key (a mirror may hold a link per resource); a row renamed may come round again, then as it is.
+  const items = db.prepare('SELECT run_id AS runId, uri FROM retry_items WHERE (run_id, uri) > (?, ?) ORDER BY run_id, uri LIMIT 10000');
+  const setItem = db.prepare('UPDATE OR IGNORE retry_items SET uri = ? WHERE run_id = ? AND uri = ?');
+  const dropItem = db.prepare('DELETE FROM retry_items WHERE run_id = ? AND uri = ?');
+  for (let after = [0, '']; ; ) {
+    const rows = items.all(...after) as { runId: number; uri: string }[];
+    if (rows.length === 0) break;
+    for (const r of rows) {
+      const canonical = moved(r.uri);
+      if (canonical === null) continue;
+      setItem.run(canonical, r.runId, r.uri);
+      dropItem.run(r.runId, r.uri);
+    }
+    after = [rows.at(-1)!.runId, rows.at(-1)!.uri];
+  }
+  const links = db.prepare('SELECT uri, describes FROM described_by WHERE (uri, describes) > (?, ?) ORDER BY uri, describes LIMIT 10000');
+  const setLink = db.prepare('UPDATE OR IGNORE described_by SET uri = ?, describes = ? WHERE uri = ? AND describes = ?');
+  const dropLink = db.prepare('DELETE FROM described_by WHERE uri = ? AND describes = ?');
+  for (let after = ['', '']; ; ) {
+    const rows = links.all(...after) as { uri: string; describes: string }[];
+    if (rows.length === 0) break;
+    for (const r of rows) {
+      const uri = moved(r.uri) ?? r.uri;
+      const describes = moved(r.describes) ?? r.describes;
+      if (uri === r.uri && describes === r.describes) continue;
+      setLink.run(uri, describes, r.uri, r.describes);
+      dropLink.run(r.uri, r.describes);
+    }
+    after = [rows.at(-1)!.uri, rows.at(-1)!.describes];
+  }
+}
 
 /** Gives inventory rows (and their described_by links) the form canonicalUri writes, unless a row has it already. */
 function canonicalizeRows(db: DatabaseSync, escapedOnly: boolean): void {

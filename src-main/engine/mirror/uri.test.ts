@@ -203,6 +203,42 @@ describe('the mirror migration to these forms', () => {
   });
 
 
+  it('gives failures, retried URIs and metadata links kept under another spelling the form too (migration 14), so a later run settles them', () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'escapes-')), '.resourcesync');
+    mkdirSync(dir);
+    const db = new DatabaseSync(join(dir, STATE_FILE));
+    for (const migration of MIRROR_MIGRATIONS.slice(0, 10)) migration(db);
+    db.exec('PRAGMA user_version = 10');
+    const run = db.prepare("INSERT INTO runs (id, kind, mode, started_at, status) VALUES (?, 'baseline', ?, '2026-01-01T00:00:00Z', 'failed')");
+    run.run(1, 'auto');
+    run.run(2, 'retry');
+    // A baseline that failed for `%7eu/a` and `HTTP://Example.org:80/b`, and a retry of them that was interrupted.
+    const failure = db.prepare("INSERT INTO failures (run_id, uri, reason) VALUES (?, ?, 'HTTP 503')");
+    for (const uri of ['http://example.org/%7eu/a', 'HTTP://Example.org:80/b']) failure.run(1, uri);
+    const item = db.prepare('INSERT INTO retry_items (run_id, of_run, uri) VALUES (2, 1, ?)');
+    for (const uri of ['http://example.org/%7eu/a', 'http://example.org/%7Eu/a', 'HTTP://Example.org:80/b']) item.run(uri);
+    // Metadata `m` of a resource it was linked to under two spellings; the resource's row under one of them.
+    db.prepare("INSERT INTO inventory (uri, path, path_key, status, run_id) VALUES (?, ?, ?, 'verified', 1)").run('http://example.org/%7eu/c', 'example.org/~u/c', 'example.org/~u/c');
+    const link = db.prepare("INSERT INTO described_by (uri, describes) VALUES ('http://example.org/m', ?)");
+    for (const uri of ['http://example.org/%7eu/c', 'http://example.org/~u/c']) link.run(uri);
+    db.close();
+    const state = new MirrorState(dir);
+    try {
+      expect(state.failures(1).map((f) => f.uri)).toEqual(['http://example.org/~u/a', 'http://example.org/b']);
+      expect(state.retryLeft(2)).toEqual({ ofRun: 1, asked: 2, uris: ['http://example.org/b', 'http://example.org/~u/a'] });
+      expect(state.db.prepare('SELECT uri, describes FROM described_by').all()).toEqual([{ uri: 'http://example.org/m', describes: 'http://example.org/~u/c' }]);
+      // A later run mirrors both: the failures stand no more, and the interrupted retry has nothing left.
+      state.db.prepare("INSERT INTO runs (id, kind, mode, started_at, status) VALUES (3, 'baseline', 'retry', '2026-01-02T00:00:00Z', 'completed')").run();
+      const row = state.db.prepare("INSERT INTO inventory (uri, path, path_key, status, run_id) VALUES (?, ?, ?, 'verified', 3)");
+      row.run('http://example.org/~u/a', 'example.org/~u/a', 'example.org/~u/a');
+      row.run('http://example.org/b', 'example.org/b', 'example.org/b');
+      expect(state.failuresSince(1, 10)).toMatchObject({ total: 2, open: 0 });
+      expect(state.retryLeft(2)!.uris).toEqual([]);
+    } finally {
+      state.close();
+    }
+  });
+
   it('gives rows kept under another spelling this form, unless a row has it already', () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'spellings-')), '.resourcesync');
     mkdirSync(dir);
