@@ -498,3 +498,29 @@ describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
     }
   }, 60_000);
 });
+
+describe('rsdesk sync and a Source that refuses everything', () => {
+  it('pauses after --pause-after-refusals seconds of refusals, says what the Source answered, exits 1, and the next sync resumes', async () => {
+    const dest = mkdtempSync(join(tmpdir(), 'rsdesk-refused-'));
+    const list = fixture.url + fixture.paths.dataset1.capabilityList;
+    const wrong = await rsdesk(['sync', list, '--dest', dest, '--pause-after-refusals', '0']);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('--pause-after-refusals must be a whole number of seconds from 1 to 604,800 (a week), not "0"');
+    fixture.setRefusing({ prefix: '/dataset1/res/', status: 503, headers: { 'retry-after': '1' } });
+    try {
+      const plain = await rsdesk(['sync', list, '--dest', dest, '--pause-after-refusals', '1']);
+      expect(plain.code).toBe(1);
+      expect(plain.stdout).toMatch(/Paused: the Source refused all \d+ requests of the last 1 s \(since \d\d:\d\d UTC\); its last answer was HTTP 503 \(Service Unavailable\), asking to wait 1 s \(Retry-After\)\./);
+      // Kept with the mirror: told nothing, the next run pauses as soon.
+      const json = await rsdesk(['sync', '--dest', dest, '--json']);
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout)).toMatchObject({ failed: 0, pausedBecause: expect.stringMatching(/^Paused: the Source refused/) });
+    } finally {
+      fixture.setRefusing(null);
+    }
+    const resumed = await rsdesk(['sync', '--dest', dest, '--json']);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toMatch(/Resuming run \d+ \(paused baseline\)/);
+    expect(Object.keys(JSON.parse(resumed.stdout))).not.toContain('pausedBecause');
+  });
+});

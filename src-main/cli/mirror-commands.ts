@@ -40,6 +40,7 @@ export interface SyncCommandOptions {
   proxy?: string;
   forgetCredentials?: boolean;
   timeoutMs?: number;
+  refusalLimitMs?: number;
   userAgent: string;
 }
 
@@ -149,6 +150,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     credentialsFrom: plainUrls.credentialsFrom,
     secretStore: cliSecretStore(),
     timeoutMs: o.timeoutMs,
+    refusalLimitMs: o.refusalLimitMs,
     userAgent: o.userAgent,
     pauseSignal: stop.signal,
     onNote: (note) => {
@@ -173,9 +175,11 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     stop.dispose();
   });
   if (o.json) {
-    const { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures } = result;
-    // The issue's shape, plus `skipped` (the run journal counts it; without it the counts did not add up).
-    io.out(`${JSON.stringify({ mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })) })}\n`);
+    const { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures, pausedBecause } = result;
+    // The issue's shape, plus `skipped` (the run journal counts it; without it the counts did not add up), and
+    // `pausedBecause` when the run paused itself (a Source that refused everything): a script must not take it as done.
+    const json = { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })), ...(pausedBecause ? { pausedBecause } : {}) };
+    io.out(`${JSON.stringify(json)}\n`);
   } else io.out(formatSync(result, dest, (o.delete as DeletePolicy | undefined) ?? 'keep'));
   if (stop.by !== null && result.paused) {
     io.err(
@@ -188,7 +192,8 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     return SIGNAL_EXIT[stop.by];
   }
   if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the run was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
-  return result.failed > 0 ? 1 : 0;
+  // Paused for a Source that refused everything: not done, though nothing failed.
+  return result.failed > 0 || result.pausedBecause !== null ? 1 : 0;
 }
 
 /** As a shell reports a process a signal ended: 128 + the signal's number. */
@@ -407,6 +412,7 @@ export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = '
   }
   // Paused while the Source's lists were being found: no run began (a dry run never records one).
   if (r.paused && r.runId === null && !r.dryRun) lines.push('Stopped before the run began: nothing was fetched, and no run was recorded.');
+  else if (r.pausedBecause !== null) lines.push(`${r.pausedBecause}${r.checkpoint ? ` Checkpoint still ${r.checkpoint}.` : ''}`);
   else if (r.paused) lines.push(`Stopped before the end${r.dryRun ? '' : ': the next sync resumes this run'}${r.checkpoint ? `; checkpoint still ${r.checkpoint}` : ''}.`);
   else lines.push(r.checkpoint ? `Checkpoint: ${r.checkpoint}` : 'No checkpoint yet: the next sync is a baseline again.');
   return `${lines.join('\n')}\n`;

@@ -13,6 +13,7 @@ import { eachChunk } from './body.ts';
 import { checkFolders } from './within-folder.ts';
 import { hasDiskFullCode, isDiskFull } from './disk-full.ts';
 import { DurableWriter, type TempFile } from './durable.ts';
+import { SourceRefusing } from './refusal-watch.ts';
 import { FetchFailure, httpDate, ResourceSignals, type Fetcher } from './fetcher.ts';
 import { slowBodyWindow } from './slow-body.ts';
 import { FixityMeter, expectationOf, judge, meterFile, promisesAnything, recordedMatches, type Digests, type Expectation, type FixityResult } from './fixity.ts';
@@ -267,7 +268,7 @@ export class Applier {
     } catch (err) {
       // A cancelled run: what was cut off is not a failure of the resource; the next run fetches it. Nor is one a
       // pause stopped before it started.
-      if (this.#o.signal?.aborted || err instanceof NotStarted) return;
+      if (this.#o.signal?.aborted || err instanceof NotStarted || err instanceof SourceRefusing) return;
       const reason = err instanceof Error ? err.message : String(err);
       this.#note({ failed: 1 }, { uri, reason: clip(reason, 500) });
     }
@@ -490,7 +491,8 @@ export class Applier {
       // the next run, as one cut off by a cancel is.
       // (By its code: the message of a failed fetch may hold what the Source wrote.)
       if (hasDiskFullCode(err)) o.onDiskFull?.();
-      if (o.signal?.aborted) throw err;
+      // The run pauses for a Source that refused everything too long: not this resource's failure, the resumed run's.
+      if (o.signal?.aborted || err instanceof SourceRefusing) throw err;
       // The deadline or the rate check stopped it: their reason, not the cut-off body's.
       const reason = signal.aborted && !(err instanceof FetchFailure)
         ? (signal.reason instanceof NetworkError ? signal.reason.message : `did not finish within ${formatDuration(o.fetcher.deadlineMs)}`)

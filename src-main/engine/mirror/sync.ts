@@ -39,6 +39,8 @@ import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
 import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, unboundStateMessage, type Binding, type RunCounts, type RunRecord } from './state.ts';
 import { tidyState } from './reclaim.ts';
+import { pausedMessage, RefusalWatch } from './refusal-watch.ts';
+import { REFUSAL_SECONDS } from '../../contract/limits.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
 
@@ -68,6 +70,8 @@ export interface SyncOptions {
   concurrency?: number;
   delayMs?: number;
   timeoutMs?: number;
+  /** How long the Source may refuse every request before the run pauses (refusal-watch.ts); kept with the mirror. */
+  refusalLimitMs?: number;
   /** Extra request headers for the Source's origin (replace the mirror's). */
   headers?: Record<string, string>;
   proxy?: ProxySetting;
@@ -148,6 +152,11 @@ export interface SyncResult extends RunCounts {
    * was recorded, nothing fetched.
    */
   paused: boolean;
+  /**
+   * Why the run paused itself: the Source refused every request for longer than the mirror's limit (refusal-watch.ts);
+   * says what it answered and when to try again. Null otherwise.
+   */
+  pausedBecause: string | null;
   /** Where the resources came from: the lists, or the dumps' packages (`--use-dumps`). */
   from: 'lists' | 'dumps';
   /** Resources brought up to date by a JSON Patch instead of a full fetch (counted in `updated` too). */
@@ -232,7 +241,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const settings: SourceSettings = mergeSettings(
       binding?.settings,
       origin,
-      { headers: options.headers, concurrency: options.concurrency, delayMs: options.delayMs, timeoutMs: options.timeoutMs, proxy: options.proxy },
+      { headers: options.headers, concurrency: options.concurrency, delayMs: options.delayMs, timeoutMs: options.timeoutMs, proxy: options.proxy, refusalLimitMs: options.refusalLimitMs },
       given,
     );
     let credentials: Credentials | null;
@@ -259,7 +268,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       if (cancel?.aborted) throw new SyncError("Cancelled before the run began, while the Source's lists were being read; nothing was fetched.");
       if (!pause?.aborted) throw err;
       return {
-        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], wouldDelete: [], wouldDeleteCount: 0, wouldRemove: [], wouldRemoveCount: 0, paused: true, from: 'lists',
+        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], wouldDelete: [], wouldDeleteCount: 0, wouldRemove: [], wouldRemoveCount: 0, paused: true, pausedBecause: null, from: 'lists',
         patched: 0, metadata: 0, runId: null, resumed: false, dryRun: options.dryRun ?? false, checkpoint: state.checkpoint()?.at ?? null,
       };
     };
@@ -355,8 +364,12 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const run = dryRun ? null : resume ? state.resumeRun(resume.id, dumps.url !== null) : state.startRun(mode, wanted, listUrl);
     reserve?.start();
     // A run paused by the person keeps the message "Paused" until it is resumed (a kill meanwhile clears it).
-    if (resume) options.onNote?.(`Resuming run ${resume.id} (${resume.message === 'Paused' ? 'paused' : 'interrupted'} ${resume.kind}); what it verified is not fetched again.`);
+    if (resume) options.onNote?.(`Resuming run ${resume.id} (${pausedMessage(resume.message) ? 'paused' : 'interrupted'} ${resume.kind}); what it verified is not fetched again.`);
+    // A Source refusing everything pauses the run, as a person's pause does, once it has for the mirror's limit.
+    const watch = new RefusalWatch(settings.refusalLimitMs ?? REFUSAL_SECONDS.default * 1000);
+    options = { ...options, pauseSignal: options.pauseSignal ? AbortSignal.any([options.pauseSignal, watch.signal]) : watch.signal };
     const fetcher = new Fetcher({
+      watch,
       concurrency: settings.concurrency ?? undefined,
       timeoutMs: settings.timeoutMs ?? undefined,
       userAgent: options.userAgent,
@@ -508,7 +521,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       phases.fetch = (phases.fetch ?? 0) + (Date.now() - t) / 1000;
       if (cut) {
         status = 'interrupted';
-        message = 'Paused';
+        message = watch.stopped?.message ?? 'Paused';
         newCheckpoint = null;
       } else if (applier.counts.failed > 0) {
         // Failures the entries themselves cause (no loc, a malformed hash…) are reported but hold nothing back.
@@ -543,6 +556,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       }
       throw err instanceof SyncError ? err : new SyncError(message);
     } finally {
+      watch.close();
       await fetcher.close();
     }
     // The checkpoint moves only past what was applied: a baseline with failures leaves it where it was.
@@ -589,6 +603,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       wouldRemove: applier.wouldRemove,
       wouldRemoveCount: applier.wouldRemoveCount,
       paused: status === 'interrupted',
+      pausedBecause: status === 'interrupted' ? (watch.stopped?.message ?? null) : null,
       from: dumps.listing !== null ? 'dumps' : 'lists',
       patched: patcher.patched,
       metadata: metadata.fetched,
