@@ -524,3 +524,19 @@ describe('rsdesk sync and a Source that refuses everything', () => {
     expect(Object.keys(JSON.parse(resumed.stdout))).not.toContain('pausedBecause');
   });
 });
+
+describe('rsdesk sync and lists that break the spec', () => {
+  it('says what the lists break, in plain words and in --json, and rsdesk runs keeps it', async () => {
+    const dest = mkdtempSync(join(tmpdir(), 'rsdesk-findings-'));
+    const plain = await rsdesk(['sync', fixture.url + '/sloppy/capabilitylist.xml', '--dest', dest]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/The Source's lists break the spec in \d+ places \(the run read on; rsdesk check tells more\):\n {4}Error: http:\/\/127\.0\.0\.1:\d+\/sloppy\/resourcelist\.xml line 3: No <rs:ln rel="up"> to the Capability List/);
+    fixture.change('update', 1);
+    const json = JSON.parse((await rsdesk(['sync', '--dest', dest, '--json'])).stdout);
+    expect(json.findingCount).toBe(2);
+    expect(json.findings).toContainEqual(expect.objectContaining({ document: fixture.url + '/sloppy/changelist.xml', code: 'missing-from', severity: 'error', line: 3 }));
+    const runs = await rsdesk(['runs', '--dest', dest]);
+    expect(runs.stdout).toMatch(/#2 incremental \(auto\) completed .*\n {4}The Source's lists break the spec in 2 places/);
+    expect(JSON.parse((await rsdesk(['runs', '--dest', dest, '--json'])).stdout).runs[1]).toMatchObject({ findingCount: 2, findings: json.findings });
+  });
+});

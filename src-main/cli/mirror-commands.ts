@@ -6,7 +6,7 @@ import { auditJsonValue } from '../engine/mirror/audit-report.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { isMirror, lockHolder, readFolder, runsAsSeen } from '../engine/mirror/folder.ts';
 import { resumeRetry, retryResources, type RetryResult } from '../engine/mirror/retry.ts';
-import { MirrorState, stateDirOf, STATE_FILE, type RunRecord } from '../engine/mirror/state.ts';
+import { MirrorState, stateDirOf, STATE_FILE, type RunFinding, type RunRecord } from '../engine/mirror/state.ts';
 import { sync, type SyncMode, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import type { DeletePolicy } from '../engine/mirror/apply.ts';
 import { FileSecretStore, type SecretStore } from '../engine/mirror/secrets.ts';
@@ -175,10 +175,12 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     stop.dispose();
   });
   if (o.json) {
-    const { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures, pausedBecause } = result;
+    const { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures, pausedBecause, findings, findingCount } = result;
     // The issue's shape, plus `skipped` (the run journal counts it; without it the counts did not add up), and
     // `pausedBecause` when the run paused itself (a Source that refused everything): a script must not take it as done.
-    const json = { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })), ...(pausedBecause ? { pausedBecause } : {}) };
+    const json = { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })), ...(pausedBecause ? { pausedBecause } : {}),
+      // What the Source's lists break (the first MAX_RUN_FINDINGS of findingCount), when they break anything.
+      ...(findingCount > 0 ? { findings, findingCount } : {}) };
     io.out(`${JSON.stringify(json)}\n`);
   } else io.out(formatSync(result, dest, (o.delete as DeletePolicy | undefined) ?? 'keep'));
   if (stop.by !== null && result.paused) {
@@ -405,6 +407,7 @@ export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = '
     for (const uri of r.wouldRemove.slice(0, 20)) lines.push(`    ${uri}`);
     if (r.wouldRemoveCount > 20) lines.push(`    … and ${r.wouldRemoveCount - 20} more`);
   }
+  if (r.findingCount > 0) lines.push(findingLines(r.findings, r.findingCount, 10, '  ', `rsdesk runs --dest ${dest} --json lists the first ${r.findings.length}`).trimEnd());
   if (r.failures.length > 0) {
     lines.push('Failures:');
     for (const f of r.failures.slice(0, 50)) lines.push(`  ${f.uri}: ${f.reason}`);
@@ -415,6 +418,14 @@ export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = '
   else if (r.pausedBecause !== null) lines.push(`${r.pausedBecause}${r.checkpoint ? ` Checkpoint still ${r.checkpoint}.` : ''}`);
   else if (r.paused) lines.push(`Stopped before the end${r.dryRun ? '' : ': the next sync resumes this run'}${r.checkpoint ? `; checkpoint still ${r.checkpoint}` : ''}.`);
   else lines.push(r.checkpoint ? `Checkpoint: ${r.checkpoint}` : 'No checkpoint yet: the next sync is a baseline again.');
+  return `${lines.join('\n')}\n`;
+}
+
+/** What the list reader found in the lists a run read, in plain words: the first `shown`, then how many more. */
+function findingLines(findings: RunFinding[], count: number, shown: number, indent: string, more: string): string {
+  const lines = [`${indent}The Source's lists break the spec in ${count.toLocaleString('en')} place${count === 1 ? '' : 's'} (the run read on; rsdesk check tells more):`];
+  for (const f of findings.slice(0, shown)) lines.push(`${indent}  ${f.severity === 'error' ? 'Error' : 'Warning'}: ${f.document}${f.line !== undefined ? ` line ${f.line}` : ''}: ${f.message}`);
+  if (count > shown) lines.push(`${indent}  … and ${(count - shown).toLocaleString('en')} more (${more}${count > findings.length ? `; the others were counted, not kept` : ''})`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -545,7 +556,7 @@ export function runsCommand(o: { dest: string; json: boolean }, io: Io): number 
   if (!existsSync(`${stateDirOf(dest)}/${STATE_FILE}`)) throw new Error(`${dest} is not a mirror (no .resourcesync/state.sqlite)`);
   const state = MirrorState.forReading(stateDirOf(dest));
   try {
-    const runs = runsAsSeen(state.runs(), lockHolder(dest)).map((r) => ({ ...r, failures: state.failures(r.id) }));
+    const runs = runsAsSeen(state.runs(), lockHolder(dest)).map((r) => ({ ...r, failures: state.failures(r.id), findings: state.runFindings(r.id) }));
     if (o.json) {
       io.out(`${JSON.stringify({ checkpoint: state.checkpoint()?.at ?? null, needsSync: state.needsSync(), runs })}\n`);
       return 0;
@@ -563,6 +574,7 @@ export function runsCommand(o: { dest: string; json: boolean }, io: Io): number 
         `#${r.id} ${r.kind} (${r.mode}) ${r.status}  ${when}  created ${r.created}, updated ${r.updated}, ` +
           `deleted ${r.deleted}, unchanged ${r.unchanged}, failed ${r.failed}, ${formatBytes(r.bytes)}${r.message ? `  (${r.message})` : ''}\n`,
       );
+      if (r.findingCount > 0) io.out(findingLines(r.findings, r.findingCount, 5, '    ', `rsdesk runs --dest ${dest} --json lists the first ${r.findings.length}`));
     }
     io.out(`Checkpoint: ${state.checkpoint()?.at ?? 'none'}\n`);
     const needs = state.needsSync();

@@ -5,7 +5,7 @@
 // their own copies of this, and an audit that read a Source otherwise than its syncs could never find it in sync.
 import { clip } from '../clip.ts';
 import { DocumentError } from '../documents/errors.ts';
-import type { Entry } from '../documents/model.ts';
+import type { Entry, Finding } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
 import { loadDocument, type LoadedDocument } from '../load.ts';
 import { listKey } from './entries.ts';
@@ -23,6 +23,8 @@ export interface ReadResourceListOptions {
   /** Each resource, with the URL of the document that lists it; awaited before the reading goes on. */
   onEntry: (entry: Entry, documentUrl: string) => void | Promise<void>;
   onNote?: (note: string) => void;
+  /** What the reader found against the spec in each document read (the index and each part). */
+  onFindings?: (documentUrl: string, findings: Finding[]) => void;
 }
 
 /** Reads `listUrl` whole; resolves with its top document. Rejects with NotAResourceList for one that is no Resource List. */
@@ -44,6 +46,7 @@ export async function readResourceList(http: Http, listUrl: string, o: ReadResou
     },
   });
   if (top.summary.capability !== 'resourcelist') throw new NotAResourceList(`${clip(listUrl)} is a ${top.summary.capability}, not a Resource List`);
+  o.onFindings?.(listUrl, top.summary.findings);
 
   /** True when `child` was read as a part; false when `maybe` (its entry) turned out to be no list. */
   const readPart = async (child: string, maybe: Entry | null): Promise<boolean> => {
@@ -59,6 +62,7 @@ export async function readResourceList(http: Http, listUrl: string, o: ReadResou
         onEntry: (entry) => o.onEntry(entry, child),
       });
       if (doc.summary.capability !== 'resourcelist' || doc.summary.isIndex) throw notAList();
+      o.onFindings?.(child, doc.summary.findings);
       return true;
     } catch (err) {
       // Read, and not a Resource List (nothing of it was taken): the dated entry is a resource after all. One that

@@ -9,7 +9,7 @@ import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { DiscoveryResult } from '../../contract/types.ts';
 import { discover, normalizeStartUrl } from '../discovery/discover.ts';
-import type { Entry } from '../documents/model.ts';
+import type { Entry, Finding } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import type { ProxyEnv, ProxySetting } from '../http/dispatcher.ts';
 import { loadDocument } from '../load.ts';
@@ -37,9 +37,10 @@ import { DiskReserve, type DiskSpaceProbe } from './disk-reserve.ts';
 import { WorkSlots } from './work-slots.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
-import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, unboundStateMessage, type Binding, type RunCounts, type RunRecord } from './state.ts';
+import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, unboundStateMessage, type Binding, type RunCounts, type RunFinding, type RunRecord } from './state.ts';
 import { tidyState } from './reclaim.ts';
 import { pausedMessage, RefusalWatch } from './refusal-watch.ts';
+import { ListFindings } from './list-findings.ts';
 import { REFUSAL_SECONDS } from '../../contract/limits.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
@@ -157,6 +158,12 @@ export interface SyncResult extends RunCounts {
    * says what it answered and when to try again. Null otherwise.
    */
   pausedBecause: string | null;
+  /**
+   * What the list reader found against the spec in the Resource Lists and Change Lists this run read: the first
+   * MAX_RUN_FINDINGS (list-findings.ts) of `findingCount`. Kept in the run's journal too.
+   */
+  findings: RunFinding[];
+  findingCount: number;
   /** Where the resources came from: the lists, or the dumps' packages (`--use-dumps`). */
   from: 'lists' | 'dumps';
   /** Resources brought up to date by a JSON Patch instead of a full fetch (counted in `updated` too). */
@@ -268,7 +275,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       if (cancel?.aborted) throw new SyncError("Cancelled before the run began, while the Source's lists were being read; nothing was fetched.");
       if (!pause?.aborted) throw err;
       return {
-        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], wouldDelete: [], wouldDeleteCount: 0, wouldRemove: [], wouldRemoveCount: 0, paused: true, pausedBecause: null, from: 'lists',
+        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], wouldDelete: [], wouldDeleteCount: 0, wouldRemove: [], wouldRemoveCount: 0, paused: true, pausedBecause: null, findings: [], findingCount: 0, from: 'lists',
         patched: 0, metadata: 0, runId: null, resumed: false, dryRun: options.dryRun ?? false, checkpoint: state.checkpoint()?.at ?? null,
       };
     };
@@ -400,6 +407,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       // A dump run's packages finished before the interruption are not read again: their failures stand.
       if (dumps.url !== null) applier.carryFailures(state.failures(run.id).length);
     }
+    const findings = new ListFindings(dryRun ? null : state, run?.id ?? null);
+    const onFindings = (document: string, found: Finding[]) => findings.add(document, found);
     const patcher = new JsonPatcher({ applier, fetcher, state, dest, dryRun, signal: options.signal, onNote: options.onNote });
     const metadata = new MetadataFetcher({ state, applier, enabled: options.withMetadata ?? false, concurrency: settings.concurrency ?? 8, dryRun });
     const applyChange = async (entry: Entry) => {
@@ -466,7 +475,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           newCheckpoint = result.at === null ? null : { at: notInTheFuture(result.at, 'The Resource Dump', options.onNote), from: dumps.url! };
           if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
         } else if (mode === 'baseline') {
-          const result = await baseline(http, listUrl!, applier, state, { ...options, concurrency: settings.concurrency ?? undefined }, phases, onListed, metadata);
+          const result = await baseline(http, listUrl!, applier, state, { ...options, concurrency: settings.concurrency ?? undefined }, phases, onListed, metadata, onFindings);
           newCheckpoint = result.at === null ? null : { at: notInTheFuture(result.at, 'The Resource List', options.onNote), from: listUrl! };
           if (result.at === null && !paused()) options.onNote?.(`The Resource List gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
         } else if (dumps.listing !== null) {
@@ -487,13 +496,13 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
             applier.repeatable = false;
             options.onNote?.(`Changes after ${result.checkpoint.at} come from the Change List.`);
             const fromDump = result.changes;
-            const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(fromDump + n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
+            const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(fromDump + n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted, onFindings });
             listed += rest.changes;
             newCheckpoint = rest.checkpoint;
             listsRead = rest;
           }
         } else {
-          const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
+          const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted, onFindings });
           listed = result.changes;
           newCheckpoint = result.checkpoint;
           listsRead = result;
@@ -604,6 +613,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       wouldRemoveCount: applier.wouldRemoveCount,
       paused: status === 'interrupted',
       pausedBecause: status === 'interrupted' ? (watch.stopped?.message ?? null) : null,
+      findings: findings.first,
+      findingCount: findings.count,
       from: dumps.listing !== null ? 'dumps' : 'lists',
       patched: patcher.patched,
       metadata: metadata.fetched,
@@ -871,11 +882,12 @@ async function baseline(
   phases: Record<string, number>,
   onListed: (n: number, bytes?: number, complete?: boolean) => void,
   metadata: MetadataFetcher,
+  onFindings: (document: string, findings: Finding[]) => void,
 ): Promise<{ at: string | null }> {
   const t0 = Date.now();
   const seen = new ListedUris(options.inMemoryUris);
   try {
-    return await readAndApply(http, listUrl, applier, state, options, phases, onListed, metadata, seen, t0);
+    return await readAndApply(http, listUrl, applier, state, options, phases, onListed, metadata, seen, t0, onFindings);
   } finally {
     seen.close();
   }
@@ -892,6 +904,7 @@ async function readAndApply(
   metadata: MetadataFetcher,
   seen: ListedUris,
   t0: number,
+  onFindings: (document: string, findings: Finding[]) => void,
 ): Promise<{ at: string | null }> {
   let repeated = 0;
   let firstRepeated: string | null = null;
@@ -922,7 +935,7 @@ async function readAndApply(
   });
   let top;
   try {
-    top = await readResourceList(http, listUrl, { signal: intake, onEntry, onNote: options.onNote });
+    top = await readResourceList(http, listUrl, { signal: intake, onEntry, onNote: options.onNote, onFindings });
     onListed(listed, 0, true);
     ahead.end();
     await ahead.done;
