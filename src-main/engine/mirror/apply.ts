@@ -34,6 +34,11 @@ export interface Failure {
    * checkpoint back. (The journal records it like any other failure.)
    */
   permanent?: boolean;
+  /**
+   * Not mirrored for want of disk space (a dump package that did not fit): fetching again helps only once space is
+   * freed, and a retry, which fetches one by one from the lists, not at all for a Source that offers only dumps.
+   */
+  needsRoom?: boolean;
 }
 
 export interface ApplyOptions {
@@ -515,6 +520,16 @@ export class Applier {
       this.#listedEntryFailures++;
     }
     this.#note({ failed: 1 }, { uri, reason, ...(permanent ? { permanent } : {}) });
+  }
+
+  /** Records a resource (or a package) not mirrored for want of disk space (Failure.needsRoom). */
+  failForRoom(uri: string, reason: string): void {
+    this.#note({ failed: 1 }, { uri, reason, needsRoom: true });
+  }
+
+  /** Failures of this part of the run for want of disk space (among `retriableFailures`). */
+  get roomFailures(): number {
+    return this.failures.filter((f) => f.needsRoom === true).length;
   }
 
   /**

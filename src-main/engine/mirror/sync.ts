@@ -537,7 +537,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         const failed = applier.counts.failed;
         if (applier.retriableFailures > 0) {
           status = 'failed';
-          message = `${failed} resource${failed === 1 ? '' : 's'} failed; the next sync, or a retry of this run's failures, fetches them again`;
+          message = failedMessage(failed, applier.roomFailures, mode === 'baseline' ? binding.resourceListUrl !== null : binding.changeListUrl !== null);
         } else {
           message = `${failed.toLocaleString('en')} entr${failed === 1 ? 'y' : 'ies'} of the Source's lists could not be applied: ${failed === 1 ? 'it breaks' : 'they break'} the spec, and fetching again cannot mend that`;
         }
@@ -638,6 +638,21 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     if (fresh && !bound) unmake(dest, stateDir, destExisted);
     lock.release();
   }
+}
+
+/**
+ * The message of a run that ended with failures a later run may mend. Those for want of disk space (a dump package
+ * that did not fit) are mended only once space is freed, and never by a retry where the Source offers its resources
+ * only in dumps (`listed` false: no list of the run's kind to fetch them from one by one): before, every such run
+ * suggested a retry, which could not help.
+ */
+export function failedMessage(failed: number, forRoom: number, listed: boolean): string {
+  const how = listed ? "sync again (or retry this run's failures)" : 'sync again: a retry cannot fetch them, as the Source offers them only in its dump packages';
+  if (forRoom === 0) return `${failed.toLocaleString('en')} resource${failed === 1 ? '' : 's'} failed; the next sync, or a retry of this run's failures, fetches them again`;
+  // A package failed for room is one failure, whatever it holds: "failed", not "resources".
+  const some = forRoom >= failed ? `${failed.toLocaleString('en')} failed` : `${failed.toLocaleString('en')} failed, ${forRoom.toLocaleString('en')} of them`;
+  const rest = forRoom >= failed ? '' : '. The next sync, or a retry of this run\'s failures, fetches the others again';
+  return `${some} for want of disk space (a dump package did not fit): free some space, then ${how}${rest}`;
 }
 
 /**
