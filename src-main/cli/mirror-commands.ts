@@ -348,16 +348,16 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
     stop.dispose();
   }
   if (o.json) {
-    const { created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures } = result;
+    const { created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures, pausedBecause } = result;
     // The shape of rsdesk sync --json, so one reader takes both.
-    io.out(`${JSON.stringify({ mode: 'retry', created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })) })}\n`);
+    io.out(`${JSON.stringify({ mode: 'retry', created, updated, deleted, unchanged, skipped, failed, bytes, seconds, failures: failures.map(({ uri, reason }) => ({ uri, reason })), ...(pausedBecause ? { pausedBecause } : {}) })}\n`);
   } else io.out(formatRetry(result, dest));
   if (stop.by !== null && result.paused) {
     io.err(`rsdesk: stopped (${stop.by}). What was verified is kept; retry run ${result.runId} is left interrupted, and the next rsdesk retry --dest ${dest} takes it up again.\n`);
     return SIGNAL_EXIT[stop.by];
   }
   if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the retry was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
-  return result.failed > 0 ? 1 : 0;
+  return result.failed > 0 || result.pausedBecause !== null ? 1 : 0;
 }
 
 export function formatRetry(r: RetryResult, dest: string): string {
@@ -378,7 +378,8 @@ export function formatRetry(r: RetryResult, dest: string): string {
   if (r.completedBaseline !== null) {
     lines.push(`That was the last failure of run ${r.completedBaseline.runId}: its baseline is complete now, and the mirror is in sync up to ${r.completedBaseline.at}.`);
   }
-  if (r.paused) lines.push(`Stopped before the end: the next rsdesk retry --dest ${dest} takes it up again; what was verified is not fetched again.`);
+  if (r.pausedBecause !== null) lines.push(r.pausedBecause);
+  else if (r.paused) lines.push(`Stopped before the end: the next rsdesk retry --dest ${dest} takes it up again; what was verified is not fetched again.`);
   return `${lines.join('\n')}\n`;
 }
 

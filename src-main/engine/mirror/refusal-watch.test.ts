@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { RefusalWatch } from './refusal-watch.ts';
 import { MirrorState, stateDirOf } from './state.ts';
+import { retryResources } from './retry.ts';
 import { sync } from './sync.ts';
 
 let fixture: FixtureSource;
@@ -92,6 +93,22 @@ describe('a Source that refuses everything', () => {
     const second = await sync({ dest, proxyEnv: {} });
     expect(second.paused).toBe(true);
     expect(Date.now() - t0).toBeLessThan(5_000);
+  });
+
+  it('pauses a retry of failures too, saying to run the retry again', async () => {
+    fixture.setBroken(fixture.state.pathOf(1), { status: 404 });
+    fixture.setBroken(fixture.state.pathOf(2), { status: 404 });
+    const first = await sync({ url: capabilityList(), dest, refusalLimitMs: 700, proxyEnv: {} });
+    expect(first.failed).toBe(2);
+    fixture.setBroken(fixture.state.pathOf(1), null);
+    fixture.setBroken(fixture.state.pathOf(2), null);
+    fixture.setRefusing({ prefix: '/dataset1/res/', status: 503, headers: { 'retry-after': '1' } });
+    const t0 = Date.now();
+    const again = await retryResources({ dest, runId: first.runId!, proxyEnv: {} });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(again.paused).toBe(true);
+    expect(again.pausedBecause).toMatch(/^Paused: the Source refused .* HTTP 503 \(Service Unavailable\), asking to wait 1 s \(Retry-After\)\. What was verified is kept; run the retry again /);
+    expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'interrupted', message: again.pausedBecause });
   });
 
   it('is not stopped by a Source that answers between its refusals', async () => {

@@ -31,8 +31,12 @@ export class RefusalWatch {
   #timer: NodeJS.Timeout | null = null;
   #stopped: SourceRefusing | null = null;
 
-  constructor(limitMs = REFUSAL_SECONDS.default * 1000, howToChange = 'kept with the mirror: rsdesk sync --pause-after-refusals SECONDS changes it') {
+  /** `again`: what resumes the run ("the sync", "the retry"). */
+  readonly #again: string;
+
+  constructor(limitMs = REFUSAL_SECONDS.default * 1000, again = 'the sync', howToChange = 'kept with the mirror: rsdesk sync --pause-after-refusals SECONDS changes it') {
     this.limitMs = limitMs;
+    this.#again = again;
     this.#howToChange = howToChange;
   }
 
@@ -81,7 +85,7 @@ export class RefusalWatch {
     const count = this.#refusals === 1 ? 'the one request' : `all ${this.#refusals.toLocaleString('en')} requests`;
     this.#stopped = new SourceRefusing(
       `Paused: the Source refused ${count} of the last ${formatDuration(this.limitMs)} (since ${clock(this.#since!)}); its last answer was ${last.what}${asked}. ` +
-        `What was verified is kept; run the sync again ${when} to resume. (This limit is ${this.#howToChange}.)`,
+        `What was verified is kept; run ${this.#again} again ${when} to resume. (This limit is ${this.#howToChange}.)`,
       retryAt,
     );
     this.#controller.abort(this.#stopped);
