@@ -107,6 +107,11 @@ export interface FixtureSource {
   hub: FixtureHub;
   /** Make a path (without query) fail; null restores it. */
   setBroken(path: string, failure: Failure | null): void;
+  /**
+   * Answer every request whose path starts with `prefix` with this status and headers (a Source refusing everything,
+   * 503 with Retry-After or 429, for as long as it is set), before any `setBroken` failure; null stops it.
+   */
+  setRefusing(refusal: { prefix: string; status: number; headers?: Record<string, string> } | null): void;
   /** Changes `resourceDelayMs` from now on. */
   setResourceDelay(ms: number): void;
   /** Answers `path` (exactly, query aside) `ms` later from now on; 0 removes the delay. */
@@ -129,6 +134,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
   const hubRequests: HubRequest[] = [];
   const notifications: string[] = [];
   const failures = new Map<string, Failure>();
+  let refusing: { prefix: string; status: number; headers?: Record<string, string> } | null = null;
   const timers = new Set<NodeJS.Timeout>();
   let handle: (req: IncomingMessage, res: ServerResponse, path: string) => void | Promise<void> = () => {};
   let resourceDelayMs = options.resourceDelayMs ?? 0;
@@ -147,6 +153,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     if (auth !== undefined && req.headers.authorization !== auth && needsAuth(path)) {
       return void send(res, 401, 'text/plain', 'Unauthorized\n', { 'www-authenticate': 'Bearer realm="fixture", Basic realm="fixture"' });
     }
+    if (refusing !== null && path.startsWith(refusing.prefix)) return void send(res, refusing.status, 'text/plain', `Refused ${refusing.status}\n`, refusing.headers);
     const failure = failures.get(path.split('?')[0]);
     if (failure === 'hang') return;
     if (failure === 'reset') return void req.socket.destroy();
@@ -431,6 +438,9 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
     },
     sloppy,
     hub,
+    setRefusing(refusal) {
+      refusing = refusal;
+    },
     setBroken(path, failure) {
       if (failure === null) failures.delete(path);
       else failures.set(path, failure);

@@ -1,6 +1,7 @@
 // Mirrors for the UI: the folders the app remembers (paths in its store, everything else in each folder's own
 // state), one sync or audit at a time per folder, pause / resume / cancel, and progress as events in batches (a
 // timer sends the latest state at most every `progressIntervalMs`, never one message per resource).
+import { pausedMessage } from '../engine/mirror/refusal-watch.ts';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, isAbsolute, join, normalize, relative } from 'node:path';
@@ -756,7 +757,7 @@ export class MirrorService {
     else if (folder.heldBy) {
       status = 'busy';
       problem = `In use by ${folder.heldBy.command} (process ${folder.heldBy.pid}); only one program at a time may write a mirror.`;
-    } else if (resumableNow) status = next.run.message === 'Paused' ? 'paused' : 'interrupted';
+    } else if (resumableNow) status = pausedMessage(next.run.message) ? 'paused' : 'interrupted';
     else status = 'ready';
     if (!active && folder !== null && binding === null && problem === null) problem = unboundStateMessage(path);
     return {

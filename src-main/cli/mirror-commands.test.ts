@@ -506,3 +506,45 @@ describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
     }
   }, 60_000);
 });
+
+describe('rsdesk sync and a Source that refuses everything', () => {
+  it('pauses after --pause-after-refusals seconds of refusals, says what the Source answered, exits 1, and the next sync resumes', async () => {
+    const dest = mkdtempSync(join(tmpdir(), 'rsdesk-refused-'));
+    const list = fixture.url + fixture.paths.dataset1.capabilityList;
+    const wrong = await rsdesk(['sync', list, '--dest', dest, '--pause-after-refusals', '0']);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('--pause-after-refusals must be a whole number of seconds from 1 to 604,800 (a week), not "0"');
+    fixture.setRefusing({ prefix: '/dataset1/res/', status: 503, headers: { 'retry-after': '1' } });
+    try {
+      const plain = await rsdesk(['sync', list, '--dest', dest, '--pause-after-refusals', '1']);
+      expect(plain.code).toBe(1);
+      expect(plain.stdout).toMatch(/Paused: the Source refused all \d+ requests of the last 1 s \(since \d\d:\d\d UTC\); its last answer was HTTP 503 \(Service Unavailable\), asking to wait 1 s \(Retry-After\)\./);
+      // Kept with the mirror: told nothing, the next run pauses as soon.
+      const json = await rsdesk(['sync', '--dest', dest, '--json']);
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout)).toMatchObject({ failed: 0, pausedBecause: expect.stringMatching(/^Paused: the Source refused/) });
+    } finally {
+      fixture.setRefusing(null);
+    }
+    const resumed = await rsdesk(['sync', '--dest', dest, '--json']);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toMatch(/Resuming run \d+ \(paused baseline\)/);
+    expect(Object.keys(JSON.parse(resumed.stdout))).not.toContain('pausedBecause');
+  });
+});
+
+describe('rsdesk sync and lists that break the spec', () => {
+  it('says what the lists break, in plain words and in --json, and rsdesk runs keeps it', async () => {
+    const dest = mkdtempSync(join(tmpdir(), 'rsdesk-findings-'));
+    const plain = await rsdesk(['sync', fixture.url + '/sloppy/capabilitylist.xml', '--dest', dest]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/The Source's lists break the spec in \d+ places \(the run read on; rsdesk check tells more\):\n {4}Error: http:\/\/127\.0\.0\.1:\d+\/sloppy\/resourcelist\.xml line 3: No <rs:ln rel="up"> to the Capability List/);
+    fixture.change('update', 1);
+    const json = JSON.parse((await rsdesk(['sync', '--dest', dest, '--json'])).stdout);
+    expect(json.findingCount).toBe(2);
+    expect(json.findings).toContainEqual(expect.objectContaining({ document: fixture.url + '/sloppy/changelist.xml', code: 'missing-from', severity: 'error', line: 3 }));
+    const runs = await rsdesk(['runs', '--dest', dest]);
+    expect(runs.stdout).toMatch(/#2 incremental \(auto\) completed .*\n {4}The Source's lists break the spec in 2 places/);
+    expect(JSON.parse((await rsdesk(['runs', '--dest', dest, '--json'])).stdout).runs[1]).toMatchObject({ findingCount: 2, findings: json.findings });
+  });
+});

@@ -7,7 +7,7 @@ import type { FoundStatus } from '../engine/mirror/audit-listed.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { isMirror, lockHolder, readFolder, resultFailures, runsAsSeen, type FailuresOfResult } from '../engine/mirror/folder.ts';
 import { resumeRetry, retryResources, retryStanding, runsWords, type RetryResult } from '../engine/mirror/retry.ts';
-import { MirrorState, stateDirOf, STATE_FILE } from '../engine/mirror/state.ts';
+import { MirrorState, stateDirOf, STATE_FILE, type RunFinding } from '../engine/mirror/state.ts';
 import { sync, type SyncMode, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import type { DeletePolicy } from '../engine/mirror/apply.ts';
 import { FileSecretStore, type SecretStore } from '../engine/mirror/secrets.ts';
@@ -41,6 +41,7 @@ export interface SyncCommandOptions {
   proxy?: string;
   forgetCredentials?: boolean;
   timeoutMs?: number;
+  refusalLimitMs?: number;
   userAgent: string;
 }
 
@@ -150,6 +151,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     credentialsFrom: plainUrls.credentialsFrom,
     secretStore: cliSecretStore(),
     timeoutMs: o.timeoutMs,
+    refusalLimitMs: o.refusalLimitMs,
     userAgent: o.userAgent,
     pauseSignal: stop.signal,
     onNote: (note) => {
@@ -174,9 +176,13 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     stop.dispose();
   });
   if (o.json) {
-    const { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds } = result;
-    // The issue's shape, plus `skipped` (the run journal counts it; without it the counts did not add up).
-    await writeRunJson(dest, { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds }, result, io);
+    const { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, pausedBecause, findings, findingCount } = result;
+    // The issue's shape, plus `skipped` (the run journal counts it; without it the counts did not add up), and
+    // `pausedBecause` when the run paused itself (a Source that refused everything): a script must not take it as done.
+    const head = { mode, created, updated, deleted, unchanged, skipped, failed, bytes, seconds, ...(pausedBecause ? { pausedBecause } : {}),
+      // What the Source's lists break (the first MAX_RUN_FINDINGS of findingCount), when they break anything.
+      ...(findingCount > 0 ? { findings, findingCount } : {}) };
+    await writeRunJson(dest, head, result, io);
   } else io.out(formatSync(result, dest, (o.delete as DeletePolicy | undefined) ?? 'keep'));
   if (stop.by !== null && result.paused) {
     io.err(
@@ -189,7 +195,8 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     return SIGNAL_EXIT[stop.by];
   }
   if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the run was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
-  return result.failed > 0 ? 1 : 0;
+  // Paused for a Source that refused everything: not done, though nothing failed.
+  return result.failed > 0 || result.pausedBecause !== null ? 1 : 0;
 }
 
 /** As a shell reports a process a signal ended: 128 + the signal's number. */
@@ -335,16 +342,16 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
     stop.dispose();
   }
   if (o.json) {
-    const { created, updated, deleted, unchanged, skipped, failed, bytes, seconds } = result;
+    const { created, updated, deleted, unchanged, skipped, failed, bytes, seconds, pausedBecause } = result;
     // The shape of rsdesk sync --json, so one reader takes both.
-    await writeRunJson(dest, { mode: 'retry', created, updated, deleted, unchanged, skipped, failed, bytes, seconds }, result, io);
+    await writeRunJson(dest, { mode: 'retry', created, updated, deleted, unchanged, skipped, failed, bytes, seconds, ...(pausedBecause ? { pausedBecause } : {}) }, result, io);
   } else io.out(formatRetry(result, dest));
   if (stop.by !== null && result.paused) {
     io.err(`rsdesk: stopped (${stop.by}). What was verified is kept; retry run ${result.runId} is left interrupted, and the next rsdesk retry --dest ${dest} takes it up again.\n`);
     return SIGNAL_EXIT[stop.by];
   }
   if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the retry was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
-  return result.failed > 0 ? 1 : 0;
+  return result.failed > 0 || result.pausedBecause !== null ? 1 : 0;
 }
 
 export function formatRetry(r: RetryResult, dest: string): string {
@@ -373,7 +380,8 @@ export function formatRetry(r: RetryResult, dest: string): string {
   }
   if (r.leftOver > 0) lines.push(`${r.leftOver.toLocaleString('en')} more failure${r.leftOver === 1 ? '' : 's'} still stand${r.leftOver === 1 ? 's' : ''}: at most ${r.asked.toLocaleString('en')} are retried at once, and the next rsdesk retry --dest ${dest} --all takes them.`);
   if (r.liveCheckpoint !== null) lines.push(`Failures of live notifications that held the checkpoint were mended: the mirror is in sync up to ${r.liveCheckpoint}.`);
-  if (r.paused) lines.push(`Stopped before the end: the next rsdesk retry --dest ${dest} takes it up again; what was verified is not fetched again.`);
+  if (r.pausedBecause !== null) lines.push(r.pausedBecause);
+  else if (r.paused) lines.push(`Stopped before the end: the next rsdesk retry --dest ${dest} takes it up again; what was verified is not fetched again.`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -402,6 +410,7 @@ export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = '
     for (const uri of r.wouldRemove.slice(0, 20)) lines.push(`    ${uri}`);
     if (r.wouldRemoveCount > 20) lines.push(`    … and ${r.wouldRemoveCount - 20} more`);
   }
+  if (r.findingCount > 0) lines.push(findingLines(r.findings, r.findingCount, 10, '  ', `rsdesk runs --dest ${dest} --json lists the first ${r.findings.length}`).trimEnd());
   if (r.failures.length > 0) {
     lines.push('Failures:');
     const shown = r.failures.slice(0, 50);
@@ -412,8 +421,17 @@ export function formatSync(r: SyncResult, dest: string, policy: DeletePolicy = '
   }
   // Paused while the Source's lists were being found: no run began (a dry run never records one).
   if (r.paused && r.runId === null && !r.dryRun) lines.push('Stopped before the run began: nothing was fetched, and no run was recorded.');
+  else if (r.pausedBecause !== null) lines.push(`${r.pausedBecause}${r.checkpoint ? ` Checkpoint still ${r.checkpoint}.` : ''}`);
   else if (r.paused) lines.push(`Stopped before the end${r.dryRun ? '' : ': the next sync resumes this run'}${r.checkpoint ? `; checkpoint still ${r.checkpoint}` : ''}.`);
   else lines.push(r.checkpoint ? `Checkpoint: ${r.checkpoint}` : 'No checkpoint yet: the next sync is a baseline again.');
+  return `${lines.join('\n')}\n`;
+}
+
+/** What the list reader found in the lists a run read, in plain words: the first `shown`, then how many more. */
+function findingLines(findings: RunFinding[], count: number, shown: number, indent: string, more: string): string {
+  const lines = [`${indent}The Source's lists break the spec in ${count.toLocaleString('en')} place${count === 1 ? '' : 's'} (the run read on; rsdesk check tells more):`];
+  for (const f of findings.slice(0, shown)) lines.push(`${indent}  ${f.severity === 'error' ? 'Error' : 'Warning'}: ${f.document}${f.line !== undefined ? ` line ${f.line}` : ''}: ${f.message}`);
+  if (count > shown) lines.push(`${indent}  … and ${(count - shown).toLocaleString('en')} more (${more}${count > findings.length ? `; the others were counted, not kept` : ''})`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -563,7 +581,7 @@ export function runsCommand(o: { dest: string; json: boolean }, io: Io): number 
   if (!existsSync(`${stateDirOf(dest)}/${STATE_FILE}`)) throw new Error(`${dest} is not a mirror (no .resourcesync/state.sqlite)`);
   const state = MirrorState.forReading(stateDirOf(dest));
   try {
-    const runs = runsAsSeen(state.runs(), lockHolder(dest)).map((r) => ({ ...r, failures: state.failures(r.id) }));
+    const runs = runsAsSeen(state.runs(), lockHolder(dest)).map((r) => ({ ...r, failures: state.failures(r.id), findings: state.runFindings(r.id) }));
     if (o.json) {
       io.out(`${JSON.stringify({ checkpoint: state.checkpoint()?.at ?? null, needsSync: state.needsSync(), runs })}\n`);
       return 0;
@@ -581,6 +599,7 @@ export function runsCommand(o: { dest: string; json: boolean }, io: Io): number 
         `#${r.id} ${r.kind} (${r.mode}) ${r.status}  ${when}  created ${r.created}, updated ${r.updated}, ` +
           `deleted ${r.deleted}, unchanged ${r.unchanged}, failed ${r.failed}, ${formatBytes(r.bytes)}${r.message ? `  (${r.message})` : ''}\n`,
       );
+      if (r.findingCount > 0) io.out(findingLines(r.findings, r.findingCount, 5, '    ', `rsdesk runs --dest ${dest} --json lists the first ${r.findings.length}`));
     }
     io.out(`Checkpoint: ${state.checkpoint()?.at ?? 'none'}\n`);
     const needs = state.needsSync();

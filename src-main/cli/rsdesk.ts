@@ -5,7 +5,7 @@ import { jsonError, processIo, type Io } from './io.ts';
 import { defaultDataDir, packageVersion, rendererDir } from './paths.ts';
 import { parseCommandArgs, unknownCommand, unknownOption } from './args.ts';
 import { DiskFullError, isDiskFull } from '../engine/mirror/disk-full.ts';
-import { HELP, parseConcurrency, parseDelay, parseDest, parseMaxDocuments, parsePort, parseRunId, parseTimeout, UsageError } from './usage.ts';
+import { HELP, parseConcurrency, parseDelay, parseDest, parseMaxDocuments, parsePort, parseRefusalLimit, parseRunId, parseTimeout, UsageError } from './usage.ts';
 
 const COMMANDS = ['discover', 'inspect', 'check', 'serve', 'sync', 'retry', 'audit', 'runs', 'watch'] as const;
 type Command = (typeof COMMANDS)[number];
@@ -44,6 +44,7 @@ const SYNC_OPTIONS = {
   header: { type: 'string', multiple: true },
   proxy: { type: 'string' },
   'forget-credentials': { type: 'boolean' },
+  'pause-after-refusals': { type: 'string' },
 } as const;
 
 const RETRY_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, run: { type: 'string' }, all: { type: 'boolean' }, concurrency: { type: 'string' }, basic: { type: 'string' } } as const;
@@ -231,6 +232,7 @@ async function mirrorCommandIn(command: MirrorCommand, args: string[], io: Io, u
     proxy: values.proxy,
     forgetCredentials: values['forget-credentials'] ?? false,
     timeoutMs: parseTimeout(values.timeout),
+    refusalLimitMs: parseRefusalLimit(values['pause-after-refusals']),
     userAgent,
   };
   return (await commands()).syncCommand(options, io);

@@ -1,5 +1,5 @@
 // Help texts, the usage error (exit code 2) and the checks of numeric options.
-import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, MIRROR_LIMITS, TIMEOUT_RANGE, TIMEOUT_SECONDS } from '../contract/limits.ts';
+import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, MIRROR_LIMITS, REFUSAL_RANGE, REFUSAL_SECONDS, TIMEOUT_RANGE, TIMEOUT_SECONDS } from '../contract/limits.ts';
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -19,7 +19,7 @@ Usage:
   rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]… [--allow-host HOST]…
               [--mode auto|baseline|incremental] [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine]
               [--allow-mass-delete] [--dry-run] [--concurrency N] [--delay S] [--token T | --basic USER:PASS] [--header "Name: value"]…
-              [--proxy env|none|URL] [--forget-credentials] [--timeout S] [--json]
+              [--proxy env|none|URL] [--forget-credentials] [--timeout S] [--pause-after-refusals S] [--json]
   rsdesk retry --dest <dir> [--run ID | --all] [--json] [--concurrency N] [--token T | --basic USER:PASS] [--timeout S]
   rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
   rsdesk runs --dest <dir> [--json]
@@ -80,6 +80,7 @@ Exit code 0 when no finding is an error, 1 otherwise, 2 on usage errors.
                    [--mode auto|baseline|incremental] [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine]
                    [--allow-mass-delete] [--dry-run] [--concurrency N] [--delay S] [--json] [--token T | --basic USER:PASS]
                    [--header "Name: value"]... [--proxy env|none|URL] [--forget-credentials] [--timeout S]
+                   [--pause-after-refusals S]
 
 Mirrors a ResourceSync Source into the folder <dir>, whose state lives in <dir>/.resourcesync/. <url> is
 anything discover accepts (a site, a Source Description, a Capability List, a Resource or Change List);
@@ -121,9 +122,12 @@ Options:
                         mirror's extra headers)
   --proxy P             env (default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY), none, or a proxy URL
   --timeout S           connect and stalled-body timeout in whole seconds, 1 to 600 (default 30)
+  --pause-after-refusals S  when the Source has refused every request (429, 503, 502, 504, or no answer)
+                        for S seconds in a row, the run pauses and says what the Source answered and when
+                        to try again; the next sync resumes it. 1 to 604,800 (a week); default 1800 (30 min)
   -h, --help            this help
 
-Settings (credentials, headers, concurrency, delay, timeout, proxy) are kept with the mirror: a later
+Settings (credentials, headers, concurrency, delay, timeout, proxy, pause after refusals) are kept with the mirror: a later
 sync of <dir> uses them without being told again. A token or password is never written into <dir>: it
 is kept in mirror-secrets.json in the user's data folder (in clear, readable only by the user; the
 desktop app seals it with the OS keychain). Progress is shown on stderr when it is a terminal.
@@ -239,6 +243,12 @@ function parseWhole(option: string, value: string, min: number, max: number, ran
     throw new UsageError(`${option} must be ${range}, not ${JSON.stringify(value)}`);
   }
   return Number(value);
+}
+
+/** --pause-after-refusals S: milliseconds for the engine. */
+export function parseRefusalLimit(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  return parseWhole('--pause-after-refusals', value, REFUSAL_SECONDS.min, REFUSAL_SECONDS.max, REFUSAL_RANGE) * 1000;
 }
 
 /** --timeout S: milliseconds for the engine. */

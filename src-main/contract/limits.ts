@@ -12,3 +12,10 @@ export const CHECK_MAX_DOCUMENTS_RANGE = `a whole number from ${CHECK_MAX_DOCUME
 
 /** A mirror's connections per host and pause between requests (the mirror form, `rsdesk sync --concurrency --delay`). */
 export const MIRROR_LIMITS = { concurrency: { min: 1, max: 256 }, delaySeconds: { min: 0, max: 3600 }, syncEveryHours: { min: 0, max: 8760 } } as const;
+
+/**
+ * How long a Source may refuse every request of a mirror's run before the run pauses (the mirror setting,
+ * `rsdesk sync --pause-after-refusals`), in whole seconds: up to a week; 30 min unless set.
+ */
+export const REFUSAL_SECONDS = { min: 1, max: 7 * 86_400, default: 1800 } as const;
+export const REFUSAL_RANGE = `a whole number of seconds from ${REFUSAL_SECONDS.min} to ${REFUSAL_SECONDS.max.toLocaleString('en')} (a week)`;

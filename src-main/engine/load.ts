@@ -25,6 +25,8 @@ export interface LoadOptions {
   signal?: AbortSignal;
   /** Largest document accepted. Default 50 MB (the community limit, core spec §7). */
   maxBytes?: number;
+  /** Called with the URL the document came from (after redirects) before it is read. */
+  onResponse?: (finalUrl: string) => void;
   /** Called as bytes arrive (at most every 100 ms) and once at the end. */
   onProgress?: (progress: { bytes: number; entries: number }) => void;
 }
@@ -55,6 +57,7 @@ export async function readResponse(
   body: AsyncIterable<Uint8Array> = response.body,
 ): Promise<LoadedDocument> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  options.onResponse?.(response.url);
   const { head: magic, stream } = await peek(body, 2);
   const gzipped = magic.length >= 2 && magic[0] === 0x1f && magic[1] === 0x8b;
   const source = gzipped ? gunzip(stream, response.url, maxBytes) : stream;

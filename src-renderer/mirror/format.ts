@@ -27,7 +27,8 @@ export const RUN_STATUS_LABEL: Record<MirrorRun['status'], string> = {
 };
 
 export function runStatus(run: MirrorRun): string {
-  if (run.status === 'interrupted' && run.message === 'Paused') return 'paused';
+  // "Paused: the Source refused…" (the run paused itself) is paused too, its message shown beside.
+  if (run.status === 'interrupted' && (run.message === 'Paused' || run.message?.startsWith('Paused: '))) return 'paused';
   if (run.kind === 'audit' && run.status === 'completed') return run.message ?? 'completed';
   // An audit that failed could not run at all: the differences it finds are no failures.
   if (run.kind === 'audit' && run.status === 'failed') return 'could not run';

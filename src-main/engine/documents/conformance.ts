@@ -209,8 +209,9 @@ export class DocumentChecker {
 
   private checkHash(value: string | undefined, where: string, line: number): void {
     if (value === undefined || SINGLE_HASH.test(value)) return;
-    const { problems } = parseHashes(value);
-    if (problems.length > 0) this.warn('invalid-hash', `${where} "hash": ${problems.join('; ')} (§7: hexadecimal digests such as md5:…, sha-256:…)`, line);
+    const { problems, notes } = parseHashes(value);
+    const all = [...problems, ...notes];
+    if (all.length > 0) this.warn('invalid-hash', `${where} "hash": ${all.join('; ')} (§7: hexadecimal digests such as md5:…, sha-256:…)`, line);
   }
 
   /** One rs:ln, document-level or in an entry (§7). */

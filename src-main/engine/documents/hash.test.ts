@@ -10,7 +10,17 @@ describe('parseHashes', () => {
     expect(parseHashes(`md5:${MD5} sha-1:${SHA1} sha-256:${SHA256}`)).toEqual({
       hashes: { md5: MD5, 'sha-1': SHA1, 'sha-256': SHA256 },
       problems: [],
+      notes: [],
     });
+  });
+
+  it('reads algorithm names in capitals as the spec writes them, with a note (not a problem: the digests are used)', () => {
+    expect(parseHashes(`MD5:${MD5} Sha-256:${SHA256.toUpperCase()}`)).toEqual({
+      hashes: { md5: MD5, 'sha-256': SHA256 },
+      problems: [],
+      notes: ['"MD5": read as md5, as the spec writes it', '"Sha-256": read as sha-256, as the spec writes it'],
+    });
+    expect(parseHashes(`SHA-512:${SHA256}${SHA256}`).problems[0]).toMatch(/unknown algorithm "SHA-512"/);
   });
 
   it('accepts any whitespace between tokens, including newlines, and upper-case hex', () => {

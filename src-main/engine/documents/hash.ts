@@ -8,10 +8,14 @@ function isHashAlgorithm(name: string): name is HashAlgorithm {
   return Object.hasOwn(HASH_ALGORITHMS, name);
 }
 
-/** Parsed digests (lower-case hex) by algorithm, and a description of every token that could not be used. */
-export function parseHashes(s: string): { hashes: Partial<Record<HashAlgorithm, string>>; problems: string[] } {
+/**
+ * Parsed digests (lower-case hex) by algorithm, a description of every token that could not be used (`problems`),
+ * and of what was used though written against the spec's spelling (`notes`: conformance findings, nothing more).
+ */
+export function parseHashes(s: string): { hashes: Partial<Record<HashAlgorithm, string>>; problems: string[]; notes: string[] } {
   const hashes: Partial<Record<HashAlgorithm, string>> = {};
   const problems: string[] = [];
+  const notes: string[] = [];
   const tokens = s.split(/\s+/).filter((t) => t !== '');
   if (tokens.length === 0) problems.push('empty hash value');
   for (let i = 0; i < tokens.length; i++) {
@@ -26,10 +30,14 @@ export function parseHashes(s: string): { hashes: Partial<Record<HashAlgorithm, 
       problems.push(`"${abbreviate(token)}": not of the form algorithm:hexdigest`);
       continue;
     }
-    const algorithm = token.slice(0, colon);
+    const written = token.slice(0, colon);
+    // "MD5:…", "SHA-256:…": hash names are case-insensitive tokens (as hex digits are). Taken as unknown, each such
+    // resource was kept unverified, even with bytes its digest contradicts.
+    const algorithm = written.toLowerCase();
+    if (algorithm !== written && isHashAlgorithm(algorithm)) notes.push(`"${abbreviate(written)}": read as ${algorithm}, as the spec writes it`);
     const digest = token.slice(colon + 1);
     if (!isHashAlgorithm(algorithm)) {
-      problems.push(`"${abbreviate(token)}": unknown algorithm "${abbreviate(algorithm)}" (expected md5, sha-1 or sha-256)`);
+      problems.push(`"${abbreviate(token)}": unknown algorithm "${abbreviate(written)}" (expected md5, sha-1 or sha-256)`);
       continue;
     }
     const expectedLength = HASH_ALGORITHMS[algorithm];
@@ -47,7 +55,7 @@ export function parseHashes(s: string): { hashes: Partial<Record<HashAlgorithm, 
     }
     hashes[algorithm] = digest.toLowerCase();
   }
-  return { hashes, problems };
+  return { hashes, problems, notes };
 }
 
 function abbreviate(s: string): string {

@@ -13,6 +13,7 @@ import { eachChunk } from './body.ts';
 import { checkFolders } from './within-folder.ts';
 import { hasDiskFullCode, isDiskFull } from './disk-full.ts';
 import { DurableWriter, type TempFile } from './durable.ts';
+import { SourceRefusing } from './refusal-watch.ts';
 import { FetchFailure, httpDate, ResourceSignals, type Fetcher } from './fetcher.ts';
 import { slowBodyWindow } from './slow-body.ts';
 import { FixityMeter, expectationOf, judge, meterFile, promisesAnything, recordedMatches, type Digests, type Expectation, type FixityResult } from './fixity.ts';
@@ -34,6 +35,11 @@ export interface Failure {
    * checkpoint back. (The journal records it like any other failure.)
    */
   permanent?: boolean;
+  /**
+   * Not mirrored for want of disk space (a dump package that did not fit): fetching again helps only once space is
+   * freed, and a retry, which fetches one by one from the lists, not at all for a Source that offers only dumps.
+   */
+  needsRoom?: boolean;
 }
 
 export interface ApplyOptions {
@@ -298,7 +304,7 @@ export class Applier {
     } catch (err) {
       // A cancelled run: what was cut off is not a failure of the resource; the next run fetches it. Nor is one a
       // pause stopped before it started.
-      if (this.#o.signal?.aborted || err instanceof NotStarted) return;
+      if (this.#o.signal?.aborted || err instanceof NotStarted || err instanceof SourceRefusing) return;
       const reason = err instanceof Error ? err.message : String(err);
       this.#note({ failed: 1 }, { uri, reason: clip(reason, 500) });
     }
@@ -521,7 +527,8 @@ export class Applier {
       // the next run, as one cut off by a cancel is.
       // (By its code: the message of a failed fetch may hold what the Source wrote.)
       if (hasDiskFullCode(err)) o.onDiskFull?.();
-      if (o.signal?.aborted) throw err;
+      // The run pauses for a Source that refused everything too long: not this resource's failure, the resumed run's.
+      if (o.signal?.aborted || err instanceof SourceRefusing) throw err;
       // The deadline or the rate check stopped it: their reason, not the cut-off body's.
       const reason = signal.aborted && !(err instanceof FetchFailure)
         ? (signal.reason instanceof NetworkError ? signal.reason.message : `did not finish within ${formatDuration(o.fetcher.deadlineMs)}`)
@@ -544,6 +551,16 @@ export class Applier {
       this.#listedEntryFailures++;
     }
     this.#note({ failed: 1 }, { uri, reason, ...(permanent ? { permanent } : {}) });
+  }
+
+  /** Records a resource (or a package) not mirrored for want of disk space (Failure.needsRoom). */
+  failForRoom(uri: string, reason: string): void {
+    this.#note({ failed: 1 }, { uri, reason, needsRoom: true });
+  }
+
+  /** Failures of this part of the run for want of disk space (among `retriableFailures`). */
+  get roomFailures(): number {
+    return this.failures.filter((f) => f.needsRoom === true).length;
   }
 
   /**

@@ -4,7 +4,7 @@
 // sync and by an audit, which must read the same changes the same way.
 import { clip } from '../clip.ts';
 import { parseW3cDatetime, w3cPeriodEnd } from '../documents/datetime.ts';
-import type { DocumentSummary } from '../documents/model.ts';
+import type { DocumentSummary, Finding } from '../documents/model.ts';
 import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import { ChangeTimeline, type Timed } from './change-timeline.ts';
@@ -26,6 +26,8 @@ export interface ReadChangeListsOptions {
   /** Each change at or after `since`, with the document it came from. */
   onChange: (change: Timed, documentUrl: string) => void;
   onNote?: (note: string) => void;
+  /** What the reader found against the spec in each document read (the index and each list). */
+  onFindings?: (documentUrl: string, findings: Finding[]) => void;
 }
 
 /** A list an index names, with the times its entry gives; `seq`: its place in the index. */
@@ -54,6 +56,7 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
   });
   timeline.end();
   if (top.summary.capability !== 'changelist') throw new Error(`${clip(url)} is a ${top.summary.capability}, not a Change List`);
+  o.onFindings?.(url, top.summary.findings);
   let closedUntil = top.summary.isIndex ? null : msOf(top.summary.md.until);
   // Each list once: an index that repeats a list (or lists itself) is not read again for every entry that names it
   // (a sloppy or hostile index of 100,000 entries naming one list would have it downloaded 100,000 times).
@@ -90,6 +93,7 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
       if (doc.summary.capability !== 'changelist' || doc.summary.isIndex) {
         throw new Error(`${clip(child.url)}, listed in the Change List Index, is not a Change List`);
       }
+      o.onFindings?.(child.url, doc.summary.findings);
       const until = child.until ?? msOf(doc.summary.md.until);
       if (until !== null && (closedUntil === null || until > closedUntil)) closedUntil = until;
     }
@@ -125,6 +129,7 @@ async function continuations(http: Http, closed: DocumentSummary, until: number,
       },
     });
     if (index.summary.capability !== 'changelist' || !index.summary.isIndex) throw new Error(`it is a ${index.summary.capability}${index.summary.isIndex ? ' index' : ''}, not a Change List Index`);
+    o.onFindings?.(href, index.summary.findings);
   } catch (err) {
     if (o.signal?.aborted) throw err;
     o.onNote?.(`The Change List ${clip(closed.url)} is closed (until ${at}); its Change List Index ${clip(href)}, where the changes after that are listed, could not be read (${clip(err instanceof Error ? err.message : String(err), 200)}).`);

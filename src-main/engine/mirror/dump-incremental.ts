@@ -228,7 +228,8 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
         freeze(pkg.fromMs);
         const reason = noRoom ? `${(err as Error).message} The package was not used` : `The package could not be used: ${(err as Error).message}`;
         if (o.changeListCovers) o.onNote?.(`${clip(loc)}: ${reason}; its changes and those after it are fetched from the Change List instead.`);
-        else o.applier.fail(loc, `${reason}; the packages after it were not applied, so changes stay in order${noRoom ? '. Free some space and sync again' : ''}`);
+        else if (noRoom) o.applier.failForRoom(loc, `${reason}; the packages after it were not applied, so changes stay in order. Free some space and sync again`);
+        else o.applier.fail(loc, `${reason}; the packages after it were not applied, so changes stay in order`);
         await o.applier.finish();
         break;
       }

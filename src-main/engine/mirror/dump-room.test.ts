@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildZip, manifestXml, md5 } from './package/test-zips.ts';
 import { MirrorState, stateDirOf } from './state.ts';
-import { sync } from './sync.ts';
+import { failedMessage, sync } from './sync.ts';
 import { smallDisk } from './small-disk.ts';
 
 const small = smallDisk('dump-room-', '20m');
@@ -130,7 +130,8 @@ describe.skipIf(small === null)('a Resource Dump package on a small disk', () =>
           `The package was not used; the Dump's other packages are, as far as they fit\\. Free some space and sync again to mirror what it holds\\.$`,
       ),
     );
-    expect(lastRun(dest)).toMatchObject({ status: 'failed' });
+    // A retry fetches from the lists, which this Source does not have: the run's message does not suggest one.
+    expect(lastRun(dest)).toMatchObject({ status: 'failed', message: '1 failed for want of disk space (a dump package did not fit): free some space, then sync again: a retry cannot fetch them, as the Source offers them only in its dump packages' });
     expect(freeOf(small!)).toBeGreaterThan(15 * MiB);
   });
 
@@ -150,7 +151,7 @@ describe.skipIf(small === null)('a Resource Dump package on a small disk', () =>
         ),
       );
     }
-    expect(lastRun(dest)).toMatchObject({ status: 'failed', created: 0 });
+    expect(lastRun(dest)).toMatchObject({ status: 'failed', created: 0, message: expect.stringMatching(/^3 failed for want of disk space .*a retry cannot fetch them, as the Source offers them only in its dump packages$/) });
     // Nothing extracted into the mirror's tree.
     expect(readdirSync(dest).filter((n) => !n.startsWith('.'))).toEqual([]);
   });
@@ -350,10 +351,16 @@ describe.skipIf(small === null)('a Change Dump package on a small disk', () => {
               `The package was not used; the packages after it were not applied, so changes stay in order\\. Free some space and sync again$`,
           ),
         ),
+        needsRoom: true,
       },
     ]);
     expect(requests.includes('/p.zip')).toBe(fetched);
-    expect(lastRun(dest)).toMatchObject({ mode: 'auto', status: 'failed', created: 0 });
+    expect(lastRun(dest)).toMatchObject({
+      mode: 'auto',
+      status: 'failed',
+      created: 0,
+      message: '1 failed for want of disk space (a dump package did not fit): free some space, then sync again: a retry cannot fetch them, as the Source offers them only in its dump packages',
+    });
     const state = new MirrorState(stateDirOf(dest));
     try {
       expect(state.checkpoint()?.at).toBe('2024-01-01T00:00:00Z');
@@ -448,5 +455,15 @@ describe.skipIf(small === null)('two Resource Dump packages on a small disk', ()
     expect(result).toMatchObject({ created: 1, failed: 1 });
     expect(result.failures[0]).toMatchObject({ uri: `${base}/r/p1`, reason: expect.stringMatching(new RegExp(`^Not mirrored: Extracting the package ${base}/p1\\.zip needs 4 MiB`)) });
     expect(lastRun(dest)).toMatchObject({ status: 'failed', created: 1 });
+  });
+});
+
+describe('the message of a run whose failures include packages that did not fit', () => {
+  it('suggests a retry only where one can help', () => {
+    expect(failedMessage(2, 0, false)).toBe("2 resources failed; the next sync, or a retry of this run's failures, fetches them again");
+    expect(failedMessage(1, 1, true)).toBe("1 failed for want of disk space (a dump package did not fit): free some space, then sync again (or retry this run's failures)");
+    expect(failedMessage(5, 2, false)).toBe(
+      "5 failed, 2 of them for want of disk space (a dump package did not fit): free some space, then sync again: a retry cannot fetch them, as the Source offers them only in its dump packages. The next sync, or a retry of this run's failures, fetches the others again",
+    );
   });
 });

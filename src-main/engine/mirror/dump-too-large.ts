@@ -56,7 +56,7 @@ export async function withoutPackage(o: WithoutPackageOptions, pkg: DumpPackage,
   const loc = pkg.entry.loc;
   const entries = known ?? (await contentsCopy(o, pkg));
   if (entries === null) {
-    o.applier.fail(loc, `${why} The package was not used; the Dump's other packages are, as far as they fit. Free some space and sync again to mirror what it holds.`);
+    o.applier.failForRoom(loc, `${why} The package was not used; the Dump's other packages are, as far as they fit. Free some space and sync again to mirror what it holds.`);
     return false;
   }
   const mine: Entry[] = [];
@@ -85,7 +85,7 @@ export async function withoutPackage(o: WithoutPackageOptions, pkg: DumpPackage,
   }
   if (refusal !== null) {
     for (const entry of mine) {
-      o.applier.fail(entry.loc, `Not mirrored: ${why} Its package was not used, and ${refusal} Free some space and sync again.`);
+      o.applier.failForRoom(entry.loc, `Not mirrored: ${why} Its package was not used, and ${refusal} Free some space and sync again.`);
       o.applier.settledOne();
     }
     return false;

@@ -11,6 +11,7 @@ import { NetworkError, ProxyError, formatDuration, informationalLimit, toNetwork
 import { SlowBody } from './slow-body.ts';
 import { furtherInside } from '../http/address-scope.ts';
 import { clip } from '../clip.ts';
+import { refusalWords, type RefusalWatch } from './refusal-watch.ts';
 
 export interface FetcherOptions {
   /** Connections per host. Default 8. */
@@ -32,6 +33,11 @@ export interface FetcherOptions {
   /** Default `env`: HTTP_PROXY / HTTPS_PROXY / NO_PROXY. */
   proxy?: ProxySetting;
   proxyEnv?: ProxyEnv;
+  /**
+   * Sees every answer: once the Source has refused everything for its limit, waits end and no request is made,
+   * each `get` rejecting with its SourceRefusing (refusal-watch.ts).
+   */
+  watch?: RefusalWatch;
 }
 
 export interface Fetched {
@@ -98,12 +104,14 @@ export class Fetcher {
   readonly #agent: Dispatcher;
   /** The proxy a request to a URL goes through, if any (said when it cannot be reached). */
   readonly #via: (url: URL) => string | null;
-  readonly #options: Required<Omit<FetcherOptions, 'source' | 'proxy' | 'proxyEnv'>> & { source: SourceHeaders | null };
+  readonly #options: Required<Omit<FetcherOptions, 'source' | 'proxy' | 'proxyEnv' | 'watch'>> & { source: SourceHeaders | null };
+  readonly #watch: RefusalWatch | null;
 
   constructor(options: FetcherOptions = {}) {
     this.#via = (url) => proxyFor(url, options.proxy, options.proxyEnv);
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.deadlineMs = options.deadlineMs ?? 10 * 60_000;
+    this.#watch = options.watch ?? null;
     this.#options = {
       concurrency: options.concurrency ?? 8,
       timeoutMs: this.timeoutMs,
@@ -138,24 +146,45 @@ export class Fetcher {
    */
   async get(url: string, headers: Record<string, string>, signal: AbortSignal, home?: string): Promise<Fetched> {
     const o = this.#options;
+    const watch = this.#watch;
     for (let attempt = 0; ; attempt++) {
+      if (watch?.stopped) throw watch.stopped;
       let response: Fetched;
       try {
         response = await this.#getOnce(url, headers, signal, home);
       } catch (err) {
-        if (signal.aborted || attempt >= o.retries || !(err instanceof NetworkError) || !retriable(err)) throw err;
-        await sleep(o.backoffMs * 2 ** attempt * (0.75 + Math.random() / 2), signal);
+        const again = !signal.aborted && err instanceof NetworkError && retriable(err);
+        if (again && watch) watch.refused(`no answer (${clip(err.message, 200)})`, null);
+        if (!again || attempt >= o.retries) throw err;
+        await this.#wait(o.backoffMs * 2 ** attempt * (0.75 + Math.random() / 2), signal);
         continue;
       }
-      if (!RETRY_STATUSES.has(response.status) || attempt >= o.retries) return response;
+      if (!RETRY_STATUSES.has(response.status)) {
+        watch?.answered();
+        return response;
+      }
       const wait = retryAfterMs(response.headers['retry-after']);
+      watch?.refused(refusalWords(response.status), wait);
+      if (attempt >= o.retries) return response;
       response.body.destroy();
       if (wait !== null && wait > o.maxRetryAfterMs) {
         // A Retry-After of hundreds of digits is Infinity ms: "∞ days" said nothing a person can read.
         const asked = wait > CENTURY_MS ? 'more than 100 years' : formatDuration(wait);
         throw new FetchFailure(`HTTP ${response.status}: the server asks to wait ${asked} (Retry-After), longer than the ${formatDuration(o.maxRetryAfterMs)} a mirror waits`);
       }
-      await sleep(wait ?? o.backoffMs * 2 ** attempt * (0.75 + Math.random() / 2), signal);
+      await this.#wait(wait ?? o.backoffMs * 2 ** attempt * (0.75 + Math.random() / 2), signal);
+    }
+  }
+
+  /** A wait between attempts: ended by the resource's signal, or by the watch when the Source has refused too long. */
+  async #wait(ms: number, signal: AbortSignal): Promise<void> {
+    const watch = this.#watch;
+    if (watch === null) return sleep(ms, signal);
+    try {
+      await sleep(ms, AbortSignal.any([signal, watch.signal]));
+    } catch (err) {
+      if (!signal.aborted && watch.stopped) throw watch.stopped;
+      throw err;
     }
   }
 

@@ -13,7 +13,7 @@ import { MAX_LISTED_ENTRY_FAILURES, type Applier } from './apply.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
 import { WorkSlots } from './work-slots.ts';
 import { CLOCK_SLACK_MS, compareChanges, type Timed } from './change-timeline.ts';
-import { readChangeLists, type ChangeListsRead } from './change-lists.ts';
+import { readChangeLists, type ChangeListsRead, type ReadChangeListsOptions } from './change-lists.ts';
 import { canonicalEntry } from './uri.ts';
 
 export interface IncrementalOptions {
@@ -36,6 +36,8 @@ export interface IncrementalOptions {
   applyChange?: (entry: Entry) => Promise<void>;
   /** Called for every deletion handed to the deletion policy. */
   onDeleted?: (uri: string) => void;
+  /** What the reader found against the spec in each list read. */
+  onFindings?: ReadChangeListsOptions['onFindings'];
 }
 
 type Change = Timed;
@@ -85,7 +87,7 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   };
   let read: ChangeListsRead;
   try {
-    read = await readChangeLists(o.http, o.changeListUrl, { since, untilMs: o.untilMs, signal: o.signal, onChange, onNote: o.onNote });
+    read = await readChangeLists(o.http, o.changeListUrl, { since, untilMs: o.untilMs, signal: o.signal, onChange, onNote: o.onNote, onFindings: o.onFindings });
   } catch (err) {
     // Some Sources answer a server error rather than an empty Change List. Nothing was read, so nothing is lost by
     // waiting: the checkpoint stays, and the next run asks again. Said, not hidden.

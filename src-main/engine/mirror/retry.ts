@@ -5,6 +5,8 @@
 // Only the wanted entries are kept while the lists stream, so a retry of a few resources of a huge list stays small.
 // A retry is paused as a sync is (no new fetch, those in flight recorded, the run left interrupted "Paused"), and
 // taken up again by resumeRetry for the URIs it has not settled yet; a sync never takes it up (sync.ts, resumable).
+import { RefusalWatch } from './refusal-watch.ts';
+import { REFUSAL_SECONDS } from '../../contract/limits.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
@@ -79,6 +81,8 @@ export interface RetryResult extends RunCounts {
   asked: number;
   /** The retry was paused: it ended interrupted, and resumeRetry takes it up again. */
   paused: boolean;
+  /** Why it paused itself: the Source refused every request for the mirror's limit (refusal-watch.ts); else null. */
+  pausedBecause: string | null;
   resumed: boolean;
   /** The retry's failures, the first MAX_KEPT_FAILURES of `failureCount`: runFailures gives them all. */
   failures: Failure[];
@@ -132,6 +136,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
   const state = openLocked(lock, () => new MirrorState(stateDir));
   let http: Http | null = null;
   let fetcher: Fetcher | null = null;
+  let watch: RefusalWatch | null = null;
   // A retry keeps the disk's reserve as a sync does (a failure retried may be a resource of gigabytes): it stops
   // through the same signal as a cancel, what was verified stays, and it says so.
   const reserve = new DiskReserve(dest, options.diskSpace);
@@ -154,7 +159,11 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
     const { settings, credentials } = access;
     const source = sourceHeadersOf(settings, credentials);
     http = new Http({ sourceHeaders: source, timeoutMs: options.timeoutMs ?? settings.timeoutMs ?? undefined, userAgent: options.userAgent, proxy: settings.proxy, proxyEnv: options.proxyEnv });
+    // A Source refusing everything pauses the retry as it pauses a sync (refusal-watch.ts).
+    watch = new RefusalWatch(settings.refusalLimitMs ?? REFUSAL_SECONDS.default * 1000, 'the retry');
+    options = { ...options, pauseSignal: options.pauseSignal ? AbortSignal.any([options.pauseSignal, watch.signal]) : watch.signal };
     fetcher = new Fetcher({
+      watch,
       concurrency: options.concurrency ?? settings.concurrency ?? undefined,
       timeoutMs: options.timeoutMs ?? settings.timeoutMs ?? undefined,
       userAgent: options.userAgent,
@@ -274,7 +283,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
         message = 'Cancelled';
       } else if (cut) {
         status = 'interrupted';
-        message = 'Paused';
+        message = watch.stopped?.message ?? 'Paused';
       } else if (applier.counts.failed > 0) {
         status = 'failed';
         message = `${applier.counts.failed} of ${asked} retried resource${asked === 1 ? '' : 's'} failed again`;
@@ -324,6 +333,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       leftOver,
       asked,
       paused: status === 'interrupted',
+      pausedBecause: status === 'interrupted' ? (watch.stopped?.message ?? null) : null,
       resumed: resume !== null,
       created: counts.created,
       updated: counts.updated,
@@ -343,6 +353,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
     };
   } finally {
     reserve.stop();
+    watch?.close();
     await fetcher?.close();
     await http?.close();
     state.close();

@@ -5,7 +5,7 @@
 // SecretStore under the mirror's key (see secrets.ts), and the binding says only which scheme the Source wants.
 import type { SourceHeaders } from '../http/client.ts';
 import { parseProxySetting, type ProxySetting } from '../http/dispatcher.ts';
-import { MIRROR_LIMITS, TIMEOUT_SECONDS } from '../../contract/limits.ts';
+import { MIRROR_LIMITS, REFUSAL_SECONDS, TIMEOUT_SECONDS } from '../../contract/limits.ts';
 import type { SecretStore } from './secrets.ts';
 // The same rules as the app's Access tab: hop-by-hop and transport headers, and Authorization, cannot be set.
 import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, headerValueProblem, MIRROR_OWN_HEADERS } from '../../contract/headers.ts';
@@ -27,10 +27,15 @@ export interface SourceSettings {
   /** Idle timeout of one request; null = the default (30 s). */
   timeoutMs: number | null;
   proxy: ProxySetting;
+  /**
+   * How long the Source may refuse every request of a run (429, 503… or no answer) before the run pauses
+   * (refusal-watch.ts); null or absent (mirrors made before it) = the default (30 min).
+   */
+  refusalLimitMs?: number | null;
 }
 
 /** What a caller may change; absent fields keep the mirror's current value. */
-export type SettingsChange = Partial<Pick<SourceSettings, 'headers' | 'concurrency' | 'delayMs' | 'timeoutMs' | 'proxy'>>;
+export type SettingsChange = Partial<Pick<SourceSettings, 'headers' | 'concurrency' | 'delayMs' | 'timeoutMs' | 'proxy' | 'refusalLimitMs'>>;
 
 export const DEFAULT_SETTINGS: Omit<SourceSettings, 'origin'> = {
   auth: null,
@@ -130,6 +135,7 @@ export function keptSettingsProblems(kept: SourceSettings | undefined): string[]
   if (!whole(k.concurrency, MIRROR_LIMITS.concurrency.min, MIRROR_LIMITS.concurrency.max)) problems.push('connections');
   if (!whole(k.delayMs, 0, MIRROR_LIMITS.delaySeconds.max * 1000)) problems.push('pause between requests');
   if (!whole(k.timeoutMs, 1, TIMEOUT_SECONDS.max * 1000)) problems.push('timeout');
+  if (!whole(k.refusalLimitMs, 1, REFUSAL_SECONDS.max * 1000)) problems.push('pause after refusals');
   if (k.proxy !== undefined && !validProxy(k.proxy)) problems.push('proxy');
   if (k.headers !== undefined && !sameHeaders(validHeaders(k.headers), k.headers)) problems.push('extra headers');
   return problems;
@@ -170,6 +176,7 @@ function sane(kept: SourceSettings): SourceSettings {
   if (problems.includes('connections')) fixed.concurrency = null;
   if (problems.includes('pause between requests')) fixed.delayMs = null;
   if (problems.includes('timeout')) fixed.timeoutMs = null;
+  if (problems.includes('pause after refusals')) fixed.refusalLimitMs = null;
   if (problems.includes('proxy')) fixed.proxy = DEFAULT_SETTINGS.proxy;
   if (problems.includes('extra headers')) fixed.headers = validHeaders(kept.headers);
   return fixed;

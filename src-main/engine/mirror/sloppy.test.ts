@@ -3,6 +3,7 @@
 // grows, a 500 for an empty Change List. The mirror degrades gracefully, says what happened and loses nothing; entries
 // that break a MUST fail alone, the rest is applied. Also: `auto` without a Change List is a baseline compared with
 // the inventory.
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -258,5 +259,23 @@ describe('refusals and mirror locations', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it('reads hash algorithm names in capitals (MD5:, SHA-256:) as the spec\'s: verified when the bytes agree, refused when they do not', async () => {
+    // Before, "MD5" was an unknown algorithm: each resource was kept as unverifiable, even one whose bytes its digest
+    // contradicts, and every run failed for entries that break nothing a mirror cannot read.
+    const md5 = createHash('md5').update(ODD_BODY).digest('hex').toUpperCase();
+    const good = fixture.url + SLOPPY.odd + 'capitals.txt';
+    const bad = fixture.url + SLOPPY.odd + 'contradicted.txt';
+    fixture.sloppy.extraResources.push({ loc: good, md: { hash: `MD5:${md5}` } }, { loc: bad, md: { hash: `SHA-256:${'AB'.repeat(32)}`, length: String(ODD_BODY.length) } });
+    const result = await run();
+    expect(result.created).toBe(11);
+    expect(result.failures).toEqual([{ uri: bad, reason: expect.stringMatching(/^fixity mismatch: sha-256 /) }]);
+    const rows = inventory();
+    expect(rows.find((r) => r.uri === good)).toMatchObject({ status: 'verified', digests: { md5: md5.toLowerCase() } });
+    expect(rows.find((r) => r.uri === bad)).toBeUndefined();
+    expect(existsSync(join(dest, host(), 'sloppy', 'odd', 'contradicted.txt'))).toBe(false);
+    // Said among what the lists break, not hidden.
+    expect(result.findings).toContainEqual(expect.objectContaining({ code: 'invalid-hash', message: expect.stringContaining('"MD5": read as md5, as the spec writes it') }));
   });
 });

@@ -254,6 +254,22 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
     // inventory row kept its spelling (both spellings were mirrored) keep theirs, as that row does.
     canonicalizeOrphans(db);
   },
+  (db) => {
+    // What the list reader found against the spec in the lists a run read (list-findings.ts): the first
+    // MAX_RUN_FINDINGS of them, and how many there were in all.
+    db.exec(`
+      CREATE TABLE run_findings (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        document TEXT NOT NULL,
+        severity TEXT NOT NULL,
+        code TEXT NOT NULL,
+        message TEXT NOT NULL,
+        line INTEGER
+      );
+      CREATE INDEX run_findings_by_run ON run_findings (run_id);
+      ALTER TABLE runs ADD COLUMN findings INTEGER NOT NULL DEFAULT 0;
+    `);
+  },
 ];
 
 /** Gives failures, retry items and described_by links the form of their URI (migration 14); see there. */
@@ -432,6 +448,17 @@ export interface RunRecord extends RunCounts {
    * its start). A process killed leaves no end, so the time until a resume after that is not known and not counted.
    */
   pausedSeconds: number;
+  /** How many findings against the spec the list reader made in the lists this run read (runFindings: the first ones). */
+  findingCount: number;
+}
+
+/** A finding of the list reader in a list a run read: which document, and what it breaks. */
+export interface RunFinding {
+  document: string;
+  severity: 'error' | 'warning';
+  code: string;
+  message: string;
+  line?: number;
 }
 
 /**
@@ -525,6 +552,7 @@ function toRun(raw: Record<string, unknown>): RunRecord {
     bytes: n('bytes'),
     phases: JSON.parse(String(raw.phases ?? '{}')) as Record<string, number>,
     pausedSeconds: Number(raw.paused_seconds ?? 0),
+    findingCount: n('findings'),
     message: (raw.message as string | null) ?? null,
     pid: raw.pid === null || raw.pid === undefined ? null : Number(raw.pid),
   };
@@ -861,6 +889,9 @@ export class MirrorState implements ClaimStore {
       if (!keepFailures) {
         this.db.prepare('DELETE FROM failures WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM inventory WHERE inventory.uri = failures.uri AND inventory.run_id = ?)').run(id, id);
         this.db.prepare('UPDATE runs SET skipped = 0, failed = (SELECT COUNT(*) FROM failures WHERE run_id = ?) WHERE id = ?').run(id, id);
+        // Its lists are read again, and what they break is found again.
+        this.db.prepare('DELETE FROM run_findings WHERE run_id = ?').run(id);
+        this.db.prepare('UPDATE runs SET findings = 0 WHERE id = ?').run(id);
       }
       // The message of how it stopped ("Paused") no longer holds: killed now, it is interrupted, not paused.
       // The time since its recorded end (a pause) is not time it ran.
@@ -877,6 +908,26 @@ export class MirrorState implements ClaimStore {
       throw err;
     }
     return this.run(id)!;
+  }
+
+  /**
+   * Records what the list reader found in the lists a run read: every one is counted, the first `keep` of the run are
+   * kept (a list of 50,000 entries each breaking a rule would otherwise add as many rows).
+   */
+  addRunFindings(id: number, findings: RunFinding[], keep: number): void {
+    if (findings.length === 0) return;
+    this.transaction(() => {
+      const held = Number((this.db.prepare('SELECT COUNT(*) AS n FROM run_findings WHERE run_id = ?').get(id) as { n: number }).n);
+      const insert = this.db.prepare('INSERT INTO run_findings (run_id, document, severity, code, message, line) VALUES (?, ?, ?, ?, ?, ?)');
+      for (const f of findings.slice(0, Math.max(0, keep - held))) insert.run(id, f.document, f.severity, f.code, f.message, f.line ?? null);
+      this.db.prepare('UPDATE runs SET findings = findings + ? WHERE id = ?').run(findings.length, id);
+    });
+  }
+
+  /** The findings kept for a run, in the order found. */
+  runFindings(id: number): RunFinding[] {
+    const rows = this.db.prepare('SELECT document, severity, code, message, line FROM run_findings WHERE run_id = ? ORDER BY rowid').all(id) as Record<string, unknown>[];
+    return rows.map((r) => ({ document: String(r.document), severity: r.severity as RunFinding['severity'], code: String(r.code), message: String(r.message), ...(r.line === null ? {} : { line: Number(r.line) }) }));
   }
 
   /** Adds to a run's counts and records failures; call inside the batch's transaction. */

@@ -9,7 +9,7 @@ import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { DiscoveryResult } from '../../contract/types.ts';
 import { discover, normalizeStartUrl } from '../discovery/discover.ts';
-import type { Entry } from '../documents/model.ts';
+import type { Entry, Finding } from '../documents/model.ts';
 import { Http } from '../http/client.ts';
 import type { ProxyEnv, ProxySetting } from '../http/dispatcher.ts';
 import { loadDocument } from '../load.ts';
@@ -38,8 +38,11 @@ import { WorkSlots } from './work-slots.ts';
 import { repairDamaged } from './repair.ts';
 import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
-import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, unboundStateMessage, type Binding, type RunCounts, type RunRecord } from './state.ts';
+import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, unboundStateMessage, type Binding, type RunCounts, type RunFinding, type RunRecord } from './state.ts';
 import { tidyState } from './reclaim.ts';
+import { pausedMessage, RefusalWatch } from './refusal-watch.ts';
+import { ListFindings } from './list-findings.ts';
+import { REFUSAL_SECONDS } from '../../contract/limits.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
 
@@ -69,6 +72,8 @@ export interface SyncOptions {
   concurrency?: number;
   delayMs?: number;
   timeoutMs?: number;
+  /** How long the Source may refuse every request before the run pauses (refusal-watch.ts); kept with the mirror. */
+  refusalLimitMs?: number;
   /** Extra request headers for the Source's origin (replace the mirror's). */
   headers?: Record<string, string>;
   proxy?: ProxySetting;
@@ -156,6 +161,17 @@ export interface SyncResult extends RunCounts {
    * was recorded, nothing fetched.
    */
   paused: boolean;
+  /**
+   * Why the run paused itself: the Source refused every request for longer than the mirror's limit (refusal-watch.ts);
+   * says what it answered and when to try again. Null otherwise.
+   */
+  pausedBecause: string | null;
+  /**
+   * What the list reader found against the spec in the Resource Lists and Change Lists this run read: the first
+   * MAX_RUN_FINDINGS (list-findings.ts) of `findingCount`. Kept in the run's journal too.
+   */
+  findings: RunFinding[];
+  findingCount: number;
   /** Where the resources came from: the lists, or the dumps' packages (`--use-dumps`). */
   from: 'lists' | 'dumps';
   /** Resources brought up to date by a JSON Patch instead of a full fetch (counted in `updated` too). */
@@ -240,7 +256,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const settings: SourceSettings = mergeSettings(
       binding?.settings,
       origin,
-      { headers: options.headers, concurrency: options.concurrency, delayMs: options.delayMs, timeoutMs: options.timeoutMs, proxy: options.proxy },
+      { headers: options.headers, concurrency: options.concurrency, delayMs: options.delayMs, timeoutMs: options.timeoutMs, proxy: options.proxy, refusalLimitMs: options.refusalLimitMs },
       given,
     );
     let credentials: Credentials | null;
@@ -267,7 +283,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       if (cancel?.aborted) throw new SyncError("Cancelled before the run began, while the Source's lists were being read; nothing was fetched.");
       if (!pause?.aborted) throw err;
       return {
-        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], failureCount: 0, journalBefore: null, wouldDelete: [], wouldDeleteCount: 0, wouldRemove: [], wouldRemoveCount: 0, paused: true, from: 'lists',
+        ...zero, mode: startMode, seconds: Math.round((Date.now() - t0) / 10) / 100, failures: [], failureCount: 0, journalBefore: null, wouldDelete: [], wouldDeleteCount: 0, wouldRemove: [], wouldRemoveCount: 0, paused: true, pausedBecause: null, findings: [], findingCount: 0, from: 'lists',
         patched: 0, metadata: 0, runId: null, resumed: false, dryRun: options.dryRun ?? false, checkpoint: state.checkpoint()?.at ?? null,
       };
     };
@@ -363,8 +379,12 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const run = dryRun ? null : resume ? state.resumeRun(resume.id, dumps.url !== null) : state.startRun(mode, wanted, listUrl);
     reserve?.start();
     // A run paused by the person keeps the message "Paused" until it is resumed (a kill meanwhile clears it).
-    if (resume) options.onNote?.(`Resuming run ${resume.id} (${resume.message === 'Paused' ? 'paused' : 'interrupted'} ${resume.kind}); what it verified is not fetched again.`);
+    if (resume) options.onNote?.(`Resuming run ${resume.id} (${pausedMessage(resume.message) ? 'paused' : 'interrupted'} ${resume.kind}); what it verified is not fetched again.`);
+    // A Source refusing everything pauses the run, as a person's pause does, once it has for the mirror's limit.
+    const watch = new RefusalWatch(settings.refusalLimitMs ?? REFUSAL_SECONDS.default * 1000);
+    options = { ...options, pauseSignal: options.pauseSignal ? AbortSignal.any([options.pauseSignal, watch.signal]) : watch.signal };
     const fetcher = new Fetcher({
+      watch,
       concurrency: settings.concurrency ?? undefined,
       timeoutMs: settings.timeoutMs ?? undefined,
       userAgent: options.userAgent,
@@ -396,6 +416,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       // A dump run's packages finished before the interruption are not read again: their failures stand.
       if (dumps.url !== null) applier.carryFailures(state.failureCount(run.id));
     }
+    const findings = new ListFindings(dryRun ? null : state, run?.id ?? null);
+    const onFindings = (document: string, found: Finding[]) => findings.add(document, found);
     const patcher = new JsonPatcher({ applier, fetcher, state, dest, dryRun, signal: options.signal, onNote: options.onNote });
     const metadata = new MetadataFetcher({ state, applier, enabled: options.withMetadata ?? false, concurrency: settings.concurrency ?? 8, dryRun });
     const applyChange = async (entry: Entry) => {
@@ -462,7 +484,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           newCheckpoint = result.at === null ? null : { at: notInTheFuture(result.at, 'The Resource Dump', options.onNote), from: dumps.url! };
           if (result.at === null && result.complete) options.onNote?.(`The Resource Dump gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
         } else if (mode === 'baseline') {
-          const result = await baseline(http, listUrl!, applier, state, { ...options, concurrency: settings.concurrency ?? undefined }, phases, onListed, metadata);
+          const result = await baseline(http, listUrl!, applier, state, { ...options, concurrency: settings.concurrency ?? undefined }, phases, onListed, metadata, onFindings);
           newCheckpoint = result.at === null ? null : { at: notInTheFuture(result.at, 'The Resource List', options.onNote), from: listUrl! };
           if (result.at === null && !paused()) options.onNote?.(`The Resource List gives no "at"; the mirror gets no checkpoint, so the next sync is a baseline again.`);
         } else if (dumps.listing !== null) {
@@ -483,13 +505,13 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
             applier.repeatable = false;
             options.onNote?.(`Changes after ${result.checkpoint.at} come from the Change List.`);
             const fromDump = result.changes;
-            const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(fromDump + n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
+            const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(fromDump + n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted, onFindings });
             listed += rest.changes;
             newCheckpoint = rest.checkpoint;
             listsRead = rest;
           }
         } else {
-          const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted });
+          const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted, onFindings });
           listed = result.changes;
           newCheckpoint = result.checkpoint;
           listsRead = result;
@@ -517,14 +539,14 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       phases.fetch = (phases.fetch ?? 0) + (Date.now() - t) / 1000;
       if (cut) {
         status = 'interrupted';
-        message = 'Paused';
+        message = watch.stopped?.message ?? 'Paused';
         newCheckpoint = null;
       } else if (applier.counts.failed > 0) {
         // Failures the entries themselves cause (no loc, a malformed hash…) are reported but hold nothing back.
         const failed = applier.counts.failed;
         if (applier.retriableFailures > 0) {
           status = 'failed';
-          message = `${failed} resource${failed === 1 ? '' : 's'} failed; the next sync, or a retry of this run's failures, fetches them again`;
+          message = failedMessage(failed, applier.roomFailures, mode === 'baseline' ? binding.resourceListUrl !== null : binding.changeListUrl !== null);
         } else {
           message = `${failed.toLocaleString('en')} entr${failed === 1 ? 'y' : 'ies'} of the Source's lists could not be applied: ${failed === 1 ? 'it breaks' : 'they break'} the spec, and fetching again cannot mend that`;
         }
@@ -553,6 +575,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       throw err instanceof SyncError ? err : new SyncError(message);
     } finally {
       applier.close();
+      watch.close();
       await fetcher.close();
     }
     // The checkpoint moves only past what was applied: a baseline with failures leaves it where it was.
@@ -601,6 +624,9 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       wouldRemove: applier.wouldRemove,
       wouldRemoveCount: applier.wouldRemoveCount,
       paused: status === 'interrupted',
+      pausedBecause: status === 'interrupted' ? (watch.stopped?.message ?? null) : null,
+      findings: findings.first,
+      findingCount: findings.count,
       from: dumps.listing !== null ? 'dumps' : 'lists',
       patched: patcher.patched,
       metadata: metadata.fetched,
@@ -624,6 +650,21 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     if (fresh && !bound) unmake(dest, stateDir, destExisted);
     lock.release();
   }
+}
+
+/**
+ * The message of a run that ended with failures a later run may mend. Those for want of disk space (a dump package
+ * that did not fit) are mended only once space is freed, and never by a retry where the Source offers its resources
+ * only in dumps (`listed` false: no list of the run's kind to fetch them from one by one): before, every such run
+ * suggested a retry, which could not help.
+ */
+export function failedMessage(failed: number, forRoom: number, listed: boolean): string {
+  const how = listed ? "sync again (or retry this run's failures)" : 'sync again: a retry cannot fetch them, as the Source offers them only in its dump packages';
+  if (forRoom === 0) return `${failed.toLocaleString('en')} resource${failed === 1 ? '' : 's'} failed; the next sync, or a retry of this run's failures, fetches them again`;
+  // A package failed for room is one failure, whatever it holds: "failed", not "resources".
+  const some = forRoom >= failed ? `${failed.toLocaleString('en')} failed` : `${failed.toLocaleString('en')} failed, ${forRoom.toLocaleString('en')} of them`;
+  const rest = forRoom >= failed ? '' : '. The next sync, or a retry of this run\'s failures, fetches the others again';
+  return `${some} for want of disk space (a dump package did not fit): free some space, then ${how}${rest}`;
 }
 
 /** Why a mirror has no changes to follow: the Source offers none, or the mirror was made of a Resource List alone. */
@@ -848,11 +889,12 @@ async function baseline(
   phases: Record<string, number>,
   onListed: (n: number, bytes?: number, complete?: boolean) => void,
   metadata: MetadataFetcher,
+  onFindings: (document: string, findings: Finding[]) => void,
 ): Promise<{ at: string | null }> {
   const t0 = Date.now();
   const seen = new ListedUris(options.inMemoryUris);
   try {
-    return await readAndApply(http, listUrl, applier, state, options, phases, onListed, metadata, seen, t0);
+    return await readAndApply(http, listUrl, applier, state, options, phases, onListed, metadata, seen, t0, onFindings);
   } finally {
     seen.close();
   }
@@ -869,6 +911,7 @@ async function readAndApply(
   metadata: MetadataFetcher,
   seen: ListedUris,
   t0: number,
+  onFindings: (document: string, findings: Finding[]) => void,
 ): Promise<{ at: string | null }> {
   let repeated = 0;
   let firstRepeated: string | null = null;
@@ -899,7 +942,7 @@ async function readAndApply(
   });
   let top;
   try {
-    top = await readResourceList(http, listUrl, { signal: intake, onEntry, onNote: options.onNote });
+    top = await readResourceList(http, listUrl, { signal: intake, onEntry, onNote: options.onNote, onFindings });
     onListed(listed, 0, true);
     ahead.end();
     await ahead.done;

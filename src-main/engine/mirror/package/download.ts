@@ -157,7 +157,7 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
     }
     expectedLength = Number(options.length);
   }
-  const parsed = options.hash === undefined ? { hashes: {}, problems: [] } : parseHashes(options.hash);
+  const parsed = options.hash === undefined ? { hashes: {}, problems: [], notes: [] } : parseHashes(options.hash);
   const expectedHashes = parsed.hashes;
   const problems = parsed.problems.map((p) => `The Dump's hash for ${clip(url)} cannot be used (${p}); the package was checked by ${options.length === undefined ? 'nothing but the manifest inside it' : 'its length only'}`);
   const algorithms = Object.keys(expectedHashes) as HashAlgorithm[];

@@ -1,0 +1,132 @@
+// A Source that refuses every request (503 with Retry-After, 429) for longer than the mirror's limit: the run pauses
+// instead of going on for hours, says what the Source answered and when to try again, keeps what it verified, and the
+// next sync resumes it without fetching that again. Against the fixture Source, refusing on demand (setRefusing).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
+import { RefusalWatch } from './refusal-watch.ts';
+import { MirrorState, stateDirOf } from './state.ts';
+import { retryResources } from './retry.ts';
+import { sync } from './sync.ts';
+
+let fixture: FixtureSource;
+let dest: string;
+
+beforeEach(async () => {
+  fixture = await startFixtureSource({ resources: 12 });
+  dest = mkdtempSync(join(tmpdir(), 'refusals-'));
+});
+afterEach(async () => {
+  await fixture.close();
+});
+
+const capabilityList = () => fixture.url + fixture.paths.dataset1.capabilityList;
+const resourceGets = () => fixture.requests.filter((r) => /^\/dataset1\/res\//.test(r.path)).map((r) => r.path);
+
+function runs() {
+  const state = new MirrorState(stateDirOf(dest));
+  try {
+    return state.runs();
+  } finally {
+    state.close();
+  }
+}
+
+describe('a Source that refuses everything', () => {
+  it('pauses the run once it has refused every request for the limit, says what it answered, and the next sync resumes it', async () => {
+    // Half the resources come first; then the Source answers 503 "come back in 1 s" to everything, for good. Without
+    // the limit each resource waits three times (3 s) before failing, and a real Retry-After of 120 s is hours.
+    let served = 0;
+    const notes: string[] = [];
+    const t0 = Date.now();
+    const first = await sync({
+      url: capabilityList(),
+      dest,
+      concurrency: 2,
+      batchSize: 2,
+      refusalLimitMs: 1_200,
+      proxyEnv: {},
+      onNote: (n) => notes.push(n),
+      onProgress: (p) => {
+        if (p.created >= 6 && served === 0) {
+          served = p.created;
+          fixture.setRefusing({ prefix: '/dataset1/res/', status: 503, headers: { 'retry-after': '1' } });
+        }
+      },
+    });
+    const seconds = (Date.now() - t0) / 1000;
+    expect(first.paused).toBe(true);
+    expect(first.failed).toBe(0);
+    expect(first.pausedBecause).toMatch(/^Paused: the Source refused (all \d+ requests|the one request) of the last 1.2 s \(since \d\d:\d\d UTC\); its last answer was HTTP 503 \(Service Unavailable\), asking to wait 1 s \(Retry-After\)\. What was verified is kept; run the sync again (after \d\d:\d\d UTC|later) to resume\. \(This limit is kept with the mirror: rsdesk sync --pause-after-refusals SECONDS changes it\.\)$/);
+    // At the limit, not after every resource's three waits.
+    expect(seconds).toBeLessThan(4);
+    const run = runs().at(-1)!;
+    expect(run.status).toBe('interrupted');
+    expect(run.message).toBe(first.pausedBecause);
+    const verified = first.created;
+    expect(verified).toBeGreaterThanOrEqual(6);
+    expect(verified).toBeLessThan(12);
+
+    // The Source serves again: the next sync resumes the run and fetches only what it had not verified.
+    fixture.setRefusing(null);
+    const before = resourceGets().length;
+    const second = await sync({ dest, proxyEnv: {}, onNote: (n) => notes.push(n) });
+    expect(notes.some((n) => /^Resuming run \d+ \(paused baseline\)/.test(n))).toBe(true);
+    expect(second.paused).toBe(false);
+    expect(second.pausedBecause).toBeNull();
+    expect(second.failed).toBe(0);
+    expect(second.created).toBe(12);
+    expect(resourceGets().length - before).toBe(12 - verified);
+    expect(runs().at(-1)!.status).toBe('completed');
+  });
+
+  it('keeps the limit with the mirror, and counts 429 and a wait without Retry-After too', async () => {
+    fixture.setRefusing({ prefix: '/dataset1/res/', status: 429, headers: {} });
+    const first = await sync({ url: capabilityList(), dest, concurrency: 1, refusalLimitMs: 700, proxyEnv: {} });
+    expect(first.paused).toBe(true);
+    expect(first.pausedBecause).toMatch(/its last answer was HTTP 429 \(Too Many Requests\)\. What was verified is kept; run the sync again later to resume/);
+    expect(first.created).toBe(0);
+    // The next sync, told nothing, uses the kept limit: it pauses as soon, not after 30 min.
+    const t0 = Date.now();
+    const second = await sync({ dest, proxyEnv: {} });
+    expect(second.paused).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+  });
+
+  it('pauses a retry of failures too, saying to run the retry again', async () => {
+    fixture.setBroken(fixture.state.pathOf(1), { status: 404 });
+    fixture.setBroken(fixture.state.pathOf(2), { status: 404 });
+    const first = await sync({ url: capabilityList(), dest, refusalLimitMs: 700, proxyEnv: {} });
+    expect(first.failed).toBe(2);
+    fixture.setBroken(fixture.state.pathOf(1), null);
+    fixture.setBroken(fixture.state.pathOf(2), null);
+    fixture.setRefusing({ prefix: '/dataset1/res/', status: 503, headers: { 'retry-after': '1' } });
+    const t0 = Date.now();
+    const again = await retryResources({ dest, runId: first.runId!, proxyEnv: {} });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(again.paused).toBe(true);
+    expect(again.pausedBecause).toMatch(/^Paused: the Source refused .* HTTP 503 \(Service Unavailable\), asking to wait 1 s \(Retry-After\)\. What was verified is kept; run the retry again /);
+    expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'interrupted', message: again.pausedBecause });
+  });
+
+  it('is not stopped by a Source that answers between its refusals', async () => {
+    const watch = new RefusalWatch(200);
+    try {
+      for (let i = 0; i < 6; i++) {
+        watch.refused('HTTP 503 (Service Unavailable)', 1000);
+        await new Promise((r) => setTimeout(r, 60));
+        watch.answered();
+      }
+      expect(watch.stopped).toBeNull();
+      expect(watch.signal.aborted).toBe(false);
+      watch.refused('HTTP 503 (Service Unavailable)', 1000);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(watch.signal.aborted).toBe(true);
+      expect(watch.stopped?.message).toMatch(/refused the one request of the last 0.2 s/);
+    } finally {
+      watch.close();
+    }
+  });
+});

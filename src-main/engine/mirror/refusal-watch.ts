@@ -1,0 +1,111 @@
+// How long a Source may refuse every request of a run before the run stops asking. Each wait a Source asks for
+// (Retry-After on 429 and 503) has its own bound, but the run as a whole had none: a Source answering 503 with
+// Retry-After: 120 to everything kept a run of 10,000 resources going for days, one resource's three waits at a
+// time. The watch sees every answer the fetcher gets; once nothing but refusals (429, 502, 503, 504) or no answer at
+// all (timeouts, resets, refused connections) has come for `limitMs` in a row, its signal aborts: the run pauses as
+// a person's pause does (resumable, nothing verified fetched again) and says what the Source answered and when to
+// try again.
+import { formatDuration } from '../http/errors.ts';
+import { REFUSAL_SECONDS } from '../../contract/limits.ts';
+
+
+/** The run stopped asking a Source that refused everything for too long: the message says what it answered. */
+export class SourceRefusing extends Error {
+  /** When the Source said it may answer again (its last Retry-After), if it said. */
+  readonly retryAt: number | null;
+  constructor(message: string, retryAt: number | null) {
+    super(message);
+    this.name = 'SourceRefusing';
+    this.retryAt = retryAt;
+  }
+}
+
+export class RefusalWatch {
+  readonly limitMs: number;
+  readonly #controller = new AbortController();
+  /** How the limit is changed, said in the message (the CLI's option or the app's setting). */
+  readonly #howToChange: string;
+  #since: number | null = null;
+  #last: { what: string; at: number; retryAfterMs: number | null } | null = null;
+  #refusals = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #stopped: SourceRefusing | null = null;
+
+  /** `again`: what resumes the run ("the sync", "the retry"). */
+  readonly #again: string;
+
+  constructor(limitMs = REFUSAL_SECONDS.default * 1000, again = 'the sync', howToChange = 'kept with the mirror: rsdesk sync --pause-after-refusals SECONDS changes it') {
+    this.limitMs = limitMs;
+    this.#again = again;
+    this.#howToChange = howToChange;
+  }
+
+  /** Aborted (reason: the SourceRefusing) once the Source has refused everything for `limitMs`. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get stopped(): SourceRefusing | null {
+    return this.#stopped;
+  }
+
+  /** A refusal (`what`: "HTTP 503 (Service Unavailable)", "no answer: …"), with the wait it asked for, if any. */
+  refused(what: string, retryAfterMs: number | null): void {
+    if (this.#stopped !== null) return;
+    const now = Date.now();
+    this.#last = { what, at: now, retryAfterMs };
+    this.#refusals++;
+    if (this.#since !== null) return;
+    this.#since = now;
+    this.#timer = setTimeout(() => this.#stop(), this.limitMs);
+    this.#timer.unref();
+  }
+
+  /** Any other answer: the Source is serving, and the count starts again at its next refusal. */
+  answered(): void {
+    if (this.#since === null) return;
+    this.#since = null;
+    this.#refusals = 0;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+
+  close(): void {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+
+  #stop(): void {
+    this.#timer = null;
+    const last = this.#last!;
+    const retryAt = last.retryAfterMs !== null && Number.isFinite(last.retryAfterMs) ? last.at + last.retryAfterMs : null;
+    const asked = last.retryAfterMs !== null && Number.isFinite(last.retryAfterMs) && last.retryAfterMs > 0 ? `, asking to wait ${formatDuration(last.retryAfterMs)} (Retry-After)` : '';
+    // Rounded up to the minute: "after 22:59" said at 22:59:30 of a wait ending at 22:59:31 was not yet true.
+    const when = retryAt !== null && retryAt > Date.now() ? `after ${clock(Math.ceil(retryAt / 60_000) * 60_000)}` : 'later';
+    const count = this.#refusals === 1 ? 'the one request' : `all ${this.#refusals.toLocaleString('en')} requests`;
+    this.#stopped = new SourceRefusing(
+      `Paused: the Source refused ${count} of the last ${formatDuration(this.limitMs)} (since ${clock(this.#since!)}); its last answer was ${last.what}${asked}. ` +
+        `What was verified is kept; run ${this.#again} again ${when} to resume. (This limit is ${this.#howToChange}.)`,
+      retryAt,
+    );
+    this.#controller.abort(this.#stopped);
+  }
+}
+
+/** "22:40 UTC" (with the date when it is not today). */
+function clock(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  const today = new Date().toISOString().slice(0, 10);
+  return iso.slice(0, 10) === today ? `${iso.slice(11, 16)} UTC` : `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
+/** Words for a refusal: the status and its reason phrase. */
+export function refusalWords(status: number): string {
+  const phrase = { 429: 'Too Many Requests', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' }[status];
+  return phrase ? `HTTP ${status} (${phrase})` : `HTTP ${status}`;
+}
+
+/** A run's message that says it was paused (by a person, or by the watch), not interrupted by a kill. */
+export function pausedMessage(message: string | null | undefined): boolean {
+  return message === 'Paused' || (message?.startsWith('Paused: ') ?? false);
+}
