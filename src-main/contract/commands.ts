@@ -137,21 +137,13 @@ export { MIRROR_LIMITS };
 const concurrencyMessage = `Connections must be a whole number from ${MIRROR_LIMITS.concurrency.min} to ${MIRROR_LIMITS.concurrency.max}`;
 const delayMessage = `The pause between requests must be from ${MIRROR_LIMITS.delaySeconds.min} to ${MIRROR_LIMITS.delaySeconds.max} seconds`;
 const scheduleMessage = `A scheduled sync must be every whole number of hours up to ${MIRROR_LIMITS.syncEveryHours.max.toLocaleString('en')} (a year), or 0 for none`;
+/** A whole number within `range`, every way it can be wrong said by `message`. */
+const wholeIn = (range: { min: number; max: number }, message: string) => z.number(message).int(message).min(range.min, message).max(range.max, message);
 const mirrorOptions = {
   deletePolicy: z.enum(DELETE_POLICIES, 'Choose what happens to files the Source deletes: keep, delete or quarantine').optional(),
-  concurrency: z
-    .number(concurrencyMessage)
-    .int(concurrencyMessage)
-    .min(MIRROR_LIMITS.concurrency.min, concurrencyMessage)
-    .max(MIRROR_LIMITS.concurrency.max, concurrencyMessage)
-    .optional(),
+  concurrency: wholeIn(MIRROR_LIMITS.concurrency, concurrencyMessage).optional(),
   delaySeconds: z.number(delayMessage).min(MIRROR_LIMITS.delaySeconds.min, delayMessage).max(MIRROR_LIMITS.delaySeconds.max, delayMessage).optional(),
-  syncEveryHours: z
-    .number(scheduleMessage)
-    .int(scheduleMessage)
-    .min(MIRROR_LIMITS.syncEveryHours.min, scheduleMessage)
-    .max(MIRROR_LIMITS.syncEveryHours.max, scheduleMessage)
-    .optional(),
+  syncEveryHours: wholeIn(MIRROR_LIMITS.syncEveryHours, scheduleMessage).optional(),
 };
 
 export const commandArgs = {
