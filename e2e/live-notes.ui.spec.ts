@@ -128,12 +128,14 @@ test('notes in the feed are whole and announced; a held checkpoint is said, and 
   await expectAccessible(page, 'a mirror held by live failures (dark)');
   await page.emulateMedia({ colorScheme: 'light' });
 
-  // Its way leads to the failures of that run, and Retry mends it: the note goes.
+  // Its way leads to the failures of that run; the note's own Retry all failed (every failure still standing, of
+  // whatever run) mends it: the note goes.
   await hold.getByRole('button', { name: /^Show the failures/ }).click();
   await expect(mirror.getByRole('tab', { name: /Failures/ })).toHaveAttribute('aria-selected', 'true');
   await expect(mirror.getByRole('table', { name: /Failures of run/ })).toContainText(broken.loc);
   await expect(mirror.locator('.failures-retry-all')).toBeFocused();
   fixture.setBroken(fixture.state.pathOf(id), null);
-  await mirror.locator('.failures-retry-all').click();
+  await hold.getByRole('button', { name: 'Retry all failed' }).click();
+  await expect(mirror.getByRole('status').filter({ hasText: /^Retry of 1 resource of run \d+ completed/ })).toBeVisible({ timeout: 30_000 });
   await expect(hold).toHaveCount(0, { timeout: 30_000 });
 });

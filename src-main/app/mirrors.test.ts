@@ -251,6 +251,36 @@ describe('mirrors', () => {
     expect((await fails('runs.retry', { path, runId: failedRunId, uris: [fixture.url + '/other'] })).message).toMatch(/did not fail in run \d+; only its failures can be retried/);
   });
 
+  it('retries every failure still standing, of several runs, as one retry run', async () => {
+    const path = join(dir, 'standing');
+    await call('mirrors.create', { url: capabilityList(), path });
+    let from = events.length;
+    await call('runs.start', { path });
+    expect(await ended(path, from)).toMatchObject({ status: 'completed' });
+    // Two runs that each left a failure standing, as the live side leaves them: one run per batch of notifications.
+    const uris = [fixture.url + fixture.state.pathOf(3), fixture.url + fixture.state.pathOf(5)];
+    const state = new MirrorState(stateDirOf(path));
+    const runIds: number[] = [];
+    for (const uri of uris) {
+      const run = state.startRun('incremental', 'live', null);
+      state.transaction(() => state.addToRun(run.id, { failed: 1 }, [{ uri, reason: 'HTTP 503' }]));
+      state.endRun(run.id, 'failed', {});
+      runIds.push(run.id);
+    }
+    state.close();
+    from = events.length;
+    expect((await call<MirrorSummary>('runs.retryStanding', { path })).status).toBe('running');
+    const end = await ended(path, from);
+    expect(end).toMatchObject({ status: 'completed', failed: 0 });
+    expect(end.message).toBe(`Retry of 2 resources of runs ${runIds[0]} and ${runIds[1]} completed: 0 created, 0 updated, 0 deleted, 2 unchanged.`);
+    // Both are in the mirror already, as listed: settled without a download.
+    expect(end).toMatchObject({ unchanged: 2, created: 0, updated: 0 });
+    const runs = (await call<MirrorDetail>('mirrors.get', { path })).runs;
+    expect(runs[0]).toMatchObject({ mode: 'retry', status: 'completed' });
+    expect(runs).toHaveLength(4);
+    for (const runId of runIds) expect(await call<RunFailures>('runs.failures', { path, runId })).toMatchObject({ total: 1, open: 0 });
+  });
+
   it('pauses a retry as a sync, closing the app pauses it too, and Resume fetches only what it has not verified', async () => {
     const path = join(dir, 'retry-pause');
     await call('mirrors.create', { url: capabilityList(), path, concurrency: 1 });

@@ -36,7 +36,7 @@ import type { SecretStore } from '../engine/mirror/secrets.ts';
 import { authorizationOf, secretKey, type AskAgain, type Credentials, type SourceSettings } from '../engine/mirror/settings.ts';
 import type { SourceHeaders } from '../engine/http/index.ts';
 import { STATE_DIR, UnboundStateError, unboundStateMessage, type Binding, type RunCounts, type RunRecord } from '../engine/mirror/state.ts';
-import { checkResumeRetry, checkRetry, resumeRetry, retryResources, RetryError, type ResumeRetryOptions, type RetryResult } from '../engine/mirror/retry.ts';
+import { checkResumeRetry, checkRetry, resumeRetry, retryResources, retryStanding, runsWords, RetryError, type ResumeRetryOptions, type RetryResult } from '../engine/mirror/retry.ts';
 import { resumable, sync, SyncError, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
 import type { Store } from '../store/store.ts';
@@ -477,6 +477,15 @@ export class MirrorService {
       throw plain(error);
     }
     return this.#retrying(key, (common) => retryResources({ ...common, runId, uris }));
+  }
+
+  /**
+   * Fetches again every failure of the mirror that still stands, whatever run it is of, as one retry run (at most
+   * 10,000; its end says how many are left): a mirror the live side feeds has one run per batch of notifications.
+   */
+  retryStanding(path: string): MirrorSummary {
+    const key = this.#idle(path, 'A run of this mirror is going on already.');
+    return this.#retrying(key, (common) => retryStanding(common));
   }
 
   /** Starts a retry (a new one, or one taken up) as the mirror's active run. */
@@ -982,7 +991,7 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
 function retryEnd(path: string, r: RetryResult, active: Active): MirrorRunEnd {
   const cancelled = active.abort.signal.aborted;
   const status = cancelled ? 'cancelled' : r.paused ? 'paused' : r.failed > 0 ? 'failed' : 'completed';
-  const what = `Retry of ${plural(r.asked, 'resource')} of run ${r.of}`;
+  const what = `Retry of ${plural(r.asked, 'resource')} of ${runsWords(r.ofRuns)}`;
   const counts = countsText(r);
   const message = cancelled
     ? `${what} cancelled. What was verified stays.`
@@ -991,11 +1000,13 @@ function retryEnd(path: string, r: RetryResult, active: Active): MirrorRunEnd {
       : status === 'failed'
         ? `${what}: ${plural(r.failed, 'failed again', 'failed again')}; ${counts}. The Failures tab says why.`
         : `${what} completed: ${counts}.`;
+  // Past the 10,000 a retry takes at once, the rest still stand: said, with what takes them.
+  const left = r.leftOver > 0 ? ` ${plural(r.leftOver, 'more failure')} still stand${r.leftOver === 1 ? 's' : ''}: Retry all failed again takes them.` : '';
   return {
     path,
     kind: 'sync',
     status,
-    message,
+    message: message + left,
     mode: active.latest?.mode ?? null,
     created: r.created,
     updated: r.updated,

@@ -279,6 +279,7 @@ export function createService(deps: ServiceDeps): Service {
     'runs.list': ({ path }) => mirrors.runs(path),
     'runs.failures': ({ path, runId }) => mirrors.failures(path, runId),
     'runs.retry': ({ path, runId, uris }) => mirrors.retry(path, runId, uris),
+    'runs.retryStanding': ({ path }) => mirrors.retryStanding(path),
     'audit.start': ({ path, rehash }) => mirrors.audit(path, rehash),
     'audit.report': ({ path }) => mirrors.auditReport(path),
     'audit.export': (args) => mirrors.exportAudit(args),

@@ -285,6 +285,8 @@ export const commandArgs = {
   'runs.cancel': mirrorPath,
   'runs.list': mirrorPath,
   'runs.failures': z.object({ path: folder, runId: z.number().int().positive() }).strict(),
+  /** Every failure of the mirror that still stands, whatever run it is of (a live-fed mirror's are spread over many). */
+  'runs.retryStanding': mirrorPath,
   'runs.retry': z
     .object({
       path: folder,
@@ -404,6 +406,8 @@ export interface CommandResults {
   'runs.list': MirrorRun[];
   'runs.failures': RunFailures;
   'runs.retry': MirrorSummary;
+  /** Returns at once (status running), as runs.retry: every failure still standing, whatever run it is of. */
+  'runs.retryStanding': MirrorSummary;
   /** Resolves when the audit is done (audit.ended says so too). */
   'audit.start': AuditView;
   /** The last audit of this mirror, kept in its state (after a restart too, and after `rsdesk audit`), or null. */

@@ -49,6 +49,7 @@ export const COMMAND_NAMES = [
   'runs.failures',
   /** Runs the mirror's sync again: what failed is fetched again, what was verified is not. */
   'runs.retry',
+  'runs.retryStanding',
   'audit.start',
   'audit.report',
   /** Writes a kept audit report to a file, every item (a native save dialog in the desktop app, a path in a browser). */

@@ -324,7 +324,21 @@ function Loaded({ m }: { m: MirrorDetail }) {
           </span>
         </div>
       )}
-      {m.liveHold && <LiveHoldNote hold={m.liveHold} onShowFailures={(runId, from) => openFailures(from, runId)} />}
+      {m.liveHold && (
+        <LiveHoldNote
+          hold={m.liveHold}
+          onShowFailures={(runId, from) => openFailures(from, runId)}
+          onRetryAll={
+            usable && !busy
+              ? () => {
+                  if (action.isPending) return;
+                  aim('run');
+                  action.mutate({ action: 'retryStanding' });
+                }
+              : undefined
+          }
+        />
+      )}
       {m.problem && (
         <div className="alert alert-error mirror-alert" role="alert">
           <span>{m.problem}</span>

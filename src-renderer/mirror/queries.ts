@@ -126,7 +126,7 @@ export function useCreateMirror() {
   });
 }
 
-export type RunAction = 'start' | 'resume' | 'retry' | 'pause' | 'cancel';
+export type RunAction = 'start' | 'resume' | 'retry' | 'retryStanding' | 'pause' | 'cancel';
 
 export function useRunAction(path: string) {
   const client = useQueryClient();
@@ -152,6 +152,7 @@ export function useRunAction(path: string) {
       if (action === 'cancel') return bridge.invoke('runs.cancel', { path });
       client.setQueryData(mirrorKeys.ended(path), null);
       if (action === 'resume') return bridge.invoke('runs.resume', { path });
+      if (action === 'retryStanding') return bridge.invoke('runs.retryStanding', { path });
       if (action === 'retry') return bridge.invoke('runs.retry', { path, runId: retry!.runId, ...(retry!.uris ? { uris: retry!.uris } : {}) });
       return bridge.invoke('runs.start', { path, ...(mode ? { mode } : {}), ...(dryRun ? { dryRun } : {}), ...(allowMassDelete !== undefined ? { allowMassDelete } : {}) });
     },
