@@ -225,7 +225,7 @@ describe('the mirror migration to these forms', () => {
     const state = new MirrorState(dir);
     try {
       expect(state.failures(1).map((f) => f.uri)).toEqual(['http://example.org/~u/a', 'http://example.org/b']);
-      expect(state.retryLeft(2)).toEqual({ ofRun: 1, asked: 2, uris: ['http://example.org/b', 'http://example.org/~u/a'] });
+      expect(state.retryLeft(2)).toEqual({ ofRun: 1, ofRuns: [1], asked: 2, uris: ['http://example.org/b', 'http://example.org/~u/a'] });
       expect(state.db.prepare('SELECT uri, describes FROM described_by').all()).toEqual([{ uri: 'http://example.org/m', describes: 'http://example.org/~u/c' }]);
       // A later run mirrors both: the failures stand no more, and the interrupted retry has nothing left.
       state.db.prepare("INSERT INTO runs (id, kind, mode, started_at, status) VALUES (3, 'baseline', 'retry', '2026-01-02T00:00:00Z', 'completed')").run();
