@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { RefusalWatch } from './refusal-watch.ts';
-import { MirrorState, stateDirOf } from './state.ts';
+import { readFolder } from './folder.ts';
 import { retryResources } from './retry.ts';
 import { sync } from './sync.ts';
 
@@ -25,14 +25,8 @@ afterEach(async () => {
 const capabilityList = () => fixture.url + fixture.paths.dataset1.capabilityList;
 const resourceGets = () => fixture.requests.filter((r) => /^\/dataset1\/res\//.test(r.path)).map((r) => r.path);
 
-function runs() {
-  const state = new MirrorState(stateDirOf(dest));
-  try {
-    return state.runs();
-  } finally {
-    state.close();
-  }
-}
+/** The run journal, as rsdesk runs and the app read it. */
+const runs = () => readFolder(dest)!.runs;
 
 describe('a Source that refuses everything', () => {
   it('pauses the run once it has refused every request for the limit, says what it answered, and the next sync resumes it', async () => {

@@ -8,7 +8,6 @@
 import { formatDuration } from '../http/errors.ts';
 import { REFUSAL_SECONDS } from '../../contract/limits.ts';
 
-
 /** The run stopped asking a Source that refused everything for too long: the message says what it answered. */
 export class SourceRefusing extends Error {
   /** When the Source said it may answer again (its last Retry-After), if it said. */
