@@ -362,6 +362,16 @@ test('the deletion policy and the connections can be changed after the mirror is
   await expect(fact('connections')).toHaveText('2');
   await expect(fact('syncs by itself')).toHaveText(/^every 6 hours; next at \d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2}:\d{2}$/);
   await expectAccessible(page, 'the Options tab, saved');
+  // Every night at a time: the time field is there only for whole days, and the mirror says the time it keeps.
+  await expect(options.getByLabel('Time of day')).toHaveCount(0);
+  await options.getByLabel('Sync by itself').selectOption({ label: 'Every day' });
+  await expect(options.getByLabel('Time of day')).toHaveAccessibleDescription(/^By this computer's clock/);
+  await options.getByLabel('Time of day').focus();
+  await options.getByLabel('Time of day').selectOption({ label: '02:00' });
+  await options.getByRole('button', { name: 'Save options' }).click();
+  await expect(options.getByRole('status')).toHaveText('Saved. The next run uses them.');
+  await expect(fact('syncs by itself')).toHaveText(/^every day at 02:00; next at \d{1,2} [A-Z][a-z]{2} \d{4}, 02:00:00$/);
+  await expectAccessible(page, 'the Options tab with a time of day');
 
   // The Source deletes a resource: the next sync deletes its file, by the new policy.
   suite.fixture.state.change('delete', 1, 6);

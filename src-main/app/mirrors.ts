@@ -25,7 +25,7 @@ import { audit, lastAudit } from '../engine/mirror/audit.ts';
 import { auditFileName, type AuditFilter } from '../engine/mirror/audit-report.ts';
 import { exportAudit } from './audit-export.ts';
 import { readLiveHold } from './live-hold.ts';
-import { everyText, nextSyncAt } from './schedule.ts';
+import { nextSyncAt, scheduleText } from './schedule.ts';
 import { inventorySize, isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, setMirrorHeaders, type FolderStatus } from '../engine/mirror/folder.ts';
 import { normalizeStartUrl } from '../engine/discovery/start-url.ts';
 import { mirrorOrigin, settingsTokenFor } from './settings-token.ts';
@@ -199,7 +199,7 @@ export class MirrorService {
         this.start(m.path, 'auto');
         this.#refused.delete(m.path);
         const active = this.#active.get(m.path);
-        if (active) noteOf(active, `Started by the mirror's schedule (${everyText(m.options.syncEveryHours)}).`);
+        if (active) noteOf(active, `Started by the mirror's schedule (${scheduleText(m.options.syncEveryHours, m.options.syncAtMinute)}).`);
       } catch {
         // Taken by rsdesk since it was looked at, or gone: tried again later, not every minute.
         this.#refused.set(m.path, this.#now());
@@ -300,6 +300,7 @@ export class MirrorService {
     concurrency?: number;
     delaySeconds?: number;
     syncEveryHours?: number;
+    syncAtMinute?: number | null;
     maps?: string[];
     allowHosts?: string[];
     user?: string;
@@ -380,6 +381,7 @@ export class MirrorService {
       concurrency: args.concurrency ?? old.concurrency,
       delaySeconds: args.delaySeconds ?? old.delaySeconds,
       syncEveryHours: args.syncEveryHours ?? old.syncEveryHours,
+      syncAtMinute: args.syncAtMinute === undefined ? old.syncAtMinute : args.syncAtMinute,
     };
     const saved = this.#d.store.mirrors.put(path, options);
     this.#changed();
@@ -399,7 +401,14 @@ export class MirrorService {
     return kept.scheme === 'bearer' ? { ...kept, own: true } : kept;
   }
 
-  update(args: { path: string; deletePolicy?: MirrorOptions['deletePolicy']; concurrency?: number; delaySeconds?: number; syncEveryHours?: number }): MirrorSummary {
+  update(args: {
+    path: string;
+    deletePolicy?: MirrorOptions['deletePolicy'];
+    concurrency?: number;
+    delaySeconds?: number;
+    syncEveryHours?: number;
+    syncAtMinute?: number | null;
+  }): MirrorSummary {
     const key = this.#known(args.path);
     const old = this.#d.store.mirrors.get(key)!;
     const options: MirrorOptions = {
@@ -407,9 +416,10 @@ export class MirrorService {
       concurrency: args.concurrency ?? old.options.concurrency,
       delaySeconds: args.delaySeconds ?? old.options.delaySeconds,
       syncEveryHours: args.syncEveryHours ?? old.options.syncEveryHours,
+      syncAtMinute: args.syncAtMinute === undefined ? old.options.syncAtMinute : args.syncAtMinute,
     };
     // A new schedule is counted from the last sync again, not put off by an earlier refusal.
-    if (options.syncEveryHours !== old.options.syncEveryHours) this.#refused.delete(key);
+    if (options.syncEveryHours !== old.options.syncEveryHours || options.syncAtMinute !== old.options.syncAtMinute) this.#refused.delete(key);
     const saved = this.#d.store.mirrors.put(key, options);
     this.#changed();
     return this.#summary(key, saved.options, saved.addedAt);
@@ -793,7 +803,7 @@ export class MirrorService {
   }
 
   #nextSync(path: string, options: MirrorOptions, addedAt: string, lastSync: RunRecord | null): string | null {
-    const at = nextSyncAt(options.syncEveryHours, lastSync, addedAt, this.#refused.get(path));
+    const at = nextSyncAt(options.syncEveryHours, lastSync, addedAt, this.#refused.get(path), options.syncAtMinute);
     return at === null ? null : new Date(at).toISOString();
   }
 

@@ -5,6 +5,7 @@ import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, headerValueProblem, MIRR
 import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, MIRROR_LIMITS, TIMEOUT_RANGE, TIMEOUT_SECONDS } from './limits.ts';
 import type { CommandName } from './names.ts';
 import { DELETE_POLICIES, ENTRY_SORT_KEYS, MIRROR_MODES } from './types.ts';
+import { MINUTES_PER_DAY } from './schedule.ts';
 import type {
   AddSourceResult,
   AppInfo,
@@ -137,6 +138,7 @@ export { MIRROR_LIMITS };
 const concurrencyMessage = `Connections must be a whole number from ${MIRROR_LIMITS.concurrency.min} to ${MIRROR_LIMITS.concurrency.max}`;
 const delayMessage = `The pause between requests must be from ${MIRROR_LIMITS.delaySeconds.min} to ${MIRROR_LIMITS.delaySeconds.max} seconds`;
 const scheduleMessage = `A scheduled sync must be every whole number of hours up to ${MIRROR_LIMITS.syncEveryHours.max.toLocaleString('en')} (a year), or 0 for none`;
+const timeOfDayMessage = 'A time of day for scheduled syncs must be a whole number of minutes after midnight, from 0 to 1,439 (23:59), or none';
 /** A whole number within `range`, every way it can be wrong said by `message`. */
 const wholeIn = (range: { min: number; max: number }, message: string) => z.number(message).int(message).min(range.min, message).max(range.max, message);
 const mirrorOptions = {
@@ -144,6 +146,7 @@ const mirrorOptions = {
   concurrency: wholeIn(MIRROR_LIMITS.concurrency, concurrencyMessage).optional(),
   delaySeconds: z.number(delayMessage).min(MIRROR_LIMITS.delaySeconds.min, delayMessage).max(MIRROR_LIMITS.delaySeconds.max, delayMessage).optional(),
   syncEveryHours: wholeIn(MIRROR_LIMITS.syncEveryHours, scheduleMessage).optional(),
+  syncAtMinute: wholeIn({ min: 0, max: MINUTES_PER_DAY - 1 }, timeOfDayMessage).nullable().optional(),
 };
 
 export const commandArgs = {

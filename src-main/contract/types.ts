@@ -241,6 +241,11 @@ export interface MirrorOptions {
   delaySeconds: number;
   /** A sync every so many hours while the app runs (after the last one ended); 0: none. */
   syncEveryHours: number;
+  /**
+   * For an interval of whole days: the time of day (minutes after midnight on the computer's clock) the sync starts
+   * at, instead of counting from the last one's end; null: any time.
+   */
+  syncAtMinute: number | null;
 }
 
 /**

@@ -1,9 +1,10 @@
 // The mirrors the app remembers: only each folder's path and the options the app runs it with. Everything else
 // (binding, inventory, runs, checkpoint) lives in the folder's own `.resourcesync/state.sqlite`.
 import type { DatabaseSync } from 'node:sqlite';
+import { MINUTES_PER_DAY } from '../contract/schedule.ts';
 import type { MirrorOptions } from '../contract/types.ts';
 
-export const DEFAULT_MIRROR_OPTIONS: MirrorOptions = { deletePolicy: 'keep', concurrency: 8, delaySeconds: 0, syncEveryHours: 0 };
+export const DEFAULT_MIRROR_OPTIONS: MirrorOptions = { deletePolicy: 'keep', concurrency: 8, delaySeconds: 0, syncEveryHours: 0, syncAtMinute: null };
 
 export interface RememberedMirror {
   path: string;
@@ -31,6 +32,7 @@ function toOptions(text: string): MirrorOptions {
   if (typeof kept.concurrency === 'number' && Number.isInteger(kept.concurrency) && kept.concurrency >= 1) o.concurrency = kept.concurrency;
   if (typeof kept.delaySeconds === 'number' && kept.delaySeconds >= 0) o.delaySeconds = kept.delaySeconds;
   if (typeof kept.syncEveryHours === 'number' && Number.isInteger(kept.syncEveryHours) && kept.syncEveryHours >= 0) o.syncEveryHours = kept.syncEveryHours;
+  if (typeof kept.syncAtMinute === 'number' && Number.isInteger(kept.syncAtMinute) && kept.syncAtMinute >= 0 && kept.syncAtMinute < MINUTES_PER_DAY) o.syncAtMinute = kept.syncAtMinute;
   return o;
 }
 

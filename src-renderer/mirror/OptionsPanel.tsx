@@ -20,6 +20,7 @@ export function OptionsPanel({ m, canChange }: { m: MirrorDetail; canChange: boo
   const [concurrency, setConcurrency] = useState(String(m.options.concurrency));
   const [delay, setDelay] = useState(String(m.options.delaySeconds));
   const [every, setEvery] = useState(m.options.syncEveryHours);
+  const [atMinute, setAtMinute] = useState(m.options.syncAtMinute);
   const [done, setDone] = useState<string | null>(null);
   const field = save.isError ? (errorField(save.error) as Field | null) : null;
   const errorId = `${ids}-error`;
@@ -36,7 +37,7 @@ export function OptionsPanel({ m, canChange }: { m: MirrorDetail; canChange: boo
     event.preventDefault();
     if (save.isPending || !canChange) return;
     save.mutate(
-      { path: m.path, deletePolicy: policy, concurrency: concurrency.trim() === '' ? Number.NaN : Number(concurrency), delaySeconds: delay.trim() === '' ? 0 : Number(delay), syncEveryHours: every },
+      { path: m.path, deletePolicy: policy, concurrency: concurrency.trim() === '' ? Number.NaN : Number(concurrency), delaySeconds: delay.trim() === '' ? 0 : Number(delay), syncEveryHours: every, syncAtMinute: atMinute },
       { onSuccess: () => setDone('Saved. The next run uses them.') },
     );
   }
@@ -55,7 +56,7 @@ export function OptionsPanel({ m, canChange }: { m: MirrorDetail; canChange: boo
         invalid={field}
         describedBy={describedBy}
       />
-      <ScheduleField id={`${ids}-schedule`} value={every} onChange={edit(setEvery)} />
+      <ScheduleField id={`${ids}-schedule`} value={every} atMinute={atMinute} onChange={edit(setEvery)} onAtMinute={edit(setAtMinute)} />
       {save.isError && (
         <div className="alert alert-error" role="alert">
           <strong>Not saved.</strong> <span id={errorId}>{errorMessage(save.error)}</span>

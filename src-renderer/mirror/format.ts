@@ -4,7 +4,7 @@ import { clip } from '../../src-main/engine/clip.ts';
 import { normalizeStartUrl } from '../../src-main/engine/discovery/start-url.ts';
 import { formatBytes, formatCount } from '../lib/format.ts';
 import { HTTP_REASONS } from '../../src-main/contract/http-reasons.ts';
-import { everyText } from '../../src-main/contract/schedule.ts';
+import { scheduleText as scheduleWords } from '../../src-main/contract/schedule.ts';
 
 export const STATUS_LABEL: Record<MirrorStatus, string> = {
   ready: 'Ready',
@@ -69,9 +69,10 @@ export function formatInstant(iso: string): string {
 export function scheduleText(m: Pick<MirrorSummary, 'options' | 'nextSync' | 'status'>): string {
   const every = m.options.syncEveryHours;
   if (every <= 0) return 'no: only when you click Sync now (Options sets a schedule)';
-  if (m.nextSync !== null) return Date.parse(m.nextSync) <= Date.now() ? `${everyText(every)}; due now, it starts within a minute` : `${everyText(every)}; next at ${formatInstant(m.nextSync)}`;
+  const schedule = scheduleWords(every, m.options.syncAtMinute);
+  if (m.nextSync !== null) return Date.parse(m.nextSync) <= Date.now() ? `${schedule}; due now, it starts within a minute` : `${schedule}; next at ${formatInstant(m.nextSync)}`;
   const why = m.status === 'paused' || m.status === 'interrupted' ? 'waits until the stopped run is resumed' : m.status === 'missing' ? 'waits: the folder is missing' : m.status === 'busy' ? 'waits: another program is using the folder' : m.status === 'ready' ? 'waits: this mirror cannot run now (said above)' : 'after the run going on';
-  return `${everyText(every)}; ${why}`;
+  return `${schedule}; ${why}`;
 }
 
 /** The time a run ran: from its start to its end, less the time it stood paused between (recorded by the engine). */
