@@ -1,7 +1,7 @@
 // What a newcomer's walkthrough of the mirror views found: focus kept in place after actions whose button goes away,
 // Escape on the new-mirror form, form errors, plain messages when the app server is gone, Remove from list with
 // Undo, the audit's wording and export, the tree's selected document, the list a mirror is made from.
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { PATHS } from './fixture-source/index.ts';
@@ -203,6 +203,34 @@ test("the audit's kept rows say what this mirror's deletion policy does", async 
   await expect(kept).toContainText('the next sync moves it to quarantine');
   await expect(kept).not.toContainText('deletion policy keep');
   await expectAccessible(page, 'an audit with a kept row');
+});
+
+test("an audit's missing and changed copies are fetched again from its report, and the next audit is in sync", async ({ page }) => {
+  const folder = join(suite.mirrors, 'mend');
+  await openForm(page);
+  await fillForm(page, folder);
+  await view(page).getByRole('button', { name: 'Create mirror' }).click();
+  await expect(runEnd(page, 'Baseline completed')).toBeVisible({ timeout: 60_000 });
+  // One copy lost, one changed on disk (another length): no Change List says so, only an audit sees it.
+  const host = new URL(suite.fixture.url).host.replace(':', '_');
+  const local = (id: number) => join(folder, host, ...suite.fixture.state.pathOf(id).split('/').filter(Boolean));
+  rmSync(local(3));
+  writeFileSync(local(5), 'changed on disk');
+  await view(page).getByRole('tab', { name: 'Audit' }).click();
+  await view(page).getByRole('button', { name: 'Audit now' }).click();
+  await expect(view(page).locator('.audit-summary')).toContainText('Not in sync: 2 differences.');
+  const mend = view(page).getByRole('button', { name: 'Fetch the 2 missing or changed' });
+  await expect(mend).toHaveAccessibleDescription(/^A baseline run: it compares every resource the Source lists with the mirror and fetches only what is missing or differs/);
+  await expectAccessible(page, 'an audit report with copies to fetch again');
+  await mend.focus();
+  await page.keyboard.press('Enter');
+  await expect(runEnd(page, /^Baseline completed/)).toBeVisible({ timeout: 60_000 });
+  expect(readFileSync(local(5), 'utf8')).not.toBe('changed on disk');
+  expect(readFileSync(local(3)).length).toBeGreaterThan(0);
+  await view(page).getByRole('tab', { name: 'Audit' }).click();
+  await view(page).getByRole('button', { name: 'Audit again' }).click();
+  await expect(view(page).locator('.audit-summary')).toContainText(`In sync: ${RESOURCES} resources match the Source.`);
+  await expect(view(page).getByRole('button', { name: /missing or changed$/ })).toHaveCount(0);
 });
 
 test('choosing the document still selected in the tree shows it again over a mirror view', async ({ page }) => {

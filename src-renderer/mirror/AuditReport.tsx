@@ -27,8 +27,14 @@ export function AuditReport({
   onStart,
   deletePolicy,
   focusFrom,
+  onMend,
 }: {
   path: string;
+  /**
+   * Starts a baseline, which fetches what the audit found missing or changed (an incremental sync fetches only what
+   * the mirror had and lost, not what it never had); absent where no run can start now.
+   */
+  onMend?(): void;
   /** The mirror's: what becomes of a file the Source no longer lists. */
   deletePolicy: MirrorDeletePolicy;
   canStart: boolean;
@@ -86,7 +92,7 @@ export function AuditReport({
       {auditing || start.isPending ? (
         <p className="empty"><Spinner /> Comparing the mirror with the Source…</p>
       ) : view ? (
-        <AuditTable view={view} deletePolicy={deletePolicy} />
+        <AuditTable view={view} deletePolicy={deletePolicy} onMend={canStart ? onMend : undefined} />
       ) : (
         <p className="empty">No audit yet. An audit compares every file of the mirror with what the Source lists now.</p>
       )}
@@ -94,7 +100,7 @@ export function AuditReport({
   );
 }
 
-function AuditTable({ view, deletePolicy }: { view: AuditView; deletePolicy: MirrorDeletePolicy }) {
+function AuditTable({ view, deletePolicy, onMend }: { view: AuditView; deletePolicy: MirrorDeletePolicy; onMend?: () => void }) {
   const status = useMirrorUi((s) => s.auditStatus);
   const text = useMirrorUi((s) => s.auditText);
   const setStatus = useMirrorUi((s) => s.setAuditStatus);
@@ -131,6 +137,19 @@ function AuditTable({ view, deletePolicy }: { view: AuditView; deletePolicy: Mir
         <ExportButtons state={exporting} />
       </div>
       <ExportPanel state={exporting} />
+      {counts.missing + counts.changed > 0 && (
+        <div className="audit-mend">
+          <button type="button" className="btn-secondary" disabled={!onMend} onClick={() => onMend?.()} aria-describedby="audit-mend-hint">
+            Fetch the {formatCount(counts.missing + counts.changed)} missing or changed
+          </button>
+          <span id="audit-mend-hint" className="muted">
+            {' '}
+            A baseline run: it compares every resource the Source lists with the mirror and fetches only what is missing
+            or differs; nothing verified is fetched again. Extra files are left as they are. Audit again afterwards.
+            {!onMend && ' It can start when the run going on has ended.'}
+          </span>
+        </div>
+      )}
       {r.notes?.map((note) => (
         <p key={note} className="muted audit-note">
           Note: {note}

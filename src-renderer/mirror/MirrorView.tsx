@@ -467,6 +467,10 @@ function Loaded({ m }: { m: MirrorDetail }) {
             onStart={() => aim('audit')}
             focusFrom={auditFocusFrom}
             deletePolicy={m.options.deletePolicy}
+            onMend={() => {
+              aim('run');
+              action.mutate({ action: 'start', mode: 'baseline' });
+            }}
           />
         ) : tab === 'access' ? (
           <AccessPanel key={m.path} m={m} canChange={usable && !busy} />
