@@ -32,6 +32,8 @@ export interface MirrorContext {
   deletePolicy: DeletePolicy;
   concurrency: number;
   batchSize?: number;
+  /** Failures a run's Applier holds one by one (default MAX_KEPT_FAILURES, apply.ts; tests set a few). */
+  keptFailures?: number;
   /** What a sync started by a ping has to say (a gap in the Source's Change Lists). */
   onNote?: (note: string) => void;
   /** Stops a batch before the mirror's disk is full (disk-room.ts). */
@@ -102,9 +104,10 @@ function newApplier(ctx: MirrorContext, runId: number, watch: DiskWatch | undefi
     deletePolicy: ctx.deletePolicy,
     dryRun: false,
     batchSize: ctx.batchSize,
-    // What follows a batch reads every failure of it from the Applier (which changes failed, where the checkpoint
-    // holds): a batch of notifications keeps them all, as ever.
-    keptFailures: Number.POSITIVE_INFINITY,
+    // Bounded as any run's: which changes failed is read back from the journal, and the hold on the checkpoint lists
+    // the failures the Applier kept apart (`retriableKept`) or says it could not. Held all, a catch-up of 200,000
+    // failing changes held as many failure objects until it ended.
+    keptFailures: ctx.keptFailures,
   });
 }
 
@@ -152,7 +155,7 @@ export function collapse(items: Taken[], coveredBeforeMs: number | null): ToAppl
   return [...broken, ...[...last.values()].sort((a, b) => (a.c.ms ?? Infinity) - (b.c.ms ?? Infinity) || a.seq - b.seq).map((x) => x.c)];
 }
 
-async function applyChanges(ctx: MirrorContext, applier: Applier, changes: ToApply[]): Promise<AppliedChange[]> {
+async function applyChanges(ctx: MirrorContext, applier: Applier, runId: number, changes: ToApply[]): Promise<AppliedChange[]> {
   const inflight = new WorkSlots(ctx.concurrency * 2);
   // Counted here, not read back from applier.wouldDelete: that names only the first MAX_NAMED of a run.
   const kept = new Set<string>();
@@ -171,12 +174,18 @@ async function applyChanges(ctx: MirrorContext, applier: Applier, changes: ToApp
   await applier.finish();
   // A broken entry's failure is its own: a valid change of the same URI beside it is not said to have failed.
   const broken = new Set(changes.filter((c) => c.problem !== undefined).map((c) => `${c.uri}\n${c.problem}`));
-  const failed = new Map(applier.failures.filter((f) => !broken.has(`${f.uri}\n${f.reason}`)).map((f) => [f.uri, f.reason]));
+  const failed = new Map<string, string>();
+  for (const f of partFailures(ctx, applier, runId)) if (!broken.has(`${f.uri}\n${f.reason}`)) failed.set(f.uri, f.reason);
   return changes.map((c) => {
     const reason = c.problem ?? failed.get(c.uri);
     const outcome = reason !== undefined ? 'failed' : kept.has(c.uri) ? 'kept' : c.change;
     return { uri: c.uri, change: c.change, datetime: c.datetime, outcome, ...(reason !== undefined ? { reason } : {}) };
   });
+}
+
+/** The failures this part of the run recorded, every one, from the journal (the Applier keeps only the first). */
+function partFailures(ctx: MirrorContext, applier: Applier, runId: number): Iterable<{ uri: string; reason: string }> {
+  return ctx.state.failuresPast(runId, applier.journalBefore ?? 0);
 }
 
 /** Applies taken notifications of one subscription as one run (or resumes the run they were given before a crash). */
@@ -201,7 +210,7 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
     const toApply = collapse(items, coveredBeforeMs);
     let changes: AppliedChange[];
     try {
-      changes = await applyChanges(ctx, applier, toApply);
+      changes = await applyChanges(ctx, applier, run.id, toApply);
     } catch (err) {
       watch?.stop();
       const low = watch?.stopped ?? null;
@@ -247,7 +256,8 @@ function stoppedForDisk(
   t0: number,
 ): never {
   const { state, store } = ctx;
-  const failedUris = new Set(applier.failures.map((f) => f.uri));
+  const failedUris = new Set<string>();
+  for (const f of partFailures(ctx, applier, runId)) failedUris.add(f.uri);
   // Only fetches are cut off: deletions and refusals are staged at once, and recorded by finish().
   const cut = new Set(
     toApply.filter((c) => (c.change === 'created' || c.change === 'updated') && !failedUris.has(c.uri) && state.get(c.uri)?.runId !== runId).map((c) => c.uri),
@@ -277,10 +287,17 @@ function stoppedForDisk(
 }
 
 /** A live run's failures worth retrying (each with the time of its change) and the URIs it applied. */
-function outcomes(applier: Applier, runId: number, toApply: ToApply[], changes: AppliedChange[], fromMs: number): { failed: HeldFailure[]; applied: string[] } {
+function outcomes(
+  applier: Applier,
+  runId: number,
+  toApply: ToApply[],
+  changes: AppliedChange[],
+  fromMs: number,
+): { failed: HeldFailure[]; unlisted: boolean; applied: string[] } {
   const msOf = new Map(toApply.map((c) => [c.uri, c.ms ?? fromMs]));
   return {
-    failed: applier.failures.filter((f) => !f.permanent).map((f) => ({ uri: f.uri, runId, ms: msOf.get(f.uri) ?? fromMs })),
+    failed: applier.retriableKept.map((f) => ({ uri: f.uri, runId, ms: msOf.get(f.uri) ?? fromMs })),
+    unlisted: !applier.retriableAllKept,
     applied: changes.filter((c) => c.outcome !== 'failed').map((c) => c.uri),
   };
 }
@@ -323,8 +340,10 @@ export function catchUp(ctx: MirrorContext, sub: SubscriptionRow, changeListUrl:
       state.endRun(run.id, failed > 0 ? 'failed' : 'completed', phases, failed > 0 ? failedMessage(failed, run.id) : null);
       store.updateSubscription(sub.id, { cursor: until });
       // When each change was is not known here: a failure holds the checkpoint at the gap's start.
-      advanceCheckpoint(state, { fromMs, until, topic: sub.topic, failed: applier.failures.filter((f) => !f.permanent).map((f) => ({ uri: f.uri, runId: run.id, ms: fromMs })), applied: [] });
+      const held = applier.retriableKept.map((f) => ({ uri: f.uri, runId: run.id, ms: fromMs }));
+      advanceCheckpoint(state, { fromMs, until, topic: sub.topic, failed: held, unlisted: !applier.retriableAllKept, applied: [] });
     });
+    // The first of its failures (MAX_KEPT_FAILURES); `counts.failed` counts them all, and the journal has them.
     const changes = applier.failures.map((f) => ({ uri: f.uri, change: 'unknown', datetime: null, outcome: 'failed', reason: f.reason }));
     return { runId: run.id, counts: { ...applier.counts }, changes };
   });

@@ -119,6 +119,8 @@ export interface Covered {
   topic: string;
   /** This run's failures that a retry or sync could mend. */
   failed: HeldFailure[];
+  /** More of its failures could be mended than `failed` lists (its Applier kept only the first): as past the cap. */
+  unlisted?: boolean;
   /** URIs this run applied (a failure of them held before is mended). */
   applied: Iterable<string>;
 }
@@ -140,7 +142,7 @@ export function advanceCheckpoint(state: MirrorState, c: Covered): void {
   if (reach < c.fromMs) return;
   const applied = new Set(c.applied);
   const failed = [...(hold?.failed ?? []).filter((f) => !applied.has(f.uri) && !settledSince(state, f)), ...c.failed];
-  const overflow = hold?.overflow === true || failed.length > MAX_HELD_FAILURES;
+  const overflow = hold?.overflow === true || c.unlisted === true || failed.length > MAX_HELD_FAILURES;
   const through = Math.max(reach, untilMs);
   if (failed.length === 0 && !overflow) {
     let kept = checkpoint.at;

@@ -100,6 +100,11 @@ export class Applier {
   /** The run's failures in the order recorded: the first `keptFailures` (MAX_KEPT_FAILURES) of `failureCount`. */
   readonly failures: Failure[] = [];
   /**
+   * This part's failures a later run may mend, the first `keptFailures` of them: what the live side's hold on the
+   * checkpoint lists (checkpoint.ts). Kept apart from `failures`, where failures that never mend could take every place.
+   */
+  readonly retriableKept: Failure[] = [];
+  /**
    * The run's failures the journal held when this run part began (a resumed run's earlier part left them): those
    * after them are this part's, `failures` and the rest (state.failuresPast). Null in a dry run, which records none.
    */
@@ -245,6 +250,7 @@ export class Applier {
       if (!f.permanent) {
         this.#retriable++;
         this.#retriableUris.add(f.uri);
+        if (this.retriableKept.length < this.#keptFailures) this.retriableKept.push(f);
       }
     }
     this.#o.onProgress?.({ ...this.counts });
@@ -589,6 +595,11 @@ export class Applier {
   /** Failures that a later run may mend (network, HTTP, fixity): they hold the checkpoint back. */
   get retriableFailures(): number {
     return this.#carriedFailures + this.#retriable;
+  }
+
+  /** Whether `retriableKept` lists every failure of this part that a later run may mend. */
+  get retriableAllKept(): boolean {
+    return this.retriableKept.length === this.#retriable;
   }
 
   /** Failures this run part recorded, listed in `failures` or not. */

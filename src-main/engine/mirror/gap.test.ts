@@ -30,9 +30,9 @@ function markNeedsSync(needs: NeedsSync): void {
   }
 }
 
-function runsText(json = false): string {
+async function runsText(json = false): Promise<string> {
   let out = '';
-  runsCommand({ dest, json }, { out: (t) => void (out += t), err: () => {} });
+  await runsCommand({ dest, json }, { out: (t) => void (out += t), err: () => {} });
   return out;
 }
 
@@ -44,11 +44,11 @@ describe('changes the live side missed', () => {
     const missed = { from: '2025-05-01T00:00:00.000Z', until: '2025-06-01T00:00:00.000Z', since: '2025-06-01T00:01:00.000Z', reason: 'a gap in the change notifications' };
     markNeedsSync(missed);
     expect(readFolder(dest)!.needsSync).toEqual(missed);
-    expect(runsText()).toContain(
+    expect(await runsText()).toContain(
       `Needs a sync: live notifications showed that the changes made from ${missed.from} to ${missed.until} did not reach this mirror, ` +
         `and no Change List could give them (found ${missed.since}). rsdesk sync --dest ${dest} brings it up to date.`,
     );
-    expect(JSON.parse(runsText(true)).needsSync).toEqual(missed);
+    expect(JSON.parse(await runsText(true)).needsSync).toEqual(missed);
 
     // A baseline whose Resource List is older than the missed changes cannot have brought them.
     expect(await sync({ url, dest, mode: 'baseline', timeoutMs: 2_000 })).toMatchObject({ mode: 'baseline', failed: 0 });
@@ -57,8 +57,8 @@ describe('changes the live side missed', () => {
     // An incremental run that read the Change Lists whole after them did.
     expect(await sync({ url, dest, mode: 'incremental', timeoutMs: 2_000 })).toMatchObject({ mode: 'incremental', failed: 0 });
     expect(readFolder(dest)!.needsSync).toBeNull();
-    expect(runsText()).not.toContain('Needs a sync');
-    expect(JSON.parse(runsText(true)).needsSync).toBeNull();
+    expect(await runsText()).not.toContain('Needs a sync');
+    expect(JSON.parse(await runsText(true)).needsSync).toBeNull();
   });
 
   it('stay while the mirror is not in step past their end', async () => {

@@ -12,9 +12,10 @@ import { entryLabel, entryProblem } from './entries.ts';
 import { MAX_LISTED_ENTRY_FAILURES, type Applier } from './apply.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
 import { WorkSlots } from './work-slots.ts';
-import { CLOCK_SLACK_MS, compareChanges, type Timed } from './change-timeline.ts';
+import { CLOCK_SLACK_MS, type Timed } from './change-timeline.ts';
 import { readChangeLists, type ChangeListsRead, type ReadChangeListsOptions } from './change-lists.ts';
 import { canonicalEntry } from './uri.ts';
+import { LastChanges } from './last-changes.ts';
 
 export interface IncrementalOptions {
   http: Http;
@@ -38,9 +39,9 @@ export interface IncrementalOptions {
   onDeleted?: (uri: string) => void;
   /** What the reader found against the spec in each list read. */
   onFindings?: ReadChangeListsOptions['onFindings'];
+  /** URIs whose last change is held in memory before they move to a temporary database (last-changes.ts; tests set a few). */
+  inMemoryUris?: number;
 }
-
-type Change = Timed;
 
 export interface IncrementalResult {
   changes: number;
@@ -55,7 +56,15 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   const t0 = Date.now();
   const since = parseW3cDatetime(o.checkpoint.at);
   if (since === null) throw new Error(`The mirror's checkpoint "${clip(o.checkpoint.at)}" is not a datetime`);
-  const last = new Map<string, Change>();
+  const last = new LastChanges(o.inMemoryUris);
+  try {
+    return await incremental(o, t0, since, last);
+  } finally {
+    last.close();
+  }
+}
+
+async function incremental(o: IncrementalOptions, t0: number, since: number, last: LastChanges): Promise<IncrementalResult> {
   const bad: { uri: string; reason: string }[] = [];
   // Past the failures listed one by one (the Applier's limit), broken entries are only counted: not kept either.
   let moreBad = 0;
@@ -80,10 +89,8 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
       return;
     }
     canonicalEntry(entry);
-    const prior = last.get(entry.loc);
-    const next = { entry, ms, seq };
     // Only the last change per URI matters (by time; reading order among equals).
-    if (!prior || compareChanges(next, prior) > 0) last.set(entry.loc, next);
+    last.offer({ entry, ms, seq });
   };
   let read: ChangeListsRead;
   try {
@@ -108,9 +115,8 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   o.onListed?.(last.size);
 
   const t1 = Date.now();
-  const ordered = [...last.values()].sort(compareChanges);
   const inflight = new WorkSlots(Math.max(2, o.concurrency * 2));
-  for (const change of ordered) {
+  for (const change of last.ordered()) {
     if (o.signal?.aborted || o.pauseSignal?.aborted) break;
     if (change.entry.md.change === 'deleted') {
       o.applier.delete(change.entry.loc);
@@ -136,16 +142,17 @@ export async function runIncremental(o: IncrementalOptions): Promise<Incremental
   // Entries that break the spec (bad) fail for good: waiting for them would hold the mirror back forever.
   let earliestFailed = Infinity;
   // An undated change is placed no later than the dated one before it (-Infinity: nothing before it is dated).
-  for (const c of ordered) if (o.applier.failedRetriably(c.entry.loc)) earliestFailed = Math.min(earliestFailed, c.ms ?? -Infinity);
+  for (const c of last.times()) if (o.applier.failedRetriably(c.entry.loc)) earliestFailed = Math.min(earliestFailed, c.ms ?? -Infinity);
   let latest = since;
-  for (const c of ordered) if (c.ms !== null && c.ms < earliestFailed && c.ms > latest) latest = c.ms;
+  for (const c of last.times()) if (c.ms !== null && c.ms < earliestFailed && c.ms > latest) latest = c.ms;
   // A closed list read whole, nothing failed: the mirror is in step up to its `until`, changes or none (so the list
   // after it, which begins there, leaves no gap).
   if (earliestFailed === Infinity && closedUntil !== null && closedUntil > latest && o.untilMs === undefined) latest = closedUntil;
   // Never past the time the lists were read: a change (or an `until`) dated in the future, year 9999, would otherwise
   // put every later change before the checkpoint.
   if (latest > t0) {
-    const future = ordered.filter((c) => c.ms !== null && c.ms > t0 + CLOCK_SLACK_MS).length;
+    let future = 0;
+    for (const c of last.times()) if (c.ms !== null && c.ms > t0 + CLOCK_SLACK_MS) future++;
     if (future > 0) o.onNote?.(`${future} change${future === 1 ? ' is' : 's are'} dated in the future; the checkpoint moves no further than the time the lists were read.`);
     latest = Math.max(since, t0);
   }

@@ -505,13 +505,13 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
             applier.repeatable = false;
             options.onNote?.(`Changes after ${result.checkpoint.at} come from the Change List.`);
             const fromDump = result.changes;
-            const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(fromDump + n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted, onFindings });
+            const rest = await runIncremental({ http, applier, state, changeListUrl: binding.changeListUrl, checkpoint: result.checkpoint, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(fromDump + n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted, onFindings, inMemoryUris: options.inMemoryUris });
             listed += rest.changes;
             newCheckpoint = rest.checkpoint;
             listsRead = rest;
           }
         } else {
-          const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted, onFindings });
+          const result = await runIncremental({ http, applier, state, changeListUrl: listUrl!, checkpoint: checkpoint!, signal: options.signal, pauseSignal: options.pauseSignal, onListed: (n) => onListed(n, 0, true), onNote: options.onNote, phases, concurrency: settings.concurrency ?? 8, applyChange, onDeleted, onFindings, inMemoryUris: options.inMemoryUris });
           listed = result.changes;
           newCheckpoint = result.checkpoint;
           listsRead = result;
