@@ -6,7 +6,7 @@ import { auditJson } from '../engine/mirror/audit-json.ts';
 import type { FoundStatus } from '../engine/mirror/audit-listed.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { isMirror, lockHolder, readFolder, resultFailures, runsAsSeen, type FailuresOfResult } from '../engine/mirror/folder.ts';
-import { resumeRetry, retryResources, retryStanding, runsWords, type RetryResult } from '../engine/mirror/retry.ts';
+import { NothingToRetryError, resumeRetry, retryResources, retryStanding, runsWords, type RetryResult } from '../engine/mirror/retry.ts';
 import { MirrorState, stateDirOf, STATE_FILE, type RunFinding } from '../engine/mirror/state.ts';
 import { sync, type SyncMode, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import type { DeletePolicy } from '../engine/mirror/apply.ts';
@@ -353,6 +353,13 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
   try {
     result =
       'resume' in target ? await resumeRetry({ ...common, retryRunId: target.resume }) : 'standing' in target ? await retryStanding(common) : await retryResources({ ...common, runId: target.of });
+  } catch (err) {
+    // Nothing failed: not a failure of the command. A nightly `rsdesk retry` from cron or a timer exited 1 (a failed
+    // unit, a mail) every night that had nothing to mend.
+    if (!(err instanceof NothingToRetryError)) throw err;
+    if (o.json) io.out(`${JSON.stringify({ mode: 'retry', created: 0, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0, bytes: 0, seconds: 0, failures: [], nothingToRetry: err.message })}\n`);
+    else io.out(`${err.message}\n`);
+    return EXIT_OK;
   } finally {
     progress.clear();
     stop.dispose();

@@ -172,7 +172,7 @@ Options:
 Ctrl-C (or SIGTERM) pauses the retry: the downloads under way finish, what was verified is kept, and the next
 rsdesk retry --dest <dir> takes it up; a second Ctrl-C stops at once.
 
-Exit code 0 when nothing failed, 1 otherwise (or when there is nothing to retry), 2 on usage errors, 75 when the
+Exit code 0 when nothing failed (or nothing is left to retry), 1 otherwise, 2 on usage errors, 75 when the
 folder is in use by another run or the retry paused after refusals (try later); 130 (143) when stopped by Ctrl-C
 (SIGTERM).
 `,
