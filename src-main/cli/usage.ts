@@ -138,8 +138,8 @@ Settings (credentials, headers, concurrency, delay, timeout, proxy, pause after 
 sync of <dir> uses them without being told again. A token or password is never written into <dir>: it
 is kept in mirror-secrets.json in the user's data folder (in clear, readable only by the user; the
 desktop app seals it with the OS keychain). Progress is shown on stderr when it is a terminal.
-Ctrl-C (or SIGTERM) stops the run: the downloads under way finish, what was verified is kept, and the
-next sync resumes the run; a second Ctrl-C stops at once.
+Ctrl-C (or SIGTERM) stops the run: the downloads under way finish (after SIGTERM, within 5 s), what was
+verified is kept, and the next sync resumes the run; a second Ctrl-C stops at once.
 
 Exit code 0 when nothing failed, 1 otherwise, 2 on usage errors, 75 when the folder is in use by another run
 or the run paused after refusals (try later); 130 (143) when stopped by Ctrl-C (SIGTERM).
@@ -169,8 +169,8 @@ Options:
   --timeout S           connect and stalled-body timeout in whole seconds, 1 to 600 (default: the mirror's, else 30)
   -h, --help            this help
 
-Ctrl-C (or SIGTERM) pauses the retry: the downloads under way finish, what was verified is kept, and the next
-rsdesk retry --dest <dir> takes it up; a second Ctrl-C stops at once.
+Ctrl-C (or SIGTERM) pauses the retry: the downloads under way finish (after SIGTERM, within 5 s), what was
+verified is kept, and the next rsdesk retry --dest <dir> takes it up; a second Ctrl-C stops at once.
 
 Exit code 0 when nothing failed (or nothing is left to retry), 1 otherwise, 2 on usage errors, 75 when the
 folder is in use by another run or the retry paused after refusals (try later); 130 (143) when stopped by Ctrl-C
