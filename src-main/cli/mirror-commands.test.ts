@@ -508,7 +508,7 @@ describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
 });
 
 describe('rsdesk sync and a Source that refuses everything', () => {
-  it('pauses after --pause-after-refusals seconds of refusals, says what the Source answered, exits 1, and the next sync resumes', async () => {
+  it('pauses after --pause-after-refusals seconds of refusals, says what the Source answered, exits 75 (try later), and the next sync resumes', async () => {
     const dest = mkdtempSync(join(tmpdir(), 'rsdesk-refused-'));
     const list = fixture.url + fixture.paths.dataset1.capabilityList;
     const wrong = await rsdesk(['sync', list, '--dest', dest, '--pause-after-refusals', '0']);
@@ -517,11 +517,12 @@ describe('rsdesk sync and a Source that refuses everything', () => {
     fixture.setRefusing({ prefix: '/dataset1/res/', status: 503, headers: { 'retry-after': '1' } });
     try {
       const plain = await rsdesk(['sync', list, '--dest', dest, '--pause-after-refusals', '1']);
-      expect(plain.code).toBe(1);
+      // Not 1: nothing failed and nothing is wrong with the mirror; a scheduler tells "try later" from a failure.
+      expect(plain.code).toBe(75);
       expect(plain.stdout).toMatch(/Paused: the Source refused all \d+ requests of the last 1 s \(since \d\d:\d\d UTC\); its last answer was HTTP 503 \(Service Unavailable\), asking to wait 1 s \(Retry-After\)\./);
       // Kept with the mirror: told nothing, the next run pauses as soon.
       const json = await rsdesk(['sync', '--dest', dest, '--json']);
-      expect(json.code).toBe(1);
+      expect(json.code).toBe(75);
       expect(JSON.parse(json.stdout)).toMatchObject({ failed: 0, pausedBecause: expect.stringMatching(/^Paused: the Source refused/) });
     } finally {
       fixture.setRefusing(null);

@@ -6,7 +6,7 @@ import { auditJson } from '../engine/mirror/audit-json.ts';
 import type { FoundStatus } from '../engine/mirror/audit-listed.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
 import { isMirror, lockHolder, readFolder, resultFailures, runsAsSeen, type FailuresOfResult } from '../engine/mirror/folder.ts';
-import { resumeRetry, retryResources, retryStanding, runsWords, type RetryResult } from '../engine/mirror/retry.ts';
+import { NothingToRetryError, resumeRetry, retryResources, retryStanding, runsWords, type RetryResult } from '../engine/mirror/retry.ts';
 import { MirrorState, stateDirOf, STATE_FILE, type RunFinding } from '../engine/mirror/state.ts';
 import { sync, type SyncMode, type SyncProgress, type SyncResult } from '../engine/mirror/sync.ts';
 import type { DeletePolicy } from '../engine/mirror/apply.ts';
@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { jsonError, ProgressLine, type Io } from './io.ts';
 import { defaultDataDir } from './paths.ts';
 import { UsageError } from './usage.ts';
+import { EXIT_FAILED, EXIT_OK, EXIT_TRY_LATER, SIGNAL_EXIT } from './exit-codes.ts';
 
 export interface SyncCommandOptions {
   url?: string;
@@ -195,12 +196,20 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     return SIGNAL_EXIT[stop.by];
   }
   if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the run was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
-  // Paused for a Source that refused everything: not done, though nothing failed.
-  return result.failed > 0 || result.pausedBecause !== null ? 1 : 0;
+  return runExit(result);
 }
 
-/** As a shell reports a process a signal ended: 128 + the signal's number. */
-const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/**
+ * A run's exit code: 1 when anything failed; else 75 when it paused for a Source that refused everything (not done,
+ * though nothing failed: the next run resumes it, later); else 0.
+ */
+function runExit(r: { failed: number; pausedBecause: string | null }): number {
+  return r.failed > 0 ? EXIT_FAILED : r.pausedBecause !== null ? EXIT_TRY_LATER : EXIT_OK;
+}
+
+/** How long the downloads under way may take to finish after SIGTERM, before the run stops at once. */
+const TERM_GRACE_MS = 5_000;
 
 /**
  * Ctrl-C (or SIGTERM) while a sync runs: no new resource is started, those under way finish and are recorded with
@@ -216,14 +225,20 @@ function stopOnSignals(
 ): { signal: AbortSignal; readonly by: keyof typeof SIGNAL_EXIT | null; dispose(): void } {
   const pause = new AbortController();
   let by: keyof typeof SIGNAL_EXIT | null = null;
-  const on = (signal: keyof typeof SIGNAL_EXIT) => {
+  let grace: ReturnType<typeof setTimeout> | undefined;
+  const on = (signal: keyof typeof SIGNAL_EXIT, late = false) => {
     clear();
     if (by === null) {
       by = signal;
-      io.err(`${say.first(signal)}\n`);
+      io.err(`${say.first(signal)}${signal === 'SIGTERM' ? ` If it has not stopped within ${TERM_GRACE_MS / 1000} s, it stops at once.` : ''}\n`);
       pause.abort();
+      // SIGTERM comes from a service manager or a container runtime (systemd, docker stop), which sends SIGKILL after
+      // its own grace (docker: 10 s): without a deadline of ours, one large download under way got the run killed
+      // mid-write with nothing said. Ctrl-C has no such deadline: the person can press it again.
+      if (signal === 'SIGTERM') grace = setTimeout(() => on(signal, true), TERM_GRACE_MS).unref();
       return;
     }
+    if (late) io.err(`rsdesk: not stopped within ${TERM_GRACE_MS / 1000} s of ${signal}.\n`);
     // The lock goes with the process ('exit'); the run it leaves is taken as interrupted by the next one.
     io.err(`${say.second(signal)}\n`);
     // --json: the command's document is not printed now; its reader gets what happened instead of nothing.
@@ -240,6 +255,7 @@ function stopOnSignals(
       return by;
     },
     dispose() {
+      clearTimeout(grace);
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
     },
@@ -337,6 +353,13 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
   try {
     result =
       'resume' in target ? await resumeRetry({ ...common, retryRunId: target.resume }) : 'standing' in target ? await retryStanding(common) : await retryResources({ ...common, runId: target.of });
+  } catch (err) {
+    // Nothing failed: not a failure of the command. A nightly `rsdesk retry` from cron or a timer exited 1 (a failed
+    // unit, a mail) every night that had nothing to mend.
+    if (!(err instanceof NothingToRetryError)) throw err;
+    if (o.json) io.out(`${JSON.stringify({ mode: 'retry', created: 0, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0, bytes: 0, seconds: 0, failures: [], nothingToRetry: err.message })}\n`);
+    else io.out(`${err.message}\n`);
+    return EXIT_OK;
   } finally {
     progress.clear();
     stop.dispose();
@@ -351,7 +374,7 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
     return SIGNAL_EXIT[stop.by];
   }
   if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the retry was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
-  return result.failed > 0 || result.pausedBecause !== null ? 1 : 0;
+  return runExit(result);
 }
 
 export function formatRetry(r: RetryResult, dest: string): string {

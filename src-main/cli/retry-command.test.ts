@@ -60,9 +60,10 @@ describe('rsdesk retry', () => {
     expect(again.stdout).toMatch(/^Retry \(run 3\) of 1 resource that failed in run 1, in [\d.]+ s\n {2}created 1, updated 0, deleted 0, unchanged 0, skipped 0, failed 0;/);
     expect(resourceGets().slice(before)).toEqual([source.state.pathOf(7)]);
 
+    // Nothing left to retry is no failure (a nightly retry from a timer exited 1 for it): said, exit 0, no run.
     const nothing = await rsdesk(['retry', '--dest', dest, '--json']);
-    expect(nothing.code).toBe(1);
-    expect(nothing.stderr).toContain('Every resource that failed in run 1 has been mirrored since; there is nothing to retry.');
+    expect(nothing.code).toBe(0);
+    expect(JSON.parse(nothing.stdout)).toMatchObject({ mode: 'retry', failed: 0, failures: [], nothingToRetry: 'Every resource that failed in run 1 has been mirrored since; there is nothing to retry.' });
     const runs = JSON.parse((await rsdesk(['runs', '--dest', dest, '--json'])).stdout).runs as { mode: string; status: string }[];
     expect(runs.map((r) => [r.mode, r.status])).toEqual([
       ['auto', 'failed'],
@@ -71,19 +72,19 @@ describe('rsdesk retry', () => {
     ]);
   }, 60_000);
 
-  it('--run picks the run; one with no failures, an audit, a run that does not exist and no mirror are said plainly (exit 1)', async () => {
+  it('--run picks the run; one with no failures (exit 0), an audit, a run that does not exist and no mirror (exit 1) are said plainly', async () => {
     await failedSync([2]);
     expect((await rsdesk(['sync', '--dest', dest])).code).toBe(0);
     const none = await rsdesk(['retry', '--dest', dest]);
-    expect(none.code).toBe(1);
-    expect(none.stderr).toContain('Run 2 has no failures to retry.');
+    expect(none.code).toBe(0);
+    expect(none.stdout).toBe('Run 2 has no failures to retry.\n');
     expect((await rsdesk(['audit', '--dest', dest])).code).toBe(0);
     const audit = await rsdesk(['retry', '--dest', dest, '--run', '3']);
     expect(audit.code).toBe(1);
     expect(audit.stderr).toContain('Run 3 is an audit');
     expect((await rsdesk(['retry', '--dest', dest, '--run', '9'])).stderr).toContain('This mirror has no run 9.');
     // Run 1's failure was mirrored by the sync since.
-    expect((await rsdesk(['retry', '--dest', dest, '--run', '1'])).stderr).toContain('has been mirrored since');
+    expect((await rsdesk(['retry', '--dest', dest, '--run', '1'])).stdout).toContain('has been mirrored since');
     const empty = mkdtempSync(join(tmpdir(), 'rsdesk-retry-'));
     const notMirror = await rsdesk(['retry', '--dest', empty]);
     expect(notMirror.code).toBe(1);

@@ -5,9 +5,11 @@ import { jsonError, processIo, type Io } from './io.ts';
 import { defaultDataDir, packageVersion, rendererDir } from './paths.ts';
 import { parseCommandArgs, unknownCommand, unknownOption } from './args.ts';
 import { DiskFullError, isDiskFull } from '../engine/mirror/disk-full.ts';
-import { HELP, parseConcurrency, parseDelay, parseDest, parseMaxDocuments, parsePort, parseRefusalLimit, parseRunId, parseTimeout, UsageError } from './usage.ts';
+import { MirrorLockedError } from '../engine/mirror/lock.ts';
+import { EXIT_FAILED, EXIT_TRY_LATER, EXIT_USAGE } from './exit-codes.ts';
+import { HELP, parseConcurrency, parseDataDir, parseDelay, parseDest, parseMaxDocuments, parsePort, parseRefusalLimit, parseRunId, parseTimeout, UsageError } from './usage.ts';
 
-const COMMANDS = ['discover', 'inspect', 'check', 'serve', 'sync', 'retry', 'audit', 'runs', 'watch'] as const;
+export const COMMANDS = ['discover', 'inspect', 'check', 'serve', 'sync', 'retry', 'audit', 'runs', 'watch'] as const;
 type Command = (typeof COMMANDS)[number];
 
 const NETWORK_OPTIONS = {
@@ -63,8 +65,11 @@ const WATCH_OPTIONS = {
 } as const;
 const RUNS_OPTIONS = { dest: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
-/** Every command's options, so a mistyped or misplaced option can be named with the command that has it. */
-const OPTIONS = {
+/**
+ * Every command's options, so a mistyped or misplaced option can be named with the command that has it (and
+ * help.test.ts can hold each --help to them).
+ */
+export const OPTIONS = {
   discover: NETWORK_OPTIONS,
   inspect: NETWORK_OPTIONS,
   check: CHECK_OPTIONS,
@@ -95,9 +100,12 @@ async function run(command: Command, args: string[], io: Io, version: string): P
       return 0;
     }
     if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${JSON.stringify(positionals[0])}`);
-    const dataDir = values['data-dir'] !== undefined ? resolve(values['data-dir']) : defaultDataDir();
+    const given = parseDataDir(values['data-dir']);
+    const dataDir = given !== undefined ? resolve(given) : defaultDataDir();
+    const port = parsePort(values.port);
+    const livePort = parsePort(values['live-port'], '--live-port');
     const { serveCommand } = await import('./serve-command.ts');
-    return serveCommand({ port: parsePort(values.port), livePort: values['live-port'] !== undefined ? parsePort(values['live-port']) ?? 0 : undefined, dataDir, rendererDir: rendererDir(), version }, io);
+    return serveCommand({ port, livePort, dataDir, rendererDir: rendererDir(), version }, io);
   }
   if (command === 'check') {
     const { values, positionals } = parse('check', args);
@@ -275,14 +283,16 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       // The error, then the command's synopsis alone: its whole help would bury the one line that matters.
       const command = first && (COMMANDS as readonly string[]).includes(first) ? (first as Command) : null;
       io.err(`rsdesk: ${error.message}\n\n${command === null ? HELP.main : `${synopsis(HELP[command])}\nRun "rsdesk ${command} --help" for every option.\n`}`);
-      return 2;
+      return EXIT_USAGE;
     }
     const message = isDiskFull(error) && !(error instanceof DiskFullError) ? 'The disk is full, so rsdesk stopped. Free some space and try again.' : error instanceof Error ? error.message : String(error);
     io.err(`rsdesk: ${message}\n`);
     // A script that asked for JSON reads one JSON document on stdout whatever happened (an unreachable Source, a folder
     // that is no mirror, a lock held by the app), not an empty output its JSON parser chokes on.
     if (!printed && (COMMANDS as readonly string[]).includes(first!) && askedForJson(first as Command, rest)) io.out(`${jsonError(message)}\n`);
-    return 1;
+    // Another live process writes the folder (an overlapping cron run, the app): nothing was done, and nothing is
+    // wrong; a lock file that cannot be read (holder null) needs a person, and stays a failure.
+    return error instanceof MirrorLockedError && error.holder !== null ? EXIT_TRY_LATER : EXIT_FAILED;
   }
 }
 

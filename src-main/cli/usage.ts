@@ -9,7 +9,7 @@ export class UsageError extends Error {
 }
 
 export const HELP = {
-  main: `rsdesk: discover, inspect and browse ResourceSync Sources
+  main: `rsdesk: discover, inspect, check and mirror ResourceSync Sources
 
 Usage:
   rsdesk discover <url> [--json] [--token T] [--timeout S]
@@ -24,12 +24,15 @@ Usage:
   rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
   rsdesk runs --dest <dir> [--json]
   rsdesk watch <capabilitylist-or-topic-url> --dest <dir> [--listen HOST:PORT] [--public-url URL] [--secret S]
-               [--lease SECONDS] [--apply] [--sync-on-ping] [--json]
+               [--lease SECONDS] [--apply] [--sync-on-ping] [--timeout S] [--json]
   rsdesk watch --listen HOST:PORT [--json]
   rsdesk <command> --help | rsdesk help <command>
   rsdesk --version
 
-Exit codes: 0 success, 1 problems found (or the document was refused), 2 usage error.
+Exit codes: 0 success; 1 problems found, something failed, or the command could not run; 2 usage error;
+75 try later (the mirror folder is in use by another run, or the Source refused everything until the run
+paused); 130 / 143 stopped by Ctrl-C / SIGTERM (the next run resumes); 141 the reader of the output went away.
+Run "rsdesk <command> --help" for a command's options.
 `,
   discover: `Usage: rsdesk discover <url> [--json] [--token T] [--timeout S]
 
@@ -111,8 +114,9 @@ Options:
   --allow-mass-delete   let a baseline delete or quarantine more resources than the Source lists (without
                         it, a Resource List served empty or cut short keeps them all, and says so)
   --dry-run             show what would happen; nothing is written
-  --concurrency N       connections per host, 1 to 256 (default 8)
-  --delay S             least time between two requests, across all connections: 0 to 3600 seconds, such as 0.5
+  --concurrency N       connections per host, 1 to 256 (default: the mirror's setting, else 8)
+  --delay S             least time between two requests, across all connections: 0 to 3600 seconds, such as
+                        0.5 (default: the mirror's setting, else 0)
   --json                print {"mode","created","updated","deleted","unchanged","skipped","failed","bytes","seconds","failures"}
                         (a dry run records nothing: past its first 10,000 failures, "failuresNotListed" counts them)
   --token T             send "Authorization: Bearer T" to the Source (its origin only; also RSDESK_TOKEN)
@@ -120,21 +124,25 @@ Options:
   --forget-credentials  stop sending credentials and forget the kept ones
   --header "Name: value"  an extra request header for the Source's origin (repeatable; replaces the
                         mirror's extra headers)
-  --proxy P             env (default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY), none, or a proxy URL
-  --timeout S           connect and stalled-body timeout in whole seconds, 1 to 600 (default 30)
+  --proxy P             env (the HTTP_PROXY, HTTPS_PROXY and NO_PROXY variables), none, or a proxy URL
+                        (default: the mirror's setting, else env)
+  --timeout S           connect and stalled-body timeout in whole seconds, 1 to 600 (default: the mirror's
+                        setting, else 30)
   --pause-after-refusals S  when the Source has refused every request (429, 503, 502, 504, or no answer)
                         for S seconds in a row, the run pauses and says what the Source answered and when
-                        to try again; the next sync resumes it. 1 to 604,800 (a week); default 1800 (30 min)
+                        to try again; the next sync resumes it. 1 to 604,800 seconds (a week); default: the
+                        mirror's setting, else 1800 (30 min)
   -h, --help            this help
 
 Settings (credentials, headers, concurrency, delay, timeout, proxy, pause after refusals) are kept with the mirror: a later
 sync of <dir> uses them without being told again. A token or password is never written into <dir>: it
 is kept in mirror-secrets.json in the user's data folder (in clear, readable only by the user; the
 desktop app seals it with the OS keychain). Progress is shown on stderr when it is a terminal.
-Ctrl-C (or SIGTERM) stops the run: the downloads under way finish, what was verified is kept, and the
-next sync resumes the run; a second Ctrl-C stops at once.
+Ctrl-C (or SIGTERM) stops the run: the downloads under way finish (after SIGTERM, within 5 s), what was
+verified is kept, and the next sync resumes the run; a second Ctrl-C stops at once.
 
-Exit code 0 when nothing failed, 1 otherwise, 2 on usage errors; 130 (143) when stopped by Ctrl-C (SIGTERM).
+Exit code 0 when nothing failed, 1 otherwise, 2 on usage errors, 75 when the folder is in use by another run
+or the run paused after refusals (try later); 130 (143) when stopped by Ctrl-C (SIGTERM).
 `,
   retry: `Usage: rsdesk retry --dest <dir> [--run ID | --all] [--json] [--concurrency N] [--token T | --basic USER:PASS] [--timeout S]
 
@@ -155,16 +163,18 @@ Options:
   --json                print {"mode","created","updated","deleted","unchanged","skipped","failed","bytes","seconds","failures"}
                         ("mode" is "retry")
   --concurrency N       connections per host, 1 to 256 (default: the mirror's setting, else 8)
-  --token T             send "Authorization: Bearer T" to the Source (its origin only; also RSDESK_TOKEN)
+  --token T             send "Authorization: Bearer T" to the Source (its origin only; also RSDESK_TOKEN;
+                        default: the credentials kept with the mirror)
   --basic USER:PASS     HTTP basic authentication instead (its origin only; also RSDESK_BASIC)
   --timeout S           connect and stalled-body timeout in whole seconds, 1 to 600 (default: the mirror's, else 30)
   -h, --help            this help
 
-Ctrl-C (or SIGTERM) pauses the retry: the downloads under way finish, what was verified is kept, and the next
-rsdesk retry --dest <dir> takes it up; a second Ctrl-C stops at once.
+Ctrl-C (or SIGTERM) pauses the retry: the downloads under way finish (after SIGTERM, within 5 s), what was
+verified is kept, and the next rsdesk retry --dest <dir> takes it up; a second Ctrl-C stops at once.
 
-Exit code 0 when nothing failed, 1 otherwise (or when there is nothing to retry), 2 on usage errors; 130 (143) when
-stopped by Ctrl-C (SIGTERM).
+Exit code 0 when nothing failed (or nothing is left to retry), 1 otherwise, 2 on usage errors, 75 when the
+folder is in use by another run or the retry paused after refusals (try later); 130 (143) when stopped by Ctrl-C
+(SIGTERM).
 `,
   audit: `Usage: rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
 
@@ -181,11 +191,14 @@ Options:
   --rehash       hash every local file again
   --last         print the last audit's report, kept in the mirror; nothing is fetched
   --json         print the report as JSON
-  --token T      send "Authorization: Bearer T" to the Source (its origin only)
+  --token T      send "Authorization: Bearer T" to the Source (its origin only; also RSDESK_TOKEN;
+                 default: the credentials kept with the mirror)
+  --basic USER:PASS  HTTP basic authentication instead (its origin only; also RSDESK_BASIC)
   --timeout S    per-request timeout in whole seconds, 1 to 600 (default 30)
   -h, --help     this help
 
-Exit code 0 only when in sync, 1 otherwise, 2 on usage errors; 130 (143) when stopped by Ctrl-C (SIGTERM).
+Exit code 0 only when in sync, 1 otherwise, 2 on usage errors, 75 when the folder is in use by another run
+(try later); 130 (143) when stopped by Ctrl-C (SIGTERM).
 `,
   runs: `Usage: rsdesk runs --dest <dir> [--json]
 
@@ -196,9 +209,11 @@ Options:
   --dest DIR     the mirror's folder
   --json         print {"checkpoint","runs"}
   -h, --help     this help
+
+Exit code 0, 1 when <dir> is not a mirror, 2 on usage errors. It only reads: it runs beside a sync.
 `,
   watch: `Usage: rsdesk watch <capabilitylist-or-topic-url> --dest <dir> [--listen HOST:PORT] [--public-url URL]
-                    [--secret S] [--lease SECONDS] [--apply] [--sync-on-ping] [--json]
+                    [--secret S] [--lease SECONDS] [--apply] [--sync-on-ping] [--timeout S] [--json]
        rsdesk watch --listen HOST:PORT [--json]
 
 Subscribes (WebSub) to the change-notification channel(s) of a Capability List, or to one topic URL,
@@ -213,13 +228,19 @@ Options:
   --listen HOST:PORT where the callback server listens (default 127.0.0.1:${'8741'}; port 0: any free one)
   --public-url URL   the URL hubs reach the callback server by (a tunnel, a reverse proxy)
   --secret S         the hub.secret for signed deliveries (default: a fresh random one)
-  --lease SECONDS    the lease to ask for (the hub decides; renewed at about 80 %)
+  --lease SECONDS    the lease to ask for, 1 to 99999999 seconds (default: none asked; the hub decides;
+                     renewed at about 80 %)
   --apply            apply notifications to the mirror (else only read, order and report them)
   --sync-on-ping     a ping naming this Source starts an incremental sync (with --apply)
   --json             one JSON object per line per event: {"type": "subscribed" | "notification" |
                      "applied" | "gap" | "renewed" | "ping" | "rejected" | "error" | …, "at": …, …}
-  --timeout S        deadline of each request to the hub and the Source (default 30)
+  --timeout S        deadline of each request to the hub and the Source, in whole seconds, 1 to 600
+                     (default 30)
   -h, --help         this help
+
+Exit code 0 when stopped by Ctrl+C or SIGTERM (after unsubscribing), 1 when it could not start (the port
+taken, nothing to subscribe to), 2 on usage errors. While another run holds the mirror folder, notifications
+are kept and applied once it is free.
 `,
   serve: `Usage: rsdesk serve [--port N] [--live-port N] [--data-dir D]
 
@@ -232,6 +253,8 @@ Options:
                  0 to 65535 (default: the one in Settings, 8741; 0: any free one)
   --data-dir D   where the database lives (default: the platform's application data folder)
   -h, --help     this help
+
+Exit code 0 when stopped by Ctrl+C or SIGTERM, 1 when it could not start (the port taken), 2 on usage errors.
 `,
 } as const;
 
@@ -257,9 +280,10 @@ export function parseTimeout(value: string | undefined): number | undefined {
   return parseWhole('--timeout', value, TIMEOUT_SECONDS.min, TIMEOUT_SECONDS.max, TIMEOUT_RANGE) * 1000;
 }
 
-export function parsePort(value: string | undefined): number | undefined {
+/** A port; `option` names it in the message (--live-port x said "--port must be…"). */
+export function parsePort(value: string | undefined, option = '--port'): number | undefined {
   if (value === undefined) return undefined;
-  return parseWhole('--port', value, 0, 65535, 'a whole number from 0 to 65535 (0: any free port)');
+  return parseWhole(option, value, 0, 65535, 'a whole number from 0 to 65535 (0: any free port)');
 }
 
 export function parseMaxDocuments(value: string | undefined): number | undefined {
@@ -297,5 +321,12 @@ export function parseDelay(value: string | undefined): number | undefined {
 export function parseDest(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (value.trim() === '') throw new UsageError('--dest is empty: give the folder of the mirror (an unset shell variable gives an empty value)');
+  return value;
+}
+
+/** --data-dir as given, refused when empty for the reason --dest is: "" put the app's database in the current folder. */
+export function parseDataDir(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === '') throw new UsageError('--data-dir is empty: give the folder for the database (an unset shell variable gives an empty value)');
   return value;
 }

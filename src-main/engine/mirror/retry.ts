@@ -107,6 +107,14 @@ export class RetryError extends Error {
   }
 }
 
+/** Nothing failed that still stands: no error of the mirror's (rsdesk retry exits 0 on it; a bad --run does not). */
+export class NothingToRetryError extends RetryError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NothingToRetryError';
+  }
+}
+
 export function retryResources(options: RetryOptions): Promise<RetryResult> {
   return runRetry(options, null);
 }
@@ -379,10 +387,10 @@ function whatToRetry(state: MirrorState, dest: string, runId: number, uris: stri
     notFailed.delete(uri);
     if (notFailed.size === 0) break;
   }
-  if (uris === undefined && wanted.size === 0 && anyFailed) throw new RetryError(`Every resource that failed in run ${runId} has been mirrored since; there is nothing to retry.`);
+  if (uris === undefined && wanted.size === 0 && anyFailed) throw new NothingToRetryError(`Every resource that failed in run ${runId} has been mirrored since; there is nothing to retry.`);
   const [stranger] = notFailed;
   if (stranger !== undefined) throw new RetryError(`${clip(stranger)} did not fail in run ${runId}; only its failures can be retried.`);
-  if (wanted.size === 0) throw new RetryError(`Run ${runId} has no failures to retry.`);
+  if (wanted.size === 0) throw new NothingToRetryError(`Run ${runId} has no failures to retry.`);
   if (wanted.size > MAX_RETRY_URIS) throw new RetryError(`At most ${MAX_RETRY_URIS.toLocaleString('en')} resources can be retried at once.`);
   return { kind: failed.kind, ofRuns: [failed.id], ofRun: (_uri: string) => failed.id, binding, wanted, asked: wanted.size, leftOver: 0 };
 }
@@ -392,7 +400,7 @@ function whatStanding(state: MirrorState, dest: string) {
   const binding = state.binding();
   if (binding === null) throw new RetryError(`${dest} is not bound to a Source yet: run a sync first.`);
   const { total, failures } = state.standingFailures(MAX_RETRY_URIS);
-  if (failures.length === 0) throw new RetryError('No failure of this mirror stands: every resource that failed has been mirrored since (or found deleted at the Source), or none failed.');
+  if (failures.length === 0) throw new NothingToRetryError('No failure of this mirror stands: every resource that failed has been mirrored since (or found deleted at the Source), or none failed.');
   const of = new Map(failures.map((f) => [canonicalUri(f.uri), f.runId]));
   const ofRuns = [...new Set(failures.map((f) => f.runId))].sort((a, b) => a - b);
   return { kind: kindOf(state, ofRuns), ofRuns, ofRun: (uri: string) => of.get(uri) ?? ofRuns.at(-1)!, binding, wanted: new Set(failures.map((f) => f.uri)), asked: failures.length, leftOver: total - failures.length };
