@@ -474,7 +474,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         if (mode === 'baseline' && dumps.listing !== null) {
           const result = await runDumpBaseline({
             http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, pauseSignal: options.pauseSignal, phases,
-            onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, allowMassDelete: options.allowMassDelete, metadata, readAheadFrom: options.dumpReadAheadFrom, quickDownloadSeconds: options.dumpQuickDownloadSeconds,
+            onNote: options.onNote, onFindings, onListed: (n) => onListed(n), listing: dumps.listing, allowMassDelete: options.allowMassDelete, metadata, readAheadFrom: options.dumpReadAheadFrom, quickDownloadSeconds: options.dumpQuickDownloadSeconds,
             onPackageBytes: (done, total) => {
               packageBytes = { done, total };
               report();
@@ -491,7 +491,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           applier.repeatable = true;
           const result = await runDumpIncremental({
             http, applier, state, stateDir, dumpUrl: dumps.url!, listing: dumps.listing, checkpoint: checkpoint!, runId: run?.id ?? null, dryRun,
-            signal: options.signal, pauseSignal: options.pauseSignal, phases, onNote: options.onNote, changeListCovers: binding.changeListUrl !== null, metadata,
+            signal: options.signal, pauseSignal: options.pauseSignal, phases, onNote: options.onNote, onFindings, changeListCovers: binding.changeListUrl !== null, metadata,
             onListed: (n) => onListed(n), room: reserve ?? undefined,
           });
           listed = result.changes;
@@ -588,7 +588,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       afterIncremental(state, {
         result: listsRead,
         checkpointMs: parseW3cDatetime(checkpoint!.at) ?? 0,
-        complete: status === 'completed' && applier.retriableFailures === 0,
+        complete: status === 'completed' && applier.retriableFailures === 0 && !listsRead.listSkipped,
         dryRun,
         onNote: options.onNote,
       });
