@@ -134,7 +134,7 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
     if (loops.length > 0) {
       const one = loops.length === 1;
       o.onNote?.(
-        `${one ? 'The Change List' : `${loops.length} Change Lists`} ${clip(loops[0]!)}${one ? '' : ' (the first)'}, named by the Change List Index ${clip(url)}, ` +
+        `${one ? 'The Change List' : `${loops.length} Change Lists`} ${clip(loops[0]!)}${one ? '' : ' (the first)'}, named by ${top.summary.isIndex ? `the Change List Index ${clip(url)}` : `the Change List Index the closed list ${clip(url)} links to`}, ` +
           `redirect${one ? 's' : ''} back to the index or to a list already read, and ${one ? 'was' : 'were'} not read: the changes ${one ? 'it lists' : 'they list'} may be missing, ` +
           `so the checkpoint stays before ${one ? 'its' : 'their'} period and the next sync asks again.`,
       );
