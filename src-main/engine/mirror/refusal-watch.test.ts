@@ -133,6 +133,15 @@ describe('a Source that refuses everything', () => {
     expect(result).toMatchObject({ mode: 'baseline', paused: false, failed: 0, created: 12 });
   });
 
+  it("a dump's package refused for a while, then served: the package is asked again and applied, not failed", async () => {
+    const pkg = fixture.paths.dataset1.resourceDumpPackage(1);
+    fixture.setRefusing({ prefix: pkg, status: 503, headers: { 'retry-after': '1' } });
+    setTimeout(() => fixture.setRefusing(null), 1_500);
+    const result = await sync({ url: capabilityList(), dest, useDumps: true, refusalLimitMs: 10_000, proxyEnv: {} });
+    expect(result).toMatchObject({ mode: 'baseline', from: 'dumps', paused: false, failed: 0, created: 12 });
+    expect(fixture.requests.filter((r) => r.path === pkg).length).toBeGreaterThan(1);
+  });
+
   it('is not stopped by a Source that answers between its refusals', async () => {
     const watch = new RefusalWatch(200);
     try {
