@@ -55,14 +55,15 @@ export class ChangeTimeline {
       return;
     }
     // A change dated outside its list's period (§7: a Change List holds the changes from its `from` to its `until`;
-    // the reader reports it) is placed at the nearer end of that period: the lists' order, which their index gives,
-    // is the Source's word on what came after what. Taken by its own date, a deletion in the later list dated before
-    // the earlier list's update of the same resource lost to it, the update's fetch got 404 run after run, and the
-    // failure held the checkpoint back for good.
+    // the reader reports it) is placed at the nearer end of that period for its order: the lists' order, which their
+    // index gives, is the Source's word on what came after what. Taken by its own date, a deletion in the later list
+    // dated before the earlier list's update of the same resource lost to it, the update's fetch got 404 run after
+    // run, and the failure held the checkpoint back for good.
     const placed = this.#from !== null && ms < this.#from ? this.#from : this.#until !== null && ms > this.#until ? this.#until : ms;
-    // New when any moment of the period it names ("2020-01-03": the whole day) is at or after `since`.
-    const end = w3cPeriodEnd(entry.md.datetime!)!;
-    const isNew = (placed === ms ? end : placed) >= this.#since;
+    // New when any moment of the period it names ("2020-01-03": the whole day) is at or after `since`: by its own
+    // datetime still, so that a list whose `from` is later than its entries (a Source that sets it to the time of the
+    // request) does not have every change taken for new on every run.
+    const isNew = w3cPeriodEnd(entry.md.datetime!)! >= this.#since;
     // The undated entries before this one happened at or before it.
     this.#flush(isNew);
     this.#before = placed;
