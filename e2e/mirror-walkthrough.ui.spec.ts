@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { PATHS } from './fixture-source/index.ts';
 import { mirrorSuite } from './mirror-suite.ts';
+import { readFolder } from '../src-main/engine/mirror/folder.ts';
 import { addSource, detail, expectAccessible, fillMirrorForm, mainView, openMirrorForm, resourcesBar } from './ui-helpers.ts';
 
 const RESOURCES = 20;
@@ -400,6 +401,25 @@ test('the deletion policy and the connections can be changed after the mirror is
   await expect(options.getByRole('status')).toHaveText('Saved. The next run uses them.');
   await expect(fact('syncs by itself')).toHaveText(/^every day at 02:00; next at \d{1,2} [A-Z][a-z]{2} \d{4}, 02:00:00$/);
   await expectAccessible(page, 'the Options tab with a time of day');
+
+  // The pause after refusals, from the keyboard: kept in the mirror's folder (as rsdesk keeps it), read back from there.
+  const refusals = options.getByLabel('Pause the run when the Source refuses everything for (seconds)');
+  await expect(refusals).toHaveValue('');
+  await expect(refusals).toHaveAccessibleDescription(/Empty: 1,800 \(30 minutes\); at most 604,800 \(a week\)/);
+  await refusals.focus();
+  await page.keyboard.type('0');
+  await page.keyboard.press('Enter');
+  await expect(options.getByRole('alert')).toContainText('The pause after refusals must be a whole number of seconds from 1 to 604,800 (a week)');
+  await expect(refusals).toHaveAttribute('aria-invalid', 'true');
+  await expectAccessible(page, 'the Options tab with a refused pause after refusals');
+  await refusals.fill('');
+  await page.keyboard.type('900');
+  await page.keyboard.press('Enter');
+  await expect(options.getByRole('status')).toHaveText('Saved. The next run uses them.');
+  await view(page).getByRole('tab', { name: 'Audit' }).click();
+  await view(page).getByRole('tab', { name: 'Options' }).click();
+  await expect(refusals).toHaveValue('900');
+  expect(JSON.stringify(readFolder(folder)?.binding?.settings)).toContain('"refusalLimitMs":900000');
 
   // The Source deletes a resource: the next sync deletes its file, by the new policy.
   suite.fixture.state.change('delete', 1, 6);

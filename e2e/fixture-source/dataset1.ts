@@ -16,6 +16,8 @@ export interface Dataset1Context {
   dumpIndexes?: boolean;
   /** Base of the `rel="duplicate"` locations; default `${base}/mirror`. */
   duplicateBase?: string;
+  /** The packages' manifests leave out their `up` link (a MUST, §11.2/§13.2): a sloppy manifest, found by the reader. */
+  manifestsWithoutUp?: boolean;
 }
 
 const P = PATHS.dataset1;
@@ -130,7 +132,7 @@ export function resourceDumpPackage(ctx: Dataset1Context, part: number): Promise
     const manifest = document(
       'urlset',
       { capability: 'resourcedump-manifest', at, completed: at },
-      [up(ctx)],
+      ctx.manifestsWithoutUp ? [] : [up(ctx)],
       resources.map((r) => {
         const e = resourceEntry(ctx, r);
         return { ...e, md: { ...e.md, path: `/resources/${r.id}.${EXTENSIONS[r.type]}` } };
@@ -265,7 +267,7 @@ export function changeDumpPackage(ctx: Dataset1Context, n: number): Promise<Buil
     const manifest = document(
       'urlset',
       { capability: 'changedump-manifest', from: slice.from, until: slice.until },
-      [up(ctx)],
+      ctx.manifestsWithoutUp ? [] : [up(ctx)],
       slice.records.map((r) => changeEntry(ctx, r, r.change === 'deleted' ? undefined : bitstreamPath(r))),
     );
     const files = slice.records

@@ -38,6 +38,8 @@ export interface FixtureSourceOptions {
   hub?: Partial<Omit<HubOptions, 'url' | 'capabilityListFor'>>;
   /** dataset1's Capability List names the Resource Dump Index and the Change Dump Index instead of the plain dumps. */
   dumpIndexes?: boolean;
+  /** The dump packages' manifests leave out their `up` link (a sloppy manifest; see dataset1.ts). */
+  manifestsWithoutUp?: boolean;
   /** When set, every request must carry exactly this Authorization header value, else 401. */
   auth?: string;
   /** With `auth`: the WebSub hub answers without it (a hub is often another service than the Source). */
@@ -189,7 +191,7 @@ export async function startFixtureSource(options: FixtureSourceOptions = {}): Pr
   const sourceDescriptionUrl = base + (routes.wellKnown ? PATHS.wellKnown : PATHS.sourceDescription);
   const seed = options.seed ?? 1;
   const state = new SourceState({ seed, resources: options.resources ?? 100, changeListSize: options.changeListSize ?? 40, base });
-  const ctx1: d1.Dataset1Context = { base, state, sourceDescriptionUrl, dumpIndexes: options.dumpIndexes ?? false, duplicateBase: options.duplicateBase };
+  const ctx1: d1.Dataset1Context = { base, state, sourceDescriptionUrl, dumpIndexes: options.dumpIndexes ?? false, duplicateBase: options.duplicateBase, manifestsWithoutUp: options.manifestsWithoutUp };
   const ctx2: d2.Dataset2Context = {
     base,
     seed,

@@ -26,7 +26,7 @@ import { auditFileName, type AuditFilter } from '../engine/mirror/audit-report.t
 import { exportAudit } from './audit-export.ts';
 import { readLiveHold } from './live-hold.ts';
 import { nextSyncAt, scheduleText } from './schedule.ts';
-import { inventorySize, isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, setMirrorHeaders, type FolderStatus } from '../engine/mirror/folder.ts';
+import { inventorySize, isMirror, prepareMirror, readBinding, readFailures, readFolder, setMirrorCredentials, setMirrorHeaders, setMirrorRefusalLimit, type FolderStatus } from '../engine/mirror/folder.ts';
 import { normalizeStartUrl } from '../engine/discovery/start-url.ts';
 import { mirrorOrigin, settingsTokenFor } from './settings-token.ts';
 import { parseMap } from '../engine/mirror/local-path.ts';
@@ -220,7 +220,9 @@ export class MirrorService {
     const summary = this.#summary(key, m.options, m.addedAt, folder);
     const runs = (folder.status?.runs ?? []).slice(-200).reverse().map((r) => this.#shown(key, r, folder.status));
     const headers = Object.entries(folder.status?.binding?.settings?.headers ?? {}).map(([name, value]) => ({ name, value }));
-    return { ...summary, runs, access: this.#accessOf(folder.status?.binding ?? null), headers };
+    const refusalLimitMs = folder.status?.binding?.settings?.refusalLimitMs ?? null;
+    const pauseAfterRefusalsSeconds = refusalLimitMs === null ? null : Math.round(refusalLimitMs / 1000);
+    return { ...summary, runs, access: this.#accessOf(folder.status?.binding ?? null), headers, pauseAfterRefusalsSeconds };
   }
 
   /** What the Access tab shows: the scheme, the basic user name, whether the password is kept here; never a secret. */
@@ -408,9 +410,24 @@ export class MirrorService {
     delaySeconds?: number;
     syncEveryHours?: number;
     syncAtMinute?: number | null;
+    pauseAfterRefusalsSeconds?: number | null;
   }): MirrorSummary {
     const key = this.#known(args.path);
     const old = this.#d.store.mirrors.get(key)!;
+    // Kept in the mirror's folder, where rsdesk keeps it too (both then use the one value); written first, so that a
+    // folder that cannot be written leaves the other options unsaved as well, and the form says why.
+    if (args.pauseAfterRefusalsSeconds !== undefined) {
+      const limit = args.pauseAfterRefusalsSeconds;
+      const kept = this.#read(key).status?.binding?.settings?.refusalLimitMs ?? null;
+      if ((limit === null ? null : limit * 1000) !== kept) {
+        if (this.#active.has(key)) throw new MirrorError('This mirror is running: change the pause after refusals when the run has ended.');
+        try {
+          setMirrorRefusalLimit(key, limit === null ? null : limit * 1000);
+        } catch (error) {
+          throw plain(error);
+        }
+      }
+    }
     const options: MirrorOptions = {
       deletePolicy: args.deletePolicy ?? old.options.deletePolicy,
       concurrency: args.concurrency ?? old.options.concurrency,

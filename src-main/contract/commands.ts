@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { basicPasswordProblem, CONTROL, tokenProblem } from './credentials.ts';
 import { FORBIDDEN_HEADERS, HEADER_LIMITS, HEADER_NAME, headerValueProblem, MIRROR_OWN_HEADERS } from './headers.ts';
-import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, MIRROR_LIMITS, TIMEOUT_RANGE, TIMEOUT_SECONDS } from './limits.ts';
+import { CHECK_MAX_DOCUMENTS, CHECK_MAX_DOCUMENTS_RANGE, MIRROR_LIMITS, REFUSAL_RANGE, REFUSAL_SECONDS, TIMEOUT_RANGE, TIMEOUT_SECONDS } from './limits.ts';
 import type { CommandName } from './names.ts';
 import { DELETE_POLICIES, ENTRY_SORT_KEYS, MIRROR_MODES } from './types.ts';
 import { MINUTES_PER_DAY } from './schedule.ts';
@@ -139,6 +139,7 @@ const concurrencyMessage = `Connections must be a whole number from ${MIRROR_LIM
 const delayMessage = `The pause between requests must be from ${MIRROR_LIMITS.delaySeconds.min} to ${MIRROR_LIMITS.delaySeconds.max} seconds`;
 const scheduleMessage = `A scheduled sync must be every whole number of hours up to ${MIRROR_LIMITS.syncEveryHours.max.toLocaleString('en')} (a year), or 0 for none`;
 const timeOfDayMessage = 'A time of day for scheduled syncs must be a whole number of minutes after midnight, from 0 to 1,439 (23:59), or none';
+const refusalMessage = `The pause after refusals must be ${REFUSAL_RANGE}`;
 /** A whole number within `range`, every way it can be wrong said by `message`. */
 const wholeIn = (range: { min: number; max: number }, message: string) => z.number(message).int(message).min(range.min, message).max(range.max, message);
 const mirrorOptions = {
@@ -252,7 +253,14 @@ export const commandArgs = {
     .strict()
     .refine((a) => a.password === undefined || a.user !== undefined, { message: 'Enter the user name', path: ['user'] })
     .refine((a) => a.user === undefined || a.password !== undefined, { message: 'Enter the password', path: ['password'] }),
-  'mirrors.update': z.object({ path: folder, ...mirrorOptions }).strict(),
+  'mirrors.update': z
+    .object({
+      path: folder,
+      ...mirrorOptions,
+      /** Kept in the mirror's folder (not with the app's options); null: the default again. */
+      pauseAfterRefusalsSeconds: wholeIn(REFUSAL_SECONDS, refusalMessage).nullable().optional(),
+    })
+    .strict(),
   /** user and password: the mirror's own basic credentials; both null: it has none of its own any more. */
   'mirrors.setCredentials': z
     .object({ path: folder, user: basicUser.nullable(), password: basicPassword.nullable() })

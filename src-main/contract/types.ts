@@ -378,6 +378,11 @@ export interface MirrorDetail extends MirrorSummary {
   access: MirrorAccess;
   /** Extra request headers sent to the Source's origin (kept in the mirror's folder, in clear: no secrets here). */
   headers: { name: string; value: string }[];
+  /**
+   * How long the Source may refuse every request of a run before the run pauses, in seconds (kept in the mirror's
+   * folder, as `rsdesk sync --pause-after-refusals` keeps it); null: the default, REFUSAL_SECONDS.default.
+   */
+  pauseAfterRefusalsSeconds: number | null;
 }
 
 /**

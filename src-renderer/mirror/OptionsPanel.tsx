@@ -3,10 +3,11 @@ import type { FormEvent } from 'react';
 import type { MirrorDeletePolicy, MirrorDetail } from '../../src-main/contract/types.ts';
 import { errorField, errorMessage } from '../bridge/index.ts';
 import { PolitenessFields } from './PolitenessFields.tsx';
+import { RefusalLimitField } from './RefusalLimitField.tsx';
 import { ScheduleField } from './ScheduleField.tsx';
 import { useUpdateMirror } from './queries.ts';
 
-type Field = 'deletePolicy' | 'concurrency' | 'delaySeconds' | 'syncEveryHours';
+type Field = 'deletePolicy' | 'concurrency' | 'delaySeconds' | 'syncEveryHours' | 'pauseAfterRefusalsSeconds';
 
 /**
  * What the new-mirror form chose, changed later: what happens to the files the Source deletes, how politely the
@@ -21,6 +22,7 @@ export function OptionsPanel({ m, canChange }: { m: MirrorDetail; canChange: boo
   const [delay, setDelay] = useState(String(m.options.delaySeconds));
   const [every, setEvery] = useState(m.options.syncEveryHours);
   const [atMinute, setAtMinute] = useState(m.options.syncAtMinute);
+  const [refusals, setRefusals] = useState(m.pauseAfterRefusalsSeconds === null ? '' : String(m.pauseAfterRefusalsSeconds));
   const [done, setDone] = useState<string | null>(null);
   const field = save.isError ? (errorField(save.error) as Field | null) : null;
   const errorId = `${ids}-error`;
@@ -37,7 +39,15 @@ export function OptionsPanel({ m, canChange }: { m: MirrorDetail; canChange: boo
     event.preventDefault();
     if (save.isPending || !canChange) return;
     save.mutate(
-      { path: m.path, deletePolicy: policy, concurrency: concurrency.trim() === '' ? Number.NaN : Number(concurrency), delaySeconds: delay.trim() === '' ? 0 : Number(delay), syncEveryHours: every, syncAtMinute: atMinute },
+      {
+        path: m.path,
+        deletePolicy: policy,
+        concurrency: concurrency.trim() === '' ? Number.NaN : Number(concurrency),
+        delaySeconds: delay.trim() === '' ? 0 : Number(delay),
+        syncEveryHours: every,
+        syncAtMinute: atMinute,
+        pauseAfterRefusalsSeconds: refusals.trim() === '' ? null : Number(refusals),
+      },
       { onSuccess: () => setDone('Saved. The next run uses them.') },
     );
   }
@@ -57,6 +67,13 @@ export function OptionsPanel({ m, canChange }: { m: MirrorDetail; canChange: boo
         describedBy={describedBy}
       />
       <ScheduleField id={`${ids}-schedule`} value={every} atMinute={atMinute} onChange={edit(setEvery)} onAtMinute={edit(setAtMinute)} />
+      <RefusalLimitField
+        id={`${ids}-refusals`}
+        value={refusals}
+        onChange={edit(setRefusals)}
+        invalid={field === 'pauseAfterRefusalsSeconds'}
+        describedBy={(hint) => describedBy('pauseAfterRefusalsSeconds', hint)}
+      />
       {save.isError && (
         <div className="alert alert-error" role="alert">
           <strong>Not saved.</strong> <span id={errorId}>{errorMessage(save.error)}</span>

@@ -16,6 +16,12 @@ export interface ChangeListsRead {
   begins: { value: string; ms: number } | null;
   /** The latest `until` of the closed lists read (the mirror is in step up to it when every change was applied). */
   closedUntil: number | null;
+  /**
+   * The earliest `from` of a list the index names that was not read (it redirects back to the index, or to a list
+   * read before): its changes may be missing, so the checkpoint must not pass it. -Infinity: such a list gives no
+   * `from` (the checkpoint stays); null: every list named was read.
+   */
+  unreadFrom: number | null;
 }
 
 export interface ReadChangeListsOptions {
@@ -32,6 +38,9 @@ export interface ReadChangeListsOptions {
 
 /** A list an index names, with the times its entry gives; `seq`: its place in the index. */
 type Child = { url: string; from: number | null; fromText?: string; until: number | null; untilEnd: number | null; seq: number };
+
+/** A list that led back to the index or to a list read before (see readChangeLists). */
+class LoopedList extends Error {}
 
 const msOf = (value: string | undefined) => (value ? parseW3cDatetime(value) : null);
 /** An `until` is judged by the end of the period it names ("2020-01-05": the whole day). */
@@ -74,8 +83,10 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
     // at its `until` for ever, every run "in step".
     wanted = await continuations(http, top.summary, closedUntil, o);
   }
+  let unreadFrom: number | null = null;
   if (wanted.length > 0) {
     let repeated = 0;
+    const loops: string[] = [];
     for (const child of wanted) {
       const key = listKey(child.url);
       if (read.has(key)) {
@@ -84,11 +95,33 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
       }
       read.add(key);
       documentUrl = child.url;
+      let landed = child.url;
+      let looped = false;
       const doc = await loadDocument(http, child.url, {
         signal: o.signal,
-        onStart: (head) => timeline.begin(child.from ?? msOf(head.md.from), child.untilEnd ?? endOf(head.md.until)),
+        onResponse: (finalUrl) => void (landed = finalUrl),
+        onStart: (head) => {
+          // A list that redirects back to the index, or to a list read before, is a loop: read as this list, the
+          // index stopped the whole run ("… is not a Change List") and a list read before gave its changes again
+          // under another list's period. Skipped, said, and the checkpoint kept before what it should have listed.
+          if (listKey(landed) !== key && read.has(listKey(landed))) {
+            looped = true;
+            throw new LoopedList();
+          }
+          timeline.begin(child.from ?? msOf(head.md.from), child.untilEnd ?? endOf(head.md.until));
+        },
         onEntry: (entry) => timeline.push(entry),
+      }).catch((err: unknown) => {
+        if (looped && !o.signal?.aborted) return null;
+        throw err;
       });
+      if (doc === null) {
+        loops.push(child.url);
+        const from = child.from ?? -Infinity;
+        if (unreadFrom === null || from < unreadFrom) unreadFrom = from;
+        continue;
+      }
+      read.add(listKey(landed));
       timeline.end();
       if (doc.summary.capability !== 'changelist' || doc.summary.isIndex) {
         throw new Error(`${clip(child.url)}, listed in the Change List Index, is not a Change List`);
@@ -98,6 +131,14 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
       if (until !== null && (closedUntil === null || until > closedUntil)) closedUntil = until;
     }
     if (repeated > 0 && top.summary.isIndex) o.onNote?.(`The Change List Index names a list it names before, or itself, ${repeated} time${repeated === 1 ? '' : 's'}; each list is read once.`);
+    if (loops.length > 0) {
+      const one = loops.length === 1;
+      o.onNote?.(
+        `${one ? 'The Change List' : `${loops.length} Change Lists`} ${clip(loops[0]!)}${one ? '' : ' (the first)'}, named by ${top.summary.isIndex ? `the Change List Index ${clip(url)}` : `the Change List Index the closed list ${clip(url)} links to`}, ` +
+          `redirect${one ? 's' : ''} back to the index or to a list already read, and ${one ? 'was' : 'were'} not read: the changes ${one ? 'it lists' : 'they list'} may be missing, ` +
+          `so the checkpoint stays before ${one ? 'its' : 'their'} period and the next sync asks again.`,
+      );
+    }
   }
   let begins: ChangeListsRead['begins'] = null;
   const topFrom = msOf(top.summary.md.from);
@@ -105,7 +146,7 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
   else {
     for (const child of children) if (child.from !== null && (begins === null || child.from < begins.ms)) begins = { value: child.fromText!, ms: child.from };
   }
-  return { top: top.summary, begins, closedUntil };
+  return { top: top.summary, begins, closedUntil, unreadFrom };
 }
 
 /**

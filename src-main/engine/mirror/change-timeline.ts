@@ -27,6 +27,8 @@ export class ChangeTimeline {
   #before: number | null = null;
   #waiting: Timed[] = [];
   #until: number | null = null;
+  /** The list's own `from`: a change dated before it is placed at it (see push). */
+  #from: number | null = null;
 
   /** `since`: changes before it are old (the checkpoint, or an audit's Resource List `at`). */
   constructor(since: number, emit: (change: Timed) => void) {
@@ -42,6 +44,7 @@ export class ChangeTimeline {
   begin(fromMs: number | null, untilMs: number | null = null): void {
     this.end();
     if (fromMs !== null) this.#before = fromMs;
+    this.#from = fromMs;
     this.#until = untilMs;
   }
 
@@ -51,12 +54,20 @@ export class ChangeTimeline {
       this.#waiting.push({ entry, ms: this.#before, seq: this.#seq++ });
       return;
     }
-    // New when any moment of the period it names ("2020-01-03": the whole day) is at or after `since`.
+    // A change dated outside its list's period (§7: a Change List holds the changes from its `from` to its `until`;
+    // the reader reports it) is placed at the nearer end of that period for its order: the lists' order, which their
+    // index gives, is the Source's word on what came after what. Taken by its own date, a deletion in the later list
+    // dated before the earlier list's update of the same resource lost to it, the update's fetch got 404 run after
+    // run, and the failure held the checkpoint back for good.
+    const placed = this.#from !== null && ms < this.#from ? this.#from : this.#until !== null && ms > this.#until ? this.#until : ms;
+    // New when any moment of the period it names ("2020-01-03": the whole day) is at or after `since`: by its own
+    // datetime still, so that a list whose `from` is later than its entries (a Source that sets it to the time of the
+    // request) does not have every change taken for new on every run.
     const isNew = w3cPeriodEnd(entry.md.datetime!)! >= this.#since;
     // The undated entries before this one happened at or before it.
     this.#flush(isNew);
-    this.#before = ms;
-    if (isNew) this.#emit({ entry, ms, seq: this.#seq++ });
+    this.#before = placed;
+    if (isNew) this.#emit({ entry, ms: placed, seq: this.#seq++ });
   }
 
   /** The list ended: undated entries at its end are new unless the list closed before `since`. */

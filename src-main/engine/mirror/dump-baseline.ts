@@ -8,7 +8,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
-import { parseW3cDatetime, type Entry } from '../documents/index.ts';
+import { parseW3cDatetime, type Entry, type Finding } from '../documents/index.ts';
 import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import { canonicalUri } from './uri.ts';
@@ -50,6 +50,8 @@ export interface DumpBaselineOptions {
   pauseSignal?: AbortSignal;
   phases: Record<string, number>;
   onNote?: (note: string) => void;
+  /** What the reader found against the spec in each package's manifest (manifestDocument names it). */
+  onFindings?: (document: string, findings: Finding[]) => void;
   /** See SyncOptions.allowMassDelete. */
   allowMassDelete?: boolean | number;
   onListed?: (n: number) => void;
@@ -320,8 +322,16 @@ async function dryRunPackage(o: DumpBaselineOptions, pkg: DumpPackage, count: (l
   }
 }
 
-/** Says what a package held besides its bitstreams: refused ZIP entries, files the manifest does not name, a copy that differs. */
-export function notePackage(o: { onNote?: (note: string) => void }, loc: string, report: PackageReport): void {
+/** How a package's manifest is named among a run's findings: it has no URL of its own. */
+export const manifestDocument = (loc: string) => `${loc} (its manifest.xml)`;
+
+/**
+ * Says what a package held besides its bitstreams: refused ZIP entries, files the manifest does not name, a copy that
+ * differs; and hands on what its manifest breaks of the spec, as the lists' findings are (before, a sloppy manifest's
+ * findings were dropped: a dump run reported none).
+ */
+export function notePackage(o: { onNote?: (note: string) => void; onFindings?: (document: string, findings: Finding[]) => void }, loc: string, report: PackageReport): void {
+  o.onFindings?.(manifestDocument(loc), report.manifest.findings);
   const named = new Set(report.outcomes.filter((x) => x.status === 'failed').map((x) => x.entry.zipName));
   const refused = report.refusedZipEntries.filter((r) => !named.has(r.name.normalize('NFC')));
   if (refused.length > 0 || report.refusedLeftOut > 0) {

@@ -9,7 +9,7 @@ import { clip } from '../clip.ts';
 import { w3cPeriodEnd } from '../documents/datetime.ts';
 import { canonicalUri } from './uri.ts';
 import { CLOCK_SLACK_MS, newAfter } from './change-timeline.ts';
-import { parseW3cDatetime, type Entry } from '../documents/index.ts';
+import { parseW3cDatetime, type Entry, type Finding } from '../documents/index.ts';
 import type { Http } from '../http/client.ts';
 import { loadDocument } from '../load.ts';
 import type { Applier } from './apply.ts';
@@ -39,6 +39,8 @@ export interface DumpIncrementalOptions {
   pauseSignal?: AbortSignal;
   phases: Record<string, number>;
   onNote?: (note: string) => void;
+  /** What the reader found against the spec in each package's manifest. */
+  onFindings?: (document: string, findings: Finding[]) => void;
   /** Notes the describedby links of the changed resources, and removes the metadata of deleted ones. */
   metadata?: MetadataFetcher;
   /** Whether a Change List will fetch what a package that cannot be had holds (then its failure is only a note). */

@@ -49,7 +49,8 @@ export interface Fetched {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const CENTURY_MS = 100 * 365.25 * 86_400_000;
-const RETRY_STATUSES = new Set([429, 502, 503, 504]);
+/** Answers a request is tried again after (watched-http.ts too). */
+export const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 
 export class FetchFailure extends Error {
   constructor(message: string) {
@@ -248,7 +249,7 @@ export class Fetcher {
   }
 }
 
-function retriable(err: NetworkError): boolean {
+export function retriable(err: NetworkError): boolean {
   // A proxy that could not reach the Source (502, 503, 504) may next time; one that wants credentials will not.
   if (err instanceof ProxyError) return err.status >= 500;
   return err.code === 'timeout' || err.code === 'reset' || err.code === 'network' || err.code === 'refused';

@@ -102,6 +102,14 @@ export function setMirrorHeaders(dest: string, headers: Record<string, string>):
   return changeBinding(dest, (binding, origin) => ({ ...binding, settings: mergeSettings(binding.settings, origin, { headers }) }));
 }
 
+/**
+ * Sets how long the Source may refuse every request of a run before it pauses (`rsdesk sync --pause-after-refusals`),
+ * without a run; null: the default again.
+ */
+export function setMirrorRefusalLimit(dest: string, ms: number | null): Binding {
+  return changeBinding(dest, (binding, origin) => ({ ...binding, settings: mergeSettings(binding.settings, origin, { refusalLimitMs: ms }) }));
+}
+
 /** The binding changed by `change`, under the folder's lock. */
 function changeBinding(dest: string, change: (binding: Binding, origin: string) => Binding): Binding {
   if (!isMirror(dest)) throw new SyncError(`${dest} is not a mirror.`);

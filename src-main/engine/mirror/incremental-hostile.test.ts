@@ -2,7 +2,7 @@
 // must still come out right (the files, the checkpoint, the run's result) when the Source, or the mirror's own past,
 // does something unusual.
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -146,6 +146,25 @@ describe('a Change List Index', () => {
     expect(checkpoint()).toBe('2020-01-02T00:00:00.000Z');
     expect(requests.slice(mark).filter((p) => p === '/cl1.xml')).toHaveLength(1);
     expect(notes.join('\n')).toMatch(/The Change List Index names a list it names before, or itself, 301 times; each list is read once/);
+  });
+
+  it('whose later list dates a change before its own from (backwards across lists): the lists\' order wins, not that datetime', async () => {
+    // Before, the deletion in the second list, dated before the first list's update of the same resource, lost to it
+    // by its datetime: the update was fetched, got 404, and that failure held the checkpoint back on every run.
+    source({ '/a': 'A' });
+    const index = (entries: string) => `<?xml version="1.0"?>\n<sitemapindex ${NS}><rs:md capability="changelist" from="2020-01-01T00:00:00Z"/>${entries.replaceAll('<url>', '<sitemap>').replaceAll('</url>', '</sitemap>')}</sitemapindex>`;
+    files.set('/cap.xml', urlset('capability="capabilitylist"', url('/rl.xml', 'capability="resourcelist"') + url('/cli.xml', 'capability="changelist"')));
+    expect(await run()).toMatchObject({ mode: 'baseline', created: 1 });
+    files.delete('/a');
+    files.set('/cl1.xml', urlset('capability="changelist" from="2020-01-01T00:00:00Z" until="2020-01-10T00:00:00Z"', url('/a', fixity('A2', 'change="updated" datetime="2020-01-09T00:00:00Z"'))));
+    files.set('/cl2.xml', urlset('capability="changelist" from="2020-01-10T00:00:00Z"', url('/a', 'change="deleted" datetime="2020-01-05T00:00:00Z"')));
+    files.set('/cli.xml', index(url('/cl1.xml', 'from="2020-01-01T00:00:00Z" until="2020-01-10T00:00:00Z"') + url('/cl2.xml', 'from="2020-01-10T00:00:00Z"')));
+    const result = await run({ deletePolicy: 'delete' });
+    expect(result).toMatchObject({ mode: 'incremental', deleted: 1, failed: 0 });
+    expect(existsSync(file('a'))).toBe(false);
+    // The reader's finding says what the Source got wrong; the checkpoint moves to where the deletion was placed.
+    expect(result.findings.map((f) => f.code)).toContain('datetime-out-of-range');
+    expect(checkpoint()).toBe('2020-01-10T00:00:00.000Z');
   });
 });
 

@@ -50,6 +50,8 @@ export interface IncrementalResult {
   begins: { value: string; ms: number } | null;
   /** When the lists were read (epoch ms). */
   readAt: number;
+  /** A list the index names could not be read (a loop): the mirror is not in step with what was read. */
+  listSkipped?: boolean;
 }
 
 export async function runIncremental(o: IncrementalOptions): Promise<IncrementalResult> {
@@ -136,7 +138,7 @@ async function incremental(o: IncrementalOptions, t0: number, since: number, las
   o.applier.failUnlisted(moreBad);
   await o.applier.finish();
   // Paused: the changes not started are after the checkpoint still; a resumed run skips what this one applied.
-  if (o.pauseSignal?.aborted) return { changes: considered, checkpoint: o.checkpoint, begins, readAt: t0 };
+  if (o.pauseSignal?.aborted) return { changes: considered, checkpoint: o.checkpoint, begins, readAt: t0, listSkipped: read.unreadFrom !== null };
 
   // The new checkpoint: the latest change applied, but never past a failed one.
   // Entries that break the spec (bad) fail for good: waiting for them would hold the mirror back forever.
@@ -157,6 +159,9 @@ async function incremental(o: IncrementalOptions, t0: number, since: number, las
     latest = Math.max(since, t0);
   }
   if (earliestFailed !== Infinity && earliestFailed <= latest) latest = since;
+  // A list of the index that could not be read (a loop, change-lists.ts): its changes may be missing, so the
+  // checkpoint goes no further than where its period begins (its changes at that instant are asked again).
+  if (read.unreadFrom !== null && latest > read.unreadFrom) latest = Math.max(since, read.unreadFrom);
   const checkpoint = latest === since ? o.checkpoint : { at: new Date(latest).toISOString(), from: o.changeListUrl };
-  return { changes: considered, checkpoint, begins, readAt: t0 };
+  return { changes: considered, checkpoint, begins, readAt: t0, listSkipped: read.unreadFrom !== null };
 }

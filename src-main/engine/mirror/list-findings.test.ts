@@ -8,6 +8,7 @@ import { SLOPPY, startFixtureSource, type FixtureSource } from '../../../e2e/fix
 import { ListFindings, MAX_RUN_FINDINGS } from './list-findings.ts';
 import { MirrorState, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
+import { runsCommand } from '../../cli/mirror-commands.ts';
 
 let fixture: FixtureSource;
 let dest: string;
@@ -88,5 +89,27 @@ describe('what the lists break reaches the run', () => {
     } finally {
       state.close();
     }
+  });
+
+  it("a dump run reports and journals what its packages' manifests break, each under its package", async () => {
+    await fixture.close();
+    fixture = await startFixtureSource({ resources: 10, changeListSize: 4, manifestsWithoutUp: true });
+    const P = fixture.paths.dataset1;
+    const first = await sync({ url: fixture.url + P.capabilityList, dest, proxyEnv: {}, useDumps: true });
+    expect(first).toMatchObject({ mode: 'baseline', from: 'dumps', failed: 0 });
+    const manifests = first.findings.filter((f) => f.code === 'missing-up').map((f) => f.document);
+    expect(manifests).toEqual([1, 2].map((n) => `${fixture.url}${P.resourceDumpPackage(n)} (its manifest.xml)`));
+    expect(journal()[0]!.findings).toEqual(first.findings);
+    expect(journal()[0]!.findingCount).toBe(first.findingCount);
+
+    fixture.change('update', 4);
+    const second = await sync({ dest, proxyEnv: {}, useDumps: true });
+    expect(second).toMatchObject({ mode: 'incremental', from: 'dumps', failed: 0 });
+    // The closed list of the changes after the baseline is the third: its package holds them.
+    expect(second.findings.filter((f) => f.code === 'missing-up').map((f) => f.document)).toEqual([`${fixture.url}${P.changeDumpPackage(3)} (its manifest.xml)`]);
+    expect(journal()[1]!.findings).toEqual(second.findings);
+    let out = '';
+    runsCommand({ dest, json: false }, { out: (t) => void (out += t), err: () => {} });
+    expect(out).toContain(`Error: ${fixture.url}${P.changeDumpPackage(3)} (its manifest.xml) line `);
   });
 });

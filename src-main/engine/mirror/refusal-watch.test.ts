@@ -105,6 +105,43 @@ describe('a Source that refuses everything', () => {
     expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'interrupted', message: again.pausedBecause });
   });
 
+  it('watches the list requests too: a Change List refused with Retry-After is asked again, then the run pauses at the limit and resumes', async () => {
+    expect(await sync({ url: capabilityList(), dest, proxyEnv: {} })).toMatchObject({ mode: 'baseline', failed: 0 });
+    const checkpoint = readFolder(dest)!.checkpoint?.at;
+    fixture.change('update', 3);
+    // Before, the first 503 was the answer: "Some Sources do so when no change is listed", the run completed.
+    fixture.setRefusing({ prefix: '/dataset1/changelist', status: 503, headers: { 'retry-after': '1' } });
+    const t0 = Date.now();
+    const first = await sync({ dest, refusalLimitMs: 1_500, proxyEnv: {} });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(first).toMatchObject({ mode: 'incremental', paused: true, updated: 0 });
+    expect(first.pausedBecause).toMatch(/^Paused: the Source refused all \d+ requests of the last 1.5 s \(since \d\d:\d\d UTC\); its last answer was HTTP 503 \(Service Unavailable\), asking to wait 1 s \(Retry-After\)\. What was verified is kept; run the sync again /);
+    // Asked again while the limit ran, not once.
+    expect(fixture.requests.filter((r) => r.path === fixture.paths.dataset1.changeListIndex).length).toBeGreaterThan(1);
+    expect(runs().at(-1)).toMatchObject({ status: 'interrupted', message: first.pausedBecause });
+    expect(readFolder(dest)!.checkpoint?.at).toBe(checkpoint);
+
+    fixture.setRefusing(null);
+    const second = await sync({ dest, proxyEnv: {} });
+    expect(second).toMatchObject({ mode: 'incremental', resumed: true, paused: false, failed: 0, updated: 3 });
+  });
+
+  it('a Resource List refused for a while, then served: the baseline waits for it and completes', async () => {
+    fixture.setRefusing({ prefix: fixture.paths.dataset1.resourceList, status: 429, headers: { 'retry-after': '1' } });
+    setTimeout(() => fixture.setRefusing(null), 1_500);
+    const result = await sync({ url: capabilityList(), dest, refusalLimitMs: 10_000, proxyEnv: {} });
+    expect(result).toMatchObject({ mode: 'baseline', paused: false, failed: 0, created: 12 });
+  });
+
+  it("a dump's package refused for a while, then served: the package is asked again and applied, not failed", async () => {
+    const pkg = fixture.paths.dataset1.resourceDumpPackage(1);
+    fixture.setRefusing({ prefix: pkg, status: 503, headers: { 'retry-after': '1' } });
+    setTimeout(() => fixture.setRefusing(null), 1_500);
+    const result = await sync({ url: capabilityList(), dest, useDumps: true, refusalLimitMs: 10_000, proxyEnv: {} });
+    expect(result).toMatchObject({ mode: 'baseline', from: 'dumps', paused: false, failed: 0, created: 12 });
+    expect(fixture.requests.filter((r) => r.path === pkg).length).toBeGreaterThan(1);
+  });
+
   it('is not stopped by a Source that answers between its refusals', async () => {
     const watch = new RefusalWatch(200);
     try {

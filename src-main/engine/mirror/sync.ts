@@ -42,6 +42,7 @@ import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, unbo
 import { tidyState } from './reclaim.ts';
 import { pausedMessage, RefusalWatch } from './refusal-watch.ts';
 import { ListFindings } from './list-findings.ts';
+import { WatchedHttp } from './watched-http.ts';
 import { REFUSAL_SECONDS } from '../../contract/limits.ts';
 
 export type SyncMode = 'auto' | 'baseline' | 'incremental';
@@ -213,7 +214,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   const lock = acquireLock(stateDir, 'rsdesk sync', dest);
   if (lock.tookOver) options.onNote?.(`Took over the lock left by process ${lock.tookOver.pid}, which is no longer running.`);
   const state = openLocked(lock, () => new MirrorState(stateDir));
-  let http: Http | null = null;
+  let http: WatchedHttp | null = null;
   try {
     const interrupted = state.markInterrupted();
     const t0 = Date.now();
@@ -268,7 +269,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     } catch (err) {
       throw err instanceof SettingsError ? new SyncError(err.message) : err;
     }
-    http = new Http({
+    http = new WatchedHttp({
       sourceHeaders: sourceHeadersOf(settings, credentials),
       timeoutMs: settings.timeoutMs ?? undefined,
       userAgent: options.userAgent,
@@ -383,6 +384,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     // A Source refusing everything pauses the run, as a person's pause does, once it has for the mirror's limit.
     const watch = new RefusalWatch(settings.refusalLimitMs ?? REFUSAL_SECONDS.default * 1000);
     options = { ...options, pauseSignal: options.pauseSignal ? AbortSignal.any([options.pauseSignal, watch.signal]) : watch.signal };
+    // The lists (and a dump's packages) are watched too: a Source refusing them is waited out up to the same limit.
+    http.watchWith(watch);
     const fetcher = new Fetcher({
       watch,
       concurrency: settings.concurrency ?? undefined,
@@ -474,7 +477,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         if (mode === 'baseline' && dumps.listing !== null) {
           const result = await runDumpBaseline({
             http, applier, state, stateDir, dumpUrl: dumps.url!, runId: run?.id ?? null, dryRun, signal: options.signal, pauseSignal: options.pauseSignal, phases,
-            onNote: options.onNote, onListed: (n) => onListed(n), listing: dumps.listing, allowMassDelete: options.allowMassDelete, metadata, readAheadFrom: options.dumpReadAheadFrom, quickDownloadSeconds: options.dumpQuickDownloadSeconds,
+            onNote: options.onNote, onFindings, onListed: (n) => onListed(n), listing: dumps.listing, allowMassDelete: options.allowMassDelete, metadata, readAheadFrom: options.dumpReadAheadFrom, quickDownloadSeconds: options.dumpQuickDownloadSeconds,
             onPackageBytes: (done, total) => {
               packageBytes = { done, total };
               report();
@@ -491,7 +494,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
           applier.repeatable = true;
           const result = await runDumpIncremental({
             http, applier, state, stateDir, dumpUrl: dumps.url!, listing: dumps.listing, checkpoint: checkpoint!, runId: run?.id ?? null, dryRun,
-            signal: options.signal, pauseSignal: options.pauseSignal, phases, onNote: options.onNote, changeListCovers: binding.changeListUrl !== null, metadata,
+            signal: options.signal, pauseSignal: options.pauseSignal, phases, onNote: options.onNote, onFindings, changeListCovers: binding.changeListUrl !== null, metadata,
             onListed: (n) => onListed(n), room: reserve ?? undefined,
           });
           listed = result.changes;
@@ -575,6 +578,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       throw err instanceof SyncError ? err : new SyncError(message);
     } finally {
       applier.close();
+      http.watchWith(null);
       watch.close();
       await fetcher.close();
     }
@@ -588,7 +592,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       afterIncremental(state, {
         result: listsRead,
         checkpointMs: parseW3cDatetime(checkpoint!.at) ?? 0,
-        complete: status === 'completed' && applier.retriableFailures === 0,
+        complete: status === 'completed' && applier.retriableFailures === 0 && !listsRead.listSkipped,
         dryRun,
         onNote: options.onNote,
       });

@@ -39,6 +39,8 @@ export interface DumpListing {
   notes: string[];
 }
 
+const DUMP_WORDS: Record<DumpKind, string> = { resourcedump: 'Resource Dump', changedump: 'Change Dump' };
+
 const ms = (value: string | undefined): number | undefined => (value === undefined ? undefined : (parseW3cDatetime(value) ?? undefined));
 
 /**
@@ -71,7 +73,8 @@ export async function dumpPackages(http: Http, url: string, options: { signal?: 
   if (!doc.summary.isIndex) for (const p of collect(top, url)) packages.push(p);
   else {
     // Entries of an index are its child Dumps, not packages.
-    const read = new Set([listKey(url), listKey(doc.finalUrl)]);
+    const own = new Set([listKey(url), listKey(doc.finalUrl)]);
+    const read = new Set(own);
     let repeatedChildren = 0;
     for (const { loc: child } of top) {
       const key = listKey(child);
@@ -81,11 +84,19 @@ export async function dumpPackages(http: Http, url: string, options: { signal?: 
       }
       read.add(key);
       const entries: Entry[] = [];
+      let landed = child;
       try {
-        const childDoc = await loadDocument(http, child, { signal: options.signal, onEntry: (entry) => void entries.push(entry) });
-        if (childDoc.summary.capability !== kind || childDoc.summary.isIndex) {
+        const childDoc = await loadDocument(http, child, { signal: options.signal, onResponse: (finalUrl) => void (landed = finalUrl), onEntry: (entry) => void entries.push(entry) });
+        const landedKey = listKey(landed);
+        if (landedKey !== key && read.has(landedKey)) {
+          // A loop: read as this Dump, the index (or a Dump read before) gave nothing of what this one lists.
+          problems.push(`${clip(child)}, named by the ${DUMP_WORDS[kind]} Index, redirects back to ${own.has(landedKey) ? 'the index' : `${clip(landed)}, read before`}; its packages were not read`);
+        } else if (childDoc.summary.capability !== kind || childDoc.summary.isIndex) {
           problems.push(`${clip(child)} is listed in the ${kind} index but is a ${childDoc.summary.capability}${childDoc.summary.isIndex ? ' index' : ''}; its entries were not used`);
-        } else for (const p of collect(entries, child)) packages.push(p);
+        } else {
+          read.add(landedKey);
+          for (const p of collect(entries, child)) packages.push(p);
+        }
       } catch (err) {
         problems.push(`${clip(child)} could not be read: ${(err as Error).message}`);
       }
