@@ -408,6 +408,14 @@ test('the entries grid works from the keyboard: one Tab stop, arrows between cel
   await expect(detail(page).locator('.detail-title')).toBeFocused();
   await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('#1');
   await expect(selectedRow).toHaveAttribute('aria-rowindex', '2');
+
+  // A click on a cell selects its row and makes that cell the Tab stop, focused; the keys go on from there.
+  await dataRows(page).nth(2).locator('[role=gridcell]').nth(2).click();
+  await expect(selectedRow).toHaveAttribute('aria-rowindex', '4');
+  await expect.poll(focusedCell).toEqual({ role: 'gridcell', row: '4', col: '3' });
+  await expect(grid.locator('[tabindex="0"]')).toHaveAttribute('aria-colindex', '3');
+  await page.keyboard.press('ArrowDown');
+  await expect.poll(focusedCell).toEqual({ role: 'gridcell', row: '5', col: '3' });
 });
 
 test('one h1, landmarks for the panes, and a skip link to the entries', async ({ page }) => {

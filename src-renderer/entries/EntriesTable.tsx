@@ -306,13 +306,12 @@ function Table({ url, doc }: { url: string; doc: DocumentView }) {
                     onClick={
                       entry
                         ? (event) => {
-                            // The clicked cell becomes the Tab stop, and has the focus.
+                            // The clicked cell becomes the Tab stop (the click gave it the focus already).
                             const cell = (event.target as HTMLElement).closest<HTMLElement>('[data-cell]');
                             if (cell) setColumn(Number(cell.dataset.cell!.split(':')[1]));
                             setInHeader(false);
                             setPendingRow(null);
                             selectEntry({ url, index: entry.index, row: item.index });
-                            focusWanted.current = true;
                           }
                         : undefined
                     }
