@@ -294,52 +294,128 @@ test('columns resize with the mouse and the keyboard; datetimes are never cut; a
   await expect(first).toHaveText(PATHS.dataset1.capabilityList.slice(1));
 });
 
-test('the entries grid works from the keyboard, with the active row announced and a visible focus ring', async ({ page }) => {
+test('the entries grid works from the keyboard: one Tab stop, arrows between cells, a visible focus ring', async ({ page }) => {
   await openApp(page);
   await open(page, PATHS.dataset2.capabilityList, PATHS.dataset2.resourceListIndex, PATHS.dataset2.resourceListPart(2));
   const grid = entriesTable(page);
   await expect(grid).toHaveAttribute('aria-rowcount', String(ENTRIES + 1));
   await expect(dataRows(page).first()).toHaveAttribute('aria-rowindex', '2');
   const selectedRow = grid.locator('[role=row][aria-selected=true]');
-  const active = async () => {
-    const id = await grid.getAttribute('aria-activedescendant');
-    expect(id).toBeTruthy();
-    return page.locator(`[id="${id}"]`);
-  };
   const selectedNumber = async () => Number(await selectedRow.locator('.c-index').textContent());
+  /** The focused cell: its row's aria-rowindex and its aria-colindex. */
+  const focusedCell = () =>
+    page.evaluate(() => {
+      const cell = document.activeElement as HTMLElement;
+      return { role: cell.getAttribute('role'), row: cell.closest('[role=row]')?.getAttribute('aria-rowindex') ?? null, col: cell.getAttribute('aria-colindex') };
+    });
+  const columns = await grid.getByRole('columnheader').count();
+  expect(columns).toBe(6);
 
+  // One Tab stop in the whole grid: once it had one per sortable column and one per column's resizer.
+  await expect(grid.locator('[tabindex="0"]')).toHaveCount(1);
+  await expect(grid.locator('button:not([tabindex="-1"]), [role=separator]:not([tabindex="-1"])')).toHaveCount(0);
+  await page.getByLabel('Filter by URI').focus();
+  const tabStops: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    await page.keyboard.press('Tab');
+    tabStops.push(await page.evaluate(() => (document.activeElement?.closest('[role=grid]') ? 'grid' : 'outside')));
+  }
+  expect(tabStops.filter((t) => t === 'grid')).toHaveLength(1);
+  await expect(grid.locator('[tabindex="0"]')).toHaveCount(1);
+
+  // Focus given to the grid (the skip link does so) goes on to its Tab stop: the first cell of the first row.
   await grid.focus();
+  expect(await focusedCell()).toEqual({ role: 'gridcell', row: '2', col: '1' });
   await page.keyboard.press('ArrowDown');
   await expect(selectedRow).toHaveAttribute('aria-rowindex', '2');
   await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('#1');
   await page.keyboard.press('ArrowDown');
   await page.keyboard.press('ArrowDown');
   await expect(selectedRow).toHaveAttribute('aria-rowindex', '4');
-  expect(await (await active()).getAttribute('aria-rowindex')).toBe('4');
-  // The ring is drawn on the active row.
-  const outline = await (await active()).evaluate((el) => getComputedStyle(el).outlineStyle + ' ' + getComputedStyle(el).outlineWidth);
+  await expect.poll(focusedCell).toEqual({ role: 'gridcell', row: '4', col: '1' });
+  // The ring is drawn on the active row, and on the focused cell.
+  const outline = await selectedRow.evaluate((el) => getComputedStyle(el).outlineStyle + ' ' + getComputedStyle(el).outlineWidth);
   expect(outline).toBe('solid 2px');
+  expect(await page.evaluate(() => getComputedStyle(document.activeElement!).boxShadow)).toMatch(/inset/);
   await page.keyboard.press('ArrowUp');
   await expect(selectedRow).toHaveAttribute('aria-rowindex', '3');
 
-  // PageDown moves by what the viewport shows, PageUp back.
+  // Left and Right go from cell to cell of the row, Home and End to its first and last; the selection stays.
+  await page.keyboard.press('ArrowRight');
+  await expect.poll(focusedCell).toEqual({ role: 'gridcell', row: '3', col: '2' });
+  await page.keyboard.press('End');
+  await expect.poll(focusedCell).toEqual({ role: 'gridcell', row: '3', col: String(columns) });
+  await page.keyboard.press('ArrowRight');
+  await expect.poll(focusedCell).toEqual({ role: 'gridcell', row: '3', col: String(columns) });
+  await page.keyboard.press('Home');
+  await expect.poll(focusedCell).toEqual({ role: 'gridcell', row: '3', col: '1' });
+  await expect(selectedRow).toHaveAttribute('aria-rowindex', '3');
+  await expectAccessible(page, 'the entries grid with a focused cell');
+  await page.keyboard.press('ArrowRight');
+  await page.screenshot({ path: test.info().outputPath('grid-cell-focus.png') });
+  await page.keyboard.press('ArrowLeft');
+
+  // PageDown moves by what the viewport shows, PageUp back; the column stays.
+  await page.keyboard.press('ArrowRight');
   const rowsShown = await grid.evaluate((el) => Math.floor((el.clientHeight - 28) / 26) - 1);
   expect(rowsShown).toBeGreaterThan(3);
   await page.keyboard.press('PageDown');
   await expect.poll(selectedNumber).toBe(2 + rowsShown);
+  await expect.poll(focusedCell).toEqual({ role: 'gridcell', row: String(3 + rowsShown), col: '2' });
   await page.keyboard.press('PageUp');
   await expect.poll(selectedNumber).toBe(2);
 
-  // End goes to the last entry, whose page is fetched on the way; Home back to the first.
-  await page.keyboard.press('End');
+  // Ctrl+End goes to the last entry, whose page is fetched on the way; Ctrl+Home back to the first.
+  await page.keyboard.press('Control+End');
   await expect.poll(selectedNumber).toBe(ENTRIES);
   await expect(selectedRow).toHaveAttribute('aria-rowindex', String(ENTRIES + 1));
   await expect(detail(page).getByRole('heading', { level: 2 })).toContainText(`#${ENTRIES.toLocaleString('en-US').replace(',', '')}`);
-  await expect(await active()).toBeInViewport();
-  await page.keyboard.press('Home');
+  await expect.poll(focusedCell).toEqual({ role: 'gridcell', row: String(ENTRIES + 1), col: '2' });
+  await expect(page.locator(':focus')).toBeInViewport();
+  await page.keyboard.press('Control+Home');
   await expect.poll(selectedNumber).toBe(1);
-  await expect(await active()).toBeInViewport();
-  await expect(grid).toBeFocused();
+  await expect(page.locator(':focus')).toBeInViewport();
+
+  // Up from the first row: the header. Enter sorts by the focused column; Down goes back to the selected row.
+  await page.keyboard.press('ArrowUp');
+  await expect.poll(focusedCell).toEqual({ role: 'columnheader', row: '1', col: '2' });
+  await expect(page.locator(':focus')).toHaveAccessibleDescription('Enter sorts by this column; F2 resizes it.');
+  await expect(page.locator(':focus')).toHaveAttribute('aria-sort', 'none');
+  await page.keyboard.press('Enter');
+  await expect(page.locator(':focus')).toHaveAttribute('aria-sort', 'ascending');
+  await page.keyboard.press('Enter');
+  await expect(page.locator(':focus')).toHaveAttribute('aria-sort', 'descending');
+  await expect(grid.locator('[tabindex="0"]')).toHaveCount(1);
+  // F2 reaches the column's resizer, Escape comes back to its header cell.
+  await page.keyboard.press('F2');
+  const separator = page.getByRole('separator', { name: 'Resize column loc' });
+  await expect(separator).toBeFocused();
+  const width = Number(await separator.getAttribute('aria-valuenow'));
+  await page.keyboard.press('ArrowRight');
+  await expect(separator).toHaveAttribute('aria-valuenow', String(width + 16));
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Escape');
+  await expect.poll(focusedCell).toEqual({ role: 'columnheader', row: '1', col: '2' });
+  // Back to the order by #; a new order drops the selection, so Down goes to the first row.
+  await page.keyboard.press('Home');
+  await page.keyboard.press('Enter');
+  await expect(page.locator(':focus')).toHaveAttribute('aria-sort', 'ascending');
+  await page.keyboard.press('ArrowDown');
+  await expect.poll(focusedCell).toEqual({ role: 'gridcell', row: '2', col: '1' });
+
+  // Enter opens the entry: its detail's title takes the focus.
+  await page.keyboard.press('Enter');
+  await expect(detail(page).locator('.detail-title')).toBeFocused();
+  await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('#1');
+  await expect(selectedRow).toHaveAttribute('aria-rowindex', '2');
+
+  // A click on a cell selects its row and makes that cell the Tab stop, focused; the keys go on from there.
+  await dataRows(page).nth(2).locator('[role=gridcell]').nth(2).click();
+  await expect(selectedRow).toHaveAttribute('aria-rowindex', '4');
+  await expect.poll(focusedCell).toEqual({ role: 'gridcell', row: '4', col: '3' });
+  await expect(grid.locator('[tabindex="0"]')).toHaveAttribute('aria-colindex', '3');
+  await page.keyboard.press('ArrowDown');
+  await expect.poll(focusedCell).toEqual({ role: 'gridcell', row: '5', col: '3' });
 });
 
 test('one h1, landmarks for the panes, and a skip link to the entries', async ({ page }) => {
@@ -360,7 +436,8 @@ test('one h1, landmarks for the panes, and a skip link to the entries', async ({
   await expect(skip).toBeFocused();
   await expect(skip).toBeInViewport();
   await fresh.keyboard.press('Enter');
-  await expect(entriesTable(fresh)).toBeFocused();
+  // The grid passes the focus on to its one Tab stop, a cell of its active row.
+  await expect(entriesTable(fresh).locator('[role=gridcell]:focus')).toHaveCount(1);
   await fresh.close();
 });
 

@@ -363,6 +363,10 @@ test('the deletion policy and the connections can be changed after the mirror is
   // As the policy's words below: no run lists what the Source deleted, an audit does (it said "listed in each run").
   await expect(fact('deletions')).toHaveText('kept (an audit lists them)');
   await expect(fact('syncs by itself')).toHaveText('no: only when you click Sync now (Options sets a schedule)');
+  // The list says nothing of a schedule the mirror does not have.
+  const item = page.getByRole('list', { name: 'Mirrors' }).getByRole('button', { name: /^options-/ });
+  await expect(item).toContainText('Baseline completed');
+  await expect(item.locator('.mirror-next')).toHaveCount(0);
 
   await view(page).getByRole('tab', { name: 'Options' }).click();
   const options = view(page).getByRole('form', { name: 'Options of this mirror' });
@@ -390,6 +394,14 @@ test('the deletion policy and the connections can be changed after the mirror is
   await expect(fact('deletions')).toHaveText('deleted');
   await expect(fact('connections')).toHaveText('2');
   await expect(fact('syncs by itself')).toHaveText(/^every 6 hours; next at \d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2}:\d{2}$/);
+  // The list says it too, in words relative to now, the exact time in its title; whole at 1024 px.
+  await expect(item.locator('.mirror-next')).toHaveText('Next sync in 6 hours');
+  await expect(item.locator('.mirror-next')).toHaveAttribute('title', /^Next scheduled sync: \d{1,2} [A-Z][a-z]{2} \d{4}, /);
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await expect(item.locator('.mirror-next')).toBeVisible();
+  expect(await item.locator('.mirror-next').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+  await page.screenshot({ path: test.info().outputPath('mirror-list-1024.png') });
+  await page.setViewportSize({ width: 1400, height: 900 });
   await expectAccessible(page, 'the Options tab, saved');
   // Every night at a time: the time field is there only for whole days, and the mirror says the time it keeps.
   await expect(options.getByLabel('Time of day')).toHaveCount(0);

@@ -116,6 +116,32 @@ test('PageDown moves by a screen; the focused item keeps the focus when scrolled
   await expect(detail(page).getByRole('heading', { level: 2 })).toContainText('Resource List');
 });
 
+test('PageDown and PageUp move by the rows the viewport shows, measured, at a font twice as large', async ({ page }) => {
+  test.setTimeout(180_000);
+  await openIndex(page);
+  // Text at 200 %: every row of the tree grows to twice its height or more (they once were taken to be 40 px each).
+  await page.addStyleTag({ content: '[role=tree] * { font-size: 26px !important; line-height: 1.3 !important; }' });
+  const first = treeItem(page, PATHS.dataset2.resourceListPart(1));
+  await first.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+  await first.focus();
+  const rowOf = (n: number) => treeItem(page, PATHS.dataset2.resourceListPart(n)).locator(':scope > .tree-row');
+  const height = await page.locator('.tree-box').evaluate((box) => box.clientHeight);
+  expect(await rowOf(1).evaluate((el) => el.getBoundingClientRect().height)).toBeGreaterThan(60);
+
+  await page.keyboard.press('PageDown');
+  await expect(page.locator('[role=treeitem]:focus')).not.toHaveAttribute('aria-posinset', '1');
+  const after = Number((await focusedItem(page)).posinset);
+  // From the first part's top to the focused part's bottom is one viewport at most; one part more would not fit.
+  const top = await rowOf(1).evaluate((el) => el.getBoundingClientRect().top);
+  expect((await rowOf(after).evaluate((el) => el.getBoundingClientRect().bottom)) - top).toBeLessThanOrEqual(height);
+  expect((await rowOf(after + 1).evaluate((el) => el.getBoundingClientRect().bottom)) - top).toBeGreaterThan(height);
+  await expect(page.locator('[role=treeitem]:focus > .tree-row')).toBeInViewport({ ratio: 1 });
+  await page.screenshot({ path: test.info().outputPath('tree-large-font.png') });
+
+  await page.keyboard.press('PageUp');
+  await expect(page.locator('[role=treeitem]:focus')).toHaveAttribute('aria-posinset', '1');
+});
+
 test('axe finds nothing serious on the tree of a 50,000-part index, light and dark', async ({ page }) => {
   test.setTimeout(180_000);
   await openIndex(page);

@@ -96,6 +96,8 @@ describe('mirrors', () => {
     const end = await ended(path);
     expect(end).toMatchObject({ status: 'completed', mode: 'baseline', created: 40, failed: 0 });
     expect(end.message).toBe('Baseline completed: 40 created, 0 updated, 0 deleted, 0 unchanged.');
+    // Beside the message, its parts: the run view's sentence is made from them, not read out of the message.
+    expect(end.summary).toEqual({ headline: 'Baseline completed', changes: true, rest: '' });
     const progress = events.filter((e) => e.name === 'mirror.progress').map((e) => e.payload as Events['mirror.progress']);
     // Batches: never one per resource, at most one per interval (plus the first and the last).
     expect(progress.length).toBeGreaterThanOrEqual(2);
@@ -115,7 +117,11 @@ describe('mirrors', () => {
 
     const audit = await call<AuditView>('audit.start', { path });
     expect(audit.report).toMatchObject({ inSync: true, inSyncCount: 40, missing: [], extra: [] });
-    expect(events.find((e) => e.name === 'audit.ended')?.payload).toMatchObject({ status: 'completed', message: 'In sync: 40 resources match the Source.' });
+    expect(events.find((e) => e.name === 'audit.ended')?.payload).toMatchObject({
+      status: 'completed',
+      message: 'In sync: 40 resources match the Source.',
+      summary: { headline: 'In sync: 40 resources match the Source', changes: false, rest: '' },
+    });
     expect(await call<AuditView | null>('audit.report', { path })).toEqual(audit);
     // An extra file in the mirror's host folder shows in the next audit; one beside it is none of the mirror's.
     const host = new URL(fixture.url).host.replace(':', '_');
@@ -216,6 +222,7 @@ describe('mirrors', () => {
       const end = await ended(path);
       expect(end).toMatchObject({ status: 'failed', failed: 1 });
       expect(end.message).toMatch(/ended with 1 failure: .*Retry fetches what failed again\.$/);
+      expect(end.summary).toEqual({ headline: expect.stringMatching(/ ended with 1 failure$/), changes: false, rest: 'Retry fetches what failed again.' });
       const detail = await call<MirrorDetail>('mirrors.get', { path });
       const failures = await call<RunFailures>('runs.failures', { path, runId: detail.runs[0]!.id });
       expect(failures).toMatchObject({ total: 1, failures: [{ uri: fixture.url + broken }] });
@@ -229,7 +236,14 @@ describe('mirrors', () => {
     const from = events.length;
     const requests = fixture.requests.length;
     await call('runs.retry', { path, runId: failedRunId, uris: [fixture.url + broken] });
-    expect(await ended(path, from)).toMatchObject({ status: 'completed', created: 1, unchanged: 0, failed: 0, message: `Retry of 1 resource of run ${failedRunId} completed: 1 created, 0 updated, 0 deleted, 0 unchanged.` });
+    expect(await ended(path, from)).toMatchObject({
+      status: 'completed',
+      created: 1,
+      unchanged: 0,
+      failed: 0,
+      message: `Retry of 1 resource of run ${failedRunId} completed: 1 created, 0 updated, 0 deleted, 0 unchanged.`,
+      summary: { headline: `Retry of 1 resource of run ${failedRunId} completed`, changes: true, rest: '' },
+    });
     // The list is read for what the resource must be; of the resources only the failed one is fetched.
     expect(fixture.requests.slice(requests).map((r) => r.path.replace(/^\/mirror\//, '/')).filter((p) => p.includes('/res/'))).toEqual([broken]);
     const runs = (await call<MirrorDetail>('mirrors.get', { path })).runs;
@@ -310,6 +324,11 @@ describe('mirrors', () => {
     expect(await call('runs.pause', { path })).toEqual({ paused: true });
     const paused = await ended(path, from);
     expect(paused).toMatchObject({ status: 'paused', message: expect.stringMatching(new RegExp(`^Retry of 6 resources of run ${failedRunId} paused after \\d resources?; Resume fetches the rest, not what was verified\\.$`)) });
+    expect(paused.summary).toEqual({
+      headline: expect.stringMatching(new RegExp(`^Retry of 6 resources of run ${failedRunId} paused after \\d resources?$`)),
+      changes: false,
+      rest: 'Resume fetches the rest, not what was verified.',
+    });
     expect(paused.created).toBeLessThan(6);
     let summary = await call<MirrorDetail>('mirrors.get', { path });
     expect(summary).toMatchObject({ status: 'paused', resumable: true, lastRun: { mode: 'retry', status: 'interrupted', message: 'Paused' } });
@@ -356,8 +375,12 @@ describe('mirrors', () => {
         expect(Date.now() - t).toBeLessThan(3_000);
         expect(end).toMatchObject(
           stop === 'runs.pause'
-            ? { status: 'paused', message: "Paused before the run began, while the Source's lists were being read: nothing was fetched, and no run was recorded." }
-            : { status: 'cancelled' },
+            ? {
+                status: 'paused',
+                message: "Paused before the run began, while the Source's lists were being read: nothing was fetched, and no run was recorded.",
+                summary: { headline: "Paused before the run began, while the Source's lists were being read: nothing was fetched, and no run was recorded", changes: false, rest: '' },
+              }
+            : { status: 'cancelled', summary: { headline: 'Cancelled', changes: false, rest: 'What was verified stays; the next run does not fetch it again.' } },
         );
         expect(await call<MirrorDetail>('mirrors.get', { path })).toMatchObject({ status: 'ready', resumable: false, runs: [], checkpoint: null });
       }
@@ -479,6 +502,11 @@ describe('a baseline that would delete most of the mirror', () => {
       const end = await ended(path, since);
       expect(end).toMatchObject({ status: 'completed', deleted: 0, kept: 1, heldBack: false });
       expect(end.message).toContain('1 resource the Source no longer lists was kept, as this mirror keeps what the Source deletes (the Options tab changes that).');
+      expect(end.summary).toEqual({
+        headline: 'Baseline completed',
+        changes: true,
+        rest: '1 resource the Source no longer lists was kept, as this mirror keeps what the Source deletes (the Options tab changes that).',
+      });
     } finally {
       await own.close();
     }

@@ -13,6 +13,7 @@ import type {
   MirrorProgress,
   MirrorRun,
   MirrorRunEnd,
+  RunEndSummary,
   MirrorStatus,
   MirrorSummary,
   RunFailures,
@@ -620,10 +621,12 @@ export class MirrorService {
       const notInSync = counted.missing + counted.extra + counted.changed + counted.unverifiable;
       this.#finish(active);
       this.#changed();
+      const headline = report.inSync ? `In sync: ${plural(report.inSyncCount, 'resource')} match the Source` : `Not in sync: ${plural(notInSync, 'difference')}`;
       this.#d.events.emit('audit.ended', {
         ...base,
         status: 'completed',
-        message: report.inSync ? `In sync: ${plural(report.inSyncCount, 'resource')} match the Source.` : `Not in sync: ${plural(notInSync, 'difference')}.`,
+        message: `${headline}.`,
+        summary: { headline, changes: false, rest: '' },
         unchanged: report.inSyncCount,
         failed: notInSync,
         seconds: view.seconds,
@@ -635,7 +638,7 @@ export class MirrorService {
       this.#changed();
       const cancelled = active.abort.signal.aborted;
       const message = cancelled ? 'Audit cancelled.' : (error as Error).message;
-      this.#d.events.emit('audit.ended', { ...base, status: cancelled ? 'cancelled' : 'error', message, unchanged: 0, failed: 0, seconds: seconds(), audit: null });
+      this.#d.events.emit('audit.ended', { ...base, status: cancelled ? 'cancelled' : 'error', message, summary: sentenceSummary(message), unchanged: 0, failed: 0, seconds: seconds(), audit: null });
       throw cancelled ? new MirrorError(message) : plain(error);
     }
   }
@@ -970,6 +973,16 @@ function isEmptyFolder(path: string): boolean {
   }
 }
 
+/**
+ * The summary of an end whose message is one the engine or the system wrote (an error), not one made here: its
+ * first sentence is the headline, the rest is kept for the screen.
+ */
+function sentenceSummary(message: string): RunEndSummary {
+  const end = /[.;](\s+|$)/.exec(message);
+  if (end === null) return { headline: message.trim(), changes: false, rest: '' };
+  return { headline: message.slice(0, end.index).trim(), changes: false, rest: message.slice(end.index + end[0].length).trim() };
+}
+
 function countsText(r: RunCounts): string {
   const skipped = r.skipped > 0 ? `, ${plural(r.skipped, 'skipped', 'skipped')}` : '';
   return `${plural(r.created, 'created', 'created')}, ${plural(r.updated, 'updated', 'updated')}, ${plural(r.deleted, 'deleted', 'deleted')}, ${plural(r.unchanged, 'unchanged', 'unchanged')}${skipped}`;
@@ -987,14 +1000,20 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
       : heldBack
         ? ` ${plural(r.wouldDeleteCount, 'resource')} the Source no longer lists ${r.wouldDeleteCount === 1 ? 'was' : 'were'} not ${policy === 'delete' ? 'deleted' : 'quarantined'}: more than the Source lists now.`
         : ` ${plural(r.wouldDeleteCount, 'resource')} the Source no longer lists ${r.wouldDeleteCount === 1 ? 'was' : 'were'} kept, as this mirror keeps what the Source deletes (the Options tab changes that).`;
+  const summary: RunEndSummary =
+    status === 'paused'
+      ? r.runId === null && !r.dryRun
+        ? { headline: "Paused before the run began, while the Source's lists were being read: nothing was fetched, and no run was recorded", changes: false, rest: '' }
+        : { headline: `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}`, changes: false, rest: 'Resume takes it up where it stopped.' }
+      : status === 'failed'
+        ? { headline: `${what} ended with ${plural(r.failed, 'failure')}`, changes: false, rest: `Retry fetches what failed again.${kept}` }
+        : { headline: `${what} completed`, changes: true, rest: kept.trim() };
   const message =
     status === 'paused'
       ? r.runId === null && !r.dryRun
-        ? "Paused before the run began, while the Source's lists were being read: nothing was fetched, and no run was recorded."
-        : `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}; Resume takes it up where it stopped.`
-      : status === 'failed'
-        ? `${what} ended with ${plural(r.failed, 'failure')}: ${counts}. Retry fetches what failed again.${kept}`
-        : `${what} completed: ${counts}.${kept}`;
+        ? `${summary.headline}.`
+        : `${summary.headline}; ${summary.rest}`
+      : `${summary.headline}: ${counts}.${status === 'failed' ? ` ${summary.rest}` : kept}`;
   return {
     notes: notesOf(active),
     kept: r.wouldDeleteCount,
@@ -1003,6 +1022,7 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
     kind: 'sync',
     status,
     message,
+    summary,
     mode: r.mode,
     created: r.created,
     updated: r.updated,
@@ -1020,20 +1040,29 @@ function retryEnd(path: string, r: RetryResult, active: Active): MirrorRunEnd {
   const status = cancelled ? 'cancelled' : r.paused ? 'paused' : r.failed > 0 ? 'failed' : 'completed';
   const what = `Retry of ${plural(r.asked, 'resource')} of ${runsWords(r.ofRuns)}`;
   const counts = countsText(r);
-  const message = cancelled
-    ? `${what} cancelled. What was verified stays.`
-    : status === 'paused'
-      ? `${what} paused after ${plural(active.latest?.settled ?? 0, 'resource')}; Resume fetches the rest, not what was verified.`
-      : status === 'failed'
-        ? `${what}: ${plural(r.failed, 'failed again', 'failed again')}; ${counts}. The Failures tab says why.`
-        : `${what} completed: ${counts}.`;
   // Past the 10,000 a retry takes at once, the rest still stand: said, with what takes them.
-  const left = r.leftOver > 0 ? ` ${plural(r.leftOver, 'more failure')} still stand${r.leftOver === 1 ? 's' : ''}: Retry all failed again takes them.` : '';
+  const left = r.leftOver > 0 ? `${plural(r.leftOver, 'more failure')} still stand${r.leftOver === 1 ? 's' : ''}: Retry all failed again takes them.` : '';
+  const then = (said: string) => [said, left].filter(Boolean).join(' ');
+  const summary: RunEndSummary = cancelled
+    ? { headline: `${what} cancelled`, changes: false, rest: then('What was verified stays.') }
+    : status === 'paused'
+      ? { headline: `${what} paused after ${plural(active.latest?.settled ?? 0, 'resource')}`, changes: false, rest: then('Resume fetches the rest, not what was verified.') }
+      : status === 'failed'
+        ? { headline: `${what}: ${plural(r.failed, 'failed again', 'failed again')}`, changes: false, rest: then('The Failures tab says why.') }
+        : { headline: `${what} completed`, changes: true, rest: left };
+  const message = cancelled
+    ? `${summary.headline}. ${summary.rest}`
+    : status === 'paused'
+      ? `${summary.headline}; ${summary.rest}`
+      : status === 'failed'
+        ? `${summary.headline}; ${counts}. ${summary.rest}`
+        : `${summary.headline}: ${counts}.${left ? ` ${left}` : ''}`;
   return {
     path,
     kind: 'sync',
     status,
-    message: message + left,
+    message,
+    summary,
     mode: active.latest?.mode ?? null,
     created: r.created,
     updated: r.updated,
@@ -1061,17 +1090,19 @@ function toResume(folder: FolderStatus | null): { run: RunRecord; retry?: number
 function failedEnd(path: string, active: Active, error: unknown): MirrorRunEnd {
   const cancelled = active.abort.signal.aborted;
   const p = active.latest;
+  const message = cancelled
+    ? 'Cancelled. What was verified stays; the next run does not fetch it again.'
+    : isDiskFull(error) && !(error instanceof DiskFullError)
+      ? diskFullMessage(path, true)
+      : error instanceof Error
+        ? error.message
+        : String(error);
   return {
     path,
     kind: 'sync',
     status: cancelled ? 'cancelled' : 'error',
-    message: cancelled
-      ? 'Cancelled. What was verified stays; the next run does not fetch it again.'
-      : isDiskFull(error) && !(error instanceof DiskFullError)
-        ? diskFullMessage(path, true)
-        : error instanceof Error
-          ? error.message
-          : String(error),
+    message,
+    summary: cancelled ? { headline: 'Cancelled', changes: false, rest: 'What was verified stays; the next run does not fetch it again.' } : sentenceSummary(message),
     mode: p?.mode ?? null,
     created: p?.created ?? 0,
     updated: p?.updated ?? 0,

@@ -350,6 +350,8 @@ export interface MirrorRunEnd {
   /** `paused`: stopped on request, resumable; `error`: the run could not run at all (message says why). */
   status: 'completed' | 'failed' | 'cancelled' | 'paused' | 'error';
   message: string | null;
+  /** The message in its parts, so that no one reads them back out of its wording. */
+  summary: RunEndSummary;
   mode: 'baseline' | 'incremental' | null;
   created: number;
   updated: number;
@@ -367,6 +369,19 @@ export interface MirrorRunEnd {
    */
   kept?: number;
   heldBack?: boolean;
+}
+
+/**
+ * A run's end as its message says it: the run view's one-sentence status is `headline`, followed by what changed
+ * (from the counts) when `changes`; `rest` is the message past its headline and counts, for reading on screen.
+ */
+export interface RunEndSummary {
+  /** "Baseline completed", "Baseline ended with 2 failures", "Paused after 12 resources", "Cancelled": no final stop. */
+  headline: string;
+  /** The run completed: its sentence names what changed ("Baseline completed: 40 created"). */
+  changes: boolean;
+  /** "Retry fetches what failed again.", or ''. */
+  rest: string;
 }
 
 /** How many of a run's notes reach its end (each is clipped); the rest are counted in a last one. */

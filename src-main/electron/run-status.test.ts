@@ -35,6 +35,7 @@ const end = (patch: Partial<MirrorRunEnd>): MirrorRunEnd => ({
   kind: 'sync',
   status: 'completed',
   message: 'Baseline completed: 3 created.',
+  summary: { headline: 'Baseline completed', changes: true, rest: '' },
   mode: 'baseline',
   created: 3,
   updated: 0,

@@ -1,4 +1,4 @@
-import { useEffect, useId, useMemo, useRef, useState } from 'react';
+import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { KeyboardEvent } from 'react';
 import { keepPreviousData, useQueries, useQuery } from '@tanstack/react-query';
 import { defaultRangeExtractor, useVirtualizer } from '@tanstack/react-virtual';
@@ -7,12 +7,12 @@ import type { Entry } from '../../src-main/engine/documents/model.ts';
 import { errorMessage } from '../bridge/index.ts';
 import { entryPageQuery, PAGE_SIZE, useSummary } from '../data/queries.ts';
 import { isChangeDocument } from '../lib/capabilities.ts';
-import { formatCount } from '../lib/format.ts';
 import { useDebounced } from '../lib/hooks.ts';
 import { useUi } from '../state/ui.ts';
 import { EntriesToolbar } from './EntriesToolbar.tsx';
 import { columnsFor } from './columns.ts';
-import { Cells, HeaderRow } from './EntryRow.tsx';
+import { focusDetailTitle } from '../detail/title-focus.ts';
+import { cellKey, Cells, HEADER_KEYS_ID, HeaderRow } from './EntryRow.tsx';
 import { useColumnWidths } from './widths.ts';
 
 const ROW_HEIGHT = 26;
@@ -40,11 +40,19 @@ function Table({ url, doc }: { url: string; doc: DocumentView }) {
   /** A row the keyboard moved to whose page is still on its way: selected as soon as it arrives. */
   const [pendingRow, setPendingRow] = useState<number | null>(null);
   const [focused, setFocused] = useState(false);
+  /** The column of the grid's one Tab stop, and whether it is in the header row (else in the active row). */
+  const [column, setColumn] = useState(0);
+  const [inHeader, setInHeader] = useState(false);
+  /** A key moved the Tab stop: focus follows it once its cell is rendered. */
+  const focusWanted = useRef(false);
 
   // Page 0 gives the counts; keeping the previous answer while a new filter loads avoids a jumping layout.
   const head = useQuery({ ...entryPageQuery(url, view, 0), placeholderData: keepPreviousData });
   const matched = head.data?.matched ?? 0;
   const activeRow = pendingRow ?? selected?.row ?? (matched > 0 ? 0 : null);
+  const activeCol = Math.min(column, columns.length - 1);
+  // Without rows, the header holds the Tab stop.
+  const headerStop = inHeader || activeRow === null;
 
   const virtualizer = useVirtualizer({
     count: matched,
@@ -53,7 +61,7 @@ function Table({ url, doc }: { url: string; doc: DocumentView }) {
     overscan: 16,
     paddingStart: HEADER_HEIGHT,
     scrollPaddingStart: HEADER_HEIGHT,
-    // The active row stays rendered even when scrolled away, so aria-activedescendant always names an element.
+    // The active row stays rendered even when scrolled away, so the grid's Tab stop is always there.
     rangeExtractor: (range) => {
       const rows = defaultRangeExtractor(range);
       if (activeRow !== null && activeRow < matched && !rows.includes(activeRow)) {
@@ -131,6 +139,8 @@ function Table({ url, doc }: { url: string; doc: DocumentView }) {
   function moveTo(row: number) {
     row = Math.max(0, Math.min(matched - 1, row));
     virtualizer.scrollToIndex(row, { align: 'auto' });
+    setInHeader(false);
+    focusWanted.current = true;
     const entry = rowAt(row);
     if (entry) {
       setPendingRow(null);
@@ -140,16 +150,88 @@ function Table({ url, doc }: { url: string; doc: DocumentView }) {
     }
   }
 
+  function moveToColumn(col: number) {
+    col = Math.max(0, Math.min(columns.length - 1, col));
+    if (col === activeCol) return;
+    setColumn(col);
+    focusWanted.current = true;
+  }
+
+  /** Focus on the grid itself (the skip link, a click on its empty part) goes to its Tab stop. */
+  function focusTabStop() {
+    if (!headerStop && activeRow !== null) virtualizer.scrollToIndex(activeRow, { align: 'auto' });
+    const cell = scrollRef.current?.querySelector<HTMLElement>(`[data-cell="${cellKey(headerStop ? -1 : (activeRow ?? -1), activeCol)}"]`);
+    // The active row is always rendered; were it not yet, the layout effect below moves focus once it is.
+    if (cell) cell.focus({ preventScroll: true });
+    else focusWanted.current = true;
+  }
+
+  // Focus follows the Tab stop once its cell is rendered (a row far away is rendered by the key's own render).
+  useLayoutEffect(() => {
+    if (!focusWanted.current) return;
+    // Focus that went elsewhere meanwhile (Tab, a click in the detail pane) stays there.
+    const now = document.activeElement;
+    if (now !== null && now !== document.body && !scrollRef.current?.contains(now)) {
+      focusWanted.current = false;
+      return;
+    }
+    const cell = scrollRef.current?.querySelector<HTMLElement>(`[data-cell="${cellKey(headerStop ? -1 : (activeRow ?? -1), activeCol)}"]`);
+    if (cell) {
+      focusWanted.current = false;
+      cell.focus({ preventScroll: true });
+      // A cell of a wide table may be off to the side: brought into view sideways only (rows scroll by the virtualizer).
+      const box = scrollRef.current!;
+      const left = cell.offsetLeft;
+      if (left < box.scrollLeft) box.scrollLeft = left;
+      else if (left + cell.offsetWidth > box.scrollLeft + box.clientWidth) box.scrollLeft = left + cell.offsetWidth - box.clientWidth;
+    }
+  });
+
   function onKeyDown(event: KeyboardEvent<HTMLDivElement>) {
-    if (event.target !== event.currentTarget || matched === 0 || event.altKey) return;
-    const visibleRows = Math.max(1, Math.floor(((scrollRef.current?.clientHeight ?? 0) - HEADER_HEIGHT) / ROW_HEIGHT) - 1);
-    const from = pendingRow ?? selected?.row ?? -1;
-    const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: visibleRows, PageUp: -visibleRows };
-    if (event.key in moves) moveTo(from === -1 && moves[event.key] < 0 ? 0 : from + moves[event.key]);
-    else if (event.key === 'Home') moveTo(0);
-    else if (event.key === 'End') moveTo(matched - 1);
-    else if ((event.key === 'Enter' || event.key === ' ') && from === -1) moveTo(0);
-    else return;
+    const target = event.target as HTMLElement;
+    // Keys in a column's resizer are the resizer's; the grid's are those of its cells.
+    if (target.dataset.cell === undefined || event.altKey || event.metaKey) return;
+    const ctrl = event.ctrlKey;
+    if (event.key === 'ArrowLeft' && !ctrl) moveToColumn(activeCol - 1);
+    else if (event.key === 'ArrowRight' && !ctrl) moveToColumn(activeCol + 1);
+    else if (event.key === 'Home' && !ctrl) moveToColumn(0);
+    else if (event.key === 'End' && !ctrl) moveToColumn(columns.length - 1);
+    else if (headerStop) {
+      const col = columns[activeCol];
+      if ((event.key === 'Enter' || event.key === ' ') && !ctrl && col?.sort) toggleSort(col.sort);
+      // F2: to the column's resizer, where Left/Right resize it and Escape comes back.
+      else if (event.key === 'F2') target.querySelector<HTMLElement>('.col-resizer')?.focus();
+      else if (matched > 0 && (event.key === 'ArrowDown' || event.key === 'PageDown' || (ctrl && event.key === 'Home'))) {
+        // Down from the header goes back to the active row, which stays selected; Ctrl+Home to the first.
+        if (ctrl) moveTo(0);
+        else {
+          setInHeader(false);
+          focusWanted.current = true;
+          virtualizer.scrollToIndex(activeRow!, { align: 'auto' });
+        }
+      } else if (matched > 0 && ctrl && event.key === 'End') moveTo(matched - 1);
+      else return;
+    } else {
+      if (matched === 0) return;
+      const visibleRows = Math.max(1, Math.floor(((scrollRef.current?.clientHeight ?? 0) - HEADER_HEIGHT) / ROW_HEIGHT) - 1);
+      const from = pendingRow ?? selected?.row ?? -1;
+      const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: visibleRows, PageUp: -visibleRows };
+      if (event.key === 'ArrowUp' && !ctrl && from <= 0) {
+        // Up from the first row: the header, where the columns are sorted.
+        setInHeader(true);
+        focusWanted.current = true;
+      } else if (event.key in moves && !ctrl) moveTo(from === -1 && moves[event.key] < 0 ? 0 : from + moves[event.key]);
+      else if (event.key === 'Home' && ctrl) moveTo(0);
+      else if (event.key === 'End' && ctrl) moveTo(matched - 1);
+      else if (event.key === ' ' && !ctrl) moveTo(from === -1 ? 0 : from);
+      else if (event.key === 'Enter' && !ctrl) {
+        // Enter opens the entry and takes the focus to its title in the detail pane (Shift+Tab comes back).
+        const row = from === -1 ? 0 : from;
+        moveTo(row);
+        focusWanted.current = false;
+        focusDetailTitle(target);
+      } else return;
+    }
     event.preventDefault();
   }
 
@@ -160,7 +242,6 @@ function Table({ url, doc }: { url: string; doc: DocumentView }) {
     ? Math.max(180, TOOLBAR_HEIGHT + (caption ? CAPTION_HEIGHT : 0) + HEADER_HEIGHT + matched * ROW_HEIGHT + 2 + 16)
     : undefined;
   const rowId = (row: number) => `${gridId}-row-${row}`;
-  const activeRendered = activeRow !== null && items.some((item) => item.index === activeRow);
   const captionId = `${gridId}-caption`;
 
   return (
@@ -176,6 +257,9 @@ function Table({ url, doc }: { url: string; doc: DocumentView }) {
           <span className="muted">loc relative to</span> <span className="mono entries-prefix">{shape.prefix}</span>
         </p>
       )}
+      <p id={HEADER_KEYS_ID} hidden>
+        Enter sorts by this column; F2 resizes it.
+      </p>
       {head.isError ? (
         <div className="alert alert-error" role="alert">Could not read the entries: {errorMessage(head.error)}</div>
       ) : (
@@ -189,22 +273,22 @@ function Table({ url, doc }: { url: string; doc: DocumentView }) {
           aria-readonly="true"
           aria-rowcount={matched + 1}
           aria-colcount={columns.length}
-          aria-activedescendant={activeRendered && activeRow !== null ? rowId(activeRow) : undefined}
-          tabIndex={0}
+          // Not a Tab stop itself (its active cell is): focus given to it goes on to that cell.
+          tabIndex={-1}
           onKeyDown={onKeyDown}
-          onFocus={(e) => e.target === e.currentTarget && setFocused(true)}
-          onBlur={(e) => e.target === e.currentTarget && setFocused(false)}
+          onFocus={(e) => {
+            setFocused(true);
+            if (e.target === e.currentTarget) focusTabStop();
+          }}
+          onBlur={(e) => {
+            if (!e.currentTarget.contains(e.relatedTarget as Node | null)) setFocused(false);
+          }}
         >
           <div
             className="table-inner"
             style={{ height: virtualizer.getTotalSize(), minWidth: widths.total, ['--columns' as string]: widths.template }}
           >
-            <HeaderRow
-              columns={columns}
-              view={view}
-              widths={widths}
-              onSort={toggleSort}
-            />
+            <HeaderRow columns={columns} view={view} widths={widths} activeCol={headerStop ? activeCol : null} onSort={toggleSort} />
             <div role="rowgroup">
               {items.map((item) => {
                 const entry = rowAt(item.index);
@@ -221,21 +305,25 @@ function Table({ url, doc }: { url: string; doc: DocumentView }) {
                     style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
                     onClick={
                       entry
-                        ? () => {
+                        ? (event) => {
+                            // The clicked cell becomes the Tab stop (the click gave it the focus already).
+                            const cell = (event.target as HTMLElement).closest<HTMLElement>('[data-cell]');
+                            if (cell) setColumn(Number(cell.dataset.cell!.split(':')[1]));
+                            setInHeader(false);
                             setPendingRow(null);
                             selectEntry({ url, index: entry.index, row: item.index });
-                            scrollRef.current?.focus({ preventScroll: true });
                           }
                         : undefined
                     }
                   >
-                    {entry ? (
-                      <Cells entry={entry} columns={columns} prefix={shape.prefix} widths={widths} />
-                    ) : (
-                      <span role="gridcell" aria-colspan={columns.length} className="c-pending">
-                        {formatCount(item.index + 1)} …
-                      </span>
-                    )}
+                    <Cells
+                      row={item.index}
+                      entry={entry}
+                      columns={columns}
+                      prefix={shape.prefix}
+                      widths={widths}
+                      activeCol={!headerStop && isActive ? activeCol : null}
+                    />
                   </div>
                 );
               })}

@@ -1,6 +1,6 @@
 // The entries table's header (sortable, resizable columns) and the cells of one row.
 import { useRef } from 'react';
-import type { KeyboardEvent, PointerEvent, RefObject } from 'react';
+import type { KeyboardEvent, PointerEvent, ReactNode, RefObject } from 'react';
 import type { EntrySortKey } from '../../src-main/contract/types.ts';
 import type { Entry } from '../../src-main/engine/documents/model.ts';
 import { formatLength } from '../lib/format.ts';
@@ -11,22 +11,31 @@ import { CELL_PADDING, useObservedWidth, type ColumnWidths } from './widths.ts';
 /** One arrow-key press of a column separator; with Shift, four. */
 const KEY_STEP = 16;
 
+/**
+ * What a cell is in the grid's keyboard model: row -1 is the header row. The grid has one Tab stop, the active cell
+ * (`tabIndex` 0, every other cell -1), found again by `data-cell` when focus moves.
+ */
+export const cellKey = (row: number, col: number) => `${row}:${col}`;
+
 export function HeaderRow({
   columns,
   view,
   widths,
+  activeCol,
   onSort,
 }: {
   columns: Column[];
   view: EntryView;
   widths: ColumnWidths;
+  /** The column of the grid's Tab stop when it is in this row, else null. */
+  activeCol: number | null;
   onSort(key: EntrySortKey): void;
 }) {
   return (
     <div role="rowgroup" className="thead">
       <div role="row" aria-rowindex={1} className="tr th-row">
-        {columns.map((col) => (
-          <ColumnHeader key={col.id} column={col} view={view} widths={widths} onSort={onSort} />
+        {columns.map((col, i) => (
+          <ColumnHeader key={col.id} column={col} index={i} tabStop={activeCol === i} view={view} widths={widths} onSort={onSort} />
         ))}
       </div>
     </div>
@@ -35,11 +44,15 @@ export function HeaderRow({
 
 function ColumnHeader({
   column: col,
+  index,
+  tabStop,
   view,
   widths,
   onSort,
 }: {
   column: Column;
+  index: number;
+  tabStop: boolean;
   view: EntryView;
   widths: ColumnWidths;
   onSort(key: EntrySortKey): void;
@@ -52,10 +65,15 @@ function ColumnHeader({
       ref={ref}
       role="columnheader"
       aria-sort={col.sort ? (sorted ? (view.descending ? 'descending' : 'ascending') : 'none') : undefined}
+      aria-colindex={index + 1}
+      aria-describedby={tabStop ? HEADER_KEYS_ID : undefined}
       className={`th th-${col.id}${col.numeric ? ' c-num' : ''}`}
+      data-cell={cellKey(-1, index)}
+      tabIndex={tabStop ? 0 : -1}
     >
       {col.sort ? (
-        <button type="button" className="th-button" onClick={() => onSort(col.sort!)}>
+        // The header cell has the focus and sorts on Enter (EntriesTable); the button is the mouse's.
+        <button type="button" className="th-button" tabIndex={-1} onClick={() => onSort(col.sort!)}>
           {col.title}
           <span className={`sort-mark${sorted ? '' : ' unsorted'}`} aria-hidden="true">
             {sorted && view.descending ? '▼' : '▲'}
@@ -69,9 +87,13 @@ function ColumnHeader({
   );
 }
 
+/** The hint a header cell carries for a screen reader: how to sort and how to resize, which no role says. */
+export const HEADER_KEYS_ID = 'entries-header-keys';
+
 /**
- * The edge of a column header: dragged with the mouse, or focused and moved with Left/Right (Shift: bigger steps);
- * a double click or Enter gives the column its default width back. What it sets is kept across restarts.
+ * The edge of a column header: dragged with the mouse, or focused (F2 from its header cell, not a Tab stop of its
+ * own) and moved with Left/Right (Shift: bigger steps); a double click or Enter gives the column its default width
+ * back; Escape or F2 goes back to the header cell. What it sets is kept across restarts.
  */
 function ColumnResizer({
   column: col,
@@ -113,6 +135,7 @@ function ColumnResizer({
     else if (event.key === 'ArrowLeft') set(current() - step);
     else if (event.key === 'Home') set(min);
     else if (event.key === 'Enter') setColumnWidth(col.id, null);
+    else if (event.key === 'Escape' || event.key === 'F2') header.current?.focus();
     else return;
     event.preventDefault();
     event.stopPropagation();
@@ -127,7 +150,7 @@ function ColumnResizer({
       aria-valuemin={min}
       aria-valuemax={COLUMN_MAX}
       title="Drag to resize; double-click for the default width"
-      tabIndex={0}
+      tabIndex={-1}
       className="col-resizer"
       onPointerDown={onPointerDown}
       onKeyDown={onKeyDown}
@@ -149,60 +172,74 @@ function Middle({ text, full, width }: { text: string; full: string; width: numb
   );
 }
 
+/** What one cell shows; a row whose page is on its way shows its number in the first cell and nothing else. */
+function cellContent(col: Column, entry: Entry, prefix: string, widths: ColumnWidths): { className: string; title?: string; content: ReactNode } {
+  const md = entry.md;
+  switch (col.id) {
+    case 'index':
+      return { className: 'c-index c-num', content: entry.index + 1 };
+    case 'loc': {
+      const rel = relativeLoc(entry.loc, prefix);
+      return { className: 'c-loc', title: entry.loc, content: <Middle text={rel} full={rel} width={widths.rendered.loc} /> };
+    }
+    case 'path':
+      return { className: 'c-path', title: md.path, content: md.path ? <Middle text={md.path} full={md.path} width={widths.rendered.path} /> : '' };
+    case 'change':
+      return { className: 'c-change', content: md.change ? <span className={`chg chg-${md.change}`}>{md.change}</span> : '' };
+    case 'length':
+      return { className: 'c-length c-num', title: md.length, content: formatLength(md.length) };
+    case 'lastmod':
+    case 'datetime':
+      return { className: `c-${col.id} c-date`, content: col.text(entry) };
+    case 'capability':
+      return {
+        className: 'c-capability',
+        content: md.capability ? <><span className={`cap-dot cap-${md.capability}`} aria-hidden="true" /> {md.capability}</> : '',
+      };
+    default: {
+      const text = col.text(entry);
+      return { className: `c-${col.id}`, title: text || undefined, content: text };
+    }
+  }
+}
+
+/**
+ * The cells of row `row`. They keep their elements when the row's entry arrives (same keys, same tags), so a cell
+ * focused while its page was on its way keeps the focus.
+ */
 export function Cells({
+  row,
   entry,
   columns,
   prefix,
   widths,
+  activeCol,
 }: {
-  entry: Entry;
+  row: number;
+  entry: Entry | undefined;
   columns: Column[];
   prefix: string;
   widths: ColumnWidths;
+  /** The column of the grid's Tab stop when it is in this row, else null. */
+  activeCol: number | null;
 }) {
-  const md = entry.md;
   return (
     <>
-      {columns.map((col) => {
-        switch (col.id) {
-          case 'index':
-            return <span key={col.id} role="gridcell" className="c-index c-num">{entry.index + 1}</span>;
-          case 'loc': {
-            const rel = relativeLoc(entry.loc, prefix);
-            return (
-              <span key={col.id} role="gridcell" className="c-loc" title={entry.loc}>
-                <Middle text={rel} full={rel} width={widths.rendered.loc} />
-              </span>
-            );
-          }
-          case 'path':
-            return (
-              <span key={col.id} role="gridcell" className="c-path" title={md.path}>
-                {md.path ? <Middle text={md.path} full={md.path} width={widths.rendered.path} /> : ''}
-              </span>
-            );
-          case 'change':
-            return (
-              <span key={col.id} role="gridcell" className="c-change">
-                {md.change ? <span className={`chg chg-${md.change}`}>{md.change}</span> : ''}
-              </span>
-            );
-          case 'length':
-            return <span key={col.id} role="gridcell" className="c-length c-num" title={md.length}>{formatLength(md.length)}</span>;
-          case 'lastmod':
-          case 'datetime':
-            return <span key={col.id} role="gridcell" className={`c-${col.id} c-date`}>{col.text(entry)}</span>;
-          case 'capability':
-            return (
-              <span key={col.id} role="gridcell" className="c-capability">
-                {md.capability ? <><span className={`cap-dot cap-${md.capability}`} aria-hidden="true" /> {md.capability}</> : ''}
-              </span>
-            );
-          default: {
-            const text = col.text(entry);
-            return <span key={col.id} role="gridcell" className={`c-${col.id}`} title={text || undefined}>{text}</span>;
-          }
-        }
+      {columns.map((col, i) => {
+        const cell = entry ? cellContent(col, entry, prefix, widths) : { className: i === 0 ? 'c-num' : '', content: i === 0 ? row + 1 : i === 1 ? '…' : '' };
+        return (
+          <span
+            key={col.id}
+            role="gridcell"
+            aria-colindex={i + 1}
+            className={cell.className}
+            title={cell.title}
+            data-cell={cellKey(row, i)}
+            tabIndex={activeCol === i ? 0 : -1}
+          >
+            {cell.content}
+          </span>
+        );
       })}
     </>
   );

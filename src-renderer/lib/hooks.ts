@@ -31,3 +31,13 @@ export function useSeen(ref: RefObject<Element | null>, margin = '200px'): boole
   }, [ref, seen, margin]);
   return seen;
 }
+
+/** The time now, renewed every `everyMs` while the component is shown: for "in 3 hours" that stays true. */
+export function useNow(everyMs: number): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(timer);
+  }, [everyMs]);
+  return now;
+}

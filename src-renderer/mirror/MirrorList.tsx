@@ -5,6 +5,8 @@ import { useMirrorUi } from '../state/mirror.ts';
 import { useConnection } from '../bridge/connection.ts';
 import { lastRunLine, STATUS_LABEL } from './format.ts';
 import type { MirrorSummary } from '../../src-main/contract/types.ts';
+import { useNow } from '../lib/hooks.ts';
+import { nextSyncLine } from './next-sync.ts';
 import { useCreateMirror, useMirrorProgress, useMirrors } from './queries.ts';
 
 /** The mirrors the app remembers: each with its state and last run; one opens its run view. */
@@ -100,6 +102,7 @@ function MirrorItem({ mirror: m, selected, onOpen }: { mirror: MirrorSummary; se
   const live = useMirrorProgress(m.path, m.status === 'running') ?? m.progress;
   const reachable = useConnection((s) => s.reachable);
   const unknown = !reachable && (m.status === 'running' || m.status === 'pausing' || m.status === 'cancelling' || m.status === 'auditing');
+  const next = nextSyncLine(m, useNow(30_000));
   const share = live && live.kind === 'sync' && live.totalKnown && live.total > 0 ? Math.floor((100 * live.done) / live.total) : null;
   return (
     <li className={`mirror-item${selected ? ' selected' : ''}`}>
@@ -109,6 +112,11 @@ function MirrorItem({ mirror: m, selected, onOpen }: { mirror: MirrorSummary; se
           {unknown ? 'State unknown' : m.status === 'running' && share !== null ? `${STATUS_LABEL[m.status]} ${share} %` : STATUS_LABEL[m.status]}
         </span>
         <span className="mirror-last">{lastRunLine(m.lastRun)}</span>
+        {next && (
+          <span className="mirror-next" title={next.title}>
+            {next.text}
+          </span>
+        )}
       </button>
     </li>
   );

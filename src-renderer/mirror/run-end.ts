@@ -5,16 +5,6 @@
 import type { MirrorRunEnd } from '../../src-main/contract/types.ts';
 import { formatCount } from '../lib/format.ts';
 
-/** "40 created, 0 updated, 0 deleted, 0 unchanged" (and ", 2 skipped"), as the engine's message lists them. */
-const COUNTS = /^\d[\d,]* created, \d[\d,]* updated, \d[\d,]* deleted, \d[\d,]* unchanged(, \d[\d,]* skipped)?\.?\s*/;
-
-/** The message's first clause (to the first ". " or "; ") and what follows it. */
-function split(message: string): [string, string] {
-  const end = /[.;](\s+|$)/.exec(message);
-  if (!end) return [message.trim(), ''];
-  return [message.slice(0, end.index).trim(), message.slice(end.index + end[0].length).trim()];
-}
-
 /** What changed, in the fewest words: "40 created", "2 updated and 1 deleted", "nothing changed". */
 function changes(end: Pick<MirrorRunEnd, 'created' | 'updated' | 'deleted'>): string {
   const parts = (
@@ -37,16 +27,8 @@ export interface RunEndWords {
   rest: string;
 }
 
+/** Made from the parts main sends beside its message (never from the message's wording, which main may change). */
 export function runEndWords(end: MirrorRunEnd): RunEndWords {
-  const message = end.message ?? (end.status === 'completed' ? 'Completed' : 'The run ended');
-  let [first, rest] = split(message);
-  // "Baseline completed: 40 created, 0 updated, …": the head, and what changed in a few words.
-  const colon = first.indexOf(': ');
-  if (colon >= 0 && COUNTS.test(first.slice(colon + 2))) {
-    const head = first.slice(0, colon);
-    first = / completed$/.test(head) ? `${head}: ${changes(end)}` : head;
-  }
-  // "…: 2 failed again; 0 created, 0 updated, 0 deleted, 0 unchanged. The Failures tab says why."
-  rest = rest.replace(COUNTS, '');
-  return { sentence: `${first}.`, rest };
+  const { headline, changes: named, rest } = end.summary;
+  return { sentence: `${headline}${named ? `: ${changes(end)}` : ''}.`, rest };
 }

@@ -10,12 +10,13 @@ import { ChildNodes, isPending } from './children.ts';
 import { sourceRoots } from './nodes.ts';
 import { findByName, flattenTree, isExpandable, nextItem, nodeLabel } from './rows.ts';
 import type { ItemRow, TreeRows } from './rows.ts';
+import { pageTarget } from './page.ts';
 import { TreeNode } from './TreeNode.tsx';
 
 /** What was typed for type-ahead, and when: keys typed within TYPE_AHEAD_MS of each other make one search. */
 const typed = { text: '', at: 0 };
 const TYPE_AHEAD_MS = 700;
-/** A row of two lines; rows that differ (an error shown whole) are measured. */
+/** A row of two lines, until it is measured: rows differ (a time span that wraps, an error shown whole, the font). */
 const ROW_HEIGHT = 40;
 
 /**
@@ -123,7 +124,9 @@ export function SourceTree({ source }: { source: SavedSource }) {
     if (row.kind !== 'item') return;
     const { setExpanded, selectNode } = useUi.getState();
     const view = viewState(client, row.node.url).view;
-    const page = Math.max(1, Math.floor((treeRef.current?.parentElement?.clientHeight ?? ROW_HEIGHT) / ROW_HEIGHT) - 1);
+    // The virtualizer knows rows by position (getKey is the index), each measured once rendered.
+    const page = (step: 1 | -1) =>
+      pageTarget(at, step, treeRef.current?.parentElement?.clientHeight ?? ROW_HEIGHT, rows.count, (i) => virtualizer.itemSizeCache.get(i));
     switch (event.key) {
       case 'ArrowDown':
         moveTo(nextItem(rows, at, 1));
@@ -132,10 +135,10 @@ export function SourceTree({ source }: { source: SavedSource }) {
         moveTo(nextItem(rows, at, -1));
         break;
       case 'PageDown':
-        moveTo(itemNear(rows, Math.min(rows.count - 1, at + page), -1));
+        moveTo(itemNear(rows, page(1), -1));
         break;
       case 'PageUp':
-        moveTo(itemNear(rows, Math.max(0, at - page), 1));
+        moveTo(itemNear(rows, page(-1), 1));
         break;
       case 'Home':
         moveTo(nextItem(rows, -1, 1));

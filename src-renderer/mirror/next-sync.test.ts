@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import type { MirrorSummary } from '../../src-main/contract/types.ts';
+import { inWords, nextSyncLine } from './next-sync.ts';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const now = Date.parse('2026-11-28T10:00:00Z');
+const mirror = (every: number, nextSync: number | null, status: MirrorSummary['status'] = 'ready') => ({
+  options: { syncEveryHours: every } as MirrorSummary['options'],
+  nextSync: nextSync === null ? null : new Date(nextSync).toISOString(),
+  status,
+});
+
+describe('inWords', () => {
+  it('says the nearest whole unit, never none', () => {
+    expect(inWords(10_000)).toBe('in 1 minute');
+    expect(inWords(40 * MINUTE)).toBe('in 40 minutes');
+    expect(inWords(HOUR)).toBe('in 1 hour');
+    expect(inWords(6 * HOUR - 30_000)).toBe('in 6 hours');
+    expect(inWords(3 * HOUR + 20 * MINUTE)).toBe('in 3 hours');
+    expect(inWords(7 * 24 * HOUR)).toBe('in 7 days');
+  });
+});
+
+describe('nextSyncLine', () => {
+  it('says nothing for a mirror without a schedule', () => {
+    expect(nextSyncLine(mirror(0, null), now)).toBeNull();
+  });
+
+  it('says when the next sync is, relative to now, with the exact time in the title', () => {
+    expect(nextSyncLine(mirror(6, now + 3 * HOUR), now)).toEqual({ text: 'Next sync in 3 hours', title: expect.stringMatching(/^Next scheduled sync: 28 Nov 2026, /) });
+    expect(nextSyncLine(mirror(6, now - MINUTE), now)?.text).toBe('Next sync: due now');
+  });
+
+  it('says why a scheduled mirror waits, as its facts do', () => {
+    expect(nextSyncLine(mirror(6, null, 'paused'), now)).toEqual({ text: 'Syncs by itself: paused' });
+    expect(nextSyncLine(mirror(6, null, 'interrupted'), now)?.text).toBe('Syncs by itself: paused');
+    expect(nextSyncLine(mirror(6, null, 'missing'), now)?.text).toBe('Syncs by itself: waits, folder missing');
+    expect(nextSyncLine(mirror(6, null, 'running'), now)?.text).toBe('Syncs by itself: after this run');
+  });
+});
