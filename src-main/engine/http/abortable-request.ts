@@ -6,6 +6,7 @@ import type { Dispatcher } from 'undici';
  * connection in its queue and fails it only when a connection frees (it is not sent then): with every connection held
  * by a Source that stalls, a cancelled run waited for them, up to their timeout. The callback form in a promise of our
  * own: no more promises per request than undici's promise form makes, and one listener (~0.3 µs added and removed).
+ * (The engine's dispatchers keep such a request out of undici's queue too: origin-gate.ts.)
  */
 export function abortableRequest(agent: Dispatcher, options: Dispatcher.RequestOptions & { signal: AbortSignal }): Promise<Dispatcher.ResponseData> {
   const { signal } = options;

@@ -3,6 +3,7 @@
 // hosts reached directly (no-proxy.ts). `none` ignores the environment; a URL names one proxy for all.
 import { Agent, Dispatcher, Pool, ProxyAgent } from 'undici';
 import { bypassed, parseNoProxy, type NoProxy } from './no-proxy.ts';
+import { OriginGate } from './origin-gate.ts';
 import { NetworkError } from './errors.ts';
 import { clip } from '../clip.ts';
 import { hideUserinfo } from './userinfo.ts';
@@ -109,6 +110,12 @@ export function noProxyOf(env: ProxyEnv): NoProxy {
  * form (as browsers do), https ones through a CONNECT tunnel.
  */
 export function makeDispatcher(agentOptions: Agent.Options, proxy: ProxySetting = 'env', env: ProxyEnv = process.env): Dispatcher {
+  const inner = routed(agentOptions, proxy, env);
+  // Requests beyond the connections wait in the gate, where a cancelled one is dropped at once (origin-gate.ts).
+  return agentOptions.connections ? new OriginGate(inner, agentOptions.connections) : inner;
+}
+
+function routed(agentOptions: Agent.Options, proxy: ProxySetting, env: ProxyEnv): Dispatcher {
   if (proxy === 'none') return new Agent(agentOptions);
   if (proxy !== 'env') return new ProxyAgent({ ...agentOptions, ...toProxy(agentOptions), uri: proxy, proxyTunnel: false });
   let httpProxy, httpsProxy;

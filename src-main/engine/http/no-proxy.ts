@@ -5,6 +5,9 @@
 // - a name matches itself and every name under it; a leading `.` or `*.` and a trailing `.` (on the entry or on the
 //   URL's host) change nothing;
 // - `HOST:PORT` matches that port only (undici; curl never matches such an entry);
+// - an IPv4 address in any spelling a URL takes (`127.1`, `0x7f.0.0.1`): URLs write `http://127.1/` as 127.0.0.1,
+//   so neither curl nor undici ever matched the entry `127.1`; and an address matches itself only, never as the end
+//   of a longer one (undici took `0.0.1` to match 127.0.0.1, curl did not);
 // - an IPv6 address with or without brackets, in any of its spellings (`::1`, `[::1]`, `0:0::1`): undici took `::1`
 //   for the host `:` on port 1, so the usual `NO_PROXY=localhost,127.0.0.1,::1` sent [::1] through the proxy;
 // - an address block, `10.0.0.0/8` or `fd00::/8`, matching the addresses written in URLs (curl; undici matched nothing).
@@ -12,8 +15,11 @@ import { BlockList, isIPv4, isIPv6 } from 'node:net';
 
 export interface NoProxy {
   all: boolean;
-  /** Names (lower case, no dots around) and IP addresses in the form URLs write them, with a port or 0 for any. */
-  hosts: { host: string; port: number }[];
+  /**
+   * Names (lower case, no dots around) and IP addresses in the form URLs write them, with a port or 0 for any.
+   * `exact`: an address, matching only itself.
+   */
+  hosts: { host: string; port: number; exact?: true }[];
   blocks: BlockList | null;
 }
 
@@ -39,7 +45,11 @@ export function parseNoProxy(value: string): NoProxy {
     const bracketed = /^\[(.*)\]$/.exec(host);
     if (bracketed && isIPv6(bracketed[1]!)) host = ipv6Host(bracketed[1]!);
     else host = host.replace(/^\*?\./, '').replace(/\.$/, '');
-    if (host !== '') rules.hosts.push({ host, port });
+    if (ENDS_IN_NUMBER.test(host)) {
+      // A URL's host ending in a number is an IPv4 address or no host at all: the entry is one too, or matches none.
+      const address = ipv4Host(host);
+      if (address !== null) rules.hosts.push({ host: address, port, exact: true });
+    } else if (host !== '') rules.hosts.push({ host, port });
   }
   return rules;
 }
@@ -51,13 +61,27 @@ export function bypassed(url: URL, rules: NoProxy): boolean {
   const host = url.hostname.replace(/\.$/, '');
   for (const entry of rules.hosts) {
     if (entry.port !== 0 && entry.port !== port) continue;
-    if (host === entry.host || (host.endsWith(entry.host) && host[host.length - entry.host.length - 1] === '.')) return true;
+    if (host === entry.host) return true;
+    if (!entry.exact && host.endsWith(entry.host) && host[host.length - entry.host.length - 1] === '.') return true;
   }
   if (rules.blocks !== null) {
     if (isIPv4(host)) return rules.blocks.check(host, 'ipv4');
     if (host.startsWith('[')) return rules.blocks.check(host.slice(1, -1), 'ipv6');
   }
   return false;
+}
+
+/** The URL standard's test for a host that is to be read as an IPv4 address: its last label is a number. */
+const ENDS_IN_NUMBER = /(?:^|\.)(?:\d+|0x[\da-f]*)$/;
+
+/** An IPv4 address as a URL's hostname writes it (`127.1` as 127.0.0.1), or null when no URL takes it. */
+function ipv4Host(host: string): string | null {
+  try {
+    const hostname = new URL(`http://${host}/`).hostname;
+    return isIPv4(hostname) ? hostname : null;
+  } catch {
+    return null;
+  }
 }
 
 /** An IPv6 address as a URL's hostname writes it (brackets, the shortest form). */

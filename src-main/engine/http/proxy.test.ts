@@ -160,6 +160,10 @@ describe('NO_PROXY', () => {
       // Address blocks (curl).
       ['http://10.1.2.3/', '10.0.0.0/8'],
       ['http://[fd00::5]/', 'fd00::/8'],
+      // IPv4 addresses in any spelling URLs take.
+      ['http://127.0.0.1/', '127.1'],
+      ['http://127.1:8080/', '127.0.0.1:8080'],
+      ['http://10.0.0.1/', '0xa.1'],
     ];
     for (const [url, noProxy] of direct) expect(via(url, { NO_PROXY: noProxy }), `${url} with NO_PROXY=${noProxy}`).toBeNull();
     const proxied: [string, string][] = [
@@ -169,6 +173,8 @@ describe('NO_PROXY', () => {
       ['http://11.1.2.3/', '10.0.0.0/8'],
       ['http://example.org/', 'localhost,*'],
       ['http://example.org/', '10.0.0.0/99'],
+      ['http://10.0.0.1/', '0.0.1'],
+      ['http://10.0.0.1/', '1.2.3.4.5'],
     ];
     for (const [url, noProxy] of proxied) expect(via(url, { NO_PROXY: noProxy }), `${url} with NO_PROXY=${noProxy}`).toBe('127.0.0.1:3128');
   });
@@ -191,6 +197,13 @@ describe('NO_PROXY', () => {
       [{ no_proxy: '', NO_PROXY: `127.0.0.1:${port}` }, true],
       [{ NO_PROXY: `127.0.0.1.:${port}` }, true],
       [{ NO_PROXY: `127.0.0.1:${port + 1}` }, false],
+      // IPv4 addresses as URLs take them (`http://127.1/` is 127.0.0.1), each matching itself only.
+      [{ NO_PROXY: '127.1' }, true],
+      [{ NO_PROXY: `0x7f.0.0.1:${port}` }, true],
+      [{ NO_PROXY: '2130706433' }, true],
+      [{ NO_PROXY: `127.1:${port + 1}` }, false],
+      [{ NO_PROXY: '0.0.1' }, false],
+      [{ NO_PROXY: '.0.1' }, false],
       [{ NO_PROXY: '10.0.0.0/8' }, false],
     ] as const) {
       const proxyEnv = { ...proxy.env, ...noProxy };

@@ -20,10 +20,15 @@ export const RECLAIM_PAGES = 256;
  */
 export const RECLAIM_BUDGET_MS = 10_000;
 /**
- * The most data (pages in use) a state may hold to be converted by the VACUUM: it rewrites all of it, ~1 s for
- * 50 MB here, on a thread of its own, but every other writer of the state waits meanwhile (busy timeout 5 s).
+ * The most data (pages in use) a state may hold to be converted by the VACUUM while a live subscription may write to
+ * it: the VACUUM rewrites all of it (~1 s for 50 MB here; 282 MB took 6.4 s on a loaded machine) holding the state's
+ * write lock, and the live feed's writers wait meanwhile (busy timeout 5 s, on the app's main thread for some). Its
+ * memory is SQLite's page cache whatever the size (282 MB: +16 MB resident): time is what the limit bounds. Without a
+ * live subscription no one else writes while the run holds the mirror's lock, and a state of any size is converted.
  */
 export const CONVERT_MAX_BYTES = 64 * 1024 * 1024;
+/** A state this large is said to be rewritten, since the run's end waits for it. */
+const SAY_REWRITE_BYTES = 256 * 1024 * 1024;
 /** The most the last step's checkpoint waits for other connections' reads to end. */
 const CHECKPOINT_WAIT_MS = 100;
 /** Free pages worth a word when a state cannot be converted: below this the file is as good as its data. */
@@ -138,7 +143,7 @@ export type Conversion = 'incremental' | 'converted' | 'too-large' | 'no-room' |
 
 export interface ConvertOptions {
   onNote?: (message: string) => void;
-  /** The most data to convert (CONVERT_MAX_BYTES). */
+  /** The most data to convert while a live subscription may write (CONVERT_MAX_BYTES). */
   maxBytes?: number;
   /** The bytes free on the disk of a folder (tests). */
   freeBytes?: (dir: string) => number;
@@ -147,9 +152,9 @@ export interface ConvertOptions {
 /**
  * Converts a state made before auto_vacuum = INCREMENTAL, once: a VACUUM rewrites it (giving back every free page
  * at once) and sets the mode. Call it only while holding the mirror's lock, and outside any transaction: no run of
- * another process is writing then. It rewrites the pages in use, so it is done only when they are few
- * (CONVERT_MAX_BYTES; after a large deletion is when they are), and only when the disk has room for the copy SQLite
- * makes (in the temporary folder) and for the WAL that carries it back (beside the state): the space is checked
+ * another process is writing then, save a live subscription's feed: with one, the pages in use are rewritten only
+ * when they are few (CONVERT_MAX_BYTES; after a large deletion is when they are). And only when the disk has room for
+ * the copy SQLite makes (in the temporary folder) and for the WAL that carries it back (beside the state): the space is checked
  * first, and a state that cannot be converted now is left as it was, with a note when it holds much free space.
  * The VACUUM runs on a thread of its own so that the event loop is free meanwhile.
  */
@@ -159,7 +164,15 @@ export async function convertState(db: DatabaseSync, path: string, options: Conv
   if (db.isTransaction) return 'busy';
   const used = (space.pages - space.freePages) * space.pageSize;
   const free = space.freePages * space.pageSize;
-  if (used > (options.maxBytes ?? CONVERT_MAX_BYTES)) return 'too-large';
+  if (used > (options.maxBytes ?? CONVERT_MAX_BYTES) && liveWriters(db)) {
+    if (free >= WORTH_SAYING_BYTES) {
+      options.onNote?.(
+        `The mirror's state ${path} holds ${mib(free)} of free space it could give back, but rewriting it (${mib(used)}) would hold up the live subscription's writes too long; ` +
+          `it keeps its size while the subscription is on, and is rewritten after a run once it is off.`,
+      );
+    }
+    return 'too-large';
+  }
   if (!roomToRewrite(path, used, options.freeBytes)) {
     if (free >= WORTH_SAYING_BYTES) {
       options.onNote?.(
@@ -169,8 +182,21 @@ export async function convertState(db: DatabaseSync, path: string, options: Conv
     }
     return 'no-room';
   }
+  if (used >= SAY_REWRITE_BYTES) {
+    options.onNote?.(`The mirror's state (${mib(used)}) is rewritten once, so that the space it frees is given back to the disk from now on; the run ends when that is done (a few seconds per 100 MB).`);
+  }
   await vacuumOnThread(path);
   return 'converted';
+}
+
+/** Whether a live subscription of the mirror may write to its state (deliveries, their pruning) at any moment. */
+function liveWriters(db: DatabaseSync): boolean {
+  try {
+    return db.prepare("SELECT 1 AS found FROM live_subscriptions WHERE status NOT IN ('unsubscribed', 'denied', 'expired') LIMIT 1").get() !== undefined;
+  } catch {
+    // No such table (a database of another kind): taken to have writers, as before.
+    return true;
+  }
 }
 
 function mib(bytes: number): string {

@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { migrate, SchemaTooNewError, schemaVersion, type Migration } from '../../store/migrations.ts';
 import { transaction } from '../../store/tx.ts';
+import { planPathMoves } from './respell.ts';
 import { canonicalUri } from './uri.ts';
 import { DiskFullError } from './disk-full.ts';
 import type { Digests } from './fixity.ts';
@@ -269,6 +270,12 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX run_findings_by_run ON run_findings (run_id);
       ALTER TABLE runs ADD COLUMN findings INTEGER NOT NULL DEFAULT 0;
     `);
+  },
+  (db) => {
+    // Names shaped like Windows short names (`PROGRA~1`) have their `~` escaped now, and the code points HFS+ ignores
+    // are escaped (local-path.ts); an older mirror's files keep the names that let two URIs share a file. The moves
+    // are planned here, on the state alone, and carried out by the next sync under the mirror's lock (respell.ts).
+    planPathMoves(db);
   },
 ];
 

@@ -40,6 +40,7 @@ import { afterBaseline, afterIncremental } from './gap.ts';
 import { CLOCK_SLACK_MS } from './change-timeline.ts';
 import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, unboundStateMessage, type Binding, type RunCounts, type RunFinding, type RunRecord } from './state.ts';
 import { tidyState } from './reclaim.ts';
+import { completePathMoves } from './respell.ts';
 import { pausedMessage, RefusalWatch } from './refusal-watch.ts';
 import { ListFindings } from './list-findings.ts';
 import { WatchedHttp } from './watched-http.ts';
@@ -375,6 +376,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       state.setBinding(binding);
       bound = true;
       secrets?.commit(options.onNote);
+      // The files of a mirror made before this version's names take them, before anything is applied (respell.ts).
+      await completePathMoves(state.db, dest, options.onNote);
     }
     const listUrl = dumps.url ?? (mode === 'baseline' ? binding.resourceListUrl : binding.changeListUrl);
     const run = dryRun ? null : resume ? state.resumeRun(resume.id, dumps.url !== null) : state.startRun(mode, wanted, listUrl);
