@@ -540,18 +540,17 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         // Paused while a list was still being read: what was started finishes below, the run stays resumable.
         if (!paused()) throw err;
       }
-      // A pause that comes from here on stops nothing: every resource has settled and every step was taken, and what
-      // is left is recording them durably, which a pause does not cut short. The run is then what it is (completed,
-      // or failed), not interrupted: else a Ctrl-C while the last batch was written left a finished run to resume
-      // and its checkpoint unmoved.
-      // A cancel that came before this moment takes, even once the last resource settled: those cut off in flight (or
-      // in a wait the Source asked for) were dropped as no failure, and the list's rest, the deletions and the
-      // checkpoint were never done; recorded completed, the mirror lacked them for good.
+      // The run's end is decided here, at one moment (onFinishing tells the caller): every resource has settled and
+      // every step was taken; what is left is recording them durably. A pause or a cancel that came before takes; one
+      // that comes after stops nothing, and the run is what it is (completed, or failed): else a Ctrl-C while the last
+      // batch was written left a finished run to resume and its checkpoint unmoved. A cancel takes even once the last
+      // resource settled: those it cut off in flight (or in a wait the Source asked for) were dropped as no failure,
+      // and recorded completed, with its checkpoint moved, the mirror lacked them for good.
       const cut = paused();
       cancelTook = cancel?.aborted === true;
       phase = 'finishing';
       options.onFinishing?.();
-      if (cancelTook) throw new SyncError('Cancelled');
+      if (cancelTook) throw new SyncError('Cancelled; what was verified stays');
       // Stopped for the disk between two steps, with no error on the way: ends as a cancel does, not completed.
       if (reserve?.stopped) throw reserve.stopped;
       report();
