@@ -519,6 +519,32 @@ describe("Pause and Cancel at a run's end: the answer and the run's recorded end
     }
   });
 
+  it('a Cancel while Resume still reads the Source\'s lists cancels the paused run: it is no longer offered to Resume', async () => {
+    const path = join(dir, 'resume-cancelled');
+    await call('mirrors.create', { url: capabilityList(), path, concurrency: 2 });
+    fixture.setResourceDelay(40);
+    await call('runs.start', { path });
+    await until(() => events.some((e) => e.name === 'mirror.progress' && (e.payload as Events['mirror.progress']).done >= 3));
+    expect(await call('runs.pause', { path })).toEqual({ paused: true });
+    expect(await ended(path)).toMatchObject({ status: 'paused' });
+    const list = fixture.paths.dataset1.capabilityList;
+    fixture.setBroken(list, 'hang');
+    try {
+      const from = events.length;
+      const asked = fixture.requests.filter((r) => r.path === list).length;
+      await call('runs.resume', { path });
+      await until(() => fixture.requests.filter((r) => r.path === list).length > asked);
+      expect(await call('runs.cancel', { path })).toEqual({ cancelled: true });
+      expect(await ended(path, from)).toMatchObject({ status: 'cancelled' });
+      // Before, the run stayed "Paused", and the mirror offered to resume the run just cancelled.
+      const detail = await call<MirrorDetail>('mirrors.get', { path });
+      expect(detail).toMatchObject({ status: 'ready', resumable: false, lastRun: { id: 1, status: 'cancelled' } });
+      expect(detail.runs).toHaveLength(1);
+    } finally {
+      fixture.setBroken(list, null);
+    }
+  });
+
   it('a Pause or Cancel once the sync is finishing is answered false, and the run ends completed', async () => {
     const path = join(dir, 'late');
     await call('mirrors.create', { url: capabilityList(), path, concurrency: 4 });
