@@ -512,3 +512,103 @@ describe('a baseline that would delete most of the mirror', () => {
     }
   });
 });
+
+describe("Pause and Cancel at a run's end: the answer and the run's recorded end agree", () => {
+  /**
+   * Calls `act` (dispatching at once, as an adapter would) at the first progress of `path` in its finishing phase:
+   * the run's last moments, while it records what it did. Resolves with the answers.
+   */
+  const atFinishing = (path: string, act: () => Promise<unknown>[]): Promise<unknown[]> =>
+    new Promise((resolve) => {
+      const stop = service.events.subscribe((name, payload) => {
+        const p = payload as Events['mirror.progress'];
+        if (name !== 'mirror.progress' || p.path !== path || p.phase !== 'finishing') return;
+        stop();
+        void Promise.all(act()).then(resolve);
+      });
+    });
+
+  it('a Cancel while the last resource is in flight is answered true, and the run ends cancelled in its end, its journal and its checkpoint', async () => {
+    const path = join(dir, 'last-held');
+    await call('mirrors.create', { url: capabilityList(), path, concurrency: 4 });
+    // One without a `duplicate` link, which the fetcher would take instead.
+    const held = fixture.state.pathOf(39);
+    fixture.setBroken(held, 'hang');
+    try {
+      await call('runs.start', { path });
+      await until(() => fixture.requests.some((r) => r.path === held) && events.some((e) => e.name === 'mirror.progress' && (e.payload as Events['mirror.progress']).done >= 39));
+      expect(await call('runs.cancel', { path })).toEqual({ cancelled: true });
+      // Before, the run went on to "Baseline completed", its checkpoint moved, one resource never fetched.
+      expect(await ended(path)).toMatchObject({ status: 'cancelled', created: 39 });
+      const detail = await call<MirrorDetail>('mirrors.get', { path });
+      expect(detail).toMatchObject({ status: 'ready', resumable: false, checkpoint: null, resources: 39, lastRun: { status: 'cancelled', failed: 0 } });
+    } finally {
+      fixture.setBroken(held, null);
+    }
+  });
+
+  it('a Cancel while Resume still reads the Source\'s lists cancels the paused run: it is no longer offered to Resume', async () => {
+    const path = join(dir, 'resume-cancelled');
+    await call('mirrors.create', { url: capabilityList(), path, concurrency: 2 });
+    fixture.setResourceDelay(40);
+    await call('runs.start', { path });
+    await until(() => events.some((e) => e.name === 'mirror.progress' && (e.payload as Events['mirror.progress']).done >= 3));
+    expect(await call('runs.pause', { path })).toEqual({ paused: true });
+    expect(await ended(path)).toMatchObject({ status: 'paused' });
+    const list = fixture.paths.dataset1.capabilityList;
+    fixture.setBroken(list, 'hang');
+    try {
+      const from = events.length;
+      const asked = fixture.requests.filter((r) => r.path === list).length;
+      await call('runs.resume', { path });
+      await until(() => fixture.requests.filter((r) => r.path === list).length > asked);
+      expect(await call('runs.cancel', { path })).toEqual({ cancelled: true });
+      expect(await ended(path, from)).toMatchObject({ status: 'cancelled' });
+      // Before, the run stayed "Paused", and the mirror offered to resume the run just cancelled.
+      const detail = await call<MirrorDetail>('mirrors.get', { path });
+      expect(detail).toMatchObject({ status: 'ready', resumable: false, lastRun: { id: 1, status: 'cancelled' } });
+      expect(detail.runs).toHaveLength(1);
+    } finally {
+      fixture.setBroken(list, null);
+    }
+  });
+
+  it('a Pause or Cancel once the sync is finishing is answered false, and the run ends completed', async () => {
+    const path = join(dir, 'late');
+    await call('mirrors.create', { url: capabilityList(), path, concurrency: 4 });
+    const answers = atFinishing(path, () => [service.dispatch('runs.pause', { path }), service.dispatch('runs.cancel', { path })]);
+    await call('runs.start', { path });
+    // Before, both were answered true at the run's last progress, and the run still ended completed.
+    expect(await answers).toEqual([
+      { ok: true, result: { paused: false } },
+      { ok: true, result: { cancelled: false } },
+    ]);
+    expect(await ended(path)).toMatchObject({ status: 'completed', created: 40 });
+    const detail = await call<MirrorDetail>('mirrors.get', { path });
+    expect(detail).toMatchObject({ status: 'ready', resumable: false, lastRun: { status: 'completed' } });
+    expect(detail.checkpoint).not.toBeNull();
+  });
+
+  it('a Cancel once a retry is finishing is answered false, and the retry ends completed, as its journal says', async () => {
+    const path = join(dir, 'late-retry');
+    await call('mirrors.create', { url: capabilityList(), path });
+    const broken = fixture.state.pathOf(3);
+    fixture.setBroken(broken, { status: 404 });
+    fixture.setBroken(`/mirror${broken}`, { status: 404 });
+    try {
+      await call('runs.start', { path });
+      expect(await ended(path)).toMatchObject({ status: 'failed', failed: 1 });
+    } finally {
+      fixture.setBroken(broken, null);
+      fixture.setBroken(`/mirror${broken}`, null);
+    }
+    const runId = (await call<MirrorDetail>('mirrors.get', { path })).runs[0]!.id;
+    const from = events.length;
+    const answers = atFinishing(path, () => [service.dispatch('runs.cancel', { path })]);
+    await call('runs.retry', { path, runId });
+    expect(await answers).toEqual([{ ok: true, result: { cancelled: false } }]);
+    // Before, the answer was true and the end said "cancelled", while the journal recorded the retry completed.
+    expect(await ended(path, from)).toMatchObject({ status: 'completed', created: 1 });
+    expect((await call<MirrorDetail>('mirrors.get', { path })).runs[0]).toMatchObject({ mode: 'retry', status: 'completed', created: 1 });
+  });
+});

@@ -109,6 +109,11 @@ interface Active {
   retry: boolean;
   abort: AbortController;
   pause: AbortController;
+  /**
+   * The engine decided the run's end (onFinishing): a Pause or Cancel from now on stops nothing, and is answered
+   * false, so that the answer and the run's recorded end never disagree.
+   */
+  finishing: boolean;
   startedAt: number;
   /** What the inventory held when the run began: with the run's own change, what the mirror holds now. */
   resourcesAtStart: number;
@@ -483,6 +488,7 @@ export class MirrorService {
       delayMs: Math.round(options.delaySeconds * 1000),
       ...this.#access(active),
       pauseSignal: active.pause.signal,
+      onFinishing: () => this.#finishing(active),
       onProgress: (p) => this.#progressed(active, p),
       onNote: (n) => noteOf(active, n),
     }).then(
@@ -526,6 +532,7 @@ export class MirrorService {
       concurrency: options.concurrency,
       ...this.#access(active),
       pauseSignal: active.pause.signal,
+      onFinishing: () => this.#finishing(active),
       onProgress: (p) => this.#progressed(active, p),
     }).then(
       (result) => this.#end(active, retryEnd(key, result, active)),
@@ -584,9 +591,15 @@ export class MirrorService {
     return this.#retrying(key, (common) => resumeRetry({ ...common, retryRunId: retryId }));
   }
 
+  /** From here on the run ends as what it is (the engine's onFinishing). */
+  #finishing(active: Active): void {
+    active.finishing = true;
+    active.changed = true;
+  }
+
   pause(path: string): { paused: boolean } {
     const active = this.#active.get(this.#absolute(path));
-    if (!active || active.kind !== 'sync' || active.pause.signal.aborted) return { paused: false };
+    if (!active || active.kind !== 'sync' || active.finishing || active.pause.signal.aborted) return { paused: false };
     active.pause.abort();
     active.changed = true;
     this.#changed();
@@ -595,7 +608,7 @@ export class MirrorService {
 
   cancel(path: string): { cancelled: boolean } {
     const active = this.#active.get(this.#absolute(path));
-    if (!active || active.abort.signal.aborted) return { cancelled: false };
+    if (!active || active.finishing || active.abort.signal.aborted) return { cancelled: false };
     active.abort.abort();
     active.changed = true;
     this.#changed();
@@ -607,7 +620,7 @@ export class MirrorService {
     const active = this.#begin(key, 'audit', false);
     this.#changed();
     const t0 = Date.now();
-    const work = audit({ dest: key, rehash, ...this.#access(active) });
+    const work = audit({ dest: key, rehash, ...this.#access(active), onFinishing: () => this.#finishing(active) });
     active.done = work.catch(() => undefined);
     const seconds = () => Math.round((Date.now() - t0) / 100) / 10;
     const base = { path: key, kind: 'audit' as const, mode: null, created: 0, updated: 0, deleted: 0, skipped: 0, bytes: 0 };
@@ -835,6 +848,7 @@ export class MirrorService {
       retry,
       abort: new AbortController(),
       pause: new AbortController(),
+      finishing: false,
       startedAt: Date.now(),
       resourcesAtStart: kind === 'sync' && !dryRun ? inventorySize(path) : 0,
       latest: null,

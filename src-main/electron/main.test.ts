@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startFixtureSource } from '../../e2e/fixture-source/index.ts';
 import { IPC_INVOKE } from '../contract/names.ts';
 import { MirrorState, stateDirOf } from '../engine/mirror/state.ts';
 import { CSP } from '../server/csp.ts';
@@ -136,8 +137,11 @@ afterEach(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function quit(fake: Fake) {
-  for (const listener of fake.appListeners.get('will-quit') ?? []) listener();
+/** Quits as Electron does: will-quit, whose listeners may put the quit off (preventDefault); how many did. */
+function quit(fake: Fake): number {
+  let prevented = 0;
+  for (const listener of fake.appListeners.get('will-quit') ?? []) listener({ preventDefault: () => void prevented++ });
+  return prevented;
 }
 
 const appFrame = { senderFrame: { url: `file://${resolve(import.meta.dirname, '../../out/renderer/index.html')}` } };
@@ -274,6 +278,33 @@ describe('Electron main process (built bundle)', () => {
       expect(prevented).toBe(2);
     } finally {
       quit(fake);
+    }
+  });
+
+  it('quitting while a run goes on waits for it to pause, then exits: the run is recorded paused, for Resume', async () => {
+    const fixture = await startFixtureSource({ resources: 40, resourceDelayMs: 300 });
+    const fake = await startMain({ lock: true });
+    const invoke = fake.handlers.get(IPC_INVOKE)!;
+    try {
+      const folder = join(process.env.RSDESK_USER_DATA!, 'mirror');
+      expect(await invoke(appFrame, 'mirrors.create', { url: fixture.url + fixture.paths.dataset1.capabilityList, path: folder, concurrency: 2 })).toMatchObject({ ok: true });
+      expect(await invoke(appFrame, 'runs.start', { path: folder })).toMatchObject({ ok: true });
+      for (let i = 0; i < 500 && !fixture.requests.some((r) => r.path.includes('/res/')); i++) await new Promise((r) => setTimeout(r, 10));
+      // Before, Electron quit as soon as will-quit returned: the run was cut off as by a kill, left "running".
+      expect(quit(fake)).toBe(1);
+      expect(fake.calls.exit).toEqual([]);
+      for (let i = 0; i < 500 && fake.calls.exit.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(fake.calls.exit).toEqual([0]);
+      const state = new MirrorState(stateDirOf(folder));
+      try {
+        expect(state.runs()).toMatchObject([{ id: 1, status: 'interrupted', message: 'Paused' }]);
+      } finally {
+        state.close();
+      }
+      // A second quit meanwhile would not have waited: the first one is under way, or done.
+      expect(quit(fake)).toBe(0);
+    } finally {
+      await fixture.close();
     }
   });
 

@@ -15,6 +15,9 @@ import { tuneTiering } from '../engine/tiering.ts';
 // The engine runs in this process: when V8 optimizes its hot code (engine/tiering.ts says why).
 tuneTiering();
 
+/** How long quitting waits for the runs going on to pause before the app quits anyway (the next start resumes them). */
+const QUIT_WAIT_MS = 10_000;
+
 const devServerUrl = process.env.ELECTRON_RENDERER_URL;
 const rendererIndex = join(__dirname, '../renderer/index.html');
 
@@ -171,9 +174,22 @@ async function start(): Promise<void> {
   app.on('window-all-closed', () => {
     if (process.platform !== 'darwin') app.quit();
   });
-  app.on('will-quit', () => {
+  // Electron quits as soon as will-quit returns: a run going on was then cut off as by a kill (left running, found
+  // interrupted at the next start, its downloads under way and its last batch lost) instead of paused as the app
+  // says. Quitting waits for the runs to pause (their downloads under way finish and are recorded), for QUIT_WAIT_MS
+  // at most; a second quit meanwhile quits at once.
+  let closing = false;
+  app.on('will-quit', (event) => {
+    if (closing) return;
+    closing = true;
+    event.preventDefault();
     unsubscribe();
-    void service.close();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, QUIT_WAIT_MS)));
+    void Promise.race([service.close().catch(() => undefined), late]).then(() => {
+      clearTimeout(timer);
+      app.exit(0);
+    });
   });
 }
 

@@ -89,6 +89,11 @@ export interface AuditOptions {
   timeoutMs?: number;
   userAgent?: string;
   signal?: AbortSignal;
+  /**
+   * Called once, synchronously, when every comparison is done and the audit is about to record its report: a cancel
+   * after it stops nothing, and the audit ends completed (the app answers such a Cancel false).
+   */
+  onFinishing?: () => void;
   /** Differences recorded in the run's journal besides the report (which holds them all). Default 1,000. */
   journalLimit?: number;
   /** Differences of each kind the returned report holds (the saved report holds them all). Default REPORT_LIMIT. */
@@ -127,6 +132,8 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
   const t0 = Date.now();
   let run: RunRecord;
   let listed: ListedResources;
+  // Once every comparison is done (onFinishing): a cancel after that changes nothing.
+  let decided = false;
   try {
     run = state.startRun('audit', options.rehash ? 'rehash' : 'inventory', binding?.resourceListUrl ?? null);
     try {
@@ -309,6 +316,11 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     const counts = report.counts!;
     const differing = counts.missing + counts.extra + counts.changed + counts.unverifiable;
     report.inSync = differing === 0;
+    // From here to its end the audit only records: nothing awaited, so a cancel either came before (and stops it here)
+    // or comes after it ended.
+    stopIfCancelled(options.signal);
+    options.onFinishing?.();
+    decided = true;
     for (const uris of listed.damaged()) state.markDamaged(uris);
     const limit = options.journalLimit ?? 1_000;
     // Every difference counts, extra files and unverifiable copies too.
@@ -335,7 +347,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     return report;
   } catch (err) {
     // A cancelled audit is recorded as such (as a sync is), not as one that failed on whatever it was reading then.
-    const cancelled = options.signal?.aborted === true;
+    const cancelled = !decided && options.signal?.aborted === true;
     const why = explainStateError(state.path, err, true);
     try {
       state.endRun(run.id, cancelled ? 'cancelled' : 'failed', { audit: (Date.now() - t0) / 1000 }, cancelled ? 'Cancelled before the end; no report is kept' : clip((why as Error).message, 500));

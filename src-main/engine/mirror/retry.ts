@@ -58,6 +58,8 @@ export interface RetryOptions {
   pauseSignal?: AbortSignal;
   /** How the free space of the mirror's disk is read, and how often (disk-reserve.ts; tests give their own). */
   diskSpace?: { probe?: DiskSpaceProbe; everyMs?: number };
+  /** Called once, synchronously, when the retry's end is decided: a pause or cancel after it stops nothing (sync.ts). */
+  onFinishing?: () => void;
   onProgress?: (progress: SyncProgress) => void;
 }
 
@@ -221,6 +223,8 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
     let message: string | null = null;
     let completedBaseline: RetryResult['completedBaseline'] = null;
     let liveCheckpoint: string | null = null;
+    // Whether a cancel took, once the retry's end is decided (null before): one that comes later changes nothing.
+    let cancelTook: boolean | null = null;
     // Reading the lists and starting fetches stop on a pause too; the fetches in flight keep the run's own signal.
     const intake = options.pauseSignal ? AbortSignal.any([signal, options.pauseSignal]) : signal;
     const paused = () => options.pauseSignal?.aborted === true && !signal.aborted;
@@ -279,7 +283,9 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       // retry ends as what it is, not interrupted (or cancelled) with nothing left to take up.
       const cut = paused();
       const cancelled = options.signal?.aborted === true;
+      cancelTook = cancelled;
       phase = 'finishing';
+      options.onFinishing?.();
       report();
       await applier.finish();
       phases.fetch = (Date.now() - t1) / 1000;
@@ -323,10 +329,11 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
     } catch (err) {
       await applier.finish().catch(() => undefined);
       applier.close();
-      status = cancel?.aborted ? 'cancelled' : 'failed';
+      const cancelled = cancelTook ?? cancel?.aborted === true;
+      status = cancelled ? 'cancelled' : 'failed';
       phases.lists ??= (Date.now() - t0) / 1000;
       // Whatever was being read when the disk's reserve stopped it is beside the point.
-      const why = !cancel?.aborted && reserve.stopped ? reserve.stopped.message : (err as Error).message;
+      const why = !cancelled && reserve.stopped ? reserve.stopped.message : (err as Error).message;
       state.endRun(run.id, status, inAll(), clip(why, 500));
       throw err instanceof RetryError ? err : new RetryError(why);
     }

@@ -1151,6 +1151,14 @@ export class MirrorState implements ClaimStore {
     return (this.db.prepare('SELECT run_id FROM audit_reports ORDER BY run_id DESC').all() as { run_id: number }[]).map((r) => Number(r.run_id));
   }
 
+  /**
+   * Cancels an interrupted run without taking it up (a cancel that came while the sync that was to take it up still
+   * read the Source's lists): it keeps its counts, its failures and its end, the time it last worked.
+   */
+  cancelInterrupted(id: number, message: string): void {
+    this.db.prepare("UPDATE runs SET status = 'cancelled', message = ? WHERE id = ? AND status = 'interrupted'").run(message, id);
+  }
+
   endRun(id: number, status: RunStatus, phases: Record<string, number>, message: string | null = null): RunRecord {
     this.db
       .prepare('UPDATE runs SET status = ?, ended_at = ?, phases = ?, message = ? WHERE id = ?')

@@ -342,3 +342,76 @@ describe('a signal while the Source stalls its Capability List', () => {
     expect(runs()).toEqual([]);
   });
 });
+
+describe("a cancel at the run's end", () => {
+  /** Calls `then` once `check` holds (polled: a hung resource sends no more progress). */
+  const when = (check: () => boolean, then: () => void) => {
+    const poll = () => (check() ? then() : setTimeout(poll, 10));
+    poll();
+  };
+  // Held while every other resource settles (one without a `duplicate` link, which the fetcher would take instead).
+  const lastPath = () => fixture.state.pathOf(39);
+  const asked = (path: string) => fixture.requests.some((r) => r.path === path);
+
+  for (const [how, failure] of [
+    ['the last resource is still in flight', 'hang'],
+    ['the Source asked the last resource to wait (Retry-After)', { status: 503, headers: { 'retry-after': '60' } }],
+  ] as const) {
+    it(`a cancel while ${how} ends the run cancelled, not completed: no checkpoint, and the next sync fetches what was cut off`, async () => {
+      fixture.setResourceDelay(0);
+      fixture.setBroken(lastPath(), failure);
+      const cancel = new AbortController();
+      let settled = 0;
+      when(() => settled >= 39 && asked(lastPath()), () => cancel.abort());
+      const t0 = Date.now();
+      // Before, the resource cut off was dropped as no failure and the run recorded completed, its checkpoint moved
+      // past a resource the mirror never got.
+      await expect(sync({ url: capabilityList(), dest, timeoutMs: 30_000, signal: cancel.signal, onProgress: (p) => void (settled = p.settled) })).rejects.toThrow('Cancelled');
+      expect(Date.now() - t0).toBeLessThan(5_000);
+      expect(runs()).toMatchObject([{ id: 1, status: 'cancelled', created: 39, failed: 0, message: 'Cancelled; what was verified stays' }]);
+      const state = new MirrorState(stateDirOf(dest));
+      expect(state.checkpoint()).toBeNull();
+      state.close();
+
+      fixture.setBroken(lastPath(), null);
+      const next = await sync({ dest });
+      expect(next).toMatchObject({ mode: 'baseline', created: 1, unchanged: 39, failed: 0 });
+      expect(next.checkpoint).not.toBeNull();
+    });
+  }
+
+  it('a cancel once the run has decided its end stops nothing: it is recorded completed, its checkpoint moved', async () => {
+    fixture.setResourceDelay(0);
+    const cancel = new AbortController();
+    let decided = 0;
+    const result = await sync({ url: capabilityList(), dest, signal: cancel.signal, onFinishing: () => {
+      decided++;
+      cancel.abort();
+    } });
+    expect(decided).toBe(1);
+    expect(result).toMatchObject({ mode: 'baseline', created: 40, failed: 0, paused: false });
+    expect(result.checkpoint).not.toBeNull();
+    expect(runs()).toMatchObject([{ status: 'completed', created: 40 }]);
+  });
+
+  it('a cancel while the sync that takes up a paused run still reads the lists cancels that run: it is not left paused', async () => {
+    const pause = new AbortController();
+    const first = await sync({ url: capabilityList(), dest, concurrency: 2, pauseSignal: pause.signal, onProgress: after(5, () => pause.abort()) });
+    expect(first.paused).toBe(true);
+    fixture.setBroken(fixture.paths.dataset1.capabilityList, 'hang');
+    const cancel = new AbortController();
+    const before = fixture.requests.length;
+    when(() => fixture.requests.slice(before).some((r) => r.path === fixture.paths.dataset1.capabilityList), () => cancel.abort());
+    await expect(sync({ dest, timeoutMs: 30_000, signal: cancel.signal })).rejects.toThrow(
+      "Cancelled before run 1 was taken up again, while the Source's lists were being read; what it verified stays.",
+    );
+    // Before, run 1 stayed "Paused": the app offered to resume the run its person had just cancelled.
+    expect(runs()).toMatchObject([{ id: 1, status: 'cancelled', created: first.created, message: 'Cancelled before it was taken up again; what was verified stays' }]);
+
+    fixture.setBroken(fixture.paths.dataset1.capabilityList, null);
+    fixture.setResourceDelay(0);
+    const next = await sync({ dest });
+    expect(next).toMatchObject({ mode: 'baseline', resumed: false, runId: 2, failed: 0 });
+    expect(next.created).toBe(40 - first.created);
+  });
+});

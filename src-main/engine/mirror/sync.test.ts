@@ -648,6 +648,26 @@ describe('audit', () => {
     }
   });
 
+  it('a cancel once the audit has compared everything stops nothing: it is recorded completed, its report kept', async () => {
+    await run();
+    const controller = new AbortController();
+    let decided = 0;
+    // The app answers such a Cancel false from this moment on (mirrors.ts): the audit must then end as it says.
+    const report = await audit({ dest, signal: controller.signal, onFinishing: () => {
+      decided++;
+      controller.abort();
+    } });
+    expect(decided).toBe(1);
+    expect(report.inSync).toBe(true);
+    expect(lastAudit(dest)!.runId).toBe(report.runId);
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      expect(state.runs().at(-1)).toMatchObject({ kind: 'audit', status: 'completed' });
+    } finally {
+      state.close();
+    }
+  });
+
   it('keeps the last reports in the mirror state: read back whole after the state is closed, the newest few only', async () => {
     expect(() => lastAudit(join(dest, 'nowhere'))).toThrow(/is not a mirror/);
     await run();

@@ -112,6 +112,12 @@ export interface SyncOptions {
    * `interrupted` (message "Paused") with no checkpoint moved: the next `auto` sync resumes it.
    */
   pauseSignal?: AbortSignal;
+  /**
+   * Called once, synchronously, at the moment the run's end is decided: every resource has settled and every step
+   * was taken (what is left is recording them). A pause or a cancel that came before takes; one that comes after
+   * stops nothing, and the run ends as what it is. The app answers a later Pause or Cancel with false from then on.
+   */
+  onFinishing?: () => void;
   /** Called when counts change (per resource done and per durable batch): callers throttle. */
   onProgress?: (progress: SyncProgress) => void;
   /** Called with what is happening, for people (stderr of the CLI). */
@@ -281,7 +287,16 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     // Source that stalls would otherwise hold them until its timeout): no run has begun, and none is recorded.
     const pause = options.pauseSignal;
     const discovering = pause && options.signal ? AbortSignal.any([options.signal, pause]) : (pause ?? options.signal);
+    // The interrupted run an auto sync takes up (Resume, in the app). A cancel that comes before it is taken up is a
+    // cancel of that run: it ends cancelled, as it would a moment later, not left paused to be taken up again.
+    const lastInterrupted = interrupted.filter(resumable).at(-1) ?? state.runs().filter((r) => r.status === 'interrupted' && resumable(r)).at(-1);
+    const wanted = options.mode ?? 'auto';
+    const toTakeUp = wanted === 'auto' && lastInterrupted?.status === 'interrupted' && newest(state, lastInterrupted) ? lastInterrupted : null;
     const stoppedBeforeRun = (err: unknown): SyncResult => {
+      if (cancel?.aborted && toTakeUp !== null && options.dryRun !== true) {
+        state.cancelInterrupted(toTakeUp.id, 'Cancelled before it was taken up again; what was verified stays');
+        throw new SyncError(`Cancelled before run ${toTakeUp.id} was taken up again, while the Source's lists were being read; what it verified stays.`);
+      }
       if (cancel?.aborted) throw new SyncError("Cancelled before the run began, while the Source's lists were being read; nothing was fetched.");
       if (!pause?.aborted) throw err;
       return {
@@ -319,10 +334,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     // fetch again still stands as failures of the run it retried, and taken up as a sync it would run a whole sync
     // (a baseline, for a baseline's failures) in its name. Nor a run of live notifications: the live side takes it up
     // itself, with the notifications its inbox keeps for it.
-    const lastInterrupted = interrupted.filter(resumable).at(-1) ?? state.runs().filter((r) => r.status === 'interrupted' && resumable(r)).at(-1);
     let mode: 'baseline' | 'incremental';
     let resume: RunRecord | null = null;
-    const wanted = options.mode ?? 'auto';
     const useDumps = options.useDumps ?? false;
     // With --use-dumps a Change Dump alone makes incremental syncs possible, a Resource Dump alone a baseline.
     const hasChanges = binding.changeListUrl !== null || (useDumps && binding.changeDumpUrl !== null);
@@ -333,9 +346,9 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       if (!hasChanges) throw new SyncError(`${noChangesHere(binding, useDumps)}; use --mode baseline`);
       mode = 'incremental';
       if (state.baselineNeeded() !== null) options.onNote?.(`${state.baselineNeeded()} This run applies the changes listed only; run sync with --mode baseline (or auto) for the rest.`);
-    } else if (lastInterrupted && lastInterrupted.status === 'interrupted' && newest(state, lastInterrupted)) {
-      mode = lastInterrupted.kind === 'incremental' && hasChanges && checkpoint !== null ? 'incremental' : 'baseline';
-      resume = lastInterrupted;
+    } else if (toTakeUp !== null) {
+      mode = toTakeUp.kind === 'incremental' && hasChanges && checkpoint !== null ? 'incremental' : 'baseline';
+      resume = toTakeUp;
     } else if (checkpoint !== null && hasChanges && isFuture(checkpoint.at)) {
       // Left by a version that trusted a datetime in the future: no change would ever be read again.
       mode = 'baseline';
@@ -464,6 +477,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     let listsRead: IncrementalResult | null = null;
     let status: 'completed' | 'failed' | 'cancelled' | 'interrupted' = 'completed';
     let message: string | null = null;
+    // Whether a cancel took, once the run's end is decided (null before): one that comes later changes nothing.
+    let cancelTook: boolean | null = null;
     const onListed = (n: number, bytes = 0, complete = false) => {
       listed = n;
       listedBytes += bytes;
@@ -531,12 +546,17 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
         // Paused while a list was still being read: what was started finishes below, the run stays resumable.
         if (!paused()) throw err;
       }
-      // A pause that comes from here on stops nothing: every resource has settled and every step was taken, and what
-      // is left is recording them durably, which a pause does not cut short. The run is then what it is (completed,
-      // or failed), not interrupted: else a Ctrl-C while the last batch was written left a finished run to resume
-      // and its checkpoint unmoved.
+      // The run's end is decided here, at one moment (onFinishing tells the caller): every resource has settled and
+      // every step was taken; what is left is recording them durably. A pause or a cancel that came before takes; one
+      // that comes after stops nothing, and the run is what it is (completed, or failed): else a Ctrl-C while the last
+      // batch was written left a finished run to resume and its checkpoint unmoved. A cancel takes even once the last
+      // resource settled: those it cut off in flight (or in a wait the Source asked for) were dropped as no failure,
+      // and recorded completed, with its checkpoint moved, the mirror lacked them for good.
       const cut = paused();
+      cancelTook = cancel?.aborted === true;
       phase = 'finishing';
+      options.onFinishing?.();
+      if (cancelTook) throw new SyncError('Cancelled; what was verified stays');
       // Stopped for the disk between two steps, with no error on the way: ends as a cancel does, not completed.
       if (reserve?.stopped) throw reserve.stopped;
       report();
@@ -560,7 +580,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     } catch (caught) {
       const err = explainStateError(state.path, caught, true);
       await applier.finish().catch(() => undefined);
-      status = cancel?.aborted ? 'cancelled' : 'failed';
+      status = (cancelTook ?? cancel?.aborted) ? 'cancelled' : 'failed';
       // Whatever was being read when the cancel (or the disk's reserve) came is beside the point.
       message =
         status === 'cancelled'
