@@ -166,7 +166,7 @@ async function fsyncFile(path: string): Promise<void> {
 }
 
 /** Makes a folder's entries (renames into it) durable, where folders can be fsynced. */
-async function fsyncDir(path: string): Promise<void> {
+export async function fsyncDir(path: string): Promise<void> {
   try {
     const handle = await open(path, 'r');
     try {

@@ -10,11 +10,12 @@
 // rather than replace a file put there since), the folders made durable, the old name removed, then the row takes the
 // new path and the plan's line goes, in one transaction. Nothing is written over: a file whose new name is another's
 // keeps its old one, and the run says so. (Not at open, where the app reads the state without the lock.)
-import { link, lstat, mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
+import { link, lstat, mkdir, rename, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { transaction } from '../../store/tx.ts';
 import { clip } from '../clip.ts';
+import { fsyncDir } from './durable.ts';
 import { caseKey, escapeChar, SHORT_NAME } from './local-path.ts';
 
 /** The code points HFS+ ignores in names that older versions left as they were (local-path.ts escapes them now). */
@@ -202,18 +203,5 @@ async function removeEmpty(dest: string, dir: string): Promise<void> {
     } catch {
       return; // not empty (other files, a person's own), or gone already
     }
-  }
-}
-
-async function fsyncDir(path: string): Promise<void> {
-  try {
-    const handle = await open(path, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Folders cannot be fsynced on Windows; nothing more can be done there.
   }
 }
