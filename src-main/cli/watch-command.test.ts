@@ -14,6 +14,7 @@ import { LiveEngine } from '../engine/live/engine.ts';
 import type { LiveEvent } from '../engine/live/model.ts';
 import { mirrored, sourceBytes, waitFor } from '../engine/live/test-support.ts';
 import { acquireLock } from '../engine/mirror/lock.ts';
+import { describeEvent } from './watch-command.ts';
 import { MirrorState, stateDirOf } from '../engine/mirror/state.ts';
 import { sync } from '../engine/mirror/sync.ts';
 
@@ -103,6 +104,12 @@ describe('rsdesk watch', () => {
     const w = watch([capabilityList()]);
     expect(await w.exited()).toBe(2);
     expect(w.stderr()).toContain('missing --dest');
+  });
+});
+
+describe('rsdesk watch for people', () => {
+  it('says its times are UTC (a bare 03:04:05 read as the local clock was hours off)', () => {
+    expect(describeEvent({ type: 'unsubscribed', at: '2026-11-28T03:04:05.123Z', topic: 'http://127.0.0.1/n' } as LiveEvent)).toBe('03:04:05Z unsubscribed: http://127.0.0.1/n');
   });
 });
 

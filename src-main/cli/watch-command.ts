@@ -39,9 +39,9 @@ function parseLease(value: string | undefined): number | undefined {
   return Number(value);
 }
 
-/** One line for people. */
+/** One line for people, its time in UTC, as the leases' ends and the notifications' from and until are given. */
 export function describeEvent(e: LiveEvent): string {
-  const time = e.at.slice(11, 19);
+  const time = `${e.at.slice(11, 19)}Z`;
   switch (e.type) {
     case 'listening':
       return `${time} listening on ${e.address}; callbacks at ${e.callbackBase}/websub/…`;
