@@ -1,5 +1,4 @@
 // rsdesk sync / audit / runs as people run them: real processes against the fixture Source.
-import { spawn } from 'node:child_process';
 import { createServer as createHttpServer } from 'node:http';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +10,7 @@ import { auditCommand } from './mirror-commands.ts';
 import { exportAudit } from '../app/audit-export.ts';
 import { lastAudit } from '../engine/mirror/audit.ts';
 import type { Io } from './io.ts';
-import { RSDESK_BIN, runRsdesk } from './run-rsdesk.ts';
+import { runRsdesk, startRsdesk, waitUntil } from './run-rsdesk.ts';
 
 let fixture: FixtureSource;
 
@@ -382,22 +381,8 @@ describe('rsdesk sync --allow-mass-delete', () => {
 });
 
 describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
-  /** rsdesk sync as a live process: its output so far, and a signal sent when the test says. */
-  const start = (args: string[]) => {
-    const child = spawn(process.execPath, [RSDESK_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out = { stdout: '', stderr: '' };
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (out.stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (out.stderr += c));
-    const ended = new Promise<number | null>((res) => child.on('close', (code) => res(code)));
-    return { child, out, ended };
-  };
-  const until = async (what: () => boolean, ms = 20_000) => {
-    const deadline = Date.now() + ms;
-    while (!what()) {
-      if (Date.now() > deadline) throw new Error('waited too long');
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
+  const start = startRsdesk;
+  const until = waitUntil;
   const walk = (dir: string, prefix = ''): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`]));
   const resourceGets = (source: FixtureSource) => source.requests.filter((r) => r.method === 'GET' && /\/res\/\d+/.test(r.path)).map((r) => r.path);

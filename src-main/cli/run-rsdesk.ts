@@ -23,3 +23,22 @@ export function runRsdesk(args: string[], options: { env?: NodeJS.ProcessEnv; cw
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** `rsdesk args…` as a live process: its output so far, its exit code when it ends, and a signal sent when a test says. */
+export function startRsdesk(args: string[]) {
+  const child = spawn(process.execPath, [RSDESK_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (out.stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (out.stderr += c));
+  const ended = new Promise<number | null>((res) => child.on('close', (code) => res(code)));
+  return { child, out, ended };
+}
+
+/** Waits until `what` holds, checking every 20 ms; throws after `ms`. */
+export async function waitUntil(what: () => boolean, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!what()) {
+    if (Date.now() > deadline) throw new Error('waited too long');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,29 +1,14 @@
 // rsdesk run unattended (cron, a systemd timer, a container), as docs/cli.md "Running on a server" describes it:
 // real processes against the fixture Source, their stderr a pipe as a scheduler's is.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source/index.ts';
-import { RSDESK_BIN, runRsdesk } from './run-rsdesk.ts';
+import { runRsdesk, startRsdesk, waitUntil } from './run-rsdesk.ts';
 
-const start = (args: string[]) => {
-  const child = spawn(process.execPath, [RSDESK_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const out = { stdout: '', stderr: '' };
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (out.stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (out.stderr += c));
-  const ended = new Promise<number | null>((res) => child.on('close', (code) => res(code)));
-  return { child, out, ended };
-};
-
-const until = async (what: () => boolean, ms = 20_000) => {
-  const deadline = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > deadline) throw new Error('waited too long');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
+const start = startRsdesk;
+const until = waitUntil;
 
 const resourceGets = (source: FixtureSource) => source.requests.filter((r) => r.method === 'GET' && /\/res\/\d+/.test(r.path)).map((r) => r.path);
 
