@@ -159,7 +159,7 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
     const at = top.summary.md.at ? parseW3cDatetime(top.summary.md.at) : null;
     if (binding.changeListUrl !== null && at !== null) {
       try {
-        await applyChanges(http, binding.changeListUrl, at, listed, options.signal);
+        await applyChanges(http, binding.changeListUrl, at, listed, options.signal, (n) => void notes.push(n));
       } catch (err) {
         if (options.signal?.aborted) throw err;
         // As a sync does with a Change List it cannot read: carry on, and say what that means.
@@ -451,9 +451,17 @@ function differsFromRecord(local: FixityResult, row: InventoryRow): boolean {
  * Changes at or after `at` bring the list up to date: deletions drop a URI, creations and updates replace it. Read
  * as a sync reads them (change-lists.ts).
  */
-async function applyChanges(http: Http, url: string, at: number, listed: ListedResources, signal?: AbortSignal): Promise<void> {
+async function applyChanges(http: Http, url: string, at: number, listed: ListedResources, signal: AbortSignal | undefined, onUnread: (note: string) => void): Promise<void> {
   const changes: Timed[] = [];
-  await readChangeLists(http, url, { since: at, signal, onChange: (change) => void changes.push(change) });
+  // What it could not read is said in the report (a list skipped as a loop): before, the audit said nothing of such a
+  // list, and the resources it changed showed as changed or missing with no reason given.
+  await readChangeLists(http, url, {
+    since: at,
+    signal,
+    onChange: (change) => void changes.push(change),
+    onUnread,
+    loopMeans: (one) => `so the mirror is compared without ${one ? 'its' : 'their'} changes: resources ${one ? 'it' : 'they'} changed may show as changed, missing or extra.`,
+  });
   changes.sort(compareChanges);
   for (const { entry: e } of changes) {
     if (e.md.change === 'deleted') listed.delete(e.loc);

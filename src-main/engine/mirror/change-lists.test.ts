@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource, type FixtureSourceOptions } from '../../../e2e/fixture-source/index.ts';
+import { audit } from './audit.ts';
 import { readFolder } from './folder.ts';
 import { sync, type SyncOptions } from './sync.ts';
 
@@ -78,6 +79,22 @@ describe('a Change List Index whose list loops', () => {
     expect(notes.some((n) => n.startsWith(`The Change List ${fixture.url}${P().changeList(6)}, named by the Change List Index`))).toBe(true);
     expect([9, 10, 11, 12].some(inStep)).toBe(false);
     expect(result.checkpoint).toBe(iso(lists[2]!.from));
+  });
+});
+
+describe('an audit over a Change List Index whose list loops', () => {
+  it('says in its report which list it skipped and what that means, as a sync does', async () => {
+    await start();
+    await baselineThenChanges();
+    expect(await run()).toMatchObject({ mode: 'incremental', failed: 0 });
+    // The open list is the one an audit reads (the closed ones end before the Resource List's "at").
+    fixture.setBroken(P().changeList(6), { status: 302, headers: { location: P().changeListIndex } });
+    const report = await audit({ dest, timeoutMs: 5_000, proxyEnv: {} });
+    expect(report.notes).toContain(
+      `The Change List ${fixture.url}${P().changeList(6)}, named by the Change List Index ${fixture.url}${P().changeListIndex}, redirects back to the index or to a list already read, ` +
+        'and was not read: the changes it lists may be missing, so the mirror is compared without its changes: resources it changed may show as changed, missing or extra.',
+    );
+    expect(fixture.requests.some((r) => r.path === P().changeList(6))).toBe(true);
   });
 });
 

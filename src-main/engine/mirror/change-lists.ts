@@ -34,6 +34,16 @@ export interface ReadChangeListsOptions {
   onNote?: (note: string) => void;
   /** What the reader found against the spec in each document read (the index and each list). */
   onFindings?: (documentUrl: string, findings: Finding[]) => void;
+  /**
+   * Notes of lists not read that may hold changes (a loop; a closed list whose index cannot be read); default
+   * `onNote`. An audit takes these alone: the others (closed lists before `since`, a list named twice) hide nothing.
+   */
+  onUnread?: (note: string) => void;
+  /**
+   * What a list skipped as a loop means to the caller, ending its note (`one`: one list was skipped). Default: a
+   * sync's, whose checkpoint stays before it.
+   */
+  loopMeans?: (one: boolean) => string;
 }
 
 /** A list an index names, with the times its entry gives; `seq`: its place in the index. */
@@ -41,6 +51,8 @@ type Child = { url: string; from: number | null; fromText?: string; until: numbe
 
 /** A list that led back to the index or to a list read before (see readChangeLists). */
 class LoopedList extends Error {}
+
+const syncLoopMeans = (one: boolean) => `so the checkpoint stays before ${one ? 'its' : 'their'} period and the next sync asks again.`;
 
 const msOf = (value: string | undefined) => (value ? parseW3cDatetime(value) : null);
 /** An `until` is judged by the end of the period it names ("2020-01-05": the whole day). */
@@ -133,10 +145,10 @@ export async function readChangeLists(http: Http, url: string, o: ReadChangeList
     if (repeated > 0 && top.summary.isIndex) o.onNote?.(`The Change List Index names a list it names before, or itself, ${repeated} time${repeated === 1 ? '' : 's'}; each list is read once.`);
     if (loops.length > 0) {
       const one = loops.length === 1;
-      o.onNote?.(
+      (o.onUnread ?? o.onNote)?.(
         `${one ? 'The Change List' : `${loops.length} Change Lists`} ${clip(loops[0]!)}${one ? '' : ' (the first)'}, named by ${top.summary.isIndex ? `the Change List Index ${clip(url)}` : `the Change List Index the closed list ${clip(url)} links to`}, ` +
           `redirect${one ? 's' : ''} back to the index or to a list already read, and ${one ? 'was' : 'were'} not read: the changes ${one ? 'it lists' : 'they list'} may be missing, ` +
-          `so the checkpoint stays before ${one ? 'its' : 'their'} period and the next sync asks again.`,
+          (o.loopMeans ?? syncLoopMeans)(one),
       );
     }
   }
@@ -173,7 +185,7 @@ async function continuations(http: Http, closed: DocumentSummary, until: number,
     o.onFindings?.(href, index.summary.findings);
   } catch (err) {
     if (o.signal?.aborted) throw err;
-    o.onNote?.(`The Change List ${clip(closed.url)} is closed (until ${at}); its Change List Index ${clip(href)}, where the changes after that are listed, could not be read (${clip(err instanceof Error ? err.message : String(err), 200)}).`);
+    (o.onUnread ?? o.onNote)?.(`The Change List ${clip(closed.url)} is closed (until ${at}); its Change List Index ${clip(href)}, where the changes after that are listed, could not be read (${clip(err instanceof Error ? err.message : String(err), 200)}).`);
     return [];
   }
   const self = listKey(closed.url);
