@@ -26,6 +26,7 @@ import { formatBytes } from '../http/errors.ts';
 import type { MirrorState } from './state.ts';
 import { sweepUnlisted } from './unlisted.ts';
 import { ListedUris } from './listed-uris.ts';
+import { SourceRefusing } from './refusal-watch.ts';
 
 export const PACKAGES_DIR = 'packages';
 /**
@@ -220,7 +221,9 @@ async function applyDump(o: DumpBaselineOptions, seen: ListedUris): Promise<{ at
         }));
         problems = download.problems;
       } catch (err) {
-        if (o.signal?.aborted) throw err;
+        // A Source that refuses until the run pauses (refusal-watch.ts): the package is not failed but left to the
+        // resumed run; before, it was recorded failed ("could not be used: Paused: …") in a run that then paused.
+        if (o.signal?.aborted || err instanceof SourceRefusing) throw err;
         // No room for this package: passed over, and the others applied as far as they fit (dump-too-large.ts).
         if (isNoRoom(err) || err instanceof NoRoomForPackage) {
           const known = err instanceof NoRoomForPackage ? err.entries : null;

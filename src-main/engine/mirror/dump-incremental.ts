@@ -23,6 +23,7 @@ import { appliedInPackage, donePackages, heldAt, markAppliedInPackage, markPacka
 import type { MetadataFetcher } from './metadata.ts';
 import { ExtractBudget, fetchPackage, PackagePrefetch, prunePackages, type DumpListing, type DumpPackage, type ManifestEntry } from './package/index.ts';
 import type { Checkpoint, MirrorState } from './state.ts';
+import { SourceRefusing } from './refusal-watch.ts';
 
 export interface DumpIncrementalOptions {
   http: Http;
@@ -218,7 +219,9 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
           notePackage(o, loc, report);
         });
       } catch (err) {
-        if (o.signal?.aborted) throw err;
+        // A Source that refuses until the run pauses (refusal-watch.ts): the package is not failed but left to the
+        // resumed run; before, it was recorded failed ("could not be used: Paused: …") in a run that then paused.
+        if (o.signal?.aborted || err instanceof SourceRefusing) throw err;
         // No room for it (its download, or what it extracts to): not used, as a package that cannot be had. The run
         // is not stopped for it: the Change List (when there is one) brings its changes one by one, which needs no
         // room for the package itself; without one, the packages after it wait, as for any package not used.

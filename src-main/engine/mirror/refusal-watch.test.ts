@@ -142,6 +142,92 @@ describe('a Source that refuses everything', () => {
     expect(fixture.requests.filter((r) => r.path === pkg).length).toBeGreaterThan(1);
   });
 
+  // A wait longer than a run gives a list (2 min): before, a Change List's run completed with "Some Sources do so when
+  // no change is listed", a Resource List's baseline failed, and a package was failed as one that cannot be had.
+  const PAUSED_FOR_AN_HOUR = (url: string, again = 'the sync') =>
+    new RegExp(
+      `^Paused: the Source answered HTTP 503 \\(Service Unavailable\\) to ${url.replace(/[.?]/g, '\\$&')}, asking to wait 1 h \\(Retry-After\\); a run waits at most 2 min for its lists and packages, so it stopped asking\\. ` +
+        `Nothing was taken for an answer: what was verified is kept and the checkpoint has not moved; run ${again} again after (\\d{4}-\\d\\d-\\d\\d )?\\d\\d:\\d\\d UTC to resume\\.$`,
+    );
+
+  it('a Change List refused with a Retry-After longer than a run waits: the run pauses at once, says so, its checkpoint unmoved; the next sync resumes', async () => {
+    expect(await sync({ url: capabilityList(), dest, proxyEnv: {} })).toMatchObject({ mode: 'baseline', failed: 0 });
+    const checkpoint = readFolder(dest)!.checkpoint?.at;
+    fixture.change('update', 3);
+    fixture.setRefusing({ prefix: '/dataset1/changelist', status: 503, headers: { 'retry-after': '3600' } });
+    const notes: string[] = [];
+    const t0 = Date.now();
+    const first = await sync({ dest, proxyEnv: {}, onNote: (n) => notes.push(n) });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(first).toMatchObject({ mode: 'incremental', paused: true, updated: 0, failed: 0 });
+    expect(first.pausedBecause).toMatch(PAUSED_FOR_AN_HOUR(fixture.url + fixture.paths.dataset1.changeListIndex));
+    expect(notes.some((n) => /no change is listed/.test(n))).toBe(false);
+    expect(runs().at(-1)).toMatchObject({ status: 'interrupted', message: first.pausedBecause });
+    expect(readFolder(dest)!.checkpoint?.at).toBe(checkpoint);
+    expect(first.checkpoint).toBe(checkpoint);
+
+    fixture.setRefusing(null);
+    expect(await sync({ dest, proxyEnv: {} })).toMatchObject({ mode: 'incremental', resumed: true, paused: false, failed: 0, updated: 3 });
+  });
+
+  it('a Resource List refused with a Retry-After longer than a run waits: the baseline pauses, not fails', async () => {
+    fixture.setRefusing({ prefix: fixture.paths.dataset1.resourceList, status: 503, headers: { 'retry-after': '3600' } });
+    const first = await sync({ url: capabilityList(), dest, proxyEnv: {} });
+    expect(first).toMatchObject({ mode: 'baseline', paused: true, failed: 0, created: 0, checkpoint: null });
+    expect(first.pausedBecause).toMatch(PAUSED_FOR_AN_HOUR(fixture.url + fixture.paths.dataset1.resourceList));
+    fixture.setRefusing(null);
+    expect(await sync({ dest, proxyEnv: {} })).toMatchObject({ mode: 'baseline', resumed: true, paused: false, failed: 0, created: 12 });
+  });
+
+  it("a dump's package refused with a Retry-After longer than a run waits: the run pauses, the package is not failed, the next sync applies it", async () => {
+    // The first package: the one under way when the refusal comes (a later one's download, started ahead, is seen to
+    // fail only once its turn comes, after the pause stopped the loop).
+    const pkg = fixture.paths.dataset1.resourceDumpPackage(1);
+    fixture.setRefusing({ prefix: pkg, status: 503, headers: { 'retry-after': '3600' } });
+    const first = await sync({ url: capabilityList(), dest, useDumps: true, proxyEnv: {} });
+    expect(first).toMatchObject({ mode: 'baseline', from: 'dumps', paused: true, failed: 0, checkpoint: null });
+    expect(first.failures).toEqual([]);
+    expect(first.pausedBecause).toMatch(PAUSED_FOR_AN_HOUR(fixture.url + pkg));
+    fixture.setRefusing(null);
+    const second = await sync({ dest, useDumps: true, proxyEnv: {} });
+    expect(second).toMatchObject({ mode: 'baseline', from: 'dumps', resumed: true, paused: false, failed: 0, created: 12 });
+    expect(second.checkpoint).not.toBeNull();
+  });
+
+  it("a Change Dump's packages refused with a Retry-After longer than a run waits: the run pauses, nothing failed, the checkpoint unmoved", async () => {
+    // Change Lists of four changes, so that the eight updates below close two, which the Change Dump then holds.
+    await fixture.close();
+    fixture = await startFixtureSource({ resources: 12, changeListSize: 4 });
+    expect(await sync({ url: capabilityList(), dest, useDumps: true, proxyEnv: {} })).toMatchObject({ mode: 'baseline', failed: 0 });
+    const checkpoint = readFolder(dest)!.checkpoint?.at;
+    for (let id = 1; id <= 8; id++) fixture.change('update', 1, id);
+    fixture.setRefusing({ prefix: '/dataset1/changedump/', status: 503, headers: { 'retry-after': '3600' } });
+    const notes: string[] = [];
+    const first = await sync({ dest, useDumps: true, proxyEnv: {}, onNote: (n) => notes.push(n) });
+    // Not taken for a package that cannot be had ("could not be used", its changes sent to the Change List).
+    expect(notes.filter((n) => /could not be used/.test(n))).toEqual([]);
+    expect(first).toMatchObject({ mode: 'incremental', from: 'dumps', paused: true, failed: 0, updated: 0 });
+    expect(first.pausedBecause).toMatch(/^Paused: the Source answered HTTP 503 \(Service Unavailable\) to http:\/\/127\.0\.0\.1:\d+\/dataset1\/changedump\/\d+\.zip, asking to wait 1 h/);
+    expect(readFolder(dest)!.checkpoint?.at).toBe(checkpoint);
+    fixture.setRefusing(null);
+    expect(await sync({ dest, useDumps: true, proxyEnv: {} })).toMatchObject({ mode: 'incremental', resumed: true, paused: false, failed: 0, updated: 8 });
+  });
+
+  it('a Retry-After past what a date can hold is said as "later", not a crash of the run', async () => {
+    const watch = new RefusalWatch(50);
+    try {
+      watch.refused('HTTP 503 (Service Unavailable)', 1e20);
+      await new Promise((r) => setTimeout(r, 150));
+      expect(watch.stopped?.message).toMatch(/run the sync again later to resume/);
+    } finally {
+      watch.close();
+    }
+    const asked = new RefusalWatch(60_000);
+    asked.askedToWait('HTTP 429 (Too Many Requests)', 1e20, 120_000, 'http://127.0.0.1:1/changelist.xml');
+    expect(asked.stopped?.message).toMatch(/run the sync again later to resume\.$/);
+    expect(asked.signal.aborted).toBe(true);
+  });
+
   it('is not stopped by a Source that answers between its refusals', async () => {
     const watch = new RefusalWatch(200);
     try {

@@ -5,6 +5,7 @@
 // all (timeouts, resets, refused connections) has come for `limitMs` in a row, its signal aborts: the run pauses as
 // a person's pause does (resumable, nothing verified fetched again) and says what the Source answered and when to
 // try again.
+import { clip } from '../clip.ts';
 import { formatDuration } from '../http/errors.ts';
 import { REFUSAL_SECONDS } from '../../contract/limits.ts';
 
@@ -69,6 +70,26 @@ export class RefusalWatch {
     this.#timer = null;
   }
 
+  /**
+   * The Source asked, with a Retry-After longer than the run waits for a list (`maxMs`), to wait before it answers
+   * `url`: the run pauses now, saying so. Before, the refusal was taken as the list's answer: a Change List's run ended
+   * completed with "Some Sources do so when no change is listed", telling the archivist nothing had changed, and a
+   * Resource List's or a package's failed as if it could not be had.
+   */
+  askedToWait(what: string, retryAfterMs: number, maxMs: number, url: string): void {
+    if (this.#stopped !== null) return;
+    this.close();
+    const at = Date.now();
+    const retryAt = at + retryAfterMs <= MAX_DATE_MS ? at + retryAfterMs : null;
+    const when = retryAt !== null ? `after ${clock(Math.ceil(retryAt / 60_000) * 60_000)}` : 'later';
+    this.#stopped = new SourceRefusing(
+      `Paused: the Source answered ${what} to ${clip(url)}, asking to wait ${formatDuration(retryAfterMs)} (Retry-After); a run waits at most ${formatDuration(maxMs)} for its lists and packages, so it stopped asking. ` +
+        `Nothing was taken for an answer: what was verified is kept and the checkpoint has not moved; run ${this.#again} again ${when} to resume.`,
+      retryAt,
+    );
+    this.#controller.abort(this.#stopped);
+  }
+
   close(): void {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
@@ -77,7 +98,7 @@ export class RefusalWatch {
   #stop(): void {
     this.#timer = null;
     const last = this.#last!;
-    const retryAt = last.retryAfterMs !== null && Number.isFinite(last.retryAfterMs) ? last.at + last.retryAfterMs : null;
+    const retryAt = last.retryAfterMs !== null && last.at + last.retryAfterMs <= MAX_DATE_MS ? last.at + last.retryAfterMs : null;
     const asked = last.retryAfterMs !== null && Number.isFinite(last.retryAfterMs) && last.retryAfterMs > 0 ? `, asking to wait ${formatDuration(last.retryAfterMs)} (Retry-After)` : '';
     // Rounded up to the minute: "after 22:59" said at 22:59:30 of a wait ending at 22:59:31 was not yet true.
     const when = retryAt !== null && retryAt > Date.now() ? `after ${clock(Math.ceil(retryAt / 60_000) * 60_000)}` : 'later';
@@ -90,6 +111,9 @@ export class RefusalWatch {
     this.#controller.abort(this.#stopped);
   }
 }
+
+/** The latest instant a Date holds: a Retry-After of 10^13 seconds goes past it, and toISOString() then throws. */
+const MAX_DATE_MS = 8.64e15;
 
 /** "22:40 UTC" (with the date when it is not today). */
 function clock(ms: number): string {

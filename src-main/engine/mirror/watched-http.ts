@@ -14,7 +14,7 @@ const RETRIES = 3;
 const BACKOFF_MS = 500;
 /** The longest backoff between two refusals without a Retry-After. */
 const MAX_BACKOFF_MS = 30_000;
-/** A longer Retry-After is not waited for (as for resources): the refusal is the answer, and the caller says so. */
+/** A longer Retry-After is not waited for: the run pauses at once, saying how long the Source asked it to wait. */
 export const MAX_LIST_RETRY_AFTER_MS = 120_000;
 
 export class WatchedHttp extends Http {
@@ -46,9 +46,13 @@ export class WatchedHttp extends Http {
         return response;
       }
       const wait = retryAfterMs(response.headers['retry-after']);
-      watch.refused(refusalWords(response.status), wait);
-      if (wait !== null && wait > MAX_LIST_RETRY_AFTER_MS) return response;
       await response.abandon();
+      if (wait !== null && wait > MAX_LIST_RETRY_AFTER_MS) {
+        // Longer than a run waits: the run pauses, resumable, rather than take the refusal for the list's answer.
+        watch.askedToWait(refusalWords(response.status), wait, MAX_LIST_RETRY_AFTER_MS, url);
+        throw watch.stopped!;
+      }
+      watch.refused(refusalWords(response.status), wait);
       await pause(wait ?? backoff(attempt), init.signal, watch);
     }
   }
