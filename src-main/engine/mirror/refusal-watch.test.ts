@@ -105,6 +105,32 @@ describe('a Source that refuses everything', () => {
     expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'interrupted', message: again.pausedBecause });
   });
 
+  it("pauses a retry whose lists the Source refuses too (they are read first), resumable; a long Retry-After pauses it at once", async () => {
+    fixture.setBroken(fixture.state.pathOf(1), { status: 404 });
+    fixture.setBroken(fixture.state.pathOf(2), { status: 404 });
+    const first = await sync({ url: capabilityList(), dest, refusalLimitMs: 700, proxyEnv: {} });
+    expect(first.failed).toBe(2);
+    fixture.setBroken(fixture.state.pathOf(1), null);
+    fixture.setBroken(fixture.state.pathOf(2), null);
+    // Everything the Source serves, its Resource List first.
+    fixture.setRefusing({ prefix: '/dataset1/', status: 503, headers: { 'retry-after': '1' } });
+    const t0 = Date.now();
+    const again = await retryResources({ dest, runId: first.runId!, proxyEnv: {} });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(again).toMatchObject({ paused: true, failed: 0, created: 0 });
+    expect(again.pausedBecause).toMatch(/^Paused: the Source refused .* HTTP 503 \(Service Unavailable\), asking to wait 1 s \(Retry-After\)\. What was verified is kept; run the retry again /);
+    expect(runs().at(-1)).toMatchObject({ mode: 'retry', status: 'interrupted', message: again.pausedBecause });
+
+    fixture.setRefusing({ prefix: '/dataset1/', status: 429, headers: { 'retry-after': '3600' } });
+    const later = await retryResources({ dest, runId: first.runId!, proxyEnv: {} });
+    expect(later).toMatchObject({ paused: true, failed: 0 });
+    expect(later.pausedBecause).toMatch(/^Paused: the Source answered HTTP 429 \(Too Many Requests\) to .*, asking to wait 1 h \(Retry-After\);.* run the retry again after /);
+
+    fixture.setRefusing(null);
+    const done = await retryResources({ dest, runId: first.runId!, proxyEnv: {} });
+    expect(done).toMatchObject({ paused: false, failed: 0, created: 2 });
+  });
+
   it('watches the list requests too: a Change List refused with Retry-After is asked again, then the run pauses at the limit and resumes', async () => {
     expect(await sync({ url: capabilityList(), dest, proxyEnv: {} })).toMatchObject({ mode: 'baseline', failed: 0 });
     const checkpoint = readFolder(dest)!.checkpoint?.at;

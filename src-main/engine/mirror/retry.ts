@@ -11,7 +11,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { clip } from '../clip.ts';
 import type { Entry } from '../documents/model.ts';
-import { Http } from '../http/client.ts';
+import type { Http } from '../http/client.ts';
+import { WatchedHttp } from './watched-http.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
 import { canonicalEntry, canonicalUri } from './uri.ts';
 import { readResourceList } from './resource-list.ts';
@@ -168,9 +169,13 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
     }
     const { settings, credentials } = access;
     const source = sourceHeadersOf(settings, credentials);
-    http = new Http({ sourceHeaders: source, timeoutMs: options.timeoutMs ?? settings.timeoutMs ?? undefined, userAgent: options.userAgent, proxy: settings.proxy, proxyEnv: options.proxyEnv });
-    // A Source refusing everything pauses the retry as it pauses a sync (refusal-watch.ts).
+    const lists = new WatchedHttp({ sourceHeaders: source, timeoutMs: options.timeoutMs ?? settings.timeoutMs ?? undefined, userAgent: options.userAgent, proxy: settings.proxy, proxyEnv: options.proxyEnv });
+    http = lists;
+    // A Source refusing everything pauses the retry as it pauses a sync (refusal-watch.ts), its lists as its resources:
+    // before, the Resource List or Change List it reads first took the first 503 for its answer, and the retry failed
+    // ("HTTP 503 Service Unavailable for …") at once, its failures still standing and nothing to resume.
     watch = new RefusalWatch(settings.refusalLimitMs ?? REFUSAL_SECONDS.default * 1000, 'the retry');
+    lists.watchWith(watch);
     options = { ...options, pauseSignal: options.pauseSignal ? AbortSignal.any([options.pauseSignal, watch.signal]) : watch.signal };
     fetcher = new Fetcher({
       watch,
