@@ -119,6 +119,8 @@ async function applyDump(o: DumpBaselineOptions, seen: ListedUris): Promise<{ at
   o.phases.lists = (Date.now() - t0) / 1000;
   let complete = true;
   for (const note of listing.notes) o.onNote?.(note);
+  // The Dump's own findings, as its manifests' are (notePackage): before, only the manifests' reached the run.
+  for (const f of listing.findings) o.onFindings?.(f.document, f.findings);
   for (const problem of listing.problems) {
     o.applier.fail(o.dumpUrl, problem);
     complete = false;

@@ -82,6 +82,8 @@ export async function runDumpIncremental(o: DumpIncrementalOptions): Promise<Dum
   const since = parseW3cDatetime(o.checkpoint.at);
   if (since === null) throw new Error(`The mirror's checkpoint "${clip(o.checkpoint.at)}" is not a datetime`);
   for (const note of o.listing.notes) o.onNote?.(note);
+  // The Dump's own findings, as its manifests' are (notePackage): before, only the manifests' reached the run.
+  for (const f of o.listing.findings) o.onFindings?.(f.document, f.findings);
   const packages = packagesAfter(o.listing, o.checkpoint, o.dumpUrl);
   const skipped = o.listing.packages.length - packages.length;
   if (skipped > 0) o.onNote?.(`${skipped} package${skipped === 1 ? '' : 's'} of the Change Dump end before the checkpoint; not downloaded.`);

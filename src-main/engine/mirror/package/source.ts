@@ -15,6 +15,7 @@ import { downloadPackage, PackageDownloadError, type DownloadResult } from './do
 import { readPackage, type ReadPackageOptions } from './extract.ts';
 import { GrowingPackage } from './growing.ts';
 import type { DumpKind, EntryOutcome, PackageReport } from './model.ts';
+import type { Finding } from '../../documents/model.ts';
 import { PartProgress } from './part.ts';
 
 export interface DumpPackage {
@@ -37,6 +38,8 @@ export interface DumpListing {
   problems: string[];
   /** What was made of a sloppy listing without losing anything (a package or child Dump named again): for people. */
   notes: string[];
+  /** What the reader found against the spec in each Dump document read (the Index and its Dumps), for the run's findings. */
+  findings: { document: string; findings: Finding[] }[];
 }
 
 const DUMP_WORDS: Record<DumpKind, string> = { resourcedump: 'Resource Dump', changedump: 'Change Dump' };
@@ -69,6 +72,7 @@ export async function dumpPackages(http: Http, url: string, options: { signal?: 
     throw new Error(`${clip(url)} is a ${capability}, not a Resource Dump or Change Dump`);
   }
   const kind: DumpKind = capability;
+  const findings: DumpListing['findings'] = [{ document: url, findings: doc.summary.findings }];
   // Added one by one, not spread into push(): a Dump of some 120,000 packages or more overflowed the stack.
   if (!doc.summary.isIndex) for (const p of collect(top, url)) packages.push(p);
   else {
@@ -95,6 +99,7 @@ export async function dumpPackages(http: Http, url: string, options: { signal?: 
           problems.push(`${clip(child)} is listed in the ${kind} index but is a ${childDoc.summary.capability}${childDoc.summary.isIndex ? ' index' : ''}; its entries were not used`);
         } else {
           read.add(landedKey);
+          findings.push({ document: child, findings: childDoc.summary.findings });
           for (const p of collect(entries, child)) packages.push(p);
         }
       } catch (err) {
@@ -104,7 +109,7 @@ export async function dumpPackages(http: Http, url: string, options: { signal?: 
     if (repeatedChildren > 0) notes.push(`The ${kind === 'resourcedump' ? 'Resource' : 'Change'} Dump Index names a Dump it names before, or itself, ${repeatedChildren} time${repeatedChildren === 1 ? '' : 's'}; each is read once.`);
   }
   if (repeatedPackages > 0) notes.push(`The ${kind === 'resourcedump' ? 'Resource' : 'Change'} Dump names a package it names before ${repeatedPackages} time${repeatedPackages === 1 ? '' : 's'}; each package is downloaded and applied once.`);
-  return { kind, md: doc.summary.md, packages, problems, notes };
+  return { kind, md: doc.summary.md, packages, problems, notes, findings };
 
   function collect(entries: Entry[], dumpUrl: string): DumpPackage[] {
     const out: DumpPackage[] = [];
