@@ -519,6 +519,28 @@ describe('rsdesk sync and a Source that refuses everything', () => {
   });
 });
 
+describe('rsdesk sync and a Source that asks to wait an hour for its Change List', () => {
+  it('pauses at once, says so whole with its checkpoint, exits 75, and does not say that no change is listed', async () => {
+    const dest = mkdtempSync(join(tmpdir(), 'rsdesk-wait-'));
+    const list = fixture.url + fixture.paths.dataset1.capabilityList;
+    expect((await rsdesk(['sync', list, '--dest', dest])).code).toBe(0);
+    fixture.setRefusing({ prefix: '/dataset1/changelist', status: 503, headers: { 'retry-after': '3600' } });
+    try {
+      const plain = await rsdesk(['sync', '--dest', dest]);
+      expect(plain.code).toBe(75);
+      expect(plain.stdout).toMatch(
+        /Paused: the Source answered HTTP 503 \(Service Unavailable\) to http:\/\/127\.0\.0\.1:\d+\/dataset1\/changelist[^ ]*, asking to wait 1 h \(Retry-After\); a run waits at most 2 min for its lists and packages, so it stopped asking\. Nothing was taken for an answer: what was verified is kept and the checkpoint has not moved; run the sync again after [^;]* UTC to resume\. Checkpoint still \d{4}-/,
+      );
+      expect(plain.stdout + plain.stderr).not.toMatch(/no change is listed/);
+      const json = await rsdesk(['sync', '--dest', dest, '--json']);
+      expect(json.code).toBe(75);
+      expect(JSON.parse(json.stdout)).toMatchObject({ failed: 0, pausedBecause: expect.stringMatching(/^Paused: the Source answered HTTP 503/) });
+    } finally {
+      fixture.setRefusing(null);
+    }
+  });
+});
+
 describe('rsdesk sync and lists that break the spec', () => {
   it('says what the lists break, in plain words and in --json, and rsdesk runs keeps it', async () => {
     const dest = mkdtempSync(join(tmpdir(), 'rsdesk-findings-'));
