@@ -244,13 +244,13 @@ describe('a Source that refuses everything', () => {
     try {
       watch.refused('HTTP 503 (Service Unavailable)', 1e20);
       await new Promise((r) => setTimeout(r, 150));
-      expect(watch.stopped?.message).toMatch(/run the sync again later to resume/);
+      expect(watch.stopped?.message).toMatch(/asking to wait more than 100 years \(Retry-After\)\. .*run the sync again later to resume/);
     } finally {
       watch.close();
     }
     const asked = new RefusalWatch(60_000);
     asked.askedToWait('HTTP 429 (Too Many Requests)', 1e20, 120_000, 'http://127.0.0.1:1/changelist.xml');
-    expect(asked.stopped?.message).toMatch(/run the sync again later to resume\.$/);
+    expect(asked.stopped?.message).toMatch(/asking to wait more than 100 years \(Retry-After\);.*run the sync again later to resume\.$/);
     expect(asked.signal.aborted).toBe(true);
   });
 

@@ -83,7 +83,7 @@ export class RefusalWatch {
     const retryAt = at + retryAfterMs <= MAX_DATE_MS ? at + retryAfterMs : null;
     const when = retryAt !== null ? `after ${clock(Math.ceil(retryAt / 60_000) * 60_000)}` : 'later';
     this.#stopped = new SourceRefusing(
-      `Paused: the Source answered ${what} to ${clip(url)}, asking to wait ${formatDuration(retryAfterMs)} (Retry-After); a run waits at most ${formatDuration(maxMs)} for its lists and packages, so it stopped asking. ` +
+      `Paused: the Source answered ${what} to ${clip(url)}, asking to wait ${waitWords(retryAfterMs)} (Retry-After); a run waits at most ${formatDuration(maxMs)} for its lists and packages, so it stopped asking. ` +
         `Nothing was taken for an answer: what was verified is kept and the checkpoint has not moved; run ${this.#again} again ${when} to resume.`,
       retryAt,
     );
@@ -99,7 +99,7 @@ export class RefusalWatch {
     this.#timer = null;
     const last = this.#last!;
     const retryAt = last.retryAfterMs !== null && last.at + last.retryAfterMs <= MAX_DATE_MS ? last.at + last.retryAfterMs : null;
-    const asked = last.retryAfterMs !== null && Number.isFinite(last.retryAfterMs) && last.retryAfterMs > 0 ? `, asking to wait ${formatDuration(last.retryAfterMs)} (Retry-After)` : '';
+    const asked = last.retryAfterMs !== null && last.retryAfterMs > 0 ? `, asking to wait ${waitWords(last.retryAfterMs)} (Retry-After)` : '';
     // Rounded up to the minute: "after 22:59" said at 22:59:30 of a wait ending at 22:59:31 was not yet true.
     const when = retryAt !== null && retryAt > Date.now() ? `after ${clock(Math.ceil(retryAt / 60_000) * 60_000)}` : 'later';
     const count = this.#refusals === 1 ? 'the one request' : `all ${this.#refusals.toLocaleString('en')} requests`;
@@ -114,6 +114,9 @@ export class RefusalWatch {
 
 /** The latest instant a Date holds: a Retry-After of 10^13 seconds goes past it, and toISOString() then throws. */
 const MAX_DATE_MS = 8.64e15;
+
+/** A wait a Source asked for, in words: one of hundreds of digits said as "1,157,407,407,407,407 days" said nothing. */
+const waitWords = (ms: number) => (ms > 100 * 365.25 * 86_400_000 ? 'more than 100 years' : formatDuration(ms));
 
 /** "22:40 UTC" (with the date when it is not today). */
 function clock(ms: number): string {
