@@ -254,6 +254,16 @@ describe('a Source that refuses everything', () => {
     expect(asked.signal.aborted).toBe(true);
   });
 
+  it("a dump's package refused until the limit pauses the run: the package is not recorded failed, the next sync applies it", async () => {
+    fixture.setRefusing({ prefix: fixture.paths.dataset1.resourceDumpPackage(1), status: 503, headers: { 'retry-after': '1' } });
+    const first = await sync({ url: capabilityList(), dest, useDumps: true, refusalLimitMs: 700, proxyEnv: {} });
+    expect(first).toMatchObject({ from: 'dumps', paused: true, failed: 0 });
+    expect(first.failures).toEqual([]);
+    expect(first.pausedBecause).toMatch(/^Paused: the Source refused /);
+    fixture.setRefusing(null);
+    expect(await sync({ dest, useDumps: true, proxyEnv: {} })).toMatchObject({ from: 'dumps', resumed: true, paused: false, failed: 0, created: 12 });
+  });
+
   it('is not stopped by a Source that answers between its refusals', async () => {
     const watch = new RefusalWatch(200);
     try {
