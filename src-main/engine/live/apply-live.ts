@@ -322,7 +322,7 @@ export function catchUp(ctx: MirrorContext, sub: SubscriptionRow, changeListUrl:
     const phases: Record<string, number> = {};
     const untilMs = parseW3cDatetime(until)!;
     try {
-      await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint: { at: from, from: changeListUrl }, untilMs, concurrency: ctx.concurrency, signal: watch?.signal, phases });
+      await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint: { at: from, from: changeListUrl }, untilMs, concurrency: ctx.concurrency, signal: watch?.signal, phases, mustRead: true });
       await applier.finish();
       // What the stop cut off was not fetched: the gap is not filled.
       throwIfStopped(watch);

@@ -78,6 +78,27 @@ describe('order', () => {
     expect(kinds).toEqual(['gap', 'caught-up', 'applied']);
   });
 
+  it('a gap whose Change List answers a server error is not taken for filled: it is said, and the mirror marked as needing a sync', async () => {
+    // Before, the 503 was taken for "no change listed": the catch-up ended "caught-up" with nothing applied, the
+    // cursor moved past the gap, no sync was asked for, and its changes were lost without a word.
+    rig = await startRig();
+    await subscribe(rig);
+    rig.fixture.setRefusing({ prefix: '/dataset1/changelist', status: 503 });
+    rig.fixture.hub.faults.drop = 1;
+    const [lost] = rig.fixture.change('update');
+    const [after] = rig.fixture.change('update');
+    await settle(rig);
+    const gap = await waitFor(rig, 'gap');
+    expect(gap.action).toBe('catch-up');
+    const error = await waitFor(rig, 'error');
+    expect(error.message).toMatch(/^Could not catch up from the Change List for .*: HTTP 503/);
+    await waitFor(rig, 'applied', (e) => e.changes.some((c) => c.uri === after.loc));
+    expect(rig.events.some((e) => e.type === 'caught-up')).toBe(false);
+    expect(mirrored(rig, lost.id)?.equals(sourceBytes(rig, lost.id))).not.toBe(true);
+    const needs = rig.engine.feed(rig.dest)!.state.db.prepare("SELECT value FROM meta WHERE key = 'needs-sync'").get() as { value: string } | undefined;
+    expect(JSON.parse(needs!.value)).toMatchObject({ from: gap.from, until: gap.until });
+  });
+
   it('marks the mirror as needing a sync when the Source has no Change List', async () => {
     rig = await startRig();
     const state = new MirrorState(stateDirOf(rig.dest));

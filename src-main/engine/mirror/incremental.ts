@@ -41,6 +41,12 @@ export interface IncrementalOptions {
   onFindings?: ReadChangeListsOptions['onFindings'];
   /** URIs whose last change is held in memory before they move to a temporary database (last-changes.ts; tests set a few). */
   inMemoryUris?: number;
+  /**
+   * The lists must be read: a Change List answering a server error is an error, not taken for "no change listed".
+   * Filling a live gap sets it: the gap is recorded as filled when this returns, so a 503 to the Change List lost
+   * every change of the gap for good (the cursor and the checkpoint moved past it, nothing applied, nothing said).
+   */
+  mustRead?: boolean;
 }
 
 export interface IncrementalResult {
@@ -100,7 +106,7 @@ async function incremental(o: IncrementalOptions, t0: number, since: number, las
   } catch (err) {
     // Some Sources answer a server error rather than an empty Change List. Nothing was read, so nothing is lost by
     // waiting: the checkpoint stays, and the next run asks again. Said, not hidden.
-    if (err instanceof HttpStatusError && err.status >= 500 && err.url === o.changeListUrl && !o.signal?.aborted) {
+    if (err instanceof HttpStatusError && err.status >= 500 && err.url === o.changeListUrl && !o.signal?.aborted && !o.mustRead) {
       o.onNote?.(
         `The Change List answered HTTP ${err.status} (${clip(o.changeListUrl)}). Some Sources do so when no change is listed; ` +
           `nothing was applied and the checkpoint stays at ${o.checkpoint.at}. If it persists, the Source has a problem.`,
