@@ -1,7 +1,7 @@
 // Mirrors for the UI: the folders the app remembers (paths in its store, everything else in each folder's own
 // state), one sync or audit at a time per folder, pause / resume / cancel, and progress as events in batches (a
 // timer sends the latest state at most every `progressIntervalMs`, never one message per resource).
-import { pausedMessage } from '../engine/mirror/refusal-watch.ts';
+import { pausedByPerson, pausedMessage } from '../engine/mirror/refusal-watch.ts';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, isAbsolute, join, normalize, relative } from 'node:path';
@@ -189,7 +189,10 @@ export class MirrorService {
     return this.#d.now?.() ?? Date.now();
   }
 
-  /** Starts the scheduled syncs that are due, of mirrors that can run now (one whose run was paused waits for Resume). */
+  /**
+   * Starts the scheduled syncs that are due, of mirrors that can run now. A run that a kill, the app's closing or the
+   * Source (refusing, or asking to wait) interrupted is resumed; one a person paused waits for their Resume.
+   */
   #startDue(): void {
     if (this.#closed) return;
     for (const m of this.#d.store.mirrors.list()) {
@@ -202,7 +205,7 @@ export class MirrorService {
       }
       if (due === null || Date.parse(due) > this.#now()) continue;
       try {
-        this.start(m.path, 'auto');
+        this.resume(m.path);
         this.#refused.delete(m.path);
         const active = this.#active.get(m.path);
         if (active) noteOf(active, `Started by the mirror's schedule (${scheduleText(m.options.syncEveryHours, m.options.syncAtMinute)}).`);
@@ -752,8 +755,12 @@ export class MirrorService {
     this.#closed = true;
     clearInterval(this.#scheduler);
     const runs = [...this.#active.values()];
-    // A sync (a retry too) is paused rather than cancelled: the next start of the app offers to resume it.
-    for (const run of runs) (run.kind === 'sync' ? run.pause : run.abort).abort();
+    // A sync (a retry too) is paused rather than cancelled: the next start of the app offers to resume it, and the
+    // mirror's schedule takes it up by itself (unlike a person's pause, which waits for Resume).
+    for (const run of runs) {
+      if (run.kind === 'sync') run.pause.abort('Paused: the app was closed while the run went on; Resume takes it up where it stopped.');
+      else run.abort.abort();
+    }
     await Promise.allSettled(runs.map((r) => r.done));
   }
 
@@ -830,7 +837,7 @@ export class MirrorService {
       lastRun,
       lastAudit: lastAudit ? this.#shown(path, lastAudit, folder) : null,
       resumable: resumableNow,
-      nextSync: status === 'ready' && problem === null ? this.#nextSync(path, options, addedAt, lastSync ?? null) : null,
+      nextSync: (status === 'ready' || (resumableNow && !pausedByPerson(next.run.message))) && problem === null ? this.#nextSync(path, options, addedAt, lastSync ?? null) : null,
       progress: active ? this.#progress(active) : null,
     };
   }
@@ -1018,7 +1025,7 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
     status === 'paused'
       ? r.runId === null && !r.dryRun
         ? { headline: "Paused before the run began, while the Source's lists were being read: nothing was fetched, and no run was recorded", changes: false, rest: '' }
-        : { headline: `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}`, changes: false, rest: 'Resume takes it up where it stopped.' }
+        : { headline: `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}`, changes: false, rest: pauseWhy(r.pausedBecause) ?? 'Resume takes it up where it stopped.' }
       : status === 'failed'
         ? { headline: `${what} ended with ${plural(r.failed, 'failure')}`, changes: false, rest: `Retry fetches what failed again.${kept}` }
         : { headline: `${what} completed`, changes: true, rest: kept.trim() };
@@ -1026,7 +1033,7 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
     status === 'paused'
       ? r.runId === null && !r.dryRun
         ? `${summary.headline}.`
-        : `${summary.headline}; ${summary.rest}`
+        : `${summary.headline}${r.pausedBecause === null ? ';' : '.'} ${summary.rest}`
       : `${summary.headline}: ${counts}.${status === 'failed' ? ` ${summary.rest}` : kept}`;
   return {
     notes: notesOf(active),
@@ -1049,6 +1056,16 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
   };
 }
 
+/**
+ * Why a run paused by itself (the Source refused everything, or asked to wait), as the rest of its end's sentence;
+ * null for a person's pause. Without it the app said only "Paused after 0 resources", hiding the Source's answer.
+ */
+function pauseWhy(pausedBecause: string | null): string | null {
+  if (pausedBecause === null) return null;
+  const why = pausedBecause.replace(/^Paused: /, '');
+  return why.charAt(0).toUpperCase() + why.slice(1);
+}
+
 function retryEnd(path: string, r: RetryResult, active: Active): MirrorRunEnd {
   const cancelled = active.abort.signal.aborted;
   const status = cancelled ? 'cancelled' : r.paused ? 'paused' : r.failed > 0 ? 'failed' : 'completed';
@@ -1060,14 +1077,14 @@ function retryEnd(path: string, r: RetryResult, active: Active): MirrorRunEnd {
   const summary: RunEndSummary = cancelled
     ? { headline: `${what} cancelled`, changes: false, rest: then('What was verified stays.') }
     : status === 'paused'
-      ? { headline: `${what} paused after ${plural(active.latest?.settled ?? 0, 'resource')}`, changes: false, rest: then('Resume fetches the rest, not what was verified.') }
+      ? { headline: `${what} paused after ${plural(active.latest?.settled ?? 0, 'resource')}`, changes: false, rest: then(pauseWhy(r.pausedBecause) ?? 'Resume fetches the rest, not what was verified.') }
       : status === 'failed'
         ? { headline: `${what}: ${plural(r.failed, 'failed again', 'failed again')}`, changes: false, rest: then('The Failures tab says why.') }
         : { headline: `${what} completed`, changes: true, rest: left };
   const message = cancelled
     ? `${summary.headline}. ${summary.rest}`
     : status === 'paused'
-      ? `${summary.headline}; ${summary.rest}`
+      ? `${summary.headline}${r.pausedBecause === null ? ';' : '.'} ${summary.rest}`
       : status === 'failed'
         ? `${summary.headline}; ${counts}. ${summary.rest}`
         : `${summary.headline}: ${counts}.${left ? ` ${left}` : ''}`;

@@ -1,6 +1,7 @@
 // Scheduled syncs through the service's dispatch, against the fixture Source and real mirror folders: a mirror
-// syncs by itself once its interval has passed since its last sync, not before, not while its run is paused, and not
-// without a schedule; the schedule is kept across restarts and checked by the contract.
+// syncs by itself once its interval has passed since its last sync, not before, not while a person has paused its
+// run (a run the Source or the app's closing paused it resumes), and not without a schedule; the schedule is kept
+// across restarts and checked by the contract.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -213,6 +214,59 @@ describe('a mirror synced on a schedule', () => {
     ahead = 1000 * HOUR;
     await sleep(200);
     expect(ends).toHaveLength(2);
+  });
+
+  it('resumes by itself a run the Source paused by asking to wait, once the schedule comes round again', async () => {
+    const path = await mirrored('asked-to-wait', 1);
+    fixture.setRefusing({ prefix: '/dataset1/changelist', status: 503, headers: { 'retry-after': '3600' } });
+    try {
+      backOnStart = true;
+      ahead = HOUR + 1000;
+      await until(() => ends.length === 2);
+    } finally {
+      fixture.setRefusing(null);
+    }
+    // The end says why: the Source's answer, not only "Paused after 0 resources".
+    expect(ends[1]).toMatchObject({ path, status: 'paused', message: expect.stringMatching(/^Paused after 0 resources\. The Source answered HTTP 503 \(Service Unavailable\) to .*asking to wait 1 h \(Retry-After\)/) });
+    const paused = await call<MirrorDetail>('mirrors.get', { path });
+    // Not left for Resume: due again an interval after the pause.
+    expect(paused).toMatchObject({ status: 'paused', resumable: true });
+    expect(paused.nextSync).toBe(new Date(Date.parse(paused.runs[0]!.endedAt!) + HOUR).toISOString());
+    await sleep(200);
+    expect(ends).toHaveLength(2);
+
+    backOnStart = true;
+    ahead = HOUR + 1000;
+    await until(() => ends.length === 3);
+    expect(ends[2]).toMatchObject({ path, status: 'completed', mode: 'incremental', failed: 0 });
+    expect(ends[2]!.notes).toContain("Started by the mirror's schedule (every hour).");
+    expect(ends[2]!.notes?.some((n) => /^Resuming run \d+ \(paused /.test(n))).toBe(true);
+    expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ status: 'ready', resumable: false });
+  });
+
+  it('resumes by itself, after a restart, a run the app paused when it was closed', async () => {
+    const path = join(dir, 'closed-mid-run');
+    await call('mirrors.create', { url: fixture.url + fixture.paths.dataset1.capabilityList, path, syncEveryHours: 2, concurrency: 1 });
+    fixture.setResourceDelay(50);
+    try {
+      await call('runs.start', { path });
+      await until(() => progressed >= 2);
+      await service.close();
+    } finally {
+      fixture.setResourceDelay(0);
+    }
+    expect(ends[0]).toMatchObject({ path, status: 'paused' });
+    service = open();
+    const reopened = await call<MirrorDetail>('mirrors.get', { path });
+    expect(reopened).toMatchObject({ status: 'paused', resumable: true });
+    expect(reopened.runs[0]!.message).toBe('Paused: the app was closed while the run went on; Resume takes it up where it stopped.');
+    expect(reopened.nextSync).toBe(new Date(Date.parse(reopened.runs[0]!.endedAt!) + 2 * HOUR).toISOString());
+    backOnStart = true;
+    ahead = 2 * HOUR + 1000;
+    await until(() => ends.length === 2);
+    expect(ends[1]).toMatchObject({ path, status: 'completed', mode: 'baseline', failed: 0 });
+    expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ status: 'ready', resources: 20 });
+    expect(ends[1]!.notes?.some((n) => /^Resuming run \d+ \(paused baseline\)/.test(n))).toBe(true);
   });
 
   it('keeps the schedule across a restart of the app, and starts one overdue at once', async () => {

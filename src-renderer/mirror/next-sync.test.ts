@@ -37,5 +37,8 @@ describe('nextSyncLine', () => {
     expect(nextSyncLine(mirror(6, null, 'interrupted'), now)?.text).toBe('Syncs by itself: paused');
     expect(nextSyncLine(mirror(6, null, 'missing'), now)?.text).toBe('Syncs by itself: waits, folder missing');
     expect(nextSyncLine(mirror(6, null, 'running'), now)?.text).toBe('Syncs by itself: after this run');
+    // Paused by the app's closing or by the Source: the schedule resumes it.
+    expect(nextSyncLine(mirror(6, now + 2 * HOUR, 'paused'), now)?.text).toBe('Resumes by itself in 2 hours');
+    expect(nextSyncLine(mirror(6, now - MINUTE, 'interrupted'), now)?.text).toBe('Resumes by itself now');
   });
 });

@@ -23,6 +23,8 @@ export function nextSyncLine(m: Pick<MirrorSummary, 'options' | 'nextSync' | 'st
   if (m.nextSync !== null) {
     const due = Date.parse(m.nextSync);
     const title = `Next scheduled sync: ${formatInstant(m.nextSync)}`;
+    // A run stopped by the app's closing or by the Source is taken up by the schedule, not started afresh.
+    if (m.status === 'paused' || m.status === 'interrupted') return { text: due <= now ? 'Resumes by itself now' : `Resumes by itself ${inWords(due - now)}`, title };
     return due <= now ? { text: 'Next sync: due now', title } : { text: `Next sync ${inWords(due - now)}`, title };
   }
   const why: Partial<Record<MirrorSummary['status'], string>> = {

@@ -135,3 +135,18 @@ export function refusalWords(status: number): string {
 export function pausedMessage(message: string | null | undefined): boolean {
   return message === 'Paused' || (message?.startsWith('Paused: ') ?? false);
 }
+
+/**
+ * The message a run paused through `signal` records: the pause's reason when it says why in a sentence of its own
+ * ("Paused: …", such as the app closing), else "Paused", a person's pause. The app's schedule takes up the first kind
+ * by itself and leaves a person's pause for Resume.
+ */
+export function pauseMessage(signal: AbortSignal | undefined): string {
+  const reason: unknown = signal?.reason;
+  return typeof reason === 'string' && reason.startsWith('Paused: ') ? reason : 'Paused';
+}
+
+/** Whether a run that ended with `message` was paused by a person, who alone should take it up again (Resume). */
+export function pausedByPerson(message: string | null | undefined): boolean {
+  return message === 'Paused';
+}

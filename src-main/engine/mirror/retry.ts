@@ -5,7 +5,7 @@
 // Only the wanted entries are kept while the lists stream, so a retry of a few resources of a huge list stays small.
 // A retry is paused as a sync is (no new fetch, those in flight recorded, the run left interrupted "Paused"), and
 // taken up again by resumeRetry for the URIs it has not settled yet; a sync never takes it up (sync.ts, resumable).
-import { RefusalWatch } from './refusal-watch.ts';
+import { pauseMessage, RefusalWatch } from './refusal-watch.ts';
 import { REFUSAL_SECONDS } from '../../contract/limits.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -302,7 +302,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
         message = 'Cancelled';
       } else if (cut) {
         status = 'interrupted';
-        message = watch.stopped?.message ?? 'Paused';
+        message = watch.stopped?.message ?? pauseMessage(options.pauseSignal);
       } else if (applier.counts.failed > 0) {
         status = 'failed';
         message = `${applier.counts.failed} of ${asked} retried resource${asked === 1 ? '' : 's'} failed again`;

@@ -41,7 +41,7 @@ import { CLOCK_SLACK_MS } from './change-timeline.ts';
 import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, unboundStateMessage, type Binding, type RunCounts, type RunFinding, type RunRecord } from './state.ts';
 import { tidyState } from './reclaim.ts';
 import { completePathMoves } from './respell.ts';
-import { pausedMessage, RefusalWatch } from './refusal-watch.ts';
+import { pausedMessage, pauseMessage, RefusalWatch } from './refusal-watch.ts';
 import { ListFindings } from './list-findings.ts';
 import { WatchedHttp } from './watched-http.ts';
 import { REFUSAL_SECONDS } from '../../contract/limits.ts';
@@ -565,7 +565,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       phases.fetch = (phases.fetch ?? 0) + (Date.now() - t) / 1000;
       if (cut) {
         status = 'interrupted';
-        message = watch.stopped?.message ?? 'Paused';
+        message = watch.stopped?.message ?? pauseMessage(options.pauseSignal);
         newCheckpoint = null;
       } else if (applier.counts.failed > 0) {
         // Failures the entries themselves cause (no loc, a malformed hash…) are reported but hold nothing back.
