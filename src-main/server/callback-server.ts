@@ -4,6 +4,7 @@
 // limit (413 past it) within a deadline; what they mean is the handlers' business.
 import { createServer, maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 export interface HttpAnswer {
   status: number;
@@ -21,6 +22,8 @@ export interface CallbackHandlers {
   selfTest(nonce: string): HttpAnswer;
   /** Something that fits no route, or a body over the limit: for the log. */
   refused(method: string, path: string, status: number, reason: string): void;
+  /** A connection closed unanswered, since `max` were open already. */
+  dropped?(max: number): void;
 }
 
 export interface CallbackServerOptions {
@@ -35,6 +38,10 @@ export interface CallbackServerOptions {
    * later). Default 4 × maxBodyBytes: anyone can POST here, and a hundred slow 10 MB bodies at once held a gigabyte.
    */
   maxBufferedBytes?: number;
+  /** How often request deadlines are looked at (Node's `connectionsCheckingInterval`). Default 5 s. */
+  checkIntervalMs?: number;
+  /** Connections held at once; one more is closed unanswered. Default 256. */
+  maxConnections?: number;
 }
 
 /** What the bodies being read hold together. */
@@ -48,6 +55,8 @@ export interface CallbackServer {
   url: string;
   host: string;
   port: number;
+  /** Connections open now. */
+  connections(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -56,7 +65,7 @@ const SELF_TEST = /\/\.rsdesk-selftest\/([A-Za-z0-9_-]{8,128})$/;
 
 export async function startCallbackServer(handlers: CallbackHandlers, options: CallbackServerOptions): Promise<CallbackServer> {
   const buffered: Buffered = { held: 0, max: options.maxBufferedBytes ?? 4 * options.maxBodyBytes };
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer({ connectionsCheckingInterval: options.checkIntervalMs ?? 5_000 }, (req, res) => {
     route(req, res, handlers, options, buffered).catch((err: unknown) => {
       if (!res.headersSent) answer(res, { status: 500, body: `Internal error: ${err instanceof Error ? err.message : String(err)}\n` });
       else res.destroy();
@@ -66,7 +75,7 @@ export async function startCallbackServer(handlers: CallbackHandlers, options: C
   // 431 and says nothing: here the sender is told why, and the feed hears of it.
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) => {
     if (err.code !== 'HPE_HEADER_OVERFLOW' && err.code !== 'HPE_URI_TOO_LONG') {
-      if (socket.writable && err.code !== 'ECONNRESET') socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      if (socket.writable && err.code !== 'ECONNRESET') endThenLetGo(socket, 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       else socket.destroy();
       return;
     }
@@ -75,9 +84,13 @@ export async function startCallbackServer(handlers: CallbackHandlers, options: C
     const reason = `the request line and headers are over the limit of ${Math.round(maxHeaderSize / 1024)} KiB; not read`;
     handlers.refused(/^[A-Z]{1,10}$/.test(method) ? method : '?', target.split('?')[0], 431, reason);
     const body = `Refused: ${reason}\n`;
-    if (socket.writable) socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    if (socket.writable) endThenLetGo(socket, `HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     else socket.destroy();
   });
+  // Each connection holds a file descriptor of the whole process (the mirrors' files, SQLite): senders that open
+  // connections and send nothing may take only so many, and each one refused is said (the engine counts them).
+  server.maxConnections = options.maxConnections ?? 256;
+  server.on('drop', () => handlers.dropped?.(server.maxConnections));
   server.requestTimeout = options.requestTimeoutMs ?? 30_000;
   server.headersTimeout = Math.min(server.requestTimeout, 20_000);
   server.keepAliveTimeout = 5_000;
@@ -94,6 +107,7 @@ export async function startCallbackServer(handlers: CallbackHandlers, options: C
     url: `http://${host}:${address.port}`,
     host: address.address,
     port: address.port,
+    connections: () => new Promise((resolve, reject) => server.getConnections((err, n) => (err ? reject(err) : resolve(n)))),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -101,6 +115,20 @@ export async function startCallbackServer(handlers: CallbackHandlers, options: C
       }),
   };
 }
+
+/**
+ * Answers and half-closes a connection whose request is refused before it reached a handler, then lets go of it:
+ * `end()` alone kept the socket until the sender closed its side, and a sender that never reads nor closes (a slow
+ * loris past its deadline) held it, and its file descriptor, for ever.
+ */
+function endThenLetGo(socket: Duplex, answer: string): void {
+  socket.end(answer);
+  const timer = setTimeout(() => socket.destroy(), LET_GO_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
+const LET_GO_MS = 1_000;
 
 async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandlers, o: CallbackServerOptions, buffered: Buffered): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://callback.invalid');

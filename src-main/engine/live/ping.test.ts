@@ -1,6 +1,7 @@
 // RSS Ping 1.0 (GET /ping), 2.0 (POST /ping) and XML-RPC weblogUpdates pings (POST /RPC2) on the callback server:
 // each one an event, malformed ones a 400 with the reason and an event, XML safety as everywhere; a ping naming a
 // watched Source makes it sync when that Source asks for it.
+import { connect, type Socket } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mirrored, sourceBytes, startRig, waitFor, type Rig } from './test-support.ts';
@@ -163,5 +164,36 @@ describe('RSS Ping', () => {
     expect(listed).toBeLessThan(300);
     // What a view opening now is shown still has the subscription in it.
     expect(rig.engine.events.recent().some((e) => e.type === 'subscribed')).toBe(true);
+  });
+
+  it('connections past the callback server\'s limit are closed unanswered and said in one note, not one event each', async () => {
+    rig = await startRig({ baseline: false, engine: { maxConnections: 4, noise: { perWindow: 20, windowMs: 500 } } });
+    const held: Socket[] = [];
+    try {
+      for (let i = 0; i < 4; i++) {
+        const s = connect(Number(new URL(rig.engine.address!).port), '127.0.0.1');
+        s.on('error', () => undefined);
+        await new Promise<void>((resolve) => s.once('connect', resolve));
+        held.push(s);
+      }
+      const closed: Promise<void>[] = [];
+      for (let i = 0; i < 6; i++) {
+        const s = connect(Number(new URL(rig.engine.address!).port), '127.0.0.1');
+        s.on('error', () => undefined);
+        s.resume();
+        held.push(s);
+        closed.push(new Promise((resolve) => s.once('close', () => resolve())));
+      }
+      await Promise.all(closed);
+      const note = await waitFor(rig, 'note', (e) => /closed \d+ connections? unanswered/.test(e.message), 5_000);
+      expect(note.message).toMatch(/^The callback server closed 6 connections unanswered within 1 s: 4 were open already, the most it holds at once/);
+      expect(rig.events.filter((e) => e.type === 'note' && /unanswered/.test(e.message))).toHaveLength(1);
+      // Once the held ones go, a ping is heard again.
+      for (const s of held) s.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await call('/ping?site_name=After&site_uri=http://127.0.0.1:9/')).status).toBe(200);
+    } finally {
+      for (const s of held) s.destroy();
+    }
   });
 });
