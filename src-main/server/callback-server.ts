@@ -31,6 +31,11 @@ export interface CallbackServerOptions {
   port: number;
   /** Largest request body read. */
   maxBodyBytes: number;
+  /**
+   * Largest ping body read (/ping, /RPC2), never more than maxBodyBytes. Default 256 KiB: a ping is a few hundred bytes, and anyone may send one,
+   * parsed on this thread (10 MiB of attributes in one tag took it 12 s).
+   */
+  maxPingBytes?: number;
   /** Deadline for a whole request (headers and body). Default 30 s. */
   requestTimeoutMs?: number;
   /**
@@ -130,6 +135,8 @@ function endThenLetGo(socket: Duplex, answer: string): void {
 
 const LET_GO_MS = 1_000;
 
+export const MAX_PING_BYTES = 256 * 1024;
+
 async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandlers, o: CallbackServerOptions, buffered: Buffered): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://callback.invalid');
   const path = url.pathname;
@@ -139,7 +146,7 @@ async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandl
   if (token !== undefined) {
     if (method === 'GET') return answer(res, h.verification(token, url.searchParams));
     if (method === 'POST') {
-      const body = await readBody(req, res, o.maxBodyBytes, h, path, buffered);
+      const body = await readBody(req, res, o.maxBodyBytes, 'a body', h, path, buffered);
       if (body !== null) answer(res, await h.delivery(token, headers, body));
       return;
     }
@@ -148,7 +155,7 @@ async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandl
   if (path === '/ping' || path.endsWith('/ping')) {
     if (method === 'GET') return answer(res, await h.pingGet(url.searchParams));
     if (method === 'POST') {
-      const body = await readBody(req, res, o.maxBodyBytes, h, path, buffered);
+      const body = await readBody(req, res, Math.min(o.maxPingBytes ?? MAX_PING_BYTES, o.maxBodyBytes), 'a ping', h, path, buffered);
       if (body !== null) answer(res, await h.pingPost(headers, body));
       return;
     }
@@ -156,7 +163,7 @@ async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandl
   }
   if (path === '/RPC2' || path.endsWith('/RPC2')) {
     if (method !== 'POST') return answer(res, { status: 405, body: 'XML-RPC calls are POSTed\n', headers: { allow: 'POST' } });
-    const body = await readBody(req, res, o.maxBodyBytes, h, path, buffered);
+    const body = await readBody(req, res, Math.min(o.maxPingBytes ?? MAX_PING_BYTES, o.maxBodyBytes), 'a ping', h, path, buffered);
     if (body !== null) answer(res, await h.xmlRpc(headers, body));
     return;
   }
@@ -167,7 +174,7 @@ async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandl
 }
 
 /** The body, or null when it was too large (answered 413 here) or could not be held now (503). */
-async function readBody(req: IncomingMessage, res: ServerResponse, max: number, h: CallbackHandlers, path: string, buffered: Buffered): Promise<Buffer | null> {
+async function readBody(req: IncomingMessage, res: ServerResponse, max: number, what: string, h: CallbackHandlers, path: string, buffered: Buffered): Promise<Buffer | null> {
   const declared = Number(req.headers['content-length']);
   const refuse = (status: number, reason: string, headers: Record<string, string>) => {
     h.refused(req.method ?? 'POST', path, status, reason);
@@ -175,7 +182,7 @@ async function readBody(req: IncomingMessage, res: ServerResponse, max: number, 
     req.resume();
     return null;
   };
-  const tooLarge = () => refuse(413, `a body over the limit of ${max.toLocaleString('en')} bytes`, {});
+  const tooLarge = () => refuse(413, `${what} over the limit of ${max.toLocaleString('en')} bytes`, {});
   const busy = () =>
     refuse(503, `too many requests at once: their bodies would hold more than ${buffered.max.toLocaleString('en')} bytes together`, { 'retry-after': '30' });
   if (Number.isFinite(declared) && declared > max) return tooLarge();

@@ -196,4 +196,22 @@ describe('RSS Ping', () => {
       for (const s of held) s.destroy();
     }
   });
+
+  it('a ping body larger than any ping is refused before it is parsed, saying so (10 MiB of attributes blocked the thread for seconds)', async () => {
+    rig = await startRig({ baseline: false });
+    const attributes: string[] = [];
+    for (let i = 0, length = 0; length < 9 * 1024 * 1024; i++) {
+      attributes.push(`a${i}="x"`);
+      length += attributes[i]!.length + 1;
+    }
+    const started = performance.now();
+    const answer = await call('/RPC2', { method: 'POST', body: `<methodCall ${attributes.join(' ')}/>`, contentType: 'text/xml' });
+    expect(answer.status).toBe(413);
+    expect(answer.text).toBe('Refused: a ping over the limit of 262,144 bytes\n');
+    expect(performance.now() - started).toBeLessThan(3_000);
+    const said = await waitFor(rig, 'rejected', (e) => e.what === 'ping' && /over the limit/.test(e.reason));
+    expect(said.reason).toBe('POST /RPC2: a ping over the limit of 262,144 bytes (answered 413)');
+    // A ping of the usual size is heard as ever.
+    expect((await call('/ping?site_name=After&site_uri=http://127.0.0.1:9/')).status).toBe(200);
+  });
 });
