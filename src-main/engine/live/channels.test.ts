@@ -54,4 +54,16 @@ describe('findChannels', () => {
     expect(found.channels).toHaveLength(1_000);
     expect(found.found).toBe('a Capability List with 1,200 notification channels; only the first 1,000 are offered');
   });
+
+  it('refuses a topic whose Link header names a hub further inside the network than the topic itself', async () => {
+    server = createServer((_req, res) =>
+      res.writeHead(200, { link: '<http://169.254.169.254/hub>; rel="hub", <http://169.254.169.254/topic>; rel="self"' }).end('a topic'),
+    );
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/topic`;
+    // Before, the channel was offered as it came, and subscribing compared the hub with a topic the same header named.
+    await expect(findChannels(new Http({ timeoutMs: 5_000 }), url)).rejects.toThrow(
+      /^Not subscribed: the hub http:\/\/169\.254\.169\.254\/hub is not asked, since 169\.254\.169\.254 is a link-local address .* which a Source at 127\.0\.0\.1:\d+ may not send requests to$/,
+    );
+  });
 });

@@ -3,6 +3,7 @@
 // itself answers with Link headers rel="self" (the topic) and rel="hub". The same look at a Capability List gives
 // the mirror's binding (its lists), so `rsdesk watch` can feed a mirror that was never synced.
 import { clip } from '../clip.ts';
+import { furtherInside } from '../http/address-scope.ts';
 import type { Entry } from '../documents/model.ts';
 import { HttpStatusError } from '../http/errors.ts';
 import type { Http } from '../http/client.ts';
@@ -40,6 +41,8 @@ export async function findChannels(http: Http, url: string, signal?: AbortSignal
     const hub = linksWithRel(links, 'hub', response.url)[0];
     if (hub !== undefined) {
       await response.discard();
+      const refusal = hubFurtherInside(hub, response.url);
+      if (refusal !== null) throw new Error(refusal);
       const topic = linksWithRel(links, 'self', response.url)[0] ?? response.url;
       return { channels: [{ topic, hub, capabilityListUrl: null }], binding: null, found: 'a WebSub topic (Link rel="hub")' };
     }
@@ -92,4 +95,18 @@ export async function findChannels(http: Http, url: string, signal?: AbortSignal
       `a Capability List with ${count.toLocaleString('en')} notification channel${count === 1 ? '' : 's'}` +
       (channelCount > MAX_CHANNELS ? `; only the first ${MAX_CHANNELS.toLocaleString('en')} are offered` : ''),
   };
+}
+
+/**
+ * Why the hub a Source names may not be asked (it reaches further inside the network than the Source, as a redirect
+ * may not: a Source on the internet naming 169.254.169.254 or 127.0.0.1 as its hub had the app POST there), or null.
+ */
+export function hubFurtherInside(hub: string, source: string): string | null {
+  let why: string | null;
+  try {
+    why = furtherInside(new URL(source), new URL(hub));
+  } catch {
+    return null;
+  }
+  return why === null ? null : `Not subscribed: the hub ${clip(hub)} is not asked, since ${why}`;
 }

@@ -4,7 +4,6 @@
 // processed one at a time; everything that writes the mirror goes through one queue.
 import { createHash } from 'node:crypto';
 import { clip } from '../clip.ts';
-import { furtherInside } from '../http/address-scope.ts';
 import { formatBytes } from '../http/errors.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import { CLOCK_SLACK_MS } from '../mirror/change-timeline.ts';
@@ -22,6 +21,7 @@ import type { LiveEvents } from './events.ts';
 import type { AppliedChange, Subscription } from './model.ts';
 import { readNotification } from './payload.ts';
 import { linkWarnings, receiveDelivery, type Delivery, type DeliveryAnswer } from './receiver.ts';
+import { hubFurtherInside } from './channels.ts';
 import { Sequencer, type Step } from './sequencer.ts';
 import { LiveStore, type SubscriptionRow } from './store.ts';
 import { publicView, Subscriber, type SubscribeRequest, type SubscriberOptions, type VerificationAnswer } from './subscriber.ts';
@@ -820,18 +820,4 @@ function futureReason(until: string, untilMs: number, receivedAt: string): strin
 function startCursor(at: string | null): string | null {
   const ms = at === null ? null : parseW3cDatetime(at);
   return ms === null ? null : new Date(ms - 1).toISOString();
-}
-
-/**
- * Why the hub a Source names may not be asked (it reaches further inside the network than the Source, as a redirect
- * may not: a Source on the internet naming 169.254.169.254 or 127.0.0.1 as its hub had the app POST there), or null.
- */
-export function hubFurtherInside(hub: string, source: string): string | null {
-  let why: string | null;
-  try {
-    why = furtherInside(new URL(source), new URL(hub));
-  } catch {
-    return null;
-  }
-  return why === null ? null : `Not subscribed: the hub ${clip(hub)} is not asked, since ${why}`;
 }
