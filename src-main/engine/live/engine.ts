@@ -229,6 +229,7 @@ export class LiveEngine {
         maxPending: options.maxPending ?? this.#maxPending,
         secretStore: options.secretStore ?? this.#secrets,
         givenCredentials: options.givenCredentials ?? this.#given,
+        discarded: options.discarded ?? ((e) => this.#noise.emit(e)),
       },
       {
         callbackUrl: (token) => `${this.callbackBase()}/websub/${token}`,

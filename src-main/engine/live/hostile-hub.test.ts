@@ -131,4 +131,27 @@ describe('a hostile hub', () => {
     // A hub as far inside as the Source is asked as ever.
     expect(await subscribed(rig)).toMatchObject({ status: 'active' });
   });
+
+  it('cannot push the feed out with forged deliveries: a few are listed, the rest counted in one note', async () => {
+    rig = await startRig({ engine: { keepEvents: 100, noise: { perWindow: 20, windowMs: 1_000 } } });
+    const sub = await subscribed(rig);
+    const answers: number[] = [];
+    for (let round = 0; round < 10; round++) {
+      const batch = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          post(sub.callbackUrl, `<forged n="${round * 20 + i}"/>`, { 'content-type': 'application/xml', 'x-hub-signature': `sha256=${'0'.repeat(64)}` }),
+        ),
+      );
+      answers.push(...batch.map((a) => a.status));
+    }
+    // Each is answered as WebSub asks (2xx, discarded), as before.
+    expect(answers.every((s) => s === 202)).toBe(true);
+    const note = await waitFor(rig, 'note', (e) => /more refused requests? came within 1 s/.test(e.message), 5_000);
+    expect(note.message).toContain('each was answered');
+    // Before, each of the 200 was an event of its own: the 100 kept for a view opening late were all of them.
+    const listed = rig.events.filter((e) => e.type === 'rejected' && e.what === 'delivery').length;
+    expect(listed).toBeLessThan(100);
+    expect(rig.engine.events.recent().some((e) => e.type === 'subscribed')).toBe(true);
+    expect(rig.engine.subscriptions()[0]).toMatchObject({ status: 'active' });
+  });
 });
