@@ -239,6 +239,7 @@ export class LiveEngine {
         renewAt: this.#o.renewAt,
         minRenewMs: this.#minRenewMs,
         maxRenewMs: this.#maxRenewMs,
+        discarded: (e) => this.#noise.emit(e),
       },
     );
     this.#feeds.set(key, feed);

@@ -154,4 +154,23 @@ describe('a hostile hub', () => {
     expect(rig.engine.events.recent().some((e) => e.type === 'subscribed')).toBe(true);
     expect(rig.engine.subscriptions()[0]).toMatchObject({ status: 'active' });
   });
+
+  it('cannot push the feed out with verifications it was never asked for at a subscription\'s callback URL either', async () => {
+    rig = await startRig({ engine: { keepEvents: 100, noise: { perWindow: 20, windowMs: 1_000 } } });
+    const sub = await subscribed(rig);
+    const answers: number[] = [];
+    for (let round = 0; round < 10; round++) {
+      const batch = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          get(`${sub.callbackUrl}?${new URLSearchParams({ 'hub.mode': 'subscribe', 'hub.topic': `http://127.0.0.1:1/other/${round * 20 + i}`, 'hub.challenge': 'x' })}`),
+        ),
+      );
+      answers.push(...batch.map((a) => a.status));
+    }
+    expect(answers.every((s) => s === 404)).toBe(true);
+    await waitFor(rig, 'note', (e) => /more refused requests? came within 1 s/.test(e.message), 5_000);
+    expect(rig.events.filter((e) => e.type === 'rejected' && e.what === 'verification').length).toBeLessThan(100);
+    expect(rig.engine.events.recent().some((e) => e.type === 'subscribed')).toBe(true);
+    expect(rig.engine.subscriptions()[0]).toMatchObject({ status: 'active' });
+  });
 });
