@@ -112,3 +112,23 @@ describe('the callback server against slow senders (slow loris)', () => {
     expect(await again.answer).toMatch(/^HTTP\/1\.1 200 /);
   });
 });
+
+describe('the callback server against request targets that are no URL', () => {
+  it('answers 400 saying so, not 500 "Internal error", and the refusal is heard', async () => {
+    server = await startCallbackServer(handlers, { host: '127.0.0.1', port: 0, maxBodyBytes: 1_000 });
+    refusals.length = 0;
+    for (const target of ['http://[::1/ping', 'http://a:99999/ping', 'http://%zz/ping']) {
+      const socket = connect(server.port, '127.0.0.1');
+      sockets.push(socket);
+      const answer = await new Promise<string>((resolve) => {
+        let text = '';
+        socket.on('data', (d) => (text += d.toString('latin1')));
+        socket.on('close', () => resolve(text));
+        socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      });
+      expect(answer, target).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toMatch(/\r\n\r\nRefused: the request target is not a URL\n$/);
+    }
+    expect(refusals).toEqual(Array.from({ length: 3 }, () => ({ status: 400, reason: 'the request target is not a URL' })));
+  });
+});

@@ -138,9 +138,15 @@ const LET_GO_MS = 1_000;
 export const MAX_PING_BYTES = 256 * 1024;
 
 async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandlers, o: CallbackServerOptions, buffered: Buffered): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://callback.invalid');
-  const path = url.pathname;
   const method = req.method ?? 'GET';
+  // An absolute-form target (`GET http://host/ping`) is parsed as a URL of its own, and need not be one.
+  const url = URL.parse(req.url ?? '/', 'http://callback.invalid');
+  if (url === null) {
+    const reason = 'the request target is not a URL';
+    h.refused(method, '', 400, reason);
+    return answer(res, { status: 400, body: `Refused: ${reason}\n`, headers: { connection: 'close' } });
+  }
+  const path = url.pathname;
   const headers = flatten(req.headers);
   const token = TOKEN_PATH.exec(path)?.[1];
   if (token !== undefined) {

@@ -132,7 +132,7 @@ export class LiveEngine {
         xmlRpc: async (_headers, body) => this.#ping(readXmlRpcPing(body.toString('utf8')), 'xmlrpc'),
         selfTest: (nonce) => (this.#selfTests.has(nonce) ? { status: 200, body: nonce } : { status: 404, body: 'Not found\n' }),
         refused: (method, path, status, reason) =>
-          this.#noise.emit({ type: 'rejected', what: path.includes('/websub/') ? (method === 'GET' ? 'verification' : 'delivery') : 'ping', reason: `${method} ${clip(path, 80)}: ${reason} (answered ${status})`, path: clip(path, 200) }),
+          this.#noise.emit({ type: 'rejected', what: path.includes('/websub/') ? (method === 'GET' ? 'verification' : 'delivery') : 'ping', reason: `${method}${path ? ` ${clip(path, 80)}` : ''}: ${reason} (answered ${status})`, path: clip(path, 200) }),
         dropped: (max) => this.#noise.dropped(max),
       },
       { host, port, maxBodyBytes: this.#o.maxBodyBytes, ...(this.#o.maxConnections !== undefined ? { maxConnections: this.#o.maxConnections } : {}) },
