@@ -4,6 +4,7 @@
 // limit (413 past it) within a deadline; what they mean is the handlers' business.
 import { createServer, maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 export interface HttpAnswer {
   status: number;
@@ -21,6 +22,8 @@ export interface CallbackHandlers {
   selfTest(nonce: string): HttpAnswer;
   /** Something that fits no route, or a body over the limit: for the log. */
   refused(method: string, path: string, status: number, reason: string): void;
+  /** A connection closed unanswered, since `max` were open already. */
+  dropped?(max: number): void;
 }
 
 export interface CallbackServerOptions {
@@ -28,6 +31,11 @@ export interface CallbackServerOptions {
   port: number;
   /** Largest request body read. */
   maxBodyBytes: number;
+  /**
+   * Largest ping body read (/ping, /RPC2), never more than maxBodyBytes. Default 256 KiB: a ping is a few hundred bytes, and anyone may send one,
+   * parsed on this thread (10 MiB of attributes in one tag took it 12 s).
+   */
+  maxPingBytes?: number;
   /** Deadline for a whole request (headers and body). Default 30 s. */
   requestTimeoutMs?: number;
   /**
@@ -35,6 +43,10 @@ export interface CallbackServerOptions {
    * later). Default 4 × maxBodyBytes: anyone can POST here, and a hundred slow 10 MB bodies at once held a gigabyte.
    */
   maxBufferedBytes?: number;
+  /** How often request deadlines are looked at (Node's `connectionsCheckingInterval`). Default 5 s. */
+  checkIntervalMs?: number;
+  /** Connections held at once; one more is closed unanswered. Default 256. */
+  maxConnections?: number;
 }
 
 /** What the bodies being read hold together. */
@@ -48,6 +60,8 @@ export interface CallbackServer {
   url: string;
   host: string;
   port: number;
+  /** Connections open now. */
+  connections(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -56,7 +70,7 @@ const SELF_TEST = /\/\.rsdesk-selftest\/([A-Za-z0-9_-]{8,128})$/;
 
 export async function startCallbackServer(handlers: CallbackHandlers, options: CallbackServerOptions): Promise<CallbackServer> {
   const buffered: Buffered = { held: 0, max: options.maxBufferedBytes ?? 4 * options.maxBodyBytes };
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer({ connectionsCheckingInterval: options.checkIntervalMs ?? 5_000 }, (req, res) => {
     route(req, res, handlers, options, buffered).catch((err: unknown) => {
       if (!res.headersSent) answer(res, { status: 500, body: `Internal error: ${err instanceof Error ? err.message : String(err)}\n` });
       else res.destroy();
@@ -66,7 +80,7 @@ export async function startCallbackServer(handlers: CallbackHandlers, options: C
   // 431 and says nothing: here the sender is told why, and the feed hears of it.
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) => {
     if (err.code !== 'HPE_HEADER_OVERFLOW' && err.code !== 'HPE_URI_TOO_LONG') {
-      if (socket.writable && err.code !== 'ECONNRESET') socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      if (socket.writable && err.code !== 'ECONNRESET') endThenLetGo(socket, 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       else socket.destroy();
       return;
     }
@@ -75,9 +89,13 @@ export async function startCallbackServer(handlers: CallbackHandlers, options: C
     const reason = `the request line and headers are over the limit of ${Math.round(maxHeaderSize / 1024)} KiB; not read`;
     handlers.refused(/^[A-Z]{1,10}$/.test(method) ? method : '?', target.split('?')[0], 431, reason);
     const body = `Refused: ${reason}\n`;
-    if (socket.writable) socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    if (socket.writable) endThenLetGo(socket, `HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     else socket.destroy();
   });
+  // Each connection holds a file descriptor of the whole process (the mirrors' files, SQLite): senders that open
+  // connections and send nothing may take only so many, and each one refused is said (the engine counts them).
+  server.maxConnections = options.maxConnections ?? 256;
+  server.on('drop', () => handlers.dropped?.(server.maxConnections));
   server.requestTimeout = options.requestTimeoutMs ?? 30_000;
   server.headersTimeout = Math.min(server.requestTimeout, 20_000);
   server.keepAliveTimeout = 5_000;
@@ -94,6 +112,7 @@ export async function startCallbackServer(handlers: CallbackHandlers, options: C
     url: `http://${host}:${address.port}`,
     host: address.address,
     port: address.port,
+    connections: () => new Promise((resolve, reject) => server.getConnections((err, n) => (err ? reject(err) : resolve(n)))),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -102,16 +121,38 @@ export async function startCallbackServer(handlers: CallbackHandlers, options: C
   };
 }
 
+/**
+ * Answers and half-closes a connection whose request is refused before it reached a handler, then lets go of it:
+ * `end()` alone kept the socket until the sender closed its side, and a sender that never reads nor closes (a slow
+ * loris past its deadline) held it, and its file descriptor, for ever.
+ */
+function endThenLetGo(socket: Duplex, answer: string): void {
+  socket.end(answer);
+  const timer = setTimeout(() => socket.destroy(), LET_GO_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
+const LET_GO_MS = 1_000;
+
+export const MAX_PING_BYTES = 256 * 1024;
+
 async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandlers, o: CallbackServerOptions, buffered: Buffered): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://callback.invalid');
-  const path = url.pathname;
   const method = req.method ?? 'GET';
+  // An absolute-form target (`GET http://host/ping`) is parsed as a URL of its own, and need not be one.
+  const url = URL.parse(req.url ?? '/', 'http://callback.invalid');
+  if (url === null) {
+    const reason = 'the request target is not a URL';
+    h.refused(method, '', 400, reason);
+    return answer(res, { status: 400, body: `Refused: ${reason}\n`, headers: { connection: 'close' } });
+  }
+  const path = url.pathname;
   const headers = flatten(req.headers);
   const token = TOKEN_PATH.exec(path)?.[1];
   if (token !== undefined) {
     if (method === 'GET') return answer(res, h.verification(token, url.searchParams));
     if (method === 'POST') {
-      const body = await readBody(req, res, o.maxBodyBytes, h, path, buffered);
+      const body = await readBody(req, res, o.maxBodyBytes, 'a body', h, path, buffered);
       if (body !== null) answer(res, await h.delivery(token, headers, body));
       return;
     }
@@ -120,7 +161,7 @@ async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandl
   if (path === '/ping' || path.endsWith('/ping')) {
     if (method === 'GET') return answer(res, await h.pingGet(url.searchParams));
     if (method === 'POST') {
-      const body = await readBody(req, res, o.maxBodyBytes, h, path, buffered);
+      const body = await readBody(req, res, Math.min(o.maxPingBytes ?? MAX_PING_BYTES, o.maxBodyBytes), 'a ping', h, path, buffered);
       if (body !== null) answer(res, await h.pingPost(headers, body));
       return;
     }
@@ -128,7 +169,7 @@ async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandl
   }
   if (path === '/RPC2' || path.endsWith('/RPC2')) {
     if (method !== 'POST') return answer(res, { status: 405, body: 'XML-RPC calls are POSTed\n', headers: { allow: 'POST' } });
-    const body = await readBody(req, res, o.maxBodyBytes, h, path, buffered);
+    const body = await readBody(req, res, Math.min(o.maxPingBytes ?? MAX_PING_BYTES, o.maxBodyBytes), 'a ping', h, path, buffered);
     if (body !== null) answer(res, await h.xmlRpc(headers, body));
     return;
   }
@@ -139,7 +180,7 @@ async function route(req: IncomingMessage, res: ServerResponse, h: CallbackHandl
 }
 
 /** The body, or null when it was too large (answered 413 here) or could not be held now (503). */
-async function readBody(req: IncomingMessage, res: ServerResponse, max: number, h: CallbackHandlers, path: string, buffered: Buffered): Promise<Buffer | null> {
+async function readBody(req: IncomingMessage, res: ServerResponse, max: number, what: string, h: CallbackHandlers, path: string, buffered: Buffered): Promise<Buffer | null> {
   const declared = Number(req.headers['content-length']);
   const refuse = (status: number, reason: string, headers: Record<string, string>) => {
     h.refused(req.method ?? 'POST', path, status, reason);
@@ -147,7 +188,7 @@ async function readBody(req: IncomingMessage, res: ServerResponse, max: number, 
     req.resume();
     return null;
   };
-  const tooLarge = () => refuse(413, `a body over the limit of ${max.toLocaleString('en')} bytes`, {});
+  const tooLarge = () => refuse(413, `${what} over the limit of ${max.toLocaleString('en')} bytes`, {});
   const busy = () =>
     refuse(503, `too many requests at once: their bodies would hold more than ${buffered.max.toLocaleString('en')} bytes together`, { 'retry-after': '30' });
   if (Number.isFinite(declared) && declared > max) return tooLarge();

@@ -36,6 +36,8 @@ export interface LiveEngineOptions {
   maxRenewMs?: number;
   reorderWaitMs?: number;
   maxBodyBytes?: number;
+  /** Connections the callback server holds at once (callback-server.ts; default 256). */
+  maxConnections?: number;
   concurrency?: number;
   lockRetryMs?: number;
   /** Events kept for late listeners. */
@@ -69,7 +71,7 @@ export interface SubscribeInput {
 export class LiveEngine {
   readonly events: LiveEvents;
   readonly #noise: NoiseGate;
-  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'maxRenewMs' | 'keepEvents' | 'noise' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending'>> & { publicUrl: string | null };
+  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'maxRenewMs' | 'keepEvents' | 'noise' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending' | 'maxConnections'>> & { maxConnections?: number } & { publicUrl: string | null };
   readonly #secrets: SecretStore | undefined;
   readonly #minRenewMs: number | undefined;
   readonly #maxRenewMs: number | undefined;
@@ -99,6 +101,7 @@ export class LiveEngine {
       maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
       concurrency: options.concurrency ?? 8,
       lockRetryMs: options.lockRetryMs ?? 2_000,
+      ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
     };
     if (this.#o.publicUrl !== null) new URL(this.#o.publicUrl);
     this.#secrets = options.secretStore;
@@ -129,9 +132,10 @@ export class LiveEngine {
         xmlRpc: async (_headers, body) => this.#ping(readXmlRpcPing(body.toString('utf8')), 'xmlrpc'),
         selfTest: (nonce) => (this.#selfTests.has(nonce) ? { status: 200, body: nonce } : { status: 404, body: 'Not found\n' }),
         refused: (method, path, status, reason) =>
-          this.#noise.emit({ type: 'rejected', what: path.includes('/websub/') ? (method === 'GET' ? 'verification' : 'delivery') : 'ping', reason: `${method} ${clip(path, 80)}: ${reason} (answered ${status})`, path: clip(path, 200) }),
+          this.#noise.emit({ type: 'rejected', what: path.includes('/websub/') ? (method === 'GET' ? 'verification' : 'delivery') : 'ping', reason: `${method}${path ? ` ${clip(path, 80)}` : ''}: ${reason} (answered ${status})`, path: clip(path, 200) }),
+        dropped: (max) => this.#noise.dropped(max),
       },
-      { host, port, maxBodyBytes: this.#o.maxBodyBytes },
+      { host, port, maxBodyBytes: this.#o.maxBodyBytes, ...(this.#o.maxConnections !== undefined ? { maxConnections: this.#o.maxConnections } : {}) },
     );
   }
 
@@ -225,6 +229,7 @@ export class LiveEngine {
         maxPending: options.maxPending ?? this.#maxPending,
         secretStore: options.secretStore ?? this.#secrets,
         givenCredentials: options.givenCredentials ?? this.#given,
+        discarded: options.discarded ?? ((e) => this.#noise.emit(e)),
       },
       {
         callbackUrl: (token) => `${this.callbackBase()}/websub/${token}`,
@@ -234,6 +239,7 @@ export class LiveEngine {
         renewAt: this.#o.renewAt,
         minRenewMs: this.#minRenewMs,
         maxRenewMs: this.#maxRenewMs,
+        discarded: (e) => this.#noise.emit(e),
       },
     );
     this.#feeds.set(key, feed);

@@ -18,9 +18,10 @@ import { reclaimSpace } from '../mirror/reclaim.ts';
 import { applyBatch, catchUp, DiskHeldError, syncFromCheckpoint, type MirrorContext, type Taken } from './apply-live.ts';
 import { DiskRoom, type DiskLowError, type DiskRoomOptions } from './disk-room.ts';
 import type { LiveEvents } from './events.ts';
-import type { AppliedChange, Subscription } from './model.ts';
+import type { AppliedChange, LiveEventInput, Subscription } from './model.ts';
 import { readNotification } from './payload.ts';
 import { linkWarnings, receiveDelivery, type Delivery, type DeliveryAnswer } from './receiver.ts';
+import { hubFurtherInside } from './channels.ts';
 import { Sequencer, type Step } from './sequencer.ts';
 import { LiveStore, type SubscriptionRow } from './store.ts';
 import { publicView, Subscriber, type SubscribeRequest, type SubscriberOptions, type VerificationAnswer } from './subscriber.ts';
@@ -51,6 +52,12 @@ export interface FeedOptions {
   diskSpace?: DiskRoomOptions & { recheckMs?: number; inboxBytes?: number };
   /** The most the inbox holds waiting to be applied (default MAX_PENDING). */
   maxPending?: { notifications: number; bytes: number };
+  /**
+   * Says a delivery discarded before it was kept (a wrong or missing signature, a downgrade, another topic, an ended
+   * subscription): whoever has the callback URL can send those, so the engine lets only a few a window through
+   * (noise.ts). Default: every one is an event.
+   */
+  discarded?: (input: LiveEventInput) => void;
 }
 
 /**
@@ -241,6 +248,8 @@ export class MirrorFeed {
   }
 
   subscribe(r: SubscribeRequest): Promise<Subscription> {
+    const refusal = hubFurtherInside(r.hub, this.state.binding()?.capabilityListUrl ?? this.state.binding()?.url ?? r.topic);
+    if (refusal !== null) return Promise.reject(new Error(refusal));
     return this.subscriber.subscribe({ ...r, cursor: r.cursor ?? startCursor(this.state.checkpoint()?.at ?? null) });
   }
 
@@ -261,7 +270,7 @@ export class MirrorFeed {
     if (refused !== null) return refused;
     let answer: DeliveryAnswer;
     try {
-      answer = await receiveDelivery(this.store, this.#events, row, delivery);
+      answer = await receiveDelivery(this.store, this.options.discarded ?? ((e) => void this.#events.emit(e)), row, delivery);
     } finally {
       this.#storing -= delivery.body.length;
       this.#storingCount--;

@@ -1,6 +1,8 @@
 // The callback server attacked as an untrusted hub or publisher would: a verification echo of megabytes, a denial
 // for a topic never asked for, signatures with an unknown algorithm or a weaker one than the hub used before, a
 // notification of 0 bytes, a flood of pings. Each is refused or taken as harmless, says why, and loses nothing.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { signBody } from './signature.ts';
@@ -98,5 +100,77 @@ describe('a hostile hub', () => {
     await rig.engine.idle();
     expect(rig.engine.feed(rig.dest)!.store.counts(sub.id)).toEqual({ rejected: 1 });
     expect(rig.events.some((e) => e.type === 'applied')).toBe(false);
+  });
+
+  it('is not asked when the Source names one further inside the network than itself (a cloud server\'s metadata service)', async () => {
+    rig = await startRig();
+    // Whatever is requested goes to this proxy on 127.0.0.1, which notes it: nothing leaves this computer, even
+    // without the refusal.
+    const asked: string[] = [];
+    const proxy = createServer((req, res) => {
+      asked.push(`${req.method} ${req.url}`);
+      res.writeHead(502).end();
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const saved = { HTTP_PROXY: process.env.HTTP_PROXY, http_proxy: process.env.http_proxy, NO_PROXY: process.env.NO_PROXY, no_proxy: process.env.no_proxy };
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    Object.assign(process.env, { HTTP_PROXY: proxyUrl, http_proxy: proxyUrl, NO_PROXY: '', no_proxy: '' });
+    try {
+      const metadata = 'http://169.254.169.254/latest/hub';
+      await expect(rig.engine.subscribe({ dest: rig.dest, topic: rig.topic, hub: metadata })).rejects.toThrow(
+        /^Not subscribed: the hub http:\/\/169\.254\.169\.254\/latest\/hub is not asked, since 169\.254\.169\.254 is a link-local address \(such as a cloud server’s metadata service\), which a Source at 127\.0\.0\.1:\d+ may not send requests to$/,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      expect(asked).toEqual([]);
+      expect(rig.engine.subscriptions()).toEqual([]);
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+    // A hub as far inside as the Source is asked as ever.
+    expect(await subscribed(rig)).toMatchObject({ status: 'active' });
+  });
+
+  it('cannot push the feed out with forged deliveries: a few are listed, the rest counted in one note', async () => {
+    rig = await startRig({ engine: { keepEvents: 100, noise: { perWindow: 20, windowMs: 1_000 } } });
+    const sub = await subscribed(rig);
+    const answers: number[] = [];
+    for (let round = 0; round < 10; round++) {
+      const batch = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          post(sub.callbackUrl, `<forged n="${round * 20 + i}"/>`, { 'content-type': 'application/xml', 'x-hub-signature': `sha256=${'0'.repeat(64)}` }),
+        ),
+      );
+      answers.push(...batch.map((a) => a.status));
+    }
+    // Each is answered as WebSub asks (2xx, discarded), as before.
+    expect(answers.every((s) => s === 202)).toBe(true);
+    const note = await waitFor(rig, 'note', (e) => /more refused requests? came within 1 s/.test(e.message), 5_000);
+    expect(note.message).toContain('each was answered');
+    // Before, each of the 200 was an event of its own: the 100 kept for a view opening late were all of them.
+    const listed = rig.events.filter((e) => e.type === 'rejected' && e.what === 'delivery').length;
+    expect(listed).toBeLessThan(100);
+    expect(rig.engine.events.recent().some((e) => e.type === 'subscribed')).toBe(true);
+    expect(rig.engine.subscriptions()[0]).toMatchObject({ status: 'active' });
+  });
+
+  it('cannot push the feed out with verifications it was never asked for at a subscription\'s callback URL either', async () => {
+    rig = await startRig({ engine: { keepEvents: 100, noise: { perWindow: 20, windowMs: 1_000 } } });
+    const sub = await subscribed(rig);
+    const answers: number[] = [];
+    for (let round = 0; round < 10; round++) {
+      const batch = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          get(`${sub.callbackUrl}?${new URLSearchParams({ 'hub.mode': 'subscribe', 'hub.topic': `http://127.0.0.1:1/other/${round * 20 + i}`, 'hub.challenge': 'x' })}`),
+        ),
+      );
+      answers.push(...batch.map((a) => a.status));
+    }
+    expect(answers.every((s) => s === 404)).toBe(true);
+    await waitFor(rig, 'note', (e) => /more refused requests? came within 1 s/.test(e.message), 5_000);
+    expect(rig.events.filter((e) => e.type === 'rejected' && e.what === 'verification').length).toBeLessThan(100);
+    expect(rig.engine.events.recent().some((e) => e.type === 'subscribed')).toBe(true);
+    expect(rig.engine.subscriptions()[0]).toMatchObject({ status: 'active' });
   });
 });

@@ -16,7 +16,9 @@ export class NoiseGate {
   readonly #windowMs: number;
   #windowStart = Number.NEGATIVE_INFINITY;
   #passed = 0;
-  #held = { pings: 0, refused: 0 };
+  #held = { pings: 0, refused: 0, dropped: 0 };
+  /** The callback server's limit of connections at once, as it said when it closed one. */
+  #maxConnections = 0;
   #timer: NodeJS.Timeout | null = null;
 
   constructor(events: LiveEvents, o: { perWindow?: number; windowMs?: number } = {}) {
@@ -26,12 +28,7 @@ export class NoiseGate {
   }
 
   emit(input: LiveEventInput): void {
-    const now = performance.now();
-    if (now - this.#windowStart >= this.#windowMs) {
-      this.#say();
-      this.#windowStart = now;
-      this.#passed = 0;
-    }
+    const now = this.#window();
     if (this.#passed < this.#perWindow) {
       this.#passed++;
       this.#events.emit(input);
@@ -39,6 +36,32 @@ export class NoiseGate {
     }
     if (input.type === 'ping') this.#held.pings++;
     else this.#held.refused++;
+    this.#sayAtWindowEnd(now);
+  }
+
+  /**
+   * A connection the callback server closed unanswered, `max` being open already: never listed one by one (each
+   * is one connection anyone may open), said with the others of its window when the window ends.
+   */
+  dropped(max: number): void {
+    const now = this.#window();
+    this.#held.dropped++;
+    this.#maxConnections = max;
+    this.#sayAtWindowEnd(now);
+  }
+
+  /** Now, having started a new window if the last one is over. */
+  #window(): number {
+    const now = performance.now();
+    if (now - this.#windowStart >= this.#windowMs) {
+      this.#say();
+      this.#windowStart = now;
+      this.#passed = 0;
+    }
+    return now;
+  }
+
+  #sayAtWindowEnd(now: number): void {
     if (this.#timer === null) {
       this.#timer = setTimeout(() => this.#say(), Math.max(0, this.#windowStart + this.#windowMs - now));
       this.#timer.unref?.();
@@ -49,9 +72,18 @@ export class NoiseGate {
   #say(): void {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
-    const { pings, refused } = this.#held;
+    const { pings, refused, dropped } = this.#held;
+    this.#held = { pings: 0, refused: 0, dropped: 0 };
+    if (dropped > 0) {
+      this.#events.emit({
+        type: 'note',
+        message:
+          `The callback server closed ${dropped.toLocaleString('en')} connection${dropped === 1 ? '' : 's'} unanswered within ${Math.round(this.#windowMs / 1000)} s: ` +
+          `${this.#maxConnections.toLocaleString('en')} were open already, the most it holds at once, so that senders who open connections and send nothing cannot use up what this app may have open. ` +
+          'A hub sends a delivery it could not make again later.',
+      });
+    }
     if (pings === 0 && refused === 0) return;
-    this.#held = { pings: 0, refused: 0 };
     const parts = [pings > 0 ? `${pings.toLocaleString('en')} more ping${pings === 1 ? '' : 's'}` : null, refused > 0 ? `${refused.toLocaleString('en')} more refused request${refused === 1 ? '' : 's'}` : null].filter((p) => p !== null);
     this.#events.emit({
       type: 'note',

@@ -1,6 +1,7 @@
 // RSS Ping 1.0 (GET /ping), 2.0 (POST /ping) and XML-RPC weblogUpdates pings (POST /RPC2) on the callback server:
 // each one an event, malformed ones a 400 with the reason and an event, XML safety as everywhere; a ping naming a
 // watched Source makes it sync when that Source asks for it.
+import { connect, type Socket } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mirrored, sourceBytes, startRig, waitFor, type Rig } from './test-support.ts';
@@ -163,5 +164,54 @@ describe('RSS Ping', () => {
     expect(listed).toBeLessThan(300);
     // What a view opening now is shown still has the subscription in it.
     expect(rig.engine.events.recent().some((e) => e.type === 'subscribed')).toBe(true);
+  });
+
+  it('connections past the callback server\'s limit are closed unanswered and said in one note, not one event each', async () => {
+    rig = await startRig({ baseline: false, engine: { maxConnections: 4, noise: { perWindow: 20, windowMs: 500 } } });
+    const held: Socket[] = [];
+    try {
+      for (let i = 0; i < 4; i++) {
+        const s = connect(Number(new URL(rig.engine.address!).port), '127.0.0.1');
+        s.on('error', () => undefined);
+        await new Promise<void>((resolve) => s.once('connect', resolve));
+        held.push(s);
+      }
+      const closed: Promise<void>[] = [];
+      for (let i = 0; i < 6; i++) {
+        const s = connect(Number(new URL(rig.engine.address!).port), '127.0.0.1');
+        s.on('error', () => undefined);
+        s.resume();
+        held.push(s);
+        closed.push(new Promise((resolve) => s.once('close', () => resolve())));
+      }
+      await Promise.all(closed);
+      const note = await waitFor(rig, 'note', (e) => /closed \d+ connections? unanswered/.test(e.message), 5_000);
+      expect(note.message).toMatch(/^The callback server closed 6 connections unanswered within 1 s: 4 were open already, the most it holds at once/);
+      expect(rig.events.filter((e) => e.type === 'note' && /unanswered/.test(e.message))).toHaveLength(1);
+      // Once the held ones go, a ping is heard again.
+      for (const s of held) s.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await call('/ping?site_name=After&site_uri=http://127.0.0.1:9/')).status).toBe(200);
+    } finally {
+      for (const s of held) s.destroy();
+    }
+  });
+
+  it('a ping body larger than any ping is refused before it is parsed, saying so (10 MiB of attributes blocked the thread for seconds)', async () => {
+    rig = await startRig({ baseline: false });
+    const attributes: string[] = [];
+    for (let i = 0, length = 0; length < 9 * 1024 * 1024; i++) {
+      attributes.push(`a${i}="x"`);
+      length += attributes[i]!.length + 1;
+    }
+    const started = performance.now();
+    const answer = await call('/RPC2', { method: 'POST', body: `<methodCall ${attributes.join(' ')}/>`, contentType: 'text/xml' });
+    expect(answer.status).toBe(413);
+    expect(answer.text).toBe('Refused: a ping over the limit of 262,144 bytes\n');
+    expect(performance.now() - started).toBeLessThan(3_000);
+    const said = await waitFor(rig, 'rejected', (e) => e.what === 'ping' && /over the limit/.test(e.reason));
+    expect(said.reason).toBe('POST /RPC2: a ping over the limit of 262,144 bytes (answered 413)');
+    // A ping of the usual size is heard as ever.
+    expect((await call('/ping?site_name=After&site_uri=http://127.0.0.1:9/')).status).toBe(200);
   });
 });

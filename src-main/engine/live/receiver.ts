@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { clip } from '../clip.ts';
 import { parseLinkHeader } from '../http/link-header.ts';
-import type { LiveEvents } from './events.ts';
+import type { LiveEventInput } from './model.ts';
 import { checkSignature, SIGNATURE_METHODS, type SignatureMethod } from './signature.ts';
 import type { LiveStore, SubscriptionRow } from './store.ts';
 
@@ -17,16 +17,17 @@ export interface Delivery {
 
 export type DeliveryAnswer = { status: number; body: string; inboxId?: number; headers?: Record<string, string> };
 
-export async function receiveDelivery(store: LiveStore, events: LiveEvents, row: SubscriptionRow, d: Delivery): Promise<DeliveryAnswer> {
+/** `discarded` hears each delivery refused here (the engine lists a few a window: anyone with the URL may send them). */
+export async function receiveDelivery(store: LiveStore, discarded: (input: LiveEventInput) => void, row: SubscriptionRow, d: Delivery): Promise<DeliveryAnswer> {
   const base = { subscriptionId: row.id, topic: row.topic };
   if (row.status === 'unsubscribed' || row.status === 'denied') {
-    events.emit({ type: 'rejected', what: 'delivery', reason: `a delivery for a subscription that has ended (${row.status})`, ...base });
+    discarded({ type: 'rejected', what: 'delivery', reason: `a delivery for a subscription that has ended (${row.status})`, ...base });
     return { status: 410, body: 'This subscription has ended\n' };
   }
   if (row.secret !== null) {
     const check = checkSignature(d.headers['x-hub-signature'], row.secret, d.body);
     if (!check.ok) {
-      events.emit({ type: 'rejected', what: 'delivery', reason: `discarded: ${check.reason}`, ...base });
+      discarded({ type: 'rejected', what: 'delivery', reason: `discarded: ${check.reason}`, ...base });
       return { status: 202, body: 'Discarded\n' };
     }
     // WebSub lets the hub choose the method, sha1 included. Once it has signed with a stronger one, a weaker one is
@@ -34,7 +35,7 @@ export async function receiveDelivery(store: LiveStore, events: LiveEvents, row:
     const floor = store.signatureFloor(row.id) as SignatureMethod | null;
     const rank = (m: SignatureMethod) => SIGNATURE_METHODS.indexOf(m);
     if (floor !== null && SIGNATURE_METHODS.includes(floor) && rank(check.method) < rank(floor)) {
-      events.emit({ type: 'rejected', what: 'delivery', reason: `discarded: signed with ${check.method}, but this hub signed with ${floor} before (a downgrade)`, ...base });
+      discarded({ type: 'rejected', what: 'delivery', reason: `discarded: signed with ${check.method}, but this hub signed with ${floor} before (a downgrade)`, ...base });
       return { status: 202, body: 'Discarded\n' };
     }
     if (floor === null || rank(check.method) > rank(floor)) store.setSignatureFloor(row.id, check.method);
@@ -43,7 +44,7 @@ export async function receiveDelivery(store: LiveStore, events: LiveEvents, row:
   if (link !== undefined) {
     const self = parseLinkHeader(link, row.topic).find((l) => l.rels.includes('self'));
     if (self && self.href !== row.topic) {
-      events.emit({ type: 'rejected', what: 'delivery', reason: `discarded: its Link rel="self" names ${clip(self.href)}, not the subscription's topic`, ...base });
+      discarded({ type: 'rejected', what: 'delivery', reason: `discarded: its Link rel="self" names ${clip(self.href)}, not the subscription's topic`, ...base });
       return { status: 202, body: 'Discarded\n' };
     }
   }

@@ -1,6 +1,6 @@
 // A small, bounded XML tree for pings (RSS Ping 2.0 documents, XML-RPC calls), on saxes like the document reader:
-// no DOCTYPE (so no entity is ever declared, let alone expanded or fetched), at most 32 levels and 10,000 nodes,
-// text per node capped; names kept as written (local names and namespace URIs beside them).
+// no DOCTYPE (so no entity is ever declared, let alone expanded or fetched), at most 32 levels, 10,000 nodes and
+// 100 attributes an element, text per node capped, the first fault the end; names kept as written (local names and namespace URIs beside them).
 import { SaxesParser } from 'saxes';
 
 export interface XmlNode {
@@ -22,15 +22,17 @@ export class SmallXmlError extends Error {
 const MAX_DEPTH = 32;
 const MAX_NODES = 10_000;
 const MAX_TEXT = 1 << 20;
+const MAX_ATTRIBUTES = 100;
 
 export function parseSmallXml(text: string): XmlNode {
   const parser = new SaxesParser({ xmlns: true, position: true });
   const stack: XmlNode[] = [];
   let root: XmlNode | null = null;
   let nodes = 0;
-  let failure: Error | null = null;
+  // The first fault ends the parse: saxes goes on after an error, and a body of a million undeclared prefixes made
+  // it build a million messages (seconds of the thread that serves the callback server) only for the first to be said.
   parser.on('error', (err) => {
-    failure ??= new SmallXmlError(`not well-formed XML (${err.message.replace(/^undefined:/, 'line ')})`);
+    throw new SmallXmlError(`not well-formed XML (${err.message.replace(/^undefined:/, 'line ')})`);
   });
   parser.on('doctype', () => {
     throw new SmallXmlError('a DOCTYPE declaration: refused (no DTD is ever read)');
@@ -39,7 +41,9 @@ export function parseSmallXml(text: string): XmlNode {
     if (++nodes > MAX_NODES) throw new SmallXmlError(`more than ${MAX_NODES.toLocaleString('en')} elements`);
     if (stack.length >= MAX_DEPTH) throw new SmallXmlError(`nested deeper than ${MAX_DEPTH} levels`);
     const attrs: Record<string, string> = {};
-    for (const a of Object.values(tag.attributes)) {
+    const all = Object.values(tag.attributes);
+    if (all.length > MAX_ATTRIBUTES) throw new SmallXmlError(`an element with more than ${MAX_ATTRIBUTES} attributes`);
+    for (const a of all) {
       if (typeof a === 'string') continue;
       if (a.prefix === 'xmlns' || a.name === 'xmlns') continue;
       attrs[a.local] = a.value;
@@ -64,7 +68,6 @@ export function parseSmallXml(text: string): XmlNode {
     if (err instanceof SmallXmlError) throw err;
     throw new SmallXmlError(`not well-formed XML (${(err as Error).message.replace(/^undefined:/, 'line ')})`);
   }
-  if (failure) throw failure;
   if (root === null) throw new SmallXmlError('no root element');
   return root;
 }

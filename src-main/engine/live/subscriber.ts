@@ -6,7 +6,7 @@ import { clip } from '../clip.ts';
 import { backoffMs, MAX_TIMER_MS } from './backoff.ts';
 import type { LiveEvents } from './events.ts';
 import { askHub, MAX_SECRET_BYTES } from './hub-client.ts';
-import type { Subscription } from './model.ts';
+import type { LiveEventInput, Subscription } from './model.ts';
 import type { LiveStore, SubscriptionRow } from './store.ts';
 
 export interface SubscriberOptions {
@@ -22,6 +22,11 @@ export interface SubscriberOptions {
   minRenewMs?: number;
   /** Most time between a verification and the renewal after it (default MAX_RENEW_MS). */
   maxRenewMs?: number;
+  /**
+   * Says a verification refused (another topic, a mode not asked for): whoever has the callback URL can send those,
+   * so the engine lets only a few a window through (noise.ts). Default: every one is an event.
+   */
+  discarded?: (input: LiveEventInput) => void;
 }
 
 /**
@@ -256,7 +261,9 @@ export class Subscriber {
     const mode = query.get('hub.mode');
     const topic = query.get('hub.topic');
     const refuse = (reason: string): VerificationAnswer => {
-      this.#events.emit({ type: 'rejected', what: 'verification', reason, subscriptionId: row.id, topic: row.topic });
+      const said = { type: 'rejected', what: 'verification', reason, subscriptionId: row.id, topic: row.topic } as const;
+      if (this.#o.discarded) this.#o.discarded(said);
+      else this.#events.emit(said);
       return { status: 404, body: 'No such subscription request\n', reason };
     };
     if (topic !== row.topic) return refuse(`a verification for topic ${clip(topic ?? '(none)')}, which is not this subscription's topic ${clip(row.topic)}`);
