@@ -111,9 +111,17 @@ export function noProxyOf(env: ProxyEnv): NoProxy {
  */
 export function makeDispatcher(agentOptions: Agent.Options, proxy: ProxySetting = 'env', env: ProxyEnv = process.env): Dispatcher {
   const inner = routed(agentOptions, proxy, env);
-  // Requests beyond the connections wait in the gate, where a cancelled one is dropped at once (origin-gate.ts).
-  return agentOptions.connections ? new OriginGate(inner, agentOptions.connections) : inner;
+  if (!agentOptions.connections) return inner;
+  // Requests beyond the connections wait in the gate, where a cancelled one is dropped at once (origin-gate.ts). The
+  // origins behind one proxy share its gate: undici gives each http origin a pool of its own to the proxy, and queues
+  // every https origin's CONNECT in one pool, so a crawl of many hosts (--allow-host '*', metadata, mirror locations)
+  // opened as many connections to the proxy, or queued as many requests in undici, as there were hosts.
+  const gateOf = inner instanceof EnvProxies ? (origin: string) => inner.gateKey(origin) : proxy === 'none' ? undefined : () => PROXY_GATE;
+  return new OriginGate(inner, agentOptions.connections, gateOf);
 }
+
+/** The gate of the one proxy every origin goes through (`--proxy URL`). */
+const PROXY_GATE = 'proxy';
 
 function routed(agentOptions: Agent.Options, proxy: ProxySetting, env: ProxyEnv): Dispatcher {
   if (proxy === 'none') return new Agent(agentOptions);
@@ -154,7 +162,12 @@ class EnvProxies extends Dispatcher {
   #route(origin: string): Dispatcher {
     let route = this.#routes.get(origin);
     if (route === undefined) {
-      const url = new URL(origin);
+      let url: URL;
+      try {
+        url = new URL(origin);
+      } catch {
+        return this.#direct; // undici refuses it, saying so
+      }
       const proxy = url.protocol === 'https:' ? (this.#https ?? this.#http) : this.#http;
       route = proxy === null || bypassed(url, this.#noProxy) ? this.#direct : proxy;
       // Bounded: a crawl of many hosts decides again rather than keeping every origin it met.
@@ -162,6 +175,12 @@ class EnvProxies extends Dispatcher {
       this.#routes.set(origin, route);
     }
     return route;
+  }
+
+  /** The gate an origin's requests wait in (origin-gate.ts): the proxy's it goes through, else its own. */
+  gateKey(origin: string): string {
+    const route = this.#route(origin);
+    return route === this.#http ? 'proxy:http' : route === this.#https ? 'proxy:https' : origin;
   }
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {

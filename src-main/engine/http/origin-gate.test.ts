@@ -74,3 +74,54 @@ it('drops a waiting request the moment it is cancelled, and sends the others in 
   expect((gate as OriginGate).waiting).toBe(0);
   expect(source.connections()).toBe(1);
 });
+
+/** A proxy on loopback that holds every request and CONNECT until told, counting those it holds at once. */
+async function holdingProxy() {
+  const held: (() => void)[] = [];
+  let most = 0;
+  const hold = (answer: () => void) => {
+    held.push(answer);
+    most = Math.max(most, held.length);
+  };
+  const server = createServer((req, res) => hold(() => res.end(`via proxy: ${req.url}`)));
+  server.on('connect', (_req, socket: import('node:net').Socket) => hold(() => socket.end('HTTP/1.1 403 Not here\r\nContent-Length: 0\r\n\r\n')));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  cleanups.push(() => {
+    server.closeAllConnections();
+    return new Promise((r) => server.close(r));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, held: () => held.length, most: () => most, answer: () => held.splice(0).forEach((a) => a()) };
+}
+
+it("bounds the requests of many origins behind one proxy by the proxy's connections, not each origin's", async () => {
+  const proxy = await holdingProxy();
+  const direct = await stallingSource();
+  for (const setting of [{ proxy: proxy.url, env: {} }, { proxy: 'env', env: { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, NO_PROXY: '127.0.0.1' } }]) {
+    const gate = makeDispatcher({ connections: 2 }, setting.proxy, setting.env) as OriginGate;
+    cleanups.push(() => gate.destroy());
+    const ask = (origin: string, signal = new AbortController().signal) => abortableRequest(gate, { origin, path: '/x', method: 'GET', signal });
+    // Twenty hosts, plain http (each its own pool to the proxy in undici) and https (CONNECTs queued in one pool).
+    const plain = Array.from({ length: 10 }, (_, i) => ask(`http://host${i}.invalid`).then((response) => response.body.text()));
+    const tunnelled = Array.from({ length: 10 }, (_, i) => ask(`https://secure${i}.invalid`).catch((err: Error) => err));
+    await expect.poll(() => proxy.held()).toBe(2);
+    expect(gate.waiting).toBe(18);
+    // A waiting one cancelled goes at once, from the proxy's gate too.
+    const cancel = new AbortController();
+    const cancelled = ask('http://late.invalid', cancel.signal);
+    cancel.abort();
+    await expect(cancelled).rejects.toThrow();
+    expect(gate.waiting).toBe(18);
+    // An origin reached directly (NO_PROXY) has a gate of its own: it does not wait behind the proxy's.
+    if (setting.proxy === 'env') expect(await (await ask(direct.url)).body.text()).toBe('ok');
+    // As the proxy answers, the rest go, two at a time, and every one is answered.
+    while (gate.waiting > 0 || proxy.held() > 0) {
+      await expect.poll(() => proxy.held() > 0).toBe(true);
+      proxy.answer();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(await Promise.all(plain)).toEqual(Array.from({ length: 10 }, (_, i) => `via proxy: http://host${i}.invalid/x`));
+    for (const failed of await Promise.all(tunnelled)) expect(failed).toBeInstanceOf(Error);
+    expect(proxy.most()).toBe(2);
+  }
+});

@@ -8,6 +8,8 @@
 // once the connections freed, each of these entries, at its turn, closed the connection it was given, so the next
 // real requests waited behind hundreds of new connections (368 made for 4 requests). abortable-request.ts makes the
 // caller's promise fail at once; this keeps the entry out of undici altogether.
+//
+// Behind a proxy, the origins that go through it share one gate (`gateOf`): the proxy is the one host connected to.
 import { Dispatcher } from 'undici';
 
 interface Waiter {
@@ -25,14 +27,20 @@ interface Origin {
 export class OriginGate extends Dispatcher {
   readonly #inner: Dispatcher;
   readonly #limit: number;
+  /** Gates by key: an origin, or a proxy its origins share. */
   readonly #origins = new Map<string, Origin>();
+  readonly #gateOf: ((origin: string) => string) | undefined;
   #closing: (() => void) | null = null;
 
-  /** `limit`: the connections per origin the inner dispatcher opens (its `connections`). */
-  constructor(inner: Dispatcher, limit: number) {
+  /**
+   * `limit`: the connections per origin the inner dispatcher opens (its `connections`); `gateOf`: the key of the gate an
+   * origin's requests wait in, when it is not the origin's own (the proxy they go through).
+   */
+  constructor(inner: Dispatcher, limit: number, gateOf?: (origin: string) => string) {
     super();
     this.#inner = inner;
     this.#limit = limit;
+    this.#gateOf = gateOf;
   }
 
   /** Requests waiting here for a connection, all origins together (tests). */
@@ -43,7 +51,7 @@ export class OriginGate extends Dispatcher {
   }
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    const key = String(options.origin);
+    const key = this.#gateOf === undefined ? String(options.origin) : this.#gateOf(String(options.origin));
     let origin = this.#origins.get(key);
     if (origin === undefined) this.#origins.set(key, (origin = { running: 0, waiting: [] }));
     if (origin.running < this.#limit) {

@@ -147,6 +147,7 @@ export class Applier {
   /** Their URIs, which hold the checkpoint back (in a temporary database past `inMemoryUris`). */
   readonly #retriableUris: ListedUris;
   readonly #keptFailures: number;
+  #roomFailures = 0;
   /** Failures of entries that break the spec in this run, listed one by one and past those (see `fail`). */
   #listedEntryFailures = 0;
   #unlistedEntryFailures = 0;
@@ -246,6 +247,9 @@ export class Applier {
     for (const [k, v] of Object.entries(add) as [keyof RunCounts, number][]) this.counts[k] += v;
     for (const f of failures) {
       this.#failureCount++;
+      // Counted here, not from `failures`, which holds only the first keptFailures: past them, the run's message
+      // said fewer failed for want of disk space than did (and with none among the first, suggested a retry).
+      if (f.needsRoom === true) this.#roomFailures++;
       if (this.failures.length < this.#keptFailures) this.failures.push(f);
       if (!f.permanent) {
         this.#retriable++;
@@ -566,7 +570,7 @@ export class Applier {
 
   /** Failures of this part of the run for want of disk space (among `retriableFailures`). */
   get roomFailures(): number {
-    return this.failures.filter((f) => f.needsRoom === true).length;
+    return this.#roomFailures;
   }
 
   /**

@@ -202,6 +202,19 @@ describe('baseline from a Resource Dump', () => {
     }
   });
 
+  it("says how many differences there are between a package's manifest and its linked copy, not only the first three", async () => {
+    const path = fixture.paths.dataset1.resourceDumpManifest(1);
+    const copy = await (await fetch(fixture.url + path)).text();
+    const inPackage = copy.match(/<url>/g)!.length;
+    expect(inPackage).toBeGreaterThan(4);
+    // The copy lists none of the package's resources.
+    fixture.setBroken(path, { status: 200, body: copy.replace(/<url>[\s\S]*?<\/url>/g, ''), headers: { 'content-type': 'application/xml' } });
+    expect(await run()).toMatchObject({ failed: 0 });
+    const note = notes.find((n) => n.includes("the Dump's linked copy differ"))!;
+    expect(note.match(/is in the package's manifest but not the same in the linked copy/g)).toHaveLength(3);
+    expect(note).toMatch(new RegExp(`; …and ${inPackage - 3} more differences$`));
+  });
+
   it('a dry run reads the manifests linked with rel="contents" and downloads no package', async () => {
     const dry = await run({ dryRun: true });
     expect(dry).toMatchObject({ from: 'dumps', dryRun: true, created: 30, failed: 0 });

@@ -345,7 +345,13 @@ export function notePackage(o: { onNote?: (note: string) => void; onFindings?: (
   const unlisted = report.unlisted.length + report.unlistedLeftOut;
   if (unlisted > 0) o.onNote?.(`${clip(loc)}: ${unlisted} file${unlisted === 1 ? '' : 's'} in the package that the manifest does not name were not extracted.`);
   if (report.contentsMismatch.length > 0) {
-    o.onNote?.(`${clip(loc)}: the manifest in the package and the Dump's linked copy differ; the package's own was used. ${report.contentsMismatch.slice(0, 3).join('; ')}`);
+    // The first three, and how many more: the note said three and no more, whether there were 4 or 4,000.
+    const shown = report.contentsMismatch.filter((d) => !d.startsWith('…and ')).slice(0, 3);
+    const more = report.contentsMismatchCount - shown.length;
+    o.onNote?.(
+      `${clip(loc)}: the manifest in the package and the Dump's linked copy differ; the package's own was used. ${shown.join('; ')}` +
+        (more > 0 ? `; …and ${more.toLocaleString('en')} more difference${more === 1 ? '' : 's'}` : ''),
+    );
   }
 }
 

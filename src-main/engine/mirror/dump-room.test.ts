@@ -155,6 +155,15 @@ describe.skipIf(small === null)('a Resource Dump package on a small disk', () =>
     // Nothing extracted into the mirror's tree.
     expect(readdirSync(dest).filter((n) => !n.startsWith('.'))).toEqual([]);
   });
+
+  it('more of them than the run keeps in memory: its message counts them all', async () => {
+    const dest = mkdtempSync(join(small!, 'k-'));
+    const { base } = await source(3, 2.5 * MiB);
+    const result = await sync({ url: `${base}/cap.xml`, dest, timeoutMs: 5_000, useDumps: true, mode: 'baseline', keptFailures: 1 });
+    expect(result).toMatchObject({ failed: 3, failureCount: 3 });
+    expect(result.failures).toHaveLength(1);
+    expect(lastRun(dest).message).toBe('3 failed for want of disk space (a dump package did not fit): free some space, then sync again: a retry cannot fetch them, as the Source offers them only in its dump packages');
+  });
 });
 
 describe.skipIf(small === null)('a Resource Dump package whose manifest gives no lengths on a small disk', () => {

@@ -110,6 +110,9 @@ async function readLocalCopy(file: string, length: number | null): Promise<Buffe
   try {
     const stat = await handle.stat();
     if (!stat.isFile() || (length !== null && stat.size !== length)) throw new PatchFailure('the local copy is not the one the mirror recorded');
+    // The row's length was checked against the bound, but a row may record none (a file an interrupted run left in
+    // place): the file itself, then, before it is read whole.
+    if (stat.size > MAX_PATCHED_BYTES) throw new PatchFailure(`the local copy is over ${MAX_PATCHED_BYTES / 1048576} MiB`);
     return await handle.readFile();
   } catch (err) {
     if (err instanceof PatchFailure) throw err;

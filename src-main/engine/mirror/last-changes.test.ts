@@ -67,6 +67,29 @@ describe('the last change per URI', () => {
   });
 });
 
+describe('the last change per URI, written to disk in batches', () => {
+  it('keeps the same ones as in memory when a URI comes again within a batch and across batches, undated or at one time', () => {
+    const all = new LastChanges();
+    const few = new LastChanges(5);
+    let seq = 0;
+    for (let i = 0; i < 2_345; i++) {
+      // 97 URIs, each many times over; times that go back and forth, equal ones, undated ones.
+      const uri = `http://127.0.0.1/r/${(i * 31) % 97}`;
+      const ms = i % 17 === 0 ? null : 1_000 + ((i * 7) % 5) * 10;
+      const change: Timed = { entry: entry(uri, 'updated', { lastmod: `v${i}` }), ms, seq: seq++ };
+      all.offer(change);
+      few.offer(change);
+      if (i === 1_000) expect(few.size).toBe(all.size);
+    }
+    expect(few.spilled).toBe(true);
+    expect(few.size).toBe(97);
+    expect([...few.ordered()]).toEqual([...all.ordered()]);
+    expect([...few.times()].map((t) => [t.entry.loc, t.ms])).toEqual([...all.times()].map((t) => [t.entry.loc, t.ms]));
+    few.close();
+    all.close();
+  });
+});
+
 describe('an incremental sync of more URIs than it holds in memory', () => {
   let fixture: FixtureSource;
   beforeEach(async () => {

@@ -11,13 +11,23 @@ import { MAX_IN_MEMORY } from './listed-uris.ts';
 /** Stands for "undated, nothing dated before it" (compareChanges' -Infinity) in the database, which sorts it first. */
 const UNDATED = -Number.MAX_VALUE;
 
+/**
+ * Changes written to the database by one statement: a call into SQLite per change was most of what a spilled change
+ * cost beyond making its JSON. Within one statement the rows go in the order given, so a URI twice in a batch is kept
+ * as compareChanges says, as when written one by one.
+ */
+const BATCH = 100;
+
 export class LastChanges {
   #map: Map<string, Timed> | null = new Map();
   #sorted: Timed[] | null = null;
   #db: DatabaseSync | null = null;
-  #insert: StatementSync | null = null;
-  #update: StatementSync | null = null;
-  #size = 0;
+  /** Writes BATCH changes (upsert). */
+  #write: StatementSync | null = null;
+  /** The parameters of the changes not yet written, BATCH at most. */
+  #batch: (string | number)[] = [];
+  /** URIs with a change: counted in memory, then asked of the database (null: ask it again). */
+  #size: number | null = 0;
   /** Writes since the open transaction began (a commit per change would cost a journal write each). */
   #pending = 0;
   readonly #max: number;
@@ -28,6 +38,10 @@ export class LastChanges {
 
   /** How many URIs have a change. */
   get size(): number {
+    if (this.#size === null) {
+      this.#flush();
+      this.#size = Number((this.#db!.prepare('SELECT count(*) AS n FROM changes').get() as { n: number }).n);
+    }
     return this.#size;
   }
 
@@ -48,13 +62,12 @@ export class LastChanges {
       }
       if (this.#map.size < this.#max) {
         this.#map.set(uri, change);
-        this.#size++;
+        this.#size!++;
         return;
       }
       this.#spill();
     }
-    this.#write();
-    if (this.#store(change)) this.#size++;
+    this.#store(change);
   }
 
   /** The changes kept, in forward chronological order (compareChanges). */
@@ -64,7 +77,7 @@ export class LastChanges {
       yield* this.#sorted;
       return;
     }
-    this.#commit();
+    this.#flush();
     const rows = this.#db!.prepare('SELECT ms, seq, entry FROM changes ORDER BY ms, seq').iterate() as Iterable<{ ms: number; seq: number; entry: string }>;
     for (const r of rows) yield { entry: JSON.parse(r.entry) as Entry, ms: r.ms === UNDATED ? null : r.ms, seq: r.seq };
   }
@@ -75,7 +88,7 @@ export class LastChanges {
       yield* this.ordered();
       return;
     }
-    this.#commit();
+    this.#flush();
     const rows = this.#db!.prepare('SELECT uri, ms FROM changes ORDER BY ms, seq').iterate() as Iterable<{ uri: string; ms: number }>;
     for (const r of rows) yield { entry: { loc: r.uri }, ms: r.ms === UNDATED ? null : r.ms };
   }
@@ -86,14 +99,26 @@ export class LastChanges {
     if (this.#db?.isOpen) this.#db.close();
   }
 
-  /** True when the URI had no change kept before. */
-  #store(c: Timed): boolean {
-    const ms = c.ms ?? UNDATED;
-    const entry = JSON.stringify(c.entry);
-    if (Number(this.#insert!.run(c.entry.loc, ms, c.seq, entry).changes) > 0) return true;
-    // Reading order only grows: a later change of the same time replaces the one kept, as compareChanges says.
-    this.#update!.run(ms, c.seq, entry, c.entry.loc, ms);
-    return false;
+  /** Adds `c` to the batch, which is written once full. */
+  #store(c: Timed): void {
+    this.#size = null;
+    this.#batch.push(c.entry.loc, c.ms ?? UNDATED, c.seq, JSON.stringify(c.entry));
+    if (this.#batch.length === BATCH * 4) this.#writeBatch();
+  }
+
+  #writeBatch(): void {
+    if (this.#pending >= 10_000) this.#commit();
+    if (this.#pending === 0) this.#db!.exec('BEGIN');
+    const rows = this.#batch.length / 4;
+    this.#pending += rows;
+    (rows === BATCH ? this.#write! : upsert(this.#db!, rows)).run(...this.#batch);
+    this.#batch = [];
+  }
+
+  /** Everything offered is in the database, committed. */
+  #flush(): void {
+    if (this.#batch.length > 0) this.#writeBatch();
+    this.#commit();
   }
 
   #spill(): void {
@@ -104,18 +129,9 @@ export class LastChanges {
       CREATE TABLE changes (uri TEXT PRIMARY KEY, ms REAL NOT NULL, seq INTEGER NOT NULL, entry TEXT NOT NULL) WITHOUT ROWID;
     `);
     this.#db = db;
-    this.#insert = db.prepare('INSERT INTO changes (uri, ms, seq, entry) VALUES (?, ?, ?, ?) ON CONFLICT (uri) DO NOTHING');
-    this.#update = db.prepare('UPDATE changes SET ms = ?, seq = ?, entry = ? WHERE uri = ? AND ms <= ?');
-    for (const c of this.#map!.values()) {
-      this.#write();
-      this.#store(c);
-    }
+    this.#write = upsert(db, BATCH);
+    for (const c of this.#map!.values()) this.#store(c);
     this.#map = null;
-  }
-
-  #write(): void {
-    if (this.#pending >= 10_000) this.#commit();
-    if (this.#pending++ === 0) this.#db!.exec('BEGIN');
   }
 
   #commit(): void {
@@ -123,4 +139,15 @@ export class LastChanges {
     this.#pending = 0;
     this.#db!.exec('COMMIT');
   }
+}
+
+/**
+ * Writes `rows` changes: a URI's first, or one later than the one kept (by time; reading order only grows, so a later
+ * change of the same time replaces it, as compareChanges says).
+ */
+function upsert(db: DatabaseSync, rows: number): StatementSync {
+  return db.prepare(
+    `INSERT INTO changes (uri, ms, seq, entry) VALUES ${Array(rows).fill('(?, ?, ?, ?)').join(', ')} ` +
+      'ON CONFLICT (uri) DO UPDATE SET ms = excluded.ms, seq = excluded.seq, entry = excluded.entry WHERE excluded.ms >= changes.ms',
+  );
 }

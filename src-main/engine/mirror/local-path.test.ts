@@ -183,6 +183,18 @@ describe('LocalPaths.map', () => {
     expect(path('http://example.org/a%25~1')).toBe('example.org/a%25%7E1');
     // Not of that form: more than 8 characters before the extension, more than 3 after it, no digits, two dots.
     for (const name of ['~user', 'progra~12', 'abcdefgh~1', 'abc~1.html', 'a~b', 'a~1.b.c', 'abc~']) expect(path(`http://example.org/${name}`)).toBe(`example.org/${name}`);
+    // A query joined to the name can give it that form: `/x?~1` would be `x%q~1`.
+    expect(path('http://example.org/x?~1')).toBe('example.org/x%q%7E1');
+    expect(path('http://example.org/abc?~1.txt')).toBe('example.org/abc%q%7E1.txt');
+    expect(path('http://example.org/a~b?~1')).toBe('example.org/a%7Eb%q%7E1');
+    expect(path('http://example.org/x?%7E1')).toBe('example.org/x%q%257E1');
+    expect(path('http://example.org/x?~12345')).toBe('example.org/x%q~12345');
+    // NTFS upper-cases `ı` to `I` and `ſ` to `S`: `ınstal~1` is opened as the short name `INSTAL~1`.
+    expect(path('http://example.org/%C4%B1nstal~1')).toBe('example.org/ınstal%7E1');
+    expect(path('http://example.org/%C5%BFetup~1.exe')).toBe('example.org/ſetup%7E1.exe');
+    // NTFS matches a short name whole: one followed by more (an escape, a marker) is longer than 8.3 and none.
+    expect(path('http://example.org/PROGRA~1.')).toBe('example.org/PROGRA~1%2E');
+    expect(path('http://example.org/PROGRA~1%22')).toBe('example.org/PROGRA~1%22');
     // An alternate name of that form (a case clash) takes a number no short name has.
     const claims = new PathClaims();
     expect(claims.claim('h/abc', 'u1')).toBe('h/abc');

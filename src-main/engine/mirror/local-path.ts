@@ -114,9 +114,12 @@ export function escapeName(decoded: string): string {
 /**
  * A name of the form Windows gives the 8.3 short name of a long one (`PROGRA~1`, `ABCDEF~2.TXT`: at most 8 characters
  * ending `~` and digits, at most one dot and 3 after it, ASCII as short names are). NTFS opens a file by its short name too, so a URI whose name
- * has this form would land on another URI's file (`Program Files`); its `~` is escaped. Any case: NTFS ignores it.
+ * has this form would land on another URI's file (`Program Files`); its `~` is escaped. Any case: NTFS ignores it,
+ * comparing names through its upper-case table, in which `ı` (U+0131) is `I` and `ſ` (U+017F) is `S`: `ınstal~1` is
+ * opened as `INSTAL~1`, so those two count as the ASCII letters they stand for. Only the whole name counts: NTFS
+ * matches a short name exactly, so `PROGRA~1%dir` or `PROGRA~1%2E` (longer than 8.3) is never one.
  */
-export const SHORT_NAME = /^(?=[!-\-/-~]{1,8}(?:\.[!-\-/-~]{0,3})?$)[^.]*~[0-9]+(?:\.[^.]*)?$/;
+export const SHORT_NAME = /^(?=[!-\-/-~\u0131\u017f]{1,8}(?:\.[!-\-/-~\u0131\u017f]{0,3})?$)[^.]*~[0-9]+(?:\.[^.]*)?$/;
 
 /** Windows drops trailing dots and spaces silently: two URIs would land on one file. */
 function escapeTail(name: string): string {
@@ -287,7 +290,7 @@ export class LocalPaths {
       // The query is kept escaped as sent (not decoded), so `?a=%2F` and `?a=/` stay apart; it is joined by the
       // marker `%q`, since a `?` decoded from the path is written `%3F`.
       // A query ending in `.` (`?v=1.`) ends the name too.
-      names[last] = shorten(escapeTail(`${names[last]}%q${query.slice(1).replace(UNSAFE, escapeChar)}`), MAX_NAME_BYTES);
+      names[last] = shorten(queryName(names[last]!, query.slice(1).replace(UNSAFE, escapeChar)), MAX_NAME_BYTES);
     }
     let path = [base, ...names].filter((p) => p !== '').join('/');
     if (path.length > MAX_PATH_CHARS) {
@@ -299,6 +302,16 @@ export class LocalPaths {
     if (inStateDir(path)) return { ok: false, reason: `its path ${clip(path)} would be inside ${STATE_DIR}, the mirror's own folder` };
     return { ok: true, path };
   }
+}
+
+/**
+ * A name and its query (escaped) joined by `%q`. The name was made safe alone, but the two together may be shaped like
+ * a short name (`/x?~1` → `x%q~1`, `/a?b~2.txt`): its `~` is escaped then too (a `%` of the query is `%25`, so `%7E`
+ * can only be a `~`). Only names with a query get here: the per-resource cost of the rest is unchanged.
+ */
+export function queryName(name: string, escapedQuery: string): string {
+  const joined = escapeTail(`${name}%q${escapedQuery}`);
+  return SHORT_NAME.test(joined) ? joined.replace(/~/g, '%7E') : joined;
 }
 
 /**

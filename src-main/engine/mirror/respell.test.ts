@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { audit } from './audit.ts';
-import { caseKey, LocalPaths } from './local-path.ts';
+import { caseKey, LocalPaths, PathClaims } from './local-path.ts';
 import { completePathMoves, respelledPath } from './respell.ts';
 import { MIRROR_MIGRATIONS, MirrorState, STATE_FILE, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
@@ -27,12 +27,34 @@ describe('respelledPath', () => {
       // Case-clash alternates: a short one takes 7 digits, after its name is respelled.
       ['h/abcde%~2', 'h/abcde%~0000002'],
       ['h/A~1%~2', 'h/A%7E1%~0000002'],
+      // The same names with what local-path.ts adds after them: a query, `%file`, `%dir`, an alternate.
+      ['h/PROGRA~1%dir/x.txt', 'h/PROGRA%7E1%dir/x.txt'],
+      ['h/PROGRA~1%file', 'h/PROGRA%7E1%file'],
+      ['h/A~1%file%~2', 'h/A%7E1%file%~2'],
+      ['h/PROGRA~1%qa=1', 'h/PROGRA%7E1%qa=1'],
+      ['h/PROGRA~1%q%25~1', 'h/PROGRA%7E1%q%25~1'],
+      // Shaped like a short name only with its query; `ı` and `ſ`, which NTFS upper-cases to ASCII.
+      ['h/x%q~1', 'h/x%q%7E1'],
+      ['h/%index%q~1', 'h/%index%q~1'],
+      ['h/\u0131nstal~1/\u017fetup~1.exe', 'h/\u0131nstal%7E1/\u017fetup%7E1.exe'],
       // Nothing to do: not shaped like a short name, a long alternate, a shortened name's hash.
       ['h/~user/readme~1.markdown', 'h/~user/readme~1.markdown'],
       ['h/long-name%~2', 'h/long-name%~2'],
       ['h/abc%~0123456789abcdef.txt', 'h/abc%~0123456789abcdef.txt'],
     ];
     for (const [old, now] of cases) expect(respelledPath(old), old).toBe(now);
+    // Respelling is done once: a name spelled as now stays.
+    for (const [, now] of cases) expect(respelledPath(now), now).toBe(now);
+    // As a new mirror places a file and a folder of one name, and a query.
+    const claims = new PathClaims();
+    const lp = new LocalPaths({ sourceUrl: 'http://h/' });
+    const placed = (uri: string) => {
+      const mapped = lp.map(uri);
+      return mapped.ok ? claims.claim(mapped.path, uri) : mapped.reason;
+    };
+    expect(placed('http://h/PROGRA~1')).toBe(respelledPath('h/PROGRA~1'));
+    expect(placed('http://h/PROGRA~1/x.txt')).toBe(respelledPath('h/PROGRA~1%dir/x.txt'));
+    expect(placed('http://h/x?~1')).toBe(respelledPath('h/x%q~1'));
     const paths = new LocalPaths({ sourceUrl: 'http://h/' });
     for (const uri of ['http://h/PROGRA~1/x.txt', `http://h/a${encodeURIComponent(ZWNJ)}b`]) {
       const mapped = paths.map(uri);
@@ -144,5 +166,52 @@ describe('a mirror made before', () => {
     expect(state.get(`${base}/a%E2%80%8Cb`)!.path).toBe(`${host}/a${ZWNJ}b`);
     expect(state.db.prepare('SELECT count(*) AS n FROM path_moves').get()).toEqual({ n: 0 });
     state.close();
+  });
+});
+
+describe('a mirror whose moves were planned by migration 16', () => {
+  it('has the names spelled otherwise since planned again, a move begun finished and then moved on', async () => {
+    const dest = mkdtempSync(join(tmpdir(), 'respell17-'));
+    mkdirSync(stateDirOf(dest), { recursive: true });
+    const state = new MirrorState(stateDirOf(dest));
+    const put = state.db.prepare("INSERT INTO inventory (uri, path, path_key, status) VALUES (?, ?, ?, 'verified')");
+    const plan = state.db.prepare('INSERT INTO path_moves (uri, from_path, to_path, stage) VALUES (?, ?, ?, ?)');
+    const files: [string, string, string | null, string | null][] = [
+      // uri, path, what migration 16 planned and whether its move began
+      ['http://h/PROGRA~1/x.txt', 'h/PROGRA~1%dir/x.txt', null, null],
+      ['http://h/PROGRA~1/ABC~1', 'h/PROGRA~1%dir/ABC~1', 'h/PROGRA~1%dir/ABC%7E1', 'moving'],
+      ['http://h/PROGRA~1/DEF~1', 'h/PROGRA~1%dir/DEF~1', 'h/PROGRA~1%dir/DEF%7E1', null],
+      ['http://h/x?~1', 'h/x%q~1', null, null],
+      ['http://h/%C4%B1nstal~1', 'h/\u0131nstal~1', null, null],
+      ['http://h/plain', 'h/plain', null, null],
+    ];
+    for (const [uri, path, to, stage] of files) {
+      put.run(uri, path, caseKey(path));
+      mkdirSync(dirname(join(dest, path)), { recursive: true });
+      writeFileSync(join(dest, path), `${uri}\n`);
+      if (to !== null) plan.run(uri, path, to, stage);
+    }
+    state.db.exec(`PRAGMA user_version = ${MIRROR_MIGRATIONS.length - 1}`);
+    state.close();
+
+    const opened = new MirrorState(stateDirOf(dest));
+    const planned = opened.db.prepare('SELECT uri, to_path AS "to", stage FROM path_moves ORDER BY uri').all();
+    expect(planned).toEqual([
+      { uri: 'http://h/%C4%B1nstal~1', to: 'h/\u0131nstal%7E1', stage: null },
+      { uri: 'http://h/PROGRA~1/ABC~1', to: 'h/PROGRA~1%dir/ABC%7E1', stage: 'moving' },
+      { uri: 'http://h/PROGRA~1/DEF~1', to: 'h/PROGRA%7E1%dir/DEF%7E1', stage: null },
+      { uri: 'http://h/PROGRA~1/x.txt', to: 'h/PROGRA%7E1%dir/x.txt', stage: null },
+      { uri: 'http://h/x?~1', to: 'h/x%q%7E1', stage: null },
+    ]);
+    const moves = await completePathMoves(opened.db, dest);
+    expect(moves).toMatchObject({ moved: 5, kept: 0 });
+    for (const [uri, path] of files) {
+      const now = opened.get(uri)!.path;
+      expect(now, uri).toBe(respelledPath(path));
+      expect(readFileSync(join(dest, now), 'utf8')).toBe(`${uri}\n`);
+    }
+    expect(readdirSync(join(dest, 'h')).sort()).toEqual(['PROGRA%7E1%dir', 'plain', 'x%q%7E1', '\u0131nstal%7E1']);
+    expect(opened.db.prepare('SELECT count(*) AS n FROM path_moves').get()).toEqual({ n: 0 });
+    opened.close();
   });
 });

@@ -16,40 +16,64 @@ import type { DatabaseSync } from 'node:sqlite';
 import { transaction } from '../../store/tx.ts';
 import { clip } from '../clip.ts';
 import { fsyncDir } from './durable.ts';
-import { caseKey, escapeChar, SHORT_NAME } from './local-path.ts';
+import { caseKey, escapeChar, queryName, SHORT_NAME } from './local-path.ts';
 
 /** The code points HFS+ ignores in names that older versions left as they were (local-path.ts escapes them now). */
 const HFS_IGNORED = /[\u200c\u200d\u206a-\u206f\ufeff]/g;
 /** A case-clash alternate (`name%~2`): its number, written short by older versions. */
 const ALTERNATE = /^(.*)%~(\d{1,6})$/;
+/** The marker of a file where a folder is, or of a folder where a file is, after the name it was added to. */
+const PLACE_MARKER = /^(.*)(%file|%dir)$/;
+/** A name shortened with a hash of the whole name: the hash cannot be made again without that name. */
+const HASHED = /%~[0-9a-f]{16}/;
 
 /** `path` (relative, `/`-separated) as this version spells each of its names. */
 export function respelledPath(path: string): string {
   return path.split('/').map(respelledName).join('/');
 }
 
+/**
+ * A name as local-path.ts makes it now, from the parts it was made of, in the order they were added: the name itself,
+ * its query after `%q`, then `%file` or `%dir`, then a case-clash alternate `%~N`. Each part is spelled as now:
+ * `PROGRA~1%dir` (the folder of `/PROGRA~1/x` beside a file `/PROGRA~1`) becomes `PROGRA%7E1%dir`, as a new mirror
+ * has it, and `x%q~1` (`/x?~1`, shaped like a short name) `x%q%7E1`.
+ */
 function respelledName(name: string): string {
   const escaped = name.replace(HFS_IGNORED, escapeChar);
+  if (HASHED.test(escaped)) return escaped;
   const alternate = ALTERNATE.exec(escaped);
-  if (alternate === null) return shortName(escaped);
-  // The name it is an alternate of first, as the name was made; then its number as local-path.ts writes it now.
-  const base = shortName(alternate[1]!);
-  const named = `${base}%~${alternate[2]}`;
-  return SHORT_NAME.test(named) ? `${base}%~${alternate[2]!.padStart(7, '0')}` : named;
+  const numbered = alternate === null ? escaped : alternate[1]!;
+  const marked = PLACE_MARKER.exec(numbered);
+  const unmarked = marked === null ? numbered : marked[1]!;
+  // A `%` of a name or query is written `%25`: the first `%q` is the marker.
+  const q = unmarked.indexOf('%q');
+  const base = q === -1 ? shortName(unmarked) : queryName(shortName(unmarked.slice(0, q)), unmarked.slice(q + 2));
+  const whole = marked === null ? base : `${base}${marked[2]}`;
+  if (alternate === null) return whole;
+  // Its number as local-path.ts writes it now.
+  const named = `${whole}%~${alternate[2]}`;
+  return SHORT_NAME.test(named) ? `${whole}%~${alternate[2]!.padStart(7, '0')}` : named;
 }
 
 function shortName(name: string): string {
   return SHORT_NAME.test(name) ? name.replace(/~/g, '%7E') : name;
 }
 
-/** Migration 16: plans the moves of the rows whose path this version spells otherwise. Nothing on disk changes. */
+/**
+ * Migrations 16 and 17: plans the moves of the rows whose path this version spells otherwise. Nothing on disk changes.
+ * Planned again (17) when the spelling changed since (names after which local-path.ts adds a marker or a query, `ı`
+ * and `ſ`): a move not begun takes the new name; one begun goes on to the name it began for, and completePathMoves
+ * plans the rest from there.
+ */
 export function planPathMoves(db: DatabaseSync): void {
-  db.exec('CREATE TABLE path_moves (uri TEXT PRIMARY KEY, from_path TEXT NOT NULL, to_path TEXT NOT NULL, stage TEXT) WITHOUT ROWID');
+  db.exec('CREATE TABLE IF NOT EXISTS path_moves (uri TEXT PRIMARY KEY, from_path TEXT NOT NULL, to_path TEXT NOT NULL, stage TEXT) WITHOUT ROWID');
   // Only paths with a `~` followed by a digit, or an ignored code point, can change: picked out by SQLite.
   const page = db.prepare(
     "SELECT uri, path FROM inventory WHERE uri > ? AND (path GLOB '*~[0-9]*' OR path GLOB ?) ORDER BY uri LIMIT 10000",
   );
-  const plan = db.prepare('INSERT INTO path_moves (uri, from_path, to_path) VALUES (?, ?, ?)');
+  const plan = db.prepare(
+    'INSERT INTO path_moves (uri, from_path, to_path) VALUES (?, ?, ?) ON CONFLICT (uri) DO UPDATE SET from_path = excluded.from_path, to_path = excluded.to_path WHERE stage IS NULL',
+  );
   for (let after = ''; ; ) {
     const rows = page.all(after, '*[\u200c\u200d\u206a-\u206f\ufeff]*') as { uri: string; path: string }[];
     if (rows.length === 0) break;
@@ -77,7 +101,7 @@ interface Move {
 }
 
 /**
- * Carries out the moves migration 16 planned, or finishes those a kill cut short. Call under the mirror's lock,
+ * Carries out the moves migrations 16 and 17 planned, or finishes those a kill cut short. Call under the mirror's lock,
  * before the run applies anything; not in a dry run. Says what it did through `onNote`.
  */
 export async function completePathMoves(db: DatabaseSync, dest: string, onNote?: (note: string) => void): Promise<PathMoves> {
@@ -93,9 +117,19 @@ export async function completePathMoves(db: DatabaseSync, dest: string, onNote?:
     result.kept++;
     if (result.examples.length < 3) result.examples.push(`${clip(m.from)}: ${why}`);
   };
-  for (let after = ''; ; ) {
+  const replan = db.prepare('UPDATE path_moves SET from_path = ?, to_path = ?, stage = NULL WHERE uri = ?');
+  /** Moves begun for a name planned by an older spelling, planned again from there (see planPathMoves). */
+  let replanned = 0;
+  for (let after = '', pass = 0; ; ) {
     const moves = page.all(after) as unknown as Move[];
-    if (moves.length === 0) break;
+    if (moves.length === 0) {
+      // One pass more for those, whose new plan is on rows already passed.
+      if (replanned === 0 || pass > 0) break;
+      after = '';
+      pass++;
+      replanned = 0;
+      continue;
+    }
     after = moves.at(-1)!.uri;
     /** The new path each row takes (null: it keeps its own). */
     const settled = new Map<string, string | null>();
@@ -125,7 +159,7 @@ export async function completePathMoves(db: DatabaseSync, dest: string, onNote?:
       if (why === null) {
         settled.set(m.uri, m.to);
         emptied.add(dirname(m.from));
-        result.moved++;
+        if (respelledPath(m.to) === m.to) result.moved++;
       } else {
         keep(m, why);
         settled.set(m.uri, null);
@@ -136,7 +170,10 @@ export async function completePathMoves(db: DatabaseSync, dest: string, onNote?:
     transaction(db, () => {
       for (const [uri, to] of settled) {
         if (to !== null) setPath.run(to, caseKey(to), uri);
-        done.run(uri);
+        if (to !== null && respelledPath(to) !== to) {
+          replan.run(to, respelledPath(to), uri);
+          replanned++;
+        } else done.run(uri);
       }
     });
   }

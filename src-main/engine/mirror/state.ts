@@ -277,6 +277,11 @@ export const MIRROR_MIGRATIONS: readonly Migration[] = [
     // are planned here, on the state alone, and carried out by the next sync under the mirror's lock (respell.ts).
     planPathMoves(db);
   },
+  (db) => {
+    // Planned again: names after which local-path.ts adds a marker or a query (`PROGRA~1%dir`, `x%q~1`) and names
+    // with `ı` or `ſ` (which NTFS upper-cases to ASCII) are spelled otherwise now (respell.ts).
+    planPathMoves(db);
+  },
 ];
 
 /** Gives failures, retry items and described_by links the form of their URI (migration 14); see there. */

@@ -147,12 +147,16 @@ async function readWithDirectory(dir: ZipDirectory, manifest: Manifest, limits: 
   }
 
   const contentsMismatch: string[] = [];
+  let contentsMismatchCount = 0;
   if (options.contentsCopy !== undefined) {
     try {
       const copy = await readManifest(options.contentsCopy.body, { url: options.contentsCopy.url, maxBytes: limits.maxManifestBytes, maxEntries: limits.maxManifestEntries, signal });
-      contentsMismatch.push(...compareManifests(manifest.entries, copy.entries));
+      const compared = compareManifests(manifest.entries, copy.entries);
+      contentsMismatch.push(...compared.differences);
+      contentsMismatchCount = compared.total;
     } catch (err) {
       contentsMismatch.push(`The linked copy of the manifest (${clip(options.contentsCopy.url)}) could not be read: ${(err as Error).message}`);
+      contentsMismatchCount = 1;
     }
   }
 
@@ -170,6 +174,7 @@ async function readWithDirectory(dir: ZipDirectory, manifest: Manifest, limits: 
     unlisted: dir.unlisted,
     unlistedLeftOut: dir.unlistedLeftOut,
     contentsMismatch,
+    contentsMismatchCount,
     counts: { verified: 0, unverifiable: 0, deleted: 0, failed: 0, bytes: 0 },
   };
 

@@ -94,9 +94,10 @@ function key(entry: Entry): string {
 
 /**
  * Differences between the manifest inside the package and the copy the Dump links with rel="contents" (§11.1:
- * the Source should make sure they correspond). Entries are compared as a multiset; at most `max` are described.
+ * the Source should make sure they correspond). Entries are compared as a multiset; at most `max` are described, and
+ * `total` counts them all.
  */
-export function compareManifests(inPackage: Entry[], copy: Entry[], max = 20): string[] {
+export function compareManifests(inPackage: Entry[], copy: Entry[], max = 20): { differences: string[]; total: number } {
   const counts = new Map<string, number>();
   for (const e of copy) counts.set(key(e), (counts.get(key(e)) ?? 0) + 1);
   const differences: string[] = [];
@@ -114,6 +115,7 @@ export function compareManifests(inPackage: Entry[], copy: Entry[], max = 20): s
       else extra++;
     }
   }
+  const total = differences.length + extra;
   if (extra > 0) differences.push(`…and ${extra.toLocaleString('en')} more differences`);
-  return differences;
+  return { differences, total };
 }

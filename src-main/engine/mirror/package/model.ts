@@ -91,8 +91,10 @@ export interface PackageReport {
   unlisted: string[];
   /** How many unlisted names were left out of `unlisted`. */
   unlistedLeftOut: number;
-  /** Differences between the manifest in the package and the Dump's `rel="contents"` copy. */
+  /** Differences between the manifest in the package and the Dump's `rel="contents"` copy: the first 20 described. */
   contentsMismatch: string[];
+  /** How many differences there are in all. */
+  contentsMismatchCount: number;
   counts: { verified: number; unverifiable: number; deleted: number; failed: number; bytes: number };
 }
 
