@@ -51,8 +51,9 @@ export function describeEvent(e: LiveEvent): string {
     case 'renewed':
       return `${time} ${e.type} to ${e.topic}${e.leaseSeconds !== null ? ` (lease ${e.leaseSeconds} s, until ${e.expiresAt})` : ''}`;
     case 'unsubscribed':
-    case 'expired':
       return `${time} ${e.type}: ${e.topic}`;
+    case 'expired':
+      return `${time} lease ended before a renewal was confirmed: ${e.topic} (the hub sends nothing until it is)`;
     case 'denied':
       return `${time} the hub denied the subscription to ${e.topic}${e.reason ? `: ${e.reason}` : ''}`;
     case 'notification':

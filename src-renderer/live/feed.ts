@@ -110,7 +110,7 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
     case 'denied':
       return [{ key: nextKey(), kind: 'error', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `The hub denied the subscription to ${e.topic}${e.reason ? `: ${e.reason}` : '.'}` }];
     case 'expired':
-      return [{ key: nextKey(), kind: 'error', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `The subscription to ${e.topic} expired (not renewed in time).` }];
+      return [{ key: nextKey(), kind: 'error', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `The lease of the subscription to ${e.topic} ended before a renewal was confirmed: the hub sends nothing until it is.` }];
     case 'sync':
       return [{ key: nextKey(), kind: 'sync', at: e.at, origin: null, text: `Synced ${e.dest} (${e.reason}): ${e.created} created, ${e.updated} updated, ${e.deleted} deleted, ${e.failed} failed.` }];
     default:

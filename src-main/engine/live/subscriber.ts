@@ -64,6 +64,8 @@ export class Subscriber {
   readonly #events: LiveEvents;
   readonly #o: SubscriberOptions;
   readonly #timers = new Map<number, NodeJS.Timeout>();
+  /** Per subscription: the moment its granted lease ends, unless a renewal is verified first. */
+  readonly #leaseEnds = new Map<number, NodeJS.Timeout>();
   /** Per token: the callback URL given up when the server moved, whose unsubscription the hub is still to verify. */
   readonly #retiring = new Map<string, { callback: string; topic: string }>();
   #closed = false;
@@ -167,6 +169,8 @@ export class Subscriber {
       const callbackUrl = this.#o.callbackUrl(row.callbackToken);
       const moved = callbackUrl !== row.callbackUrl;
       if (moved) this.#store.updateSubscription(row.id, { callbackUrl });
+      // A lease that ran out while nothing ran is shown as ended at once, not as live until the hub answers.
+      if (row.status === 'active') this.#watchLeaseEnd(row);
       if (row.status === 'unsubscribing') this.#later(row.id, 0, 'unsubscribe');
       else if (row.status === 'active' && !moved && row.expiresAt !== null) this.#scheduleRenewal(this.#store.subscription(row.id)!);
       else {
@@ -191,8 +195,11 @@ export class Subscriber {
       secret: row.secret,
       timeoutMs: this.#o.hubTimeoutMs,
     });
+    // Stopped while the hub answered: the mirror's state is closed by now, and reading it threw, unhandled (a renewal
+    // runs from a timer), seen when an engine stopped with a renewal in flight.
+    if (this.#closed) return;
     row = this.#store.subscription(id)!;
-    if (this.#closed || row.pendingMode !== mode) return; // verified (or changed) while we waited for the answer
+    if (row.pendingMode !== mode) return; // verified (or changed) while we waited for the answer
     if (answer.ok) {
       // Accepted: the hub verifies our intent next. If it never does, ask again later.
       this.#later(id, this.#o.verifyTimeoutMs, mode, 'the hub accepted the request but did not verify it in time');
@@ -234,8 +241,36 @@ export class Subscriber {
     this.#timers.set(id, timer);
   }
 
+  /**
+   * A lease ends when it ends, whether or not its renewal came through: a lease shorter than the least renewal
+   * interval, or a renewal the hub refuses or never verifies, left the subscription shown as active (observed: a
+   * 3 s lease read "active" for the 7 s until its renewal), while the hub had stopped sending. At the lease's end
+   * the subscription becomes `expired`, and says so, until a verification grants a new lease.
+   */
+  #watchLeaseEnd(row: SubscriptionRow): void {
+    const before = this.#leaseEnds.get(row.id);
+    if (before) clearTimeout(before);
+    this.#leaseEnds.delete(row.id);
+    if (this.#closed || row.status !== 'active' || row.expiresAt === null) return;
+    const expiresAt = row.expiresAt;
+    const check = () => {
+      this.#leaseEnds.delete(row.id);
+      if (this.#closed) return;
+      const now = this.#store.subscription(row.id);
+      if (!now || now.status !== 'active' || now.expiresAt !== expiresAt) return;
+      const left = Date.parse(expiresAt) - Date.now();
+      if (left > 0) return this.#watchLeaseEnd(now); // a timer capped at MAX_TIMER_MS, or one that fired early
+      this.#store.updateSubscription(row.id, { status: 'expired' });
+      this.#events.emit({ type: 'expired', ...this.#base(now), hub: now.hub });
+    };
+    const timer = setTimeout(check, Math.min(Math.max(0, Date.parse(expiresAt) - Date.now()), MAX_TIMER_MS));
+    timer.unref?.();
+    this.#leaseEnds.set(row.id, timer);
+  }
+
   #scheduleRenewal(row: SubscriptionRow): void {
     if (row.expiresAt === null || row.leaseSeconds === null) return;
+    this.#watchLeaseEnd(row);
     const expires = Date.parse(row.expiresAt);
     const renewAt = expires - row.leaseSeconds * 1000 * (1 - this.#o.renewAt);
     const verifiedAt = row.verifiedAt === null ? Date.now() : Date.parse(row.verifiedAt);
@@ -292,7 +327,8 @@ export class Subscriber {
     const leaseText = query.get('hub.lease_seconds');
     const lease = leaseText !== null && /^\d{1,10}$/.test(leaseText) ? Number(leaseText) : (row.leaseRequested ?? null);
     const now = Date.now();
-    const renewal = row.verifiedAt !== null && row.status === 'active';
+    // A lease that ran out before this verification is renewed all the same: same subscription, same callback.
+    const renewal = row.verifiedAt !== null && (row.status === 'active' || row.status === 'expired');
     const updated = this.#store.updateSubscription(row.id, {
       status: 'active',
       pendingMode: null,
@@ -345,6 +381,8 @@ export class Subscriber {
     this.#closed = true;
     for (const timer of this.#timers.values()) clearTimeout(timer);
     this.#timers.clear();
+    for (const timer of this.#leaseEnds.values()) clearTimeout(timer);
+    this.#leaseEnds.clear();
   }
 }
 
