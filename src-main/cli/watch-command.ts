@@ -100,7 +100,13 @@ export async function watchCommand(o: WatchOptions, io: Io): Promise<number> {
   const engine = new LiveEngine({ host, port, publicUrl: o.publicUrl ?? null, hubTimeoutMs: o.timeoutMs, secretStore: cliSecretStore() });
   engine.events.on((e) => io.out((o.json ? JSON.stringify(e) : describeEvent(e)) + '\n'));
   const stop = o.stopSignal ?? signalled();
-  await engine.start();
+  try {
+    await engine.start();
+  } catch (err) {
+    await engine.stop();
+    const busy = (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
+    throw new Error(`The callback server could not start: ${(err as Error).message}${busy ? '. Stop that program, or choose another address with --listen HOST:PORT' : ''}`);
+  }
   const mine: number[] = [];
   let dest: string | null = null;
   try {
