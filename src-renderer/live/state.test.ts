@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { LiveEvent } from '../../src-main/contract/types.ts';
 import { ANNOUNCE_EVERY_MS, announcement, announcer, arrived, isNote } from './announce.ts';
-import { perMinute } from './feed.ts';
+import { matches, perMinute } from './feed.ts';
 import { addEvents, useLive } from './state.ts';
 
 const at = '2026-01-01T10:00:30.000Z';
@@ -10,6 +10,35 @@ const base = { at, subscriptionId: 1, topic: 'http://s.example/notify', dest: '/
 function notification(uris: string[]): LiveEvent {
   return { ...base, type: 'notification', inboxId: 1, from: 'a', until: 'b', count: uris.length, changes: uris.map((uri) => ({ uri, change: 'created', datetime: '2026-01-01T09:00:00Z' })), warnings: [] };
 }
+
+describe('finding what failed among many rows', () => {
+  it("lists each resource a gap's catch-up could not fetch as a failed row, and the Failed filter finds it among thousands", () => {
+    const many = Array.from({ length: 2_000 }, (_, i) => notification([`http://s.example/ok/${i}`]));
+    const caught: LiveEvent = {
+      ...base,
+      type: 'caught-up',
+      from: '2026-01-01T09:00:00Z',
+      until: '2026-01-01T09:01:00Z',
+      runId: 7,
+      created: 2,
+      updated: 0,
+      deleted: 0,
+      failed: 1,
+      failures: [{ uri: 'http://s.example/gone', change: 'unknown', datetime: null, outcome: 'failed', reason: 'HTTP 404 for http://s.example/gone' }],
+    };
+    const error: LiveEvent = { at, type: 'error', message: 'Subscribing to http://s.example/notify failed (the hub answered HTTP 500); trying again in 4 s', subscriptionId: 1 };
+    const { rows } = addEvents([], [...many.slice(0, 1_000), caught, ...many.slice(1_000), error]);
+    const failed = rows.filter((r) => matches(r, '', 'failed'));
+    expect(failed.map((r) => r.uri ?? r.text)).toEqual([error.type === 'error' && `Error: ${error.message}`, 'http://s.example/gone']);
+    expect(failed[1]).toMatchObject({ kind: 'change', outcome: 'failed', reason: 'HTTP 404 for http://s.example/gone', runId: 7 });
+    // The summary names the run that has it.
+    const summary = rows.find((r) => r.kind === 'sync')!;
+    expect(summary.text).toContain('1 failed. Run #7 records the failure');
+    // A catch-up's failure is no notified change: the chart of changes per minute does not count it.
+    const counted = perMinute(rows, Date.parse(at), 1).reduce((n, b) => n + b.count, 0);
+    expect(counted).toBe(2_000);
+  });
+});
 
 describe('the live feed rows', () => {
   it('shows each change newest first, then fills in what applying it did', () => {

@@ -2,12 +2,12 @@
 // cap) and filters. Fed by the engine's live.events batches (LiveFeedSync in queries.ts).
 import { create } from 'zustand';
 import type { LiveBatch, LiveEvent } from '../../src-main/contract/types.ts';
-import { changeKey, missedRow, rowsOf, type FeedRow } from './feed.ts';
+import { changeKey, missedRow, rowsOf, type ChangeFilter, type FeedRow } from './feed.ts';
 
 /** The most rows the feed keeps; older ones are dropped, and the feed says how many. */
 export const FEED_CAP = 5_000;
 
-export type ChangeFilter = 'all' | 'created' | 'updated' | 'deleted' | 'other';
+export type { ChangeFilter } from './feed.ts';
 
 interface LiveState {
   visible: boolean;

@@ -648,7 +648,9 @@ export class MirrorFeed {
     try {
       const result = await catchUp(await this.#freshContext(), this.store.subscription(row.id)!, changeListUrl, from, until);
       const c = result.counts;
-      this.#events.emit({ type: 'caught-up', ...base, from, until, created: c.created, updated: c.updated, deleted: c.deleted, failed: c.failed });
+      // Which resources failed, and why: before, only their number was said, and the feed gave no way to them.
+      const failures = result.changes.filter((f) => f.outcome === 'failed').slice(0, MAX_EVENT_CHANGES);
+      this.#events.emit({ type: 'caught-up', ...base, from, until, runId: result.runId, created: c.created, updated: c.updated, deleted: c.deleted, failed: c.failed, failures });
     } catch (err) {
       if (err instanceof MirrorLockedError) throw err;
       this.#events.emit({ type: 'error', ...base, message: `Could not catch up from the Change List for ${from} – ${until}: ${(err as Error).message}` });

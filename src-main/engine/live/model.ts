@@ -86,7 +86,19 @@ export type LiveEvent =
   | (OfSubscription & { type: 'notification'; inboxId: number; from: string; until: string; count: number; changes: ChangeSummary[]; warnings: string[] })
   | (OfSubscription & { type: 'duplicate'; inboxId: number; from: string | null; until: string | null; reason: string })
   | (OfSubscription & { type: 'gap'; from: string; until: string; action: 'catch-up' | 'needs-sync' | 'none' })
-  | (OfSubscription & { type: 'caught-up'; from: string; until: string; created: number; updated: number; deleted: number; failed: number })
+  | (OfSubscription & {
+      type: 'caught-up';
+      from: string;
+      until: string;
+      /** The run whose journal has every change of the catch-up (`rsdesk retry --run`). */
+      runId: number;
+      created: number;
+      updated: number;
+      deleted: number;
+      failed: number;
+      /** The first MAX_EVENT_CHANGES (feed.ts) of its failures, with their reasons; `failed` counts them all. */
+      failures: AppliedChange[];
+    })
   | (OfSubscription & {
       type: 'applied';
       inboxIds: number[];

@@ -78,6 +78,22 @@ describe('order', () => {
     expect(kinds).toEqual(['gap', 'caught-up', 'applied']);
   });
 
+  it('names each resource a catch-up could not fetch, with why and the run to retry it from', async () => {
+    rig = await startRig();
+    await subscribe(rig);
+    rig.fixture.hub.faults.drop = 1;
+    const [lost] = rig.fixture.change('update');
+    rig.fixture.setBroken(rig.fixture.state.pathOf(lost.id), { status: 404 });
+    rig.fixture.change('create');
+    await settle(rig);
+    const caught = await waitFor(rig, 'caught-up');
+    expect(caught.failed).toBe(1);
+    // Before, the count alone: "failed 1", and nothing said which, why, or where to retry it.
+    expect(caught.failures).toEqual([expect.objectContaining({ uri: lost.loc, outcome: 'failed', reason: expect.stringContaining('404') })]);
+    const run = rig.engine.feed(rig.dest)!.state.db.prepare('SELECT mode FROM runs WHERE id = ?').get(caught.runId) as { mode: string };
+    expect(run.mode).toBe('live-catch-up');
+  });
+
   it('marks the mirror as needing a sync when the Source has no Change List', async () => {
     rig = await startRig();
     const state = new MirrorState(stateDirOf(rig.dest));
