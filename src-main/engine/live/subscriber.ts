@@ -220,7 +220,11 @@ export class Subscriber {
       status,
       nextAttemptAt: new Date(Date.now() + wait).toISOString(),
     });
-    this.#events.emit({ type: 'error', subscriptionId: row.id, dest: row.dest, message: `${mode === 'subscribe' ? 'Subscribing to' : 'Unsubscribing from'} ${clip(row.topic)} failed (${reason}); trying again in ${Math.round(wait / 1000)} s` });
+    // A renewal that fails is said as one, with what it puts at stake: before, it read as a first subscription.
+    const renewing = mode === 'subscribe' && row.verifiedAt !== null && (row.status === 'active' || row.status === 'expired');
+    const what = mode === 'unsubscribe' ? 'Unsubscribing from' : renewing ? 'Renewing the subscription to' : 'Subscribing to';
+    const stake = !renewing || row.expiresAt === null ? '' : status === 'expired' ? '; its lease has ended, and the hub sends nothing until it is renewed' : `; its lease ends at ${row.expiresAt}`;
+    this.#events.emit({ type: 'error', subscriptionId: row.id, dest: row.dest, message: `${what} ${clip(row.topic)} failed (${reason}); trying again in ${wait < 1000 ? 'a moment' : `${Math.round(wait / 1000)} s`}${stake}` });
     this.#later(row.id, wait, mode);
   }
 

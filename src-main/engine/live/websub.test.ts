@@ -158,6 +158,24 @@ describe('subscribing', () => {
     expect(MAX_RENEW_MS).toBeLessThanOrEqual(MAX_TIMER_MS);
   });
 
+  it('says a renewal the hub refuses as a renewal, with when the lease ends, then that it has ended, and renews once the hub takes it', async () => {
+    rig = await startRig({ engine: { minRenewMs: 500, retryBaseMs: 200 } });
+    const sub = await subscribed(rig, { leaseSeconds: 2 });
+    rig.fixture.hub.faults.failRequests = 1_000;
+    const first = await waitFor(rig, 'error', (e) => e.subscriptionId === sub.id, 5_000);
+    // Before: "Subscribing to … failed (…); trying again in 0 s", as if it were the first subscription.
+    expect(first.message).toBe(
+      `Renewing the subscription to ${rig.topic} failed (the hub ${new URL(rig.hubUrl).host} answered HTTP 503: The hub is busy; try again later); trying again in a moment; its lease ends at ${sub.expiresAt}`,
+    );
+    await waitFor(rig, 'expired', (e) => e.subscriptionId === sub.id, 5_000);
+    const after = rig.events.length;
+    const lapsed = await waitFor(rig, 'error', (e) => e.subscriptionId === sub.id, 5_000, after);
+    expect(lapsed.message).toMatch(/^Renewing the subscription to .* failed \(.*\); trying again in .*; its lease has ended, and the hub sends nothing until it is renewed$/);
+    rig.fixture.hub.faults.failRequests = 0;
+    await waitFor(rig, 'renewed', (e) => e.subscriptionId === sub.id, 10_000, after);
+    expect(rig.engine.subscriptions()[0]).toMatchObject({ status: 'active', lastError: null });
+  });
+
   it('retries with backoff when the hub fails, and records a denial', async () => {
     rig = await startRig();
     rig.fixture.hub.faults.failRequests = 2;
