@@ -56,6 +56,7 @@ describe('the live feed rows', () => {
       updated: 0,
       deleted: 0,
       unchanged: 0,
+      skipped: 0,
       failed: 1,
       changes: [
         { uri: 'http://s.example/a', change: 'created', datetime: '2026-01-01T09:00:00Z', outcome: 'created' },
@@ -140,7 +141,7 @@ describe('a notification that holds more changes than its event lists', () => {
   it('does not leave a change "waiting" once its notification was applied, when the applied event did not list it', () => {
     let { rows } = addEvents([], [{ ...notification(['http://s.example/a', 'http://s.example/b']), inboxId: 7 } as LiveEvent]);
     const applied = (failed: number, changes: { uri: string; outcome: string }[]): LiveEvent => ({
-      ...base, type: 'applied', inboxIds: [7], runId: 12, created: 2 - failed, updated: 0, deleted: 0, unchanged: 0, failed,
+      ...base, type: 'applied', inboxIds: [7], runId: 12, created: 2 - failed, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed,
       changes: changes.map((c) => ({ ...c, change: 'created', datetime: '2026-01-01T09:00:00Z' })),
     });
     const one = addEvents(rows, [applied(0, [{ uri: 'http://s.example/a', outcome: 'created' }])]).rows;

@@ -155,6 +155,9 @@ export function collapse(items: Taken[], coveredBeforeMs: number | null): ToAppl
   return [...broken, ...[...last.values()].sort((a, b) => (a.c.ms ?? Infinity) - (b.c.ms ?? Infinity) || a.seq - b.seq).map((x) => x.c)];
 }
 
+/** How the Applier's reason for a URI it does not mirror begins (apply.ts). */
+const NOT_MIRRORED = 'not mirrored: ';
+
 async function applyChanges(ctx: MirrorContext, applier: Applier, runId: number, changes: ToApply[]): Promise<AppliedChange[]> {
   const inflight = new WorkSlots(ctx.concurrency * 2);
   // Counted here, not read back from applier.wouldDelete: that names only the first MAX_NAMED of a run.
@@ -178,7 +181,10 @@ async function applyChanges(ctx: MirrorContext, applier: Applier, runId: number,
   for (const f of partFailures(ctx, applier, runId)) if (!broken.has(`${f.uri}\n${f.reason}`)) failed.set(f.uri, f.reason);
   return changes.map((c) => {
     const reason = c.problem ?? failed.get(c.uri);
-    const outcome = reason !== undefined ? 'failed' : kept.has(c.uri) ? 'kept' : c.change;
+    // The Applier counts a URI it does not mirror (another host, a path it cannot map) as skipped, and journals why:
+    // shown as failed, a notification for a URI outside the Source read "failed 1" above three failed rows.
+    const skipped = reason !== undefined && c.problem === undefined && reason.startsWith(NOT_MIRRORED);
+    const outcome = skipped ? 'skipped' : reason !== undefined ? 'failed' : kept.has(c.uri) ? 'kept' : c.change;
     return { uri: c.uri, change: c.change, datetime: c.datetime, outcome, ...(reason !== undefined ? { reason } : {}) };
   });
 }

@@ -571,6 +571,7 @@ export class MirrorFeed {
       updated: c.updated,
       deleted: c.deleted,
       unchanged: c.unchanged,
+      skipped: c.skipped,
       failed: c.failed,
       changes: forEvent(result.changes),
     });
@@ -795,9 +796,10 @@ export class MirrorFeed {
  */
 function forEvent(changes: AppliedChange[]): AppliedChange[] {
   if (changes.length <= MAX_EVENT_CHANGES) return changes;
-  const failed = new Set(changes.filter((c) => c.outcome === 'failed').slice(0, MAX_EVENT_CHANGES));
+  // Those with a reason (failed, skipped) first: they are what a person looks for.
+  const failed = new Set(changes.filter((c) => c.reason !== undefined).slice(0, MAX_EVENT_CHANGES));
   let room = MAX_EVENT_CHANGES - failed.size;
-  return changes.filter((c) => failed.has(c) || (c.outcome !== 'failed' && room-- > 0));
+  return changes.filter((c) => failed.has(c) || (c.reason === undefined && room-- > 0));
 }
 
 /**

@@ -107,8 +107,10 @@ export type LiveEvent =
       updated: number;
       deleted: number;
       unchanged: number;
+      /** Not mirrored (a URI on another host than the Source's, or one that maps to no local path), with why. */
+      skipped: number;
       failed: number;
-      /** At most MAX_EVENT_CHANGES (feed.ts), the failed ones first in number; the counts say how many there were. */
+      /** At most MAX_EVENT_CHANGES (feed.ts), the failed and skipped ones first; the counts say how many there were. */
       changes: AppliedChange[];
     })
   | (Base & { type: 'ping'; ping: Ping; triggered: string[] })
