@@ -11,6 +11,30 @@ function notification(uris: string[]): LiveEvent {
   return { ...base, type: 'notification', inboxId: 1, from: 'a', until: 'b', count: uris.length, changes: uris.map((uri) => ({ uri, change: 'created', datetime: '2026-01-01T09:00:00Z' })), warnings: [] };
 }
 
+describe('a full feed with thousands of changes waiting', () => {
+  it('gives each applied event the rows it concerns without a pass over the whole feed', () => {
+    // A mirror locked by a sync for a while: 5,000 notified changes wait for their outcome in the feed.
+    const waiting = addEvents([], Array.from({ length: 5_000 }, (_, i) => ({ ...notification([`http://s.example/w/${i}`]), inboxId: i }) as LiveEvent)).rows;
+    // Every look at a row reads its kind: counted.
+    let reads = 0;
+    const counted = waiting.map((r) => {
+      const { kind, ...rest } = r;
+      return Object.defineProperty(rest, 'kind', { enumerable: true, get: () => (reads++, kind) }) as typeof r;
+    });
+    const batch: LiveEvent[] = [];
+    for (let i = 0; i < 50; i++) {
+      const uri = `http://s.example/new/${i}`;
+      batch.push({ ...notification([uri]), inboxId: 10_000 + i } as LiveEvent);
+      batch.push({ ...base, type: 'applied', inboxIds: [10_000 + i], runId: 1, created: 1, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0, changes: [{ uri, change: 'created', datetime: '2026-01-01T09:00:00Z', outcome: 'created' }] });
+    }
+    const { rows } = addEvents(counted, batch);
+    expect(rows.slice(0, 50).every((r) => r.outcome === 'created')).toBe(true);
+    expect(rows.slice(50, 100).every((r) => r.outcome === null)).toBe(true);
+    // Before: every applied event read every row (50 × 5,000 twice); 20 such batches took seconds, the page stalled.
+    expect(reads).toBeLessThan(4 * waiting.length);
+  });
+});
+
 describe('finding what failed among many rows', () => {
   it("lists each resource a gap's catch-up could not fetch as a failed row, and the Failed filter finds it among thousands", () => {
     const many = Array.from({ length: 2_000 }, (_, i) => notification([`http://s.example/ok/${i}`]));
