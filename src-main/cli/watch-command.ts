@@ -61,7 +61,7 @@ export function describeEvent(e: LiveEvent): string {
         e.changes.slice(0, 20).map((c) => `\n    ${c.change.padEnd(8)} ${c.uri}`).join('') + (e.count > 20 ? `\n    … ${e.count - 20} more` : '');
     case 'applied':
       return `${time} applied: created ${e.created}, updated ${e.updated}, deleted ${e.deleted}, unchanged ${e.unchanged}, ${e.skipped ? `skipped ${e.skipped}, ` : ''}failed ${e.failed}` +
-        e.changes.filter((c) => c.outcome === 'failed' || c.outcome === 'skipped').map((c) => `\n    ${c.outcome} ${c.uri}: ${c.reason}`).join('');
+        e.changes.filter((c) => c.reason !== undefined).map((c) => `\n    ${c.outcome} ${c.uri}: ${c.reason}`).join('');
     case 'duplicate':
       return `${time} dropped a notification: ${e.reason}`;
     case 'gap':

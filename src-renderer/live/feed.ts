@@ -179,6 +179,8 @@ export function outcomeText(outcome: string | null | undefined): string {
       return 'kept (deletion policy)';
     case 'skipped':
       return 'skipped';
+    case 'covered':
+      return 'not applied (covered already)';
     case 'failed':
       return 'failed';
     case 'journal':

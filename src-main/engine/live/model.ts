@@ -42,7 +42,7 @@ export interface ChangeSummary {
 }
 
 export interface AppliedChange extends ChangeSummary {
-  /** created | updated | deleted | unchanged | kept | skipped | failed */
+  /** created | updated | deleted | unchanged | kept | skipped | failed | covered (an overlap's, before the cursor) */
   outcome: string;
   reason?: string;
 }
