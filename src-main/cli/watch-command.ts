@@ -53,7 +53,9 @@ export function describeEvent(e: LiveEvent): string {
     case 'unsubscribed':
       return `${time} ${e.type}: ${e.topic}`;
     case 'expired':
-      return `${time} lease ended before a renewal was confirmed: ${e.topic} (the hub sends nothing until it is)`;
+      return e.foreseen
+        ? `${time} lease ended: ${e.topic} (the hub's leases are shorter than the renewal interval; the hub sends nothing until the renewal)`
+        : `${time} lease ended before a renewal was confirmed: ${e.topic} (the hub sends nothing until it is)`;
     case 'denied':
       return `${time} the hub denied the subscription to ${e.topic}${e.reason ? `: ${e.reason}` : ''}`;
     case 'notification':

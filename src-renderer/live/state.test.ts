@@ -35,6 +35,16 @@ describe('a full feed with thousands of changes waiting', () => {
   });
 });
 
+describe('leases that end', () => {
+  it('lists a lease that ended unforeseen as an error, and not each end of a lease the hub grants shorter than the renewal interval', () => {
+    const ended = (foreseen: boolean): LiveEvent => ({ ...base, type: 'expired', hub: 'http://s.example/hub', foreseen });
+    const { rows } = addEvents([], [ended(true), ended(true), ended(false)]);
+    expect(rows.map((r) => [r.kind, r.text])).toEqual([
+      ['error', 'The lease of the subscription to http://s.example/notify ended before a renewal was confirmed: the hub sends nothing until it is.'],
+    ]);
+  });
+});
+
 describe('finding what failed among many rows', () => {
   it("lists each resource a gap's catch-up could not fetch as a failed row, and the Failed filter finds it among thousands", () => {
     const many = Array.from({ length: 2_000 }, (_, i) => notification([`http://s.example/ok/${i}`]));

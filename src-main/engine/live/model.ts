@@ -81,7 +81,11 @@ export type LiveEvent =
   | (OfSubscription & { type: 'renewed'; hub: string; leaseSeconds: number | null; expiresAt: string | null })
   | (OfSubscription & { type: 'unsubscribed'; hub: string })
   | (OfSubscription & { type: 'denied'; hub: string; reason: string | null })
-  | (OfSubscription & { type: 'expired'; hub: string })
+  /**
+   * `foreseen`: the hub grants leases shorter than the least renewal interval (a note said so once), so each lease
+   * ends before its renewal; not a failure, and a feed need not list each one.
+   */
+  | (OfSubscription & { type: 'expired'; hub: string; foreseen: boolean })
   /** `changes`: the first MAX_EVENT_CHANGES (feed.ts) of the `count`. */
   | (OfSubscription & { type: 'notification'; inboxId: number; from: string; until: string; count: number; changes: ChangeSummary[]; warnings: string[] })
   | (OfSubscription & { type: 'duplicate'; inboxId: number; from: string | null; until: string | null; reason: string })

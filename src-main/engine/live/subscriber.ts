@@ -213,7 +213,7 @@ export class Subscriber {
     const wait = backoffMs(attempts, this.#o.retryBaseMs, retryAfterMs);
     const lapsed = row.status === 'active' && row.expiresAt !== null && Date.parse(row.expiresAt) <= Date.now();
     const status = mode === 'unsubscribe' ? 'unsubscribing' : lapsed ? 'expired' : row.status === 'active' ? 'active' : row.status === 'expired' ? 'expired' : 'retrying';
-    if (lapsed) this.#events.emit({ type: 'expired', ...this.#base(row), hub: row.hub });
+    if (lapsed) this.#events.emit({ type: 'expired', ...this.#base(row), hub: row.hub, foreseen: false });
     this.#store.updateSubscription(row.id, {
       attempts,
       lastError: reason,
@@ -265,7 +265,8 @@ export class Subscriber {
       const left = Date.parse(expiresAt) - Date.now();
       if (left > 0) return this.#watchLeaseEnd(now); // a timer capped at MAX_TIMER_MS, or one that fired early
       this.#store.updateSubscription(row.id, { status: 'expired' });
-      this.#events.emit({ type: 'expired', ...this.#base(now), hub: now.hub });
+      const foreseen = now.leaseSeconds !== null && now.leaseSeconds * 1000 * this.#o.renewAt < (this.#o.minRenewMs ?? MIN_RENEW_MS);
+      this.#events.emit({ type: 'expired', ...this.#base(now), hub: now.hub, foreseen });
     };
     const timer = setTimeout(check, Math.min(Math.max(0, Date.parse(expiresAt) - Date.now()), MAX_TIMER_MS));
     timer.unref?.();

@@ -99,6 +99,8 @@ describe('subscribing', () => {
     const sub = await subscribed(rig, { leaseSeconds: 3600 });
     expect(sub.leaseSeconds).toBe(1);
     const expired = await waitFor(rig, 'expired', (e) => e.subscriptionId === sub.id, 3_000);
+    // Foreseen: the hub grants less than the least renewal interval, as the note says.
+    expect(expired.foreseen).toBe(true);
     // Said when the lease ended, not at the renewal a second later.
     expect(Date.parse(expired.at) - Date.parse(sub.expiresAt!)).toBeLessThan(500);
     expect(rig.engine.subscriptions()[0].status).toBe('expired');
@@ -167,7 +169,8 @@ describe('subscribing', () => {
     expect(first.message).toBe(
       `Renewing the subscription to ${rig.topic} failed (the hub ${new URL(rig.hubUrl).host} answered HTTP 503: The hub is busy; try again later); trying again in a moment; its lease ends at ${sub.expiresAt}`,
     );
-    await waitFor(rig, 'expired', (e) => e.subscriptionId === sub.id, 5_000);
+    const expired = await waitFor(rig, 'expired', (e) => e.subscriptionId === sub.id, 5_000);
+    expect(expired.foreseen).toBe(false);
     const after = rig.events.length;
     const lapsed = await waitFor(rig, 'error', (e) => e.subscriptionId === sub.id, 5_000, after);
     expect(lapsed.message).toMatch(/^Renewing the subscription to .* failed \(.*\); trying again in .*; its lease has ended, and the hub sends nothing until it is renewed$/);
