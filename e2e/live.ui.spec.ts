@@ -131,6 +131,17 @@ test('subscribes from the tree, sees notifications arrive and the mirror updated
   await expect(rows.filter({ hasText: created[0].loc })).toHaveCount(1);
   await feed.getByLabel('Show').selectOption('all');
 
+  // Failed changes and errors: a change whose resource answers 404 is found among the others, with why.
+  fixture.setBroken(fixture.state.pathOf(created[0].id), { status: 404 });
+  const [gone] = fixture.change('update', 1, created[0].id);
+  await expect(rows.filter({ hasText: gone.loc }).filter({ hasText: 'failed' })).toContainText('404');
+  await feed.getByLabel('Show').selectOption('failed');
+  await expect(rows.filter({ hasText: gone.loc })).toHaveCount(1);
+  await expect(rows.filter({ hasText: updated.loc })).toHaveCount(0);
+  await expect(rows.filter({ hasText: 'applied (' })).toHaveCount(0);
+  await feed.getByLabel('Show').selectOption('all');
+  fixture.setBroken(fixture.state.pathOf(created[0].id), null);
+
   // Pause holds what arrives; Resume shows it.
   await feed.getByRole('button', { name: 'Pause' }).click();
   const [later] = fixture.change('create');

@@ -31,8 +31,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function open(): { service: Service; batches: LiveBatch[] } {
-  const service = createService({ store: openStore(join(dir, 'rsdesk.sqlite')), adapter: 'http', version: '1', live: { dataDir: dir, port: 0 } });
+function open(live: { port?: number; listenRetryMs?: number } = {}): { service: Service; batches: LiveBatch[] } {
+  const service = createService({ store: openStore(join(dir, 'rsdesk.sqlite')), adapter: 'http', version: '1', live: { dataDir: dir, port: 0, ...live } });
   services.push(service);
   const batches: LiveBatch[] = [];
   service.events.subscribe((name, payload) => {
@@ -109,6 +109,42 @@ describe('live commands', () => {
     const subs = await call(second.service, 'live.subscriptions', {});
     expect(subs).toHaveLength(1);
     expect(subs[0]).toMatchObject({ dest: folder, status: 'active' });
+  });
+
+  it('a callback port held by another program at start is tried again until it is free, then every subscription is taken up', async () => {
+    const first = open();
+    await call(first.service, 'sources.add', { url: `${fixture.url}/`, runId: 'a' });
+    const folder = join(dir, 'mirror');
+    const topic = fixture.url + PATHS.dataset1.notifications;
+    await call(first.service, 'live.subscribe', { topic, hub: fixture.url + PATHS.hub, folder });
+    await until(first.batches, (e) => e.type === 'subscribed');
+    await first.service.close();
+    services.splice(0);
+
+    const holder = createServer();
+    const port = await new Promise<number>((r) => holder.listen(0, '127.0.0.1', () => r((holder.address() as AddressInfo).port)));
+    const second = open({ port, listenRetryMs: 1_000 });
+    await second.service.startLive();
+    const busy = await call(second.service, 'live.status', {});
+    expect(busy.address).toBeNull();
+    // In words, with what happens next; not "listen EADDRINUSE".
+    expect(busy.error).toBe(
+      `The callback server could not start: 127.0.0.1:${port} is already in use by another program (another rsdesk watch, or ResourceSync Desktop, perhaps). ` +
+        'It tries again every 1 s; Settings → Callback server can choose another port.',
+    );
+    await new Promise<void>((r) => holder.close(() => r()));
+    const deadline = Date.now() + 5_000;
+    let status = busy;
+    while (status.address === null && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      status = await call(second.service, 'live.status', {});
+    }
+    expect(status).toMatchObject({ address: `http://127.0.0.1:${port}`, error: null });
+    await until(second.batches, (e) => e.type === 'renewed');
+    await fixture.hub.settled();
+    expect((await call(second.service, 'live.subscriptions', {}))[0]).toMatchObject({ dest: folder, status: 'active', callbackUrl: expect.stringContaining(`:${port}/`) });
+    fixture.change('create');
+    await until(second.batches, (e) => e.type === 'applied');
   });
 
   it('after a port change, asks the hub at once to send to the new callback URL and to unsubscribe the old one', async () => {

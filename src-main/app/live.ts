@@ -22,6 +22,8 @@ export interface LiveServiceOptions {
   batchIntervalMs?: number;
   /** Lists the Capability Lists of saved Sources: where a channel's topic is looked up for its mirror's binding. */
   capabilityLists: () => string[];
+  /** How often a callback port held by another program is tried again (default LISTEN_RETRY_MS). */
+  listenRetryMs?: number;
   /** Where mirrors' credentials are kept (the same store as their syncs): applied notifications send them too. */
   secretStore?: SecretStore;
   /** Credentials the app gives a mirror's batches now (its Settings token), asked again for each batch. */
@@ -33,6 +35,9 @@ interface LiveConfig extends LiveSettings {
   mirrors: string[];
 }
 
+/** How often a callback port held by another program is tried again. */
+export const LISTEN_RETRY_MS = 15_000;
+
 const DEFAULTS: LiveConfig = { host: '127.0.0.1', port: DEFAULT_LIVE_PORT, publicUrl: null, mirrors: [] };
 
 export class LiveService {
@@ -42,6 +47,8 @@ export class LiveService {
   #engine: LiveEngine | null = null;
   #starting: Promise<void> | null = null;
   #serverError: string | null = null;
+  #retry: NodeJS.Timeout | null = null;
+  #closed = false;
 
   constructor(options: LiveServiceOptions) {
     this.#o = options;
@@ -64,9 +71,40 @@ export class LiveService {
       await engine.start();
       this.#serverError = null;
     } catch (err) {
-      this.#serverError = `The callback server could not listen on ${this.#config.host}:${port}: ${(err as Error).message}`;
+      this.#notListening(engine, err);
       return;
     }
+    this.#takeUp(engine);
+  }
+
+  /**
+   * A port held by another program at start (a `rsdesk watch` still running, the app's previous instance still
+   * stopping) left the server down until the settings were changed by hand, and every subscription with it, for
+   * as long as the app ran. A busy port is tried again every LISTEN_RETRY_MS, and the status says so.
+   */
+  #notListening(engine: LiveEngine, err: unknown): void {
+    const busy = (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
+    this.#serverError = `The callback server could not start: ${(err as Error).message}.` + (busy ? ` It tries again every ${Math.round((this.#o.listenRetryMs ?? LISTEN_RETRY_MS) / 1000)} s; Settings → Callback server can choose another port.` : '');
+    if (!busy || this.#closed) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = null;
+      if (this.#closed || this.#engine !== engine) return;
+      engine.start().then(
+        () => {
+          // Closed or replaced while it was starting: it would listen on for nobody.
+          if (this.#closed || this.#engine !== engine) return void engine.stop();
+          this.#serverError = null;
+          this.#takeUp(engine);
+        },
+        (again: unknown) => {
+          if (this.#engine === engine) this.#notListening(engine, again);
+        },
+      );
+    }, this.#o.listenRetryMs ?? LISTEN_RETRY_MS);
+    this.#retry.unref?.();
+  }
+
+  #takeUp(engine: LiveEngine): void {
     for (const dest of this.#config.mirrors) {
       try {
         if (existsSync(dest)) engine.openMirror(dest);
@@ -122,6 +160,8 @@ export class LiveService {
         // Could not move: started afresh below, which records why it cannot listen.
       }
     }
+    if (this.#retry) clearTimeout(this.#retry);
+    this.#retry = null;
     await engine?.stop();
     this.#engine = null;
     this.#starting = null;
@@ -165,6 +205,8 @@ export class LiveService {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#retry) clearTimeout(this.#retry);
     this.#batcher.close();
     await this.#starting?.catch(() => undefined);
     await this.#engine?.stop();

@@ -46,7 +46,7 @@ export interface ServiceDeps {
    */
   mirrorSecrets?: SecretStore;
   /** The live side (callback server, subscriptions): where its settings are kept, and a port for this run (tests: 0). */
-  live?: { dataDir: string | null; port?: number };
+  live?: { dataDir: string | null; port?: number; listenRetryMs?: number };
 }
 
 export interface Service {
@@ -138,6 +138,7 @@ export function createService(deps: ServiceDeps): Service {
   const live = new LiveService({
     dataDir: deps.live?.dataDir ?? null,
     port: deps.live ? deps.live.port : 0,
+    listenRetryMs: deps.live?.listenRetryMs,
     send: (batch) => events.emit('live.events', batch),
     capabilityLists: () => store.sources.list().flatMap((s) => s.capabilityListUrls),
     secretStore: deps.mirrorSecrets,

@@ -4,6 +4,7 @@
 // the stored notification, once.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -98,6 +99,22 @@ describe('rsdesk watch', () => {
     expect(ping.ping).toMatchObject({ kind: 'rss-ping-1.0', siteName: 'Fixture', siteUri: fixture.url + '/' });
     w.proc.kill('SIGINT');
     expect(await w.exited()).toBe(0);
+  });
+
+  it('says in words that its port is held by another program, and how to get round it, with exit code 1', async () => {
+    const holder = createServer();
+    const port = await new Promise<number>((r) => holder.listen(0, '127.0.0.1', () => r((holder.address() as AddressInfo).port)));
+    try {
+      const w = watch(['--listen', `127.0.0.1:${port}`, '--json']);
+      expect(await w.exited()).toBe(1);
+      // Before: "rsdesk: listen EADDRINUSE: address already in use 127.0.0.1:PORT".
+      expect(w.stderr()).toBe(
+        `rsdesk: The callback server could not start: 127.0.0.1:${port} is already in use by another program (another rsdesk watch, or ResourceSync Desktop, perhaps). ` +
+          'Stop that program, or choose another address with --listen HOST:PORT\n',
+      );
+    } finally {
+      holder.close();
+    }
   });
 
   it('refuses a missing --dest with exit code 2', async () => {

@@ -51,22 +51,28 @@ export function describeEvent(e: LiveEvent): string {
     case 'renewed':
       return `${time} ${e.type} to ${e.topic}${e.leaseSeconds !== null ? ` (lease ${e.leaseSeconds} s, until ${e.expiresAt})` : ''}`;
     case 'unsubscribed':
-    case 'expired':
       return `${time} ${e.type}: ${e.topic}`;
+    case 'expired':
+      return e.foreseen
+        ? `${time} lease ended: ${e.topic} (the hub's leases are shorter than the renewal interval; the hub sends nothing until the renewal)`
+        : `${time} lease ended before a renewal was confirmed: ${e.topic} (the hub sends nothing until it is)`;
     case 'denied':
       return `${time} the hub denied the subscription to ${e.topic}${e.reason ? `: ${e.reason}` : ''}`;
     case 'notification':
       return `${time} notification ${e.from} – ${e.until}: ${e.count} change${e.count === 1 ? '' : 's'}${e.warnings.length ? ` (${e.warnings.join('; ')})` : ''}` +
         e.changes.slice(0, 20).map((c) => `\n    ${c.change.padEnd(8)} ${c.uri}`).join('') + (e.count > 20 ? `\n    … ${e.count - 20} more` : '');
     case 'applied':
-      return `${time} applied: created ${e.created}, updated ${e.updated}, deleted ${e.deleted}, unchanged ${e.unchanged}, failed ${e.failed}` +
-        e.changes.filter((c) => c.outcome === 'failed').map((c) => `\n    failed ${c.uri}: ${c.reason}`).join('');
+      return `${time} applied: created ${e.created}, updated ${e.updated}, deleted ${e.deleted}, unchanged ${e.unchanged}, ${e.skipped ? `skipped ${e.skipped}, ` : ''}failed ${e.failed}` +
+        e.changes.filter((c) => c.reason !== undefined).map((c) => `\n    ${c.outcome} ${c.uri}: ${c.reason}`).join('');
     case 'duplicate':
       return `${time} dropped a notification: ${e.reason}`;
     case 'gap':
       return `${time} gap from ${e.from} to ${e.until}: ${e.action === 'catch-up' ? 'catching up from the Change List' : e.action === 'needs-sync' ? 'the mirror needs an incremental sync' : 'not applied (no --apply)'}`;
     case 'caught-up':
-      return `${time} caught up ${e.from} – ${e.until}: created ${e.created}, updated ${e.updated}, deleted ${e.deleted}, failed ${e.failed}`;
+      return `${time} caught up ${e.from} – ${e.until}: created ${e.created}, updated ${e.updated}, deleted ${e.deleted}, failed ${e.failed}` +
+        e.failures.map((c) => `\n    failed ${c.uri}: ${c.reason}`).join('') +
+        (e.failed > e.failures.length ? `\n    … ${e.failed - e.failures.length} more` : '') +
+        (e.failed > 0 ? `\n    (rsdesk retry --run ${e.runId} fetches ${e.failed === 1 ? 'it' : 'them'} again)` : '');
     case 'ping': {
       const p = e.ping;
       return `${time} ping (${p.kind}) ${p.siteName ?? ''} ${p.siteUri ?? p.feedUri ?? ''}`.trimEnd() + (e.triggered.length ? ` → syncing ${e.triggered.join(', ')}` : '');
@@ -99,7 +105,13 @@ export async function watchCommand(o: WatchOptions, io: Io): Promise<number> {
   const engine = new LiveEngine({ host, port, publicUrl: o.publicUrl ?? null, hubTimeoutMs: o.timeoutMs, secretStore: cliSecretStore() });
   engine.events.on((e) => io.out((o.json ? JSON.stringify(e) : describeEvent(e)) + '\n'));
   const stop = o.stopSignal ?? signalled();
-  await engine.start();
+  try {
+    await engine.start();
+  } catch (err) {
+    await engine.stop();
+    const busy = (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
+    throw new Error(`The callback server could not start: ${(err as Error).message}${busy ? '. Stop that program, or choose another address with --listen HOST:PORT' : ''}`);
+  }
   const mine: number[] = [];
   let dest: string | null = null;
   try {

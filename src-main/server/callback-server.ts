@@ -100,7 +100,7 @@ export async function startCallbackServer(handlers: CallbackHandlers, options: C
   server.headersTimeout = Math.min(server.requestTimeout, 20_000);
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, options.host, options.port)));
     server.listen(options.port, options.host, () => {
       server.off('error', reject);
       resolve();
@@ -221,4 +221,18 @@ function flatten(headers: IncomingMessage['headers']): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
   return out;
+}
+
+/**
+ * Why the server cannot listen, in words: Node's own message ("listen EADDRINUSE: address already in use …") is a
+ * code, not a reason a person can act on. The code stays on the error for callers that tell the cases apart.
+ */
+export function listenError(err: NodeJS.ErrnoException, host: string, port: number): NodeJS.ErrnoException {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const said =
+    err.code === 'EADDRINUSE' ? `${where} is already in use by another program (another rsdesk watch, or ResourceSync Desktop, perhaps)`
+    : err.code === 'EACCES' ? `this computer does not let this program listen on ${where} (ports below 1024 need special rights)`
+    : err.code === 'EADDRNOTAVAIL' ? `${host} is not an address of this computer`
+    : `${where} could not be listened on: ${err.message}`;
+  return Object.assign(new Error(said), { code: err.code });
 }

@@ -3,7 +3,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useSources } from '../data/queries.ts';
 import { ChangesChart } from './ChangesChart.tsx';
 import { FeedAnnouncer } from './FeedAnnouncer.tsx';
-import { outcomeText, type FeedRow } from './feed.ts';
+import { matches, outcomeText, type FeedRow } from './feed.ts';
 import { FEED_CAP, useLive, type ChangeFilter } from './state.ts';
 
 const KIND_LABEL: Record<string, string> = {
@@ -15,13 +15,6 @@ const KIND_LABEL: Record<string, string> = {
   subscription: 'Subscription',
   sync: 'Sync',
 };
-
-function matches(r: FeedRow, origin: string, change: ChangeFilter): boolean {
-  if (origin && r.origin !== origin) return false;
-  if (change === 'all') return true;
-  if (change === 'other') return r.kind !== 'change';
-  return r.kind === 'change' && r.change === change;
-}
 
 function Row({ row }: { row: FeedRow }) {
   const at = new Date(row.at).toLocaleTimeString();
@@ -96,6 +89,7 @@ export function LiveFeed() {
             <option value="created">Created</option>
             <option value="updated">Updated</option>
             <option value="deleted">Deleted</option>
+            <option value="failed">Failed changes and errors</option>
             <option value="other">Pings, gaps, refusals and errors</option>
           </select>
         </label>

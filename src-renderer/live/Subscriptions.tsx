@@ -10,7 +10,7 @@ const STATUS: Record<string, string> = {
   unsubscribing: 'unsubscribing',
   unsubscribed: 'unsubscribed',
   denied: 'denied by the hub',
-  expired: 'expired',
+  expired: 'lease ended',
 };
 
 /** Seconds as "1 h 02 min", "4 min 05 s", "12 s". */
@@ -39,6 +39,10 @@ function time(iso: string | null): string {
 }
 
 function Lease({ sub, now }: { sub: SubscriptionView; now: number }) {
+  // A lease past its end is not live, whatever the last status read said: the hub has stopped sending.
+  if ((sub.status === 'active' || sub.status === 'expired') && sub.expiresAt && Date.parse(sub.expiresAt) <= now) {
+    return <>ended {time(sub.expiresAt)}; asking the hub again</>;
+  }
   if (sub.status !== 'active' || !sub.expiresAt) return <>{sub.leaseSeconds ? `${sub.leaseSeconds} s granted` : '—'}</>;
   return <>renews before it ends in {countdown(Date.parse(sub.expiresAt) - now)}</>;
 }
@@ -76,7 +80,7 @@ export function Subscriptions() {
                   <td className="mono wrap">{s.hub}</td>
                   <td className="mono wrap">{s.dest}</td>
                   <td>
-                    {STATUS[s.status] ?? s.status}
+                    {STATUS[s.status === 'active' && s.expiresAt && Date.parse(s.expiresAt) <= now ? 'expired' : s.status] ?? s.status}
                     {s.lastError && <div className="error-text">{s.lastError}</div>}
                   </td>
                   <td><Lease sub={s} now={now} /></td>

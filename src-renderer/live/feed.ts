@@ -32,6 +32,22 @@ export interface FeedRow {
   runId?: number;
 }
 
+/** The change column of a resource a gap's catch-up failed to fetch (the Change List's change type is not kept). */
+export const CATCH_UP = 'catch-up';
+
+/** What the feed's Show filter offers. */
+export type ChangeFilter = 'all' | 'created' | 'updated' | 'deleted' | 'failed' | 'other';
+
+/** Whether a row is shown under the Source and Show filters. */
+export function matches(r: FeedRow, origin: string, change: ChangeFilter): boolean {
+  if (origin && r.origin !== origin) return false;
+  if (change === 'all') return true;
+  // Among thousands of rows, what needs a person: changes that failed, and errors.
+  if (change === 'failed') return (r.kind === 'change' && r.outcome === 'failed') || r.kind === 'error';
+  if (change === 'other') return r.kind !== 'change';
+  return r.kind === 'change' && r.change === change;
+}
+
 let seq = 0;
 const nextKey = () => `r${++seq}`;
 
@@ -87,8 +103,27 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
       const action = e.action === 'catch-up' ? 'catching up from the Change List' : e.action === 'needs-sync' ? 'the mirror needs an incremental sync' : 'not applied';
       return [{ key: nextKey(), kind: 'gap', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Gap: no notification covered ${e.from} to ${e.until}; ${action}.` }];
     }
-    case 'caught-up':
-      return [{ key: nextKey(), kind: 'sync', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Caught up ${e.from} to ${e.until}: ${e.created} created, ${e.updated} updated, ${e.deleted} deleted, ${e.failed} failed.` }];
+    case 'caught-up': {
+      // Each failure a row of its own, failed as a notified change is: the count alone left no way to them.
+      const failures: FeedRow[] = e.failures.map((c) => ({
+        key: nextKey(),
+        kind: 'change',
+        at: e.at,
+        change: CATCH_UP,
+        uri: c.uri,
+        datetime: c.datetime,
+        outcome: 'failed',
+        reason: c.reason,
+        origin: originOf(c.uri) ?? originOf(e.topic),
+        subscriptionId: e.subscriptionId,
+        runId: e.runId,
+      }));
+      const more = e.failed - e.failures.length;
+      const retry = e.failed > 0 ? ` Run #${e.runId} records ${e.failed === 1 ? 'the failure' : 'every failure'}${more > 0 ? ` (${more.toLocaleString('en')} more than listed here)` : ''}; Retry all failed in the mirror's view fetches ${e.failed === 1 ? 'it' : 'them'} again.` : '';
+      const row: FeedRow = { key: nextKey(), kind: 'sync', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Caught up ${e.from} to ${e.until}: ${e.created} created, ${e.updated} updated, ${e.deleted} deleted, ${e.failed} failed.${retry}` };
+      // Oldest first: the summary shows above its failures.
+      return [...failures, row];
+    }
     case 'rejected': {
       // The engine says refusals for a full inbox or a low disk together ("1,200 notifications were not stored").
       const many = e.what === 'delivery' && /^[\d,]+ notifications were not stored/.test(e.reason);
@@ -110,7 +145,10 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
     case 'denied':
       return [{ key: nextKey(), kind: 'error', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `The hub denied the subscription to ${e.topic}${e.reason ? `: ${e.reason}` : '.'}` }];
     case 'expired':
-      return [{ key: nextKey(), kind: 'error', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `The subscription to ${e.topic} expired (not renewed in time).` }];
+      // A hub that grants leases of a few seconds has each end before its renewal (said once, in a note): a row for
+      // each, every 10 s for days, pushed the failures out of the feed and filled the Failed filter.
+      if (e.foreseen) return [];
+      return [{ key: nextKey(), kind: 'error', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `The lease of the subscription to ${e.topic} ended before a renewal was confirmed: the hub sends nothing until it is.` }];
     case 'sync':
       return [{ key: nextKey(), kind: 'sync', at: e.at, origin: null, text: `Synced ${e.dest} (${e.reason}): ${e.created} created, ${e.updated} updated, ${e.deleted} deleted, ${e.failed} failed.` }];
     default:
@@ -144,6 +182,8 @@ export function outcomeText(outcome: string | null | undefined): string {
       return 'kept (deletion policy)';
     case 'skipped':
       return 'skipped';
+    case 'covered':
+      return 'not applied (covered already)';
     case 'failed':
       return 'failed';
     case 'journal':
@@ -159,7 +199,7 @@ export function perMinute(rows: readonly FeedRow[], now: number, minutes = 30): 
   const start = end - minutes * 60_000;
   const buckets = Array.from({ length: minutes }, (_, i) => ({ start: start + i * 60_000, count: 0 }));
   for (const r of rows) {
-    if (r.kind !== 'change' && r.more === undefined) continue;
+    if ((r.kind !== 'change' || r.change === CATCH_UP) && r.more === undefined) continue;
     const t = Date.parse(r.at);
     if (t < start || t >= end) continue;
     buckets[Math.floor((t - start) / 60_000)].count += r.more ?? 1;

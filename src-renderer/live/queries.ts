@@ -12,7 +12,9 @@ export const liveKeys = {
 };
 
 export function useLiveStatus() {
-  return useQuery({ queryKey: liveKeys.status, queryFn: () => getBridge().invoke('live.status', {}) });
+  // While the server is not listening (its port held by another program), the app tries again by itself: read again
+  // so the view says when it does.
+  return useQuery({ queryKey: liveKeys.status, queryFn: () => getBridge().invoke('live.status', {}), refetchInterval: (q) => (q.state.data?.error ? 5_000 : false) });
 }
 
 export function useSubscriptions() {

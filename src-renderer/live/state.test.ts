@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { LiveEvent } from '../../src-main/contract/types.ts';
 import { ANNOUNCE_EVERY_MS, announcement, announcer, arrived, isNote } from './announce.ts';
-import { perMinute } from './feed.ts';
+import { matches, perMinute } from './feed.ts';
 import { addEvents, useLive } from './state.ts';
 
 const at = '2026-01-01T10:00:30.000Z';
@@ -10,6 +10,69 @@ const base = { at, subscriptionId: 1, topic: 'http://s.example/notify', dest: '/
 function notification(uris: string[]): LiveEvent {
   return { ...base, type: 'notification', inboxId: 1, from: 'a', until: 'b', count: uris.length, changes: uris.map((uri) => ({ uri, change: 'created', datetime: '2026-01-01T09:00:00Z' })), warnings: [] };
 }
+
+describe('a full feed with thousands of changes waiting', () => {
+  it('gives each applied event the rows it concerns without a pass over the whole feed', () => {
+    // A mirror locked by a sync for a while: 5,000 notified changes wait for their outcome in the feed.
+    const waiting = addEvents([], Array.from({ length: 5_000 }, (_, i) => ({ ...notification([`http://s.example/w/${i}`]), inboxId: i }) as LiveEvent)).rows;
+    // Every look at a row reads its kind: counted.
+    let reads = 0;
+    const counted = waiting.map((r) => {
+      const { kind, ...rest } = r;
+      return Object.defineProperty(rest, 'kind', { enumerable: true, get: () => (reads++, kind) }) as typeof r;
+    });
+    const batch: LiveEvent[] = [];
+    for (let i = 0; i < 50; i++) {
+      const uri = `http://s.example/new/${i}`;
+      batch.push({ ...notification([uri]), inboxId: 10_000 + i } as LiveEvent);
+      batch.push({ ...base, type: 'applied', inboxIds: [10_000 + i], runId: 1, created: 1, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed: 0, changes: [{ uri, change: 'created', datetime: '2026-01-01T09:00:00Z', outcome: 'created' }] });
+    }
+    const { rows } = addEvents(counted, batch);
+    expect(rows.slice(0, 50).every((r) => r.outcome === 'created')).toBe(true);
+    expect(rows.slice(50, 100).every((r) => r.outcome === null)).toBe(true);
+    // Before: every applied event read every row (50 × 5,000 twice); 20 such batches took seconds, the page stalled.
+    expect(reads).toBeLessThan(4 * waiting.length);
+  });
+});
+
+describe('leases that end', () => {
+  it('lists a lease that ended unforeseen as an error, and not each end of a lease the hub grants shorter than the renewal interval', () => {
+    const ended = (foreseen: boolean): LiveEvent => ({ ...base, type: 'expired', hub: 'http://s.example/hub', foreseen });
+    const { rows } = addEvents([], [ended(true), ended(true), ended(false)]);
+    expect(rows.map((r) => [r.kind, r.text])).toEqual([
+      ['error', 'The lease of the subscription to http://s.example/notify ended before a renewal was confirmed: the hub sends nothing until it is.'],
+    ]);
+  });
+});
+
+describe('finding what failed among many rows', () => {
+  it("lists each resource a gap's catch-up could not fetch as a failed row, and the Failed filter finds it among thousands", () => {
+    const many = Array.from({ length: 2_000 }, (_, i) => notification([`http://s.example/ok/${i}`]));
+    const caught: LiveEvent = {
+      ...base,
+      type: 'caught-up',
+      from: '2026-01-01T09:00:00Z',
+      until: '2026-01-01T09:01:00Z',
+      runId: 7,
+      created: 2,
+      updated: 0,
+      deleted: 0,
+      failed: 1,
+      failures: [{ uri: 'http://s.example/gone', change: 'unknown', datetime: null, outcome: 'failed', reason: 'HTTP 404 for http://s.example/gone' }],
+    };
+    const error: LiveEvent = { at, type: 'error', message: 'Subscribing to http://s.example/notify failed (the hub answered HTTP 500); trying again in 4 s', subscriptionId: 1 };
+    const { rows } = addEvents([], [...many.slice(0, 1_000), caught, ...many.slice(1_000), error]);
+    const failed = rows.filter((r) => matches(r, '', 'failed'));
+    expect(failed.map((r) => r.uri ?? r.text)).toEqual([error.type === 'error' && `Error: ${error.message}`, 'http://s.example/gone']);
+    expect(failed[1]).toMatchObject({ kind: 'change', outcome: 'failed', reason: 'HTTP 404 for http://s.example/gone', runId: 7 });
+    // The summary names the run that has it.
+    const summary = rows.find((r) => r.kind === 'sync')!;
+    expect(summary.text).toContain('1 failed. Run #7 records the failure');
+    // A catch-up's failure is no notified change: the chart of changes per minute does not count it.
+    const counted = perMinute(rows, Date.parse(at), 1).reduce((n, b) => n + b.count, 0);
+    expect(counted).toBe(2_000);
+  });
+});
 
 describe('the live feed rows', () => {
   it('shows each change newest first, then fills in what applying it did', () => {
@@ -27,6 +90,7 @@ describe('the live feed rows', () => {
       updated: 0,
       deleted: 0,
       unchanged: 0,
+      skipped: 0,
       failed: 1,
       changes: [
         { uri: 'http://s.example/a', change: 'created', datetime: '2026-01-01T09:00:00Z', outcome: 'created' },
@@ -111,7 +175,7 @@ describe('a notification that holds more changes than its event lists', () => {
   it('does not leave a change "waiting" once its notification was applied, when the applied event did not list it', () => {
     let { rows } = addEvents([], [{ ...notification(['http://s.example/a', 'http://s.example/b']), inboxId: 7 } as LiveEvent]);
     const applied = (failed: number, changes: { uri: string; outcome: string }[]): LiveEvent => ({
-      ...base, type: 'applied', inboxIds: [7], runId: 12, created: 2 - failed, updated: 0, deleted: 0, unchanged: 0, failed,
+      ...base, type: 'applied', inboxIds: [7], runId: 12, created: 2 - failed, updated: 0, deleted: 0, unchanged: 0, skipped: 0, failed,
       changes: changes.map((c) => ({ ...c, change: 'created', datetime: '2026-01-01T09:00:00Z' })),
     });
     const one = addEvents(rows, [applied(0, [{ uri: 'http://s.example/a', outcome: 'created' }])]).rows;

@@ -2,12 +2,12 @@
 // cap) and filters. Fed by the engine's live.events batches (LiveFeedSync in queries.ts).
 import { create } from 'zustand';
 import type { LiveBatch, LiveEvent } from '../../src-main/contract/types.ts';
-import { changeKey, missedRow, rowsOf, type FeedRow } from './feed.ts';
+import { changeKey, missedRow, rowsOf, type ChangeFilter, type FeedRow } from './feed.ts';
 
 /** The most rows the feed keeps; older ones are dropped, and the feed says how many. */
 export const FEED_CAP = 5_000;
 
-export type ChangeFilter = 'all' | 'created' | 'updated' | 'deleted' | 'other';
+export type { ChangeFilter } from './feed.ts';
 
 interface LiveState {
   visible: boolean;
@@ -38,10 +38,41 @@ interface LiveState {
 // `duplicate`: a notification covered already still sets the subscription's last notification.
 const SUBSCRIPTION_EVENTS = new Set(['subscribed', 'renewed', 'unsubscribed', 'denied', 'expired', 'subscribing', 'notification', 'applied', 'duplicate', 'gap', 'caught-up']);
 
-/** Adds events to rows (newest first), applying outcomes to the rows they concern; returns the rows and how many fell off. */
+/** Where the change rows still waiting for their outcome are, by change and by notification. */
+class Waiting {
+  readonly byKey = new Map<string, number[]>();
+  readonly byInbox = new Map<number, number[]>();
+  add(r: FeedRow, i: number): void {
+    if (r.kind !== 'change' || r.outcome !== null) return;
+    push(this.byKey, changeKey(r.subscriptionId ?? 0, r.uri ?? '', r.datetime), i);
+    if (r.inboxId !== undefined) push(this.byInbox, r.inboxId, i);
+  }
+  /** The rows an applied event may concern: those of its changes and of its notifications. */
+  of(e: Extract<LiveEvent, { type: 'applied' }>): Set<number> {
+    const found = new Set<number>();
+    for (const c of e.changes) for (const i of this.byKey.get(changeKey(e.subscriptionId, c.uri, c.datetime)) ?? []) found.add(i);
+    for (const id of e.inboxIds) for (const i of this.byInbox.get(id) ?? []) found.add(i);
+    return found;
+  }
+}
+
+function push<K>(map: Map<K, number[]>, key: K, i: number): void {
+  const list = map.get(key);
+  if (list) list.push(i);
+  else map.set(key, [i]);
+}
+
+/**
+ * Adds events to rows (newest first), applying outcomes to the rows they concern; returns the rows and how many fell
+ * off. Each applied event looked at every row before (a pass over the whole feed, and over the batch so far, per
+ * event): with thousands of rows waiting (a mirror locked by a sync while notifications came) 20 batches of 50
+ * notifications and their outcomes took 2.4 s. The waiting rows are now indexed once per call.
+ */
 export function addEvents(rows: FeedRow[], events: readonly LiveEvent[], cap = FEED_CAP): { rows: FeedRow[]; dropped: number } {
   const fresh: FeedRow[] = [];
+  const freshWaiting = new Waiting();
   let next = rows;
+  let older: Waiting | null = null;
   for (const e of events) {
     if (e.type === 'applied') {
       const outcomes = new Map(e.changes.map((c) => [changeKey(e.subscriptionId, c.uri, c.datetime), c]));
@@ -55,11 +86,22 @@ export function addEvents(rows: FeedRow[], events: readonly LiveEvent[], cap = F
         // would be false.
         return r.inboxId !== undefined && inboxIds.has(r.inboxId) ? { ...r, ...unlisted } : r;
       };
-      for (let i = 0; i < fresh.length; i++) fresh[i] = update(fresh[i]);
-      if (next.some((r) => r.kind === 'change' && r.outcome === null)) next = next.map(update);
+      for (const i of freshWaiting.of(e)) fresh[i] = update(fresh[i]);
+      if (older === null) {
+        older = new Waiting();
+        for (let i = 0; i < rows.length; i++) older.add(rows[i], i);
+      }
+      const concerned = older.of(e);
+      if (concerned.size > 0) {
+        if (next === rows) next = rows.slice();
+        for (const i of concerned) next[i] = update(next[i]);
+      }
       continue;
     }
-    fresh.push(...rowsOf(e));
+    for (const r of rowsOf(e)) {
+      freshWaiting.add(r, fresh.length);
+      fresh.push(r);
+    }
   }
   const all = [...fresh.reverse(), ...next];
   const dropped = Math.max(0, all.length - cap);

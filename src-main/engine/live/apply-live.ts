@@ -155,6 +155,33 @@ export function collapse(items: Taken[], coveredBeforeMs: number | null): ToAppl
   return [...broken, ...[...last.values()].sort((a, b) => (a.c.ms ?? Infinity) - (b.c.ms ?? Infinity) || a.seq - b.seq).map((x) => x.c)];
 }
 
+/**
+ * The changes `collapse` leaves out as covered: those of a notification that overlaps the ones before it, dated
+ * before the point up to which they had covered every change. Left out silently, they showed in the feed as
+ * applied ("run #N records what became of it") though no run had them.
+ */
+export function coveredChanges(items: Taken[], coveredBeforeMs: number | null): AppliedChange[] {
+  const out: AppliedChange[] = [];
+  for (const { notification, coveredBeforeMs: own } of items) {
+    const covered = own === undefined || own === null ? coveredBeforeMs : coveredBeforeMs === null ? own : Math.max(own, coveredBeforeMs);
+    if (covered === null) continue;
+    for (const change of notification.changes) {
+      if (change.ms === null || change.ms >= covered) continue;
+      out.push({
+        uri: change.uri,
+        change: change.change,
+        datetime: change.datetime,
+        outcome: 'covered',
+        reason: `not applied: it lies before ${new Date(covered).toISOString()}, up to which the notifications before this one (or a catch-up) covered every change; this notification overlaps them, which consecutive notifications must not`,
+      });
+    }
+  }
+  return out;
+}
+
+/** How the Applier's reason for a URI it does not mirror begins (apply.ts). */
+const NOT_MIRRORED = 'not mirrored: ';
+
 async function applyChanges(ctx: MirrorContext, applier: Applier, runId: number, changes: ToApply[]): Promise<AppliedChange[]> {
   const inflight = new WorkSlots(ctx.concurrency * 2);
   // Counted here, not read back from applier.wouldDelete: that names only the first MAX_NAMED of a run.
@@ -178,7 +205,10 @@ async function applyChanges(ctx: MirrorContext, applier: Applier, runId: number,
   for (const f of partFailures(ctx, applier, runId)) if (!broken.has(`${f.uri}\n${f.reason}`)) failed.set(f.uri, f.reason);
   return changes.map((c) => {
     const reason = c.problem ?? failed.get(c.uri);
-    const outcome = reason !== undefined ? 'failed' : kept.has(c.uri) ? 'kept' : c.change;
+    // The Applier counts a URI it does not mirror (another host, a path it cannot map) as skipped, and journals why:
+    // shown as failed, a notification for a URI outside the Source read "failed 1" above three failed rows.
+    const skipped = reason !== undefined && c.problem === undefined && reason.startsWith(NOT_MIRRORED);
+    const outcome = skipped ? 'skipped' : reason !== undefined ? 'failed' : kept.has(c.uri) ? 'kept' : c.change;
     return { uri: c.uri, change: c.change, datetime: c.datetime, outcome, ...(reason !== undefined ? { reason } : {}) };
   });
 }
@@ -231,7 +261,7 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
       store.updateSubscription(sub.id, { cursor: last.until, lastNotificationAt: new Date().toISOString() });
       advanceCheckpoint(state, { fromMs: firstFrom, until: last.until, topic: sub.topic, ...outcomes(applier, run.id, toApply, changes, firstFrom) });
     });
-    return { runId: run.id, counts: { ...applier.counts }, changes };
+    return { runId: run.id, counts: { ...applier.counts }, changes: [...changes, ...coveredChanges(items, coveredBeforeMs)] };
   });
 }
 

@@ -48,6 +48,41 @@ async function change(r: Rig, kind: 'update' | 'create', id?: number) {
 
 const resourceGets = (r: Rig, from: number) => r.fixture.requests.slice(from).filter((q) => /\/dataset1\/res\//.test(q.path)).length;
 
+describe('a notification naming resources outside the Source', () => {
+  it('skips them alone, says why, counts them as skipped and not as failed, and fails a hash mismatch beside them alone', async () => {
+    rig = await startRig();
+    const sub = await subscribed(rig);
+    const row = rig.engine.subscriptions().find((s) => s.id === sub.id)!;
+    const from = row.cursor!;
+    const at = (s: number) => new Date(Date.parse(from) + s * 1000).toISOString();
+    const entry = (loc: string, s: number, extra = '') => `<url><loc>${loc}</loc><rs:md change="updated" datetime="${at(s)}"${extra}/></url>`;
+    const own = rig.fixture.url + rig.fixture.state.pathOf(2);
+    const good = rig.fixture.url + rig.fixture.state.pathOf(4);
+    const body =
+      '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">' +
+      `<rs:md capability="change-notification" from="${from}" until="${at(60)}"/>` +
+      entry('http://127.0.0.1:9/elsewhere/x.json', 1) +
+      entry(own, 2, ' hash="md5:00000000000000000000000000000000"') +
+      entry(good, 3) +
+      '</urlset>';
+    const res = await request(row.callbackUrl, { method: 'POST', body, headers: { 'content-type': 'application/xml', 'x-hub-signature': signBody('sha256', SECRET, Buffer.from(body)) } });
+    expect(res.statusCode).toBe(202);
+    await res.body.dump();
+    const applied = await waitFor(rig, 'applied');
+    // Before: "failed 1" above two rows marked failed, the URI on another host among them.
+    expect(applied).toMatchObject({ skipped: 1, failed: 1 });
+    expect(applied.changes.map((c) => [c.uri, c.outcome])).toEqual([
+      ['http://127.0.0.1:9/elsewhere/x.json', 'skipped'],
+      [own, 'failed'],
+      [good, 'updated'],
+    ]);
+    expect(applied.changes[0].reason).toMatch(/^not mirrored: on another host \(127\.0\.0\.1:9\)/);
+    expect(applied.changes[1].reason).toMatch(/^fixity mismatch: md5 is [0-9a-f]{32}, the list says 0{32}$/);
+    // Nothing was asked of the other host.
+    expect(rig.fixture.requests.some((q) => q.path.includes('elsewhere'))).toBe(false);
+  });
+});
+
 describe('a resource that fails while notifications are applied', () => {
   it('fails alone, is recorded for a retry, is not applied again on a restart, and holds the checkpoint only until it is mended', async () => {
     rig = await startRig();

@@ -580,6 +580,7 @@ export class MirrorFeed {
       updated: c.updated,
       deleted: c.deleted,
       unchanged: c.unchanged,
+      skipped: c.skipped,
       failed: c.failed,
       changes: forEvent(result.changes),
     });
@@ -657,7 +658,9 @@ export class MirrorFeed {
     try {
       const result = await catchUp(await this.#freshContext(), this.store.subscription(row.id)!, changeListUrl, from, until);
       const c = result.counts;
-      this.#events.emit({ type: 'caught-up', ...base, from, until, created: c.created, updated: c.updated, deleted: c.deleted, failed: c.failed });
+      // Which resources failed, and why: before, only their number was said, and the feed gave no way to them.
+      const failures = result.changes.filter((f) => f.outcome === 'failed').slice(0, MAX_EVENT_CHANGES);
+      this.#events.emit({ type: 'caught-up', ...base, from, until, runId: result.runId, created: c.created, updated: c.updated, deleted: c.deleted, failed: c.failed, failures });
     } catch (err) {
       if (err instanceof MirrorLockedError) throw err;
       this.#events.emit({ type: 'error', ...base, message: `Could not catch up from the Change List for ${from} – ${until}: ${(err as Error).message}` });
@@ -802,9 +805,10 @@ export class MirrorFeed {
  */
 function forEvent(changes: AppliedChange[]): AppliedChange[] {
   if (changes.length <= MAX_EVENT_CHANGES) return changes;
-  const failed = new Set(changes.filter((c) => c.outcome === 'failed').slice(0, MAX_EVENT_CHANGES));
+  // Those with a reason (failed, skipped) first: they are what a person looks for.
+  const failed = new Set(changes.filter((c) => c.reason !== undefined).slice(0, MAX_EVENT_CHANGES));
   let room = MAX_EVENT_CHANGES - failed.size;
-  return changes.filter((c) => failed.has(c) || (c.outcome !== 'failed' && room-- > 0));
+  return changes.filter((c) => failed.has(c) || (c.reason === undefined && room-- > 0));
 }
 
 /**

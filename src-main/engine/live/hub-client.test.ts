@@ -19,6 +19,17 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<stri
   return `127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+describe('a hub that never answers', () => {
+  it('is given up on at the deadline, said in words', async () => {
+    const hub = await listen(() => undefined);
+    const started = Date.now();
+    const answer = await askHub({ hub: `http://${hub}/hub`, mode: 'subscribe', topic: 't', callback: 'http://127.0.0.1:1/c', timeoutMs: 500 });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    // Before: "Network error for http://…/hub: The operation was aborted due to timeout".
+    expect(answer).toEqual({ ok: false, status: null, reason: `the hub ${hub} did not answer within 0.5 s (http://${hub}/hub)`, retryAfterMs: null });
+  });
+});
+
 describe('a hub behind a proxy', () => {
   it('is asked through HTTP_PROXY, not straight', async () => {
     // Nothing listens where the hub is said to be: only the proxy can answer for it.

@@ -3,7 +3,7 @@
 // any other answer is a failure, reported with the hub's own words (clipped). A deadline on the whole exchange.
 import { request, type Dispatcher } from 'undici';
 import { clip } from '../clip.ts';
-import { toNetworkError } from '../http/errors.ts';
+import { formatSeconds, toNetworkError } from '../http/errors.ts';
 import { parseHttpUrl, DEFAULT_USER_AGENT } from '../http/client.ts';
 import { makeDispatcher, proxyFor, type ProxyEnv } from '../http/dispatcher.ts';
 
@@ -62,6 +62,11 @@ export async function askHub(r: HubRequest): Promise<HubAnswer> {
     const said = text.trim() ? `: ${clip(text.trim().replace(/\s+/g, ' '), 200)}` : '';
     return { ok: false, status: res.statusCode, reason: `the hub ${url.host} answered HTTP ${res.statusCode}${said}`, retryAfterMs: seconds };
   } catch (err) {
+    // The deadline on the whole exchange ends it with a TimeoutError, which read "Network error for …: The operation
+    // was aborted due to timeout" in every retry of a hub that never answers.
+    if (err instanceof Error && err.name === 'TimeoutError') {
+      return { ok: false, status: null, reason: `the hub ${url.host} did not answer within ${formatSeconds(timeoutMs)} (${url.href})`, retryAfterMs: null };
+    }
     return { ok: false, status: null, reason: toNetworkError(err, url.href, timeoutMs, 'response', proxyFor(url, 'env', env)).message, retryAfterMs: null };
   } finally {
     await dispatcher?.destroy().catch(() => undefined);

@@ -42,7 +42,7 @@ export interface ChangeSummary {
 }
 
 export interface AppliedChange extends ChangeSummary {
-  /** created | updated | deleted | unchanged | kept | skipped | failed */
+  /** created | updated | deleted | unchanged | kept | skipped | failed | covered (an overlap's, before the cursor) */
   outcome: string;
   reason?: string;
 }
@@ -81,12 +81,28 @@ export type LiveEvent =
   | (OfSubscription & { type: 'renewed'; hub: string; leaseSeconds: number | null; expiresAt: string | null })
   | (OfSubscription & { type: 'unsubscribed'; hub: string })
   | (OfSubscription & { type: 'denied'; hub: string; reason: string | null })
-  | (OfSubscription & { type: 'expired'; hub: string })
+  /**
+   * `foreseen`: the hub grants leases shorter than the least renewal interval (a note said so once), so each lease
+   * ends before its renewal; not a failure, and a feed need not list each one.
+   */
+  | (OfSubscription & { type: 'expired'; hub: string; foreseen: boolean })
   /** `changes`: the first MAX_EVENT_CHANGES (feed.ts) of the `count`. */
   | (OfSubscription & { type: 'notification'; inboxId: number; from: string; until: string; count: number; changes: ChangeSummary[]; warnings: string[] })
   | (OfSubscription & { type: 'duplicate'; inboxId: number; from: string | null; until: string | null; reason: string })
   | (OfSubscription & { type: 'gap'; from: string; until: string; action: 'catch-up' | 'needs-sync' | 'none' })
-  | (OfSubscription & { type: 'caught-up'; from: string; until: string; created: number; updated: number; deleted: number; failed: number })
+  | (OfSubscription & {
+      type: 'caught-up';
+      from: string;
+      until: string;
+      /** The run whose journal has every change of the catch-up (`rsdesk retry --run`). */
+      runId: number;
+      created: number;
+      updated: number;
+      deleted: number;
+      failed: number;
+      /** The first MAX_EVENT_CHANGES (feed.ts) of its failures, with their reasons; `failed` counts them all. */
+      failures: AppliedChange[];
+    })
   | (OfSubscription & {
       type: 'applied';
       inboxIds: number[];
@@ -95,8 +111,10 @@ export type LiveEvent =
       updated: number;
       deleted: number;
       unchanged: number;
+      /** Not mirrored (a URI on another host than the Source's, or one that maps to no local path), with why. */
+      skipped: number;
       failed: number;
-      /** At most MAX_EVENT_CHANGES (feed.ts), the failed ones first in number; the counts say how many there were. */
+      /** At most MAX_EVENT_CHANGES (feed.ts), the failed and skipped ones first; the counts say how many there were. */
       changes: AppliedChange[];
     })
   | (Base & { type: 'ping'; ping: Ping; triggered: string[] })

@@ -1,5 +1,6 @@
 // Order of notifications against the fixture hub's faults: out-of-order deliveries are put back in order, exact
 // duplicates dropped, gaps filled from the Change List (or the mirror marked as needing a sync when it has none).
+import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MirrorState, stateDirOf } from '../mirror/state.ts';
 import { mirrored, sourceBytes, startRig, waitFor, type Rig } from './test-support.ts';
@@ -97,6 +98,55 @@ describe('order', () => {
     expect(mirrored(rig, lost.id)?.equals(sourceBytes(rig, lost.id))).not.toBe(true);
     const needs = rig.engine.feed(rig.dest)!.state.db.prepare("SELECT value FROM meta WHERE key = 'needs-sync'").get() as { value: string } | undefined;
     expect(JSON.parse(needs!.value)).toMatchObject({ from: gap.from, until: gap.until });
+  });
+
+  it('names each resource a catch-up could not fetch, with why and the run to retry it from', async () => {
+    rig = await startRig();
+    await subscribe(rig);
+    rig.fixture.hub.faults.drop = 1;
+    const [lost] = rig.fixture.change('update');
+    rig.fixture.setBroken(rig.fixture.state.pathOf(lost.id), { status: 404 });
+    rig.fixture.change('create');
+    await settle(rig);
+    const caught = await waitFor(rig, 'caught-up');
+    expect(caught.failed).toBe(1);
+    // Before, the count alone: "failed 1", and nothing said which, why, or where to retry it.
+    expect(caught.failures).toEqual([expect.objectContaining({ uri: lost.loc, outcome: 'failed', reason: expect.stringContaining('404') })]);
+    const run = rig.engine.feed(rig.dest)!.state.db.prepare('SELECT mode FROM runs WHERE id = ?').get(caught.runId) as { mode: string };
+    expect(run.mode).toBe('live-catch-up');
+  });
+
+  it('says which changes of a notification that overlaps the one before it were taken as covered, and applies the rest', async () => {
+    rig = await startRig();
+    await rig.engine.subscribe({ dest: rig.dest, topic: rig.topic, hub: rig.hubUrl, secret: null });
+    await waitFor(rig, 'subscribed');
+    await rig.fixture.hub.settled();
+    const sub = rig.engine.subscriptions()[0];
+    const at = (s: number) => new Date(Date.parse(sub.cursor!) + s * 1000).toISOString();
+    const loc = (id: number) => rig.fixture.url + rig.fixture.state.pathOf(id);
+    const entry = (id: number, s: number) => `<url><loc>${loc(id)}</loc><rs:md change="updated" datetime="${at(s)}"/></url>`;
+    const doc = (from: number, until: number, body: string) =>
+      '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">' +
+      `<rs:md capability="change-notification" from="${at(from)}" until="${at(until)}"/>${body}</urlset>`;
+    const post = async (body: string) => {
+      const res = await request(sub.callbackUrl, { method: 'POST', body, headers: { 'content-type': 'application/xml' } });
+      await res.body.dump();
+      expect(res.statusCode).toBe(202);
+    };
+    await post(doc(0, 10, entry(1, 5)));
+    await waitFor(rig, 'applied');
+    const after = rig.events.length;
+    // [5, 20] overlaps [0, 10]: its change at 7 s lies in what the first covered.
+    await post(doc(5, 20, entry(2, 7) + entry(3, 15)));
+    const applied = await waitFor(rig, 'applied', () => true, 5_000, after);
+    expect(applied.changes.map((c) => [c.uri, c.outcome])).toEqual([
+      [loc(3), 'updated'],
+      [loc(2), 'covered'],
+    ]);
+    // Before: the change at 7 s was left out unsaid, and the feed showed it as done by a run that never had it.
+    expect(applied.changes[1].reason).toBe(
+      `not applied: it lies before ${at(10)}, up to which the notifications before this one (or a catch-up) covered every change; this notification overlaps them, which consecutive notifications must not`,
+    );
   });
 
   it('marks the mirror as needing a sync when the Source has no Change List', async () => {

@@ -69,6 +69,8 @@ export class Subscriber {
   readonly #events: LiveEvents;
   readonly #o: SubscriberOptions;
   readonly #timers = new Map<number, NodeJS.Timeout>();
+  /** Per subscription: the moment its granted lease ends, unless a renewal is verified first. */
+  readonly #leaseEnds = new Map<number, NodeJS.Timeout>();
   /** Per token: the callback URL given up when the server moved, whose unsubscription the hub is still to verify. */
   readonly #retiring = new Map<string, { callback: string; topic: string }>();
   #closed = false;
@@ -172,6 +174,8 @@ export class Subscriber {
       const callbackUrl = this.#o.callbackUrl(row.callbackToken);
       const moved = callbackUrl !== row.callbackUrl;
       if (moved) this.#store.updateSubscription(row.id, { callbackUrl });
+      // A lease that ran out while nothing ran is shown as ended at once, not as live until the hub answers.
+      if (row.status === 'active') this.#watchLeaseEnd(row);
       if (row.status === 'unsubscribing') this.#later(row.id, 0, 'unsubscribe');
       else if (row.status === 'active' && !moved && row.expiresAt !== null) this.#scheduleRenewal(this.#store.subscription(row.id)!);
       else {
@@ -196,8 +200,11 @@ export class Subscriber {
       secret: row.secret,
       timeoutMs: this.#o.hubTimeoutMs,
     });
+    // Stopped while the hub answered: the mirror's state is closed by now, and reading it threw, unhandled (a renewal
+    // runs from a timer), seen when an engine stopped with a renewal in flight.
+    if (this.#closed) return;
     row = this.#store.subscription(id)!;
-    if (this.#closed || row.pendingMode !== mode) return; // verified (or changed) while we waited for the answer
+    if (row.pendingMode !== mode) return; // verified (or changed) while we waited for the answer
     if (answer.ok) {
       // Accepted: the hub verifies our intent next. If it never does, ask again later.
       this.#later(id, this.#o.verifyTimeoutMs, mode, 'the hub accepted the request but did not verify it in time');
@@ -211,14 +218,18 @@ export class Subscriber {
     const wait = backoffMs(attempts, this.#o.retryBaseMs, retryAfterMs);
     const lapsed = row.status === 'active' && row.expiresAt !== null && Date.parse(row.expiresAt) <= Date.now();
     const status = mode === 'unsubscribe' ? 'unsubscribing' : lapsed ? 'expired' : row.status === 'active' ? 'active' : row.status === 'expired' ? 'expired' : 'retrying';
-    if (lapsed) this.#events.emit({ type: 'expired', ...this.#base(row), hub: row.hub });
+    if (lapsed) this.#events.emit({ type: 'expired', ...this.#base(row), hub: row.hub, foreseen: false });
     this.#store.updateSubscription(row.id, {
       attempts,
       lastError: reason,
       status,
       nextAttemptAt: new Date(Date.now() + wait).toISOString(),
     });
-    this.#events.emit({ type: 'error', subscriptionId: row.id, dest: row.dest, message: `${mode === 'subscribe' ? 'Subscribing to' : 'Unsubscribing from'} ${clip(row.topic)} failed (${reason}); trying again in ${Math.round(wait / 1000)} s` });
+    // A renewal that fails is said as one, with what it puts at stake: before, it read as a first subscription.
+    const renewing = mode === 'subscribe' && row.verifiedAt !== null && (row.status === 'active' || row.status === 'expired');
+    const what = mode === 'unsubscribe' ? 'Unsubscribing from' : renewing ? 'Renewing the subscription to' : 'Subscribing to';
+    const stake = !renewing || row.expiresAt === null ? '' : status === 'expired' ? '; its lease has ended, and the hub sends nothing until it is renewed' : `; its lease ends at ${row.expiresAt}`;
+    this.#events.emit({ type: 'error', subscriptionId: row.id, dest: row.dest, message: `${what} ${clip(row.topic)} failed (${reason}); trying again in ${wait < 1000 ? 'a moment' : `${Math.round(wait / 1000)} s`}${stake}` });
     this.#later(row.id, wait, mode);
   }
 
@@ -239,8 +250,37 @@ export class Subscriber {
     this.#timers.set(id, timer);
   }
 
+  /**
+   * A lease ends when it ends, whether or not its renewal came through: a lease shorter than the least renewal
+   * interval, or a renewal the hub refuses or never verifies, left the subscription shown as active (observed: a
+   * 3 s lease read "active" for the 7 s until its renewal), while the hub had stopped sending. At the lease's end
+   * the subscription becomes `expired`, and says so, until a verification grants a new lease.
+   */
+  #watchLeaseEnd(row: SubscriptionRow): void {
+    const before = this.#leaseEnds.get(row.id);
+    if (before) clearTimeout(before);
+    this.#leaseEnds.delete(row.id);
+    if (this.#closed || row.status !== 'active' || row.expiresAt === null) return;
+    const expiresAt = row.expiresAt;
+    const check = () => {
+      this.#leaseEnds.delete(row.id);
+      if (this.#closed) return;
+      const now = this.#store.subscription(row.id);
+      if (!now || now.status !== 'active' || now.expiresAt !== expiresAt) return;
+      const left = Date.parse(expiresAt) - Date.now();
+      if (left > 0) return this.#watchLeaseEnd(now); // a timer capped at MAX_TIMER_MS, or one that fired early
+      this.#store.updateSubscription(row.id, { status: 'expired' });
+      const foreseen = now.leaseSeconds !== null && now.leaseSeconds * 1000 * this.#o.renewAt < (this.#o.minRenewMs ?? MIN_RENEW_MS);
+      this.#events.emit({ type: 'expired', ...this.#base(now), hub: now.hub, foreseen });
+    };
+    const timer = setTimeout(check, Math.min(Math.max(0, Date.parse(expiresAt) - Date.now()), MAX_TIMER_MS));
+    timer.unref?.();
+    this.#leaseEnds.set(row.id, timer);
+  }
+
   #scheduleRenewal(row: SubscriptionRow): void {
     if (row.expiresAt === null || row.leaseSeconds === null) return;
+    this.#watchLeaseEnd(row);
     const expires = Date.parse(row.expiresAt);
     const renewAt = expires - row.leaseSeconds * 1000 * (1 - this.#o.renewAt);
     const verifiedAt = row.verifiedAt === null ? Date.now() : Date.parse(row.verifiedAt);
@@ -299,7 +339,8 @@ export class Subscriber {
     const leaseText = query.get('hub.lease_seconds');
     const lease = leaseText !== null && /^\d{1,10}$/.test(leaseText) ? Number(leaseText) : (row.leaseRequested ?? null);
     const now = Date.now();
-    const renewal = row.verifiedAt !== null && row.status === 'active';
+    // A lease that ran out before this verification is renewed all the same: same subscription, same callback.
+    const renewal = row.verifiedAt !== null && (row.status === 'active' || row.status === 'expired');
     const updated = this.#store.updateSubscription(row.id, {
       status: 'active',
       pendingMode: null,
@@ -352,6 +393,8 @@ export class Subscriber {
     this.#closed = true;
     for (const timer of this.#timers.values()) clearTimeout(timer);
     this.#timers.clear();
+    for (const timer of this.#leaseEnds.values()) clearTimeout(timer);
+    this.#leaseEnds.clear();
   }
 }
 

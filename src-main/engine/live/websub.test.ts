@@ -2,6 +2,8 @@
 // signed deliveries applied to the mirror, renewal, unsubscription; forged verifications, bad and missing
 // signatures, denial, a failing hub, refused payloads and bodies over the limit.
 import { createHmac } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_TIMER_MS } from './backoff.ts';
@@ -87,7 +89,59 @@ describe('subscribing', () => {
     const said = rig.events.filter((e) => (e.type === 'note' || e.type === 'error') && /granted a lease of 0 seconds/.test(e.message));
     expect(said).toHaveLength(1);
     expect(said[0].type).toBe('note');
+    // A lease of 0 seconds has ended as soon as it is granted.
+    expect(rig.engine.subscriptions()[0].status).toBe('expired');
+  });
+
+  it('shows a lease that ended before its renewal as ended, then as renewed once the hub verifies again', async () => {
+    // A lease of 1 s, renewed no sooner than 2 s after its verification: for a second it has lapsed at the hub.
+    rig = await startRig({ fixture: { hub: { maxLeaseSeconds: 1 } }, engine: { minRenewMs: 2_000 } });
+    const sub = await subscribed(rig, { leaseSeconds: 3600 });
+    expect(sub.leaseSeconds).toBe(1);
+    const expired = await waitFor(rig, 'expired', (e) => e.subscriptionId === sub.id, 3_000);
+    // Foreseen: the hub grants less than the least renewal interval, as the note says.
+    expect(expired.foreseen).toBe(true);
+    // Said when the lease ended, not at the renewal a second later.
+    expect(Date.parse(expired.at) - Date.parse(sub.expiresAt!)).toBeLessThan(500);
+    expect(rig.engine.subscriptions()[0].status).toBe('expired');
+    const renewed = await waitFor(rig, 'renewed', (e) => e.subscriptionId === sub.id, 5_000);
+    expect(Date.parse(renewed.at)).toBeGreaterThan(Date.parse(expired.at));
     expect(rig.engine.subscriptions()[0].status).toBe('active');
+    // The short lease is explained once, not at every renewal.
+    expect(rig.events.filter((e) => e.type === 'note' && /granted a lease of 1 second/.test(e.message))).toHaveLength(1);
+  });
+
+  it('stops cleanly while a retried request to the hub is still unanswered', async () => {
+    rig = await startRig();
+    // A hub that fails the first request (so the next is asked from a timer) and answers the second late.
+    let asked = 0;
+    let secondAsked!: () => void;
+    const second = new Promise<void>((r) => (secondAsked = r));
+    const hub = createServer((req, res) => {
+      req.resume();
+      asked++;
+      if (asked === 1) return void res.writeHead(503, { 'retry-after': '0' }).end('busy');
+      secondAsked();
+      setTimeout(() => res.writeHead(202).end(), 300);
+    });
+    await new Promise<void>((r) => hub.listen(0, '127.0.0.1', r));
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => unhandled.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      await rig.engine.subscribe({ dest: rig.dest, topic: rig.topic, hub: `http://127.0.0.1:${(hub.address() as AddressInfo).port}/` });
+      await second;
+      await rig.engine.stop();
+      const fixture = rig.fixture;
+      rig = { ...rig, close: () => fixture.close() };
+      await new Promise((r) => setTimeout(r, 500));
+      // Reading the closed mirror state after the late answer threw, and nothing caught it.
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      hub.closeAllConnections();
+      hub.close();
+    }
   });
 
   it('renews a lease of years within a month all the same (here its cap set to 1 s), and says so once', async () => {
@@ -104,6 +158,25 @@ describe('subscribing', () => {
     expect(said[0].type === 'note' && said[0].message).toContain('renewed every 1 second all the same');
     // The default cap's timer fits setTimeout, which fires a longer one after 1 ms.
     expect(MAX_RENEW_MS).toBeLessThanOrEqual(MAX_TIMER_MS);
+  });
+
+  it('says a renewal the hub refuses as a renewal, with when the lease ends, then that it has ended, and renews once the hub takes it', async () => {
+    rig = await startRig({ engine: { minRenewMs: 500, retryBaseMs: 200 } });
+    const sub = await subscribed(rig, { leaseSeconds: 2 });
+    rig.fixture.hub.faults.failRequests = 1_000;
+    const first = await waitFor(rig, 'error', (e) => e.subscriptionId === sub.id, 5_000);
+    // Before: "Subscribing to … failed (…); trying again in 0 s", as if it were the first subscription.
+    expect(first.message).toBe(
+      `Renewing the subscription to ${rig.topic} failed (the hub ${new URL(rig.hubUrl).host} answered HTTP 503: The hub is busy; try again later); trying again in a moment; its lease ends at ${sub.expiresAt}`,
+    );
+    const expired = await waitFor(rig, 'expired', (e) => e.subscriptionId === sub.id, 5_000);
+    expect(expired.foreseen).toBe(false);
+    const after = rig.events.length;
+    const lapsed = await waitFor(rig, 'error', (e) => e.subscriptionId === sub.id, 5_000, after);
+    expect(lapsed.message).toMatch(/^Renewing the subscription to .* failed \(.*\); trying again in .*; its lease has ended, and the hub sends nothing until it is renewed$/);
+    rig.fixture.hub.faults.failRequests = 0;
+    await waitFor(rig, 'renewed', (e) => e.subscriptionId === sub.id, 10_000, after);
+    expect(rig.engine.subscriptions()[0]).toMatchObject({ status: 'active', lastError: null });
   });
 
   it('retries with backoff when the hub fails, and records a denial', async () => {
