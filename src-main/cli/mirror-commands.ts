@@ -129,7 +129,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
   const progress = new ProgressLine(io);
   const started = Date.now();
   const stop = stopOnSignals(io, () => progress.clear(), {
-    first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept; press Ctrl-C again to stop at once.`,
+    first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept`,
     second: (signal) => `rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk sync --dest ${dest}, which resumes the run.`,
   }, o.json);
   const result: SyncResult = await sync({
@@ -208,12 +208,25 @@ function runExit(r: { failed: number; pausedBecause: string | null }): number {
   return r.failed > 0 ? EXIT_FAILED : r.pausedBecause !== null ? EXIT_TRY_LATER : EXIT_OK;
 }
 
-/** How long the downloads under way may take to finish after SIGTERM, before the run stops at once. */
+/** How long the downloads under way may take to finish after SIGTERM or SIGHUP, before the run stops at once. */
 const TERM_GRACE_MS = 5_000;
 
+type StopSignal = keyof typeof SIGNAL_EXIT;
+
 /**
- * Ctrl-C (or SIGTERM) while a sync runs: no new resource is started, those under way finish and are recorded with
- * everything verified before them, and the run is left interrupted for the next sync to resume. Without this the
+ * How the first stop message goes on, for the signal that came. Only Ctrl-C comes from a person at a terminal who can
+ * press it again: after SIGTERM (systemd, docker stop, kill) or SIGHUP (a closed terminal or ssh session), "press
+ * Ctrl-C again" spoke to no one.
+ */
+function howItStops(signal: StopSignal): string {
+  if (signal === 'SIGINT') return '; press Ctrl-C again to stop at once.';
+  const hangup = signal === 'SIGHUP' ? ' (a hangup: the terminal or ssh session it ran in was closed, or kill -HUP)' : '';
+  return `${hangup}. If it has not stopped within ${TERM_GRACE_MS / 1000} s, or at a second ${signal}, it stops at once.`;
+}
+
+/**
+ * Ctrl-C, SIGTERM or SIGHUP while a sync runs: no new resource is started, those under way finish and are recorded
+ * with everything verified before them, and the run is left interrupted for the next sync to resume. Without this the
  * process died at once: up to a durable batch of verified downloads was lost, the lock was left behind and nothing
  * was said. A second signal stops at once (as a kill would), for a run whose downloads under way are long.
  */
@@ -222,20 +235,21 @@ function stopOnSignals(
   clear: () => void,
   say: { first: (signal: string) => string; second: (signal: string) => string },
   json = false,
-): { signal: AbortSignal; readonly by: keyof typeof SIGNAL_EXIT | null; dispose(): void } {
+): { signal: AbortSignal; readonly by: StopSignal | null; dispose(): void } {
   const pause = new AbortController();
-  let by: keyof typeof SIGNAL_EXIT | null = null;
+  let by: StopSignal | null = null;
   let grace: ReturnType<typeof setTimeout> | undefined;
-  const on = (signal: keyof typeof SIGNAL_EXIT, late = false) => {
+  const on = (signal: StopSignal, late = false) => {
     clear();
     if (by === null) {
       by = signal;
-      io.err(`${say.first(signal)}${signal === 'SIGTERM' ? ` If it has not stopped within ${TERM_GRACE_MS / 1000} s, it stops at once.` : ''}\n`);
+      io.err(`${say.first(signal)}${howItStops(signal)}\n`);
       pause.abort();
       // SIGTERM comes from a service manager or a container runtime (systemd, docker stop), which sends SIGKILL after
       // its own grace (docker: 10 s): without a deadline of ours, one large download under way got the run killed
-      // mid-write with nothing said. Ctrl-C has no such deadline: the person can press it again.
-      if (signal === 'SIGTERM') grace = setTimeout(() => on(signal, true), TERM_GRACE_MS).unref();
+      // mid-write with nothing said. A hangup has no one to press anything either. Ctrl-C has no such deadline: the
+      // person can press it again.
+      if (signal !== 'SIGINT') grace = setTimeout(() => on(signal, true), TERM_GRACE_MS).unref();
       return;
     }
     if (late) io.err(`rsdesk: not stopped within ${TERM_GRACE_MS / 1000} s of ${signal}.\n`);
@@ -245,10 +259,11 @@ function stopOnSignals(
     if (json) io.out(`${jsonError(say.second(signal).replace(/^rsdesk: /, ''))}\n`);
     process.exit(SIGNAL_EXIT[signal]);
   };
-  const onInt = () => on('SIGINT');
-  const onTerm = () => on('SIGTERM');
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', onTerm);
+  // SIGHUP's default killed the run at once when the terminal or ssh session it ran in closed: a baseline of hours
+  // lost its last batch and left its lock. (nohup cannot prevent that for any Node program: Node sets an ignored
+  // SIGHUP back to its default when it starts; docs/cli.md says what to use instead.)
+  const handlers = (Object.keys(SIGNAL_EXIT) as StopSignal[]).map((signal) => [signal, () => on(signal)] as const);
+  for (const [signal, handler] of handlers) process.on(signal, handler);
   return {
     signal: pause.signal,
     get by() {
@@ -256,8 +271,7 @@ function stopOnSignals(
     },
     dispose() {
       clearTimeout(grace);
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
+      for (const [signal, handler] of handlers) process.off(signal, handler);
     },
   };
 }
@@ -329,7 +343,7 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
   const progress = new ProgressLine(io);
   const started = Date.now();
   const stop = stopOnSignals(io, () => progress.clear(), {
-    first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept; press Ctrl-C again to stop at once.`,
+    first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept`,
     second: (signal) => `rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk retry --dest ${dest}, which takes the retry up again.`,
   }, o.json);
   const common = {
@@ -495,7 +509,7 @@ export async function auditCommand(
   const credentials = credentialsFrom(o.token, o.basic);
   // Ctrl-C cancels the audit: its run is recorded cancelled and the lock released, instead of both left behind.
   const stop = stopOnSignals(io, () => undefined, {
-    first: (signal) => `Stopping the audit (${signal}); press Ctrl-C again to stop at once.`,
+    first: (signal) => `Stopping the audit (${signal})`,
     second: (signal) => `rsdesk: audit stopped at once (${signal}); no report is kept.`,
   }, o.json);
   let report: AuditReport;

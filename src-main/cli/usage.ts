@@ -31,7 +31,8 @@ Usage:
 
 Exit codes: 0 success; 1 problems found, something failed, or the command could not run; 2 usage error;
 75 try later (the mirror folder is in use by another run, or the Source refused everything until the run
-paused); 130 / 143 stopped by Ctrl-C / SIGTERM (the next run resumes); 141 the reader of the output went away.
+paused); 130 / 143 / 129 stopped by Ctrl-C / SIGTERM / SIGHUP (the next run resumes); 141 the reader of the
+output went away.
 Run "rsdesk <command> --help" for a command's options.
 `,
   discover: `Usage: rsdesk discover <url> [--json] [--token T] [--timeout S]
@@ -138,11 +139,12 @@ Settings (credentials, headers, concurrency, delay, timeout, proxy, pause after 
 sync of <dir> uses them without being told again. A token or password is never written into <dir>: it
 is kept in mirror-secrets.json in the user's data folder (in clear, readable only by the user; the
 desktop app seals it with the OS keychain). Progress is shown on stderr when it is a terminal.
-Ctrl-C (or SIGTERM) stops the run: the downloads under way finish (after SIGTERM, within 5 s), what was
-verified is kept, and the next sync resumes the run; a second Ctrl-C stops at once.
+Ctrl-C (or SIGTERM, or SIGHUP when its terminal or ssh session closes) stops the run: the downloads under way
+finish (after SIGTERM or SIGHUP, within 5 s), what was verified is kept, and the next sync resumes the run; a
+second signal stops at once.
 
 Exit code 0 when nothing failed, 1 otherwise, 2 on usage errors, 75 when the folder is in use by another run
-or the run paused after refusals (try later); 130 (143) when stopped by Ctrl-C (SIGTERM).
+or the run paused after refusals (try later); 130, 143, 129 when stopped by Ctrl-C, SIGTERM, SIGHUP.
 `,
   retry: `Usage: rsdesk retry --dest <dir> [--run ID | --all] [--json] [--concurrency N] [--token T | --basic USER:PASS] [--timeout S]
 
@@ -169,12 +171,13 @@ Options:
   --timeout S           connect and stalled-body timeout in whole seconds, 1 to 600 (default: the mirror's, else 30)
   -h, --help            this help
 
-Ctrl-C (or SIGTERM) pauses the retry: the downloads under way finish (after SIGTERM, within 5 s), what was
-verified is kept, and the next rsdesk retry --dest <dir> takes it up; a second Ctrl-C stops at once.
+Ctrl-C (or SIGTERM, or SIGHUP) pauses the retry: the downloads under way finish (after SIGTERM or SIGHUP,
+within 5 s), what was verified is kept, and the next rsdesk retry --dest <dir> takes it up; a second signal
+stops at once.
 
 Exit code 0 when nothing failed (or nothing is left to retry), 1 otherwise, 2 on usage errors, 75 when the
-folder is in use by another run or the retry paused after refusals (try later); 130 (143) when stopped by Ctrl-C
-(SIGTERM).
+folder is in use by another run or the retry paused after refusals (try later); 130, 143, 129 when stopped by
+Ctrl-C, SIGTERM, SIGHUP.
 `,
   audit: `Usage: rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
 
@@ -198,7 +201,7 @@ Options:
   -h, --help     this help
 
 Exit code 0 only when in sync, 1 otherwise, 2 on usage errors, 75 when the folder is in use by another run
-(try later); 130 (143) when stopped by Ctrl-C (SIGTERM).
+(try later); 130, 143, 129 when stopped by Ctrl-C, SIGTERM, SIGHUP.
 `,
   runs: `Usage: rsdesk runs --dest <dir> [--json]
 
