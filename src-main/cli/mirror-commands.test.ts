@@ -121,6 +121,24 @@ describe('rsdesk sync, audit, runs', () => {
     }
   }, 60_000);
 
+  it('sync --dest of a folder that is no mirror, without a URL, is a usage error (exit 2): nothing is made; a mirror needs none', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'rsdesk-nourl-'));
+    const dest = join(parent, 'new');
+    for (const args of [['sync', '--dest', dest], ['sync', '--dest', dest, '--json'], ['sync', '--dest', parent, '--dry-run']]) {
+      const r = await rsdesk(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stdout, args.join(' ')).toBe('');
+      const folder = args[2];
+      expect(r.stderr.split('\n')[0]).toBe(`rsdesk: ${folder} is not a mirror yet, and a new mirror needs the URL of its Source: rsdesk sync <url> --dest ${folder} (a folder that is a mirror already needs none)`);
+      expect(r.stderr).toContain('Run "rsdesk sync --help" for every option.');
+    }
+    expect(readdirSync(parent)).toEqual([]);
+    expect((await rsdesk(['sync', fixture.url + fixture.paths.dataset1.resourceList, '--dest', dest])).code).toBe(0);
+    const again = await rsdesk(['sync', '--dest', dest, '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ failed: 0 });
+  }, 60_000);
+
   it('refuses an empty --dest (an unset shell variable) with exit code 2, and writes nothing in the current folder', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'rsdesk-cwd-'));
     for (const args of [
@@ -159,7 +177,6 @@ describe('--json on every failure path', () => {
       expect(JSON.parse(spawned.stdout)).toEqual({ error: { message: `No ResourceSync Source found from ${url} (it answered: 500 Internal Server Error)` } });
       expect(readdirSync(parent)).toEqual([]);
       for (const args of [
-        ['sync', '--dest', dest, '--json'],
         ['audit', '--dest', dest, '--json'],
         ['audit', '--json', '--dest', dest, '--rehash'],
         ['runs', '--dest', dest, '--json'],

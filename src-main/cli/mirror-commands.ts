@@ -1,6 +1,6 @@
 // rsdesk sync / audit / runs: a local mirror of a Source, kept in a folder.
 import { resolve } from 'node:path';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { audit, CUT_NOTE_START, lastAudit, readSavedAudit, type AuditReport } from '../engine/mirror/audit.ts';
 import { auditJson } from '../engine/mirror/audit-json.ts';
 import type { FoundStatus } from '../engine/mirror/audit-listed.ts';
@@ -125,6 +125,11 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     credentials = null;
   }
   const dest = resolve(o.dest);
+  // A command line that cannot work, said as one (exit 2, nothing made): it exited 1 as if something had failed.
+  // (A folder with a mirror's state and no Source in it is the engine's to explain.)
+  if (plainUrls.url === undefined && !isMirror(dest) && !isFile(dest)) {
+    throw new UsageError(`${dest} is not a mirror yet, and a new mirror needs the URL of its Source: rsdesk sync <url> --dest ${dest} (a folder that is a mirror already needs none)`);
+  }
   // Progress on stderr only when it is a terminal; --json output (stdout) is never mixed with it.
   const progress = new ProgressLine(io);
   const started = Date.now();
@@ -199,6 +204,11 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
   return runExit(result);
 }
 
+
+/** Whether `path` is there and is no folder: the engine says so in its own words. */
+function isFile(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isDirectory() === false;
+}
 
 /**
  * A run's exit code: 1 when anything failed; else 75 when it paused for a Source that refused everything (not done,
