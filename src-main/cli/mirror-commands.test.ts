@@ -315,7 +315,67 @@ describe('progress', () => {
     const pipe = capture(false);
     expect(await main(['sync', url, '--dest', mkdtempSync(join(tmpdir(), 'rsdesk-tty-')), '--json'], pipe.sink)).toBe(0);
     expect(pipe.io.err).toBe('');
+
+    // -q: none on a terminal either, for sync and retry; the output is the same.
+    const quiet = capture(true);
+    const dest = mkdtempSync(join(tmpdir(), 'rsdesk-tty-'));
+    expect(await main(['sync', url, '--dest', dest, '-q', '--json'], quiet.sink)).toBe(0);
+    expect(JSON.parse(quiet.io.out)).toMatchObject({ mode: 'baseline', created: 20 });
+    fixture.setBroken(fixture.state.pathOf(2), 'corrupt');
+    fixture.change('update', 1, 2);
+    try {
+      expect(await main(['sync', '--dest', dest, '--quiet'], quiet.sink)).toBe(1);
+    } finally {
+      fixture.setBroken(fixture.state.pathOf(2), null);
+    }
+    expect(await main(['retry', '--dest', dest, '--quiet'], quiet.sink)).toBe(0);
+    expect(quiet.io.err).not.toContain('\r');
+    expect(quiet.io.err).not.toContain('\x1b');
   });
+});
+
+describe('rsdesk sync, retry and audit --quiet (-q), as a cron line runs them: stderr a pipe', () => {
+  it('no notes; stderr says one line exactly when the exit code is not 0 (failures, not in sync); stdout and --json as without it', async () => {
+    // A mirror of a Resource List alone: every sync after the first says so in a note, which cron mailed every run.
+    const dest = mkdtempSync(join(tmpdir(), 'rsdesk-quiet-'));
+    expect((await rsdesk(['sync', fixture.url + fixture.paths.dataset1.resourceList, '--dest', dest])).code).toBe(0);
+    const noisy = await rsdesk(['sync', '--dest', dest]);
+    expect(noisy.code).toBe(0);
+    expect(noisy.stderr).toContain('This mirror follows the Resource List');
+    const quiet = await rsdesk(['sync', '--dest', dest, '--quiet']);
+    expect(quiet).toMatchObject({ code: 0, stderr: '' });
+    expect(quiet.stdout.replace(/ in [\d.]+ s/, '')).toBe(noisy.stdout.replace(/ in [\d.]+ s/, ''));
+    const json = await rsdesk(['sync', '--dest', dest, '-q', '--json']);
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(json.stdout)).toMatchObject({ mode: 'baseline', unchanged: 20, failed: 0 });
+    expect(await rsdesk(['audit', '--dest', dest, '-q'])).toMatchObject({ code: 0, stderr: '' });
+
+    fixture.setBroken(fixture.state.pathOf(4), 'corrupt');
+    fixture.change('update', 1, 4);
+    try {
+      const failed = await rsdesk(['sync', '--dest', dest, '-q']);
+      expect(failed.code).toBe(1);
+      expect(failed.stdout).toContain(`${fixture.state.locOf(4)}: fixity mismatch`);
+      expect(failed.stderr).toBe(`rsdesk: 1 resource failed in run 6 of ${dest} (stdout lists them); rsdesk retry --dest ${dest} fetches them again.\n`);
+      const again = await rsdesk(['retry', '--dest', dest, '-q', '--json']);
+      expect(again.code).toBe(1);
+      expect(JSON.parse(again.stdout)).toMatchObject({ mode: 'retry', failed: 1 });
+      expect(again.stderr).toBe(`rsdesk: 1 resource failed in run 7 of ${dest} (stdout lists them); rsdesk retry --dest ${dest} fetches them again.\n`);
+    } finally {
+      fixture.setBroken(fixture.state.pathOf(4), null);
+    }
+    expect(await rsdesk(['retry', '--dest', dest, '-q'])).toMatchObject({ code: 0, stderr: '' });
+
+    rmSync(join(dest, new URL(fixture.url).host.replace(':', '_'), ...fixture.state.pathOf(1).split('/').filter(Boolean)));
+    const audit = await rsdesk(['audit', '--dest', dest, '--quiet']);
+    expect(audit.code).toBe(1);
+    expect(audit.stdout).toContain(fixture.state.locOf(1));
+    expect(audit.stderr).toBe(`rsdesk: ${dest} is not in sync with its Source: 1 difference (stdout lists them).\n`);
+    // Errors as ever.
+    const locked = await rsdesk(['retry', '--dest', join(dest, 'nowhere'), '-q']);
+    expect(locked.code).toBe(1);
+    expect(locked.stderr).toMatch(/^rsdesk: .*nowhere is not a mirror/);
+  }, 60_000);
 });
 
 describe('a token with a line break or a space', () => {

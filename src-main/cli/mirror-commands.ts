@@ -36,6 +36,8 @@ export interface SyncCommandOptions {
   concurrency?: number;
   delayMs?: number;
   json: boolean;
+  /** No progress, no notes: stderr says something only when the exit code is not 0. */
+  quiet?: boolean;
   token?: string;
   basic?: string;
   headers?: string[];
@@ -131,7 +133,7 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     throw new UsageError(`${dest} is not a mirror yet, and a new mirror needs the URL of its Source: rsdesk sync <url> --dest ${dest} (a folder that is a mirror already needs none)`);
   }
   // Progress on stderr only when it is a terminal; --json output (stdout) is never mixed with it.
-  const progress = new ProgressLine(io);
+  const progress = new ProgressLine(io, o.quiet);
   const started = Date.now();
   const stop = stopOnSignals(io, () => progress.clear(), {
     first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept`,
@@ -161,6 +163,8 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     userAgent: o.userAgent,
     pauseSignal: stop.signal,
     onNote: (note) => {
+      // A note on every run (a mirror of a Resource List alone has one) had a plain cron line mail every run.
+      if (o.quiet) return;
       progress.clear();
       io.err(`${note}\n`);
     },
@@ -200,8 +204,23 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     );
     return SIGNAL_EXIT[stop.by];
   }
-  if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the run was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
-  return runExit(result);
+  if (stop.by !== null && !o.quiet) io.err(`rsdesk: ${stop.by} came while the run was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
+  return quietExit(result, dest, o.quiet, io);
+}
+
+/**
+ * The run's exit code; with --quiet, the one line on stderr that says why it is not 0. A cron line mails whatever is
+ * printed: with --quiet and stdout sent to a log, mail comes exactly when the exit code is not 0.
+ */
+function quietExit(r: { failed: number; pausedBecause: string | null; runId: number | null }, dest: string, quiet: boolean | undefined, io: Io): number {
+  const code = runExit(r);
+  if (!quiet || code === EXIT_OK) return code;
+  io.err(
+    r.failed > 0
+      ? `rsdesk: ${r.failed.toLocaleString('en')} resource${r.failed === 1 ? '' : 's'} failed in ${r.runId === null ? 'the dry run' : `run ${r.runId}`} of ${dest} (stdout lists them); rsdesk retry --dest ${dest} fetches them again.\n`
+      : `rsdesk: ${r.pausedBecause}\n`,
+  );
+  return code;
 }
 
 
@@ -293,6 +312,8 @@ export interface RetryCommandOptions {
   /** Every failure still standing, whatever run it is of. */
   all?: boolean;
   json: boolean;
+  /** No progress, no notes: stderr says something only when the exit code is not 0. */
+  quiet?: boolean;
   concurrency?: number;
   token?: string;
   basic?: string;
@@ -350,7 +371,7 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
   if (!isMirror(dest)) throw new Error(`${dest} is not a mirror (no .resourcesync/state.sqlite)`);
   // Whether there is anything to retry is checked under the mirror's lock (retry.ts), and said in one plain line.
   const target = retryTarget(dest, o.runId, o.all);
-  const progress = new ProgressLine(io);
+  const progress = new ProgressLine(io, o.quiet);
   const started = Date.now();
   const stop = stopOnSignals(io, () => progress.clear(), {
     first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept`,
@@ -397,8 +418,8 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
     io.err(`rsdesk: stopped (${stop.by}). What was verified is kept; retry run ${result.runId} is left interrupted, and the next rsdesk retry --dest ${dest} takes it up again.\n`);
     return SIGNAL_EXIT[stop.by];
   }
-  if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the retry was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
-  return runExit(result);
+  if (stop.by !== null && !o.quiet) io.err(`rsdesk: ${stop.by} came while the retry was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
+  return quietExit(result, dest, o.quiet, io);
 }
 
 export function formatRetry(r: RetryResult, dest: string): string {
@@ -494,6 +515,8 @@ export async function auditCommand(
     dest: string;
     rehash: boolean;
     json: boolean;
+    /** Stderr says something only when the exit code is not 0: the mirror is not in sync, or no report is kept. */
+    quiet?: boolean;
     last?: boolean;
     token?: string;
     basic?: string;
@@ -508,13 +531,15 @@ export async function auditCommand(
     // The report kept in the mirror's state by the last audit (of rsdesk or the app); nothing is fetched.
     const saved = lastAudit(resolve(o.dest), o.reportLimit);
     if (saved === null) {
+      const none = `No audit report is kept for ${resolve(o.dest)} yet: run rsdesk audit --dest ${resolve(o.dest)} without --last.`;
       if (o.json) io.out('null\n');
-      else io.out(`No audit report is kept for ${resolve(o.dest)} yet: run rsdesk audit --dest ${resolve(o.dest)} without --last.\n`);
+      else io.out(`${none}\n`);
+      if (o.quiet) io.err(`rsdesk: ${none}\n`);
       return 1;
     }
     if (!o.json) io.out(`Last audit: ${saved.at}${saved.rehash ? ' (every file hashed again)' : ''}, ${saved.seconds} s\n`);
     await printAudit(resolve(o.dest), { ...saved.report, runId: saved.runId }, o.json, io, saved.rehash, { at: saved.at, rehash: saved.rehash });
-    return saved.report.inSync ? 0 : 1;
+    return auditExit(resolve(o.dest), saved.report, o.quiet, io);
   }
   const credentials = credentialsFrom(o.token, o.basic);
   // Ctrl-C cancels the audit: its run is recorded cancelled and the lock released, instead of both left behind.
@@ -539,7 +564,18 @@ export async function auditCommand(
   const when = saved === null ? undefined : { at: saved.audit.at, rehash: saved.audit.rehash };
   saved?.close();
   await printAudit(resolve(o.dest), report, o.json, io, o.rehash, when);
-  return report.inSync ? 0 : 1;
+  return auditExit(resolve(o.dest), report, o.quiet, io);
+}
+
+/** 0 only in sync; with --quiet, not in sync is said on stderr too, in one line (as quietExit says a run's failures). */
+function auditExit(dest: string, report: AuditReport, quiet: boolean | undefined, io: Io): number {
+  if (report.inSync) return EXIT_OK;
+  if (quiet) {
+    const c = report.counts ?? { missing: report.missing.length, extra: report.extra.length, changed: report.changed.length, unverifiable: report.unverifiable.length };
+    const n = c.missing + c.extra + c.changed + c.unverifiable;
+    io.err(`rsdesk: ${dest} is not in sync with its Source: ${n.toLocaleString('en')} difference${n === 1 ? '' : 's'} (stdout lists them).\n`);
+  }
+  return EXIT_FAILED;
 }
 
 async function printAudit(dest: string, report: AuditReport, json: boolean, io: Io, rehash: boolean, when?: { at: string; rehash: boolean }): Promise<void> {
