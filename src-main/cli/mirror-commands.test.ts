@@ -1,6 +1,6 @@
 // rsdesk sync / audit / runs as people run them: real processes against the fixture Source.
 import { createServer as createHttpServer } from 'node:http';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { main } from './rsdesk.ts';
 import { auditCommand } from './mirror-commands.ts';
 import { exportAudit } from '../app/audit-export.ts';
 import { lastAudit } from '../engine/mirror/audit.ts';
+import { canMakeReadOnly, makeReadOnly } from '../engine/mirror/read-only-folder.ts';
 import type { Io } from './io.ts';
 import { runRsdesk, startRsdesk, waitUntil } from './run-rsdesk.ts';
 
@@ -214,6 +215,27 @@ describe('rsdesk sync refused before its run begins', () => {
       await own.close();
     }
   }, 60_000);
+});
+
+describe('rsdesk sync --dest a folder that cannot be made', () => {
+  // Root writes through permissions: for root the folder is made read-only by a mount instead (read-only-folder.ts).
+  it.skipIf(!canMakeReadOnly)('says so in plain words (not "EACCES: … mkdir"), exit 1; a file on the way is said too', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'rsdesk-unmade-'));
+    writeFileSync(join(parent, 'file'), 'x');
+    const readOnly = makeReadOnly(parent);
+    try {
+      const dest = join(parent, 'a', 'b');
+      const r = await rsdesk(['sync', fixture.url + fixture.paths.dataset1.capabilityList, '--dest', dest]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`rsdesk: The folder ${dest} cannot be made for the mirror (${readOnly.why}): give a folder this user can write, or make it first.\n`);
+    } finally {
+      readOnly.restore();
+    }
+    const under = join(parent, 'file', 'mirror');
+    const r = await rsdesk(['sync', fixture.url + fixture.paths.dataset1.capabilityList, '--dest', under, '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({ error: { message: `The folder ${under} cannot be made for the mirror (a part of its path is a file): give a folder this user can write, or make it first.` } });
+  });
 });
 
 describe('rsdesk sync --dest inside another mirror\'s own folder', () => {
