@@ -33,9 +33,20 @@ process.emit = function (name, data, ...rest) {
 // A reader that goes away (`rsdesk runs | head -1`) closes stdout: what is left to print is of no use to anyone, and
 // Node's unhandled EPIPE printed a stack trace. Ended quietly instead, as a shell reports a process SIGPIPE ended
 // (128 + 13); a run under way was recorded already (output comes at its end) or is taken up as a killed one is.
+// A terminal that went away (its window closed, the ssh session dropped) fails every later write with EIO: the
+// hangup that came with it stops a sync as SIGTERM does, and that stop must not die on its own message (it did: the
+// run's last batch was lost and its lock left). What is written to a gone terminal is dropped; nobody can read it.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (error) => {
     if (error && error.code === 'EPIPE') process.exit(141);
+    if (error && error.code === 'EIO' && stream.isTTY) {
+      stream.write = (_chunk, encoding, done) => {
+        const callback = typeof encoding === 'function' ? encoding : done;
+        if (typeof callback === 'function') process.nextTick(callback);
+        return true;
+      };
+      return;
+    }
     throw error;
   });
 }

@@ -175,8 +175,11 @@ export class MirrorService {
   readonly #interval: number;
   #closed = false;
   readonly #scheduler: NodeJS.Timeout;
-  /** When a scheduled sync of a mirror could not start (its folder in use or gone), by mirror: it waits a while. */
-  readonly #refused = new Map<string, number>();
+  /**
+   * When a scheduled sync of a mirror could not start (its folder in use or gone), and why, by mirror: it waits a while
+   * (nextSyncAt), and the list says so (MirrorSummary.putOff).
+   */
+  readonly #refused = new Map<string, { at: number; because: string }>();
 
   constructor(deps: MirrorServiceDeps) {
     this.#d = deps;
@@ -205,13 +208,15 @@ export class MirrorService {
       }
       if (due === null || Date.parse(due) > this.#now()) continue;
       try {
-        this.resume(m.path);
-        this.#refused.delete(m.path);
+        // An interrupted retry is taken up as Resume takes it up; otherwise a sync, which resumes an interrupted sync.
+        if (toResume(this.#read(m.path).status)?.retry !== undefined) this.resume(m.path);
+        else this.#startSync(m.path, 'auto', false, false, true);
         const active = this.#active.get(m.path);
         if (active) noteOf(active, `Started by the mirror's schedule (${scheduleText(m.options.syncEveryHours, m.options.syncAtMinute)}).`);
-      } catch {
-        // Taken by rsdesk since it was looked at, or gone: tried again later, not every minute.
-        this.#refused.set(m.path, this.#now());
+      } catch (error) {
+        // Gone since it was looked at, or the app closing: tried again later, not every minute. (A folder rsdesk took
+        // in the meantime is found by the run itself, when it takes the lock: #putOff.)
+        this.#refused.set(m.path, { at: this.#now(), because: (error as Error).message });
       }
     }
   }
@@ -478,8 +483,18 @@ export class MirrorService {
   // ---- runs ----
 
   start(path: string, mode: 'auto' | 'baseline' | 'incremental' = 'auto', dryRun = false, allowMassDelete: boolean | number = false): MirrorSummary {
+    return this.#startSync(path, mode, dryRun, allowMassDelete, false);
+  }
+
+  /**
+   * A sync of the mirror; `scheduled`: started by its schedule, which a lock taken by another process (rsdesk) between
+   * the look at the folder and the run's own taking of the lock puts off (#putOff) instead of failing.
+   */
+  #startSync(path: string, mode: 'auto' | 'baseline' | 'incremental', dryRun: boolean, allowMassDelete: boolean | number, scheduled: boolean): MirrorSummary {
     const key = this.#idle(path, 'A run of this mirror is going on already.');
     const options = this.#d.store.mirrors.get(key)!.options;
+    // Whatever put the schedule off is past once a run starts.
+    this.#refused.delete(key);
     const active = this.#begin(key, 'sync', dryRun);
     active.done = sync({
       dest: key,
@@ -496,10 +511,23 @@ export class MirrorService {
       onNote: (n) => noteOf(active, n),
     }).then(
       (result) => this.#end(active, endOf(key, result, active, options.deletePolicy)),
-      (error: unknown) => this.#end(active, failedEnd(key, active, error)),
+      (error: unknown) =>
+        scheduled && error instanceof MirrorLockedError && error.holder !== null ? this.#putOff(active, error) : this.#end(active, failedEnd(key, active, error)),
     );
     this.#changed();
     return this.#summary(key, options, this.#d.store.mirrors.get(key)!.addedAt);
+  }
+
+  /**
+   * A scheduled sync that lost the folder's lock to another process in the same instant (rsdesk from cron, started
+   * as the app looked): nothing ran and nothing failed, so no run ends; it is put off as a start refused before it
+   * began is (REFUSED_WAIT_MS), and the list says why. Before, it ended as a failed run ("in use by rsdesk sync").
+   */
+  #putOff(active: Active, error: MirrorLockedError): void {
+    this.#finish(active);
+    const holder = error.holder!;
+    this.#refused.set(active.path, { at: this.#now(), because: `the folder was in use by ${holder.command} (process ${holder.pid})` });
+    this.#changed();
   }
 
   /**
@@ -528,6 +556,7 @@ export class MirrorService {
   /** Starts a retry (a new one, or one taken up) as the mirror's active run. */
   #retrying(key: string, run: (common: Omit<ResumeRetryOptions, 'retryRunId'>) => Promise<RetryResult>): MirrorSummary {
     const options = this.#d.store.mirrors.get(key)!.options;
+    this.#refused.delete(key);
     const active = this.#begin(key, 'sync', false, true);
     active.done = run({
       dest: key,
@@ -838,12 +867,21 @@ export class MirrorService {
       lastAudit: lastAudit ? this.#shown(path, lastAudit, folder) : null,
       resumable: resumableNow,
       nextSync: (status === 'ready' || (resumableNow && !pausedByPerson(next.run.message))) && problem === null ? this.#nextSync(path, options, addedAt, lastSync ?? null) : null,
+      putOff: this.#putOffOf(path, options, lastSync ?? null),
       progress: active ? this.#progress(active) : null,
     };
   }
 
+  /** The scheduled sync put off, while no sync (of rsdesk, say) has ended since and the mirror still has a schedule. */
+  #putOffOf(path: string, options: MirrorOptions, lastSync: RunRecord | null): MirrorSummary['putOff'] {
+    const refused = this.#refused.get(path);
+    if (refused === undefined || !(options.syncEveryHours > 0)) return null;
+    if (lastSync?.endedAt && Date.parse(lastSync.endedAt) > refused.at) return null;
+    return { at: new Date(refused.at).toISOString(), because: refused.because };
+  }
+
   #nextSync(path: string, options: MirrorOptions, addedAt: string, lastSync: RunRecord | null): string | null {
-    const at = nextSyncAt(options.syncEveryHours, lastSync, addedAt, this.#refused.get(path), options.syncAtMinute);
+    const at = nextSyncAt(options.syncEveryHours, lastSync, addedAt, this.#refused.get(path)?.at, options.syncAtMinute);
     return at === null ? null : new Date(at).toISOString();
   }
 

@@ -2,8 +2,8 @@
 // syncs by itself once its interval has passed since its last sync, not before, not while a person has paused its
 // run (a run the Source or the app's closing paused it resumes), and not without a schedule; the schedule is kept
 // across restarts and checked by the contract.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,6 +14,7 @@ import type { Events, MirrorDetail, MirrorSummary } from '../contract/types.ts';
 import { openStore } from '../store/store.ts';
 import { everyText, nextSyncAt, REFUSED_WAIT_MS, scheduleText } from './schedule.ts';
 import { createService, type Service } from './service.ts';
+import { RSDESK_BIN } from '../cli/run-rsdesk.ts';
 
 const HOUR = 3_600_000;
 let fixture: FixtureSource;
@@ -25,9 +26,17 @@ let ahead = 0;
 /** Set the clock back to real time as soon as a run starts (so the run that starts is the only one). */
 let backOnStart = false;
 let progressed = 0;
+/** Done once, the next time the schedules read the clock: after they looked at the folders, before a start. */
+let onClock: (() => void) | null = null;
 
 function open(): Service {
-  const s = createService({ store: openStore(join(dir, 'app.sqlite')), adapter: 'http', version: '0.0.0', log: () => undefined, scheduleCheckMs: 25, now: () => Date.now() + ahead });
+  const now = () => {
+    const once = onClock;
+    onClock = null;
+    once?.();
+    return Date.now() + ahead;
+  };
+  const s = createService({ store: openStore(join(dir, 'app.sqlite')), adapter: 'http', version: '0.0.0', log: () => undefined, scheduleCheckMs: 25, now });
   s.events.subscribe((name, payload) => {
     if (name === 'mirror.ended') ends.push(payload as Events['mirror.ended']);
     if (name === 'mirror.progress') progressed = (payload as Events['mirror.progress']).done;
@@ -73,6 +82,7 @@ beforeEach(() => {
   ahead = 0;
   backOnStart = false;
   progressed = 0;
+  onClock = null;
   service = open();
 });
 afterEach(async () => {
@@ -186,6 +196,45 @@ describe('a mirror synced on a schedule', () => {
     expect(after.nextSync).toBe(new Date(Date.parse(after.runs[0]!.endedAt!) + 6 * HOUR).toISOString());
     await sleep(200);
     expect(ends).toHaveLength(2);
+  });
+
+  it('puts off a scheduled sync that loses the folder to rsdesk in the same instant, says so in the list, and does not fail it', async () => {
+    const path = await mirrored('raced', 6);
+    const lists: MirrorSummary[][] = [];
+    service.events.subscribe((name, payload) => {
+      if (name === 'mirrors.changed') lists.push((payload as Events['mirrors.changed']).mirrors);
+    });
+    // rsdesk from cron, started as the schedule looked at the folder (free) and before its run took the lock: a real
+    // rsdesk process, waited for until it holds the lock. It holds it a while (its Source is slow to answer).
+    fixture.setPathDelay(fixture.paths.dataset1.capabilityList, 1500);
+    let rsdesk: ReturnType<typeof spawn> | null = null;
+    const rsdeskEnded = new Promise<number | null>((resolve) => {
+      onClock = () => {
+        rsdesk = spawn(process.execPath, [RSDESK_BIN, 'sync', '--dest', path], { stdio: 'ignore' });
+        rsdesk.on('close', resolve);
+        const lock = join(path, '.resourcesync', 'lock');
+        const wait = new Int32Array(new SharedArrayBuffer(4));
+        for (let i = 0; i < 1000 && !existsSync(lock); i++) Atomics.wait(wait, 0, 0, 20);
+      };
+    });
+    try {
+      backOnStart = true;
+      ahead = 6 * HOUR + 1000;
+      await until(() => lists.some((l) => l.find((m) => m.path === path)?.putOff != null));
+      const pid = (rsdesk as ReturnType<typeof spawn> | null)?.pid;
+      const shown = (await call<MirrorSummary[]>('mirrors.list', {})).find((m) => m.path === path)!;
+      expect(shown).toMatchObject({ status: 'busy', nextSync: null, putOff: { because: `the folder was in use by rsdesk sync (process ${pid})` } });
+      expect(Date.parse(shown.putOff!.at)).toBeGreaterThan(Date.now() - 60_000);
+      expect(await rsdeskEnded).toBe(0);
+    } finally {
+      fixture.setPathDelay(fixture.paths.dataset1.capabilityList, 0);
+    }
+    // Nothing of the app's ran, so nothing ended: no failed run, no error.
+    expect(ends).toHaveLength(1);
+    // rsdesk's sync ended since: the schedule counts from it, and the put-off is past.
+    const after = await call<MirrorDetail>('mirrors.get', { path });
+    expect(after.runs).toHaveLength(2);
+    expect(after).toMatchObject({ status: 'ready', putOff: null, nextSync: new Date(Date.parse(after.runs[0]!.endedAt!) + 6 * HOUR).toISOString() });
   });
 
   it('does not sync a mirror without a schedule, nor one whose run is paused, nor one that is running', async () => {

@@ -13,5 +13,5 @@ export const EXIT_USAGE = 2;
  * or a systemd unit (SuccessExitStatus=75) can tell it from a failure.
  */
 export const EXIT_TRY_LATER = 75;
-/** As a shell reports a process a signal ended: 128 + the signal's number. */
-export const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+/** As a shell reports a process a signal ended: 128 + the signal's number (SIGHUP 1, SIGINT 2, SIGTERM 15). */
+export const SIGNAL_EXIT = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;

@@ -69,7 +69,7 @@ describe('rsdesk <command> --help', () => {
   }
 
   it('docs/cli.md lists the exit codes rsdesk --help lists', () => {
-    for (const code of ['0', '1', '2', '75', '130', '143', '141']) {
+    for (const code of ['0', '1', '2', '75', '129', '130', '143', '141']) {
       expect(HELP.main).toMatch(new RegExp(`\\b${code}\\b`));
       expect(DOC.split('## Exit codes')[1] ?? '', `docs/cli.md: ${code}`).toMatch(new RegExp(`\\*\\*${code}\\*\\*`));
     }

@@ -38,17 +38,20 @@ export const processIo: Io = {
  */
 export class ProgressLine {
   readonly #io: Io;
+  /** --quiet: none even on a terminal. */
+  readonly #off: boolean;
   #shown = false;
   #last = 0;
   #pending: string | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(io: Io) {
+  constructor(io: Io, off = false) {
     this.#io = io;
+    this.#off = off;
   }
 
   get enabled(): boolean {
-    return this.#io.errIsTTY === true;
+    return !this.#off && this.#io.errIsTTY === true;
   }
 
   draw(text: string, force = false): void {

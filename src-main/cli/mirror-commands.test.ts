@@ -1,6 +1,6 @@
 // rsdesk sync / audit / runs as people run them: real processes against the fixture Source.
 import { createServer as createHttpServer } from 'node:http';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { main } from './rsdesk.ts';
 import { auditCommand } from './mirror-commands.ts';
 import { exportAudit } from '../app/audit-export.ts';
 import { lastAudit } from '../engine/mirror/audit.ts';
+import { canMakeReadOnly, makeReadOnly } from '../engine/mirror/read-only-folder.ts';
 import type { Io } from './io.ts';
 import { runRsdesk, startRsdesk, waitUntil } from './run-rsdesk.ts';
 
@@ -121,6 +122,24 @@ describe('rsdesk sync, audit, runs', () => {
     }
   }, 60_000);
 
+  it('sync --dest of a folder that is no mirror, without a URL, is a usage error (exit 2): nothing is made; a mirror needs none', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'rsdesk-nourl-'));
+    const dest = join(parent, 'new');
+    for (const args of [['sync', '--dest', dest], ['sync', '--dest', dest, '--json'], ['sync', '--dest', parent, '--dry-run']]) {
+      const r = await rsdesk(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stdout, args.join(' ')).toBe('');
+      const folder = args[2];
+      expect(r.stderr.split('\n')[0]).toBe(`rsdesk: ${folder} is not a mirror yet, and a new mirror needs the URL of its Source: rsdesk sync <url> --dest ${folder} (a folder that is a mirror already needs none)`);
+      expect(r.stderr).toContain('Run "rsdesk sync --help" for every option.');
+    }
+    expect(readdirSync(parent)).toEqual([]);
+    expect((await rsdesk(['sync', fixture.url + fixture.paths.dataset1.resourceList, '--dest', dest])).code).toBe(0);
+    const again = await rsdesk(['sync', '--dest', dest, '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ failed: 0 });
+  }, 60_000);
+
   it('refuses an empty --dest (an unset shell variable) with exit code 2, and writes nothing in the current folder', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'rsdesk-cwd-'));
     for (const args of [
@@ -159,7 +178,6 @@ describe('--json on every failure path', () => {
       expect(JSON.parse(spawned.stdout)).toEqual({ error: { message: `No ResourceSync Source found from ${url} (it answered: 500 Internal Server Error)` } });
       expect(readdirSync(parent)).toEqual([]);
       for (const args of [
-        ['sync', '--dest', dest, '--json'],
         ['audit', '--dest', dest, '--json'],
         ['audit', '--json', '--dest', dest, '--rehash'],
         ['runs', '--dest', dest, '--json'],
@@ -197,6 +215,27 @@ describe('rsdesk sync refused before its run begins', () => {
       await own.close();
     }
   }, 60_000);
+});
+
+describe('rsdesk sync --dest a folder that cannot be made', () => {
+  // Root writes through permissions: for root the folder is made read-only by a mount instead (read-only-folder.ts).
+  it.skipIf(!canMakeReadOnly)('says so in plain words (not "EACCES: … mkdir"), exit 1; a file on the way is said too', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'rsdesk-unmade-'));
+    writeFileSync(join(parent, 'file'), 'x');
+    const readOnly = makeReadOnly(parent);
+    try {
+      const dest = join(parent, 'a', 'b');
+      const r = await rsdesk(['sync', fixture.url + fixture.paths.dataset1.capabilityList, '--dest', dest]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`rsdesk: The folder ${dest} cannot be made for the mirror (${readOnly.why}): give a folder this user can write, or make it first.\n`);
+    } finally {
+      readOnly.restore();
+    }
+    const under = join(parent, 'file', 'mirror');
+    const r = await rsdesk(['sync', fixture.url + fixture.paths.dataset1.capabilityList, '--dest', under, '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({ error: { message: `The folder ${under} cannot be made for the mirror (a part of its path is a file): give a folder this user can write, or make it first.` } });
+  });
 });
 
 describe('rsdesk sync --dest inside another mirror\'s own folder', () => {
@@ -298,7 +337,67 @@ describe('progress', () => {
     const pipe = capture(false);
     expect(await main(['sync', url, '--dest', mkdtempSync(join(tmpdir(), 'rsdesk-tty-')), '--json'], pipe.sink)).toBe(0);
     expect(pipe.io.err).toBe('');
+
+    // -q: none on a terminal either, for sync and retry; the output is the same.
+    const quiet = capture(true);
+    const dest = mkdtempSync(join(tmpdir(), 'rsdesk-tty-'));
+    expect(await main(['sync', url, '--dest', dest, '-q', '--json'], quiet.sink)).toBe(0);
+    expect(JSON.parse(quiet.io.out)).toMatchObject({ mode: 'baseline', created: 20 });
+    fixture.setBroken(fixture.state.pathOf(2), 'corrupt');
+    fixture.change('update', 1, 2);
+    try {
+      expect(await main(['sync', '--dest', dest, '--quiet'], quiet.sink)).toBe(1);
+    } finally {
+      fixture.setBroken(fixture.state.pathOf(2), null);
+    }
+    expect(await main(['retry', '--dest', dest, '--quiet'], quiet.sink)).toBe(0);
+    expect(quiet.io.err).not.toContain('\r');
+    expect(quiet.io.err).not.toContain('\x1b');
   });
+});
+
+describe('rsdesk sync, retry and audit --quiet (-q), as a cron line runs them: stderr a pipe', () => {
+  it('no notes; stderr says one line exactly when the exit code is not 0 (failures, not in sync); stdout and --json as without it', async () => {
+    // A mirror of a Resource List alone: every sync after the first says so in a note, which cron mailed every run.
+    const dest = mkdtempSync(join(tmpdir(), 'rsdesk-quiet-'));
+    expect((await rsdesk(['sync', fixture.url + fixture.paths.dataset1.resourceList, '--dest', dest])).code).toBe(0);
+    const noisy = await rsdesk(['sync', '--dest', dest]);
+    expect(noisy.code).toBe(0);
+    expect(noisy.stderr).toContain('This mirror follows the Resource List');
+    const quiet = await rsdesk(['sync', '--dest', dest, '--quiet']);
+    expect(quiet).toMatchObject({ code: 0, stderr: '' });
+    expect(quiet.stdout.replace(/ in [\d.]+ s/, '')).toBe(noisy.stdout.replace(/ in [\d.]+ s/, ''));
+    const json = await rsdesk(['sync', '--dest', dest, '-q', '--json']);
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(json.stdout)).toMatchObject({ mode: 'baseline', unchanged: 20, failed: 0 });
+    expect(await rsdesk(['audit', '--dest', dest, '-q'])).toMatchObject({ code: 0, stderr: '' });
+
+    fixture.setBroken(fixture.state.pathOf(4), 'corrupt');
+    fixture.change('update', 1, 4);
+    try {
+      const failed = await rsdesk(['sync', '--dest', dest, '-q']);
+      expect(failed.code).toBe(1);
+      expect(failed.stdout).toContain(`${fixture.state.locOf(4)}: fixity mismatch`);
+      expect(failed.stderr).toBe(`rsdesk: 1 resource failed in run 6 of ${dest} (stdout lists them); rsdesk retry --dest ${dest} fetches them again.\n`);
+      const again = await rsdesk(['retry', '--dest', dest, '-q', '--json']);
+      expect(again.code).toBe(1);
+      expect(JSON.parse(again.stdout)).toMatchObject({ mode: 'retry', failed: 1 });
+      expect(again.stderr).toBe(`rsdesk: 1 resource failed in run 7 of ${dest} (stdout lists them); rsdesk retry --dest ${dest} fetches them again.\n`);
+    } finally {
+      fixture.setBroken(fixture.state.pathOf(4), null);
+    }
+    expect(await rsdesk(['retry', '--dest', dest, '-q'])).toMatchObject({ code: 0, stderr: '' });
+
+    rmSync(join(dest, new URL(fixture.url).host.replace(':', '_'), ...fixture.state.pathOf(1).split('/').filter(Boolean)));
+    const audit = await rsdesk(['audit', '--dest', dest, '--quiet']);
+    expect(audit.code).toBe(1);
+    expect(audit.stdout).toContain(fixture.state.locOf(1));
+    expect(audit.stderr).toBe(`rsdesk: ${dest} is not in sync with its Source: 1 difference (stdout lists them).\n`);
+    // Errors as ever.
+    const locked = await rsdesk(['retry', '--dest', join(dest, 'nowhere'), '-q']);
+    expect(locked.code).toBe(1);
+    expect(locked.stderr).toMatch(/^rsdesk: .*nowhere is not a mirror/);
+  }, 60_000);
 });
 
 describe('a token with a line break or a space', () => {

@@ -1,6 +1,6 @@
 // rsdesk sync / audit / runs: a local mirror of a Source, kept in a folder.
 import { resolve } from 'node:path';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { audit, CUT_NOTE_START, lastAudit, readSavedAudit, type AuditReport } from '../engine/mirror/audit.ts';
 import { auditJson } from '../engine/mirror/audit-json.ts';
 import type { FoundStatus } from '../engine/mirror/audit-listed.ts';
@@ -36,6 +36,8 @@ export interface SyncCommandOptions {
   concurrency?: number;
   delayMs?: number;
   json: boolean;
+  /** No progress, no notes: stderr says something only when the exit code is not 0. */
+  quiet?: boolean;
   token?: string;
   basic?: string;
   headers?: string[];
@@ -125,11 +127,16 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     credentials = null;
   }
   const dest = resolve(o.dest);
+  // A command line that cannot work, said as one (exit 2, nothing made): it exited 1 as if something had failed.
+  // (A folder with a mirror's state and no Source in it is the engine's to explain.)
+  if (plainUrls.url === undefined && !isMirror(dest) && !isFile(dest)) {
+    throw new UsageError(`${dest} is not a mirror yet, and a new mirror needs the URL of its Source: rsdesk sync <url> --dest ${dest} (a folder that is a mirror already needs none)`);
+  }
   // Progress on stderr only when it is a terminal; --json output (stdout) is never mixed with it.
-  const progress = new ProgressLine(io);
+  const progress = new ProgressLine(io, o.quiet);
   const started = Date.now();
   const stop = stopOnSignals(io, () => progress.clear(), {
-    first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept; press Ctrl-C again to stop at once.`,
+    first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept`,
     second: (signal) => `rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk sync --dest ${dest}, which resumes the run.`,
   }, o.json);
   const result: SyncResult = await sync({
@@ -156,6 +163,8 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     userAgent: o.userAgent,
     pauseSignal: stop.signal,
     onNote: (note) => {
+      // A note on every run (a mirror of a Resource List alone has one) had a plain cron line mail every run.
+      if (o.quiet) return;
       progress.clear();
       io.err(`${note}\n`);
     },
@@ -195,10 +204,30 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
     );
     return SIGNAL_EXIT[stop.by];
   }
-  if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the run was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
-  return runExit(result);
+  if (stop.by !== null && !o.quiet) io.err(`rsdesk: ${stop.by} came while the run was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
+  return quietExit(result, dest, o.quiet, io);
 }
 
+/**
+ * The run's exit code; with --quiet, the one line on stderr that says why it is not 0. A cron line mails whatever is
+ * printed: with --quiet and stdout sent to a log, mail comes exactly when the exit code is not 0.
+ */
+function quietExit(r: { failed: number; pausedBecause: string | null; runId: number | null }, dest: string, quiet: boolean | undefined, io: Io): number {
+  const code = runExit(r);
+  if (!quiet || code === EXIT_OK) return code;
+  io.err(
+    r.failed > 0
+      ? `rsdesk: ${r.failed.toLocaleString('en')} resource${r.failed === 1 ? '' : 's'} failed in ${r.runId === null ? 'the dry run' : `run ${r.runId}`} of ${dest} (stdout lists them); rsdesk retry --dest ${dest} fetches them again.\n`
+      : `rsdesk: ${r.pausedBecause}\n`,
+  );
+  return code;
+}
+
+
+/** Whether `path` is there and is no folder: the engine says so in its own words. */
+function isFile(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isDirectory() === false;
+}
 
 /**
  * A run's exit code: 1 when anything failed; else 75 when it paused for a Source that refused everything (not done,
@@ -208,12 +237,25 @@ function runExit(r: { failed: number; pausedBecause: string | null }): number {
   return r.failed > 0 ? EXIT_FAILED : r.pausedBecause !== null ? EXIT_TRY_LATER : EXIT_OK;
 }
 
-/** How long the downloads under way may take to finish after SIGTERM, before the run stops at once. */
+/** How long the downloads under way may take to finish after SIGTERM or SIGHUP, before the run stops at once. */
 const TERM_GRACE_MS = 5_000;
 
+type StopSignal = keyof typeof SIGNAL_EXIT;
+
 /**
- * Ctrl-C (or SIGTERM) while a sync runs: no new resource is started, those under way finish and are recorded with
- * everything verified before them, and the run is left interrupted for the next sync to resume. Without this the
+ * How the first stop message goes on, for the signal that came. Only Ctrl-C comes from a person at a terminal who can
+ * press it again: after SIGTERM (systemd, docker stop, kill) or SIGHUP (a closed terminal or ssh session), "press
+ * Ctrl-C again" spoke to no one.
+ */
+function howItStops(signal: StopSignal): string {
+  if (signal === 'SIGINT') return '; press Ctrl-C again to stop at once.';
+  const hangup = signal === 'SIGHUP' ? ' (a hangup: the terminal or ssh session it ran in was closed, or kill -HUP)' : '';
+  return `${hangup}. If it has not stopped within ${TERM_GRACE_MS / 1000} s, or at a second ${signal}, it stops at once.`;
+}
+
+/**
+ * Ctrl-C, SIGTERM or SIGHUP while a sync runs: no new resource is started, those under way finish and are recorded
+ * with everything verified before them, and the run is left interrupted for the next sync to resume. Without this the
  * process died at once: up to a durable batch of verified downloads was lost, the lock was left behind and nothing
  * was said. A second signal stops at once (as a kill would), for a run whose downloads under way are long.
  */
@@ -222,20 +264,21 @@ function stopOnSignals(
   clear: () => void,
   say: { first: (signal: string) => string; second: (signal: string) => string },
   json = false,
-): { signal: AbortSignal; readonly by: keyof typeof SIGNAL_EXIT | null; dispose(): void } {
+): { signal: AbortSignal; readonly by: StopSignal | null; dispose(): void } {
   const pause = new AbortController();
-  let by: keyof typeof SIGNAL_EXIT | null = null;
+  let by: StopSignal | null = null;
   let grace: ReturnType<typeof setTimeout> | undefined;
-  const on = (signal: keyof typeof SIGNAL_EXIT, late = false) => {
+  const on = (signal: StopSignal, late = false) => {
     clear();
     if (by === null) {
       by = signal;
-      io.err(`${say.first(signal)}${signal === 'SIGTERM' ? ` If it has not stopped within ${TERM_GRACE_MS / 1000} s, it stops at once.` : ''}\n`);
+      io.err(`${say.first(signal)}${howItStops(signal)}\n`);
       pause.abort();
       // SIGTERM comes from a service manager or a container runtime (systemd, docker stop), which sends SIGKILL after
       // its own grace (docker: 10 s): without a deadline of ours, one large download under way got the run killed
-      // mid-write with nothing said. Ctrl-C has no such deadline: the person can press it again.
-      if (signal === 'SIGTERM') grace = setTimeout(() => on(signal, true), TERM_GRACE_MS).unref();
+      // mid-write with nothing said. A hangup has no one to press anything either. Ctrl-C has no such deadline: the
+      // person can press it again.
+      if (signal !== 'SIGINT') grace = setTimeout(() => on(signal, true), TERM_GRACE_MS).unref();
       return;
     }
     if (late) io.err(`rsdesk: not stopped within ${TERM_GRACE_MS / 1000} s of ${signal}.\n`);
@@ -245,10 +288,11 @@ function stopOnSignals(
     if (json) io.out(`${jsonError(say.second(signal).replace(/^rsdesk: /, ''))}\n`);
     process.exit(SIGNAL_EXIT[signal]);
   };
-  const onInt = () => on('SIGINT');
-  const onTerm = () => on('SIGTERM');
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', onTerm);
+  // SIGHUP's default killed the run at once when the terminal or ssh session it ran in closed: a baseline of hours
+  // lost its last batch and left its lock. (nohup cannot prevent that for any Node program: Node sets an ignored
+  // SIGHUP back to its default when it starts; docs/cli.md says what to use instead.)
+  const handlers = (Object.keys(SIGNAL_EXIT) as StopSignal[]).map((signal) => [signal, () => on(signal)] as const);
+  for (const [signal, handler] of handlers) process.on(signal, handler);
   return {
     signal: pause.signal,
     get by() {
@@ -256,8 +300,7 @@ function stopOnSignals(
     },
     dispose() {
       clearTimeout(grace);
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
+      for (const [signal, handler] of handlers) process.off(signal, handler);
     },
   };
 }
@@ -269,6 +312,8 @@ export interface RetryCommandOptions {
   /** Every failure still standing, whatever run it is of. */
   all?: boolean;
   json: boolean;
+  /** No progress, no notes: stderr says something only when the exit code is not 0. */
+  quiet?: boolean;
   concurrency?: number;
   token?: string;
   basic?: string;
@@ -326,10 +371,10 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
   if (!isMirror(dest)) throw new Error(`${dest} is not a mirror (no .resourcesync/state.sqlite)`);
   // Whether there is anything to retry is checked under the mirror's lock (retry.ts), and said in one plain line.
   const target = retryTarget(dest, o.runId, o.all);
-  const progress = new ProgressLine(io);
+  const progress = new ProgressLine(io, o.quiet);
   const started = Date.now();
   const stop = stopOnSignals(io, () => progress.clear(), {
-    first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept; press Ctrl-C again to stop at once.`,
+    first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept`,
     second: (signal) => `rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk retry --dest ${dest}, which takes the retry up again.`,
   }, o.json);
   const common = {
@@ -373,8 +418,8 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
     io.err(`rsdesk: stopped (${stop.by}). What was verified is kept; retry run ${result.runId} is left interrupted, and the next rsdesk retry --dest ${dest} takes it up again.\n`);
     return SIGNAL_EXIT[stop.by];
   }
-  if (stop.by !== null) io.err(`rsdesk: ${stop.by} came while the retry was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
-  return runExit(result);
+  if (stop.by !== null && !o.quiet) io.err(`rsdesk: ${stop.by} came while the retry was recording its last resources; nothing was left to fetch, so it ended as recorded above.\n`);
+  return quietExit(result, dest, o.quiet, io);
 }
 
 export function formatRetry(r: RetryResult, dest: string): string {
@@ -470,6 +515,8 @@ export async function auditCommand(
     dest: string;
     rehash: boolean;
     json: boolean;
+    /** Stderr says something only when the exit code is not 0: the mirror is not in sync, or no report is kept. */
+    quiet?: boolean;
     last?: boolean;
     token?: string;
     basic?: string;
@@ -484,18 +531,20 @@ export async function auditCommand(
     // The report kept in the mirror's state by the last audit (of rsdesk or the app); nothing is fetched.
     const saved = lastAudit(resolve(o.dest), o.reportLimit);
     if (saved === null) {
+      const none = `No audit report is kept for ${resolve(o.dest)} yet: run rsdesk audit --dest ${resolve(o.dest)} without --last.`;
       if (o.json) io.out('null\n');
-      else io.out(`No audit report is kept for ${resolve(o.dest)} yet: run rsdesk audit --dest ${resolve(o.dest)} without --last.\n`);
+      else io.out(`${none}\n`);
+      if (o.quiet) io.err(`rsdesk: ${none}\n`);
       return 1;
     }
     if (!o.json) io.out(`Last audit: ${saved.at}${saved.rehash ? ' (every file hashed again)' : ''}, ${saved.seconds} s\n`);
     await printAudit(resolve(o.dest), { ...saved.report, runId: saved.runId }, o.json, io, saved.rehash, { at: saved.at, rehash: saved.rehash });
-    return saved.report.inSync ? 0 : 1;
+    return auditExit(resolve(o.dest), saved.report, o.quiet, io);
   }
   const credentials = credentialsFrom(o.token, o.basic);
   // Ctrl-C cancels the audit: its run is recorded cancelled and the lock released, instead of both left behind.
   const stop = stopOnSignals(io, () => undefined, {
-    first: (signal) => `Stopping the audit (${signal}); press Ctrl-C again to stop at once.`,
+    first: (signal) => `Stopping the audit (${signal})`,
     second: (signal) => `rsdesk: audit stopped at once (${signal}); no report is kept.`,
   }, o.json);
   let report: AuditReport;
@@ -515,7 +564,18 @@ export async function auditCommand(
   const when = saved === null ? undefined : { at: saved.audit.at, rehash: saved.audit.rehash };
   saved?.close();
   await printAudit(resolve(o.dest), report, o.json, io, o.rehash, when);
-  return report.inSync ? 0 : 1;
+  return auditExit(resolve(o.dest), report, o.quiet, io);
+}
+
+/** 0 only in sync; with --quiet, not in sync is said on stderr too, in one line (as quietExit says a run's failures). */
+function auditExit(dest: string, report: AuditReport, quiet: boolean | undefined, io: Io): number {
+  if (report.inSync) return EXIT_OK;
+  if (quiet) {
+    const c = report.counts ?? { missing: report.missing.length, extra: report.extra.length, changed: report.changed.length, unverifiable: report.unverifiable.length };
+    const n = c.missing + c.extra + c.changed + c.unverifiable;
+    io.err(`rsdesk: ${dest} is not in sync with its Source: ${n.toLocaleString('en')} difference${n === 1 ? '' : 's'} (stdout lists them).\n`);
+  }
+  return EXIT_FAILED;
 }
 
 async function printAudit(dest: string, report: AuditReport, json: boolean, io: Io, rehash: boolean, when?: { at: string; rehash: boolean }): Promise<void> {

@@ -64,7 +64,7 @@ describe('rsdesk: help, version and usage errors', { timeout: 120_000 }, () => {
     expect(help.stdout).toContain('rsdesk retry --dest <dir> [--run ID | --all]');
     const retry = await run(['help', 'retry']);
     expect(retry).toMatchObject({ code: 0, stderr: '' });
-    expect(retry.stdout.startsWith('Usage: rsdesk retry --dest <dir> [--run ID | --all] [--json] [--concurrency N]')).toBe(true);
+    expect(retry.stdout.startsWith('Usage: rsdesk retry --dest <dir> [--run ID | --all] [--json] [--quiet] [--concurrency N]')).toBe(true);
     const typo = await run(['help', 'retyr']);
     expect(typo.code).toBe(2);
     expect(typo.stderr.split('\n')[0]).toBe('rsdesk: unknown command retyr (did you mean retry?)');

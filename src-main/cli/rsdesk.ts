@@ -26,6 +26,9 @@ const SERVE_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** --quiet: no progress, no notes; stderr says something only when the command does not exit 0 (a cron line mails it). */
+const QUIET = { quiet: { type: 'boolean', short: 'q' } } as const;
+
 const CHECK_OPTIONS = { ...NETWORK_OPTIONS, 'max-documents': { type: 'string' } } as const;
 
 const SYNC_OPTIONS = {
@@ -47,10 +50,11 @@ const SYNC_OPTIONS = {
   proxy: { type: 'string' },
   'forget-credentials': { type: 'boolean' },
   'pause-after-refusals': { type: 'string' },
+  ...QUIET,
 } as const;
 
-const RETRY_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, run: { type: 'string' }, all: { type: 'boolean' }, concurrency: { type: 'string' }, basic: { type: 'string' } } as const;
-const AUDIT_OPTIONS = { ...NETWORK_OPTIONS, dest: { type: 'string' }, rehash: { type: 'boolean' }, last: { type: 'boolean' }, basic: { type: 'string' } } as const;
+const RETRY_OPTIONS = { ...NETWORK_OPTIONS, ...QUIET, dest: { type: 'string' }, run: { type: 'string' }, all: { type: 'boolean' }, concurrency: { type: 'string' }, basic: { type: 'string' } } as const;
+const AUDIT_OPTIONS = { ...NETWORK_OPTIONS, ...QUIET, dest: { type: 'string' }, rehash: { type: 'boolean' }, last: { type: 'boolean' }, basic: { type: 'string' } } as const;
 const WATCH_OPTIONS = {
   dest: { type: 'string' },
   listen: { type: 'string' },
@@ -196,6 +200,7 @@ async function mirrorCommandIn(command: MirrorCommand, args: string[], io: Io, u
       runId: parseRunId(values.run),
       all: values.all ?? false,
       json: values.json ?? false,
+      quiet: values.quiet ?? false,
       concurrency: parseConcurrency(values.concurrency),
       token: values.token,
       basic: values.basic,
@@ -212,7 +217,7 @@ async function mirrorCommandIn(command: MirrorCommand, args: string[], io: Io, u
     if (values.last && values.rehash) throw new UsageError('--last prints the kept report; --rehash runs a new audit: give one of them');
     const timeoutMs = parseTimeout(values.timeout);
     return (await commands()).auditCommand(
-      { dest, rehash: values.rehash ?? false, json: values.json ?? false, last: values.last ?? false, token: values.token, basic: values.basic, timeoutMs, userAgent },
+      { dest, rehash: values.rehash ?? false, json: values.json ?? false, quiet: values.quiet ?? false, last: values.last ?? false, token: values.token, basic: values.basic, timeoutMs, userAgent },
       io,
     );
   }
@@ -234,6 +239,7 @@ async function mirrorCommandIn(command: MirrorCommand, args: string[], io: Io, u
     concurrency: parseConcurrency(values.concurrency),
     delayMs: parseDelay(values.delay),
     json: values.json ?? false,
+    quiet: values.quiet ?? false,
     token: values.token,
     basic: values.basic,
     headers: values.header ?? [],

@@ -24,9 +24,13 @@ export function runRsdesk(args: string[], options: { env?: NodeJS.ProcessEnv; cw
   });
 }
 
-/** `rsdesk args…` as a live process: its output so far, its exit code when it ends, and a signal sent when a test says. */
-export function startRsdesk(args: string[]) {
-  const child = spawn(process.execPath, [RSDESK_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * `rsdesk args…` as a live process (after `command`, such as `nohup`, when given): its output so far, its exit code
+ * when it ends, and a signal sent when a test says.
+ */
+export function startRsdesk(args: string[], options: { command?: string[] } = {}) {
+  const [command, ...before] = [...(options.command ?? []), process.execPath];
+  const child = spawn(command!, [...before, RSDESK_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const out = { stdout: '', stderr: '' };
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out.stdout += c));
   child.stderr.setEncoding('utf8').on('data', (c: string) => (out.stderr += c));

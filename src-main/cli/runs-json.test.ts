@@ -52,6 +52,21 @@ describe('rsdesk runs --json', () => {
     }
   });
 
+  it('gives phase times to the millisecond, not as float sums (2.8970000000000002)', async () => {
+    const dest = journal(0, 0);
+    const state = new MirrorState(stateDirOf(dest));
+    try {
+      const run = state.startRun('baseline', 'auto', 'http://127.0.0.1/resourcelist.xml');
+      // A fetch phase summed over two parts of a resumed run, as sync.ts adds them.
+      state.endRun(run.id, 'completed', { discovery: 0.142, fetch: 1.7 + 1.197 });
+    } finally {
+      state.close();
+    }
+    let out = '';
+    expect(await main(['runs', '--dest', dest, '--json'], { out: (t) => void (out += t), err: () => {} })).toBe(0);
+    expect(out).toContain('"phases":{"discovery":0.142,"fetch":2.897}');
+  });
+
   it('a mirror with no runs gives an empty list', async () => {
     const dest = journal(0, 0);
     let out = '';

@@ -19,9 +19,9 @@ Usage:
   rsdesk sync <url> --dest <dir> [--capabilitylist URL] [--map PREFIX=DIR]… [--allow-host HOST]…
               [--mode auto|baseline|incremental] [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine]
               [--allow-mass-delete] [--dry-run] [--concurrency N] [--delay S] [--token T | --basic USER:PASS] [--header "Name: value"]…
-              [--proxy env|none|URL] [--forget-credentials] [--timeout S] [--pause-after-refusals S] [--json]
-  rsdesk retry --dest <dir> [--run ID | --all] [--json] [--concurrency N] [--token T | --basic USER:PASS] [--timeout S]
-  rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
+              [--proxy env|none|URL] [--forget-credentials] [--timeout S] [--pause-after-refusals S] [--json] [--quiet]
+  rsdesk retry --dest <dir> [--run ID | --all] [--json] [--quiet] [--concurrency N] [--token T | --basic USER:PASS] [--timeout S]
+  rsdesk audit --dest <dir> [--rehash | --last] [--json] [--quiet] [--token T | --basic USER:PASS] [--timeout S]
   rsdesk runs --dest <dir> [--json]
   rsdesk watch <capabilitylist-or-topic-url> --dest <dir> [--listen HOST:PORT] [--public-url URL] [--secret S]
                [--lease SECONDS] [--apply] [--sync-on-ping] [--timeout S] [--json]
@@ -31,7 +31,8 @@ Usage:
 
 Exit codes: 0 success; 1 problems found, something failed, or the command could not run; 2 usage error;
 75 try later (the mirror folder is in use by another run, or the Source refused everything until the run
-paused); 130 / 143 stopped by Ctrl-C / SIGTERM (the next run resumes); 141 the reader of the output went away.
+paused); 130 / 143 / 129 stopped by Ctrl-C / SIGTERM / SIGHUP (the next run resumes); 141 the reader of the
+output went away.
 Run "rsdesk <command> --help" for a command's options.
 `,
   discover: `Usage: rsdesk discover <url> [--json] [--token T] [--timeout S]
@@ -83,7 +84,7 @@ Exit code 0 when no finding is an error, 1 otherwise, 2 on usage errors.
                    [--mode auto|baseline|incremental] [--use-dumps] [--with-metadata] [--delete keep|delete|quarantine]
                    [--allow-mass-delete] [--dry-run] [--concurrency N] [--delay S] [--json] [--token T | --basic USER:PASS]
                    [--header "Name: value"]... [--proxy env|none|URL] [--forget-credentials] [--timeout S]
-                   [--pause-after-refusals S]
+                   [--pause-after-refusals S] [--quiet]
 
 Mirrors a ResourceSync Source into the folder <dir>, whose state lives in <dir>/.resourcesync/. <url> is
 anything discover accepts (a site, a Source Description, a Capability List, a Resource or Change List);
@@ -119,6 +120,8 @@ Options:
                         0.5 (default: the mirror's setting, else 0)
   --json                print {"mode","created","updated","deleted","unchanged","skipped","failed","bytes","seconds","failures"}
                         (a dry run records nothing: past its first 10,000 failures, "failuresNotListed" counts them)
+  -q, --quiet           no progress and no notes on stderr; it says something there only when the exit code is not 0
+                        (an error, failures, a pause: one line); stdout is the same
   --token T             send "Authorization: Bearer T" to the Source (its origin only; also RSDESK_TOKEN)
   --basic USER:PASS     HTTP basic authentication instead (its origin only; also RSDESK_BASIC)
   --forget-credentials  stop sending credentials and forget the kept ones
@@ -138,13 +141,15 @@ Settings (credentials, headers, concurrency, delay, timeout, proxy, pause after 
 sync of <dir> uses them without being told again. A token or password is never written into <dir>: it
 is kept in mirror-secrets.json in the user's data folder (in clear, readable only by the user; the
 desktop app seals it with the OS keychain). Progress is shown on stderr when it is a terminal.
-Ctrl-C (or SIGTERM) stops the run: the downloads under way finish (after SIGTERM, within 5 s), what was
-verified is kept, and the next sync resumes the run; a second Ctrl-C stops at once.
+Ctrl-C (or SIGTERM, or SIGHUP when its terminal or ssh session closes) stops the run: the downloads under way
+finish (after SIGTERM or SIGHUP, within 5 s), what was verified is kept, and the next sync resumes the run; a
+second signal stops at once.
 
 Exit code 0 when nothing failed, 1 otherwise, 2 on usage errors, 75 when the folder is in use by another run
-or the run paused after refusals (try later); 130 (143) when stopped by Ctrl-C (SIGTERM).
+or the run paused after refusals (try later); 130, 143, 129 when stopped by Ctrl-C, SIGTERM, SIGHUP.
 `,
-  retry: `Usage: rsdesk retry --dest <dir> [--run ID | --all] [--json] [--concurrency N] [--token T | --basic USER:PASS] [--timeout S]
+  retry: `Usage: rsdesk retry --dest <dir> [--run ID | --all] [--json] [--quiet] [--concurrency N] [--token T | --basic USER:PASS]
+                    [--timeout S]
 
 Fetches again only the resources that failed in the last run of the mirror in <dir> (or in run ID), with the
 same checks as rsdesk sync, as a run of its own in the journal; what was verified is not touched. Each is
@@ -162,6 +167,8 @@ Options:
   --all                 every failure still standing, whatever run it is of
   --json                print {"mode","created","updated","deleted","unchanged","skipped","failed","bytes","seconds","failures"}
                         ("mode" is "retry")
+  -q, --quiet           no progress on stderr; it says something there only when the exit code is not 0 (an error,
+                        failures again, a pause: one line); stdout is the same
   --concurrency N       connections per host, 1 to 256 (default: the mirror's setting, else 8)
   --token T             send "Authorization: Bearer T" to the Source (its origin only; also RSDESK_TOKEN;
                         default: the credentials kept with the mirror)
@@ -169,14 +176,15 @@ Options:
   --timeout S           connect and stalled-body timeout in whole seconds, 1 to 600 (default: the mirror's, else 30)
   -h, --help            this help
 
-Ctrl-C (or SIGTERM) pauses the retry: the downloads under way finish (after SIGTERM, within 5 s), what was
-verified is kept, and the next rsdesk retry --dest <dir> takes it up; a second Ctrl-C stops at once.
+Ctrl-C (or SIGTERM, or SIGHUP) pauses the retry: the downloads under way finish (after SIGTERM or SIGHUP,
+within 5 s), what was verified is kept, and the next rsdesk retry --dest <dir> takes it up; a second signal
+stops at once.
 
 Exit code 0 when nothing failed (or nothing is left to retry), 1 otherwise, 2 on usage errors, 75 when the
-folder is in use by another run or the retry paused after refusals (try later); 130 (143) when stopped by Ctrl-C
-(SIGTERM).
+folder is in use by another run or the retry paused after refusals (try later); 130, 143, 129 when stopped by
+Ctrl-C, SIGTERM, SIGHUP.
 `,
-  audit: `Usage: rsdesk audit --dest <dir> [--rehash | --last] [--json] [--token T | --basic USER:PASS] [--timeout S]
+  audit: `Usage: rsdesk audit --dest <dir> [--rehash | --last] [--json] [--quiet] [--token T | --basic USER:PASS] [--timeout S]
 
 Compares the mirror in <dir> with the Source's current Resource List (plus the Change List's changes
 since its "at"): in sync, missing, extra (files no listed URI maps to), changed (hash, length or
@@ -191,6 +199,8 @@ Options:
   --rehash       hash every local file again
   --last         print the last audit's report, kept in the mirror; nothing is fetched
   --json         print the report as JSON
+  -q, --quiet    say on stderr too, in one line, when the mirror is not in sync (stdout is the same): with stdout
+                 sent elsewhere, stderr says something only when the exit code is not 0
   --token T      send "Authorization: Bearer T" to the Source (its origin only; also RSDESK_TOKEN;
                  default: the credentials kept with the mirror)
   --basic USER:PASS  HTTP basic authentication instead (its origin only; also RSDESK_BASIC)
@@ -198,7 +208,7 @@ Options:
   -h, --help     this help
 
 Exit code 0 only when in sync, 1 otherwise, 2 on usage errors, 75 when the folder is in use by another run
-(try later); 130 (143) when stopped by Ctrl-C (SIGTERM).
+(try later); 130, 143, 129 when stopped by Ctrl-C, SIGTERM, SIGHUP.
 `,
   runs: `Usage: rsdesk runs --dest <dir> [--json]
 

@@ -301,6 +301,11 @@ export interface MirrorSummary {
    * none can start now (a run going on, paused or interrupted, the folder missing or in use).
    */
   nextSync: string | null;
+  /**
+   * The scheduled sync that could not start when it was due (`at`), and why (`because`, in words: "the folder was in
+   * use by rsdesk sync (process 4242)"): it is tried again at `nextSync`. Null once a sync has ended since.
+   */
+  putOff: { at: string; because: string } | null;
   /** The progress of the run going on, if any. */
   progress: MirrorProgress | null;
 }

@@ -41,4 +41,17 @@ describe('nextSyncLine', () => {
     expect(nextSyncLine(mirror(6, now + 2 * HOUR, 'paused'), now)?.text).toBe('Resumes by itself in 2 hours');
     expect(nextSyncLine(mirror(6, now - MINUTE, 'interrupted'), now)?.text).toBe('Resumes by itself now');
   });
+
+  it('says a scheduled sync was put off (rsdesk took the folder as it was due), and why in the title', () => {
+    const putOff = { at: new Date(now - MINUTE).toISOString(), because: 'the folder was in use by rsdesk sync (process 4242)' };
+    expect(nextSyncLine({ ...mirror(6, null, 'busy'), putOff }, now)).toEqual({
+      text: 'Syncs by itself: put off, folder in use',
+      title: expect.stringMatching(/^The scheduled sync of 28 Nov 2026, .* was put off: the folder was in use by rsdesk sync \(process 4242\)\.$/),
+    });
+    expect(nextSyncLine({ ...mirror(6, now + HOUR), putOff }, now)).toEqual({
+      text: 'Next sync in 1 hour (put off)',
+      title: expect.stringMatching(/^Next scheduled sync: 28 Nov 2026, .*\. The scheduled sync of .* was put off: the folder was in use by rsdesk sync \(process 4242\)\.$/),
+    });
+    expect(nextSyncLine({ ...mirror(6, now + HOUR), putOff: null }, now)?.text).toBe('Next sync in 1 hour');
+  });
 });

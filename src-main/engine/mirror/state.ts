@@ -545,6 +545,17 @@ function toRow(raw: RawRow): InventoryRow {
   };
 }
 
+
+/**
+ * A run's phase times in seconds, to the millisecond: a phase summed over the parts of a resumed run was kept as
+ * 2.8970000000000002, and `rsdesk runs --json` printed it so.
+ */
+function phasesOf(text: unknown): Record<string, number> {
+  const phases = JSON.parse(String(text ?? '{}')) as Record<string, number>;
+  for (const [name, seconds] of Object.entries(phases)) if (typeof seconds === 'number') phases[name] = Math.round(seconds * 1000) / 1000;
+  return phases;
+}
+
 function toRun(raw: Record<string, unknown>): RunRecord {
   const n = (k: string) => Number(raw[k] ?? 0);
   return {
@@ -562,7 +573,7 @@ function toRun(raw: Record<string, unknown>): RunRecord {
     skipped: n('skipped'),
     failed: n('failed'),
     bytes: n('bytes'),
-    phases: JSON.parse(String(raw.phases ?? '{}')) as Record<string, number>,
+    phases: phasesOf(raw.phases),
     pausedSeconds: Number(raw.paused_seconds ?? 0),
     findingCount: n('findings'),
     message: (raw.message as string | null) ?? null,

@@ -3,7 +3,7 @@
 // it. Baseline: from a Resource List or Resource List Index; the list's `at` becomes the checkpoint only when the run
 // completes without a failure. Incremental: see incremental.ts.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
@@ -199,6 +199,36 @@ export class SyncError extends Error {
   }
 }
 
+/**
+ * The mirror's folder, made with its parents. Refused in plain words when it cannot be: Node's own "EACCES: permission
+ * denied, mkdir '/srv/x'" was all rsdesk said of a --dest under a folder its user may not write.
+ */
+function makeFolder(dest: string): void {
+  try {
+    mkdirSync(dest, { recursive: true });
+  } catch (err) {
+    let code = (err as NodeJS.ErrnoException).code;
+    // Node's recursive mkdir says ENOENT under a folder on a read-only file system: the nearest folder there says why.
+    if (code === 'ENOENT') code = writeProblem(dest);
+    const why =
+      code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'it is on a read-only file system' : code === 'ENOTDIR' ? 'a part of its path is a file' : null;
+    if (why === null) throw err;
+    throw new SyncError(`The folder ${dest} cannot be made for the mirror (${why}): give a folder this user can write, or make it first.`);
+  }
+}
+
+/** The error code of writing in the nearest folder above `path` that is there, or undefined when it can be written. */
+function writeProblem(path: string): string | undefined {
+  let dir = dirname(path);
+  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  try {
+    accessSync(dir, constants.W_OK);
+    return undefined;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code;
+  }
+}
+
 export async function sync(options: SyncOptions): Promise<SyncResult> {
   const dest = options.dest;
   const holder = enclosingStateDir(dest);
@@ -207,7 +237,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   }
   const destExisted = existsSync(dest);
   if (destExisted && !statSync(dest).isDirectory()) throw new SyncError(`${dest} is a file, not a folder: give a folder for the mirror`);
-  mkdirSync(dest, { recursive: true });
+  makeFolder(dest);
   // A run stops before it fills the disk, through the same signal as a cancel (what was verified stays), and says so.
   const cancel = options.signal;
   const reserve = options.dryRun === true ? null : new DiskReserve(dest, options.diskSpace);
