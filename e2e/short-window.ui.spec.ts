@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { expect, test, type Locator } from '@playwright/test';
 import { PATHS } from './fixture-source/index.ts';
 import { mirrorSuite } from './mirror-suite.ts';
-import { addSource, detail, expectAccessible, mainView, runEndSentence, treeItem } from './ui-helpers.ts';
+import { addSource, detail, entriesTable, expand, expectAccessible, mainView, runEndSentence, treeItem } from './ui-helpers.ts';
 
 const suite = mirrorSuite('short-window-ui', { resources: 20, changeListSize: 10 });
 
+test.describe.configure({ mode: 'serial' });
 test.use({ viewport: { width: 700, height: 450 } });
 
 async function height(box: Locator): Promise<number> {
@@ -52,4 +53,20 @@ test('at 200 % zoom of a 1400 × 900 window the tree, a mirror\'s tables, its ta
   await expect(title).toContainText('Resource List');
   expect(await title.evaluate((e) => e.scrollWidth <= e.clientWidth)).toBe(true);
   await expectAccessible(page, 'a Resource List at 200 % zoom');
+});
+
+test('zoomed in after the detail pane got its height, the entries still show more than a few rows', async ({ page }) => {
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await page.goto(suite.app.url);
+  const saved = page.getByRole('list', { name: 'Saved Sources' });
+  await expect(saved.or(page.getByText('No Sources yet'))).toBeVisible();
+  if (!(await saved.isVisible())) await addSource(page, `${suite.fixture.url}/`);
+  await expand(treeItem(page, PATHS.wellKnown));
+  await expand(treeItem(page, PATHS.dataset1.capabilityList));
+  const list = treeItem(page, PATHS.dataset1.resourceList);
+  await list.locator(':scope > .tree-row').click();
+  await expect(entriesTable(page).getByRole('row')).not.toHaveCount(0);
+  // 150 % zoom: the same window is 600 CSS px high; the detail pane keeps its height in px.
+  await page.setViewportSize({ width: 1400, height: 600 });
+  await expect.poll(async () => (await entriesTable(page).boundingBox())!.height).toBeGreaterThan(28 + 5 * 26);
 });
