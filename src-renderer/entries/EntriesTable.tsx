@@ -303,18 +303,25 @@ function Table({ url, doc }: { url: string; doc: DocumentView }) {
                     aria-selected={isSelected}
                     className={`tr${isSelected ? ' selected' : ''}${isActive ? ' active' : ''}${item.index % 2 ? ' odd' : ''}${entry ? '' : ' pending'}`}
                     style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
-                    onClick={
-                      entry
-                        ? (event) => {
-                            // The clicked cell becomes the Tab stop (the click gave it the focus already).
-                            const cell = (event.target as HTMLElement).closest<HTMLElement>('[data-cell]');
-                            if (cell) setColumn(Number(cell.dataset.cell!.split(':')[1]));
-                            setInHeader(false);
-                            setPendingRow(null);
-                            selectEntry({ url, index: entry.index, row: item.index });
-                          }
-                        : undefined
-                    }
+                    aria-busy={entry ? undefined : true}
+                    onMouseDown={(event) => {
+                      // A press on the row past its last cell would focus the grid itself, which sends the focus,
+                      // and the scroll, back to the row active before: the row's cell in the active column takes it.
+                      if ((event.target as HTMLElement).closest('[data-cell]')) return;
+                      event.preventDefault();
+                      event.currentTarget.querySelector<HTMLElement>(`[data-cell="${cellKey(item.index, activeCol)}"]`)?.focus({ preventScroll: true });
+                    }}
+                    onClick={(event) => {
+                      // The clicked cell becomes the Tab stop (the click gave it the focus already).
+                      const cell = (event.target as HTMLElement).closest<HTMLElement>('[data-cell]');
+                      if (cell) setColumn(Number(cell.dataset.cell!.split(':')[1]));
+                      setInHeader(false);
+                      // A row whose page is on its way is selected when it arrives, as a key's move is: before,
+                      // the click was lost and the detail kept showing the entry selected earlier.
+                      if (!entry) return setPendingRow(item.index);
+                      setPendingRow(null);
+                      selectEntry({ url, index: entry.index, row: item.index });
+                    }}
                   >
                     <Cells
                       row={item.index}

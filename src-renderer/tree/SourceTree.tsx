@@ -66,6 +66,20 @@ export function SourceTree({ source }: { source: SavedSource }) {
   }, [rows, watched]);
 
   const selectedIndex = rows.indexOf(selectedId ?? '');
+
+  // An item chosen (a click, Enter) while its page of entries is on its way: selected once it is read. Its id is its
+  // position, the same before and after. Before, the choice was dropped and the previous document stayed on show.
+  const [wantedId, setWantedId] = useState<string | null>(null);
+  const wantedIndex = wantedId === null ? undefined : rows.indexOf(wantedId);
+  const wantedRow = wantedIndex === undefined ? undefined : rows.at(wantedIndex);
+  useEffect(() => {
+    if (wantedRow?.kind === 'item' && !isPending(wantedRow.node)) {
+      setWantedId(null);
+      useUi.getState().selectNode(wantedRow.node);
+    }
+  }, [wantedRow]);
+  // Another item selected meanwhile wins.
+  useEffect(() => setWantedId(null), [selectedId]);
   const tabStop = rows.indexOf(focusedId ?? '') ?? selectedIndex ?? 0;
   const virtualizer = useVirtualizer({
     count: rows.count,
@@ -76,7 +90,7 @@ export function SourceTree({ source }: { source: SavedSource }) {
     // selected item, where focus returns from the views that leave (a mirror's form).
     rangeExtractor: (range) => {
       const list = defaultRangeExtractor(range);
-      for (const keep of [tabStop, selectedIndex]) {
+      for (const keep of [tabStop, selectedIndex, wantedIndex]) {
         if (keep !== undefined && keep < rows.count && !list.includes(keep)) list.push(keep);
       }
       return list.sort((a, b) => a - b);
@@ -158,7 +172,8 @@ export function SourceTree({ source }: { source: SavedSource }) {
       case 'Enter':
       case ' ':
         // Space selects, as Enter does: it is not typed ahead.
-        if (!isPending(row.node)) selectNode(row.node);
+        if (isPending(row.node)) setWantedId(row.node.id);
+        else selectNode(row.node);
         break;
       default: {
         if (event.key.length !== 1) return;
@@ -219,6 +234,8 @@ export function SourceTree({ source }: { source: SavedSource }) {
             index={v.index}
             start={v.start}
             tabStop={v.index === tabStop}
+            wanted={row.node.id === wantedId}
+            onWant={setWantedId}
             expanded={expanded[row.node.id] === true}
             fetch={fetch}
             measure={measure}

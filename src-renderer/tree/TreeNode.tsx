@@ -19,6 +19,9 @@ interface Props {
   /** Offset from the top of the tree, in px. */
   start: number;
   tabStop: boolean;
+  /** Chosen while its page is on its way: it is selected once read (SourceTree). */
+  wanted: boolean;
+  onWant: (id: string) => void;
   expanded: boolean;
   /** False while the tree scrolls fast: rows only passing by do not fetch their documents. */
   fetch: boolean;
@@ -29,7 +32,7 @@ interface Props {
  * One item of the tree, on its own line (the tree is flat in the DOM: level, position and set size say where the
  * item sits, as the WAI-ARIA tree pattern allows when not every item is in the DOM). Keys are the tree's.
  */
-export const TreeNode = memo(function TreeNode({ row, index, start, tabStop, expanded, fetch, measure }: Props) {
+export const TreeNode = memo(function TreeNode({ row, index, start, tabStop, wanted, onWant, expanded, fetch, measure }: Props) {
   const { node, level } = row;
   const selected = useUi((s) => s.node?.id === node.id);
   const { setExpanded, setFocused, selectNode } = useUi.getState();
@@ -56,7 +59,8 @@ export const TreeNode = memo(function TreeNode({ row, index, start, tabStop, exp
 
   function select(event: MouseEvent) {
     // A child not read yet has no document to show: it is selected once it is there.
-    if (!pending) selectNode(node);
+    if (pending) onWant(node.id);
+    else selectNode(node);
     setFocused(node.id);
     (event.currentTarget.parentElement as HTMLElement | null)?.focus({ preventScroll: true });
   }
@@ -87,7 +91,7 @@ export const TreeNode = memo(function TreeNode({ row, index, start, tabStop, exp
         }}
       >
         <div
-          className={`tree-row${selected ? ' selected' : ''}`}
+          className={`tree-row${selected ? ' selected' : ''}${wanted ? ' wanted' : ''}`}
           style={{ paddingLeft: 6 + (level - 1) * 16 }}
           onClick={select}
           onDoubleClick={(e) => expandable && toggle(e)}
@@ -116,7 +120,7 @@ export const TreeNode = memo(function TreeNode({ row, index, start, tabStop, exp
             </span>
             <span className={`tree-line2${summary.isError ? ' tree-line2-error' : ''}`} title={span?.title ? `${node.url}\n${span.title}` : node.url}>
               {pending ? (
-                <span className="muted">Loading…</span>
+                <span className="muted">{wanted ? 'Loading… it opens once read' : 'Loading…'}</span>
               ) : node.channel ? (
                 <>hub {node.hub ? hostOf(node.hub) : 'missing'} · not fetched</>
               ) : summary.isError ? (
