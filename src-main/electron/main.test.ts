@@ -297,7 +297,7 @@ describe('Electron main process (built bundle)', () => {
       expect(fake.calls.exit).toEqual([0]);
       const state = new MirrorState(stateDirOf(folder));
       try {
-        expect(state.runs()).toMatchObject([{ id: 1, status: 'interrupted', message: 'Paused' }]);
+        expect(state.runs()).toMatchObject([{ id: 1, status: 'interrupted', message: 'Paused: the app was closed while the run went on; Resume takes it up where it stopped.' }]);
       } finally {
         state.close();
       }
