@@ -4,7 +4,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { PATHS } from './fixture-source/index.ts';
 import { mirrorSuite } from './mirror-suite.ts';
-import { addSource, dataRows, detail, entriesTable, expand, treeItem } from './ui-helpers.ts';
+import { dataRows, detail, entriesTable, expand, openResourceListIndex, treeItem } from './ui-helpers.ts';
 
 // Past 10,000: a view carries that many children, the tree reads the rest a page at a time.
 const PARTS = 10_300;
@@ -29,19 +29,8 @@ async function holdEntries(page: Page, from: number) {
   return { release, held: () => held };
 }
 
-async function openIndex(page: Page) {
-  await page.goto(suite.app.url);
-  const saved = page.getByRole('list', { name: 'Saved Sources' });
-  await expect(saved.or(page.getByText('No Sources yet'))).toBeVisible();
-  if (!(await saved.isVisible())) {
-    await addSource(page, `${suite.fixture.url}/`);
-    await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible();
-  } else await saved.getByRole('button').first().click();
-  await expand(treeItem(page, PATHS.wellKnown));
-  await expand(treeItem(page, PATHS.dataset2.capabilityList));
-  const index = treeItem(page, PATHS.dataset2.resourceListIndex);
-  await expect(index.locator('.tree-count')).toHaveText('10,300', { timeout: 60_000 });
-  return index;
+function openIndex(page: Page) {
+  return openResourceListIndex(page, suite.app.url, suite.fixture.url, PARTS);
 }
 
 for (const how of ['a click', 'Enter'] as const) {

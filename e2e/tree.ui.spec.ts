@@ -4,7 +4,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { PATHS } from './fixture-source/index.ts';
 import { mirrorSuite } from './mirror-suite.ts';
-import { addSource, detail, expand, expectAccessible, treeItem } from './ui-helpers.ts';
+import { detail, expand, expectAccessible, openResourceListIndex, treeItem } from './ui-helpers.ts';
 
 const PARTS = 50_000;
 const suite = mirrorSuite('tree-ui', { resources: 12, bigListParts: PARTS, bigListEntries: 1 });
@@ -32,18 +32,7 @@ function renderedItems(page: Page): Promise<number> {
 }
 
 async function openIndex(page: Page): Promise<void> {
-  await page.goto(suite.app.url);
-  const saved = page.getByRole('list', { name: 'Saved Sources' });
-  await expect(saved.or(page.getByText('No Sources yet'))).toBeVisible();
-  if (!(await saved.isVisible())) {
-    await addSource(page, `${suite.fixture.url}/`);
-    await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible();
-  } else await saved.getByRole('button').first().click();
-  await expand(treeItem(page, PATHS.wellKnown));
-  await expand(treeItem(page, PATHS.dataset2.capabilityList));
-  const index = treeItem(page, PATHS.dataset2.resourceListIndex);
-  // Its count is there once the index has been read (50,000 entries take a moment).
-  await expect(index.locator('.tree-count')).toHaveText('50,000', { timeout: 60_000 });
+  const index = await openResourceListIndex(page, suite.app.url, suite.fixture.url, PARTS);
   await expand(index);
   await expect(treeItem(page, PATHS.dataset2.resourceListPart(1))).toBeVisible();
 }

@@ -1,6 +1,7 @@
 // Helpers shared by the Playwright specs (`*ui.spec.ts`): locators for the app's main parts, and axe.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, type Locator, type Page } from '@playwright/test';
+import { PATHS } from './fixture-source/index.ts';
 
 /** The tree item whose own row (not a descendant's) shows `text`, e.g. its path. */
 export function treeItem(page: Page, text: string | RegExp): Locator {
@@ -33,6 +34,26 @@ export function detail(page: Page): Locator {
 export async function addSource(page: Page, url: string): Promise<void> {
   await page.getByLabel('Source URL').fill(url);
   await page.getByRole('button', { name: 'Add Source' }).click();
+}
+
+/**
+ * Opens the app on the fixture Source (added the first time, then chosen from Saved Sources) and unfolds it down to
+ * dataset2's Resource List Index, once it has been read: its count shows `parts` parts.
+ */
+export async function openResourceListIndex(page: Page, appUrl: string, fixtureUrl: string, parts: number): Promise<Locator> {
+  await page.goto(appUrl);
+  const saved = page.getByRole('list', { name: 'Saved Sources' });
+  await expect(saved.or(page.getByText('No Sources yet'))).toBeVisible();
+  if (!(await saved.isVisible())) {
+    await addSource(page, `${fixtureUrl}/`);
+    await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible();
+  } else await saved.getByRole('button').first().click();
+  await expand(treeItem(page, PATHS.wellKnown));
+  await expand(treeItem(page, PATHS.dataset2.capabilityList));
+  const index = treeItem(page, PATHS.dataset2.resourceListIndex);
+  // The count is there once the index has been read (50,000 parts take a moment).
+  await expect(index.locator('.tree-count')).toHaveText(parts.toLocaleString('en'), { timeout: 60_000 });
+  return index;
 }
 
 /**
