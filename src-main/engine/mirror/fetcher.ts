@@ -23,7 +23,10 @@ export interface FetcherOptions {
   maxRedirects?: number;
   /** Attempts after the first, on 429, 503, 502, 504 and network failures. Default 3. */
   retries?: number;
-  /** Longest Retry-After honoured; a longer one fails the resource with that said. Default 120 s. */
+  /**
+   * Longest Retry-After honoured; a longer one pauses the run through `watch` (fails the resource, with that said,
+   * without one). Default 120 s.
+   */
   maxRetryAfterMs?: number;
   /** First backoff; doubled each retry. Default 500 ms. */
   backoffMs?: number;
@@ -165,6 +168,14 @@ export class Fetcher {
         return response;
       }
       const wait = retryAfterMs(response.headers['retry-after']);
+      if (wait !== null && wait > o.maxRetryAfterMs && watch) {
+        // Longer than a run waits: the run pauses now, as for a list (watched-http.ts), resumable and its checkpoint
+        // unmoved. Before, each resource failed at once: a Source answering everything "Retry-After: 3600" ended a
+        // baseline "failed" with one failure per resource.
+        response.body.destroy();
+        watch.askedToWait(refusalWords(response.status), wait, o.maxRetryAfterMs, url, 'a resource');
+        throw watch.stopped!;
+      }
       watch?.refused(refusalWords(response.status), wait);
       if (attempt >= o.retries) return response;
       response.body.destroy();

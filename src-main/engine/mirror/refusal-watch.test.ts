@@ -205,6 +205,24 @@ describe('a Source that refuses everything', () => {
     expect(await sync({ dest, proxyEnv: {} })).toMatchObject({ mode: 'baseline', resumed: true, paused: false, failed: 0, created: 12 });
   });
 
+  it('every resource refused with a Retry-After longer than a run waits: the baseline pauses at once, not "failed" with a failure each', async () => {
+    // Before, each resource failed at once ("the server asks to wait 1 h … longer than the 2 min a mirror waits"): the
+    // baseline ended failed with 12 failures.
+    fixture.setRefusing({ prefix: '/dataset1/res/', status: 503, headers: { 'retry-after': '3600' } });
+    const t0 = Date.now();
+    const first = await sync({ url: capabilityList(), dest, concurrency: 4, proxyEnv: {} });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    // (Resources with a copy elsewhere, rel="duplicate" under /mirror/, are served from it.)
+    expect(first).toMatchObject({ mode: 'baseline', paused: true, failed: 0, checkpoint: null });
+    expect(first.failures).toEqual([]);
+    expect(first.pausedBecause).toMatch(
+      /^Paused: the Source answered HTTP 503 \(Service Unavailable\) to http:\/\/127\.0\.0\.1:\d+\/dataset1\/res\/\S+, asking to wait 1 h \(Retry-After\); a run waits at most 2 min for a resource, so it stopped asking\. Nothing was taken for an answer: what was verified is kept and the checkpoint has not moved; run the sync again after (\d{4}-\d\d-\d\d )?\d\d:\d\d UTC to resume\.$/,
+    );
+    expect(runs().at(-1)).toMatchObject({ status: 'interrupted', message: first.pausedBecause });
+    fixture.setRefusing(null);
+    expect(await sync({ dest, proxyEnv: {} })).toMatchObject({ mode: 'baseline', resumed: true, paused: false, failed: 0, created: 12 });
+  });
+
   it("a dump's package refused with a Retry-After longer than a run waits: the run pauses, the package is not failed, the next sync applies it", async () => {
     // The first package: the one under way when the refusal comes (a later one's download, started ahead, is seen to
     // fail only once its turn comes, after the pause stopped the loop).

@@ -71,19 +71,19 @@ export class RefusalWatch {
   }
 
   /**
-   * The Source asked, with a Retry-After longer than the run waits for a list (`maxMs`), to wait before it answers
-   * `url`: the run pauses now, saying so. Before, the refusal was taken as the list's answer: a Change List's run ended
+   * The Source asked, with a Retry-After longer than the run waits for a list or a resource (`maxMs`; `waitedFor` says
+   * which), to wait before it answers `url`: the run pauses now, saying so. Before, the refusal was taken as the list's answer: a Change List's run ended
    * completed with "Some Sources do so when no change is listed", telling the archivist nothing had changed, and a
    * Resource List's or a package's failed as if it could not be had.
    */
-  askedToWait(what: string, retryAfterMs: number, maxMs: number, url: string): void {
+  askedToWait(what: string, retryAfterMs: number, maxMs: number, url: string, waitedFor = 'its lists and packages'): void {
     if (this.#stopped !== null) return;
     this.close();
     const at = Date.now();
     const retryAt = at + retryAfterMs <= MAX_DATE_MS ? at + retryAfterMs : null;
     const when = retryAt !== null ? `after ${clock(Math.ceil(retryAt / 60_000) * 60_000)}` : 'later';
     this.#stopped = new SourceRefusing(
-      `Paused: the Source answered ${what} to ${clip(url)}, asking to wait ${waitWords(retryAfterMs)} (Retry-After); a run waits at most ${formatDuration(maxMs)} for its lists and packages, so it stopped asking. ` +
+      `Paused: the Source answered ${what} to ${clip(url)}, asking to wait ${waitWords(retryAfterMs)} (Retry-After); a run waits at most ${formatDuration(maxMs)} for ${waitedFor}, so it stopped asking. ` +
         `Nothing was taken for an answer: what was verified is kept and the checkpoint has not moved; run ${this.#again} again ${when} to resume.`,
       retryAt,
     );

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { appendFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Http } from '../../http/index.ts';
 import { downloadPackage, parseContentRange } from './download.ts';
@@ -47,19 +49,29 @@ interface Behaviour {
   ignoreIfRange?: boolean;
   /** The first response sends its body a byte every this many ms. */
   trickleMs?: number;
+  /**
+   * Sends the body gzip-coded (Content-Encoding: gzip) whatever Accept-Encoding says, as a misconfigured server does;
+   * Range, Content-Length and `cutAfter` count bytes of the coded representation (RFC 9110 §14.1.2).
+   */
+  gzip?: boolean;
 }
 
 let server: Server;
 let base: string;
 let behaviour: Behaviour;
 let requests: { range?: string; ifRange?: string }[];
+/** Each request's Accept-Encoding. */
+let codings: (string | undefined)[];
 let dir: string;
 const http = new Http({ timeoutMs: 5000 });
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
   const b = behaviour;
   requests.push({ range: req.headers.range, ifRange: req.headers['if-range'] as string | undefined });
+  codings.push(req.headers['accept-encoding']);
   const headers: Record<string, string> = { 'content-type': 'application/zip' };
+  const body = b.gzip ? gzipSync(b.body) : b.body;
+  if (b.gzip) headers['content-encoding'] = 'gzip';
   if (b.etag) headers.etag = b.etag;
   if (b.lastModified) headers['last-modified'] = b.lastModified;
   let start = 0;
@@ -69,14 +81,14 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   const validatorOk = b.ignoreIfRange === true || ifRange === undefined || ifRange === b.etag || ifRange === b.lastModified;
   if (range && !b.ignoreRange && validatorOk) {
     start = Number(range[1]);
-    if (start >= b.body.length) {
-      res.writeHead(416, { 'content-range': `bytes */${b.body.length}` }).end();
+    if (start >= body.length) {
+      res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
       return;
     }
     status = 206;
-    headers['content-range'] = `bytes ${start}-${b.body.length - 1}/${b.rangeTotal ?? b.body.length}`;
+    headers['content-range'] = `bytes ${start}-${body.length - 1}/${b.rangeTotal ?? body.length}`;
   }
-  const slice = b.body.subarray(start);
+  const slice = body.subarray(start);
   if (b.announce !== null) headers['content-length'] = String(b.announce ?? slice.length);
   res.writeHead(status, headers);
   if (b.trickleMs !== undefined) {
@@ -106,6 +118,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   requests = [];
+  codings = [];
   dir = await mkdtemp(join(tmpdir(), 'rsdesk-dl-'));
 });
 afterEach(async () => {
@@ -270,6 +283,66 @@ describe('downloadPackage', () => {
     await expect(downloadPackage(options())).rejects.toThrow(/the server says the package .* is 300,005 bytes, the Dump says 300,000/i);
     expect(await readdir(dir)).toEqual([]);
     await expect(downloadPackage(options({ length: '12kB' }))).rejects.toMatchObject({ code: 'bad-length' });
+  });
+
+  describe('a server that codes the package although asked for identity', () => {
+    // Random bytes: their gzip coding is a little longer than they are, so the cuts below fall inside it.
+    const RAW = randomBytes(300_000);
+    const coded = (extra: Partial<Parameters<typeof downloadPackage>[0]> = {}) =>
+      options({ length: String(RAW.length), hash: `md5:${md5(RAW)} sha-256:${sha256(RAW)}`, ...extra });
+    const NOTE = /^http:\/\/127\.0\.0\.1:\d+\/package\.zip was sent coded \(Content-Encoding: gzip\) although asked for as it is; a download of it broken off cannot be resumed where it stopped, so it was downloaded again from the start$/;
+
+    it('asks for identity, and a coded transfer that broke off starts over, not a Range of the decoded bytes', async () => {
+      // Before, the resumption asked for a Range counted in decoded bytes of the coded representation: the 206 was
+      // the middle of a gzip stream, which failed to decode ("Could not decode the gzip body"), and the package failed.
+      behaviour = { body: RAW, etag: '"v1"', gzip: true, cutAfter: 100_000 };
+      const result = await downloadPackage(coded());
+      expect(codings.every((c) => c === 'identity')).toBe(true);
+      expect(requests).toEqual([{}, {}]);
+      expect(result).toMatchObject({ bytes: RAW.length, restarts: 1 });
+      expect(result.problems).toEqual([expect.stringMatching(NOTE)]);
+      expect(await readFile(result.path)).toEqual(RAW);
+    });
+
+    it('does not resume a coded part an earlier run left behind: it starts over', async () => {
+      behaviour = { body: RAW, etag: '"v1"', gzip: true, cutAfter: 100_000 };
+      await expect(downloadPackage(coded({ maxResumes: 0 }))).rejects.toThrow();
+      expect((await readdir(dir)).sort()).toEqual(['package.zip.part', 'package.zip.part.json']);
+      behaviour = { body: RAW, etag: '"v1"', gzip: true };
+      requests = [];
+      const asked: number[] = [];
+      const result = await downloadPackage(coded({ room: async (needed) => (asked.push(needed), null) }));
+      expect(requests).toEqual([{}]);
+      // Room is asked for the whole package, not for what a resumption would have left.
+      expect(asked).toEqual([RAW.length]);
+      expect(result).toMatchObject({ resumedFrom: 0, bytes: RAW.length });
+      expect(result.problems).toEqual([expect.stringMatching(NOTE)]);
+      expect(await readFile(result.path)).toEqual(RAW);
+    });
+
+    it('a resumption of a part sent as it was, answered 206 coded, is not spliced on: it starts over', async () => {
+      behaviour = { body: RAW, etag: '"v1"', cutAfter: 100_000 };
+      await expect(downloadPackage(coded({ maxResumes: 0 }))).rejects.toThrow();
+      behaviour = { body: RAW, etag: '"v1"', gzip: true };
+      requests = [];
+      const result = await downloadPackage(coded());
+      expect(requests).toEqual([{ range: 'bytes=100000-', ifRange: '"v1"' }, {}]);
+      expect(result).toMatchObject({ bytes: RAW.length, restarts: 1 });
+      expect(result.problems).toEqual([expect.stringMatching(NOTE)]);
+      expect(await readFile(result.path)).toEqual(RAW);
+    });
+
+    it('keeps the Dump length on what is written: a coded body that decodes past it is refused and not kept', async () => {
+      // A small coded body (a bomb, in small) whose decoded bytes go past the listed length.
+      const zeros = Buffer.alloc(2_000_000);
+      behaviour = { body: zeros, etag: '"v1"', gzip: true };
+      const written: number[] = [];
+      await expect(downloadPackage(options({ length: '100000', hash: undefined, onProgress: (n) => written.push(n) }))).rejects.toThrow(
+        /longer than the 100,000 bytes the Dump gives; refused/,
+      );
+      expect(Math.max(...written)).toBeLessThanOrEqual(100_000);
+      expect(await readdir(dir)).toEqual([]);
+    });
   });
 
   it('refuses and throws away a package whose hash does not match', async () => {

@@ -3,6 +3,9 @@
 // `Range` + `If-Range`, so a package that changed meanwhile comes back whole (200) and is restarted cleanly. The
 // Dump entry's rs:md `length` and `hash` are the package's fixity: a server that announces another length is
 // refused before a byte is written, and the finished file is renamed into place only when both match.
+// A package is asked for as it is (Accept-Encoding: identity): the HTTP client decodes a coded answer, and a Range
+// counts bytes of the coded representation, not of the decoded file on disk. A server that codes it anyway is
+// served, but what it sent is never resumed with Range: a broken-off download of it starts over.
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -77,6 +80,14 @@ interface PartMeta {
   url: string;
   /** A strong ETag or a Last-Modified date: what If-Range is sent with. */
   validator: string | null;
+  /** The Content-Encoding the part was sent with, decoded before it was written: such a part cannot be resumed. */
+  coded?: string;
+}
+
+/** A content-coding other than identity, or null. */
+function codingOf(headers: Record<string, string>): string | null {
+  const coding = headers['content-encoding']?.trim();
+  return coding === undefined || coding === '' || coding.toLowerCase() === 'identity' ? null : coding;
 }
 
 const NODE_ALGORITHM: Record<HashAlgorithm, string> = { md5: 'md5', 'sha-1': 'sha1', 'sha-256': 'sha256' };
@@ -187,6 +198,19 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
   // Resuming without a validator is only safe when the hash will catch a package that changed meanwhile.
   if (offset > 0 && meta?.validator == null && algorithms.length === 0) offset = 0;
   if (expectedLength !== null && offset > expectedLength) offset = 0;
+  // Decoded bytes of a coded answer: a Range of them would name bytes of the coded representation.
+  let restarts = 0;
+  let startedOver = false;
+  const startOver = (coding: string) => {
+    restarts++;
+    if (startedOver) return;
+    startedOver = true;
+    problems.push(`${clip(url)} was sent coded (Content-Encoding: ${clip(coding, 40)}) although asked for as it is; a download of it broken off cannot be resumed where it stopped, so it was downloaded again from the start`);
+  };
+  if (offset > 0 && meta?.coded !== undefined) {
+    startOver(meta.coded);
+    offset = 0;
+  }
   if (offset === 0) {
     await rm(part, { force: true });
     meta = null;
@@ -197,11 +221,10 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
   }
   const resumedFrom = offset;
   let resumes = 0;
-  let restarts = 0;
   const maxResumes = options.maxResumes ?? 5;
 
   for (;;) {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { 'accept-encoding': 'identity' };
     if (offset > 0) {
       headers.range = `bytes=${offset}-`;
       if (meta?.validator) headers['if-range'] = meta.validator;
@@ -213,6 +236,16 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
       const deadlineMs = options.deadlineAt === undefined ? undefined : Math.max(0, options.deadlineAt - Date.now());
       const response = await http.get(url, { signal, headers, deadlineAt: options.deadlineAt, deadlineMs, accept: 'application/zip, */*' });
       let append = false;
+      const coding = codingOf(response.headers);
+      if (response.status === 206 && offset > 0 && coding !== null) {
+        // The rest of the coded representation, decoded from its middle: never spliced onto the part.
+        await response.discard();
+        await rm(part, { force: true });
+        offset = 0;
+        meta = null;
+        startOver(coding);
+        continue;
+      }
       if (response.status === 206 && offset > 0) {
         const range = parseContentRange(response.headers['content-range'] ?? '');
         if (range === null || range.start !== offset || (expectedLength !== null && range.total !== null && range.total !== expectedLength)) {
@@ -272,7 +305,7 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
             url,
           );
         }
-        meta = { url, validator: validatorOf(response.headers) };
+        meta = coding === null ? { url, validator: validatorOf(response.headers) } : { url, validator: validatorOf(response.headers), coded: coding };
         await writeFile(metaPath, JSON.stringify(meta));
       }
       const limit = expectedLength;
@@ -350,7 +383,12 @@ async function download(options: DownloadOptions): Promise<DownloadResult> {
       const pastDeadline = options.deadlineAt !== undefined && Date.now() >= options.deadlineAt;
       if (broken && size > before && resumes < maxResumes && !pastDeadline && !signal?.aborted && meta !== null && (meta.validator !== null || algorithms.length > 0)) {
         resumes++;
-        offset = size;
+        if (meta.coded !== undefined) {
+          await rm(part, { force: true });
+          startOver(meta.coded);
+          offset = 0;
+          meta = null;
+        } else offset = size;
         continue;
       }
       // A part kept on a disk it filled would keep it full after the run, for the computer's other programs too: it goes
