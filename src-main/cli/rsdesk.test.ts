@@ -235,7 +235,8 @@ describe('rsdesk serve', { timeout: 120_000 }, () => {
 
   // serve is started without npx here: npm does not pass SIGTERM on to the command it runs (a terminal's Ctrl+C
   // reaches the whole process group, so people are not affected). The binary is the same Node 22 npx picks.
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  // SIGHUP (a closed terminal or ssh session) had killed it at once; now it stops as for the others, exit 129.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     it(`prints the URL, answers /api/invoke with the token and stops cleanly on ${signal}`, async () => {
       const dataDir = join(tmp, `data-${signal}`);
       const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir], {
@@ -280,7 +281,7 @@ describe('rsdesk serve', { timeout: 120_000 }, () => {
         });
         expect(await saved.json()).toEqual({ ok: true, result: { bearerToken: null, tokenOrigin: null, timeoutMs: 7000 } });
         child.kill(signal);
-        expect(await exited).toBe(0);
+        expect(await exited).toBe(signal === 'SIGHUP' ? 129 : 0);
         expect(stderr).toBe('');
       } finally {
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -6,6 +6,7 @@ import { FileSecretStore } from '../engine/mirror/secrets.ts';
 import { startHttpAdapter } from '../server/http-adapter.ts';
 import { openStore } from '../store/store.ts';
 import type { Io } from './io.ts';
+import { SIGNAL_EXIT } from './exit-codes.ts';
 
 export interface ServeOptions {
   port?: number;
@@ -14,19 +15,25 @@ export interface ServeOptions {
   dataDir: string;
   rendererDir: string;
   version: string;
-  /** Resolves when the server should stop; default: SIGINT or SIGTERM. */
+  /** Resolves when the server should stop (with the signal's name, if one stopped it); default: SIGINT, SIGTERM or SIGHUP. */
   stopped?: Promise<unknown>;
 }
 
-function untilSignal(): Promise<string> {
+type StopSignal = keyof typeof SIGNAL_EXIT;
+
+/**
+ * SIGHUP (the terminal or ssh session closed) stops the server as Ctrl-C does: its default killed the process at once,
+ * with the runs, the live batches being applied and the database cut off as by a kill.
+ */
+function untilSignal(): Promise<StopSignal> {
   return new Promise((resolve) => {
-    const stop = (signal: string) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+    const signals = Object.keys(SIGNAL_EXIT) as StopSignal[];
+    const handlers = signals.map((signal) => [signal, () => stop(signal)] as const);
+    const stop = (signal: StopSignal) => {
+      for (const [s, h] of handlers) process.off(s, h);
       resolve(signal);
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    for (const [s, h] of handlers) process.on(s, h);
   });
 }
 
@@ -57,8 +64,8 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
   await service.startLive();
   const stopped = options.stopped ?? untilSignal();
   io.out(`ResourceSync Desktop at ${adapter.url}\n`);
-  await stopped;
+  const by = await stopped;
   await adapter.close();
   await service.close();
-  return 0;
+  return by === 'SIGHUP' ? SIGNAL_EXIT.SIGHUP : 0;
 }

@@ -227,8 +227,9 @@ Exit code 0, 1 when <dir> is not a mirror, 2 on usage errors. It only reads: it 
        rsdesk watch --listen HOST:PORT [--json]
 
 Subscribes (WebSub) to the change-notification channel(s) of a Capability List, or to one topic URL,
-through a callback server of its own, and prints every event until Ctrl+C or SIGTERM, which
-unsubscribes and exits 0. The subscriptions and every notification received are kept in the mirror
+through a callback server of its own, and prints every event until Ctrl+C, SIGTERM or SIGHUP (its
+terminal or ssh session closed), which unsubscribes (waiting 5 s at most for the hub to verify it) and
+exits 0 (129 after SIGHUP). The subscriptions and every notification received are kept in the mirror
 folder <dir> (.resourcesync/state.sqlite); with --apply the changes are applied to that mirror (same
 fixity, atomic writes and journal as rsdesk sync), gaps are filled from the Change List. With
 --listen alone it only receives pings (RSS Ping 1.0 GET /ping, 2.0 POST /ping, XML-RPC POST /RPC2).
@@ -248,14 +249,16 @@ Options:
                      (default 30)
   -h, --help         this help
 
-Exit code 0 when stopped by Ctrl+C or SIGTERM (after unsubscribing), 1 when it could not start (the port
+Exit code 0 when stopped by Ctrl+C or SIGTERM (after unsubscribing), 129 by SIGHUP (after unsubscribing
+too), 1 when it could not start (the port
 taken, nothing to subscribe to), 2 on usage errors. While another run holds the mirror folder, notifications
 are kept and applied once it is free.
 `,
   serve: `Usage: rsdesk serve [--port N] [--live-port N] [--data-dir D]
 
 Runs ResourceSync Desktop in your browser: serves the built UI on 127.0.0.1 only and prints its
-address (with a one-time access token). Runs until Ctrl+C.
+address (with a one-time access token). Runs until Ctrl+C, SIGTERM or SIGHUP (its terminal or ssh
+session closed), and then stops cleanly.
 
 Options:
   --port N       port to listen on, 0 to 65535 (default 0: any free port)
@@ -264,7 +267,8 @@ Options:
   --data-dir D   where the database lives (default: the platform's application data folder)
   -h, --help     this help
 
-Exit code 0 when stopped by Ctrl+C or SIGTERM, 1 when it could not start (the port taken), 2 on usage errors.
+Exit code 0 when stopped by Ctrl+C or SIGTERM, 129 by SIGHUP, 1 when it could not start (the port taken), 2 on
+usage errors.
 `,
 } as const;
 

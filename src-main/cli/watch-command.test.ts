@@ -90,6 +90,32 @@ describe('rsdesk watch', () => {
     for (const e of w.events) expect(e).toMatchObject({ type: expect.any(String), at: expect.any(String) });
   });
 
+  it('SIGHUP (its terminal or ssh session closed) unsubscribes as SIGTERM does, and exits 129', async () => {
+    // Before, SIGHUP's default killed it at once: no unsubscription, and the hub went on delivering to a callback
+    // nobody served until the lease ran out.
+    const w = watch([capabilityList(), '--dest', dest, '--listen', '127.0.0.1:0', '--json', '--lease', '600']);
+    await w.next('subscribed');
+    await fixture.hub.settled();
+    expect(fixture.hub.live()).toHaveLength(1);
+    w.proc.kill('SIGHUP');
+    expect(await w.exited()).toBe(129);
+    expect(w.events.some((e) => e.type === 'unsubscribed')).toBe(true);
+    expect(fixture.hub.live()).toHaveLength(0);
+  });
+
+  it('stops within its deadline when the hub never verifies the unsubscription', async () => {
+    const w = watch([capabilityList(), '--dest', dest, '--listen', '127.0.0.1:0', '--json', '--lease', '600']);
+    await w.next('subscribed');
+    await fixture.hub.settled();
+    fixture.hub.faults.verifyDelayMs = 60_000;
+    const started = Date.now();
+    w.proc.kill('SIGHUP');
+    expect(await w.exited()).toBe(129);
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(4_500);
+    expect(took).toBeLessThan(12_000);
+  }, 30_000);
+
   it('with --listen alone receives pings only', async () => {
     const w = watch(['--listen', '127.0.0.1:0', '--json']);
     const listening = await w.next('listening');

@@ -1,7 +1,7 @@
 // rsdesk watch: subscribes to a Source's change-notification channel(s) through a callback server of its own and
-// prints every event as it happens (one JSON object per line with --json) until Ctrl+C or SIGTERM, which
-// unsubscribes (waiting a few seconds for the hub's verification) and exits 0. `--listen` without a URL runs only
-// the callback server: pings.
+// prints every event as it happens (one JSON object per line with --json) until Ctrl+C, SIGTERM or SIGHUP, which
+// unsubscribes (waiting a few seconds for the hub's verification) and exits 0 (129 after SIGHUP). `--listen` without
+// a URL runs only the callback server: pings.
 import { resolve } from 'node:path';
 import { clip } from '../engine/clip.ts';
 import { LiveEngine, DEFAULT_LIVE_PORT } from '../engine/live/engine.ts';
@@ -9,6 +9,7 @@ import type { LiveEvent } from '../engine/live/model.ts';
 import { MirrorState, stateDirOf } from '../engine/mirror/state.ts';
 import type { Io } from './io.ts';
 import { UsageError } from './usage.ts';
+import { SIGNAL_EXIT } from './exit-codes.ts';
 import { cliSecretStore } from './mirror-commands.ts';
 
 export interface WatchOptions {
@@ -22,8 +23,8 @@ export interface WatchOptions {
   syncOnPing: boolean;
   json: boolean;
   timeoutMs?: number;
-  /** Resolves when the command should stop (tests); default: SIGINT or SIGTERM. */
-  stopSignal?: Promise<void>;
+  /** Resolves when the command should stop (tests), with the signal that stopped it; default: SIGINT, SIGTERM or SIGHUP. */
+  stopSignal?: Promise<StopSignal | void>;
 }
 
 export function parseListen(value: string | undefined): { host: string; port: number } {
@@ -129,9 +130,10 @@ export async function watchCommand(o: WatchOptions, io: Io): Promise<number> {
         mine.push(sub.id);
       }
     }
-    await stop;
+    const by = await stop;
     if (dest !== null) await unsubscribeAll(engine, dest, mine);
-    return 0;
+    // A hangup says so in its exit code, as a sync's does; Ctrl-C and SIGTERM are the ordinary way to end a watch.
+    return by === 'SIGHUP' ? SIGNAL_EXIT.SIGHUP : 0;
   } finally {
     await engine.stop();
   }
@@ -158,19 +160,29 @@ async function unsubscribeAll(engine: LiveEngine, dest: string, ids: number[]): 
     });
     if (waiting.size === 0) res();
   });
-  for (const id of ids) await engine.unsubscribe(dest, id).catch(() => waiting.delete(id));
-  // The hub verifies the unsubscription with a GET to us: wait for it, a few seconds at most.
-  await Promise.race([done, new Promise((r) => setTimeout(r, 5_000).unref())]);
+  // The hub's verification (a GET to us) is waited for a few seconds at most: a service manager kills a process that
+  // takes longer to stop. The requests go out together, not one hub's deadline after another's.
+  const asked = Promise.all(ids.map((id) => engine.unsubscribe(dest, id).catch(() => waiting.delete(id)))).then(() => done);
+  await Promise.race([asked, new Promise((r) => setTimeout(r, UNSUBSCRIBE_DEADLINE_MS).unref())]);
 }
 
-function signalled(): Promise<void> {
+const UNSUBSCRIBE_DEADLINE_MS = 5_000;
+
+type StopSignal = keyof typeof SIGNAL_EXIT;
+
+/**
+ * SIGHUP (the terminal or ssh session closed) stops the watch as Ctrl-C does. Its default had killed the process at
+ * once: the hub was never asked to unsubscribe (it went on delivering to a callback nobody served until the lease
+ * ran out) and a batch being applied was cut off as by a kill.
+ */
+function signalled(): Promise<StopSignal> {
   return new Promise((res) => {
-    const on = () => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      res();
+    const signals = Object.keys(SIGNAL_EXIT) as StopSignal[];
+    const handlers = signals.map((signal) => [signal, () => on(signal)] as const);
+    const on = (signal: StopSignal) => {
+      for (const [s, h] of handlers) process.off(s, h);
+      res(signal);
     };
-    process.on('SIGINT', on);
-    process.on('SIGTERM', on);
+    for (const [s, h] of handlers) process.on(s, h);
   });
 }

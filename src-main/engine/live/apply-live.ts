@@ -390,7 +390,10 @@ export function syncFromCheckpoint(ctx: MirrorContext, changeListUrl: string): P
     const applier = newApplier(ctx, run.id, watch);
     const phases: Record<string, number> = {};
     try {
-      const result = await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint, concurrency: ctx.concurrency, signal: watch?.signal, phases });
+      // mustRead: a Change List answering a server error is a failure here, as for a gap's catch-up. Taken for "no
+      // change listed" (a sync's leniency), the ping's changes were not fetched, nothing was said, and the live
+      // notifications after it moved the checkpoint past them.
+      const result = await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint, concurrency: ctx.concurrency, signal: watch?.signal, phases, onNote: ctx.onNote, mustRead: true });
       await applier.finish();
       // Stopped for the disk: the checkpoint stays where it was, and the next sync fetches what was cut off.
       throwIfStopped(watch);

@@ -34,6 +34,8 @@ export interface LiveEngineOptions {
   minRenewMs?: number;
   /** Most time between a verification and the renewal after it, however long the lease (subscriber.ts). */
   maxRenewMs?: number;
+  /** Most time a failed renewal waits past the lease's end (subscriber.ts; tests set less). */
+  lapsedRetryMaxMs?: number;
   reorderWaitMs?: number;
   maxBodyBytes?: number;
   /** Connections the callback server holds at once (callback-server.ts; default 256). */
@@ -71,10 +73,11 @@ export interface SubscribeInput {
 export class LiveEngine {
   readonly events: LiveEvents;
   readonly #noise: NoiseGate;
-  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'maxRenewMs' | 'keepEvents' | 'noise' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending' | 'maxConnections'>> & { maxConnections?: number } & { publicUrl: string | null };
+  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'maxRenewMs' | 'lapsedRetryMaxMs' | 'keepEvents' | 'noise' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending' | 'maxConnections'>> & { maxConnections?: number } & { publicUrl: string | null };
   readonly #secrets: SecretStore | undefined;
   readonly #minRenewMs: number | undefined;
   readonly #maxRenewMs: number | undefined;
+  readonly #lapsedRetryMaxMs: number | undefined;
   readonly #given: GivenCredentials | undefined;
   readonly #diskSpace: FeedOptions['diskSpace'];
   readonly #maxPending: FeedOptions['maxPending'];
@@ -107,6 +110,7 @@ export class LiveEngine {
     this.#secrets = options.secretStore;
     this.#minRenewMs = options.minRenewMs;
     this.#maxRenewMs = options.maxRenewMs;
+    this.#lapsedRetryMaxMs = options.lapsedRetryMaxMs;
     this.#given = options.givenCredentials;
     this.#diskSpace = options.diskSpace;
     this.#maxPending = options.maxPending;
@@ -239,6 +243,7 @@ export class LiveEngine {
         renewAt: this.#o.renewAt,
         minRenewMs: this.#minRenewMs,
         maxRenewMs: this.#maxRenewMs,
+        lapsedRetryMaxMs: this.#lapsedRetryMaxMs,
         discarded: (e) => this.#noise.emit(e),
       },
     );

@@ -4,7 +4,7 @@
 // processed one at a time; everything that writes the mirror goes through one queue.
 import { createHash } from 'node:crypto';
 import { clip } from '../clip.ts';
-import { formatBytes } from '../http/errors.ts';
+import { formatBytes, HttpStatusError } from '../http/errors.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
 import { CLOCK_SLACK_MS } from '../mirror/change-timeline.ts';
 import { Http } from '../http/client.ts';
@@ -668,12 +668,12 @@ export class MirrorFeed {
     }
   }
 
-  #markNeedsSync(from: string, until: string): void {
+  #markNeedsSync(from: string, until: string, reason = 'a gap in the change notifications'): void {
     // A period missed already (not yet synced) widens to hold both: the mirror misses everything between them.
     const prior = this.state.needsSync();
     const earlier = prior && Date.parse(prior.from) < Date.parse(from) ? prior.from : from;
     const later = prior && Date.parse(prior.until) > Date.parse(until) ? prior.until : until;
-    this.state.setNeedsSync({ from: earlier, until: later, since: prior?.since ?? new Date().toISOString(), reason: 'a gap in the change notifications' });
+    this.state.setNeedsSync({ from: earlier, until: later, since: prior?.since ?? new Date().toISOString(), reason });
   }
 
   /** Runs writes to the mirror one at a time; a lock held by another process makes it wait and try again. */
@@ -743,7 +743,13 @@ export class MirrorFeed {
           this.#events.emit({ type: 'sync', dest: this.dest, reason, created: c.created, updated: c.updated, deleted: c.deleted, failed: c.failed });
         } catch (err) {
           if (err instanceof MirrorLockedError) throw err;
-          this.#events.emit({ type: 'error', dest: this.dest, message: `The sync a ping asked for failed: ${(err as Error).message}` });
+          // What the ping announced is not in the mirror, and notifications may move the checkpoint past it.
+          const from = this.state.checkpoint()?.at;
+          if (from !== undefined) this.#markNeedsSync(from, new Date(this.#lastPingSyncAt).toISOString(), 'a ping whose sync failed');
+          // Only the lists are fetched with errors thrown; a resource that fails is a failure of the run instead.
+          const what = err instanceof HttpStatusError ? 'could not read the Change List' : 'failed';
+          const then = from !== undefined ? ` The mirror needs a sync (rsdesk sync --dest ${this.dest}) for the changes since ${from}.` : '';
+          this.#events.emit({ type: 'error', dest: this.dest, message: `The sync a ping asked for ${what}: ${(err as Error).message.replace(/\.$/, '')}.${then}` });
         }
       },
       () => {

@@ -119,6 +119,25 @@ describe('RSS Ping', () => {
     await call(`/ping?site_uri=${encodeURIComponent('http://elsewhere.example/')}`);
     expect((await waitFor(rig, 'ping', (e) => e !== ping)).triggered).toEqual([]);
   });
+  it('a ping whose Change List answers a server error says so and marks the mirror as needing a sync', async () => {
+    // Before, the 503 was taken for "no change listed": a "sync" event with nothing applied, no word of the
+    // Change List, and what the ping announced never fetched.
+    rig = await startRig();
+    rig.engine.openMirror(rig.dest, { pingSync: true });
+    const checkpoint = rig.engine.feed(rig.dest)!.state.checkpoint()!.at;
+    const [record] = rig.fixture.change('update');
+    rig.fixture.setRefusing({ prefix: '/dataset1/changelist', status: 503 });
+    const pinged = Date.now();
+    await call(`/ping?${new URLSearchParams({ site_name: 'Fixture', site_uri: rig.fixture.url + '/' })}`);
+    const error = await waitFor(rig, 'error');
+    expect(error.message).toMatch(/^The sync a ping asked for could not read the Change List: HTTP 503 .*changelist-index\.xml\. The mirror needs a sync \(rsdesk sync --dest /);
+    expect(rig.events.some((e) => e.type === 'sync')).toBe(false);
+    expect(mirrored(rig, record.id)?.equals(sourceBytes(rig, record.id))).not.toBe(true);
+    const needs = rig.engine.feed(rig.dest)!.state.needsSync();
+    expect(needs).toMatchObject({ from: checkpoint });
+    expect(Date.parse(needs!.until)).toBeGreaterThanOrEqual(pinged);
+  });
+
   it('a flood of pings does not read the Change List back to back: one sync per interval, and one after the last ping', async () => {
     rig = await startRig();
     rig.engine.openMirror(rig.dest, { pingSync: true, pingSyncIntervalMs: 700 });

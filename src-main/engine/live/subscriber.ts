@@ -22,6 +22,8 @@ export interface SubscriberOptions {
   minRenewMs?: number;
   /** Most time between a verification and the renewal after it (default MAX_RENEW_MS). */
   maxRenewMs?: number;
+  /** Most time a failed renewal waits past the lease's end before it is tried again (default LAPSED_RETRY_MAX_MS). */
+  lapsedRetryMaxMs?: number;
   /**
    * Says a verification refused (another topic, a mode not asked for): whoever has the callback URL can send those,
    * so the engine lets only a few a window through (noise.ts). Default: every one is an event.
@@ -46,6 +48,16 @@ export const LONGEST_RECOMMENDED_LEASE_S = 2_678_400;
  * 24.8 days, which also keeps the timer below setTimeout's limit of 2^31-1 ms (past it Node fires after 1 ms).
  */
 export const MAX_RENEW_MS = Math.round(LONGEST_RECOMMENDED_LEASE_S * 1000 * 0.8);
+
+/**
+ * While a lease has run out the hub sends nothing, and every change it drops is a gap: a renewal that keeps failing
+ * (a hub down for hours) is tried again at most this long after the lease's end, however long the backoff has grown.
+ * With the backoff's hour, a hub back up waited up to an hour more for the renewal.
+ */
+export const LAPSED_RETRY_MAX_MS = 300_000;
+
+/** The longest a hub's Retry-After is honoured (as for any request to a hub: backoff.ts). */
+const RETRY_AFTER_MAX_MS = 3_600_000;
 
 export interface SubscribeRequest {
   topic: string;
@@ -215,9 +227,15 @@ export class Subscriber {
 
   #failed(row: SubscriptionRow, mode: 'subscribe' | 'unsubscribe', reason: string, retryAfterMs: number | null = null): void {
     const attempts = row.attempts + 1;
-    const wait = backoffMs(attempts, this.#o.retryBaseMs, retryAfterMs);
     const lapsed = row.status === 'active' && row.expiresAt !== null && Date.parse(row.expiresAt) <= Date.now();
     const status = mode === 'unsubscribe' ? 'unsubscribing' : lapsed ? 'expired' : row.status === 'active' ? 'active' : row.status === 'expired' ? 'expired' : 'retrying';
+    // A renewal is not tried later than a few minutes past the lease's end, unless the hub asks for that itself.
+    const renewing = mode === 'subscribe' && row.verifiedAt !== null && (row.status === 'active' || row.status === 'expired');
+    const leaseLeft = renewing && row.expiresAt !== null ? Math.max(0, Date.parse(row.expiresAt) - Date.now()) : null;
+    const wait =
+      leaseLeft === null
+        ? backoffMs(attempts, this.#o.retryBaseMs, retryAfterMs)
+        : Math.max(Math.min(backoffMs(attempts, this.#o.retryBaseMs), leaseLeft + (this.#o.lapsedRetryMaxMs ?? LAPSED_RETRY_MAX_MS)), Math.min(retryAfterMs ?? 0, RETRY_AFTER_MAX_MS));
     if (lapsed) this.#events.emit({ type: 'expired', ...this.#base(row), hub: row.hub, foreseen: false });
     this.#store.updateSubscription(row.id, {
       attempts,
@@ -226,7 +244,6 @@ export class Subscriber {
       nextAttemptAt: new Date(Date.now() + wait).toISOString(),
     });
     // A renewal that fails is said as one, with what it puts at stake: before, it read as a first subscription.
-    const renewing = mode === 'subscribe' && row.verifiedAt !== null && (row.status === 'active' || row.status === 'expired');
     const what = mode === 'unsubscribe' ? 'Unsubscribing from' : renewing ? 'Renewing the subscription to' : 'Subscribing to';
     const stake = !renewing || row.expiresAt === null ? '' : status === 'expired' ? '; its lease has ended, and the hub sends nothing until it is renewed' : `; its lease ends at ${row.expiresAt}`;
     this.#events.emit({ type: 'error', subscriptionId: row.id, dest: row.dest, message: `${what} ${clip(row.topic)} failed (${reason}); trying again in ${wait < 1000 ? 'a moment' : `${Math.round(wait / 1000)} s`}${stake}` });

@@ -179,6 +179,24 @@ describe('subscribing', () => {
     expect(rig.engine.subscriptions()[0]).toMatchObject({ status: 'active', lastError: null });
   });
 
+  it('a renewal that keeps failing is tried again soon after its lease has ended, however long the backoff has grown', async () => {
+    // Before, the backoff went on doubling (up to an hour) once the lease had ended: a hub down for a while, then
+    // back, waited that long more for the renewal while it sent nothing. Scaled down: backoff from 200 ms, the cap
+    // past the lease's end 400 ms (5 min by default).
+    rig = await startRig({ engine: { minRenewMs: 500, retryBaseMs: 200, lapsedRetryMaxMs: 400 } });
+    const sub = await subscribed(rig, { leaseSeconds: 2 });
+    rig.fixture.hub.faults.failRequests = 1_000;
+    const expired = await waitFor(rig, 'expired', (e) => e.subscriptionId === sub.id, 5_000);
+    const from = rig.events.indexOf(expired);
+    await new Promise((r) => setTimeout(r, 3_000));
+    const lapsed = rig.events.slice(from).filter((e) => e.type === 'error' && e.subscriptionId === sub.id).map((e) => (e as { message: string }).message);
+    // Each tried again within 400 ms; before, 2 s, 3 s, 6 s … apart.
+    for (const message of lapsed) expect(message).toMatch(/; trying again in a moment; its lease has ended/);
+    expect(lapsed.length).toBeGreaterThanOrEqual(3);
+    rig.fixture.hub.faults.failRequests = 0;
+    await waitFor(rig, 'renewed', (e) => e.subscriptionId === sub.id, 2_000, from);
+  });
+
   it('retries with backoff when the hub fails, and records a denial', async () => {
     rig = await startRig();
     rig.fixture.hub.faults.failRequests = 2;
