@@ -18,6 +18,17 @@ async function ensureSource(page: Page): Promise<void> {
   await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeVisible({ timeout: 30_000 });
 }
 
+test('Enter in the URL field takes focus to the outcome, as the Add Source button does', async ({ page }) => {
+  await page.goto(suite.app.url);
+  await expect(page.getByText('No Sources yet')).toBeVisible();
+  const field = page.getByLabel('Source URL');
+  await field.fill(`${suite.fixture.url}/`);
+  await field.press('Enter');
+  // Before, focus stayed in the field, ten stops above the result it had led to.
+  await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeFocused({ timeout: 30_000 });
+  await expectAccessible(page, 'the sidebar after a Source was added');
+});
+
 test('the Live button takes focus to the Live view, and closing it leaves focus on the button', async ({ page }) => {
   await page.goto(suite.app.url);
   const button = page.getByRole('button', { name: /^Live/ });
