@@ -63,3 +63,23 @@ test('Check Source and Show last check take focus to the report', async ({ page 
   await page.keyboard.press('Enter');
   await expect(report.getByRole('heading', { level: 2, name: /^Check of / })).toBeFocused();
 });
+
+test('in a window too narrow for the saved width, the resize handle reports and moves from the width shown', async ({ page }) => {
+  // 45 % of 700 px is 315, less than the default 370.
+  await page.setViewportSize({ width: 700, height: 800 });
+  await page.goto(suite.app.url);
+  const sidebar = page.getByRole('complementary', { name: 'Sources' });
+  const handle = page.getByRole('separator', { name: 'Resize the sidebar' });
+  const shown = async () => Math.round((await sidebar.boundingBox())!.width);
+  expect(await shown()).toBe(315);
+  await expect(handle).toHaveAttribute('aria-valuenow', '315');
+  await handle.focus();
+  await page.keyboard.press('ArrowLeft');
+  // One step (24 px) narrower at once; before, the saved 370 became 346, still capped at 315.
+  await expect.poll(shown).toBe(291);
+  await expect(handle).toHaveAttribute('aria-valuenow', '291');
+  await page.keyboard.press('ArrowRight');
+  await expect.poll(shown).toBe(315);
+  await expect(handle).toHaveAttribute('aria-valuenow', '315');
+  await expectAccessible(page, 'the sidebar in a narrow window');
+});
