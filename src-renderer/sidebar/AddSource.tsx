@@ -176,7 +176,11 @@ export function AddSource() {
   useEffect(() => {
     if (!running) return;
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape' && (e.target as HTMLElement | null)?.closest('.add-source')) cancel();
+      if (e.key === 'Escape' && (e.target as HTMLElement | null)?.closest('.add-source')) {
+        // Cancelled from the field: focus stays there, for the URL to be put right.
+        submittedFrom.current = null;
+        cancel();
+      }
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
