@@ -140,6 +140,8 @@ test('a bare host: while discovery runs it shows the URL being fetched, the time
     await expect(progress).toContainText(`Fetching ${fixture.url}${PATHS.wellKnown}`);
     await page.keyboard.press('Escape');
     await expect(title(page)).toHaveText(/Discovery cancelled/);
+    // Cancelled from the field (where Enter started it), focus stays there, for the URL to be put right.
+    await expect(page.getByLabel('Source URL')).toBeFocused();
   } finally {
     fixture.setBroken(PATHS.wellKnown, null);
     await setRequestTimeout(30_000);

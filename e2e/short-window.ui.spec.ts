@@ -72,3 +72,28 @@ test('zoomed in after the detail pane got its height, the entries still show mor
   await page.setViewportSize({ width: 1400, height: 600 });
   await expect.poll(async () => (await entriesTable(page).boundingBox())!.height).toBeGreaterThan(28 + 5 * 26);
 });
+
+test("at 200 % zoom a document's detail stays inside the main pane, its tab's panel whole when scrolled to", async ({ page }) => {
+  await page.goto(suite.app.url);
+  const saved = page.getByRole('list', { name: 'Saved Sources' });
+  await expect(saved.or(page.getByText('No Sources yet'))).toBeVisible();
+  if (!(await saved.isVisible())) await addSource(page, `${suite.fixture.url}/`);
+  await expand(treeItem(page, PATHS.wellKnown));
+  await expand(treeItem(page, PATHS.dataset1.capabilityList));
+  await treeItem(page, PATHS.dataset1.resourceList).locator(':scope > .tree-row').click();
+  await expect(entriesTable(page).getByRole('row')).not.toHaveCount(0);
+  const panel = detail(page).getByRole('tabpanel');
+  await expect(panel).toBeVisible();
+  // Before, the title, facts and tabs left the panel 7 px and its padding stuck 9 px out below the main pane.
+  const main = mainView(page);
+  expect(await main.evaluate((e) => e.scrollHeight - e.clientHeight)).toBe(0);
+  expect(await page.evaluate(() => document.documentElement.scrollHeight - innerHeight)).toBe(0);
+  expect(await height(panel)).toBeGreaterThan(150);
+  // Scrolled to its end, the detail shows the panel down to its bottom, inside the window.
+  await detail(page).locator('.detail').evaluate((e) => e.scrollTo({ top: e.scrollHeight }));
+  const bottom = await panel.evaluate((e) => e.getBoundingClientRect().bottom);
+  const paneBottom = (await detail(page).boundingBox())!;
+  expect(bottom).toBeLessThanOrEqual(paneBottom.y + paneBottom.height + 0.5);
+  expect(bottom).toBeLessThanOrEqual(450 + 0.5);
+  await expectAccessible(page, "a Resource List's detail at 200 % zoom");
+});

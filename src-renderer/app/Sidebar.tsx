@@ -8,6 +8,7 @@ import { CheckButton } from '../check/CheckButton.tsx';
 import { MirrorList } from '../mirror/MirrorList.tsx';
 import { LiveButton } from '../live/LiveButton.tsx';
 import { Splitter } from './Splitter.tsx';
+import { useShownWidth } from './shown-width.ts';
 
 export function Sidebar() {
   const info = useAppInfo().data;
@@ -16,9 +17,12 @@ export function Sidebar() {
   const width = useUi((s) => s.sidebarWidth);
   const setWidth = useUi((s) => s.setSidebarWidth);
   const source = sources?.find((s) => s.id === sourceId) ?? null;
+  // The saved width is what the person chose; a narrow window caps it (45 % of its width), and the handle reports
+  // and moves from the width shown: from the saved one, it said 370 px while 315 showed, and a step left did nothing.
+  const [ref, shown] = useShownWidth<HTMLElement>();
 
   return (
-    <aside className="sidebar" style={{ width }} aria-label="Sources">
+    <aside ref={ref} className="sidebar" style={{ width }} aria-label="Sources">
       <header className="brand">
         <h1 className="brand-name">ResourceSync Desktop</h1>
         {info && <span className="muted brand-version">v{info.version} · {info.adapter}</span>}
@@ -40,7 +44,7 @@ export function Sidebar() {
         {source ? <SourceTree key={source.id} source={source} /> : <p className="empty">Select or add a Source.</p>}
       </div>
       {/* Inside the sidebar's landmark, on its right edge: between the landmarks it was content outside any. */}
-      <Splitter orientation="vertical" value={width} onChange={setWidth} direction={1} label="Resize the sidebar" />
+      <Splitter orientation="vertical" value={shown ?? width} onChange={setWidth} direction={1} label="Resize the sidebar" />
     </aside>
   );
 }

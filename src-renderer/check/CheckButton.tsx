@@ -1,6 +1,13 @@
 import type { SavedSource } from '../../src-main/contract/types.ts';
 import { useCheck } from '../state/check.ts';
+import { focusWhenReady } from '../mirror/focus.ts';
+import { CHECK_TITLE_ID } from './CheckView.tsx';
 import { useStartCheck } from './queries.ts';
+
+/** The report opens in the main pane, ten sidebar stops away: focus goes to its heading, from the button pressed. */
+function focusReport(from: Element): void {
+  focusWhenReady(() => document.getElementById(CHECK_TITLE_ID), from);
+}
 
 /** Starts a check of the selected Source, or brings back the report of the last one. */
 export function CheckButton({ source }: { source: SavedSource }) {
@@ -15,13 +22,24 @@ export function CheckButton({ source }: { source: SavedSource }) {
       <button
         type="button"
         className="btn-small"
-        onClick={() => start(url, source.name)}
+        onClick={(event) => {
+          start(url, source.name);
+          focusReport(event.currentTarget);
+        }}
         title="Read every document of this Source and list everything it gets wrong"
       >
         Check Source
       </button>
       {last && (
-        <button type="button" className="btn-small" onClick={show}>
+        <button
+          type="button"
+          className="btn-small"
+          onClick={(event) => {
+            show();
+            // This button goes away with the report shown: focus is then lost, which focusReport also takes over.
+            focusReport(event.currentTarget);
+          }}
+        >
           Show last check
         </button>
       )}

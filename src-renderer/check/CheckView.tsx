@@ -12,6 +12,9 @@ function count(n: number, one: string, many = `${one}s`): string {
   return `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
 }
 
+/** The report's heading, which takes focus when a button in the sidebar opens the report. */
+export const CHECK_TITLE_ID = 'check-title';
+
 /** The Check report in the main pane: progress and Cancel while it runs, then the summary and every finding. */
 export function CheckView({ run }: { run: CheckRunRef }) {
   const report = useCheckRun(run.runId, run.url);
@@ -22,7 +25,7 @@ export function CheckView({ run }: { run: CheckRunRef }) {
   return (
     <section className="check" aria-label="Check report">
       <header className="check-header">
-        <h2 className="check-title">Check of {run.name}</h2>
+        <h2 id={CHECK_TITLE_ID} className="check-title" tabIndex={-1}>Check of {run.name}</h2>
         <span className="check-start mono">{run.url}</span>
         <span className="check-actions">
           {!report.isPending && (

@@ -1,7 +1,13 @@
 import { useCheck } from '../state/check.ts';
+import { LIVE_TITLE_ID } from './LiveView.tsx';
+import { focusWhenReady } from '../mirror/focus.ts';
 import { useLive } from './state.ts';
 
-/** Opens the Live view (subscriptions and the feed) in the main pane; pressed while it shows. */
+/**
+ * Opens the Live view (subscriptions and the feed) in the main pane; pressed while it shows. Opening it takes focus to
+ * the view's heading (left on the button, the view was ten sidebar stops away); closing it leaves focus on the button,
+ * whose pressed state then says the view is gone.
+ */
 export function LiveButton() {
   const visible = useLive((s) => s.visible);
   const count = useLive((s) => s.rows.length);
@@ -11,10 +17,11 @@ export function LiveButton() {
       className="btn-small btn-live"
       aria-pressed={visible}
       title="Subscriptions and the live feed of change notifications and pings"
-      onClick={() => {
+      onClick={(event) => {
         if (visible) return useLive.getState().hide();
         useCheck.getState().hide();
         useLive.getState().show();
+        focusWhenReady(() => document.getElementById(LIVE_TITLE_ID), event.currentTarget);
       }}
     >
       Live{count > 0 ? ` · ${count > 999 ? '999+' : count}` : ''}

@@ -3,6 +3,9 @@ import { LiveFeed } from './LiveFeed.tsx';
 import { useLiveStatus } from './queries.ts';
 import { Subscriptions } from './Subscriptions.tsx';
 
+/** The view's heading, which takes focus when the Live button opens the view. */
+export const LIVE_TITLE_ID = 'live-title';
+
 /** Live: the subscriptions and the feed of what arrives (notifications, pings, and what went wrong). */
 export function LiveView() {
   const status = useLiveStatus();
@@ -10,7 +13,7 @@ export function LiveView() {
   return (
     <div className="live">
       <header className="live-header">
-        <h2 className="live-title">Live</h2>
+        <h2 id={LIVE_TITLE_ID} className="live-title" tabIndex={-1}>Live</h2>
         <p className="muted">
           {status.isError
             ? errorMessage(status.error)

@@ -49,6 +49,8 @@ export function AddSource() {
   // Steps show while discovery runs and when it fails; after a success they fold into one line.
   const [stepsOpen, setStepsOpen] = useState<boolean | null>(null);
   const titleRef = useRef<HTMLButtonElement>(null);
+  /** The URL field when Enter in it started the discovery, until it is typed in again. */
+  const submittedFrom = useRef<HTMLInputElement | null>(null);
   const signInId = useId();
   const kept = passwordKept(useAppInfo().data);
   // "This Source needs a sign-in": credentials given before the first request (optional, folded away).
@@ -67,6 +69,8 @@ export function AddSource() {
     event.preventDefault();
     const target = url.trim();
     if (!target || running) return;
+    const active = document.activeElement;
+    submittedFrom.current = active instanceof HTMLInputElement && active.form === event.currentTarget ? active : null;
     let signIn: ReturnType<typeof signInArgs> = null;
     if (ahead && signInArgs(credentials) !== null) {
       const problem = missing(credentials);
@@ -145,9 +149,16 @@ export function AddSource() {
     await revealAdded(client, source, pasted);
   }
 
-  /** The Cancel button goes away when discovery ends: focus moves to the result rather than to the page. */
+  /**
+   * The Cancel button goes away when discovery ends: focus moves to the result rather than to the page. Enter in the
+   * URL field leads to the result too, as the Add Source button does (it turns disabled while discovery runs, and
+   * focus leaves it); unless the field was typed in meanwhile, for another Source.
+   */
   function handOverFocus() {
+    const from = submittedFrom.current;
+    submittedFrom.current = null;
     if (document.activeElement === null || document.activeElement === document.body) titleRef.current?.focus();
+    else if (from !== null && document.activeElement === from) titleRef.current?.focus();
     else if ((document.activeElement as HTMLElement).dataset.cancel === 'discovery') {
       requestAnimationFrame(() => titleRef.current?.focus());
     }
@@ -165,7 +176,11 @@ export function AddSource() {
   useEffect(() => {
     if (!running) return;
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape' && (e.target as HTMLElement | null)?.closest('.add-source')) cancel();
+      if (e.key === 'Escape' && (e.target as HTMLElement | null)?.closest('.add-source')) {
+        // Cancelled from the field: focus stays there, for the URL to be put right.
+        submittedFrom.current = null;
+        cancel();
+      }
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
@@ -179,7 +194,10 @@ export function AddSource() {
           type="text"
           inputMode="url"
           value={url}
-          onChange={(e) => setUrl(e.target.value)}
+          onChange={(e) => {
+            setUrl(e.target.value);
+            submittedFrom.current = null;
+          }}
           placeholder="example.org or any URL"
           aria-label="Source URL"
           spellCheck={false}
