@@ -298,7 +298,8 @@ export interface MirrorSummary {
   resumable: boolean;
   /**
    * When the mirror's scheduled sync is due (ISO datetime; past: it starts within a minute), or null: no schedule, or
-   * none can start now (a run going on, paused or interrupted, the folder missing or in use).
+   * none can start now (a run going on, a run a person paused, the folder missing or in use). A run the app's closing,
+   * a kill or the Source stopped has one: the schedule resumes it.
    */
   nextSync: string | null;
   /**
