@@ -15,3 +15,21 @@ export const EXIT_USAGE = 2;
 export const EXIT_TRY_LATER = 75;
 /** As a shell reports a process a signal ended: 128 + the signal's number (SIGHUP 1, SIGINT 2, SIGTERM 15). */
 export const SIGNAL_EXIT = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;
+
+/** A signal rsdesk stops on cleanly. */
+export type StopSignal = keyof typeof SIGNAL_EXIT;
+
+/**
+ * Resolves with the first of SIGINT, SIGTERM or SIGHUP to come, then hears no more of them (a second one takes its
+ * default). SIGHUP's default (a closed terminal or ssh session) killed rsdesk at once, cutting off what it was doing.
+ */
+export function firstStopSignal(): Promise<StopSignal> {
+  return new Promise((resolve) => {
+    const handlers = (Object.keys(SIGNAL_EXIT) as StopSignal[]).map((signal) => [signal, () => stop(signal)] as const);
+    const stop = (signal: StopSignal) => {
+      for (const [s, h] of handlers) process.off(s, h);
+      resolve(signal);
+    };
+    for (const [s, h] of handlers) process.on(s, h);
+  });
+}

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { jsonError, ProgressLine, type Io } from './io.ts';
 import { defaultDataDir } from './paths.ts';
 import { UsageError } from './usage.ts';
-import { EXIT_FAILED, EXIT_OK, EXIT_TRY_LATER, SIGNAL_EXIT } from './exit-codes.ts';
+import { EXIT_FAILED, EXIT_OK, EXIT_TRY_LATER, SIGNAL_EXIT, type StopSignal } from './exit-codes.ts';
 
 export interface SyncCommandOptions {
   url?: string;
@@ -240,7 +240,6 @@ function runExit(r: { failed: number; pausedBecause: string | null }): number {
 /** How long the downloads under way may take to finish after SIGTERM or SIGHUP, before the run stops at once. */
 const TERM_GRACE_MS = 5_000;
 
-type StopSignal = keyof typeof SIGNAL_EXIT;
 
 /**
  * How the first stop message goes on, for the signal that came. Only Ctrl-C comes from a person at a terminal who can

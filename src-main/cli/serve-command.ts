@@ -6,7 +6,7 @@ import { FileSecretStore } from '../engine/mirror/secrets.ts';
 import { startHttpAdapter } from '../server/http-adapter.ts';
 import { openStore } from '../store/store.ts';
 import type { Io } from './io.ts';
-import { SIGNAL_EXIT } from './exit-codes.ts';
+import { firstStopSignal, SIGNAL_EXIT } from './exit-codes.ts';
 
 export interface ServeOptions {
   port?: number;
@@ -17,24 +17,6 @@ export interface ServeOptions {
   version: string;
   /** Resolves when the server should stop (with the signal's name, if one stopped it); default: SIGINT, SIGTERM or SIGHUP. */
   stopped?: Promise<unknown>;
-}
-
-type StopSignal = keyof typeof SIGNAL_EXIT;
-
-/**
- * SIGHUP (the terminal or ssh session closed) stops the server as Ctrl-C does: its default killed the process at once,
- * with the runs, the live batches being applied and the database cut off as by a kill.
- */
-function untilSignal(): Promise<StopSignal> {
-  return new Promise((resolve) => {
-    const signals = Object.keys(SIGNAL_EXIT) as StopSignal[];
-    const handlers = signals.map((signal) => [signal, () => stop(signal)] as const);
-    const stop = (signal: StopSignal) => {
-      for (const [s, h] of handlers) process.off(s, h);
-      resolve(signal);
-    };
-    for (const [s, h] of handlers) process.on(s, h);
-  });
 }
 
 export async function serveCommand(options: ServeOptions, io: Io): Promise<number> {
@@ -62,7 +44,7 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
     return 1;
   }
   await service.startLive();
-  const stopped = options.stopped ?? untilSignal();
+  const stopped = options.stopped ?? firstStopSignal();
   io.out(`ResourceSync Desktop at ${adapter.url}\n`);
   const by = await stopped;
   await adapter.close();

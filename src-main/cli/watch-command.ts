@@ -9,7 +9,7 @@ import type { LiveEvent } from '../engine/live/model.ts';
 import { MirrorState, stateDirOf } from '../engine/mirror/state.ts';
 import type { Io } from './io.ts';
 import { UsageError } from './usage.ts';
-import { SIGNAL_EXIT } from './exit-codes.ts';
+import { firstStopSignal, SIGNAL_EXIT, type StopSignal } from './exit-codes.ts';
 import { cliSecretStore } from './mirror-commands.ts';
 
 export interface WatchOptions {
@@ -105,7 +105,7 @@ export async function watchCommand(o: WatchOptions, io: Io): Promise<number> {
   }
   const engine = new LiveEngine({ host, port, publicUrl: o.publicUrl ?? null, hubTimeoutMs: o.timeoutMs, secretStore: cliSecretStore() });
   engine.events.on((e) => io.out((o.json ? JSON.stringify(e) : describeEvent(e)) + '\n'));
-  const stop = o.stopSignal ?? signalled();
+  const stop = o.stopSignal ?? firstStopSignal();
   try {
     await engine.start();
   } catch (err) {
@@ -168,21 +168,3 @@ async function unsubscribeAll(engine: LiveEngine, dest: string, ids: number[]): 
 
 const UNSUBSCRIBE_DEADLINE_MS = 5_000;
 
-type StopSignal = keyof typeof SIGNAL_EXIT;
-
-/**
- * SIGHUP (the terminal or ssh session closed) stops the watch as Ctrl-C does. Its default had killed the process at
- * once: the hub was never asked to unsubscribe (it went on delivering to a callback nobody served until the lease
- * ran out) and a batch being applied was cut off as by a kill.
- */
-function signalled(): Promise<StopSignal> {
-  return new Promise((res) => {
-    const signals = Object.keys(SIGNAL_EXIT) as StopSignal[];
-    const handlers = signals.map((signal) => [signal, () => on(signal)] as const);
-    const on = (signal: StopSignal) => {
-      for (const [s, h] of handlers) process.off(s, h);
-      res(signal);
-    };
-    for (const [s, h] of handlers) process.on(s, h);
-  });
-}
