@@ -70,7 +70,9 @@ export function describeEvent(e: LiveEvent): string {
     case 'gap':
       return `${time} gap from ${e.from} to ${e.until}: ${e.action === 'catch-up' ? 'catching up from the Change List' : e.action === 'needs-sync' ? 'the mirror needs an incremental sync' : 'not applied (no --apply)'}`;
     case 'caught-up':
-      return `${time} caught up ${e.from} – ${e.until}: created ${e.created}, updated ${e.updated}, deleted ${e.deleted}, failed ${e.failed}` +
+      return `${time} caught up ${e.from} – ${e.until}: created ${e.created}, updated ${e.updated}, deleted ${e.deleted}, failed ${e.failed}${e.covered ? `, covered ${e.covered}` : ''}` +
+        e.coveredChanges.map((c) => `\n    covered ${c.uri}: ${c.reason}`).join('') +
+        (e.covered > e.coveredChanges.length ? `\n    … ${e.covered - e.coveredChanges.length} more covered` : '') +
         e.failures.map((c) => `\n    failed ${c.uri}: ${c.reason}`).join('') +
         (e.failed > e.failures.length ? `\n    … ${e.failed - e.failures.length} more` : '') +
         (e.failed > 0 ? `\n    (rsdesk retry --run ${e.runId} fetches ${e.failed === 1 ? 'it' : 'them'} again)` : '');

@@ -118,11 +118,25 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
         subscriptionId: e.subscriptionId,
         runId: e.runId,
       }));
+      // Each change left to the notification after the gap, with why: a row like a notified change that was covered.
+      const covered: FeedRow[] = e.coveredChanges.map((c) => ({
+        key: nextKey(),
+        kind: 'change',
+        at: e.at,
+        change: CATCH_UP,
+        uri: c.uri,
+        datetime: c.datetime,
+        outcome: 'covered',
+        reason: c.reason,
+        origin: originOf(c.uri) ?? originOf(e.topic),
+        subscriptionId: e.subscriptionId,
+        runId: e.runId,
+      }));
       const more = e.failed - e.failures.length;
       const retry = e.failed > 0 ? ` Run #${e.runId} records ${e.failed === 1 ? 'the failure' : 'every failure'}${more > 0 ? ` (${more.toLocaleString('en')} more than listed here)` : ''}; Retry all failed in the mirror's view fetches ${e.failed === 1 ? 'it' : 'them'} again.` : '';
-      const row: FeedRow = { key: nextKey(), kind: 'sync', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Caught up ${e.from} to ${e.until}: ${e.created} created, ${e.updated} updated, ${e.deleted} deleted, ${e.failed} failed.${retry}` };
+      const row: FeedRow = { key: nextKey(), kind: 'sync', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Caught up ${e.from} to ${e.until}: ${e.created} created, ${e.updated} updated, ${e.deleted} deleted, ${e.failed} failed${coveredText(e.covered)}.${retry}` };
       // Oldest first: the summary shows above its failures.
-      return [...failures, row];
+      return [...covered, ...failures, row];
     }
     case 'rejected': {
       // The engine says refusals for a full inbox or a low disk together ("1,200 notifications were not stored").
@@ -160,6 +174,11 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
 export function moreText(more: number, listed: number, topic: string): string {
   const n = more.toLocaleString('en');
   return `…and ${n} more change${more === 1 ? '' : 's'} in this notification from ${topic} (${(listed + more).toLocaleString('en')} in all; the feed lists the first ${listed.toLocaleString('en')}). They are applied all the same; the mirror's run history says what became of each.`;
+}
+
+/** A catch-up's changes left to the notification after its gap, when there were any. */
+function coveredText(covered: number): string {
+  return covered > 0 ? `, ${covered.toLocaleString('en')} left to the notification after the gap (changed again there)` : '';
 }
 
 function pingName(kind: string): string {

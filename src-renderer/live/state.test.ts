@@ -59,6 +59,8 @@ describe('finding what failed among many rows', () => {
       deleted: 0,
       failed: 1,
       failures: [{ uri: 'http://s.example/gone', change: 'unknown', datetime: null, outcome: 'failed', reason: 'HTTP 404 for http://s.example/gone' }],
+      covered: 0,
+      coveredChanges: [],
     };
     const error: LiveEvent = { at, type: 'error', message: 'Subscribing to http://s.example/notify failed (the hub answered HTTP 500); trying again in 4 s', subscriptionId: 1 };
     const { rows } = addEvents([], [...many.slice(0, 1_000), caught, ...many.slice(1_000), error]);

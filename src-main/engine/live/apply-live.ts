@@ -19,6 +19,7 @@ import type { MirrorState, RunCounts } from '../mirror/state.ts';
 import type { AppliedChange } from './model.ts';
 import type { DiskLowError, DiskRoom, DiskWatch } from './disk-room.ts';
 import { advanceCheckpoint, type HeldFailure } from './checkpoint.ts';
+import { LaterChanges } from './later-changes.ts';
 import type { ChangeItem, Notification } from './payload.ts';
 import type { LiveStore, SubscriptionRow } from './store.ts';
 
@@ -342,8 +343,17 @@ function throwIfStopped(watch: DiskWatch | undefined): void {
   if (low !== null) throw low;
 }
 
-/** Fills a gap [from, until] from the Source's Change List through the mirror's incremental sync. */
-export function catchUp(ctx: MirrorContext, sub: SubscriptionRow, changeListUrl: string, from: string, until: string): Promise<BatchResult> {
+/** What a catch-up did: its `changes` are its failures; `covered`, the changes left to the notifications after it. */
+export interface CatchUpResult extends BatchResult {
+  covered: AppliedChange[];
+  coveredCount: number;
+}
+
+/**
+ * Fills a gap [from, until] from the Source's Change List through the mirror's incremental sync. `later`: the
+ * notifications after the gap, applied next; a resource they change again is left to them (later-changes.ts).
+ */
+export function catchUp(ctx: MirrorContext, sub: SubscriptionRow, changeListUrl: string, from: string, until: string, later: Taken[] = [], listed = 500): Promise<CatchUpResult> {
   return withLock(ctx, async () => {
     const { state, store } = ctx;
     const run = state.startRun('incremental', 'live-catch-up', changeListUrl);
@@ -351,8 +361,10 @@ export function catchUp(ctx: MirrorContext, sub: SubscriptionRow, changeListUrl:
     const applier = newApplier(ctx, run.id, watch);
     const phases: Record<string, number> = {};
     const untilMs = parseW3cDatetime(until)!;
+    const newer = new LaterChanges(later, untilMs, listed);
+    const passOver = newer.size > 0 ? newer.passOver : undefined;
     try {
-      await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint: { at: from, from: changeListUrl }, untilMs, concurrency: ctx.concurrency, signal: watch?.signal, phases, mustRead: true });
+      await runIncremental({ http: ctx.http, applier, state, changeListUrl, checkpoint: { at: from, from: changeListUrl }, untilMs, concurrency: ctx.concurrency, signal: watch?.signal, phases, mustRead: true, passOver });
       await applier.finish();
       // What the stop cut off was not fetched: the gap is not filled.
       throwIfStopped(watch);
@@ -375,7 +387,7 @@ export function catchUp(ctx: MirrorContext, sub: SubscriptionRow, changeListUrl:
     });
     // The first of its failures (MAX_KEPT_FAILURES); `counts.failed` counts them all, and the journal has them.
     const changes = applier.failures.map((f) => ({ uri: f.uri, change: 'unknown', datetime: null, outcome: 'failed', reason: f.reason }));
-    return { runId: run.id, counts: { ...applier.counts }, changes };
+    return { runId: run.id, counts: { ...applier.counts }, changes, covered: newer.covered, coveredCount: newer.coveredCount };
   });
 }
 

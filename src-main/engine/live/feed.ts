@@ -486,7 +486,9 @@ export class MirrorFeed {
         this.#events.emit({ type: 'gap', ...base, from, until, action });
         // The catch-up runs after what is queued before it; nothing taken later may join a batch ahead of it.
         this.#open.delete(row.id);
-        if (action === 'catch-up') this.#write(row, async () => (current() ? this.#catchUp(row, changeListUrl!, from, until) : undefined));
+        // The notifications after it, applied next: the catch-up leaves the resources they change again to them.
+        const later = steps.slice(steps.indexOf(step) + 1).flatMap((s) => (s.kind === 'take' ? s.items.map((i) => i.item) : []));
+        if (action === 'catch-up') this.#write(row, async () => (current() ? this.#catchUp(row, changeListUrl!, from, until, later) : undefined));
         else if (action === 'needs-sync') this.#write(row, async () => void (current() && this.#markNeedsSync(from, until)));
       } else if (!this.options.apply) {
         const last = step.items[step.items.length - 1].item.notification;
@@ -653,14 +655,27 @@ export class MirrorFeed {
     await new Promise<void>((resolve) => this.#write(row, () => this.#apply(row, items, cursorMs, runId), resolve));
   }
 
-  async #catchUp(row: SubscriptionRow, changeListUrl: string, from: string, until: string): Promise<void> {
+  async #catchUp(row: SubscriptionRow, changeListUrl: string, from: string, until: string, later: Taken[]): Promise<void> {
     const base = { subscriptionId: row.id, topic: row.topic, dest: this.dest };
     try {
-      const result = await catchUp(await this.#freshContext(), this.store.subscription(row.id)!, changeListUrl, from, until);
+      const result = await catchUp(await this.#freshContext(), this.store.subscription(row.id)!, changeListUrl, from, until, later, MAX_EVENT_CHANGES);
       const c = result.counts;
       // Which resources failed, and why: before, only their number was said, and the feed gave no way to them.
       const failures = result.changes.filter((f) => f.outcome === 'failed').slice(0, MAX_EVENT_CHANGES);
-      this.#events.emit({ type: 'caught-up', ...base, from, until, runId: result.runId, created: c.created, updated: c.updated, deleted: c.deleted, failed: c.failed, failures });
+      this.#events.emit({
+        type: 'caught-up',
+        ...base,
+        from,
+        until,
+        runId: result.runId,
+        created: c.created,
+        updated: c.updated,
+        deleted: c.deleted,
+        failed: c.failed,
+        failures,
+        covered: result.coveredCount,
+        coveredChanges: result.covered,
+      });
     } catch (err) {
       if (err instanceof MirrorLockedError) throw err;
       this.#events.emit({ type: 'error', ...base, message: `Could not catch up from the Change List for ${from} – ${until}: ${(err as Error).message}` });

@@ -102,6 +102,10 @@ export type LiveEvent =
       failed: number;
       /** The first MAX_EVENT_CHANGES (feed.ts) of its failures, with their reasons; `failed` counts them all. */
       failures: AppliedChange[];
+      /** Changes of the gap not fetched because a notification after it changes their resource again (applied next). */
+      covered: number;
+      /** The first MAX_EVENT_CHANGES of those, each with why. */
+      coveredChanges: AppliedChange[];
     })
   | (OfSubscription & {
       type: 'applied';

@@ -47,6 +47,12 @@ export interface IncrementalOptions {
    * every change of the gap for good (the cursor and the checkpoint moved past it, nothing applied, nothing said).
    */
   mustRead?: boolean;
+  /**
+   * A change (the last of its URI read) that must not be applied: true leaves it out, and the caller says why. A live
+   * gap's catch-up sets it for resources a later notification changes again: fetched now, a `created` or `updated`
+   * of the gap got the later version (length and hash mismatch) or 410 for a resource deleted since.
+   */
+  passOver?: (change: Timed) => boolean;
 }
 
 export interface IncrementalResult {
@@ -126,6 +132,7 @@ async function incremental(o: IncrementalOptions, t0: number, since: number, las
   const inflight = new WorkSlots(Math.max(2, o.concurrency * 2));
   for (const change of last.ordered()) {
     if (o.signal?.aborted || o.pauseSignal?.aborted) break;
+    if (o.passOver?.(change)) continue;
     if (change.entry.md.change === 'deleted') {
       o.applier.delete(change.entry.loc);
       o.onDeleted?.(change.entry.loc);
