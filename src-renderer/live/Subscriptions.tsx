@@ -44,7 +44,14 @@ function Lease({ sub, now }: { sub: SubscriptionView; now: number }) {
     return <>ended {time(sub.expiresAt)}; asking the hub again</>;
   }
   if (sub.status !== 'active' || !sub.expiresAt) return <>{sub.leaseSeconds ? `${sub.leaseSeconds} s granted` : '—'}</>;
-  return <>renews before it ends in {countdown(Date.parse(sub.expiresAt) - now)}</>;
+  // The last renewal is said here: a renewal that changes nothing has no row in the feed (one every 10 s for a hub
+  // that grants leases of seconds).
+  return (
+    <>
+      renews before it ends in {countdown(Date.parse(sub.expiresAt) - now)}
+      {sub.verifiedAt && <div className="muted">last confirmed by the hub {time(sub.verifiedAt)}</div>}
+    </>
+  );
 }
 
 export function Subscriptions() {

@@ -153,6 +153,10 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
     case 'subscribed':
       return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Subscribed to ${e.topic}${e.leaseSeconds !== null ? ` (lease ${e.leaseSeconds} s)` : ''}.` }];
     case 'renewed':
+      // A renewal that changes nothing is shown in the subscription's row (when the hub last confirmed it); in the
+      // feed a hub granting leases of seconds made one row every 10 s. A failed renewal is an error row, and the
+      // renewal after it is listed.
+      if (e.routine) return [];
       return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Renewed the subscription to ${e.topic}${e.leaseSeconds !== null ? ` (lease ${e.leaseSeconds} s)` : ''}.` }];
     case 'unsubscribed':
       return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Unsubscribed from ${e.topic}.` }];

@@ -45,6 +45,20 @@ describe('leases that end', () => {
   });
 });
 
+describe('renewals', () => {
+  it('lists a renewal only when something changed: not each of a hub that grants leases of seconds', () => {
+    const renewed = (routine: boolean, leaseSeconds = 5): LiveEvent => ({ ...base, type: 'renewed', hub: 'http://s.example/hub', leaseSeconds, expiresAt: at, routine });
+    const failed: LiveEvent = { at, type: 'error', message: 'Renewing the subscription to http://s.example/notify failed (the hub answered HTTP 503); trying again in 2 s', subscriptionId: 1 };
+    const { rows } = addEvents([], [renewed(true), renewed(true), failed, renewed(false), renewed(true), renewed(false, 60)]);
+    // Newest first: the lease that changed, the renewal after the failure, the failure.
+    expect(rows.map((r) => [r.kind, r.text])).toEqual([
+      ['subscription', 'Renewed the subscription to http://s.example/notify (lease 60 s).'],
+      ['subscription', 'Renewed the subscription to http://s.example/notify (lease 5 s).'],
+      ['error', `Error: ${failed.type === 'error' && failed.message}`],
+    ]);
+  });
+});
+
 describe('finding what failed among many rows', () => {
   it("lists each resource a gap's catch-up could not fetch as a failed row, and the Failed filter finds it among thousands", () => {
     const many = Array.from({ length: 2_000 }, (_, i) => notification([`http://s.example/ok/${i}`]));

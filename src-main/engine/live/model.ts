@@ -78,7 +78,11 @@ export type LiveEvent =
   | (Base & { type: 'listening'; address: string; callbackBase: string })
   | (OfSubscription & { type: 'subscribing'; hub: string; mode: 'subscribe' | 'unsubscribe'; attempt: number })
   | (OfSubscription & { type: 'subscribed'; hub: string; leaseSeconds: number | null; expiresAt: string | null })
-  | (OfSubscription & { type: 'renewed'; hub: string; leaseSeconds: number | null; expiresAt: string | null })
+  /**
+   * `routine`: nothing changed (the lease granted as before, no failure since, the same callback URL): a feed need
+   * not list it (a hub granting leases of seconds is renewed every 10 s); the subscription's row shows when.
+   */
+  | (OfSubscription & { type: 'renewed'; hub: string; leaseSeconds: number | null; expiresAt: string | null; routine: boolean })
   | (OfSubscription & { type: 'unsubscribed'; hub: string })
   | (OfSubscription & { type: 'denied'; hub: string; reason: string | null })
   /**

@@ -85,6 +85,8 @@ export class Subscriber {
   readonly #leaseEnds = new Map<number, NodeJS.Timeout>();
   /** Per token: the callback URL given up when the server moved, whose unsubscription the hub is still to verify. */
   readonly #retiring = new Map<string, { callback: string; topic: string }>();
+  /** Subscriptions asked for again at a new callback URL and not yet verified there: that renewal is news. */
+  readonly #moved = new Set<number>();
   #closed = false;
 
   constructor(store: LiveStore, events: LiveEvents, options: SubscriberOptions) {
@@ -158,6 +160,7 @@ export class Subscriber {
       const callbackUrl = this.#o.callbackUrl(row.callbackToken);
       if (callbackUrl === row.callbackUrl) continue;
       this.#store.updateSubscription(row.id, { callbackUrl, attempts: 0, nextAttemptAt: null });
+      this.#moved.add(row.id);
       void this.#ask(row.id, 'subscribe');
       void this.#retire(row);
     }
@@ -369,8 +372,13 @@ export class Subscriber {
       lastError: null,
     });
     const granted = { ...this.#base(updated), hub: updated.hub, leaseSeconds: lease, expiresAt: updated.expiresAt };
-    this.#events.emit(renewal ? { type: 'renewed', ...granted } : { type: 'subscribed', ...granted });
     const least = this.#o.minRenewMs ?? MIN_RENEW_MS;
+    const moved = this.#moved.delete(row.id);
+    // Nothing new: the same lease as before, no failure since, the lease still running (or, for a hub whose leases
+    // end before their renewal, ended as foreseen), at the same callback URL.
+    const foreseenEnd = row.leaseSeconds !== null && row.leaseSeconds * 1000 * this.#o.renewAt < least;
+    const routine = renewal && !moved && row.attempts === 0 && row.leaseSeconds === lease && (row.status === 'active' || foreseenEnd);
+    this.#events.emit(renewal ? { type: 'renewed', ...granted, routine } : { type: 'subscribed', ...granted });
     // Said once per lease granted, not at every renewal.
     if (lease !== null && lease * 1000 * this.#o.renewAt < least && (!renewal || row.leaseSeconds !== lease)) {
       this.#events.emit({

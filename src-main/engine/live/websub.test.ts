@@ -62,6 +62,8 @@ describe('subscribing', () => {
     const sub = await subscribed(rig, { leaseSeconds: 2 });
     const renewed = await waitFor(rig, 'renewed', (e) => e.subscriptionId === sub.id, 5_000);
     expect(renewed.leaseSeconds).toBe(2);
+    // The same lease as before, nothing failed: news to no one (the feed lists no row for it).
+    expect(renewed.routine).toBe(true);
     await rig.fixture.hub.settled();
     const verifications = rig.fixture.hub.verifications.filter((v) => v.mode === 'subscribe' && v.confirmed);
     expect(verifications.length).toBeGreaterThanOrEqual(2);
@@ -107,6 +109,8 @@ describe('subscribing', () => {
     const renewed = await waitFor(rig, 'renewed', (e) => e.subscriptionId === sub.id, 5_000);
     expect(Date.parse(renewed.at)).toBeGreaterThan(Date.parse(expired.at));
     expect(rig.engine.subscriptions()[0].status).toBe('active');
+    // Its lease ended as foreseen: a renewal like every other, every 2 s here (10 s by default), not listed in the feed.
+    expect(renewed.routine).toBe(true);
     // The short lease is explained once, not at every renewal.
     expect(rig.events.filter((e) => e.type === 'note' && /granted a lease of 1 second/.test(e.message))).toHaveLength(1);
   });
@@ -175,8 +179,10 @@ describe('subscribing', () => {
     const lapsed = await waitFor(rig, 'error', (e) => e.subscriptionId === sub.id, 5_000, after);
     expect(lapsed.message).toMatch(/^Renewing the subscription to .* failed \(.*\); trying again in .*; its lease has ended, and the hub sends nothing until it is renewed$/);
     rig.fixture.hub.faults.failRequests = 0;
-    await waitFor(rig, 'renewed', (e) => e.subscriptionId === sub.id, 10_000, after);
+    const renewed = await waitFor(rig, 'renewed', (e) => e.subscriptionId === sub.id, 10_000, after);
     expect(rig.engine.subscriptions()[0]).toMatchObject({ status: 'active', lastError: null });
+    // After failures, the renewal is news: the feed lists it.
+    expect(renewed.routine).toBe(false);
   });
 
   it('a renewal that keeps failing is tried again soon after its lease has ended, however long the backoff has grown', async () => {
