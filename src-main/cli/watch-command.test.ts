@@ -34,6 +34,7 @@ afterEach(async () => {
   await fixture.close();
 });
 
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const capabilityList = () => fixture.url + fixture.paths.dataset1.capabilityList;
 
 /** Starts `rsdesk watch`; its JSON lines are collected, and `next` waits for one of a type. */
@@ -103,7 +104,7 @@ describe('rsdesk watch', () => {
     expect(fixture.hub.live()).toHaveLength(0);
   });
 
-  it('stops within its deadline when the hub never verifies the unsubscription', async () => {
+  it('stops within its deadline when the hub never verifies the unsubscription, and says so', async () => {
     const w = watch([capabilityList(), '--dest', dest, '--listen', '127.0.0.1:0', '--json', '--lease', '600']);
     await w.next('subscribed');
     await fixture.hub.settled();
@@ -114,7 +115,29 @@ describe('rsdesk watch', () => {
     const took = Date.now() - started;
     expect(took).toBeGreaterThanOrEqual(4_500);
     expect(took).toBeLessThan(12_000);
+    expect(w.stderr()).toContain(`subscription to ${fixture.url + fixture.paths.dataset1.notifications} within 5 s: it accepted the request but did not verify it.`);
   }, 30_000);
+
+  it('stops within a few seconds when the hub never answers the unsubscription, and says which hub did not confirm', async () => {
+    const w = watch([capabilityList(), '--dest', dest, '--listen', '127.0.0.1:0', '--json', '--lease', '600']);
+    await w.next('subscribed');
+    await fixture.hub.settled();
+    fixture.setBroken(fixture.paths.hub, 'hang');
+    const started = Date.now();
+    w.proc.kill('SIGTERM');
+    expect(await w.exited()).toBe(0);
+    const took = Date.now() - started;
+    // Before: 30 s, the request's own deadline, however short the wait for the hub's verification.
+    expect(took).toBeLessThan(9_000);
+    // Said plainly, with why: the request's deadline (4 s) ended before the wait for the hub (5 s).
+    expect(w.stderr()).toMatch(
+      new RegExp(
+        `^rsdesk: the hub ${escape(fixture.url + fixture.paths.hub)} did not confirm the end of the subscription to ${escape(fixture.url + fixture.paths.dataset1.notifications)} within 5 s: ` +
+          `the hub 127\\.0\\.0\\.1:\\d+ did not answer within 4 s \\(.*\\)\\. It may go on sending notifications to this computer until the lease ends \\(.*\\)\\.$`,
+        'm',
+      ),
+    );
+  }, 40_000);
 
   it('with --listen alone receives pings only', async () => {
     const w = watch(['--listen', '127.0.0.1:0', '--json']);

@@ -133,7 +133,7 @@ export async function watchCommand(o: WatchOptions, io: Io): Promise<number> {
       }
     }
     const by = await stop;
-    if (dest !== null) await unsubscribeAll(engine, dest, mine);
+    if (dest !== null) await unsubscribeAll(engine, dest, mine, io);
     // A hangup says so in its exit code, as a sync's does; Ctrl-C and SIGTERM are the ordinary way to end a watch.
     return by === 'SIGHUP' ? SIGNAL_EXIT.SIGHUP : 0;
   } finally {
@@ -151,7 +151,7 @@ function bindIfNew(dest: string, binding: Awaited<ReturnType<LiveEngine['channel
   }
 }
 
-async function unsubscribeAll(engine: LiveEngine, dest: string, ids: number[]): Promise<void> {
+async function unsubscribeAll(engine: LiveEngine, dest: string, ids: number[], io: Io): Promise<void> {
   const waiting = new Set(ids);
   const done = new Promise<void>((res) => {
     const off = engine.events.on((e) => {
@@ -163,10 +163,30 @@ async function unsubscribeAll(engine: LiveEngine, dest: string, ids: number[]): 
     if (waiting.size === 0) res();
   });
   // The hub's verification (a GET to us) is waited for a few seconds at most: a service manager kills a process that
-  // takes longer to stop. The requests go out together, not one hub's deadline after another's.
-  const asked = Promise.all(ids.map((id) => engine.unsubscribe(dest, id).catch(() => waiting.delete(id)))).then(() => done);
+  // takes longer to stop. The requests go out together, not one hub's deadline after another's, each with a deadline
+  // of its own within that wait (a hub that never answered held the process for its usual 30 s).
+  const answered = new Set<number>();
+  const asked = Promise.all(
+    ids.map((id) =>
+      engine
+        .unsubscribe(dest, id, UNSUBSCRIBE_REQUEST_MS)
+        .then(() => answered.add(id))
+        .catch(() => waiting.delete(id)),
+    ),
+  ).then(() => done);
   await Promise.race([asked, new Promise((r) => setTimeout(r, UNSUBSCRIBE_DEADLINE_MS).unref())]);
+  for (const sub of engine.subscriptions()) {
+    if (!waiting.has(sub.id) || sub.dest !== dest || sub.status === 'unsubscribed') continue;
+    const why = !answered.has(sub.id) ? 'it did not answer the request' : sub.lastError !== null ? sub.lastError : 'it accepted the request but did not verify it';
+    const until = sub.expiresAt !== null ? ` (${sub.expiresAt})` : '';
+    io.err(
+      `rsdesk: the hub ${sub.hub} did not confirm the end of the subscription to ${sub.topic} within ${UNSUBSCRIBE_DEADLINE_MS / 1000} s: ${why}. ` +
+        `It may go on sending notifications to this computer until the lease ends${until}.\n`,
+    );
+  }
 }
 
+/** How long a stopping watch waits for its hubs to confirm, all together; and each request's own deadline. */
 const UNSUBSCRIBE_DEADLINE_MS = 5_000;
+const UNSUBSCRIBE_REQUEST_MS = 4_000;
 

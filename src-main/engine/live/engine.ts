@@ -273,10 +273,11 @@ export class LiveEngine {
     return feed.subscribe({ topic: input.topic, hub: input.hub, leaseSeconds: input.leaseSeconds, secret: input.secret });
   }
 
-  unsubscribe(dest: string, id: number): Promise<Subscription> {
+  /** `timeoutMs`: a deadline for the request to the hub shorter than the usual one (a program that is stopping). */
+  unsubscribe(dest: string, id: number, timeoutMs?: number): Promise<Subscription> {
     const feed = this.feed(dest);
     if (!feed) throw new Error(`${dest} is not open`);
-    return feed.unsubscribe(id);
+    return feed.unsubscribe(id, timeoutMs);
   }
 
   /** Every subscription of every open mirror. */

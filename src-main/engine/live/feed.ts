@@ -253,8 +253,8 @@ export class MirrorFeed {
     return this.subscriber.subscribe({ ...r, cursor: r.cursor ?? startCursor(this.state.checkpoint()?.at ?? null) });
   }
 
-  unsubscribe(id: number): Promise<Subscription> {
-    return this.subscriber.unsubscribe(id);
+  unsubscribe(id: number, timeoutMs?: number): Promise<Subscription> {
+    return this.subscriber.unsubscribe(id, timeoutMs);
   }
 
   byToken(token: string): SubscriptionRow | null {

@@ -15,6 +15,8 @@ export interface HubRequest {
   leaseSeconds?: number | null;
   secret?: string | null;
   timeoutMs?: number;
+  /** Ends the exchange at once (the engine stopping): an unanswered request kept the process up to its deadline. */
+  signal?: AbortSignal;
   /** Where the proxies are read from (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), as for every other request. Default process.env. */
   proxyEnv?: ProxyEnv;
 }
@@ -43,7 +45,7 @@ export async function askHub(r: HubRequest): Promise<HubAnswer> {
       body: form.toString(),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: r.signal ? AbortSignal.any([r.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
     } as Parameters<typeof request>[1]);
     let text = '';
     try {
@@ -62,6 +64,7 @@ export async function askHub(r: HubRequest): Promise<HubAnswer> {
     const said = text.trim() ? `: ${clip(text.trim().replace(/\s+/g, ' '), 200)}` : '';
     return { ok: false, status: res.statusCode, reason: `the hub ${url.host} answered HTTP ${res.statusCode}${said}`, retryAfterMs: seconds };
   } catch (err) {
+    if (r.signal?.aborted) return { ok: false, status: null, reason: `stopped before the hub ${url.host} answered`, retryAfterMs: null };
     // The deadline on the whole exchange ends it with a TimeoutError, which read "Network error for …: The operation
     // was aborted due to timeout" in every retry of a hub that never answers.
     if (err instanceof Error && err.name === 'TimeoutError') {

@@ -87,6 +87,8 @@ export class Subscriber {
   readonly #retiring = new Map<string, { callback: string; topic: string }>();
   /** Subscriptions asked for again at a new callback URL and not yet verified there: that renewal is news. */
   readonly #moved = new Set<number>();
+  /** Aborted on close: requests to hubs still unanswered end then, not at their deadline (30 s by default). */
+  readonly #stop = new AbortController();
   #closed = false;
 
   constructor(store: LiveStore, events: LiveEvents, options: SubscriberOptions) {
@@ -126,15 +128,18 @@ export class Subscriber {
       });
     }
     await this.#ask(row.id, 'subscribe');
+    this.#throwIfClosed(row.hub);
     return publicView(this.#store.subscription(row.id)!);
   }
 
-  async unsubscribe(id: number): Promise<Subscription> {
+  /** `timeoutMs`: the request's deadline, when shorter than the usual one is wanted (a program that is stopping). */
+  async unsubscribe(id: number, timeoutMs?: number): Promise<Subscription> {
     const row = this.#store.subscription(id);
     if (!row) throw new Error(`No subscription ${id}`);
     if (row.status === 'unsubscribed') return publicView(row);
     this.#store.updateSubscription(id, { status: 'unsubscribing', attempts: 0 });
-    await this.#ask(id, 'unsubscribe');
+    await this.#ask(id, 'unsubscribe', timeoutMs);
+    this.#throwIfClosed(row.hub);
     return publicView(this.#store.subscription(id)!);
   }
 
@@ -170,7 +175,7 @@ export class Subscriber {
     if (this.#closed) return;
     // Recorded before asking: the hub may verify before its answer to the request reaches us.
     this.#retiring.set(row.callbackToken, { callback: row.callbackUrl, topic: row.topic });
-    const answer = await askHub({ hub: row.hub, mode: 'unsubscribe', topic: row.topic, callback: row.callbackUrl, timeoutMs: this.#o.hubTimeoutMs });
+    const answer = await askHub({ hub: row.hub, mode: 'unsubscribe', topic: row.topic, callback: row.callbackUrl, timeoutMs: this.#o.hubTimeoutMs, signal: this.#stop.signal });
     if (answer.ok || this.#closed) return;
     if (this.#retiring.get(row.callbackToken)?.callback === row.callbackUrl) this.#retiring.delete(row.callbackToken);
     this.#events.emit({
@@ -200,7 +205,7 @@ export class Subscriber {
     }
   }
 
-  async #ask(id: number, mode: 'subscribe' | 'unsubscribe'): Promise<void> {
+  async #ask(id: number, mode: 'subscribe' | 'unsubscribe', timeoutMs = this.#o.hubTimeoutMs): Promise<void> {
     if (this.#closed) return;
     this.#clear(id);
     let row = this.#store.updateSubscription(id, { pendingMode: mode });
@@ -213,7 +218,8 @@ export class Subscriber {
       callback: row.callbackUrl,
       leaseSeconds: row.leaseRequested,
       secret: row.secret,
-      timeoutMs: this.#o.hubTimeoutMs,
+      timeoutMs,
+      signal: this.#stop.signal,
     });
     // Stopped while the hub answered: the mirror's state is closed by now, and reading it threw, unhandled (a renewal
     // runs from a timer), seen when an engine stopped with a renewal in flight.
@@ -414,8 +420,14 @@ export class Subscriber {
     this.#timers.delete(id);
   }
 
+  /** Stopped while the hub was asked: the mirror's state is closed (reading it threw "statement has been finalized"). */
+  #throwIfClosed(hub: string): void {
+    if (this.#closed) throw new Error(`The live engine stopped before the hub ${clip(hub)} answered`);
+  }
+
   close(): void {
     this.#closed = true;
+    this.#stop.abort();
     for (const timer of this.#timers.values()) clearTimeout(timer);
     this.#timers.clear();
     for (const timer of this.#leaseEnds.values()) clearTimeout(timer);

@@ -148,6 +148,39 @@ describe('subscribing', () => {
     }
   });
 
+  it('stopping ends a request to a hub that never answers at once, not at its deadline', async () => {
+    // Before: the request stayed open until its deadline (30 s by default), and with it `rsdesk watch` and the app's quit.
+    rig = await startRig({ engine: { hubTimeoutMs: 20_000 } });
+    let reached!: () => void;
+    const asked = new Promise<void>((r) => (reached = r));
+    let closed!: () => void;
+    const gone = new Promise<void>((r) => (closed = r));
+    const hub = createServer((req) => {
+      req.resume();
+      req.socket.on('close', closed);
+      reached();
+    });
+    await new Promise<void>((r) => hub.listen(0, '127.0.0.1', r));
+    try {
+      const hubUrl = `http://127.0.0.1:${(hub.address() as AddressInfo).port}/`;
+      const subscribing = rig.engine.subscribe({ dest: rig.dest, topic: rig.topic, hub: hubUrl }).then(
+        () => 'subscribed',
+        (err: Error) => err.message,
+      );
+      await asked;
+      const started = Date.now();
+      await rig.engine.stop();
+      const fixture = rig.fixture;
+      rig = { ...rig, close: () => fixture.close() };
+      await Promise.race([gone, new Promise((_, reject) => setTimeout(() => reject(new Error('the request to the hub was still open 2 s after the engine stopped')), 2_000))]);
+      expect(await subscribing).toBe(`The live engine stopped before the hub ${hubUrl} answered`);
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      hub.closeAllConnections();
+      hub.close();
+    }
+  });
+
   it('renews a lease of years within a month all the same (here its cap set to 1 s), and says so once', async () => {
     const years = 10 * 365 * 86_400;
     rig = await startRig({ fixture: { hub: { maxLeaseSeconds: years } }, engine: { minRenewMs: 500, maxRenewMs: 1_000 } });
