@@ -102,11 +102,17 @@ export async function findChannels(http: Http, url: string, signal?: AbortSignal
  * may not: a Source on the internet naming 169.254.169.254 or 127.0.0.1 as its hub had the app POST there), or null.
  */
 export function hubFurtherInside(hub: string, source: string): string | null {
+  const why = hubNotAsked(hub, source);
+  return why === null ? null : `Not subscribed: ${why}`;
+}
+
+/** The same, as a phrase ("the hub … is not asked, since …"), or null. */
+export function hubNotAsked(hub: string, source: string): string | null {
   let why: string | null;
   try {
     why = furtherInside(new URL(source), new URL(hub));
   } catch {
     return null;
   }
-  return why === null ? null : `Not subscribed: the hub ${clip(hub)} is not asked, since ${why}`;
+  return why === null ? null : `the hub ${clip(hub)} is not asked, since ${why}`;
 }

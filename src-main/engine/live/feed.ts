@@ -21,7 +21,7 @@ import type { LiveEvents } from './events.ts';
 import type { AppliedChange, LiveEventInput, Subscription } from './model.ts';
 import { readNotification } from './payload.ts';
 import { linkWarnings, receiveDelivery, type Delivery, type DeliveryAnswer } from './receiver.ts';
-import { hubFurtherInside } from './channels.ts';
+import { hubFurtherInside, hubNotAsked } from './channels.ts';
 import { Sequencer, type Step } from './sequencer.ts';
 import { LiveStore, type SubscriptionRow } from './store.ts';
 import { publicView, Subscriber, type SubscribeRequest, type SubscriberOptions, type VerificationAnswer } from './subscriber.ts';
@@ -184,7 +184,9 @@ export class MirrorFeed {
     const stateDir = stateDirOf(dest);
     this.state = new MirrorState(stateDir);
     this.store = new LiveStore(this.state.db, dest, this.state.path);
-    this.subscriber = new Subscriber(this.store, events, subscriberOptions);
+    // The mirror's Source judges its hubs at every request, as at subscribing (see subscribe below).
+    const hubRefusal = (hub: string, topic: string) => hubNotAsked(hub, this.#sourceOf(topic));
+    this.subscriber = new Subscriber(this.store, events, { ...subscriberOptions, hubRefusal });
     // Notified resources (and a gap's catch-up) are fetched as a sync of this mirror fetches them: with its own
     // settings, and its credentials for its Source's origin only.
     this.#sharedHttp = http;
@@ -248,9 +250,15 @@ export class MirrorFeed {
   }
 
   subscribe(r: SubscribeRequest): Promise<Subscription> {
-    const refusal = hubFurtherInside(r.hub, this.state.binding()?.capabilityListUrl ?? this.state.binding()?.url ?? r.topic);
+    const refusal = hubFurtherInside(r.hub, this.#sourceOf(r.topic));
     if (refusal !== null) return Promise.reject(new Error(refusal));
     return this.subscriber.subscribe({ ...r, cursor: r.cursor ?? startCursor(this.state.checkpoint()?.at ?? null) });
+  }
+
+  /** Where the mirror's Source is, for judging its hubs: its Capability List, else its URL, else the topic. */
+  #sourceOf(topic: string): string {
+    const binding = this.state.binding();
+    return binding?.capabilityListUrl ?? binding?.url ?? topic;
   }
 
   unsubscribe(id: number, timeoutMs?: number): Promise<Subscription> {

@@ -29,6 +29,12 @@ export interface SubscriberOptions {
    * so the engine lets only a few a window through (noise.ts). Default: every one is an event.
    */
   discarded?: (input: LiveEventInput) => void;
+  /**
+   * Why a subscription's hub may not be asked anything (it reaches further inside the network than the mirror's
+   * Source: channels.ts), as a phrase, or null. Looked at before every request, so that a subscription stored before
+   * this check existed is not renewed (nor asked to end) there either.
+   */
+  hubRefusal?: (hub: string, topic: string) => string | null;
 }
 
 /**
@@ -162,6 +168,8 @@ export class Subscriber {
   moveCallbacks(): void {
     for (const row of this.#store.subscriptions()) {
       if (row.status === 'unsubscribed' || row.status === 'denied' || row.status === 'unsubscribing') continue;
+      // Its hub is asked nothing, the end of the old URL included (restore said why).
+      if (this.#o.hubRefusal?.(row.hub, row.topic)) continue;
       const callbackUrl = this.#o.callbackUrl(row.callbackToken);
       if (callbackUrl === row.callbackUrl) continue;
       this.#store.updateSubscription(row.id, { callbackUrl, attempts: 0, nextAttemptAt: null });
@@ -191,6 +199,12 @@ export class Subscriber {
     const now = Date.now();
     for (const row of this.#store.subscriptions()) {
       if (row.status === 'unsubscribed' || row.status === 'denied') continue;
+      const refusal = this.#o.hubRefusal?.(row.hub, row.topic) ?? null;
+      if (refusal !== null) {
+        if (row.status === 'active') this.#watchLeaseEnd(row);
+        this.#refused(row, row.status === 'unsubscribing' ? 'unsubscribe' : 'subscribe', refusal);
+        continue;
+      }
       const callbackUrl = this.#o.callbackUrl(row.callbackToken);
       const moved = callbackUrl !== row.callbackUrl;
       if (moved) this.#store.updateSubscription(row.id, { callbackUrl });
@@ -208,6 +222,9 @@ export class Subscriber {
   async #ask(id: number, mode: 'subscribe' | 'unsubscribe', timeoutMs = this.#o.hubTimeoutMs): Promise<void> {
     if (this.#closed) return;
     this.#clear(id);
+    const stored = this.#store.subscription(id)!;
+    const refusal = this.#o.hubRefusal?.(stored.hub, stored.topic) ?? null;
+    if (refusal !== null) return this.#refused(stored, mode, refusal);
     let row = this.#store.updateSubscription(id, { pendingMode: mode });
     const attempt = row.attempts + 1;
     this.#events.emit({ type: 'subscribing', ...this.#base(row), hub: row.hub, mode, attempt });
@@ -257,6 +274,28 @@ export class Subscriber {
     const stake = !renewing || row.expiresAt === null ? '' : status === 'expired' ? '; its lease has ended, and the hub sends nothing until it is renewed' : `; its lease ends at ${row.expiresAt}`;
     this.#events.emit({ type: 'error', subscriptionId: row.id, dest: row.dest, message: `${what} ${clip(row.topic)} failed (${reason}); trying again in ${wait < 1000 ? 'a moment' : `${Math.round(wait / 1000)} s`}${stake}` });
     this.#later(row.id, wait, mode);
+  }
+
+  /**
+   * A subscription whose hub may not be asked (stored before the check, or its Source moved): nothing is sent to the
+   * hub. It is not dropped unsaid: a renewal stops, the subscription stays listed with why until its lease ends, and
+   * unsubscribing ends it here alone.
+   */
+  #refused(row: SubscriptionRow, mode: 'subscribe' | 'unsubscribe', why: string): void {
+    if (mode === 'unsubscribe') {
+      this.#store.updateSubscription(row.id, { status: 'unsubscribed', pendingMode: null, expiresAt: null, attempts: 0, nextAttemptAt: null, lastError: null });
+      this.#events.emit({
+        type: 'note',
+        subscriptionId: row.id,
+        dest: row.dest,
+        message: `Ended the subscription to ${clip(row.topic)} here without asking its hub: ${why}. Whatever the hub sends until its lease ends is refused.`,
+      });
+      this.#events.emit({ type: 'unsubscribed', ...this.#base(row), hub: row.hub });
+      return;
+    }
+    const message = `Not renewed: ${why}. The subscription was made before this was checked; it stays listed until it is unsubscribed (here alone: the hub is not asked)${row.status === 'active' && row.expiresAt !== null ? `, and its lease ends at ${row.expiresAt}` : ''}.`;
+    this.#store.updateSubscription(row.id, { pendingMode: null, nextAttemptAt: null, lastError: message });
+    this.#events.emit({ type: 'error', subscriptionId: row.id, dest: row.dest, message });
   }
 
   #later(id: number, ms: number, mode: 'subscribe' | 'unsubscribe', timeoutReason?: string): void {
