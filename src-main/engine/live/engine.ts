@@ -10,6 +10,7 @@ import { Http } from '../http/client.ts';
 import { findChannels, type ChannelsFound } from './channels.ts';
 import { LiveEvents } from './events.ts';
 import { NoiseGate } from './noise.ts';
+import { HubGate } from './hub-gate.ts';
 import { MirrorFeed, type FeedOptions, type GivenCredentials } from './feed.ts';
 import type { SecretStore } from '../mirror/secrets.ts';
 import type { Ping, Subscription } from './model.ts';
@@ -27,6 +28,8 @@ export interface LiveEngineOptions {
   publicUrl?: string | null;
   http?: Http;
   hubTimeoutMs?: number;
+  /** Requests in flight to one hub at once (default HUB_REQUESTS_AT_ONCE, hub-gate.ts). */
+  hubRequestsAtOnce?: number;
   verifyTimeoutMs?: number;
   retryBaseMs?: number;
   renewAt?: number;
@@ -73,7 +76,9 @@ export interface SubscribeInput {
 export class LiveEngine {
   readonly events: LiveEvents;
   readonly #noise: NoiseGate;
-  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'maxRenewMs' | 'lapsedRetryMaxMs' | 'keepEvents' | 'noise' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending' | 'maxConnections'>> & { maxConnections?: number } & { publicUrl: string | null };
+  /** One for every mirror: several mirrors may have their subscriptions at the same hub. */
+  readonly #hubGate: HubGate;
+  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'maxRenewMs' | 'lapsedRetryMaxMs' | 'keepEvents' | 'noise' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending' | 'maxConnections' | 'hubRequestsAtOnce'>> & { maxConnections?: number } & { publicUrl: string | null };
   readonly #secrets: SecretStore | undefined;
   readonly #minRenewMs: number | undefined;
   readonly #maxRenewMs: number | undefined;
@@ -92,6 +97,7 @@ export class LiveEngine {
   constructor(options: LiveEngineOptions = {}) {
     this.events = new LiveEvents(options.keepEvents ?? 1_000);
     this.#noise = new NoiseGate(this.events, options.noise);
+    this.#hubGate = new HubGate(options.hubRequestsAtOnce);
     this.#o = {
       host: options.host ?? '127.0.0.1',
       port: options.port ?? DEFAULT_LIVE_PORT,
@@ -245,6 +251,7 @@ export class LiveEngine {
         maxRenewMs: this.#maxRenewMs,
         lapsedRetryMaxMs: this.#lapsedRetryMaxMs,
         discarded: (e) => this.#noise.emit(e),
+        hubGate: this.#hubGate,
       },
     );
     this.#feeds.set(key, feed);

@@ -6,6 +6,7 @@ import { clip } from '../clip.ts';
 import { formatSeconds, toNetworkError } from '../http/errors.ts';
 import { parseHttpUrl, DEFAULT_USER_AGENT } from '../http/client.ts';
 import { makeDispatcher, proxyFor, type ProxyEnv } from '../http/dispatcher.ts';
+import type { HubGate } from './hub-gate.ts';
 
 export interface HubRequest {
   hub: string;
@@ -17,6 +18,8 @@ export interface HubRequest {
   timeoutMs?: number;
   /** Ends the exchange at once (the engine stopping): an unanswered request kept the process up to its deadline. */
   signal?: AbortSignal;
+  /** Bounds the requests in flight to one hub (hub-gate.ts); the deadline starts once this one may go. */
+  gate?: HubGate;
   /** Where the proxies are read from (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), as for every other request. Default process.env. */
   proxyEnv?: ProxyEnv;
 }
@@ -36,7 +39,9 @@ export async function askHub(r: HubRequest): Promise<HubAnswer> {
   // Through the environment's proxy like every other request: undici's own request() goes straight to the hub, which
   // a network that lets requests out only through a proxy refuses.
   let dispatcher: Dispatcher | null = null;
+  let release: (() => void) | null = null;
   try {
+    release = (await r.gate?.enter(url.origin, r.signal)) ?? null;
     dispatcher = makeDispatcher({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, 'env', env);
     const res = await request(url, {
       dispatcher,
@@ -73,5 +78,6 @@ export async function askHub(r: HubRequest): Promise<HubAnswer> {
     return { ok: false, status: null, reason: toNetworkError(err, url.href, timeoutMs, 'response', proxyFor(url, 'env', env)).message, retryAfterMs: null };
   } finally {
     await dispatcher?.destroy().catch(() => undefined);
+    release?.();
   }
 }

@@ -8,6 +8,7 @@ import type { LiveEvents } from './events.ts';
 import { askHub, MAX_SECRET_BYTES } from './hub-client.ts';
 import type { LiveEventInput, Subscription } from './model.ts';
 import type { LiveStore, SubscriptionRow } from './store.ts';
+import type { HubGate } from './hub-gate.ts';
 
 export interface SubscriberOptions {
   /** The callback URL for a token (the public URL setting, else the server's own address). */
@@ -35,6 +36,8 @@ export interface SubscriberOptions {
    * this check existed is not renewed (nor asked to end) there either.
    */
   hubRefusal?: (hub: string, topic: string) => string | null;
+  /** Bounds the requests in flight to one hub, whichever mirror they are for (the engine's one gate). */
+  hubGate?: HubGate;
 }
 
 /**
@@ -183,7 +186,7 @@ export class Subscriber {
     if (this.#closed) return;
     // Recorded before asking: the hub may verify before its answer to the request reaches us.
     this.#retiring.set(row.callbackToken, { callback: row.callbackUrl, topic: row.topic });
-    const answer = await askHub({ hub: row.hub, mode: 'unsubscribe', topic: row.topic, callback: row.callbackUrl, timeoutMs: this.#o.hubTimeoutMs, signal: this.#stop.signal });
+    const answer = await askHub({ hub: row.hub, mode: 'unsubscribe', topic: row.topic, callback: row.callbackUrl, timeoutMs: this.#o.hubTimeoutMs, signal: this.#stop.signal, gate: this.#o.hubGate });
     if (answer.ok || this.#closed) return;
     if (this.#retiring.get(row.callbackToken)?.callback === row.callbackUrl) this.#retiring.delete(row.callbackToken);
     this.#events.emit({
@@ -237,6 +240,7 @@ export class Subscriber {
       secret: row.secret,
       timeoutMs,
       signal: this.#stop.signal,
+      gate: this.#o.hubGate,
     });
     // Stopped while the hub answered: the mirror's state is closed by now, and reading it threw, unhandled (a renewal
     // runs from a timer), seen when an engine stopped with a renewal in flight.
