@@ -174,12 +174,12 @@ export class LiveStore {
    * ones after it), kept in the mirror's meta: no column of its own, so no migration for a few bytes per subscription.
    */
   signatureFloor(id: number): string | null {
-    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(`live-signature-floor:${id}`) as { value: string } | undefined;
+    const row = this.#stmt('SELECT value FROM meta WHERE key = ?').get(`live-signature-floor:${id}`) as { value: string } | undefined;
     return row?.value ?? null;
   }
 
   setSignatureFloor(id: number, method: string): void {
-    this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(`live-signature-floor:${id}`, method);
+    this.#stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(`live-signature-floor:${id}`, method);
   }
 
   updateSubscription(id: number, fields: Partial<Omit<SubscriptionRow, 'id' | 'dest' | 'topic' | 'hub' | 'callbackToken' | 'hasSecret' | 'createdAt'>>): SubscriptionRow {

@@ -588,6 +588,9 @@ export class MirrorState implements ClaimStore {
   #put: StatementSync;
   #byKey: StatementSync;
   #under: StatementSync;
+  // Prepared once per connection: a live batch reads and writes its meta and run rows many times a second, and
+  // preparing each time was a tenth of the main thread's work in a burst of notifications.
+  readonly #stmts = new Map<string, StatementSync>();
 
   /** `readOnly`: see forReading. */
   constructor(stateDir: string, options: { readOnly?: boolean } = {}) {
@@ -653,16 +656,25 @@ export class MirrorState implements ClaimStore {
     if (this.db.isOpen) this.db.close();
   }
 
+  #stmt(sql: string): StatementSync {
+    let stmt = this.#stmts.get(sql);
+    if (stmt === undefined) {
+      stmt = this.db.prepare(sql);
+      this.#stmts.set(sql, stmt);
+    }
+    return stmt;
+  }
+
   // ---- meta: binding and checkpoint ----
 
   #meta(key: string): string | null {
-    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+    const row = this.#stmt('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
     return row?.value ?? null;
   }
 
   #setMeta(key: string, value: string | null): void {
-    if (value === null) this.db.prepare('DELETE FROM meta WHERE key = ?').run(key);
-    else this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+    if (value === null) this.#stmt('DELETE FROM meta WHERE key = ?').run(key);
+    else this.#stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
   }
 
   binding(): Binding | null {
@@ -781,7 +793,7 @@ export class MirrorState implements ClaimStore {
       [`${prefix}0`, `${prefix}?`],
       [`${prefix}@`, `${prefix}\u{10FFFF}`],
     ];
-    const find = this.db.prepare('SELECT uri FROM inventory WHERE uri >= ? AND uri < ? LIMIT 1');
+    const find = this.#stmt('SELECT uri FROM inventory WHERE uri >= ? AND uri < ? LIMIT 1');
     for (const [from, to] of ranges) {
       const row = find.get(from, to) as { uri: string } | undefined;
       if (row !== undefined) return row.uri;
@@ -791,12 +803,12 @@ export class MirrorState implements ClaimStore {
 
   /** Puts back the status of a row marked damaged while its copy was about to be replaced (apply.ts). */
   setStatus(uri: string, status: InventoryStatus): void {
-    this.db.prepare("UPDATE inventory SET status = ? WHERE uri = ? AND status = 'damaged'").run(status, uri);
+    this.#stmt("UPDATE inventory SET status = ? WHERE uri = ? AND status = 'damaged'").run(status, uri);
   }
 
   /** Marks mirrored copies an audit found damaged, for the next sync to fetch again (see InventoryStatus). */
   markDamaged(uris: string[]): void {
-    const mark = this.db.prepare("UPDATE inventory SET status = 'damaged' WHERE uri = ? AND status IN ('verified', 'unverifiable', 'unchecked')");
+    const mark = this.#stmt("UPDATE inventory SET status = 'damaged' WHERE uri = ? AND status IN ('verified', 'unverifiable', 'unchecked')");
     transaction(this.db, () => {
       for (const uri of uris) mark.run(uri);
     });
@@ -804,7 +816,7 @@ export class MirrorState implements ClaimStore {
 
   /** How many rows an audit marked damaged. */
   damagedCount(): number {
-    return Number((this.db.prepare("SELECT COUNT(*) AS n FROM inventory WHERE status = 'damaged'").get() as { n: number }).n);
+    return Number((this.#stmt("SELECT COUNT(*) AS n FROM inventory WHERE status = 'damaged'").get() as { n: number }).n);
   }
 
   /**
@@ -813,13 +825,13 @@ export class MirrorState implements ClaimStore {
    */
   damagedAfter(after: string | null, limit: number): InventoryRow[] {
     const rows = after === null
-      ? this.db.prepare("SELECT * FROM inventory WHERE status = 'damaged' ORDER BY uri LIMIT ?").all(limit)
-      : this.db.prepare("SELECT * FROM inventory WHERE status = 'damaged' AND uri > ? ORDER BY uri LIMIT ?").all(after, limit);
+      ? this.#stmt("SELECT * FROM inventory WHERE status = 'damaged' ORDER BY uri LIMIT ?").all(limit)
+      : this.#stmt("SELECT * FROM inventory WHERE status = 'damaged' AND uri > ? ORDER BY uri LIMIT ?").all(after, limit);
     return (rows as unknown as RawRow[]).map(toRow);
   }
 
   remove(uri: string): void {
-    this.db.prepare('DELETE FROM inventory WHERE uri = ?').run(uri);
+    this.#stmt('DELETE FROM inventory WHERE uri = ?').run(uri);
   }
 
   /** Every row, streamed. */
@@ -837,7 +849,7 @@ export class MirrorState implements ClaimStore {
    * write rows (deletions) meanwhile, and no more than a page is held.
    */
   *urisPaged(page = 1000): Generator<string> {
-    const next = this.db.prepare('SELECT uri FROM inventory WHERE uri > ? ORDER BY uri LIMIT ?');
+    const next = this.#stmt('SELECT uri FROM inventory WHERE uri > ? ORDER BY uri LIMIT ?');
     let after = '';
     for (;;) {
       const rows = next.all(after, page) as { uri: string }[];
@@ -849,17 +861,17 @@ export class MirrorState implements ClaimStore {
 
   /** True when the inventory holds no row at all (one index probe, not a count). */
   isEmpty(): boolean {
-    return this.db.prepare('SELECT 1 AS found FROM inventory LIMIT 1').get() === undefined;
+    return this.#stmt('SELECT 1 AS found FROM inventory LIMIT 1').get() === undefined;
   }
 
   /** Resources the inventory holds, deleted and quarantined ones left out: all rows less the gone ones, both counted from an index (inventory_gone is partial), not by a scan of the rows. */
   resourceCount(): number {
     const sql = "SELECT (SELECT COUNT(*) FROM inventory) - (SELECT COUNT(*) FROM inventory WHERE status IN ('deleted', 'quarantined')) AS n";
-    return Number((this.db.prepare(sql).get() as { n: number }).n);
+    return Number((this.#stmt(sql).get() as { n: number }).n);
   }
 
   inventoryCount(): number {
-    return Number((this.db.prepare('SELECT COUNT(*) AS n FROM inventory').get() as { n: number }).n);
+    return Number((this.#stmt('SELECT COUNT(*) AS n FROM inventory').get() as { n: number }).n);
   }
 
   transaction<T>(fn: () => T): T {
@@ -870,19 +882,18 @@ export class MirrorState implements ClaimStore {
 
   startRun(kind: RunKind, mode: string, listUrl: string | null): RunRecord {
     const started = new Date().toISOString();
-    const result = this.db
-      .prepare('INSERT INTO runs (kind, mode, list_url, started_at, status, pid) VALUES (?, ?, ?, ?, ?, ?)')
+    const result = this.#stmt('INSERT INTO runs (kind, mode, list_url, started_at, status, pid) VALUES (?, ?, ?, ?, ?, ?)')
       .run(kind, mode, listUrl, started, 'running', process.pid);
     return this.run(Number(result.lastInsertRowid))!;
   }
 
   run(id: number): RunRecord | null {
-    const raw = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as Record<string, unknown> | undefined;
+    const raw = this.#stmt('SELECT * FROM runs WHERE id = ?').get(id) as Record<string, unknown> | undefined;
     return raw === undefined ? null : toRun(raw);
   }
 
   runs(): RunRecord[] {
-    return (this.db.prepare('SELECT * FROM runs ORDER BY id').all() as Record<string, unknown>[]).map(toRun);
+    return (this.#stmt('SELECT * FROM runs ORDER BY id').all() as Record<string, unknown>[]).map(toRun);
   }
 
   /** Runs left `running` by a process that is gone (only one process holds the lock, so: any but ours). */
@@ -894,7 +905,7 @@ export class MirrorState implements ClaimStore {
   markInterrupted(): RunRecord[] {
     const stale = this.runs().filter((r) => r.status === 'running');
     // Its end is when it last recorded work (at worst its start): resumed, the time since is counted as stopped.
-    for (const r of stale) this.db.prepare("UPDATE runs SET status = 'interrupted', ended_at = COALESCE(active_at, started_at) WHERE id = ?").run(r.id);
+    for (const r of stale) this.#stmt("UPDATE runs SET status = 'interrupted', ended_at = COALESCE(active_at, started_at) WHERE id = ?").run(r.id);
     return stale.map((r) => ({ ...r, status: 'interrupted' as const }));
   }
 
@@ -910,19 +921,18 @@ export class MirrorState implements ClaimStore {
     this.db.exec('SAVEPOINT resume_run');
     try {
       if (!keepFailures) {
-        this.db.prepare('DELETE FROM failures WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM inventory WHERE inventory.uri = failures.uri AND inventory.run_id = ?)').run(id, id);
-        this.db.prepare('UPDATE runs SET skipped = 0, failed = (SELECT COUNT(*) FROM failures WHERE run_id = ?) WHERE id = ?').run(id, id);
+        this.#stmt('DELETE FROM failures WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM inventory WHERE inventory.uri = failures.uri AND inventory.run_id = ?)').run(id, id);
+        this.#stmt('UPDATE runs SET skipped = 0, failed = (SELECT COUNT(*) FROM failures WHERE run_id = ?) WHERE id = ?').run(id, id);
         // Its lists are read again, and what they break is found again.
-        this.db.prepare('DELETE FROM run_findings WHERE run_id = ?').run(id);
-        this.db.prepare('UPDATE runs SET findings = 0 WHERE id = ?').run(id);
+        this.#stmt('DELETE FROM run_findings WHERE run_id = ?').run(id);
+        this.#stmt('UPDATE runs SET findings = 0 WHERE id = ?').run(id);
       }
       // The message of how it stopped ("Paused") no longer holds: killed now, it is interrupted, not paused.
       // The time since its recorded end (a pause) is not time it ran.
-      const stopped = this.db.prepare('SELECT ended_at FROM runs WHERE id = ?').get(id) as { ended_at: string | null } | undefined;
+      const stopped = this.#stmt('SELECT ended_at FROM runs WHERE id = ?').get(id) as { ended_at: string | null } | undefined;
       const endedMs = stopped?.ended_at ? Date.parse(stopped.ended_at) : NaN;
       const pausedSeconds = Number.isFinite(endedMs) ? Math.max(0, (Date.now() - endedMs) / 1000) : 0;
-      this.db
-        .prepare("UPDATE runs SET status = 'running', pid = ?, ended_at = NULL, message = NULL, paused_seconds = paused_seconds + ? WHERE id = ?")
+      this.#stmt("UPDATE runs SET status = 'running', pid = ?, ended_at = NULL, message = NULL, paused_seconds = paused_seconds + ? WHERE id = ?")
         .run(process.pid, pausedSeconds, id);
       this.db.exec('RELEASE resume_run');
     } catch (err) {
@@ -940,23 +950,22 @@ export class MirrorState implements ClaimStore {
   addRunFindings(id: number, findings: RunFinding[], keep: number): void {
     if (findings.length === 0) return;
     this.transaction(() => {
-      const held = Number((this.db.prepare('SELECT COUNT(*) AS n FROM run_findings WHERE run_id = ?').get(id) as { n: number }).n);
-      const insert = this.db.prepare('INSERT INTO run_findings (run_id, document, severity, code, message, line) VALUES (?, ?, ?, ?, ?, ?)');
+      const held = Number((this.#stmt('SELECT COUNT(*) AS n FROM run_findings WHERE run_id = ?').get(id) as { n: number }).n);
+      const insert = this.#stmt('INSERT INTO run_findings (run_id, document, severity, code, message, line) VALUES (?, ?, ?, ?, ?, ?)');
       for (const f of findings.slice(0, Math.max(0, keep - held))) insert.run(id, f.document, f.severity, f.code, f.message, f.line ?? null);
-      this.db.prepare('UPDATE runs SET findings = findings + ? WHERE id = ?').run(findings.length, id);
+      this.#stmt('UPDATE runs SET findings = findings + ? WHERE id = ?').run(findings.length, id);
     });
   }
 
   /** The findings kept for a run, in the order found. */
   runFindings(id: number): RunFinding[] {
-    const rows = this.db.prepare('SELECT document, severity, code, message, line FROM run_findings WHERE run_id = ? ORDER BY rowid').all(id) as Record<string, unknown>[];
+    const rows = this.#stmt('SELECT document, severity, code, message, line FROM run_findings WHERE run_id = ? ORDER BY rowid').all(id) as Record<string, unknown>[];
     return rows.map((r) => ({ document: String(r.document), severity: r.severity as RunFinding['severity'], code: String(r.code), message: String(r.message), ...(r.line === null ? {} : { line: Number(r.line) }) }));
   }
 
   /** Adds to a run's counts and records failures; call inside the batch's transaction. */
   addToRun(id: number, counts: Partial<RunCounts>, failures: { uri: string; reason: string }[] = []): void {
-    this.db
-      .prepare(
+    this.#stmt(
         `UPDATE runs SET created = created + ?, updated = updated + ?, deleted = deleted + ?, unchanged = unchanged + ?,
          skipped = skipped + ?, failed = failed + ?, bytes = bytes + ?, active_at = ? WHERE id = ?`,
       )
@@ -971,7 +980,7 @@ export class MirrorState implements ClaimStore {
         new Date().toISOString(),
         id,
       );
-    const insert = this.db.prepare('INSERT INTO failures (run_id, uri, reason) VALUES (?, ?, ?)');
+    const insert = this.#stmt('INSERT INTO failures (run_id, uri, reason) VALUES (?, ?, ?)');
     for (const f of failures) insert.run(id, f.uri, f.reason);
   }
 
@@ -981,7 +990,7 @@ export class MirrorState implements ClaimStore {
    */
   recordRetry(runId: number, ofRun: number | ((uri: string) => number), uris: Iterable<string>): void {
     this.transaction(() => {
-      const insert = this.db.prepare('INSERT OR IGNORE INTO retry_items (run_id, of_run, uri) VALUES (?, ?, ?)');
+      const insert = this.#stmt('INSERT OR IGNORE INTO retry_items (run_id, of_run, uri) VALUES (?, ?, ?)');
       for (const uri of uris) insert.run(runId, typeof ofRun === 'number' ? ofRun : ofRun(uri), uri);
     });
   }
@@ -1000,9 +1009,8 @@ export class MirrorState implements ClaimStore {
         WHERE NOT EXISTS (SELECT 1 FROM inventory i WHERE i.uri = l.uri AND i.run_id > l.run_id AND i.status IN ('verified', 'unchecked'))
         AND NOT EXISTS (SELECT 1 FROM gone g WHERE g.uri = l.uri AND g.run_id > l.run_id)
       )`;
-    const total = Number((this.db.prepare(`${standing} SELECT COUNT(*) AS n FROM open`).get() as { n: number }).n);
-    const rows = this.db
-      .prepare(`${standing} SELECT o.uri AS uri, COALESCE((SELECT t.of_run FROM retry_items t WHERE t.run_id = o.run_id AND t.uri = o.uri), o.run_id) AS runId FROM open o ORDER BY runId, o.uri LIMIT ?`)
+    const total = Number((this.#stmt(`${standing} SELECT COUNT(*) AS n FROM open`).get() as { n: number }).n);
+    const rows = this.#stmt(`${standing} SELECT o.uri AS uri, COALESCE((SELECT t.of_run FROM retry_items t WHERE t.run_id = o.run_id AND t.uri = o.uri), o.run_id) AS runId FROM open o ORDER BY runId, o.uri LIMIT ?`)
       .all(limit) as { uri: string; runId: number }[];
     return { total, failures: rows.map((r) => ({ uri: r.uri, runId: Number(r.runId) })) };
   }
@@ -1012,11 +1020,10 @@ export class MirrorState implements ClaimStore {
    * run has written since. Null for a run that is no retry, or one recorded before retries kept their URIs.
    */
   retryLeft(runId: number): { ofRun: number; ofRuns: number[]; asked: number; uris: string[] } | null {
-    const of = this.db.prepare('SELECT MAX(of_run) AS ofRun, COUNT(*) AS asked FROM retry_items WHERE run_id = ?').get(runId) as { ofRun: number | null; asked: number };
+    const of = this.#stmt('SELECT MAX(of_run) AS ofRun, COUNT(*) AS asked FROM retry_items WHERE run_id = ?').get(runId) as { ofRun: number | null; asked: number };
     if (of.ofRun === null || Number(of.asked) === 0) return null;
-    const ofRuns = (this.db.prepare('SELECT DISTINCT of_run AS ofRun FROM retry_items WHERE run_id = ? ORDER BY of_run').all(runId) as { ofRun: number }[]).map((r) => Number(r.ofRun));
-    const left = this.db
-      .prepare(
+    const ofRuns = (this.#stmt('SELECT DISTINCT of_run AS ofRun FROM retry_items WHERE run_id = ? ORDER BY of_run').all(runId) as { ofRun: number }[]).map((r) => Number(r.ofRun));
+    const left = this.#stmt(
         `SELECT r.uri AS uri FROM retry_items r WHERE r.run_id = ?
          AND NOT EXISTS (SELECT 1 FROM inventory i WHERE i.uri = r.uri AND i.run_id >= r.run_id AND i.status != 'damaged')
          AND NOT EXISTS (SELECT 1 FROM gone g WHERE g.uri = r.uri AND g.run_id >= r.run_id) ORDER BY r.uri`,
@@ -1027,17 +1034,17 @@ export class MirrorState implements ClaimStore {
 
   /** Run `runId` found `uri` deleted at the Source and not in the mirror: its earlier failures stand no more. */
   settleGone(runId: number, uri: string): void {
-    this.db.prepare('INSERT INTO gone (uri, run_id) VALUES (?, ?) ON CONFLICT (uri) DO UPDATE SET run_id = excluded.run_id').run(uri, runId);
+    this.#stmt('INSERT INTO gone (uri, run_id) VALUES (?, ?) ON CONFLICT (uri) DO UPDATE SET run_id = excluded.run_id').run(uri, runId);
   }
 
   /** Whether a retry run kept what it was asked for (see retryLeft): retries recorded before that did not. */
   keptRetry(runId: number): boolean {
-    return this.db.prepare('SELECT 1 AS kept FROM retry_items WHERE run_id = ? LIMIT 1').get(runId) !== undefined;
+    return this.#stmt('SELECT 1 AS kept FROM retry_items WHERE run_id = ? LIMIT 1').get(runId) !== undefined;
   }
 
   /** How many failures the journal holds for run `runId`. */
   failureCount(runId: number): number {
-    return Number((this.db.prepare('SELECT COUNT(*) AS n FROM failures WHERE run_id = ?').get(runId) as { n: number }).n);
+    return Number((this.#stmt('SELECT COUNT(*) AS n FROM failures WHERE run_id = ?').get(runId) as { n: number }).n);
   }
 
   /**
@@ -1049,7 +1056,7 @@ export class MirrorState implements ClaimStore {
   }
 
   failures(runId: number): { uri: string; reason: string }[] {
-    return this.db.prepare('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid').all(runId) as { uri: string; reason: string }[];
+    return this.#stmt('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid').all(runId) as { uri: string; reason: string }[];
   }
 
   /** The URIs that failed in run `runId`, streamed: a run against a Source that was down may have failed millions. */
@@ -1065,18 +1072,17 @@ export class MirrorState implements ClaimStore {
     // Only a later run can have mended a failure. The latest run's, read every 2 s while it goes on, are thus all
     // standing: counted from the failures' index, without a look into the inventory per failure (~580 ms for a run
     // of 200,000 failures, each time).
-    if (this.db.prepare('SELECT 1 AS later FROM runs WHERE id > ? LIMIT 1').get(runId) === undefined) {
-      const total = Number((this.db.prepare('SELECT COUNT(*) AS n FROM failures WHERE run_id = ?').get(runId) as { n: number }).n);
-      const rows = this.db.prepare('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid LIMIT ?').all(runId, limit) as { uri: string; reason: string }[];
+    if (this.#stmt('SELECT 1 AS later FROM runs WHERE id > ? LIMIT 1').get(runId) === undefined) {
+      const total = Number((this.#stmt('SELECT COUNT(*) AS n FROM failures WHERE run_id = ?').get(runId) as { n: number }).n);
+      const rows = this.#stmt('SELECT uri, reason FROM failures WHERE run_id = ? ORDER BY rowid LIMIT ?').all(runId, limit) as { uri: string; reason: string }[];
       return { total, open: total, failures: rows.map((f) => ({ uri: f.uri, reason: f.reason, fixedBy: null, gone: false })) };
     }
     // Or the later run that found the resource deleted at the Source and not in the mirror (settleGone).
     const mirroredBy = `(SELECT i.run_id FROM inventory i WHERE i.uri = f.uri AND i.run_id > f.run_id AND i.status IN ('verified', 'unchecked'))`;
     const goneBy = `(SELECT g.run_id FROM gone g WHERE g.uri = f.uri AND g.run_id > f.run_id)`;
     const fixedBy = `COALESCE(${mirroredBy}, ${goneBy})`;
-    const counts = this.db.prepare(`SELECT COUNT(*) AS total, SUM(${fixedBy} IS NULL) AS open FROM failures f WHERE f.run_id = ?`).get(runId) as { total: number; open: number | null };
-    const failures = this.db
-      .prepare(
+    const counts = this.#stmt(`SELECT COUNT(*) AS total, SUM(${fixedBy} IS NULL) AS open FROM failures f WHERE f.run_id = ?`).get(runId) as { total: number; open: number | null };
+    const failures = this.#stmt(
         `SELECT f.uri AS uri, f.reason AS reason, ${fixedBy} AS fixedBy, (${mirroredBy} IS NULL AND ${goneBy} IS NOT NULL) AS gone
          FROM failures f WHERE f.run_id = ? ORDER BY (${fixedBy} IS NOT NULL), f.rowid LIMIT ?`,
       )
@@ -1097,11 +1103,10 @@ export class MirrorState implements ClaimStore {
   saveAudit(audit: SavedAudit, items?: Iterable<{ status: string; item: string; reason: string | null }>): void {
     const { report } = audit;
     this.transaction(() => {
-      this.db
-        .prepare('INSERT OR REPLACE INTO audit_reports (run_id, at, rehash, seconds, in_sync, in_sync_count) VALUES (?, ?, ?, ?, ?, ?)')
+      this.#stmt('INSERT OR REPLACE INTO audit_reports (run_id, at, rehash, seconds, in_sync, in_sync_count) VALUES (?, ?, ?, ?, ?, ?)')
         .run(audit.runId, audit.at, audit.rehash ? 1 : 0, audit.seconds, report.inSync ? 1 : 0, report.inSyncCount);
-      this.db.prepare('DELETE FROM audit_items WHERE run_id = ?').run(audit.runId);
-      const insert = this.db.prepare('INSERT INTO audit_items (run_id, status, item, reason) VALUES (?, ?, ?, ?)');
+      this.#stmt('DELETE FROM audit_items WHERE run_id = ?').run(audit.runId);
+      const insert = this.#stmt('INSERT INTO audit_items (run_id, status, item, reason) VALUES (?, ?, ?, ?)');
       if (items !== undefined) {
         for (const f of items) insert.run(audit.runId, f.status, f.item, f.reason);
       } else {
@@ -1113,10 +1118,10 @@ export class MirrorState implements ClaimStore {
       }
       // What the audit had to do without (a Change List it could not read…): the report read back says it too.
       for (const note of report.notes ?? []) insert.run(audit.runId, 'note', note, null);
-      const old = this.db.prepare('SELECT run_id FROM audit_reports ORDER BY run_id DESC LIMIT -1 OFFSET ?').all(KEPT_AUDIT_REPORTS) as { run_id: number }[];
+      const old = this.#stmt('SELECT run_id FROM audit_reports ORDER BY run_id DESC LIMIT -1 OFFSET ?').all(KEPT_AUDIT_REPORTS) as { run_id: number }[];
       for (const r of old) {
-        this.db.prepare('DELETE FROM audit_items WHERE run_id = ?').run(r.run_id);
-        this.db.prepare('DELETE FROM audit_reports WHERE run_id = ?').run(r.run_id);
+        this.#stmt('DELETE FROM audit_items WHERE run_id = ?').run(r.run_id);
+        this.#stmt('DELETE FROM audit_reports WHERE run_id = ?').run(r.run_id);
       }
     });
   }
@@ -1128,14 +1133,14 @@ export class MirrorState implements ClaimStore {
   audit(runId?: number, limit = Infinity): SavedAudit | null {
     const raw = (
       runId === undefined
-        ? this.db.prepare('SELECT * FROM audit_reports ORDER BY run_id DESC LIMIT 1').get()
-        : this.db.prepare('SELECT * FROM audit_reports WHERE run_id = ?').get(runId)
+        ? this.#stmt('SELECT * FROM audit_reports ORDER BY run_id DESC LIMIT 1').get()
+        : this.#stmt('SELECT * FROM audit_reports WHERE run_id = ?').get(runId)
     ) as { run_id: number; at: string; rehash: number; seconds: number; in_sync: number; in_sync_count: number } | undefined;
     if (raw === undefined) return null;
     const id = Number(raw.run_id);
     const counts = { missing: 0, extra: 0, changed: 0, unverifiable: 0, kept: 0 };
     const report: SavedAudit['report'] = { inSync: raw.in_sync === 1, inSyncCount: Number(raw.in_sync_count), missing: [], extra: [], changed: [], unverifiable: [], kept: [], counts, runId: id };
-    for (const row of this.db.prepare('SELECT status, COUNT(*) AS n FROM audit_items WHERE run_id = ? GROUP BY status').all(id) as { status: string; n: number }[]) {
+    for (const row of this.#stmt('SELECT status, COUNT(*) AS n FROM audit_items WHERE run_id = ? GROUP BY status').all(id) as { status: string; n: number }[]) {
       if (row.status in counts) counts[row.status as keyof typeof counts] = Number(row.n);
     }
     const take = (status: string) => this.auditItems(id, status, limit);
@@ -1150,7 +1155,7 @@ export class MirrorState implements ClaimStore {
 
   /** The items of one kind of run `runId`'s audit report, in the order found, read a page at a time. */
   *auditItems(runId: number, status: string, limit = Infinity): Generator<{ item: string; reason: string | null }> {
-    const page = this.db.prepare('SELECT rowid AS seq, item, reason FROM audit_items WHERE run_id = ? AND status = ? AND rowid > ? ORDER BY rowid LIMIT ?');
+    const page = this.#stmt('SELECT rowid AS seq, item, reason FROM audit_items WHERE run_id = ? AND status = ? AND rowid > ? ORDER BY rowid LIMIT ?');
     let after = 0;
     let left = limit;
     while (left > 0) {
@@ -1164,7 +1169,7 @@ export class MirrorState implements ClaimStore {
 
   /** The run ids of the kept audit reports, newest first. */
   auditRuns(): number[] {
-    return (this.db.prepare('SELECT run_id FROM audit_reports ORDER BY run_id DESC').all() as { run_id: number }[]).map((r) => Number(r.run_id));
+    return (this.#stmt('SELECT run_id FROM audit_reports ORDER BY run_id DESC').all() as { run_id: number }[]).map((r) => Number(r.run_id));
   }
 
   /**
@@ -1172,12 +1177,11 @@ export class MirrorState implements ClaimStore {
    * read the Source's lists): it keeps its counts, its failures and its end, the time it last worked.
    */
   cancelInterrupted(id: number, message: string): void {
-    this.db.prepare("UPDATE runs SET status = 'cancelled', message = ? WHERE id = ? AND status = 'interrupted'").run(message, id);
+    this.#stmt("UPDATE runs SET status = 'cancelled', message = ? WHERE id = ? AND status = 'interrupted'").run(message, id);
   }
 
   endRun(id: number, status: RunStatus, phases: Record<string, number>, message: string | null = null): RunRecord {
-    this.db
-      .prepare('UPDATE runs SET status = ?, ended_at = ?, phases = ?, message = ? WHERE id = ?')
+    this.#stmt('UPDATE runs SET status = ?, ended_at = ?, phases = ?, message = ? WHERE id = ?')
       .run(status, new Date().toISOString(), JSON.stringify(phases), message, id);
     return this.run(id)!;
   }
