@@ -54,4 +54,13 @@ describe('nextSyncLine', () => {
     });
     expect(nextSyncLine({ ...mirror(6, now + HOUR), putOff: null }, now)?.text).toBe('Next sync in 1 hour');
   });
+
+  it("says a run the Source paused waits as the Source asked (Retry-After), with its time in the title", () => {
+    const sourceWait = new Date(now + 5 * HOUR).toISOString();
+    expect(nextSyncLine({ ...mirror(1, now + 5 * HOUR, 'paused'), sourceWait }, now)).toEqual({
+      text: 'Resumes by itself in 5 hours, as the Source asked',
+      title: expect.stringMatching(/^Next scheduled sync: 28 Nov 2026, .*\. The Source asked not to be asked again before 28 Nov 2026, .* \(Retry-After\)\.$/),
+    });
+    expect(nextSyncLine({ ...mirror(1, now + HOUR, 'paused'), sourceWait: null }, now)?.text).toBe('Resumes by itself in 1 hour');
+  });
 });

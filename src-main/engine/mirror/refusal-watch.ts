@@ -8,6 +8,7 @@
 import { clip } from '../clip.ts';
 import { formatDuration } from '../http/errors.ts';
 import { REFUSAL_SECONDS } from '../../contract/limits.ts';
+import type { SourceWait } from './state.ts';
 
 /** The run stopped asking a Source that refused everything for too long: the message says what it answered. */
 export class SourceRefusing extends Error {
@@ -110,6 +111,26 @@ export class RefusalWatch {
     );
     this.#controller.abort(this.#stopped);
   }
+}
+
+/**
+ * What a run's end records of the Source's wait (MirrorState.setSourceWait): its Retry-After's end when the watch
+ * paused the run and that end is still ahead, else null (the run ended otherwise: any wait asked before is over).
+ */
+export function sourceWaitOf(watch: RefusalWatch | null, status: string, runId: number, now = Date.now()): SourceWait | null {
+  const retryAt = status === 'interrupted' ? (watch?.stopped?.retryAt ?? null) : null;
+  return retryAt !== null && retryAt > now ? { until: new Date(retryAt).toISOString(), runId } : null;
+}
+
+/**
+ * The note of a run started before the Source's wait is over (by hand: the schedule waits for it): it asks all the
+ * same, since the person chose to, and says so, so that a pause again at once is not a surprise. Null when the wait is
+ * over or none was asked.
+ */
+export function earlyNote(wait: SourceWait | null, again = 'run', now = Date.now()): string | null {
+  const until = wait === null ? NaN : Date.parse(wait.until);
+  if (!(until > now)) return null;
+  return `The Source asked, when run ${wait!.runId} paused, not to be asked again before ${clock(Math.ceil(until / 60_000) * 60_000)} (Retry-After); this ${again} asks it now all the same, and pauses again if it is still refused.`;
 }
 
 /** The latest instant a Date holds: a Retry-After of 10^13 seconds goes past it, and toISOString() then throws. */

@@ -473,6 +473,12 @@ export interface RunFinding {
   line?: number;
 }
 
+/** The Source asked (Retry-After) not to be asked again before `until` (ISO datetime); `runId`: the run it paused. */
+export interface SourceWait {
+  until: string;
+  runId: number;
+}
+
 /**
  * A period of changes the live side knows the mirror misses (a gap in the change notifications it could not catch
  * up from a Change List): `from`/`until` as the notifications gave them, `since` when that was found.
@@ -728,6 +734,19 @@ export class MirrorState implements ClaimStore {
 
   setNeedsSync(needs: NeedsSync | null): void {
     this.#setMeta('needs-sync', needs === null ? null : JSON.stringify(needs));
+  }
+
+  /**
+   * Until when the Source asked to be left alone (its Retry-After), as the last run that paused for it recorded: the
+   * app's schedule does not take the run up before then. Every run's end replaces it (sourceWaitOf, refusal-watch.ts).
+   */
+  sourceWait(): SourceWait | null {
+    const value = this.#meta('source-wait');
+    return value === null ? null : (JSON.parse(value) as SourceWait);
+  }
+
+  setSourceWait(wait: SourceWait | null): void {
+    this.#setMeta('source-wait', wait === null ? null : JSON.stringify(wait));
   }
 
   // ---- inventory ----
