@@ -14,10 +14,13 @@ import type { SourceWait } from './state.ts';
 export class SourceRefusing extends Error {
   /** When the Source said it may answer again (its last Retry-After), if it said. */
   readonly retryAt: number | null;
-  constructor(message: string, retryAt: number | null) {
+  /** What the Source answered, in a clause of its own ("the Source answered HTTP 503 … to URL, asking to wait 1 h (Retry-After)"). */
+  readonly said: string;
+  constructor(message: string, retryAt: number | null, said = message) {
     super(message);
     this.name = 'SourceRefusing';
     this.retryAt = retryAt;
+    this.said = said;
   }
 }
 
@@ -83,10 +86,12 @@ export class RefusalWatch {
     const at = Date.now();
     const retryAt = at + retryAfterMs <= MAX_DATE_MS ? at + retryAfterMs : null;
     const when = retryAt !== null ? `after ${clock(Math.ceil(retryAt / 60_000) * 60_000)}` : 'later';
+    const said = `the Source answered ${what} to ${clip(url)}, asking to wait ${waitWords(retryAfterMs)} (Retry-After)`;
     this.#stopped = new SourceRefusing(
-      `Paused: the Source answered ${what} to ${clip(url)}, asking to wait ${waitWords(retryAfterMs)} (Retry-After); a run waits at most ${formatDuration(maxMs)} for ${waitedFor}, so it stopped asking. ` +
+      `Paused: ${said}; a run waits at most ${formatDuration(maxMs)} for ${waitedFor}, so it stopped asking. ` +
         `Nothing was taken for an answer: what was verified is kept and the checkpoint has not moved; run ${this.#again} again ${when} to resume.`,
       retryAt,
+      said,
     );
     this.#controller.abort(this.#stopped);
   }
@@ -104,11 +109,8 @@ export class RefusalWatch {
     // Rounded up to the minute: "after 22:59" said at 22:59:30 of a wait ending at 22:59:31 was not yet true.
     const when = retryAt !== null && retryAt > Date.now() ? `after ${clock(Math.ceil(retryAt / 60_000) * 60_000)}` : 'later';
     const count = this.#refusals === 1 ? 'the one request' : `all ${this.#refusals.toLocaleString('en')} requests`;
-    this.#stopped = new SourceRefusing(
-      `Paused: the Source refused ${count} of the last ${formatDuration(this.limitMs)} (since ${clock(this.#since!)}); its last answer was ${last.what}${asked}. ` +
-        `What was verified is kept; run ${this.#again} again ${when} to resume. (This limit is ${this.#howToChange}.)`,
-      retryAt,
-    );
+    const said = `the Source refused ${count} of the last ${formatDuration(this.limitMs)} (since ${clock(this.#since!)}); its last answer was ${last.what}${asked}`;
+    this.#stopped = new SourceRefusing(`Paused: ${said}. What was verified is kept; run ${this.#again} again ${when} to resume. (This limit is ${this.#howToChange}.)`, retryAt, said);
     this.#controller.abort(this.#stopped);
   }
 }
@@ -140,7 +142,7 @@ const MAX_DATE_MS = 8.64e15;
 const waitWords = (ms: number) => (ms > 100 * 365.25 * 86_400_000 ? 'more than 100 years' : formatDuration(ms));
 
 /** "22:40 UTC" (with the date when it is not today). */
-function clock(ms: number): string {
+export function clock(ms: number): string {
   const iso = new Date(ms).toISOString();
   const today = new Date().toISOString().slice(0, 10);
   return iso.slice(0, 10) === today ? `${iso.slice(11, 16)} UTC` : `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
