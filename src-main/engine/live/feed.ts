@@ -257,7 +257,10 @@ export class MirrorFeed {
         for (const id of ids) sub.known.add(id);
         sub.chain = sub.chain.then(() => this.#resume(row.id, runId, ids));
       }
-      this.process(row.id);
+      // Held for the Source when the live side stopped: held until the same time, not asked again at once.
+      const until = Date.parse(this.state.liveSourceWaits()[String(row.id)] ?? '');
+      if (until > Date.now()) this.#waitForSource(row.id, until);
+      else this.process(row.id);
     }
   }
 
@@ -662,16 +665,24 @@ export class MirrorFeed {
         `${waiting.toLocaleString('en')} notification${waiting === 1 ? ' not yet applied waits in the inbox (new ones are still received) and is' : 's not yet applied wait in the inbox (new ones are still received) and are'} applied in order then.`,
     });
     this.#setAside(row);
-    const before = this.#sourceHeld.get(row.id);
+    // Kept with the mirror, so that a restart keeps the wait; ends already past are dropped here.
+    const waits = Object.fromEntries(Object.entries(this.state.liveSourceWaits()).filter(([, at]) => Date.parse(at) > now));
+    this.state.setLiveSourceWaits({ ...waits, [String(row.id)]: new Date(until).toISOString() });
+    this.#waitForSource(row.id, until);
+  }
+
+  /** Reads this subscription's inbox again at `until` (ms since the epoch), and not before. */
+  #waitForSource(subscriptionId: number, until: number): void {
+    const before = this.#sourceHeld.get(subscriptionId);
     if (before) clearTimeout(before);
     this.#sourceHeld.set(
-      row.id,
+      subscriptionId,
       this.#closed
         ? null
         : setTimeout(() => {
-            this.#sourceHeld.delete(row.id);
-            this.process(row.id);
-          }, until - now),
+            this.#sourceHeld.delete(subscriptionId);
+            this.process(subscriptionId);
+          }, Math.max(0, until - Date.now())),
     );
   }
 

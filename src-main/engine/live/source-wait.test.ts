@@ -23,7 +23,7 @@ const resourceGets = (r: Rig, from: number) => r.fixture.requests.slice(from).fi
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('live applying and a Source that asks to wait', () => {
-  it('holds the notifications on a longer Retry-After, keeps receiving them, says why and until when, then applies them in order', async () => {
+  it('holds the notifications on a longer Retry-After, across a restart, keeps receiving them, says why and until when, then applies them in order', async () => {
     // A batch waits 300 ms at most here (120 s in use), so that a Retry-After of 6 s is "long" and the test short.
     rig = await startRig({ engine: { maxRetryAfterMs: 300 } });
     const sub = await subscribed(rig);
@@ -52,6 +52,9 @@ describe('live applying and a Source that asks to wait', () => {
     } finally {
       state.close();
     }
+    // A restart of the live side keeps the wait (kept with the mirror): it does not ask the Source at once.
+    await rig.engine.closeMirror(rig.dest);
+    rig.engine.openMirror(rig.dest);
     await sleep(500);
     expect(resourceGets(rig, asked)).toBe(0);
     expect(Date.now() - refusedAt).toBeLessThan(6_000);

@@ -749,6 +749,19 @@ export class MirrorState implements ClaimStore {
     this.#setMeta('source-wait', wait === null ? null : JSON.stringify(wait));
   }
 
+  /**
+   * Until when live applying holds each subscription's notifications for the Source (its Retry-After), by
+   * subscription id: a restart of the live side keeps the hold (feed.ts). Past ends are left for the next hold to drop.
+   */
+  liveSourceWaits(): Record<string, string> {
+    const value = this.#meta('live-source-wait');
+    return value === null ? {} : (JSON.parse(value) as Record<string, string>);
+  }
+
+  setLiveSourceWaits(waits: Record<string, string>): void {
+    this.#setMeta('live-source-wait', Object.keys(waits).length === 0 ? null : JSON.stringify(waits));
+  }
+
   // ---- inventory ----
 
   get(uri: string): InventoryRow | null {
