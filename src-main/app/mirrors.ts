@@ -848,6 +848,9 @@ export class MirrorService {
     } else if (resumableNow) status = pausedMessage(next.run.message) ? 'paused' : 'interrupted';
     else status = 'ready';
     if (!active && folder !== null && binding === null && problem === null) problem = unboundStateMessage(path);
+    // The Source's wait holds only the run it paused, while that run is still the one to take up.
+    const asked = folder?.sourceWait ?? null;
+    const sourceWait = asked !== null && resumableNow && next.run.id === asked.runId && Date.parse(asked.until) > this.#now() ? asked.until : null;
     return {
       path,
       name: basename(path) || path,
@@ -866,7 +869,8 @@ export class MirrorService {
       lastRun,
       lastAudit: lastAudit ? this.#shown(path, lastAudit, folder) : null,
       resumable: resumableNow,
-      nextSync: (status === 'ready' || (resumableNow && !pausedByPerson(next.run.message))) && problem === null ? this.#nextSync(path, options, addedAt, lastSync ?? null) : null,
+      nextSync: (status === 'ready' || (resumableNow && !pausedByPerson(next.run.message))) && problem === null ? this.#nextSync(path, options, addedAt, lastSync ?? null, sourceWait) : null,
+      sourceWait,
       putOff: this.#putOffOf(path, options, lastSync ?? null),
       progress: active ? this.#progress(active) : null,
     };
@@ -880,8 +884,8 @@ export class MirrorService {
     return { at: new Date(refused.at).toISOString(), because: refused.because };
   }
 
-  #nextSync(path: string, options: MirrorOptions, addedAt: string, lastSync: RunRecord | null): string | null {
-    const at = nextSyncAt(options.syncEveryHours, lastSync, addedAt, this.#refused.get(path)?.at, options.syncAtMinute);
+  #nextSync(path: string, options: MirrorOptions, addedAt: string, lastSync: RunRecord | null, sourceWait: string | null): string | null {
+    const at = nextSyncAt(options.syncEveryHours, lastSync, addedAt, this.#refused.get(path)?.at, options.syncAtMinute, sourceWait === null ? null : Date.parse(sourceWait));
     return at === null ? null : new Date(at).toISOString();
   }
 

@@ -12,7 +12,7 @@ import { startFixtureSource, type FixtureSource } from '../../e2e/fixture-source
 import type { CommandName } from '../contract/names.ts';
 import type { Events, MirrorDetail, MirrorSummary } from '../contract/types.ts';
 import { openStore } from '../store/store.ts';
-import { everyText, nextSyncAt, REFUSED_WAIT_MS, scheduleText } from './schedule.ts';
+import { everyText, nextSyncAt, REFUSED_WAIT_MS, scheduleText, SOURCE_WAIT_MAX_MS } from './schedule.ts';
 import { createService, type Service } from './service.ts';
 import { RSDESK_BIN } from '../cli/run-rsdesk.ts';
 
@@ -104,6 +104,19 @@ describe('nextSyncAt', () => {
     const last = { startedAt: '2026-01-01T09:00:00.000Z', endedAt: '2026-01-01T10:00:00.000Z' };
     expect(nextSyncAt(24, last, '2025-01-01T00:00:00Z', end + 30 * HOUR)).toBe(end + 30 * HOUR + REFUSED_WAIT_MS);
     expect(nextSyncAt(24, last, '2025-01-01T00:00:00Z', end + HOUR)).toBe(end + 24 * HOUR);
+  });
+
+  it("waits for the end of a Source's Retry-After when it is later than the interval, a week after the pause at most", () => {
+    const end = Date.parse('2026-01-01T10:00:00.000Z');
+    const last = { startedAt: '2026-01-01T09:00:00.000Z', endedAt: '2026-01-01T10:00:00.000Z' };
+    expect(nextSyncAt(1, last, '2025-01-01T00:00:00Z', undefined, null, end + 5 * HOUR)).toBe(end + 5 * HOUR);
+    // Shorter than the interval: the interval.
+    expect(nextSyncAt(6, last, '2025-01-01T00:00:00Z', undefined, null, end + 5 * HOUR)).toBe(end + 6 * HOUR);
+    // A year asked: a week after the pause, then the schedule asks once more.
+    expect(nextSyncAt(1, last, '2025-01-01T00:00:00Z', undefined, null, end + 365 * 24 * HOUR)).toBe(end + SOURCE_WAIT_MAX_MS);
+    expect(SOURCE_WAIT_MAX_MS).toBe(7 * 24 * HOUR);
+    // At a time of day too.
+    expect(nextSyncAt(24, last, '2025-01-01T00:00:00Z', undefined, 120, end + 30 * HOUR)).toBe(end + 30 * HOUR);
   });
 
   it('says the interval in words', () => {
@@ -291,6 +304,51 @@ describe('a mirror synced on a schedule', () => {
     expect(ends[2]!.notes).toContain("Started by the mirror's schedule (every hour).");
     expect(ends[2]!.notes?.some((n) => /^Resuming run \d+ \(paused /.test(n))).toBe(true);
     expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ status: 'ready', resumable: false });
+  });
+
+  it("waits out a Retry-After longer than its interval before it takes the run up, across a restart, and the list says until when", async () => {
+    const path = await mirrored('asked-to-wait-long', 1);
+    fixture.setRefusing({ prefix: '/dataset1/changelist', status: 503, headers: { 'retry-after': String(3 * 3600) } });
+    const asked = fixture.requests.length;
+    let refusedAt = 0;
+    try {
+      backOnStart = true;
+      ahead = HOUR + 1000;
+      await until(() => ends.length === 2);
+      refusedAt = Date.now();
+    } finally {
+      fixture.setRefusing(null);
+    }
+    expect(ends[1]).toMatchObject({ path, status: 'paused', message: expect.stringMatching(/asking to wait 3 h \(Retry-After\)/) });
+    const paused = await call<MirrorDetail>('mirrors.get', { path });
+    // Due when the Source's wait ends, not an interval after the pause: before, it was endedAt + 1 h.
+    expect(paused).toMatchObject({ status: 'paused', resumable: true, sourceWait: expect.any(String) });
+    expect(paused.nextSync).toBe(paused.sourceWait);
+    expect(Date.parse(paused.nextSync!)).toBeGreaterThan(refusedAt + 3 * HOUR - 60_000);
+    expect(Date.parse(paused.nextSync!)).toBeLessThanOrEqual(refusedAt + 3 * HOUR);
+
+    // The interval comes round, twice: nothing asked of the Source.
+    const hitsAfterPause = fixture.requests.length;
+    expect(hitsAfterPause).toBeGreaterThan(asked);
+    ahead = 2 * HOUR;
+    await sleep(300);
+    expect(ends).toHaveLength(2);
+    expect(fixture.requests.length).toBe(hitsAfterPause);
+
+    // Kept in the mirror's state: a restart of the app does not forget it.
+    await service.close();
+    service = open();
+    const reopened = (await call<MirrorSummary[]>('mirrors.list', {})).find((m) => m.path === path)!;
+    expect(reopened).toMatchObject({ status: 'paused', nextSync: paused.nextSync, sourceWait: paused.sourceWait });
+    await sleep(300);
+    expect(ends).toHaveLength(2);
+
+    backOnStart = true;
+    ahead = 3 * HOUR + 1000;
+    await until(() => ends.length === 3);
+    expect(ends[2]).toMatchObject({ path, status: 'completed', mode: 'incremental', failed: 0 });
+    expect(ends[2]!.notes?.some((n) => /^Resuming run \d+ \(paused /.test(n))).toBe(true);
+    expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ status: 'ready', sourceWait: null });
   });
 
   it('resumes by itself, after a restart, a run the app paused when it was closed', async () => {

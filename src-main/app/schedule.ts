@@ -16,6 +16,13 @@ const DAY_MS = 24 * HOUR_MS;
 export const REFUSED_WAIT_MS = HOUR_MS;
 
 /**
+ * The longest wait a Source's Retry-After holds a scheduled sync back: past it the schedule asks once more (one request,
+ * and the run pauses again if still refused). A Source saying "a year", or a garbled date, does not stop a mirror for
+ * good without a person seeing it; a sync by hand asks at any time.
+ */
+export const SOURCE_WAIT_MAX_MS = 7 * DAY_MS;
+
+/**
  * The first time the local clock reads `atMinute` after `after` (ms since the epoch). Set through the local calendar,
  * so that a day of 23 or 25 hours (daylight saving) keeps the clock time.
  */
@@ -35,7 +42,9 @@ function nextClockTime(after: number, atMinute: number): number {
  * interval of whole days): the first time the clock reads it after the last sync started, less a day per day of the
  * interval but one. So "every day at 02:00" syncs each night even after a sync by hand at 20:00, and a night the app
  * was closed through is made up at once when it opens. A start the mirror refused (`refusedAt`) puts it off by
- * REFUSED_WAIT_MS at most.
+ * REFUSED_WAIT_MS at most. A run the Source paused asking to wait (`askedUntil`, its Retry-After's end) is not taken up
+ * before then, SOURCE_WAIT_MAX_MS after it paused at most: before, the schedule took it up at each interval
+ * whatever the Source had said, and one request later it paused again.
  */
 export function nextSyncAt(
   everyHours: number,
@@ -43,6 +52,7 @@ export function nextSyncAt(
   addedAt: string,
   refusedAt?: number,
   atMinute: number | null = null,
+  askedUntil: number | null = null,
 ): number | null {
   if (!(everyHours > 0)) return null;
   const interval = everyHours * HOUR_MS;
@@ -54,5 +64,10 @@ export function nextSyncAt(
     const from = Date.parse(lastSync ? (lastSync.endedAt ?? lastSync.startedAt) : addedAt);
     due = (Number.isNaN(from) ? 0 : from) + interval;
   }
-  return refusedAt === undefined ? due : Math.max(due, refusedAt + Math.min(interval, REFUSED_WAIT_MS));
+  if (refusedAt !== undefined) due = Math.max(due, refusedAt + Math.min(interval, REFUSED_WAIT_MS));
+  if (askedUntil !== null && lastSync !== null) {
+    const pausedAt = Date.parse(lastSync.endedAt ?? lastSync.startedAt);
+    due = Math.max(due, Math.min(askedUntil, (Number.isNaN(pausedAt) ? 0 : pausedAt) + SOURCE_WAIT_MAX_MS));
+  }
+  return due;
 }

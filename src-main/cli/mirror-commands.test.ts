@@ -634,10 +634,25 @@ describe('rsdesk sync and a Source that asks to wait an hour for its Change List
       const json = await rsdesk(['sync', '--dest', dest, '--json']);
       expect(json.code).toBe(75);
       expect(JSON.parse(json.stdout)).toMatchObject({ failed: 0, pausedBecause: expect.stringMatching(/^Paused: the Source answered HTTP 503/) });
+      // Run by hand before the hour is over: it asks all the same (the person chose to), says first that the Source
+      // asked to wait and until when, and, refused again, pauses again saying when to try.
+      const asked = fixture.requests.length;
+      const early = await rsdesk(['sync', '--dest', dest]);
+      expect(early.code).toBe(75);
+      expect(fixture.requests.length).toBeGreaterThan(asked);
+      expect(early.stderr).toMatch(/The Source asked, when run \d+ paused, not to be asked again before (\d{4}-\d\d-\d\d )?\d\d:\d\d UTC \(Retry-After\); this run asks it now all the same, and pauses again if it is still refused\./);
+      expect(early.stdout).toMatch(/asking to wait 1 h \(Retry-After\);.* run the sync again after (\d{4}-\d\d-\d\d )?\d\d:\d\d UTC to resume\./);
     } finally {
       fixture.setRefusing(null);
     }
-  });
+    // Served again: the run completes, and the Source's wait is over for the next one.
+    const served = await rsdesk(['sync', '--dest', dest]);
+    expect(served.code).toBe(0);
+    expect(served.stderr).toContain('The Source asked, when run');
+    const next = await rsdesk(['sync', '--dest', dest]);
+    expect(next.code).toBe(0);
+    expect(next.stderr).not.toContain('The Source asked');
+  }, 60_000);
 });
 
 describe('rsdesk sync and lists that break the spec', () => {

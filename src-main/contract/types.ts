@@ -307,6 +307,11 @@ export interface MirrorSummary {
    * use by rsdesk sync (process 4242)"): it is tried again at `nextSync`. Null once a sync has ended since.
    */
   putOff: { at: string; because: string } | null;
+  /**
+   * Until when the Source asked, with a Retry-After, not to be asked again (ISO datetime), while the run it paused
+   * waits to be taken up: `nextSync` is no sooner (a week after the pause at most). Null otherwise.
+   */
+  sourceWait: string | null;
   /** The progress of the run going on, if any. */
   progress: MirrorProgress | null;
 }

@@ -66,11 +66,12 @@ export function formatInstant(iso: string): string {
 }
 
 /** Whether the mirror syncs by itself, how often, and when next (or why not now). */
-export function scheduleText(m: Pick<MirrorSummary, 'options' | 'nextSync' | 'status'> & Partial<Pick<MirrorSummary, 'putOff'>>): string {
+export function scheduleText(m: Pick<MirrorSummary, 'options' | 'nextSync' | 'status'> & Partial<Pick<MirrorSummary, 'putOff' | 'sourceWait'>>): string {
   const every = m.options.syncEveryHours;
   if (every <= 0) return 'no: only when you click Sync now (Options sets a schedule)';
   const schedule = `${scheduleWords(every, m.options.syncAtMinute)}${m.putOff ? `; the sync of ${formatInstant(m.putOff.at)} was put off: ${m.putOff.because}` : ''}`;
-  if (m.nextSync !== null) return Date.parse(m.nextSync) <= Date.now() ? `${schedule}; due now, it starts within a minute` : `${schedule}; next at ${formatInstant(m.nextSync)}`;
+  const asked = m.sourceWait ? ` (the Source asked not to be asked again before ${formatInstant(m.sourceWait)})` : '';
+  if (m.nextSync !== null) return Date.parse(m.nextSync) <= Date.now() ? `${schedule}; due now, it starts within a minute` : `${schedule}; next at ${formatInstant(m.nextSync)}${asked}`;
   const why = m.status === 'paused' || m.status === 'interrupted' ? 'waits until the stopped run is resumed' : m.status === 'missing' ? 'waits: the folder is missing' : m.status === 'busy' ? 'waits: another program is using the folder' : m.status === 'ready' ? 'waits: this mirror cannot run now (said above)' : 'after the run going on';
   return `${schedule}; ${why}`;
 }

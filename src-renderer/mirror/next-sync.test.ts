@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MirrorSummary } from '../../src-main/contract/types.ts';
 import { inWords, nextSyncLine } from './next-sync.ts';
+import { scheduleText } from './format.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -53,5 +54,21 @@ describe('nextSyncLine', () => {
       title: expect.stringMatching(/^Next scheduled sync: 28 Nov 2026, .*\. The scheduled sync of .* was put off: the folder was in use by rsdesk sync \(process 4242\)\.$/),
     });
     expect(nextSyncLine({ ...mirror(6, now + HOUR), putOff: null }, now)?.text).toBe('Next sync in 1 hour');
+  });
+
+  it("says a run the Source paused waits as the Source asked (Retry-After), with its time in the title", () => {
+    const sourceWait = new Date(now + 5 * HOUR).toISOString();
+    expect(nextSyncLine({ ...mirror(1, now + 5 * HOUR, 'paused'), sourceWait }, now)).toEqual({
+      text: 'Resumes by itself in 5 hours, as the Source asked',
+      title: expect.stringMatching(/^Next scheduled sync: 28 Nov 2026, .*\. The Source asked not to be asked again before 28 Nov 2026, .* \(Retry-After\)\.$/),
+    });
+    expect(nextSyncLine({ ...mirror(1, now + HOUR, 'paused'), sourceWait: null }, now)?.text).toBe('Resumes by itself in 1 hour');
+  });
+
+  it("the mirror's facts say the Source's wait beside the next time", () => {
+    const at = Date.now() + 5 * HOUR;
+    const sourceWait = new Date(at).toISOString();
+    expect(scheduleText({ ...mirror(1, at, 'paused'), sourceWait })).toMatch(/^every hour; next at .+ \(the Source asked not to be asked again before .+\)$/);
+    expect(scheduleText({ ...mirror(1, at, 'paused'), sourceWait: null })).toMatch(/^every hour; next at [^(]+$/);
   });
 });

@@ -18,14 +18,16 @@ export function inWords(ms: number): string {
  * The line, and its title (the exact time, when there is one); null for a mirror without a schedule, which says
  * nothing here so that the list stays short.
  */
-export function nextSyncLine(m: Pick<MirrorSummary, 'options' | 'nextSync' | 'status'> & Partial<Pick<MirrorSummary, 'putOff'>>, now: number): { text: string; title?: string } | null {
+export function nextSyncLine(m: Pick<MirrorSummary, 'options' | 'nextSync' | 'status'> & Partial<Pick<MirrorSummary, 'putOff' | 'sourceWait'>>, now: number): { text: string; title?: string } | null {
   if (!(m.options.syncEveryHours > 0)) return null;
   // A scheduled sync that could not start (rsdesk took the folder as it was due): said, with why in the title.
   const putOff = m.putOff ? `The scheduled sync of ${formatInstant(m.putOff.at)} was put off: ${m.putOff.because}.` : null;
   if (m.nextSync !== null) {
     const due = Date.parse(m.nextSync);
-    const title = `Next scheduled sync: ${formatInstant(m.nextSync)}${putOff ? `. ${putOff}` : ''}`;
-    const off = putOff ? ' (put off)' : '';
+    // The Source's Retry-After holds it back: said, so that a wait longer than the schedule's is not taken for a fault.
+    const asked = m.sourceWait ? `The Source asked not to be asked again before ${formatInstant(m.sourceWait)} (Retry-After).` : null;
+    const title = `Next scheduled sync: ${formatInstant(m.nextSync)}${putOff ? `. ${putOff}` : ''}${asked ? `. ${asked}` : ''}`;
+    const off = putOff ? ' (put off)' : asked ? ', as the Source asked' : '';
     // A run stopped by the app's closing or by the Source is taken up by the schedule, not started afresh.
     if (m.status === 'paused' || m.status === 'interrupted') return { text: due <= now ? 'Resumes by itself now' : `Resumes by itself ${inWords(due - now)}${off}`, title };
     if (due <= now) return { text: 'Next sync: due now', title };

@@ -16,6 +16,8 @@ import { acquireLock } from '../mirror/lock.ts';
 import { WorkSlots } from '../mirror/work-slots.ts';
 import { canonicalEntry, canonicalUri } from '../mirror/uri.ts';
 import type { MirrorState, RunCounts } from '../mirror/state.ts';
+import { RefusalWatch, type SourceRefusing } from '../mirror/refusal-watch.ts';
+import { REFUSAL_SECONDS } from '../../contract/limits.ts';
 import type { AppliedChange } from './model.ts';
 import type { DiskLowError, DiskRoom, DiskWatch } from './disk-room.ts';
 import { advanceCheckpoint, type HeldFailure } from './checkpoint.ts';
@@ -70,6 +72,25 @@ export class DiskHeldError extends Error {
     super(low.message);
     this.name = 'DiskHeldError';
     this.low = low;
+    this.applied = applied;
+    this.pending = pending;
+  }
+}
+
+/**
+ * A batch stopped because the Source asked to wait longer than a run waits for a resource (Retry-After), or refused
+ * every request for the mirror's limit: its refusal watch (refusal-watch.ts) stopped asking, as a sync's does. As for
+ * the disk: `applied`, the head of the batch applied whole; the rest is back to `received`, applied in order when the
+ * wait is over (`refusal.retryAt`, when the Source said).
+ */
+export class SourceHeldError extends Error {
+  readonly refusal: SourceRefusing;
+  readonly applied: (BatchResult & { inboxIds: number[] }) | null;
+  readonly pending: number;
+  constructor(refusal: SourceRefusing, applied: (BatchResult & { inboxIds: number[] }) | null, pending: number) {
+    super(refusal.message);
+    this.name = 'SourceHeldError';
+    this.refusal = refusal;
     this.applied = applied;
     this.pending = pending;
   }
@@ -237,6 +258,11 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
     });
     const t0 = Date.now();
     const watch = await ctx.disk?.watch();
+    // The Source's refusals are watched as a sync's are: a short Retry-After is waited out and asked again, a long
+    // one (or refusals for the mirror's limit) stops asking. Before, a notified resource answered 429 or 503 with a
+    // long Retry-After failed at once, and the notifications after it were fetched from the refusing Source all the same.
+    const refusals = new RefusalWatch(state.binding()?.settings?.refusalLimitMs ?? REFUSAL_SECONDS.default * 1000, 'live applying');
+    ctx.fetcher.watchWith(refusals);
     const applier = newApplier(ctx, run.id, watch);
     const toApply = collapse(items, coveredBeforeMs);
     let changes: AppliedChange[];
@@ -249,12 +275,23 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
       if (low === null) throw err;
       store.transaction(() => store.setInbox(ids, { status: 'received' }));
       throw new DiskHeldError(low, null, items.length);
+    } finally {
+      ctx.fetcher.watchWith(null);
+      refusals.close();
     }
     watch?.stop();
     const low = watch?.stopped ?? null;
     const firstFrom = coveredBeforeMs ?? items[0].notification.fromMs;
     const failed = applier.counts.failed;
-    if (low !== null) return stoppedForDisk(ctx, sub, run.id, items, toApply, changes, applier, low, firstFrom, t0);
+    if (low !== null) {
+      const { applied, pending } = stoppedMidway(ctx, sub, run.id, items, toApply, changes, applier, low.message, firstFrom, t0);
+      throw new DiskHeldError(low, applied, pending);
+    }
+    const refused = refusals.stopped;
+    if (refused !== null) {
+      const { applied, pending } = stoppedMidway(ctx, sub, run.id, items, toApply, changes, applier, `Held: ${refused.said}. The notifications not yet applied wait in the inbox.`, firstFrom, t0);
+      throw new SourceHeldError(refused, applied, pending);
+    }
     const last = items[items.length - 1].notification;
     store.transaction(() => {
       state.endRun(run.id, failed > 0 ? 'failed' : 'completed', { fetch: (Date.now() - t0) / 1000 }, failed > 0 ? failedMessage(failed, run.id) : null);
@@ -267,14 +304,14 @@ export function applyBatch(ctx: MirrorContext, sub: SubscriptionRow, items: Take
 }
 
 /**
- * A batch the disk's reserve stopped midway. What was verified and recorded stays. A notification counts as applied
+ * A batch the disk's reserve (or the Source's refusal) stopped midway. What was verified and recorded stays. A notification counts as applied
  * only when it and every notification before it in the batch lost nothing to the stop: its place in the order is
  * what the cursor says, and one applied after a pending one that changes the same resource would, applied again
  * later, put back an older version. So the head of the batch that lost nothing is applied; the rest go back to
  * `received`, and the next batch applies them (the resources already fetched for them are found unchanged or
  * fetched again, never lost).
  */
-function stoppedForDisk(
+function stoppedMidway(
   ctx: MirrorContext,
   sub: SubscriptionRow,
   runId: number,
@@ -282,10 +319,10 @@ function stoppedForDisk(
   toApply: ToApply[],
   changes: AppliedChange[],
   applier: Applier,
-  low: DiskLowError,
+  why: string,
   firstFrom: number,
   t0: number,
-): never {
+): { applied: (BatchResult & { inboxIds: number[] }) | null; pending: number } {
   const { state, store } = ctx;
   const failedUris = new Set<string>();
   for (const f of partFailures(ctx, applier, runId)) failedUris.add(f.uri);
@@ -298,7 +335,7 @@ function stoppedForDisk(
   const done = items.slice(0, head);
   const rest = items.slice(head);
   store.transaction(() => {
-    state.endRun(runId, 'failed', { fetch: (Date.now() - t0) / 1000 }, low.message);
+    state.endRun(runId, 'failed', { fetch: (Date.now() - t0) / 1000 }, why);
     store.setInbox(
       rest.map((i) => i.inboxId),
       { status: 'received' },
@@ -314,7 +351,7 @@ function stoppedForDisk(
     }
   });
   const applied = done.length > 0 ? { runId, counts: { ...applier.counts }, changes: changes.filter((c) => !cut.has(c.uri)), inboxIds: done.map((i) => i.inboxId) } : null;
-  throw new DiskHeldError(low, applied, rest.length);
+  return { applied, pending: rest.length };
 }
 
 /** A live run's failures worth retrying (each with the time of its change) and the URIs it applied. */

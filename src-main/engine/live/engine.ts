@@ -57,6 +57,8 @@ export interface LiveEngineOptions {
   diskSpace?: FeedOptions['diskSpace'];
   /** The most each mirror's inbox holds waiting to be applied (feed.ts, MAX_PENDING). */
   maxPending?: FeedOptions['maxPending'];
+  /** The longest Retry-After a batch waits out before it holds the mirror's notifications (feed.ts; tests set less). */
+  maxRetryAfterMs?: number;
 }
 
 export interface SelfTest {
@@ -78,7 +80,7 @@ export class LiveEngine {
   readonly #noise: NoiseGate;
   /** One for every mirror: several mirrors may have their subscriptions at the same hub. */
   readonly #hubGate: HubGate;
-  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'maxRenewMs' | 'lapsedRetryMaxMs' | 'keepEvents' | 'noise' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending' | 'maxConnections' | 'hubRequestsAtOnce'>> & { maxConnections?: number } & { publicUrl: string | null };
+  readonly #o: Required<Omit<LiveEngineOptions, 'http' | 'publicUrl' | 'minRenewMs' | 'maxRenewMs' | 'lapsedRetryMaxMs' | 'keepEvents' | 'noise' | 'secretStore' | 'givenCredentials' | 'diskSpace' | 'maxPending' | 'maxConnections' | 'hubRequestsAtOnce' | 'maxRetryAfterMs'>> & { maxConnections?: number } & { publicUrl: string | null };
   readonly #secrets: SecretStore | undefined;
   readonly #minRenewMs: number | undefined;
   readonly #maxRenewMs: number | undefined;
@@ -86,6 +88,7 @@ export class LiveEngine {
   readonly #given: GivenCredentials | undefined;
   readonly #diskSpace: FeedOptions['diskSpace'];
   readonly #maxPending: FeedOptions['maxPending'];
+  readonly #maxRetryAfterMs: number | undefined;
   readonly #http: Http;
   readonly #ownHttp: boolean;
   readonly #feeds = new Map<string, MirrorFeed>();
@@ -120,6 +123,7 @@ export class LiveEngine {
     this.#given = options.givenCredentials;
     this.#diskSpace = options.diskSpace;
     this.#maxPending = options.maxPending;
+    this.#maxRetryAfterMs = options.maxRetryAfterMs;
     this.#http = options.http ?? new Http();
     this.#ownHttp = options.http === undefined;
   }
@@ -237,6 +241,7 @@ export class LiveEngine {
         batchSize: options.batchSize,
         diskSpace: options.diskSpace ?? this.#diskSpace,
         maxPending: options.maxPending ?? this.#maxPending,
+        maxRetryAfterMs: options.maxRetryAfterMs ?? this.#maxRetryAfterMs,
         secretStore: options.secretStore ?? this.#secrets,
         givenCredentials: options.givenCredentials ?? this.#given,
         discarded: options.discarded ?? ((e) => this.#noise.emit(e)),

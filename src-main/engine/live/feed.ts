@@ -15,7 +15,8 @@ import type { SecretStore } from '../mirror/secrets.ts';
 import { accessOf, secretKey, sourceHeadersOf, type Credentials, type SourceSettings } from '../mirror/settings.ts';
 import { MirrorState, stateDirOf, type RunCounts } from '../mirror/state.ts';
 import { reclaimSpace } from '../mirror/reclaim.ts';
-import { applyBatch, catchUp, DiskHeldError, syncFromCheckpoint, type MirrorContext, type Taken } from './apply-live.ts';
+import { applyBatch, catchUp, DiskHeldError, SourceHeldError, syncFromCheckpoint, type MirrorContext, type Taken } from './apply-live.ts';
+import { clock } from '../mirror/refusal-watch.ts';
 import { DiskRoom, type DiskLowError, type DiskRoomOptions } from './disk-room.ts';
 import type { LiveEvents } from './events.ts';
 import type { AppliedChange, LiveEventInput, Subscription } from './model.ts';
@@ -53,6 +54,11 @@ export interface FeedOptions {
   /** The most the inbox holds waiting to be applied (default MAX_PENDING). */
   maxPending?: { notifications: number; bytes: number };
   /**
+   * The longest Retry-After a batch waits out and asks again (default 120 s, as a sync's fetcher): a longer one holds
+   * the mirror's notifications in the inbox until it ends (SourceHeldError).
+   */
+  maxRetryAfterMs?: number;
+  /**
    * Says a delivery discarded before it was kept (a wrong or missing signature, a downgrade, another topic, an ended
    * subscription): whoever has the callback URL can send those, so the engine lets only a few a window through
    * (noise.ts). Default: every one is an event.
@@ -76,6 +82,13 @@ const FULL_RETRY_AFTER_S = 30;
  * space loses none of them. A flood of large bodies, which could fill the disk the reserve keeps free, is refused.
  */
 export const LOW_DISK_INBOX_BYTES = 16 * 1024 * 1024;
+/** How long live applying waits for a Source that refused for the mirror's limit without saying how long to wait. */
+const SOURCE_HOLD_MS = 5 * 60_000;
+/**
+ * The longest a Source's Retry-After holds live applying: past it one batch asks again (and is held again if still
+ * refused). As for the schedule (SOURCE_WAIT_MAX_MS, app/schedule.ts): "a year" does not stop a mirror for good.
+ */
+const SOURCE_HOLD_MAX_MS = 7 * 24 * 3_600_000;
 /** How long the disk's state, once read, answers for the deliveries that follow (they can come by the thousand). */
 const DISK_SEEN_MS = 1_000;
 /** The live feed says that deliveries are being refused at most this often. */
@@ -157,6 +170,11 @@ export class MirrorFeed {
   readonly #disk: DiskRoom;
   /** Subscriptions whose notifications wait in the inbox for room on the disk, with the timer that looks again. */
   readonly #held = new Map<number, NodeJS.Timeout | null>();
+  /**
+   * Subscriptions whose notifications wait in the inbox for the end of the Source's Retry-After (SourceHeldError),
+   * with the timer that takes them up then. Deliveries are still received and stored meanwhile.
+   */
+  readonly #sourceHeld = new Map<number, NodeJS.Timeout | null>();
   #rechecking = false;
   /** The disk's state when last read for a delivery (performance.now()). */
   #diskSeen: { at: number; low: DiskLowError | null } | null = null;
@@ -191,7 +209,7 @@ export class MirrorFeed {
     // settings, and its credentials for its Source's origin only.
     this.#sharedHttp = http;
     const access = this.#access(options.secretStore);
-    const fetcher = new Fetcher({ concurrency: options.concurrency, ...access?.fetcher });
+    const fetcher = new Fetcher({ concurrency: options.concurrency, maxRetryAfterMs: options.maxRetryAfterMs, ...access?.fetcher });
     this.#ownHttp = access ? new Http(access.http) : null;
     this.#disk = new DiskRoom(dest, options.diskSpace);
     this.#ctx = { dest, stateDir, state: this.state, store: this.store, fetcher, http: this.#ownHttp ?? http, deletePolicy: options.deletePolicy, concurrency: options.concurrency, batchSize: options.batchSize, disk: this.#disk,
@@ -219,7 +237,7 @@ export class MirrorFeed {
     const old = { fetcher: this.#ctx.fetcher, http: this.#ownHttp };
     const access = this.#access(this.options.secretStore);
     this.#ownHttp = access ? new Http(access.http) : null;
-    this.#ctx = { ...this.#ctx, fetcher: new Fetcher({ concurrency: this.options.concurrency, ...access?.fetcher }), http: this.#ownHttp ?? this.#sharedHttp };
+    this.#ctx = { ...this.#ctx, fetcher: new Fetcher({ concurrency: this.options.concurrency, maxRetryAfterMs: this.options.maxRetryAfterMs, ...access?.fetcher }), http: this.#ownHttp ?? this.#sharedHttp };
     // After #access, which may have kept a given secret: the digest of what the clients now hold.
     this.#accessKey = this.#currentAccessKey();
     await old.fetcher.close();
@@ -241,7 +259,10 @@ export class MirrorFeed {
         for (const id of ids) sub.known.add(id);
         sub.chain = sub.chain.then(() => this.#resume(row.id, runId, ids));
       }
-      this.process(row.id);
+      // Held for the Source when the live side stopped: held until the same time, not asked again at once.
+      const until = Date.parse(this.state.liveSourceWaits()[String(row.id)] ?? '');
+      if (until > Date.now()) this.#waitForSource(row.id, until);
+      else this.process(row.id);
     }
   }
 
@@ -389,6 +410,8 @@ export class MirrorFeed {
     if (this.#closed) return;
     // Waiting for room: what arrives stays in the inbox; a delivery is a moment to look at the disk again.
     if (this.#held.has(subscriptionId)) return void this.#recheck();
+    // Waiting for the Source: what arrives stays in the inbox, and is read in order when the wait is over.
+    if (this.#sourceHeld.has(subscriptionId)) return;
     let sub = this.#subs.get(subscriptionId);
     if (sub?.readQueued) return;
     const row = this.store.subscription(subscriptionId);
@@ -474,7 +497,7 @@ export class MirrorFeed {
   #steps(row: SubscriptionRow, sub: SubState, steps: Step<Taken>[]): void {
     if (this.#subs.get(row.id) !== sub) return;
     // Jobs queued from a reading that was set aside while they waited (#hold) do nothing: their rows are read again.
-    const current = () => this.#subs.get(row.id) === sub && !this.#held.has(row.id);
+    const current = () => this.#subs.get(row.id) === sub && !this.#held.has(row.id) && !this.#sourceHeld.has(row.id);
     const base = { subscriptionId: row.id, topic: row.topic, dest: this.dest };
     for (const step of steps) {
       if (step.kind === 'covered') {
@@ -546,6 +569,11 @@ export class MirrorFeed {
     try {
       result = await applyBatch(await this.#freshContext(), this.store.subscription(row.id)!, items, coveredBeforeMs, resumeRunId);
     } catch (err) {
+      if (err instanceof SourceHeldError) {
+        if (err.applied !== null) this.#emitApplied(row, err.applied.inboxIds, err.applied);
+        this.#holdForSource(row, err);
+        return;
+      }
       if (!(err instanceof DiskHeldError)) throw err;
       if (err.applied !== null) this.#emitApplied(row, err.applied.inboxIds, err.applied);
       this.#hold(row, err);
@@ -611,6 +639,14 @@ export class MirrorFeed {
         message: `${err.low.message} What was verified stays; ${waiting.toLocaleString('en')} notification${waiting === 1 ? '' : 's'} not yet applied wait in the inbox and are applied once space is free again.`,
       });
     }
+    this.#setAside(row);
+    const before = this.#held.get(row.id);
+    if (before) clearTimeout(before);
+    this.#held.set(row.id, this.#closed ? null : setTimeout(() => void this.#recheck(), this.options.diskSpace?.recheckMs ?? 30_000));
+  }
+
+  /** What was read of this subscription is set aside: its inbox is read again, in order from its cursor, when it goes on. */
+  #setAside(row: SubscriptionRow): void {
     this.#open.delete(row.id);
     const old = this.#subs.get(row.id);
     if (old !== undefined) {
@@ -619,9 +655,45 @@ export class MirrorFeed {
       // The fresh reading starts only after whatever the old one is doing.
       this.#sub(this.store.subscription(row.id)!).chain = old.chain.catch(() => undefined);
     }
-    const before = this.#held.get(row.id);
+  }
+
+  /**
+   * The Source asked to wait (a Retry-After longer than a run waits, or refusals for the mirror's limit): this
+   * subscription's notifications wait in the inbox, in order, until the wait is over (SOURCE_HOLD_MS when the Source
+   * said no time), as a sync pauses; the feed says why and until when.
+   */
+  #holdForSource(row: SubscriptionRow, err: SourceHeldError): void {
+    const waiting = this.store.counts(row.id).received ?? err.pending;
+    const now = Date.now();
+    const until = err.refusal.retryAt !== null && err.refusal.retryAt > now ? Math.min(err.refusal.retryAt, now + SOURCE_HOLD_MAX_MS) : now + SOURCE_HOLD_MS;
+    this.#events.emit({
+      type: 'note',
+      subscriptionId: row.id,
+      dest: this.dest,
+      message:
+        `Live applying is held until ${clock(Math.ceil(until / 60_000) * 60_000)}: ${err.refusal.said}. What was verified stays; ` +
+        `${waiting.toLocaleString('en')} notification${waiting === 1 ? ' not yet applied waits in the inbox (new ones are still received) and is' : 's not yet applied wait in the inbox (new ones are still received) and are'} applied in order then.`,
+    });
+    this.#setAside(row);
+    // Kept with the mirror, so that a restart keeps the wait; ends already past are dropped here.
+    const waits = Object.fromEntries(Object.entries(this.state.liveSourceWaits()).filter(([, at]) => Date.parse(at) > now));
+    this.state.setLiveSourceWaits({ ...waits, [String(row.id)]: new Date(until).toISOString() });
+    this.#waitForSource(row.id, until);
+  }
+
+  /** Reads this subscription's inbox again at `until` (ms since the epoch), and not before. */
+  #waitForSource(subscriptionId: number, until: number): void {
+    const before = this.#sourceHeld.get(subscriptionId);
     if (before) clearTimeout(before);
-    this.#held.set(row.id, this.#closed ? null : setTimeout(() => void this.#recheck(), this.options.diskSpace?.recheckMs ?? 30_000));
+    this.#sourceHeld.set(
+      subscriptionId,
+      this.#closed
+        ? null
+        : setTimeout(() => {
+            this.#sourceHeld.delete(subscriptionId);
+            this.process(subscriptionId);
+          }, Math.max(0, until - Date.now())),
+    );
   }
 
   /** Looks at the disk again; with room, the held subscriptions' inboxes are read and applied again. */
@@ -816,6 +888,7 @@ export class MirrorFeed {
     this.#closed = true;
     if (this.#pingTimer !== null) clearTimeout(this.#pingTimer);
     for (const timer of this.#held.values()) if (timer) clearTimeout(timer);
+    for (const timer of this.#sourceHeld.values()) if (timer) clearTimeout(timer);
     this.subscriber.close();
     for (const s of this.#subs.values()) if (s.timer) clearTimeout(s.timer);
     await this.#writes.catch(() => undefined);

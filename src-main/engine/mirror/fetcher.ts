@@ -109,7 +109,7 @@ export class Fetcher {
   /** The proxy a request to a URL goes through, if any (said when it cannot be reached). */
   readonly #via: (url: URL) => string | null;
   readonly #options: Required<Omit<FetcherOptions, 'source' | 'proxy' | 'proxyEnv' | 'watch'>> & { source: SourceHeaders | null };
-  readonly #watch: RefusalWatch | null;
+  #watch: RefusalWatch | null;
 
   constructor(options: FetcherOptions = {}) {
     this.#via = (url) => proxyFor(url, options.proxy, options.proxyEnv);
@@ -139,6 +139,14 @@ export class Fetcher {
       options.proxy,
       options.proxyEnv,
     );
+  }
+
+  /**
+   * Watches the requests from now on with `watch` (null: none), for a client that outlives one run: the live side's,
+   * whose every batch of notifications has a watch of its own (apply-live.ts).
+   */
+  watchWith(watch: RefusalWatch | null): void {
+    this.#watch = watch;
   }
 
   /**

@@ -9,7 +9,7 @@ import { normalizeStartUrl } from '../discovery/discover.ts';
 import { bearerFor, Http } from '../http/client.ts';
 import type { PathMap } from './local-path.ts';
 import { acquireLock, holderGone, openLocked, LOCK_NAME, type LockHolder } from './lock.ts';
-import { MirrorState, STATE_FILE, stateDirOf, type Binding, type Checkpoint, type NeedsSync, type RunRecord } from './state.ts';
+import { MirrorState, STATE_FILE, stateDirOf, type Binding, type Checkpoint, type NeedsSync, type RunRecord, type SourceWait } from './state.ts';
 import type { SecretStore } from './secrets.ts';
 import { mergeSettings, resolveCredentials, SettingsError, sourceHeadersOf, type Credentials } from './settings.ts';
 import { bind, SyncError } from './sync.ts';
@@ -158,6 +158,8 @@ export interface FolderStatus {
   retryToResume: number | null;
   /** Changes the live side missed and could not catch up: the next sync should bring them. */
   needsSync: NeedsSync | null;
+  /** Until when the Source asked the run it paused to wait (Retry-After), while that is ahead; else null. */
+  sourceWait: SourceWait | null;
 }
 
 export function isMirror(dest: string): boolean {
@@ -185,7 +187,7 @@ export function readFolder(dest: string): FolderStatus | null {
     const runs = runsAsSeen(state.runs(), heldBy);
     const retry = runs.filter((r) => r.mode === 'retry').at(-1);
     const retryToResume = retry?.status === 'interrupted' && state.keptRetry(retry.id) ? retry.id : null;
-    return { binding: state.binding(), checkpoint: state.checkpoint(), runs, resources, heldBy, retryToResume, needsSync: state.needsSync() };
+    return { binding: state.binding(), checkpoint: state.checkpoint(), runs, resources, heldBy, retryToResume, needsSync: state.needsSync(), sourceWait: state.sourceWait() };
   } finally {
     state.close();
   }

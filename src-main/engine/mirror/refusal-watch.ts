@@ -8,15 +8,19 @@
 import { clip } from '../clip.ts';
 import { formatDuration } from '../http/errors.ts';
 import { REFUSAL_SECONDS } from '../../contract/limits.ts';
+import type { SourceWait } from './state.ts';
 
 /** The run stopped asking a Source that refused everything for too long: the message says what it answered. */
 export class SourceRefusing extends Error {
   /** When the Source said it may answer again (its last Retry-After), if it said. */
   readonly retryAt: number | null;
-  constructor(message: string, retryAt: number | null) {
+  /** What the Source answered, in a clause of its own ("the Source answered HTTP 503 … to URL, asking to wait 1 h (Retry-After)"). */
+  readonly said: string;
+  constructor(message: string, retryAt: number | null, said = message) {
     super(message);
     this.name = 'SourceRefusing';
     this.retryAt = retryAt;
+    this.said = said;
   }
 }
 
@@ -82,10 +86,12 @@ export class RefusalWatch {
     const at = Date.now();
     const retryAt = at + retryAfterMs <= MAX_DATE_MS ? at + retryAfterMs : null;
     const when = retryAt !== null ? `after ${clock(Math.ceil(retryAt / 60_000) * 60_000)}` : 'later';
+    const said = `the Source answered ${what} to ${clip(url)}, asking to wait ${waitWords(retryAfterMs)} (Retry-After)`;
     this.#stopped = new SourceRefusing(
-      `Paused: the Source answered ${what} to ${clip(url)}, asking to wait ${waitWords(retryAfterMs)} (Retry-After); a run waits at most ${formatDuration(maxMs)} for ${waitedFor}, so it stopped asking. ` +
+      `Paused: ${said}; a run waits at most ${formatDuration(maxMs)} for ${waitedFor}, so it stopped asking. ` +
         `Nothing was taken for an answer: what was verified is kept and the checkpoint has not moved; run ${this.#again} again ${when} to resume.`,
       retryAt,
+      said,
     );
     this.#controller.abort(this.#stopped);
   }
@@ -103,13 +109,30 @@ export class RefusalWatch {
     // Rounded up to the minute: "after 22:59" said at 22:59:30 of a wait ending at 22:59:31 was not yet true.
     const when = retryAt !== null && retryAt > Date.now() ? `after ${clock(Math.ceil(retryAt / 60_000) * 60_000)}` : 'later';
     const count = this.#refusals === 1 ? 'the one request' : `all ${this.#refusals.toLocaleString('en')} requests`;
-    this.#stopped = new SourceRefusing(
-      `Paused: the Source refused ${count} of the last ${formatDuration(this.limitMs)} (since ${clock(this.#since!)}); its last answer was ${last.what}${asked}. ` +
-        `What was verified is kept; run ${this.#again} again ${when} to resume. (This limit is ${this.#howToChange}.)`,
-      retryAt,
-    );
+    const said = `the Source refused ${count} of the last ${formatDuration(this.limitMs)} (since ${clock(this.#since!)}); its last answer was ${last.what}${asked}`;
+    this.#stopped = new SourceRefusing(`Paused: ${said}. What was verified is kept; run ${this.#again} again ${when} to resume. (This limit is ${this.#howToChange}.)`, retryAt, said);
     this.#controller.abort(this.#stopped);
   }
+}
+
+/**
+ * What a run's end records of the Source's wait (MirrorState.setSourceWait): its Retry-After's end when the watch
+ * paused the run and that end is still ahead, else null (the run ended otherwise: any wait asked before is over).
+ */
+export function sourceWaitOf(watch: RefusalWatch | null, status: string, runId: number, now = Date.now()): SourceWait | null {
+  const retryAt = status === 'interrupted' ? (watch?.stopped?.retryAt ?? null) : null;
+  return retryAt !== null && retryAt > now ? { until: new Date(retryAt).toISOString(), runId } : null;
+}
+
+/**
+ * The note of a run started before the Source's wait is over (by hand: the schedule waits for it): it asks all the
+ * same, since the person chose to, and says so, so that a pause again at once is not a surprise. Null when the wait is
+ * over or none was asked.
+ */
+export function earlyNote(wait: SourceWait | null, again = 'run', now = Date.now()): string | null {
+  const until = wait === null ? NaN : Date.parse(wait.until);
+  if (!(until > now)) return null;
+  return `The Source asked, when run ${wait!.runId} paused, not to be asked again before ${clock(Math.ceil(until / 60_000) * 60_000)} (Retry-After); this ${again} asks it now all the same, and pauses again if it is still refused.`;
 }
 
 /** The latest instant a Date holds: a Retry-After of 10^13 seconds goes past it, and toISOString() then throws. */
@@ -119,7 +142,7 @@ const MAX_DATE_MS = 8.64e15;
 const waitWords = (ms: number) => (ms > 100 * 365.25 * 86_400_000 ? 'more than 100 years' : formatDuration(ms));
 
 /** "22:40 UTC" (with the date when it is not today). */
-function clock(ms: number): string {
+export function clock(ms: number): string {
   const iso = new Date(ms).toISOString();
   const today = new Date().toISOString().slice(0, 10);
   return iso.slice(0, 10) === today ? `${iso.slice(11, 16)} UTC` : `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;

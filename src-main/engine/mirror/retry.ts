@@ -5,7 +5,7 @@
 // Only the wanted entries are kept while the lists stream, so a retry of a few resources of a huge list stays small.
 // A retry is paused as a sync is (no new fetch, those in flight recorded, the run left interrupted "Paused"), and
 // taken up again by resumeRetry for the URIs it has not settled yet; a sync never takes it up (sync.ts, resumable).
-import { pauseMessage, RefusalWatch } from './refusal-watch.ts';
+import { pauseMessage, RefusalWatch, sourceWaitOf } from './refusal-watch.ts';
 import { REFUSAL_SECONDS } from '../../contract/limits.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -331,6 +331,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
         }
       }
       state.endRun(run.id, status, inAll(), message);
+      state.setSourceWait(sourceWaitOf(watch, status, run.id));
     } catch (err) {
       await applier.finish().catch(() => undefined);
       applier.close();
@@ -340,6 +341,7 @@ async function runRetry(options: RetryOptions, resumeId: number | null): Promise
       // Whatever was being read when the disk's reserve stopped it is beside the point.
       const why = !cancelled && reserve.stopped ? reserve.stopped.message : (err as Error).message;
       state.endRun(run.id, status, inAll(), clip(why, 500));
+      state.setSourceWait(null);
       throw err instanceof RetryError ? err : new RetryError(why);
     }
     applier.close();

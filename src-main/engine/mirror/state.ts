@@ -473,6 +473,12 @@ export interface RunFinding {
   line?: number;
 }
 
+/** The Source asked (Retry-After) not to be asked again before `until` (ISO datetime); `runId`: the run it paused. */
+export interface SourceWait {
+  until: string;
+  runId: number;
+}
+
 /**
  * A period of changes the live side knows the mirror misses (a gap in the change notifications it could not catch
  * up from a Change List): `from`/`until` as the notifications gave them, `since` when that was found.
@@ -740,6 +746,32 @@ export class MirrorState implements ClaimStore {
 
   setNeedsSync(needs: NeedsSync | null): void {
     this.#setMeta('needs-sync', needs === null ? null : JSON.stringify(needs));
+  }
+
+  /**
+   * Until when the Source asked to be left alone (its Retry-After), as the last run that paused for it recorded: the
+   * app's schedule does not take the run up before then. Every run's end replaces it (sourceWaitOf, refusal-watch.ts).
+   */
+  sourceWait(): SourceWait | null {
+    const value = this.#meta('source-wait');
+    return value === null ? null : (JSON.parse(value) as SourceWait);
+  }
+
+  setSourceWait(wait: SourceWait | null): void {
+    this.#setMeta('source-wait', wait === null ? null : JSON.stringify(wait));
+  }
+
+  /**
+   * Until when live applying holds each subscription's notifications for the Source (its Retry-After), by
+   * subscription id: a restart of the live side keeps the hold (feed.ts). Past ends are left for the next hold to drop.
+   */
+  liveSourceWaits(): Record<string, string> {
+    const value = this.#meta('live-source-wait');
+    return value === null ? {} : (JSON.parse(value) as Record<string, string>);
+  }
+
+  setLiveSourceWaits(waits: Record<string, string>): void {
+    this.#setMeta('live-source-wait', Object.keys(waits).length === 0 ? null : JSON.stringify(waits));
   }
 
   // ---- inventory ----

@@ -41,7 +41,7 @@ import { CLOCK_SLACK_MS } from './change-timeline.ts';
 import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, unboundStateMessage, type Binding, type RunCounts, type RunFinding, type RunRecord } from './state.ts';
 import { tidyState } from './reclaim.ts';
 import { completePathMoves } from './respell.ts';
-import { pausedMessage, pauseMessage, RefusalWatch } from './refusal-watch.ts';
+import { earlyNote, pausedMessage, pauseMessage, RefusalWatch, sourceWaitOf } from './refusal-watch.ts';
 import { ListFindings } from './list-findings.ts';
 import { WatchedHttp } from './watched-http.ts';
 import { REFUSAL_SECONDS } from '../../contract/limits.ts';
@@ -427,6 +427,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     reserve?.start();
     // A run paused by the person keeps the message "Paused" until it is resumed (a kill meanwhile clears it).
     if (resume) options.onNote?.(`Resuming run ${resume.id} (${pausedMessage(resume.message) ? 'paused' : 'interrupted'} ${resume.kind}); what it verified is not fetched again.`);
+    const early = earlyNote(state.sourceWait(), dryRun ? 'dry run' : 'run');
+    if (early !== null) options.onNote?.(early);
     // A Source refusing everything pauses the run, as a person's pause does, once it has for the mirror's limit.
     const watch = new RefusalWatch(settings.refusalLimitMs ?? REFUSAL_SECONDS.default * 1000);
     options = { ...options, pauseSignal: options.pauseSignal ? AbortSignal.any([options.pauseSignal, watch.signal]) : watch.signal };
@@ -624,6 +626,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
                 : String(err);
       try {
         if (run) state.endRun(run.id, status, inAll(), message);
+        if (run) state.setSourceWait(null);
       } catch (recording) {
         // A disk too full to record the end: the run shows as interrupted, and the next sync resumes it.
         if (!isDiskFull(recording)) throw recording;
@@ -659,6 +662,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       );
     }
     if (run) state.endRun(run.id, status, inAll(), message);
+    // The Source's Retry-After outlives the app: its schedule takes the run up no sooner (mirrors.ts, schedule.ts).
+    if (run) state.setSourceWait(sourceWaitOf(watch, status, run.id));
     // A dump's packages are recorded as applied until the run ends: a run killed after them (reading the Change List
     // that follows a Change Dump, deleting what a Resource Dump no longer holds) resumes past them.
     if (run && status !== 'interrupted') clearDumpProgress(state);
