@@ -28,6 +28,17 @@ const resourceGets = () => fixture.requests.filter((r) => /^\/dataset1\/res\//.t
 /** The run journal, as rsdesk runs and the app read it. */
 const runs = () => readFolder(dest)!.runs;
 
+/** A first sync in which two resources fail (404); then the Source serves them again, for a retry to fetch. */
+async function syncWithTwoFailuresHealed() {
+  fixture.setBroken(fixture.state.pathOf(1), { status: 404 });
+  fixture.setBroken(fixture.state.pathOf(2), { status: 404 });
+  const first = await sync({ url: capabilityList(), dest, refusalLimitMs: 700, proxyEnv: {} });
+  expect(first.failed).toBe(2);
+  fixture.setBroken(fixture.state.pathOf(1), null);
+  fixture.setBroken(fixture.state.pathOf(2), null);
+  return first;
+}
+
 describe('a Source that refuses everything', () => {
   it('pauses the run once it has refused every request for the limit, says what it answered, and the next sync resumes it', async () => {
     // Half the resources come first; then the Source answers 503 "come back in 1 s" to everything, for good. Without
@@ -90,12 +101,7 @@ describe('a Source that refuses everything', () => {
   });
 
   it('pauses a retry of failures too, saying to run the retry again', async () => {
-    fixture.setBroken(fixture.state.pathOf(1), { status: 404 });
-    fixture.setBroken(fixture.state.pathOf(2), { status: 404 });
-    const first = await sync({ url: capabilityList(), dest, refusalLimitMs: 700, proxyEnv: {} });
-    expect(first.failed).toBe(2);
-    fixture.setBroken(fixture.state.pathOf(1), null);
-    fixture.setBroken(fixture.state.pathOf(2), null);
+    const first = await syncWithTwoFailuresHealed();
     fixture.setRefusing({ prefix: '/dataset1/res/', status: 503, headers: { 'retry-after': '1' } });
     const t0 = Date.now();
     const again = await retryResources({ dest, runId: first.runId!, proxyEnv: {} });
@@ -106,12 +112,7 @@ describe('a Source that refuses everything', () => {
   });
 
   it("pauses a retry whose lists the Source refuses too (they are read first), resumable; a long Retry-After pauses it at once", async () => {
-    fixture.setBroken(fixture.state.pathOf(1), { status: 404 });
-    fixture.setBroken(fixture.state.pathOf(2), { status: 404 });
-    const first = await sync({ url: capabilityList(), dest, refusalLimitMs: 700, proxyEnv: {} });
-    expect(first.failed).toBe(2);
-    fixture.setBroken(fixture.state.pathOf(1), null);
-    fixture.setBroken(fixture.state.pathOf(2), null);
+    const first = await syncWithTwoFailuresHealed();
     // Everything the Source serves, its Resource List first.
     fixture.setRefusing({ prefix: '/dataset1/', status: 503, headers: { 'retry-after': '1' } });
     const t0 = Date.now();
