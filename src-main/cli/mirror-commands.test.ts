@@ -591,6 +591,32 @@ describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
   }, 60_000);
 });
 
+describe('rsdesk sync --dry-run stopped by Ctrl-C', () => {
+  it('says that nothing was written and that nothing is left to resume, at the first Ctrl-C and at a second', async () => {
+    const source = await startFixtureSource({ resources: 3 });
+    try {
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-dry-sigint-'));
+      expect((await rsdesk(['sync', source.url + source.paths.dataset1.capabilityList, '--dest', dest])).code).toBe(0);
+      const runsBefore = (await rsdesk(['runs', '--dest', dest, '--json'])).stdout;
+      source.setPathDelay(source.paths.dataset1.changeListIndex, 60_000);
+      const n = source.requests.length;
+      const run = startRsdesk(['sync', '--dest', dest, '--dry-run']);
+      await waitUntil(() => source.requests.slice(n).some((r) => r.path === source.paths.dataset1.changeListIndex));
+      run.child.kill('SIGINT');
+      await waitUntil(() => run.out.stderr.includes('press Ctrl-C again to stop at once'));
+      run.child.kill('SIGINT');
+      expect(await run.ended).toBe(130);
+      // Before, the first said "what was verified is kept" and the second that the next sync "resumes the run".
+      expect(run.out.stderr).toContain('Stopping (SIGINT): the dry run ends; it has written nothing, and leaves nothing to resume; press Ctrl-C again to stop at once.');
+      expect(run.out.stderr).toContain('rsdesk: stopped at once (SIGINT) before the dry run ended; nothing was changed.');
+      expect(run.out.stderr).not.toMatch(/resumes|verified is kept/);
+      expect((await rsdesk(['runs', '--dest', dest, '--json'])).stdout).toBe(runsBefore);
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
+});
+
 describe('rsdesk sync and a Source that refuses everything', () => {
   it('pauses after --pause-after-refusals seconds of refusals, says what the Source answered, exits 75 (try later), and the next sync resumes', async () => {
     const dest = mkdtempSync(join(tmpdir(), 'rsdesk-refused-'));

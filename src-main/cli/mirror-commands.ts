@@ -135,7 +135,11 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
   // Progress on stderr only when it is a terminal; --json output (stdout) is never mixed with it.
   const progress = new ProgressLine(io, o.quiet);
   const started = Date.now();
-  const stop = stopOnSignals(io, () => progress.clear(), {
+  // A dry run records no run and writes nothing: a stop leaves nothing to resume, and must not say it does.
+  const stop = stopOnSignals(io, () => progress.clear(), o.dryRun ? {
+    first: (signal) => `Stopping (${signal}): the dry run ends; it has written nothing, and leaves nothing to resume`,
+    second: (signal) => `rsdesk: stopped at once (${signal}) before the dry run ended; nothing was changed.`,
+  } : {
     first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept`,
     second: (signal) => `rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk sync --dest ${dest}, which resumes the run.`,
   }, o.json);

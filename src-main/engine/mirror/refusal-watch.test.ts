@@ -197,6 +197,30 @@ describe('a Source that refuses everything', () => {
     expect(await sync({ dest, proxyEnv: {} })).toMatchObject({ mode: 'incremental', resumed: true, paused: false, failed: 0, updated: 3 });
   });
 
+  it('a dry run paused by refusals says there is nothing to resume, and records no run to resume', async () => {
+    expect(await sync({ url: capabilityList(), dest, proxyEnv: {} })).toMatchObject({ mode: 'baseline', failed: 0 });
+    const journal = runs().length;
+    fixture.change('update', 3);
+    // Before, both said "what was verified is kept …; run the sync again … to resume", of a run that writes nothing.
+    const RUN_IT_AGAIN = / A dry run writes nothing, so there is nothing to resume: run the dry run again (after (\d{4}-\d\d-\d\d )?\d\d:\d\d UTC|later); it starts from the beginning\./;
+    fixture.setRefusing({ prefix: '/dataset1/changelist', status: 503, headers: { 'retry-after': '1' } });
+    const refused = await sync({ dest, dryRun: true, refusalLimitMs: 700, proxyEnv: {} });
+    expect(refused).toMatchObject({ dryRun: true, paused: true, runId: null });
+    expect(refused.pausedBecause).toMatch(/^Paused: the Source refused /);
+    expect(refused.pausedBecause).toMatch(RUN_IT_AGAIN);
+    expect(refused.pausedBecause).not.toMatch(/verified is kept|the sync again/);
+    fixture.setRefusing({ prefix: '/dataset1/changelist', status: 503, headers: { 'retry-after': '3600' } });
+    const waiting = await sync({ dest, dryRun: true, proxyEnv: {} });
+    expect(waiting).toMatchObject({ dryRun: true, paused: true, runId: null });
+    expect(waiting.pausedBecause).toMatch(/^Paused: the Source answered HTTP 503 \(Service Unavailable\) to .*, asking to wait 1 h \(Retry-After\);.* Nothing was taken for an answer\. /);
+    expect(waiting.pausedBecause).toMatch(RUN_IT_AGAIN);
+    expect(waiting.pausedBecause).not.toMatch(/verified is kept|the sync again/);
+    // Nothing was recorded: the next sync is a new incremental one, not a resumed one.
+    expect(runs().length).toBe(journal);
+    fixture.setRefusing(null);
+    expect(await sync({ dest, proxyEnv: {} })).toMatchObject({ mode: 'incremental', resumed: false, paused: false, updated: 3 });
+  });
+
   it('a Resource List refused with a Retry-After longer than a run waits: the baseline pauses, not fails', async () => {
     fixture.setRefusing({ prefix: fixture.paths.dataset1.resourceList, status: 503, headers: { 'retry-after': '3600' } });
     const first = await sync({ url: capabilityList(), dest, proxyEnv: {} });

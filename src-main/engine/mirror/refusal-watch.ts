@@ -33,11 +33,14 @@ export class RefusalWatch {
 
   /** `again`: what resumes the run ("the sync", "the retry"). */
   readonly #again: string;
+  /** A dry run records no run, so nothing of it is left to resume: its message must not promise that. */
+  readonly #dryRun: boolean;
 
-  constructor(limitMs = REFUSAL_SECONDS.default * 1000, again = 'the sync', howToChange = 'kept with the mirror: rsdesk sync --pause-after-refusals SECONDS changes it') {
+  constructor(limitMs = REFUSAL_SECONDS.default * 1000, again = 'the sync', howToChange = 'kept with the mirror: rsdesk sync --pause-after-refusals SECONDS changes it', dryRun = false) {
     this.limitMs = limitMs;
     this.#again = again;
     this.#howToChange = howToChange;
+    this.#dryRun = dryRun;
   }
 
   /** Aborted (reason: the SourceRefusing) once the Source has refused everything for `limitMs`. */
@@ -84,10 +87,16 @@ export class RefusalWatch {
     const when = retryAt !== null ? `after ${clock(Math.ceil(retryAt / 60_000) * 60_000)}` : 'later';
     this.#stopped = new SourceRefusing(
       `Paused: the Source answered ${what} to ${clip(url)}, asking to wait ${waitWords(retryAfterMs)} (Retry-After); a run waits at most ${formatDuration(maxMs)} for ${waitedFor}, so it stopped asking. ` +
-        `Nothing was taken for an answer: what was verified is kept and the checkpoint has not moved; run ${this.#again} again ${when} to resume.`,
+        (this.#dryRun
+          ? `Nothing was taken for an answer. ${this.#dryRunAgain(when)}`
+          : `Nothing was taken for an answer: what was verified is kept and the checkpoint has not moved; run ${this.#again} again ${when} to resume.`),
       retryAt,
     );
     this.#controller.abort(this.#stopped);
+  }
+
+  #dryRunAgain(when: string): string {
+    return `A dry run writes nothing, so there is nothing to resume: run the dry run again ${when}; it starts from the beginning.`;
   }
 
   close(): void {
@@ -105,7 +114,7 @@ export class RefusalWatch {
     const count = this.#refusals === 1 ? 'the one request' : `all ${this.#refusals.toLocaleString('en')} requests`;
     this.#stopped = new SourceRefusing(
       `Paused: the Source refused ${count} of the last ${formatDuration(this.limitMs)} (since ${clock(this.#since!)}); its last answer was ${last.what}${asked}. ` +
-        `What was verified is kept; run ${this.#again} again ${when} to resume. (This limit is ${this.#howToChange}.)`,
+        `${this.#dryRun ? this.#dryRunAgain(when) : `What was verified is kept; run ${this.#again} again ${when} to resume.`} (This limit is ${this.#howToChange}.)`,
       retryAt,
     );
     this.#controller.abort(this.#stopped);

@@ -428,7 +428,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     // A run paused by the person keeps the message "Paused" until it is resumed (a kill meanwhile clears it).
     if (resume) options.onNote?.(`Resuming run ${resume.id} (${pausedMessage(resume.message) ? 'paused' : 'interrupted'} ${resume.kind}); what it verified is not fetched again.`);
     // A Source refusing everything pauses the run, as a person's pause does, once it has for the mirror's limit.
-    const watch = new RefusalWatch(settings.refusalLimitMs ?? REFUSAL_SECONDS.default * 1000);
+    const watch = new RefusalWatch(settings.refusalLimitMs ?? REFUSAL_SECONDS.default * 1000, undefined, undefined, dryRun);
     options = { ...options, pauseSignal: options.pauseSignal ? AbortSignal.any([options.pauseSignal, watch.signal]) : watch.signal };
     // The lists (and a dump's packages) are watched too: a Source refusing them is waited out up to the same limit.
     http.watchWith(watch);
