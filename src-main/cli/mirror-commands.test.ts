@@ -617,6 +617,41 @@ describe('rsdesk sync --dry-run stopped by Ctrl-C', () => {
   }, 60_000);
 });
 
+describe('--quiet and a stop by a signal', () => {
+  // Before, "Stopping (SIGTERM): the downloads under way finish…" came first under --quiet too: two lines, the first
+  // of them progress. Now only the line that explains the exit code.
+  it('rsdesk sync --quiet: stderr is the one line that says why it exits 143', async () => {
+    const source = await startFixtureSource({ resources: 20, resourceDelayMs: 150 });
+    try {
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-quiet-stop-'));
+      const run = startRsdesk(['sync', source.url + source.paths.dataset1.resourceList, '--dest', dest, '--quiet']);
+      await waitUntil(() => source.requests.filter((r) => /\/res\/\d+/.test(r.path)).length >= 3);
+      run.child.kill('SIGTERM');
+      expect(await run.ended).toBe(143);
+      expect(run.out.stderr).toBe(`rsdesk: stopped (SIGTERM). What was verified is kept; run 1 is left interrupted, and the next rsdesk sync --dest ${dest} resumes it.\n`);
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
+
+  it('rsdesk audit -q: stderr is the one line that says why it exits 130', async () => {
+    const source = await startFixtureSource({ resources: 3 });
+    try {
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-quiet-stop-'));
+      expect((await rsdesk(['sync', source.url + source.paths.dataset1.resourceList, '--dest', dest])).code).toBe(0);
+      source.setPathDelay(source.paths.dataset1.resourceList, 60_000);
+      const n = source.requests.length;
+      const run = startRsdesk(['audit', '--dest', dest, '-q']);
+      await waitUntil(() => source.requests.slice(n).some((r) => r.path === source.paths.dataset1.resourceList));
+      run.child.kill('SIGINT');
+      expect(await run.ended).toBe(130);
+      expect(run.out.stderr).toBe('rsdesk: audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.\n');
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
+});
+
 describe('rsdesk sync and a Source that refuses everything', () => {
   it('pauses after --pause-after-refusals seconds of refusals, says what the Source answered, exits 75 (try later), and the next sync resumes', async () => {
     const dest = mkdtempSync(join(tmpdir(), 'rsdesk-refused-'));
