@@ -236,6 +236,23 @@ describe('rsdesk sync --dest a folder that cannot be made', () => {
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toEqual({ error: { message: `The folder ${under} cannot be made for the mirror (a part of its path is a file): give a folder this user can write, or make it first.` } });
   });
+
+  it('a folder under /proc is refused at once in plain words (Node\'s recursive mkdir spun there for ever)', async () => {
+    // On Linux, /proc answers ENOENT for a new folder whose parent is there; elsewhere, a folder of a few levels in a
+    // fresh place is made, level by level, and mirrored.
+    const dest = process.platform === 'linux' ? `/proc/rsdesk-test-${process.pid}/mirror` : join(mkdtempSync(join(tmpdir(), 'rsdesk-levels-')), 'a', 'b', 'c');
+    const run = startRsdesk(['sync', fixture.url + fixture.paths.dataset1.capabilityList, '--dest', dest]);
+    const deadline = setTimeout(() => run.child.kill('SIGKILL'), 15_000);
+    const code = await run.ended.finally(() => clearTimeout(deadline));
+    if (process.platform === 'linux') {
+      expect(code, 'rsdesk did not end within 15 s').toBe(1);
+      // As root, /proc lets one try; as another user, it says no first.
+      expect(run.out.stderr).toMatch(new RegExp(`^rsdesk: The folder ${dest} cannot be made for the mirror \\((/proc takes no new folders|permission denied)\\): give a folder this user can write, or make it first\\.\n$`));
+    } else {
+      expect(code, run.out.stderr).toBe(0);
+      expect(statSync(join(dest, '.resourcesync')).isDirectory()).toBe(true);
+    }
+  }, 30_000);
 });
 
 describe('rsdesk sync --dest inside another mirror\'s own folder', () => {
