@@ -559,22 +559,38 @@ describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
     }
   }, 60_000);
 
+  /** rsdesk audit of a mirror of `source` (made first), stopped by Ctrl-C while the Resource List stalls: its output. */
+  const stoppedAudit = async (source: FixtureSource, flags: string[]) => {
+    const dest = mkdtempSync(join(tmpdir(), 'rsdesk-sigint-'));
+    expect((await rsdesk(['sync', source.url + source.paths.dataset1.resourceList, '--dest', dest])).code).toBe(0);
+    source.setPathDelay(source.paths.dataset1.resourceList, 60_000);
+    const n = source.requests.length;
+    const run = start(['audit', '--dest', dest, ...flags]);
+    await until(() => source.requests.slice(n).some((r) => r.path === source.paths.dataset1.resourceList));
+    run.child.kill('SIGINT');
+    expect(await run.ended).toBe(130);
+    return { dest, out: run.out };
+  };
+
   it('rsdesk audit: Ctrl-C cancels it, records its run cancelled and releases the lock', async () => {
     const source = await startFixtureSource({ resources: 3 });
     try {
-      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-sigint-'));
-      expect((await rsdesk(['sync', source.url + source.paths.dataset1.resourceList, '--dest', dest])).code).toBe(0);
-      source.setPathDelay(source.paths.dataset1.resourceList, 60_000);
-      const n = source.requests.length;
-      const run = start(['audit', '--dest', dest, '--json']);
-      await until(() => source.requests.slice(n).some((r) => r.path === source.paths.dataset1.resourceList));
-      run.child.kill('SIGINT');
-      expect(await run.ended).toBe(130);
-      expect(JSON.parse(run.out.stdout)).toEqual({ error: { message: 'audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.' } });
-      expect(run.out.stderr).toContain('rsdesk: audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.');
+      const { dest, out } = await stoppedAudit(source, ['--json']);
+      expect(JSON.parse(out.stdout)).toEqual({ error: { message: 'audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.' } });
+      expect(out.stderr).toContain('rsdesk: audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.');
       expect(walk(join(dest, '.resourcesync'))).not.toContain('lock');
       const runs = JSON.parse((await rsdesk(['runs', '--dest', dest, '--json'])).stdout).runs as { kind: string; status: string }[];
       expect(runs.at(-1)).toMatchObject({ kind: 'audit', status: 'cancelled' });
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
+
+  it('rsdesk audit -q: stderr is the one line that says why it exits 130 (before, "Stopping the audit (SIGINT)" came first)', async () => {
+    const source = await startFixtureSource({ resources: 3 });
+    try {
+      const { out } = await stoppedAudit(source, ['-q']);
+      expect(out.stderr).toBe('rsdesk: audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.\n');
     } finally {
       await source.close();
     }
@@ -646,23 +662,6 @@ describe('--quiet and a stop by a signal', () => {
       run.child.kill('SIGTERM');
       expect(await run.ended).toBe(143);
       expect(run.out.stderr).toBe(`rsdesk: stopped (SIGTERM). What was verified is kept; run 1 is left interrupted, and the next rsdesk sync --dest ${dest} resumes it.\n`);
-    } finally {
-      await source.close();
-    }
-  }, 60_000);
-
-  it('rsdesk audit -q: stderr is the one line that says why it exits 130', async () => {
-    const source = await startFixtureSource({ resources: 3 });
-    try {
-      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-quiet-stop-'));
-      expect((await rsdesk(['sync', source.url + source.paths.dataset1.resourceList, '--dest', dest])).code).toBe(0);
-      source.setPathDelay(source.paths.dataset1.resourceList, 60_000);
-      const n = source.requests.length;
-      const run = startRsdesk(['audit', '--dest', dest, '-q']);
-      await waitUntil(() => source.requests.slice(n).some((r) => r.path === source.paths.dataset1.resourceList));
-      run.child.kill('SIGINT');
-      expect(await run.ended).toBe(130);
-      expect(run.out.stderr).toBe('rsdesk: audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.\n');
     } finally {
       await source.close();
     }
