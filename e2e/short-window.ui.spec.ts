@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, test, type Locator } from '@playwright/test';
 import { PATHS } from './fixture-source/index.ts';
 import { mirrorSuite } from './mirror-suite.ts';
-import { addSource, detail, entriesTable, expand, expectAccessible, mainView, runEndSentence, treeItem } from './ui-helpers.ts';
+import { addSource, detail, entriesTable, expectAccessible, mainView, openResourceList, runEndSentence, treeItem } from './ui-helpers.ts';
 
 const suite = mirrorSuite('short-window-ui', { resources: 20, changeListSize: 10 });
 
@@ -59,29 +59,14 @@ test('at 200 % zoom of a 1400 × 900 window the tree, a mirror\'s tables, its ta
 
 test('zoomed in after the detail pane got its height, the entries still show more than a few rows', async ({ page }) => {
   await page.setViewportSize({ width: 1400, height: 900 });
-  await page.goto(suite.app.url);
-  const saved = page.getByRole('list', { name: 'Saved Sources' });
-  await expect(saved.or(page.getByText('No Sources yet'))).toBeVisible();
-  if (!(await saved.isVisible())) await addSource(page, `${suite.fixture.url}/`);
-  await expand(treeItem(page, PATHS.wellKnown));
-  await expand(treeItem(page, PATHS.dataset1.capabilityList));
-  const list = treeItem(page, PATHS.dataset1.resourceList);
-  await list.locator(':scope > .tree-row').click();
-  await expect(entriesTable(page).getByRole('row')).not.toHaveCount(0);
+  await openResourceList(page, suite.app.url, suite.fixture.url);
   // 150 % zoom: the same window is 600 CSS px high; the detail pane keeps its height in px.
   await page.setViewportSize({ width: 1400, height: 600 });
   await expect.poll(async () => (await entriesTable(page).boundingBox())!.height).toBeGreaterThan(28 + 5 * 26);
 });
 
 test("at 200 % zoom a document's detail stays inside the main pane, its tab's panel whole when scrolled to", async ({ page }) => {
-  await page.goto(suite.app.url);
-  const saved = page.getByRole('list', { name: 'Saved Sources' });
-  await expect(saved.or(page.getByText('No Sources yet'))).toBeVisible();
-  if (!(await saved.isVisible())) await addSource(page, `${suite.fixture.url}/`);
-  await expand(treeItem(page, PATHS.wellKnown));
-  await expand(treeItem(page, PATHS.dataset1.capabilityList));
-  await treeItem(page, PATHS.dataset1.resourceList).locator(':scope > .tree-row').click();
-  await expect(entriesTable(page).getByRole('row')).not.toHaveCount(0);
+  await openResourceList(page, suite.app.url, suite.fixture.url);
   const panel = detail(page).getByRole('tabpanel');
   await expect(panel).toBeVisible();
   // Before, the title, facts and tabs left the panel 7 px and its padding stuck 9 px out below the main pane.

@@ -37,6 +37,21 @@ export async function addSource(page: Page, url: string): Promise<void> {
 }
 
 /**
+ * Opens the app on the fixture Source (added the first time; later the app opens it again itself) and selects
+ * dataset1's Resource List, once its entries show.
+ */
+export async function openResourceList(page: Page, appUrl: string, fixtureUrl: string): Promise<void> {
+  await page.goto(appUrl);
+  const saved = page.getByRole('list', { name: 'Saved Sources' });
+  await expect(saved.or(page.getByText('No Sources yet'))).toBeVisible();
+  if (!(await saved.isVisible())) await addSource(page, `${fixtureUrl}/`);
+  await expand(treeItem(page, PATHS.wellKnown));
+  await expand(treeItem(page, PATHS.dataset1.capabilityList));
+  await treeItem(page, PATHS.dataset1.resourceList).locator(':scope > .tree-row').click();
+  await expect(entriesTable(page).getByRole('row')).not.toHaveCount(0);
+}
+
+/**
  * Opens the app on the fixture Source (added the first time, then chosen from Saved Sources) and unfolds it down to
  * dataset2's Resource List Index, once it has been read: its count shows `parts` parts.
  */

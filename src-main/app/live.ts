@@ -1,7 +1,7 @@
 // The app's live side: one LiveEngine (callback server + subscriptions of every mirror that has any), its settings
 // and the list of mirror folders with subscriptions kept in live.json beside the app's database, so the server
 // comes back on the same address and every subscription is taken up again when the app starts.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { LiveSettings, LiveStatus, SubscriptionView } from '../contract/types.ts';
@@ -12,6 +12,7 @@ import type { SecretStore } from '../engine/mirror/secrets.ts';
 import { MirrorState, stateDirOf } from '../engine/mirror/state.ts';
 import { InvalidArgumentsError, NotFoundError } from './errors.ts';
 import { LiveBatcher, type LiveBatch } from './live-batch.ts';
+import { makeFolders } from '../engine/mirror/make-folders.ts';
 
 export interface LiveServiceOptions {
   /** Where live.json is kept; null: in memory only (tests). */
@@ -180,7 +181,8 @@ export class LiveService {
   async subscribe(input: { topic: string; hub: string; folder: string; leaseSeconds?: number }): Promise<SubscriptionView> {
     const engine = await this.#ready();
     const dest = resolve(input.folder);
-    mkdirSync(dest, { recursive: true });
+    // Not Node's recursive mkdir: it spins for ever under /proc (make-folders.ts).
+    makeFolders(dest);
     await this.#bindIfNew(engine, dest, input.topic);
     engine.openMirror(dest);
     const sub = await engine.subscribe({ dest, topic: input.topic, hub: input.hub, leaseSeconds: input.leaseSeconds ?? null });

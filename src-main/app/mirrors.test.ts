@@ -466,6 +466,32 @@ describe('mirrors', () => {
   });
 });
 
+describe('a dry run paused', () => {
+  it('says that nothing is left to resume, and leaves the mirror as it was, not paused', async () => {
+    const path = join(dir, 'dry');
+    await call('mirrors.create', { url: capabilityList(), path });
+    await call('runs.start', { path });
+    expect(await ended(path)).toMatchObject({ status: 'completed', failed: 0 });
+    const before = await call<MirrorSummary>('mirrors.get', { path });
+    // Long enough to pause it while the Change List is read (the read finishes; nothing after it starts).
+    fixture.setPathDelay(fixture.paths.dataset1.changeListIndex, 1_500);
+    try {
+      const from = events.length;
+      const n = fixture.requests.length;
+      await call('runs.start', { path, dryRun: true });
+      await until(() => fixture.requests.slice(n).some((r) => r.path === fixture.paths.dataset1.changeListIndex));
+      expect(await call('runs.pause', { path })).toEqual({ paused: true });
+      const end = await ended(path, from);
+      expect(end.status).toBe('paused');
+      // Before: "Paused after 0 resources; Resume takes it up where it stopped.", of a run that was never recorded.
+      expect(end.message).toBe('Paused after 0 resources; A dry run writes nothing, so there is nothing to resume: start it again to see the whole of it.');
+      expect(await call<MirrorSummary>('mirrors.get', { path })).toMatchObject({ status: before.status, resumable: false, lastRun: before.lastRun });
+    } finally {
+      fixture.setPathDelay(fixture.paths.dataset1.changeListIndex, 0);
+    }
+  });
+});
+
 describe('a baseline that would delete most of the mirror', () => {
   it('says so at its end, with the run’s notes, and a sync allowing it removes them', async () => {
     const own = await startFixtureSource({ resources: 12 });

@@ -1051,6 +1051,9 @@ function countsText(r: RunCounts): string {
   return `${plural(r.created, 'created', 'created')}, ${plural(r.updated, 'updated', 'updated')}, ${plural(r.deleted, 'deleted', 'deleted')}, ${plural(r.unchanged, 'unchanged', 'unchanged')}${skipped}`;
 }
 
+/** A dry run records no run: paused, it leaves nothing for Resume (which takes up the last recorded run, if any). */
+const DRY_RUN_PAUSED = 'A dry run writes nothing, so there is nothing to resume: start it again to see the whole of it.';
+
 function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy): MirrorRunEnd {
   const status = r.paused ? 'paused' : r.failed > 0 ? 'failed' : 'completed';
   const what = r.dryRun ? 'Dry run' : r.mode === 'baseline' ? 'Baseline' : 'Incremental sync';
@@ -1067,7 +1070,7 @@ function endOf(path: string, r: SyncResult, active: Active, policy: DeletePolicy
     status === 'paused'
       ? r.runId === null && !r.dryRun
         ? { headline: "Paused before the run began, while the Source's lists were being read: nothing was fetched, and no run was recorded", changes: false, rest: '' }
-        : { headline: `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}`, changes: false, rest: pauseWhy(r.pausedBecause) ?? 'Resume takes it up where it stopped.' }
+        : { headline: `Paused after ${plural(active.latest?.settled ?? 0, 'resource')}`, changes: false, rest: pauseWhy(r.pausedBecause) ?? (r.dryRun ? DRY_RUN_PAUSED : 'Resume takes it up where it stopped.') }
       : status === 'failed'
         ? { headline: `${what} ended with ${plural(r.failed, 'failure')}`, changes: false, rest: `Retry fetches what failed again.${kept}` }
         : { headline: `${what} completed`, changes: true, rest: kept.trim() };

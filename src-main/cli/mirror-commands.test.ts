@@ -236,6 +236,23 @@ describe('rsdesk sync --dest a folder that cannot be made', () => {
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toEqual({ error: { message: `The folder ${under} cannot be made for the mirror (a part of its path is a file): give a folder this user can write, or make it first.` } });
   });
+
+  it('a folder under /proc is refused at once in plain words (Node\'s recursive mkdir spun there for ever)', async () => {
+    // On Linux, /proc answers ENOENT for a new folder whose parent is there; elsewhere, a folder of a few levels in a
+    // fresh place is made, level by level, and mirrored.
+    const dest = process.platform === 'linux' ? `/proc/rsdesk-test-${process.pid}/mirror` : join(mkdtempSync(join(tmpdir(), 'rsdesk-levels-')), 'a', 'b', 'c');
+    const run = startRsdesk(['sync', fixture.url + fixture.paths.dataset1.capabilityList, '--dest', dest]);
+    const deadline = setTimeout(() => run.child.kill('SIGKILL'), 15_000);
+    const code = await run.ended.finally(() => clearTimeout(deadline));
+    if (process.platform === 'linux') {
+      expect(code, 'rsdesk did not end within 15 s').toBe(1);
+      // As root, /proc lets one try; as another user, it says no first.
+      expect(run.out.stderr).toMatch(new RegExp(`^rsdesk: The folder ${dest} cannot be made for the mirror \\((/proc takes no new folders|permission denied)\\): give a folder this user can write, or make it first\\.\n$`));
+    } else {
+      expect(code, run.out.stderr).toBe(0);
+      expect(statSync(join(dest, '.resourcesync')).isDirectory()).toBe(true);
+    }
+  }, 30_000);
 });
 
 describe('rsdesk sync --dest inside another mirror\'s own folder', () => {
@@ -542,22 +559,38 @@ describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
     }
   }, 60_000);
 
+  /** rsdesk audit of a mirror of `source` (made first), stopped by Ctrl-C while the Resource List stalls: its output. */
+  const stoppedAudit = async (source: FixtureSource, flags: string[]) => {
+    const dest = mkdtempSync(join(tmpdir(), 'rsdesk-sigint-'));
+    expect((await rsdesk(['sync', source.url + source.paths.dataset1.resourceList, '--dest', dest])).code).toBe(0);
+    source.setPathDelay(source.paths.dataset1.resourceList, 60_000);
+    const n = source.requests.length;
+    const run = start(['audit', '--dest', dest, ...flags]);
+    await until(() => source.requests.slice(n).some((r) => r.path === source.paths.dataset1.resourceList));
+    run.child.kill('SIGINT');
+    expect(await run.ended).toBe(130);
+    return { dest, out: run.out };
+  };
+
   it('rsdesk audit: Ctrl-C cancels it, records its run cancelled and releases the lock', async () => {
     const source = await startFixtureSource({ resources: 3 });
     try {
-      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-sigint-'));
-      expect((await rsdesk(['sync', source.url + source.paths.dataset1.resourceList, '--dest', dest])).code).toBe(0);
-      source.setPathDelay(source.paths.dataset1.resourceList, 60_000);
-      const n = source.requests.length;
-      const run = start(['audit', '--dest', dest, '--json']);
-      await until(() => source.requests.slice(n).some((r) => r.path === source.paths.dataset1.resourceList));
-      run.child.kill('SIGINT');
-      expect(await run.ended).toBe(130);
-      expect(JSON.parse(run.out.stdout)).toEqual({ error: { message: 'audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.' } });
-      expect(run.out.stderr).toContain('rsdesk: audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.');
+      const { dest, out } = await stoppedAudit(source, ['--json']);
+      expect(JSON.parse(out.stdout)).toEqual({ error: { message: 'audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.' } });
+      expect(out.stderr).toContain('rsdesk: audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.');
       expect(walk(join(dest, '.resourcesync'))).not.toContain('lock');
       const runs = JSON.parse((await rsdesk(['runs', '--dest', dest, '--json'])).stdout).runs as { kind: string; status: string }[];
       expect(runs.at(-1)).toMatchObject({ kind: 'audit', status: 'cancelled' });
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
+
+  it('rsdesk audit -q: stderr is the one line that says why it exits 130 (before, "Stopping the audit (SIGINT)" came first)', async () => {
+    const source = await startFixtureSource({ resources: 3 });
+    try {
+      const { out } = await stoppedAudit(source, ['-q']);
+      expect(out.stderr).toBe('rsdesk: audit stopped (SIGINT) before the end; no report is kept. Nothing in the mirror was changed.\n');
     } finally {
       await source.close();
     }
@@ -585,6 +618,50 @@ describe('rsdesk sync stopped by Ctrl-C or SIGTERM', () => {
       expect(next.stderr).not.toContain('Took over the lock');
       expect(next.stderr).toContain('Resuming run 1');
       expect(JSON.parse(next.stdout)).toMatchObject({ created: 10, failed: 0 });
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
+});
+
+describe('rsdesk sync --dry-run stopped by Ctrl-C', () => {
+  it('says that nothing was written and that nothing is left to resume, at the first Ctrl-C and at a second', async () => {
+    const source = await startFixtureSource({ resources: 3 });
+    try {
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-dry-sigint-'));
+      expect((await rsdesk(['sync', source.url + source.paths.dataset1.capabilityList, '--dest', dest])).code).toBe(0);
+      const runsBefore = (await rsdesk(['runs', '--dest', dest, '--json'])).stdout;
+      source.setPathDelay(source.paths.dataset1.changeListIndex, 60_000);
+      const n = source.requests.length;
+      const run = startRsdesk(['sync', '--dest', dest, '--dry-run']);
+      await waitUntil(() => source.requests.slice(n).some((r) => r.path === source.paths.dataset1.changeListIndex));
+      run.child.kill('SIGINT');
+      await waitUntil(() => run.out.stderr.includes('press Ctrl-C again to stop at once'));
+      run.child.kill('SIGINT');
+      expect(await run.ended).toBe(130);
+      // Before, the first said "what was verified is kept" and the second that the next sync "resumes the run".
+      expect(run.out.stderr).toContain('Stopping (SIGINT): the dry run ends; it has written nothing, and leaves nothing to resume; press Ctrl-C again to stop at once.');
+      expect(run.out.stderr).toContain('rsdesk: stopped at once (SIGINT) before the dry run ended; nothing was changed.');
+      expect(run.out.stderr).not.toMatch(/resumes|verified is kept/);
+      expect((await rsdesk(['runs', '--dest', dest, '--json'])).stdout).toBe(runsBefore);
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
+});
+
+describe('--quiet and a stop by a signal', () => {
+  // Before, "Stopping (SIGTERM): the downloads under way finish…" came first under --quiet too: two lines, the first
+  // of them progress. Now only the line that explains the exit code.
+  it('rsdesk sync --quiet: stderr is the one line that says why it exits 143', async () => {
+    const source = await startFixtureSource({ resources: 20, resourceDelayMs: 150 });
+    try {
+      const dest = mkdtempSync(join(tmpdir(), 'rsdesk-quiet-stop-'));
+      const run = startRsdesk(['sync', source.url + source.paths.dataset1.resourceList, '--dest', dest, '--quiet']);
+      await waitUntil(() => source.requests.filter((r) => /\/res\/\d+/.test(r.path)).length >= 3);
+      run.child.kill('SIGTERM');
+      expect(await run.ended).toBe(143);
+      expect(run.out.stderr).toBe(`rsdesk: stopped (SIGTERM). What was verified is kept; run 1 is left interrupted, and the next rsdesk sync --dest ${dest} resumes it.\n`);
     } finally {
       await source.close();
     }

@@ -135,10 +135,14 @@ export async function syncCommand(o: SyncCommandOptions, io: Io): Promise<number
   // Progress on stderr only when it is a terminal; --json output (stdout) is never mixed with it.
   const progress = new ProgressLine(io, o.quiet);
   const started = Date.now();
-  const stop = stopOnSignals(io, () => progress.clear(), {
+  // A dry run records no run and writes nothing: a stop leaves nothing to resume, and must not say it does.
+  const stop = stopOnSignals(io, () => progress.clear(), o.dryRun ? {
+    first: (signal) => `Stopping (${signal}): the dry run ends; it has written nothing, and leaves nothing to resume`,
+    second: (signal) => `rsdesk: stopped at once (${signal}) before the dry run ended; nothing was changed.`,
+  } : {
     first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept`,
     second: (signal) => `rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk sync --dest ${dest}, which resumes the run.`,
-  }, o.json);
+  }, o.json, o.quiet);
   const result: SyncResult = await sync({
     url: plainUrls.url,
     dest,
@@ -263,6 +267,7 @@ function stopOnSignals(
   clear: () => void,
   say: { first: (signal: string) => string; second: (signal: string) => string },
   json = false,
+  quiet = false,
 ): { signal: AbortSignal; readonly by: StopSignal | null; dispose(): void } {
   const pause = new AbortController();
   let by: StopSignal | null = null;
@@ -271,7 +276,9 @@ function stopOnSignals(
     clear();
     if (by === null) {
       by = signal;
-      io.err(`${say.first(signal)}${howItStops(signal)}\n`);
+      // --quiet: the stop is said once, at the end, with the exit code it explains; "Stopping…" is progress, and a
+      // stop that came too late to stop anything ends 0, when --quiet promises an empty stderr.
+      if (!quiet) io.err(`${say.first(signal)}${howItStops(signal)}\n`);
       pause.abort();
       // SIGTERM comes from a service manager or a container runtime (systemd, docker stop), which sends SIGKILL after
       // its own grace (docker: 10 s): without a deadline of ours, one large download under way got the run killed
@@ -375,7 +382,7 @@ export async function retryCommand(o: RetryCommandOptions, io: Io): Promise<numb
   const stop = stopOnSignals(io, () => progress.clear(), {
     first: (signal) => `Stopping (${signal}): the downloads under way finish, and what was verified is kept`,
     second: (signal) => `rsdesk: stopped at once (${signal}). The downloads under way and those not yet recorded are fetched again by the next rsdesk retry --dest ${dest}, which takes the retry up again.`,
-  }, o.json);
+  }, o.json, o.quiet);
   const common = {
     dest,
     concurrency: o.concurrency,
@@ -545,7 +552,7 @@ export async function auditCommand(
   const stop = stopOnSignals(io, () => undefined, {
     first: (signal) => `Stopping the audit (${signal})`,
     second: (signal) => `rsdesk: audit stopped at once (${signal}); no report is kept.`,
-  }, o.json);
+  }, o.json, o.quiet);
   let report: AuditReport;
   try {
     report = await audit({ dest: resolve(o.dest), rehash: o.rehash, credentials, secretStore: cliSecretStore(), timeoutMs: o.timeoutMs, userAgent: o.userAgent, signal: stop.signal, reportLimit: o.reportLimit });

@@ -32,6 +32,19 @@ async function get(url: string) {
   return { status: res.statusCode, text: await res.body.text() };
 }
 
+/**
+ * 200 requests, in ten rounds of twenty at once: ten times the noise limit the flood tests set (20 a 1 s window), more
+ * than the 100 events they keep. `send(n)` makes the nth; the answers' statuses, in order.
+ */
+async function flood(send: (n: number) => Promise<{ status: number }>): Promise<number[]> {
+  const answers: number[] = [];
+  for (let round = 0; round < 10; round++) {
+    const batch = await Promise.all(Array.from({ length: 20 }, (_, i) => send(round * 20 + i)));
+    answers.push(...batch.map((a) => a.status));
+  }
+  return answers;
+}
+
 describe('a hostile hub', () => {
   it('cannot have a verification echo megabytes: the request is refused before it is read, and said so', async () => {
     rig = await startRig();
@@ -135,15 +148,9 @@ describe('a hostile hub', () => {
   it('cannot push the feed out with forged deliveries: a few are listed, the rest counted in one note', async () => {
     rig = await startRig({ engine: { keepEvents: 100, noise: { perWindow: 20, windowMs: 1_000 } } });
     const sub = await subscribed(rig);
-    const answers: number[] = [];
-    for (let round = 0; round < 10; round++) {
-      const batch = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          post(sub.callbackUrl, `<forged n="${round * 20 + i}"/>`, { 'content-type': 'application/xml', 'x-hub-signature': `sha256=${'0'.repeat(64)}` }),
-        ),
-      );
-      answers.push(...batch.map((a) => a.status));
-    }
+    const answers = await flood((n) =>
+      post(sub.callbackUrl, `<forged n="${n}"/>`, { 'content-type': 'application/xml', 'x-hub-signature': `sha256=${'0'.repeat(64)}` }),
+    );
     // Each is answered as WebSub asks (2xx, discarded), as before.
     expect(answers.every((s) => s === 202)).toBe(true);
     const note = await waitFor(rig, 'note', (e) => /more refused requests? came within 1 s/.test(e.message), 5_000);
@@ -158,15 +165,9 @@ describe('a hostile hub', () => {
   it('cannot push the feed out with verifications it was never asked for at a subscription\'s callback URL either', async () => {
     rig = await startRig({ engine: { keepEvents: 100, noise: { perWindow: 20, windowMs: 1_000 } } });
     const sub = await subscribed(rig);
-    const answers: number[] = [];
-    for (let round = 0; round < 10; round++) {
-      const batch = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          get(`${sub.callbackUrl}?${new URLSearchParams({ 'hub.mode': 'subscribe', 'hub.topic': `http://127.0.0.1:1/other/${round * 20 + i}`, 'hub.challenge': 'x' })}`),
-        ),
-      );
-      answers.push(...batch.map((a) => a.status));
-    }
+    const answers = await flood((n) =>
+      get(`${sub.callbackUrl}?${new URLSearchParams({ 'hub.mode': 'subscribe', 'hub.topic': `http://127.0.0.1:1/other/${n}`, 'hub.challenge': 'x' })}`),
+    );
     expect(answers.every((s) => s === 404)).toBe(true);
     await waitFor(rig, 'note', (e) => /more refused requests? came within 1 s/.test(e.message), 5_000);
     expect(rig.events.filter((e) => e.type === 'rejected' && e.what === 'verification').length).toBeLessThan(100);

@@ -28,6 +28,17 @@ const resourceGets = () => fixture.requests.filter((r) => /^\/dataset1\/res\//.t
 /** The run journal, as rsdesk runs and the app read it. */
 const runs = () => readFolder(dest)!.runs;
 
+/** A first sync in which two resources fail (404); then the Source serves them again, for a retry to fetch. */
+async function syncWithTwoFailuresHealed() {
+  fixture.setBroken(fixture.state.pathOf(1), { status: 404 });
+  fixture.setBroken(fixture.state.pathOf(2), { status: 404 });
+  const first = await sync({ url: capabilityList(), dest, refusalLimitMs: 700, proxyEnv: {} });
+  expect(first.failed).toBe(2);
+  fixture.setBroken(fixture.state.pathOf(1), null);
+  fixture.setBroken(fixture.state.pathOf(2), null);
+  return first;
+}
+
 describe('a Source that refuses everything', () => {
   it('pauses the run once it has refused every request for the limit, says what it answered, and the next sync resumes it', async () => {
     // Half the resources come first; then the Source answers 503 "come back in 1 s" to everything, for good. Without
@@ -90,12 +101,7 @@ describe('a Source that refuses everything', () => {
   });
 
   it('pauses a retry of failures too, saying to run the retry again', async () => {
-    fixture.setBroken(fixture.state.pathOf(1), { status: 404 });
-    fixture.setBroken(fixture.state.pathOf(2), { status: 404 });
-    const first = await sync({ url: capabilityList(), dest, refusalLimitMs: 700, proxyEnv: {} });
-    expect(first.failed).toBe(2);
-    fixture.setBroken(fixture.state.pathOf(1), null);
-    fixture.setBroken(fixture.state.pathOf(2), null);
+    const first = await syncWithTwoFailuresHealed();
     fixture.setRefusing({ prefix: '/dataset1/res/', status: 503, headers: { 'retry-after': '1' } });
     const t0 = Date.now();
     const again = await retryResources({ dest, runId: first.runId!, proxyEnv: {} });
@@ -106,12 +112,7 @@ describe('a Source that refuses everything', () => {
   });
 
   it("pauses a retry whose lists the Source refuses too (they are read first), resumable; a long Retry-After pauses it at once", async () => {
-    fixture.setBroken(fixture.state.pathOf(1), { status: 404 });
-    fixture.setBroken(fixture.state.pathOf(2), { status: 404 });
-    const first = await sync({ url: capabilityList(), dest, refusalLimitMs: 700, proxyEnv: {} });
-    expect(first.failed).toBe(2);
-    fixture.setBroken(fixture.state.pathOf(1), null);
-    fixture.setBroken(fixture.state.pathOf(2), null);
+    const first = await syncWithTwoFailuresHealed();
     // Everything the Source serves, its Resource List first.
     fixture.setRefusing({ prefix: '/dataset1/', status: 503, headers: { 'retry-after': '1' } });
     const t0 = Date.now();
@@ -194,6 +195,30 @@ describe('a Source that refuses everything', () => {
 
     fixture.setRefusing(null);
     expect(await sync({ dest, proxyEnv: {} })).toMatchObject({ mode: 'incremental', resumed: true, paused: false, failed: 0, updated: 3 });
+  });
+
+  it('a dry run paused by refusals says there is nothing to resume, and records no run to resume', async () => {
+    expect(await sync({ url: capabilityList(), dest, proxyEnv: {} })).toMatchObject({ mode: 'baseline', failed: 0 });
+    const journal = runs().length;
+    fixture.change('update', 3);
+    // Before, both said "what was verified is kept …; run the sync again … to resume", of a run that writes nothing.
+    const RUN_IT_AGAIN = / A dry run writes nothing, so there is nothing to resume: run the dry run again (after (\d{4}-\d\d-\d\d )?\d\d:\d\d UTC|later); it starts from the beginning\./;
+    fixture.setRefusing({ prefix: '/dataset1/changelist', status: 503, headers: { 'retry-after': '1' } });
+    const refused = await sync({ dest, dryRun: true, refusalLimitMs: 700, proxyEnv: {} });
+    expect(refused).toMatchObject({ dryRun: true, paused: true, runId: null });
+    expect(refused.pausedBecause).toMatch(/^Paused: the Source refused /);
+    expect(refused.pausedBecause).toMatch(RUN_IT_AGAIN);
+    expect(refused.pausedBecause).not.toMatch(/verified is kept|the sync again/);
+    fixture.setRefusing({ prefix: '/dataset1/changelist', status: 503, headers: { 'retry-after': '3600' } });
+    const waiting = await sync({ dest, dryRun: true, proxyEnv: {} });
+    expect(waiting).toMatchObject({ dryRun: true, paused: true, runId: null });
+    expect(waiting.pausedBecause).toMatch(/^Paused: the Source answered HTTP 503 \(Service Unavailable\) to .*, asking to wait 1 h \(Retry-After\);.* Nothing was taken for an answer\. /);
+    expect(waiting.pausedBecause).toMatch(RUN_IT_AGAIN);
+    expect(waiting.pausedBecause).not.toMatch(/verified is kept|the sync again/);
+    // Nothing was recorded: the next sync is a new incremental one, not a resumed one.
+    expect(runs().length).toBe(journal);
+    fixture.setRefusing(null);
+    expect(await sync({ dest, proxyEnv: {} })).toMatchObject({ mode: 'incremental', resumed: false, paused: false, updated: 3 });
   });
 
   it('a Resource List refused with a Retry-After longer than a run waits: the baseline pauses, not fails', async () => {

@@ -37,11 +37,14 @@ export class RefusalWatch {
 
   /** `again`: what resumes the run ("the sync", "the retry"). */
   readonly #again: string;
+  /** A dry run records no run, so nothing of it is left to resume: its message must not promise that. */
+  readonly #dryRun: boolean;
 
-  constructor(limitMs = REFUSAL_SECONDS.default * 1000, again = 'the sync', howToChange = 'kept with the mirror: rsdesk sync --pause-after-refusals SECONDS changes it') {
+  constructor(limitMs = REFUSAL_SECONDS.default * 1000, again = 'the sync', howToChange = 'kept with the mirror: rsdesk sync --pause-after-refusals SECONDS changes it', dryRun = false) {
     this.limitMs = limitMs;
     this.#again = again;
     this.#howToChange = howToChange;
+    this.#dryRun = dryRun;
   }
 
   /** Aborted (reason: the SourceRefusing) once the Source has refused everything for `limitMs`. */
@@ -89,11 +92,17 @@ export class RefusalWatch {
     const said = `the Source answered ${what} to ${clip(url)}, asking to wait ${waitWords(retryAfterMs)} (Retry-After)`;
     this.#stopped = new SourceRefusing(
       `Paused: ${said}; a run waits at most ${formatDuration(maxMs)} for ${waitedFor}, so it stopped asking. ` +
-        `Nothing was taken for an answer: what was verified is kept and the checkpoint has not moved; run ${this.#again} again ${when} to resume.`,
+        (this.#dryRun
+          ? `Nothing was taken for an answer. ${this.#dryRunAgain(when)}`
+          : `Nothing was taken for an answer: what was verified is kept and the checkpoint has not moved; run ${this.#again} again ${when} to resume.`),
       retryAt,
       said,
     );
     this.#controller.abort(this.#stopped);
+  }
+
+  #dryRunAgain(when: string): string {
+    return `A dry run writes nothing, so there is nothing to resume: run the dry run again ${when}; it starts from the beginning.`;
   }
 
   close(): void {
@@ -110,7 +119,11 @@ export class RefusalWatch {
     const when = retryAt !== null && retryAt > Date.now() ? `after ${clock(Math.ceil(retryAt / 60_000) * 60_000)}` : 'later';
     const count = this.#refusals === 1 ? 'the one request' : `all ${this.#refusals.toLocaleString('en')} requests`;
     const said = `the Source refused ${count} of the last ${formatDuration(this.limitMs)} (since ${clock(this.#since!)}); its last answer was ${last.what}${asked}`;
-    this.#stopped = new SourceRefusing(`Paused: ${said}. What was verified is kept; run ${this.#again} again ${when} to resume. (This limit is ${this.#howToChange}.)`, retryAt, said);
+    this.#stopped = new SourceRefusing(
+      `Paused: ${said}. ${this.#dryRun ? this.#dryRunAgain(when) : `What was verified is kept; run ${this.#again} again ${when} to resume.`} (This limit is ${this.#howToChange}.)`,
+      retryAt,
+      said,
+    );
     this.#controller.abort(this.#stopped);
   }
 }

@@ -3,7 +3,7 @@
 // it. Baseline: from a Resource List or Resource List Index; the list's `at` becomes the checkpoint only when the run
 // completes without a failure. Incremental: see incremental.ts.
 import { randomUUID } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { clip } from '../clip.ts';
 import { parseW3cDatetime } from '../documents/datetime.ts';
@@ -42,6 +42,7 @@ import { explainStateError, MirrorState, STATE_DIR, STATE_FILE, stateDirOf, unbo
 import { tidyState } from './reclaim.ts';
 import { completePathMoves } from './respell.ts';
 import { earlyNote, pausedMessage, pauseMessage, RefusalWatch, sourceWaitOf } from './refusal-watch.ts';
+import { makeFolders } from './make-folders.ts';
 import { ListFindings } from './list-findings.ts';
 import { WatchedHttp } from './watched-http.ts';
 import { REFUSAL_SECONDS } from '../../contract/limits.ts';
@@ -205,13 +206,23 @@ export class SyncError extends Error {
  */
 function makeFolder(dest: string): void {
   try {
-    mkdirSync(dest, { recursive: true });
+    makeFolders(dest);
   } catch (err) {
     let code = (err as NodeJS.ErrnoException).code;
-    // Node's recursive mkdir says ENOENT under a folder on a read-only file system: the nearest folder there says why.
-    if (code === 'ENOENT') code = writeProblem(dest);
+    // ENOENT for a folder whose parent is there: the nearest folder there says why (a read-only file system), or it is
+    // a file system that takes no new folders (/proc, /sys).
+    if (code === 'ENOENT') code = writeProblem(dest) ?? 'ENOENT';
+    const failed = (err as NodeJS.ErrnoException).path ?? dest;
     const why =
-      code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'it is on a read-only file system' : code === 'ENOTDIR' ? 'a part of its path is a file' : null;
+      code === 'EACCES' || code === 'EPERM'
+        ? 'permission denied'
+        : code === 'EROFS'
+          ? 'it is on a read-only file system'
+          : code === 'ENOTDIR'
+            ? 'a part of its path is a file'
+            : code === 'ENOENT'
+              ? `${dirname(failed)} takes no new folders`
+              : null;
     if (why === null) throw err;
     throw new SyncError(`The folder ${dest} cannot be made for the mirror (${why}): give a folder this user can write, or make it first.`);
   }
@@ -430,7 +441,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const early = earlyNote(state.sourceWait(), dryRun ? 'dry run' : 'run');
     if (early !== null) options.onNote?.(early);
     // A Source refusing everything pauses the run, as a person's pause does, once it has for the mirror's limit.
-    const watch = new RefusalWatch(settings.refusalLimitMs ?? REFUSAL_SECONDS.default * 1000);
+    const watch = new RefusalWatch(settings.refusalLimitMs ?? REFUSAL_SECONDS.default * 1000, undefined, undefined, dryRun);
     options = { ...options, pauseSignal: options.pauseSignal ? AbortSignal.any([options.pauseSignal, watch.signal]) : watch.signal };
     // The lists (and a dump's packages) are watched too: a Source refusing them is waited out up to the same limit.
     http.watchWith(watch);
