@@ -15,6 +15,7 @@ import { caseKey, type ClaimStore, type MapRule, type PathMap } from './local-pa
 import type { SourceSettings } from './settings.ts';
 
 import { STATE_DIR } from './state-dir.ts';
+import { checkStateDir } from './within-folder.ts';
 
 export { STATE_DIR };
 export const STATE_FILE = 'state.sqlite';
@@ -591,6 +592,7 @@ export class MirrorState implements ClaimStore {
 
   /** `readOnly`: see forReading. */
   constructor(stateDir: string, options: { readOnly?: boolean } = {}) {
+    checkStateDir(stateDir);
     if (!options.readOnly) mkdirSync(stateDir, { recursive: true });
     this.path = join(stateDir, STATE_FILE);
     this.db = options.readOnly

@@ -8,6 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFixtureSource, type FixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { audit } from './audit.ts';
 import { sync, type SyncOptions } from './sync.ts';
+import { readFolder } from './folder.ts';
+import { retryStanding } from './retry.ts';
 import { checkFolders, OutsideFolderError, storedPathProblem } from './within-folder.ts';
 
 let fixture: FixtureSource;
@@ -115,5 +117,23 @@ describe('a path in the mirror\'s state that leads out of its folder (the state 
     for (const bad of ['', '.', '..', '../x', 'a/../../x', '/etc/passwd', 'a//b', 'a/', 'a/./b', 'a\\..\\..\\x', 'a\0b']) {
       expect(storedPathProblem(bad)).toMatch(/leads out of the mirror's folder/);
     }
+  });
+});
+
+describe('a mirror whose state folder is a symbolic link', () => {
+  it('is not opened: sync, audit, retry and reading its status say why, and nothing is written where the link points', async () => {
+    const dest = join(root, 'm');
+    expect(await run(dest)).toMatchObject({ mode: 'baseline', failed: 0 });
+    const elsewhere = join(root, 'elsewhere');
+    renameSync(join(dest, '.resourcesync'), elsewhere);
+    symlinkSync(elsewhere, join(dest, '.resourcesync'));
+    const before = readdirSync(elsewhere).sort();
+    const said = /state folder .*\.resourcesync is a symbolic link; the mirror keeps its state inside its own folder/;
+    fixture.change('update', 2);
+    await expect(run(dest)).rejects.toThrow(said);
+    await expect(audit({ dest, rehash: true, proxyEnv: {}, timeoutMs: 5_000 })).rejects.toThrow(said);
+    await expect(retryStanding({ dest, proxyEnv: {}, timeoutMs: 5_000 })).rejects.toThrow(said);
+    expect(() => readFolder(dest)).toThrow(said);
+    expect(readdirSync(elsewhere).sort()).toEqual(before);
   });
 });

@@ -8,6 +8,27 @@ import { clip } from '../clip.ts';
 export class OutsideFolderError extends Error {}
 
 /**
+ * Throws when the mirror's state folder (`.resourcesync`) is a symbolic link or a file. A folder handed over with its
+ * state folder linked elsewhere had its lock, temporary files and state read and written there, outside the mirror.
+ */
+export function checkStateDir(stateDir: string): void {
+  let stat;
+  try {
+    stat = lstatSync(stateDir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return;
+  }
+  if (stat.isSymbolicLink()) {
+    throw new OutsideFolderError(
+      `The mirror's state folder ${stateDir} is a symbolic link; the mirror keeps its state inside its own folder and does not read or write it through a link. ` +
+        `Put the folder it points to in its place, or mirror into another folder.`,
+    );
+  }
+  if (!stat.isDirectory()) throw new OutsideFolderError(`${stateDir} is a file where the mirror keeps its state folder; move it away, or mirror into another folder.`);
+}
+
+/**
  * Checks each folder that exists from `root` (excluded: the mirror's own folder may be a link) down to `dir`; those
  * missing are made by the caller. Throws OutsideFolderError for a link or a file on the way.
  */
