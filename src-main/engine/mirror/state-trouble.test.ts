@@ -175,3 +175,33 @@ describe('a mirror state emptied or stripped of its tables', () => {
     }
   }, 30_000);
 });
+
+describe('a checkpoint that is not a date and time (the state edited)', () => {
+  it('gives a baseline that sets it right, saying why; --mode incremental is refused in plain words', async () => {
+    const fixture = await startFixtureSource({ resources: 5, changeListSize: 10 });
+    const dest = mkdtempSync(join(tmpdir(), 'state-checkpoint-'));
+    try {
+      const run = (mode?: 'incremental') => {
+        const notes: string[] = [];
+        const result = sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, timeoutMs: 5_000, proxyEnv: {}, mode, onNote: (n) => void notes.push(n) });
+        return result.then((r) => ({ ...r, notes }));
+      };
+      await run();
+      const good = new MirrorState(stateDirOf(dest));
+      const at = good.checkpoint()!.at;
+      good.close();
+      // Year 99999, `at` a number, not JSON at all.
+      for (const value of [JSON.stringify({ at: '99999-01-01T00:00:00Z', from: 'x' }), '{"at":5}', 'garbage']) {
+        const db = new DatabaseSync(join(stateDirOf(dest), STATE_FILE));
+        db.prepare("UPDATE meta SET value = ? WHERE key = 'checkpoint'").run(value);
+        db.close();
+        await expect(run('incremental')).rejects.toThrow(/^The mirror's checkpoint ".*" is not a date and time: run a baseline \(--mode baseline, or auto\), which sets it right$/);
+        const result = await run();
+        expect(result).toMatchObject({ mode: 'baseline', failed: 0, unchanged: 5, checkpoint: at });
+        expect(result.notes.join('\n')).toMatch(/The mirror's checkpoint ".*" is not a date and time: this run is a baseline compared with the inventory, which sets it right\./);
+      }
+    } finally {
+      await fixture.close();
+    }
+  });
+});

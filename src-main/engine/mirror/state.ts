@@ -676,9 +676,22 @@ export class MirrorState implements ClaimStore {
     this.#setMeta('binding', JSON.stringify(binding));
   }
 
+  /**
+   * The checkpoint as recorded. A value this version could not have written (the state edited: not JSON, `at` not a
+   * string) comes back with its raw text as `at`, which no datetime parser takes: the sync then runs a baseline that
+   * sets it right, saying why, where it used to stop with "s.charCodeAt is not a function".
+   */
   checkpoint(): Checkpoint | null {
     const value = this.#meta('checkpoint');
-    return value === null ? null : (JSON.parse(value) as Checkpoint);
+    if (value === null) return null;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      parsed = null;
+    }
+    const { at, from } = (parsed ?? {}) as Partial<Record<keyof Checkpoint, unknown>>;
+    return typeof at === 'string' ? { at, from: typeof from === 'string' ? from : '' } : { at: value, from: '' };
   }
 
   setCheckpoint(checkpoint: Checkpoint | null): void {
