@@ -64,6 +64,29 @@ async function until(batches: LiveBatch[], test: (e: LiveEvent) => boolean, ms =
 }
 
 describe('live commands', () => {
+  it('refuse a folder that is relative or holds a NUL, saying so, and make no folder', async () => {
+    const { service } = open();
+    const topic = fixture.url + PATHS.dataset1.notifications;
+    const hub = fixture.url + PATHS.hub;
+    // Relative: it was made under the app's working folder (here, the project's).
+    const name = `rsdesk-live-relative-${process.pid}`;
+    try {
+      const relative = await failure(service, 'live.subscribe', { topic, hub, folder: name });
+      expect(relative).toMatchObject({ code: 'invalid-arguments', message: `Give the folder's full path ("${name}" is relative).` });
+      expect(existsSync(join(process.cwd(), name))).toBe(false);
+    } finally {
+      rmSync(join(process.cwd(), name), { recursive: true, force: true });
+    }
+    expect(await failure(service, 'live.unsubscribe', { folder: name, id: 1 })).toMatchObject({ code: 'invalid-arguments' });
+    // A NUL reached the file system, which answered with an internal error.
+    for (const [command, args] of [
+      ['live.subscribe', { topic, hub, folder: join(dir, 'a\0b') }],
+      ['live.unsubscribe', { folder: join(dir, 'a\0b'), id: 1 }],
+    ] as const) {
+      expect(await failure(service, command, args)).toMatchObject({ code: 'invalid-arguments', message: 'The folder path contains a NUL character.' });
+    }
+  });
+
   it('subscribes a new mirror folder from a channel, receives notifications in batches, applies them, unsubscribes', async () => {
     const { service, batches } = open();
     await call(service, 'sources.add', { url: `${fixture.url}/`, runId: 'a' });
