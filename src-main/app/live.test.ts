@@ -215,6 +215,11 @@ describe('live commands', () => {
     expect(bad.message).toBe('The port must be from 1 to 65535.');
     const notUrl = await failure(service, 'live.settings.set', { host: '127.0.0.1', port: 8000, publicUrl: 'ftp://x' });
     expect(notUrl.message).toBe('The public callback URL must be an http or https URL.');
+    for (const host of ['127.0.0.1\0', '127.0.0.1 ; x', 'a\nb']) {
+      const odd = await failure(service, 'live.settings.set', { host, port: 8000, publicUrl: null });
+      expect(odd).toMatchObject({ code: 'invalid-arguments', message: 'The address must be a host name or an IP address, without spaces or control characters.' });
+    }
+    expect((await call(service, 'live.status', {})).settings.host).not.toMatch(/\s|\0/);
     // A public URL nothing answers at: the server runs, and the self-test says hubs would not reach it.
     const port = await freePort();
     const status = await call(service, 'live.settings.set', { host: '127.0.0.1', port, publicUrl: 'http://127.0.0.1:9/nowhere' });

@@ -346,7 +346,13 @@ export const commandArgs = {
   'live.status': none,
   'live.settings.set': z
     .object({
-      host: z.string().trim().min(1, 'Enter the address the callback server listens on').max(255, 'The address is too long'),
+      host: z
+        .string()
+        .trim()
+        .min(1, 'Enter the address the callback server listens on')
+        .max(255, 'The address is too long')
+        // A NUL was kept in the settings, and the server's error then quoted Node ("The argument 'hostname' must be…").
+        .refine((s) => !/[\s\u0000-\u001f\u007f]/.test(s), 'The address must be a host name or an IP address, without spaces or control characters'),
       port: z.number('The port must be a number from 1 to 65535').int('The port must be a whole number').min(1, 'The port must be from 1 to 65535').max(65535, 'The port must be from 1 to 65535'),
       publicUrl: z
         .string()
