@@ -9,7 +9,7 @@ import { startFixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { audit } from './audit.ts';
 import { readFolder } from './folder.ts';
 import { LOCK_NAME } from './lock.ts';
-import { explainStateError, MirrorState, STATE_FILE, stateDirOf } from './state.ts';
+import { explainStateError, MirrorState, RUN_MESSAGE_CHARS, STATE_FILE, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
 import { smallDisk } from './small-disk.ts';
 
@@ -203,5 +203,23 @@ describe('a checkpoint that is not a date and time (the state edited)', () => {
     } finally {
       await fixture.close();
     }
+  });
+});
+
+describe('a run message of megabytes (the state edited)', () => {
+  it('is read back cut, saying so: reading the folder does not load it whole', () => {
+    const dest = mkdtempSync(join(tmpdir(), 'state-message-'));
+    const state = new MirrorState(stateDirOf(dest));
+    const run = state.startRun('baseline', 'test', null);
+    state.endRun(run.id, 'failed', {}, 'short and whole');
+    const huge = state.startRun('baseline', 'test', null);
+    state.endRun(huge.id, 'failed', {}, 'x'.repeat(5_000_000));
+    state.close();
+    const folder = readFolder(dest)!;
+    expect(folder.runs.map((r) => r.message!.length)).toEqual(['short and whole'.length, RUN_MESSAGE_CHARS + ' [cut: the message recorded is longer]'.length]);
+    expect(folder.runs[1]!.message).toMatch(/^x+ \[cut: the message recorded is longer\]$/);
+    const again = MirrorState.forReading(stateDirOf(dest));
+    expect(again.run(huge.id)!.message!.length).toBeLessThan(RUN_MESSAGE_CHARS + 100);
+    again.close();
   });
 });
