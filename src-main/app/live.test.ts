@@ -64,6 +64,29 @@ async function until(batches: LiveBatch[], test: (e: LiveEvent) => boolean, ms =
 }
 
 describe('live commands', () => {
+  it('refuse a folder that is relative or holds a NUL, saying so, and make no folder', async () => {
+    const { service } = open();
+    const topic = fixture.url + PATHS.dataset1.notifications;
+    const hub = fixture.url + PATHS.hub;
+    // Relative: it was made under the app's working folder (here, the project's).
+    const name = `rsdesk-live-relative-${process.pid}`;
+    try {
+      const relative = await failure(service, 'live.subscribe', { topic, hub, folder: name });
+      expect(relative).toMatchObject({ code: 'invalid-arguments', message: `Give the folder's full path ("${name}" is relative).` });
+      expect(existsSync(join(process.cwd(), name))).toBe(false);
+    } finally {
+      rmSync(join(process.cwd(), name), { recursive: true, force: true });
+    }
+    expect(await failure(service, 'live.unsubscribe', { folder: name, id: 1 })).toMatchObject({ code: 'invalid-arguments' });
+    // A NUL reached the file system, which answered with an internal error.
+    for (const [command, args] of [
+      ['live.subscribe', { topic, hub, folder: join(dir, 'a\0b') }],
+      ['live.unsubscribe', { folder: join(dir, 'a\0b'), id: 1 }],
+    ] as const) {
+      expect(await failure(service, command, args)).toMatchObject({ code: 'invalid-arguments', message: 'The folder path contains a NUL character.' });
+    }
+  });
+
   it('subscribes a new mirror folder from a channel, receives notifications in batches, applies them, unsubscribes', async () => {
     const { service, batches } = open();
     await call(service, 'sources.add', { url: `${fixture.url}/`, runId: 'a' });
@@ -192,6 +215,11 @@ describe('live commands', () => {
     expect(bad.message).toBe('The port must be from 1 to 65535.');
     const notUrl = await failure(service, 'live.settings.set', { host: '127.0.0.1', port: 8000, publicUrl: 'ftp://x' });
     expect(notUrl.message).toBe('The public callback URL must be an http or https URL.');
+    for (const host of ['127.0.0.1\0', '127.0.0.1 ; x', 'a\nb']) {
+      const odd = await failure(service, 'live.settings.set', { host, port: 8000, publicUrl: null });
+      expect(odd).toMatchObject({ code: 'invalid-arguments', message: 'The address must be a host name or an IP address, without spaces or control characters.' });
+    }
+    expect((await call(service, 'live.status', {})).settings.host).not.toMatch(/\s|\0/);
     // A public URL nothing answers at: the server runs, and the self-test says hubs would not reach it.
     const port = await freePort();
     const status = await call(service, 'live.settings.set', { host: '127.0.0.1', port, publicUrl: 'http://127.0.0.1:9/nowhere' });

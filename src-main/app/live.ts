@@ -3,7 +3,7 @@
 // comes back on the same address and every subscription is taken up again when the app starts.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { LiveSettings, LiveStatus, SubscriptionView } from '../contract/types.ts';
 import { DEFAULT_LIVE_PORT, LiveEngine, type SelfTest } from '../engine/live/engine.ts';
 import type { LiveEvent } from '../engine/live/model.ts';
@@ -11,6 +11,7 @@ import type { GivenCredentials } from '../engine/live/feed.ts';
 import type { SecretStore } from '../engine/mirror/secrets.ts';
 import { MirrorState, stateDirOf } from '../engine/mirror/state.ts';
 import { InvalidArgumentsError, NotFoundError } from './errors.ts';
+import { absoluteFolder } from './folder-path.ts';
 import { LiveBatcher, type LiveBatch } from './live-batch.ts';
 import { makeFolders } from '../engine/mirror/make-folders.ts';
 
@@ -179,8 +180,9 @@ export class LiveService {
   }
 
   async subscribe(input: { topic: string; hub: string; folder: string; leaseSeconds?: number }): Promise<SubscriptionView> {
+    // Checked before anything starts: a relative folder was made under the app's working folder.
+    const dest = absoluteFolder(input.folder);
     const engine = await this.#ready();
-    const dest = resolve(input.folder);
     // Not Node's recursive mkdir: it spins for ever under /proc (make-folders.ts).
     makeFolders(dest);
     await this.#bindIfNew(engine, dest, input.topic);
@@ -194,8 +196,8 @@ export class LiveService {
   }
 
   async unsubscribe(folder: string, id: number): Promise<SubscriptionView> {
+    const dest = absoluteFolder(folder);
     const engine = await this.#ready();
-    const dest = resolve(folder);
     const feed = engine.feed(dest);
     if (!feed || !feed.subscriptions().some((s) => s.id === id)) throw new NotFoundError('This subscription is no longer there');
     return { ...(await engine.unsubscribe(dest, id)), now: new Date().toISOString() };

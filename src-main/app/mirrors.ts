@@ -42,6 +42,7 @@ import { resumable, sync, SyncError, type SyncProgress, type SyncResult } from '
 import { DEFAULT_MIRROR_OPTIONS } from '../store/mirrors.ts';
 import type { Store } from '../store/store.ts';
 import { InvalidArgumentsError, MirrorError, NotFoundError } from './errors.ts';
+import { absoluteFolder } from './folder-path.ts';
 import type { EventHub } from './events.ts';
 import type { SourceSignIns } from './source-sign-ins.ts';
 
@@ -796,12 +797,7 @@ export class MirrorService {
   // ---- inside ----
 
   #absolute(path: string): string {
-    let trimmed = path.trim();
-    // "~/mirrors/x", as people type a folder in the path field (the desktop app's folder dialog gives full paths).
-    if (trimmed === '~' || /^~[\\/]/.test(trimmed)) trimmed = join(homedir(), trimmed.slice(1));
-    if (!isAbsolute(trimmed)) throw new InvalidArgumentsError(`Give the folder's full path (${JSON.stringify(trimmed.slice(0, 200))} is relative).`);
-    const n = normalize(trimmed);
-    return n.length > 1 ? n.replace(/[\\/]+$/, '') : n;
+    return absoluteFolder(path);
   }
 
   /** The remembered mirror's path, or NotFoundError. */

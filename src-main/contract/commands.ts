@@ -67,6 +67,13 @@ const folder = z
   .max(4096, 'The folder path is too long (at most 4,096 characters)')
   .refine((s) => !s.includes('\0'), 'The folder path contains a NUL character');
 const mirrorPath = z.object({ path: folder }).strict();
+/** The folder a live subscription feeds (a NUL in it reached the file system, which threw an internal error). */
+const liveFolder = z
+  .string('Choose the mirror folder')
+  .trim()
+  .min(1, 'Choose the mirror folder')
+  .max(4096, 'The folder path is too long')
+  .refine((s) => !s.includes('\0'), 'The folder path contains a NUL character');
 
 /** RFC 7617: the user name may not hold a colon; neither part a control character (it would break the header). */
 const basicUser = z
@@ -339,7 +346,13 @@ export const commandArgs = {
   'live.status': none,
   'live.settings.set': z
     .object({
-      host: z.string().trim().min(1, 'Enter the address the callback server listens on').max(255, 'The address is too long'),
+      host: z
+        .string()
+        .trim()
+        .min(1, 'Enter the address the callback server listens on')
+        .max(255, 'The address is too long')
+        // A NUL was kept in the settings, and the server's error then quoted Node ("The argument 'hostname' must be…").
+        .refine((s) => !/[\s\u0000-\u001f\u007f]/.test(s), 'The address must be a host name or an IP address, without spaces or control characters'),
       port: z.number('The port must be a number from 1 to 65535').int('The port must be a whole number').min(1, 'The port must be from 1 to 65535').max(65535, 'The port must be from 1 to 65535'),
       publicUrl: z
         .string()
@@ -362,11 +375,11 @@ export const commandArgs = {
     .object({
       topic: httpUrl,
       hub: httpUrl,
-      folder: z.string('Choose the mirror folder').trim().min(1, 'Choose the mirror folder').max(4096, 'The folder path is too long'),
+      folder: liveFolder,
       leaseSeconds: z.number().int('The lease must be a whole number of seconds').min(60, 'The lease must be at least 60 seconds').max(31_536_000, 'The lease must be at most a year').optional(),
     })
     .strict(),
-  'live.unsubscribe': z.object({ folder: z.string().min(1).max(4096), id: z.number().int().positive() }).strict(),
+  'live.unsubscribe': z.object({ folder: liveFolder, id: z.number().int().positive() }).strict(),
   'live.recent': none,
 } satisfies Record<CommandName, z.ZodType>;
 

@@ -10,7 +10,7 @@ import { parseW3cDatetime } from '../documents/datetime.ts';
 import type { Entry } from '../documents/model.ts';
 import { NetworkError, formatDuration, toNetworkError } from '../http/errors.ts';
 import { eachChunk } from './body.ts';
-import { checkFolders } from './within-folder.ts';
+import { checkFolders, storedPathProblem } from './within-folder.ts';
 import { hasDiskFullCode, isDiskFull } from './disk-full.ts';
 import { DurableWriter, type TempFile } from './durable.ts';
 import { SourceRefusing } from './refusal-watch.ts';
@@ -340,8 +340,11 @@ export class Applier {
     // Done already in this run (a resumed run): never fetched twice, unless the Source changed it again since.
     if (live && live.runId === o.runId && !this.repeatable && !anotherVersion(entry, expected, live)) return;
     let rel: string;
-    if (live) rel = live.path;
-    else {
+    if (live) {
+      rel = live.path;
+      const problem = storedPathProblem(rel);
+      if (problem !== null) throw new Error(problem);
+    } else {
       const mapped = o.paths.map(uri);
       if (!mapped.ok) {
         this.#note({ skipped: 1 }, { uri, reason: `not mirrored: ${mapped.reason}`, permanent: true });
@@ -666,6 +669,8 @@ export class Applier {
     const { path, status } = p.removes!;
     const file = join(o.dest, ...path.split('/'));
     try {
+      const problem = storedPathProblem(path);
+      if (problem !== null) throw new Error(problem);
       checkFolders(o.dest, dirname(file));
       if (o.deletePolicy === 'quarantine') {
         const parts = path.split('/');
@@ -738,8 +743,14 @@ export class Applier {
     const expected = expectationOf(entry.md);
     if (live && live.runId === o.runId && o.runId !== -1 && !this.repeatable && !anotherVersion(entry, expected, live)) return null;
     let rel: string;
-    if (live) rel = live.path;
-    else {
+    if (live) {
+      rel = live.path;
+      const problem = storedPathProblem(rel);
+      if (problem !== null) {
+        this.#note({ failed: 1 }, { uri, reason: problem });
+        return null;
+      }
+    } else {
       const mapped = o.paths.map(uri);
       if (!mapped.ok) {
         this.#note({ skipped: 1 }, { uri, reason: `not mirrored: ${mapped.reason}`, permanent: true });
@@ -801,6 +812,8 @@ export class Applier {
     if (live === null) return o.paths.map(entry.loc).ok;
     const expected = expectationOf(entry.md);
     if (live.runId === o.runId && o.runId !== -1 && !this.repeatable && !anotherVersion(entry, expected, live)) return false;
+    // (Wanted, so that prepare fails it saying why.)
+    if (storedPathProblem(live.path) !== null) return true;
     const final = join(o.dest, ...live.path.split('/'));
     return !(recordedMatches(expected, live.length, live.digests) && intact(live, final));
   }
@@ -924,7 +937,14 @@ function anotherVersion(entry: Pick<Entry, 'lastmod'>, expected: Expectation, li
 
 /** The recorded copy is still there as it was mirrored, as far as its size and the last audit tell. */
 function intact(live: InventoryRow, final: string): boolean {
-  return live.status !== 'damaged' && sizeIs(final, live.length);
+  if (live.status === 'damaged') return false;
+  // Not through a link: a copy replaced by a link to a file of the same size elsewhere was counted unchanged.
+  try {
+    const s = lstatSync(final);
+    return s.isFile() && (live.length === null || s.size === live.length);
+  } catch {
+    return false;
+  }
 }
 
 function isFile(path: string): boolean {

@@ -20,6 +20,7 @@ import { tidyState } from './reclaim.ts';
 import type { ProxyEnv } from '../http/dispatcher.ts';
 import type { SecretStore } from './secrets.ts';
 import { accessOf, sourceHeadersOf, type AskAgain, type Credentials } from './settings.ts';
+import { storedPathProblem } from './within-folder.ts';
 
 export interface AuditReport {
   inSync: boolean;
@@ -213,7 +214,8 @@ export async function audit(options: AuditOptions): Promise<AuditReport> {
       const file = join(options.dest, ...row.path.split('/'));
       const detour = folders.detour(row.path);
       if (detour !== null) {
-        // A folder on the way was replaced by a link: the file there is not in the mirror's folder (and is not read).
+        // A folder on the way was replaced by a link, or the recorded path leads out: the file there is not in the
+        // mirror's folder (and is not read).
         listed.addDamaged(entry.loc);
         found('changed', entry.loc, `${detour}; ${DAMAGED_NOW}`);
         continue;
@@ -390,8 +392,10 @@ class FolderCheck {
     this.#root = root;
   }
 
-  /** What leads the path `rel` out of the mirror's folder, or null. */
+  /** What leads the path `rel` out of the mirror's folder (the path itself, or a link on the way), or null. */
   detour(rel: string): string | null {
+    const problem = storedPathProblem(rel);
+    if (problem !== null) return problem;
     const parts = rel.split('/');
     let dir = '';
     for (const part of parts.slice(0, -1)) {

@@ -141,16 +141,39 @@ describe('ResourceSignals', () => {
     const big = signals.start();
     // 0.6 s at DEADLINE_BYTES_PER_SECOND: past the 100 ms deadline the others have.
     big.receiving(Math.round(0.6 * DEADLINE_BYTES_PER_SECOND));
-    big.received(1234);
+    // Arriving a little faster than the deadline rate (keeping pace), but never done.
+    const feed = setInterval(() => big.received(Math.round(0.02 * 1.5 * DEADLINE_BYTES_PER_SECOND)), 20);
     const small = signals.start();
     small.receiving(10);
     const t0 = Date.now();
-    await aborted(small.signal);
-    expect(big.signal.aborted).toBe(false);
-    const reason = (await aborted(big.signal)) as NetworkError;
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(400);
-    expect(reason.code).toBe('deadline');
-    expect(reason.message).toBe('did not finish within 0.6 s (1,234 bytes had arrived)');
+    try {
+      await aborted(small.signal);
+      expect(big.signal.aborted).toBe(false);
+      const reason = (await aborted(big.signal)) as NetworkError;
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(400);
+      expect(reason.code).toBe('deadline');
+      expect(reason.message).toMatch(/^did not finish within 0\.6 s \([\d,]+ bytes had arrived\)$/);
+    } finally {
+      clearInterval(feed);
+    }
+  });
+
+  it('takes back the time given for a length from a body that cannot bring it in time at the pace it arrives (a trickle, a length of 10^15)', async () => {
+    const signals = new ResourceSignals(200, undefined, 60_000);
+    const trickle = signals.start();
+    trickle.receiving(1e15);
+    // 100 KiB/s: far above the slowest rate (slow-body.ts), below the deadline rate its centuries were given for.
+    const feed = setInterval(() => trickle.received(2 * SLOWEST_BODY_BYTES_PER_SECOND), 20);
+    const t0 = Date.now();
+    try {
+      const reason = (await aborted(trickle.signal)) as NetworkError;
+      expect(Date.now() - t0).toBeLessThan(1_500);
+      expect(reason.code).toBe('deadline');
+      expect(reason.message).toMatch(/^would not finish within .* \(the time given for its 1,000,000,000,000,000 bytes\) at the pace it arrives: [\d,]+ bytes in 0\.\d s; stopped$/);
+    } finally {
+      clearInterval(feed);
+    }
+    expect(signals.size).toBe(0);
   });
 
   it('stops a body that arrives slower than the slowest rate over a window, not one that keeps up', async () => {

@@ -291,6 +291,8 @@ interface InFlight {
   controller: AbortController;
   started: number;
   at: number;
+  /** The length its deadline was grown for (else 0). */
+  length: number;
   /** Body bytes so far and their rate check, once the headers are in. */
   body: SlowBody | null;
 }
@@ -337,7 +339,7 @@ export class ResourceSignals {
       return { signal: controller.signal, done: noop, receiving: noop, received: noop };
     }
     const now = Date.now();
-    const item: InFlight = { controller, started: now, at: now + this.#deadlineMs, body: null };
+    const item: InFlight = { controller, started: now, at: now + this.#deadlineMs, length: 0, body: null };
     if (this.#live.size === 0) this.#busy();
     this.#live.add(item);
     return {
@@ -348,7 +350,11 @@ export class ResourceSignals {
       receiving: (length) => {
         item.body = new SlowBody(this.#windowMs);
         if (length !== undefined && Number.isFinite(length) && length > 0) {
-          item.at = Math.max(item.at, item.started + Math.ceil((1000 * length) / DEADLINE_BYTES_PER_SECOND));
+          const grown = item.started + Math.ceil((1000 * length) / DEADLINE_BYTES_PER_SECOND);
+          if (grown > item.at) {
+            item.at = grown;
+            item.length = length;
+          }
         }
       },
       received: (bytes) => {
@@ -385,6 +391,12 @@ export class ResourceSignals {
         l.controller.abort(new NetworkError('deadline', `did not finish within ${formatDuration(l.at - l.started)}${arrived}`, ''));
         continue;
       }
+      const late = l.length > 0 && l.body !== null ? cannotMakeIt(l, now, this.#deadlineMs) : null;
+      if (late !== null) {
+        this.#live.delete(l);
+        l.controller.abort(new NetworkError('deadline', late, ''));
+        continue;
+      }
       const slow = l.body?.check(now);
       if (slow) {
         this.#live.delete(l);
@@ -393,6 +405,22 @@ export class ResourceSignals {
     }
     if (this.#live.size === 0) this.#idle();
   }
+}
+
+/**
+ * Past the ordinary deadline, a deadline grown for a listed or announced length holds only while the body keeps the
+ * pace that can bring that length in time. Else a Source that lists 10^15 bytes got centuries, and a body trickling
+ * just above the slowest rate (slow-body.ts) held its slot for as long as it kept trickling.
+ */
+function cannotMakeIt(l: InFlight, now: number, ordinaryMs: number): string | null {
+  const elapsed = now - l.started;
+  if (elapsed < ordinaryMs) return null;
+  const bytes = l.body!.bytes;
+  if ((bytes / elapsed) * (l.at - l.started) >= l.length) return null;
+  return (
+    `would not finish within ${formatDuration(l.at - l.started)} (the time given for its ${l.length.toLocaleString('en')} bytes) at the pace it arrives: ` +
+    `${bytes.toLocaleString('en')} bytes in ${formatDuration(elapsed)}; stopped`
+  );
 }
 
 function noop(): void {}

@@ -14,6 +14,7 @@ import type { Applier } from './apply.ts';
 import { resourceSignal, type Fetcher } from './fetcher.ts';
 import { FixityMeter, expectationOf, promisesAnything, recordedMatches, type FixityResult } from './fixity.ts';
 import type { MirrorState } from './state.ts';
+import { storedPathProblem } from './within-folder.ts';
 
 export const PATCH_REL = 'http://www.openarchives.org/rs/terms/patch';
 export const JSON_PATCH_TYPE = 'application/json-patch+json';
@@ -162,6 +163,8 @@ export class JsonPatcher {
       throw new PatchFailure('the change gives no usable hash or length to check the patched copy against');
     }
     if (live.length !== null && live.length > MAX_PATCHED_BYTES) throw new PatchFailure(`the local copy is over ${MAX_PATCHED_BYTES / 1048576} MiB`);
+    const problem = storedPathProblem(live.path);
+    if (problem !== null) throw new PatchFailure(problem);
     const file = join(o.dest, ...live.path.split('/'));
     const original = await readLocalCopy(file, live.length);
     // The patch applies to the version the mirror recorded; a local file that differs is not patched.

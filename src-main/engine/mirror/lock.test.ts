@@ -104,15 +104,18 @@ describe('mirror lock', () => {
   });
 
   it("takes over a lock naming this process's pid that this process does not hold (an earlier process had the pid), not one it holds", () => {
-    const d = dir();
+    const mirror = dir();
+    const d = join(mirror, '.resourcesync');
+    mkdirSync(d);
     writeFileSync(join(d, 'lock'), JSON.stringify({ pid: process.pid, host: hostname(), command: 'rsdesk sync', since: new Date().toISOString() }));
     const lock = acquireLock(d, 'rsdesk sync');
     expect(lock.tookOver?.pid).toBe(process.pid);
     // Held by this process now (the app: one run at a time per mirror), it is refused, named through a link too.
     expect(() => acquireLock(d, 'rsdesk audit')).toThrow(MirrorLockedError);
     const link = join(dir(), 'link');
-    symlinkSync(d, link);
-    expect(() => acquireLock(link, 'rsdesk audit')).toThrow(MirrorLockedError);
+    // (The mirror's folder may be a link; its state folder may not: within-folder.ts.)
+    symlinkSync(mirror, link);
+    expect(() => acquireLock(join(link, '.resourcesync'), 'rsdesk audit')).toThrow(MirrorLockedError);
     lock.release();
     acquireLock(d, 'rsdesk audit').release();
   });

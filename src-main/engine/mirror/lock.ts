@@ -5,6 +5,7 @@ import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, read
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { DiskFullError, isDiskFull } from './disk-full.ts';
+import { checkStateDir } from './within-folder.ts';
 
 export const LOCK_NAME = 'lock';
 
@@ -130,6 +131,7 @@ function describe(holder: LockHolder): string {
 
 /** Takes the lock of the mirror whose state folder is `stateDir`, or throws MirrorLockedError. */
 export function acquireLock(stateDir: string, command: string, mirrorDir = stateDir): MirrorLock {
+  checkStateDir(stateDir);
   try {
     mkdirSync(stateDir, { recursive: true });
   } catch (err) {

@@ -9,7 +9,7 @@ import { startFixtureSource } from '../../../e2e/fixture-source/index.ts';
 import { audit } from './audit.ts';
 import { readFolder } from './folder.ts';
 import { LOCK_NAME } from './lock.ts';
-import { explainStateError, MirrorState, STATE_FILE, stateDirOf } from './state.ts';
+import { explainStateError, MirrorState, RUN_MESSAGE_CHARS, STATE_FILE, stateDirOf } from './state.ts';
 import { sync } from './sync.ts';
 import { smallDisk } from './small-disk.ts';
 
@@ -174,4 +174,52 @@ describe('a mirror state emptied or stripped of its tables', () => {
       await fixture.close();
     }
   }, 30_000);
+});
+
+describe('a checkpoint that is not a date and time (the state edited)', () => {
+  it('gives a baseline that sets it right, saying why; --mode incremental is refused in plain words', async () => {
+    const fixture = await startFixtureSource({ resources: 5, changeListSize: 10 });
+    const dest = mkdtempSync(join(tmpdir(), 'state-checkpoint-'));
+    try {
+      const run = (mode?: 'incremental') => {
+        const notes: string[] = [];
+        const result = sync({ url: fixture.url + fixture.paths.dataset1.capabilityList, dest, timeoutMs: 5_000, proxyEnv: {}, mode, onNote: (n) => void notes.push(n) });
+        return result.then((r) => ({ ...r, notes }));
+      };
+      await run();
+      const good = new MirrorState(stateDirOf(dest));
+      const at = good.checkpoint()!.at;
+      good.close();
+      // Year 99999, `at` a number, not JSON at all.
+      for (const value of [JSON.stringify({ at: '99999-01-01T00:00:00Z', from: 'x' }), '{"at":5}', 'garbage']) {
+        const db = new DatabaseSync(join(stateDirOf(dest), STATE_FILE));
+        db.prepare("UPDATE meta SET value = ? WHERE key = 'checkpoint'").run(value);
+        db.close();
+        await expect(run('incremental')).rejects.toThrow(/^The mirror's checkpoint ".*" is not a date and time: run a baseline \(--mode baseline, or auto\), which sets it right$/);
+        const result = await run();
+        expect(result).toMatchObject({ mode: 'baseline', failed: 0, unchanged: 5, checkpoint: at });
+        expect(result.notes.join('\n')).toMatch(/The mirror's checkpoint ".*" is not a date and time: this run is a baseline compared with the inventory, which sets it right\./);
+      }
+    } finally {
+      await fixture.close();
+    }
+  });
+});
+
+describe('a run message of megabytes (the state edited)', () => {
+  it('is read back cut, saying so: reading the folder does not load it whole', () => {
+    const dest = mkdtempSync(join(tmpdir(), 'state-message-'));
+    const state = new MirrorState(stateDirOf(dest));
+    const run = state.startRun('baseline', 'test', null);
+    state.endRun(run.id, 'failed', {}, 'short and whole');
+    const huge = state.startRun('baseline', 'test', null);
+    state.endRun(huge.id, 'failed', {}, 'x'.repeat(5_000_000));
+    state.close();
+    const folder = readFolder(dest)!;
+    expect(folder.runs.map((r) => r.message!.length)).toEqual(['short and whole'.length, RUN_MESSAGE_CHARS + ' [cut: the message recorded is longer]'.length]);
+    expect(folder.runs[1]!.message).toMatch(/^x+ \[cut: the message recorded is longer\]$/);
+    const again = MirrorState.forReading(stateDirOf(dest));
+    expect(again.run(huge.id)!.message!.length).toBeLessThan(RUN_MESSAGE_CHARS + 100);
+    again.close();
+  });
 });

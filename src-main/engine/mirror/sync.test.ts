@@ -497,6 +497,19 @@ describe('audit', () => {
     expect(await audit({ dest, rehash: true })).toMatchObject({ inSync: true, changed: [] });
   });
 
+  it('a copy replaced by a link to the same bytes outside the mirror is not taken as the copy by a sync: it is fetched again', async () => {
+    await run();
+    const outside = join(mkdtempSync(join(tmpdir(), 'outside-')), 'same');
+    writeFileSync(outside, readFileSync(fileOf(3)));
+    rmSync(fileOf(3));
+    symlinkSync(outside, fileOf(3));
+    // No audit first: a baseline alone finds it (its size was read through the link, and it was counted unchanged).
+    const result = await run({ mode: 'baseline' });
+    expect(result).toMatchObject({ failed: 0, updated: 1 });
+    expect(lstatSync(fileOf(3)).isFile()).toBe(true);
+    expect(readFileSync(outside)).toEqual(readFileSync(fileOf(3)));
+  });
+
   it('a folder replaced by a link (to a copy outside the mirror) is not followed: its files are changed, not in sync', async () => {
     await run();
     const folder = join(fileOf(1), '..');

@@ -371,6 +371,8 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const discoverySeconds = (Date.now() - t0) / 1000;
 
     const checkpoint = state.checkpoint();
+    // Not a datetime (the state edited: year 99999, a number): no change can be read from it, a baseline sets it right.
+    const unreadable = checkpoint !== null && parseW3cDatetime(checkpoint.at) === null;
     // An audit is not resumed by a sync: it is taken again by the next audit, if asked. Nor is a retry: what it did not
     // fetch again still stands as failures of the run it retried, and taken up as a sync it would run a whole sync
     // (a baseline, for a baseline's failures) in its name. Nor a run of live notifications: the live side takes it up
@@ -384,16 +386,20 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     if (wanted === 'baseline') mode = 'baseline';
     else if (wanted === 'incremental') {
       if (checkpoint === null) throw new SyncError(`${dest} has no checkpoint yet (no baseline completed): run a baseline first`);
+      if (unreadable) throw new SyncError(`The mirror's checkpoint "${clip(checkpoint.at)}" is not a date and time: run a baseline (--mode baseline, or auto), which sets it right`);
       if (!hasChanges) throw new SyncError(`${noChangesHere(binding, useDumps)}; use --mode baseline`);
       mode = 'incremental';
       if (state.baselineNeeded() !== null) options.onNote?.(`${state.baselineNeeded()} This run applies the changes listed only; run sync with --mode baseline (or auto) for the rest.`);
     } else if (toTakeUp !== null) {
-      mode = toTakeUp.kind === 'incremental' && hasChanges && checkpoint !== null ? 'incremental' : 'baseline';
+      mode = toTakeUp.kind === 'incremental' && hasChanges && checkpoint !== null && !unreadable ? 'incremental' : 'baseline';
       resume = toTakeUp;
     } else if (checkpoint !== null && hasChanges && isFuture(checkpoint.at)) {
       // Left by a version that trusted a datetime in the future: no change would ever be read again.
       mode = 'baseline';
       options.onNote?.(`The mirror's checkpoint ${checkpoint.at} is in the future (a Source's datetime taken as it was): this run is a baseline compared with the inventory, which sets it right.`);
+    } else if (checkpoint !== null && hasChanges && unreadable && canBaseline) {
+      mode = 'baseline';
+      options.onNote?.(`The mirror's checkpoint "${clip(checkpoint.at)}" is not a date and time: this run is a baseline compared with the inventory, which sets it right.`);
     } else if (checkpoint !== null && hasChanges && state.baselineNeeded() !== null && canBaseline) {
       mode = 'baseline';
       options.onNote?.(`${state.baselineNeeded()} This run is that baseline: only what differs from the inventory is fetched.`);
