@@ -1,5 +1,6 @@
 // rsdesk serve: the app in a browser, served on 127.0.0.1 with a per-start token.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { makeFolders } from '../engine/mirror/make-folders.ts';
 import { join } from 'node:path';
 import { createService } from '../app/service.ts';
 import { FileSecretStore } from '../engine/mirror/secrets.ts';
@@ -24,7 +25,7 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
     io.err(`rsdesk: the user interface is not built (${join(options.rendererDir, 'index.html')} is missing): run npm run build first\n`);
     return 1;
   }
-  mkdirSync(options.dataDir, { recursive: true });
+  makeFolders(options.dataDir);
   const store = openStore(join(options.dataDir, 'rsdesk.sqlite'));
   // Mirrors' credentials: a file beside the database, in clear with mode 600 (no keychain outside the desktop app).
   const mirrorSecrets = new FileSecretStore(join(options.dataDir, 'mirror-secrets.json'));

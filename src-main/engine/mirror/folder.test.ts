@@ -242,3 +242,14 @@ describe('a mirror whose folder cannot be written', () => {
     }
   });
 });
+
+describe('prepareMirror under /proc', () => {
+  it('refuses the folder at once (the app froze: Node recursive mkdir spins there); in a child process, as a spin would hold this one', () => {
+    const script = `import { prepareMirror } from ${JSON.stringify(new URL('./folder.ts', import.meta.url).href)};
+try { await prepareMirror({ url: 'http://127.0.0.1:9/capabilitylist.xml', dest: '/proc/rsdesk-prepare-test/m' }); console.log('prepared'); } catch (err) { console.log(err.code, err.path); }`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '--disable-warning=ExperimentalWarning', '-e', script], { encoding: 'utf8', timeout: 15_000 });
+    expect(child.error, 'the child did not end within 15 s').toBeUndefined();
+    if (process.platform === 'linux') expect(child.stdout.trim()).toBe('ENOENT /proc/rsdesk-prepare-test');
+    else expect(child.status).toBe(0);
+  });
+});

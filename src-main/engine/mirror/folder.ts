@@ -2,7 +2,8 @@
 // resources), and read what a folder's `.resourcesync/state.sqlite` says (binding, checkpoint, runs, inventory size,
 // who holds its lock) without creating anything in a folder that is not a mirror.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { makeFolders } from './make-folders.ts';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { normalizeStartUrl } from '../discovery/discover.ts';
@@ -37,7 +38,8 @@ export interface PrepareOptions {
  * or MirrorLockedError (another process writes the folder).
  */
 export async function prepareMirror(options: PrepareOptions): Promise<Binding> {
-  mkdirSync(options.dest, { recursive: true });
+  // Not Node's recursive mkdir: it spins for ever under /proc (make-folders.ts); the app's Create froze on it.
+  makeFolders(options.dest);
   const stateDir = stateDirOf(options.dest);
   const given = options.credentials;
   // Before the lock is taken: a URL refused here leaves neither the lock nor the state open.
