@@ -25,10 +25,10 @@ function transfer(quietMs: number, perTenMs: number): Download {
 beforeEach(() => void vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] }));
 afterEach(() => void vi.useRealTimers());
 
-async function judge(download: Download, seconds: number): Promise<{ soon: boolean; atMs: number }> {
+async function judge(download: Download, seconds: number, fast?: { bytesPerSecond: number; seconds: number }): Promise<{ soon: boolean; atMs: number }> {
   const t0 = performance.now();
   let soon: boolean | undefined;
-  void endsSoon(download, LENGTH, seconds).then((r) => (soon = r));
+  void endsSoon(download, LENGTH, seconds, undefined, fast).then((r) => (soon = r));
   while (soon === undefined) await vi.advanceTimersByTimeAsync(10);
   return { soon, atMs: performance.now() - t0 };
 }
@@ -49,6 +49,36 @@ describe('endsSoon', () => {
     expect(result.soon).toBe(false);
     expect(result.atMs).toBeGreaterThanOrEqual(750);
     expect(result.atMs).toBeLessThan(850);
+  });
+
+  it('waits longer for a transfer faster than extraction, though it ends past the quick allowance', async () => {
+    // 300 units/s throughout: ends at 3.3 s, past the 1.5 s allowed (so read alongside before), but at the fast rate
+    // (250 units/s here) within its 5 s.
+    const result = await judge(transfer(0, 3), 1.5, { bytesPerSecond: 250, seconds: 5 });
+    expect(result.soon).toBe(true);
+    expect(result.atMs).toBeGreaterThanOrEqual(3300);
+    expect(result.atMs).toBeLessThan(3400);
+  });
+
+  it('reads alongside a transfer below the fast rate that ends past the quick allowance', async () => {
+    const result = await judge(transfer(0, 3), 1.5, { bytesPerSecond: 400, seconds: 5 });
+    expect(result.soon).toBe(false);
+    expect(result.atMs).toBeLessThan(850);
+  });
+
+  it('reads alongside a fast transfer once it stalls', async () => {
+    // 300 units/s for 1 s, then nothing: judged fast at first, then, its rate falling below 250 units/s, no longer.
+    const part = new PartProgress();
+    part.begin('/tmp/p.part', 0);
+    const step = () => {
+      part.wrote(3);
+      if (part.written < 300) setTimeout(step, 10);
+    };
+    setTimeout(step, 0);
+    const result = await judge({ part, result: new Promise(() => undefined) }, 1.5, { bytesPerSecond: 250, seconds: 5 });
+    expect(result.soon).toBe(false);
+    expect(result.atMs).toBeGreaterThanOrEqual(1000);
+    expect(result.atMs).toBeLessThan(1500);
   });
 
   it('waits only so long for a transfer of unknown length', async () => {
