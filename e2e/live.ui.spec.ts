@@ -206,6 +206,12 @@ test('offers the mirrors of the channel\'s Capability List, makes one from the f
   await page.keyboard.press('Enter');
   await expect(detail.getByRole('status')).toHaveText(`Asked the hub to subscribe ${chosenDir}; it confirms in a moment. Open Live`);
   await expect(detail).toContainText(`Subscribed: feeds ${chosenDir} (active)`);
+  // Subscribe was disabled while the hub was asked, which dropped focus to <body>.
+  await expect(detail.getByRole('button', { name: 'Subscribe' })).toBeFocused();
+  // Open Live goes away with the channel's pane: focus goes to the Live view's heading (it was left on <body>).
+  await detail.getByRole('status').getByRole('button', { name: 'Open Live' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(main(page).getByRole('heading', { level: 2, name: 'Live' })).toBeFocused();
   await fixture.hub.settled();
 
   // A change of the Source lands in the chosen mirror.
