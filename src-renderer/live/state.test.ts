@@ -231,3 +231,16 @@ describe('the announcer', () => {
     }
   });
 });
+
+describe('the Live view and the Check report', () => {
+  it('a check started while the Live view covers a report still counted as shown hides the Live view', async () => {
+    const { useCheck } = await import('../state/check.ts');
+    useCheck.getState().start('http://s.example/', 's.example');
+    // Shown without hiding the report first, as any path to the Live view but its own button could do.
+    useLive.getState().show();
+    expect(useLive.getState().visible).toBe(true);
+    useCheck.getState().start('http://s.example/', 's.example');
+    expect(useLive.getState().visible).toBe(false);
+    useCheck.getState().hide();
+  });
+});
