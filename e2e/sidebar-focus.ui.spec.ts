@@ -21,12 +21,20 @@ async function ensureSource(page: Page): Promise<void> {
 test('Enter in the URL field takes focus to the outcome, as the Add Source button does', async ({ page }) => {
   await page.goto(suite.app.url);
   await expect(page.getByText('No Sources yet')).toBeVisible();
+  // No tree to select in yet: the main pane says the first step (it said to select a document in the tree).
+  await expect(page.getByRole('main')).toHaveText(/^Paste the URL of a ResourceSync Source in the sidebar and choose Add Source/);
   const field = page.getByLabel('Source URL');
   await field.fill(`${suite.fixture.url}/`);
   await field.press('Enter');
   // Before, focus stayed in the field, ten stops above the result it had led to.
   await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeFocused({ timeout: 30_000 });
   await expectAccessible(page, 'the sidebar after a Source was added');
+  // Dismissing the outcome takes focus back to the field (the outcome went away with the button, and focus to <body>).
+  await page.keyboard.press('Tab');
+  await expect(page.getByRole('button', { name: 'Dismiss discovery' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toHaveCount(0);
+  await expect(field).toBeFocused();
 });
 
 test('the Live button takes focus to the Live view, and closing it leaves focus on the button', async ({ page }) => {
