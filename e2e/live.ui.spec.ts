@@ -151,9 +151,21 @@ test('subscribes from the tree, sees notifications arrive and the mirror updated
   await expect(rows.filter({ hasText: later.loc }).first()).toBeVisible();
 
   // Unsubscribe: the hub is asked, and the subscription leaves the list.
-  await subs.getByRole('button', { name: /^Unsubscribe from/ }).click();
+  // Its button goes away with the row: focus goes to the view's heading (it was left on <body>).
+  await subs.getByRole('button', { name: /^Unsubscribe from/ }).focus();
+  await page.keyboard.press('Enter');
   await expect(subs).toContainText('No subscriptions yet');
   await expect(rows.filter({ hasText: 'Unsubscribed from' })).toBeVisible();
+  await expect(main(page).getByRole('heading', { level: 2, name: 'Live' })).toBeFocused();
+
+  // Clear empties the feed and keeps the focus (a disabled Clear dropped it to <body>).
+  const clear = feed.getByRole('button', { name: 'Clear' });
+  await clear.focus();
+  await page.keyboard.press('Enter');
+  await expect(rows).toHaveCount(0);
+  await expect(clear).toBeFocused();
+  await expect(clear).toHaveAttribute('aria-disabled', 'true');
+  await expectAccessible(page, 'the Live view with an empty feed');
 });
 
 test('offers the mirrors of the channel\'s Capability List, makes one from the form, and feeds the one chosen', async ({ page }) => {

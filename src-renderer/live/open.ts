@@ -1,6 +1,6 @@
 import { useCheck } from '../state/check.ts';
 import { focusWhenReady } from '../mirror/focus.ts';
-import { LIVE_TITLE_ID } from './LiveView.tsx';
+import { LIVE_TITLE_ID } from './live-title.ts';
 import { useLive } from './state.ts';
 
 /**
