@@ -284,8 +284,11 @@ test('removing a Source offers Undo, which brings it back as it was', async ({ p
 
   // Removed and dismissed: gone for good.
   await page.getByRole('button', { name: `Remove Source ${host}` }).click();
-  await notice.getByRole('button', { name: 'Dismiss' }).click();
+  await notice.getByRole('button', { name: 'Dismiss' }).focus();
+  await page.keyboard.press('Enter');
   await expect(notice).toHaveCount(0);
+  // No Source left to take focus: the URL field, for the next one (focus was left on <body>).
+  await expect(page.getByLabel('Source URL')).toBeFocused();
   await page.reload();
   await expect(page.getByText('No Sources yet.')).toBeVisible();
 });

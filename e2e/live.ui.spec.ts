@@ -151,9 +151,21 @@ test('subscribes from the tree, sees notifications arrive and the mirror updated
   await expect(rows.filter({ hasText: later.loc }).first()).toBeVisible();
 
   // Unsubscribe: the hub is asked, and the subscription leaves the list.
-  await subs.getByRole('button', { name: /^Unsubscribe from/ }).click();
+  // Its button goes away with the row: focus goes to the view's heading (it was left on <body>).
+  await subs.getByRole('button', { name: /^Unsubscribe from/ }).focus();
+  await page.keyboard.press('Enter');
   await expect(subs).toContainText('No subscriptions yet');
   await expect(rows.filter({ hasText: 'Unsubscribed from' })).toBeVisible();
+  await expect(main(page).getByRole('heading', { level: 2, name: 'Live' })).toBeFocused();
+
+  // Clear empties the feed and keeps the focus (a disabled Clear dropped it to <body>).
+  const clear = feed.getByRole('button', { name: 'Clear' });
+  await clear.focus();
+  await page.keyboard.press('Enter');
+  await expect(rows).toHaveCount(0);
+  await expect(clear).toBeFocused();
+  await expect(clear).toHaveAttribute('aria-disabled', 'true');
+  await expectAccessible(page, 'the Live view with an empty feed');
 });
 
 test('offers the mirrors of the channel\'s Capability List, makes one from the form, and feeds the one chosen', async ({ page }) => {
@@ -206,6 +218,12 @@ test('offers the mirrors of the channel\'s Capability List, makes one from the f
   await page.keyboard.press('Enter');
   await expect(detail.getByRole('status')).toHaveText(`Asked the hub to subscribe ${chosenDir}; it confirms in a moment. Open Live`);
   await expect(detail).toContainText(`Subscribed: feeds ${chosenDir} (active)`);
+  // Subscribe was disabled while the hub was asked, which dropped focus to <body>.
+  await expect(detail.getByRole('button', { name: 'Subscribe' })).toBeFocused();
+  // Open Live goes away with the channel's pane: focus goes to the Live view's heading (it was left on <body>).
+  await detail.getByRole('status').getByRole('button', { name: 'Open Live' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(main(page).getByRole('heading', { level: 2, name: 'Live' })).toBeFocused();
   await fixture.hub.settled();
 
   // A change of the Source lands in the chosen mirror.

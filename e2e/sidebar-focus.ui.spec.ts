@@ -21,12 +21,20 @@ async function ensureSource(page: Page): Promise<void> {
 test('Enter in the URL field takes focus to the outcome, as the Add Source button does', async ({ page }) => {
   await page.goto(suite.app.url);
   await expect(page.getByText('No Sources yet')).toBeVisible();
+  // No tree to select in yet: the main pane says the first step (it said to select a document in the tree).
+  await expect(page.getByRole('main')).toHaveText(/^Paste the URL of a ResourceSync Source in the sidebar and choose Add Source/);
   const field = page.getByLabel('Source URL');
   await field.fill(`${suite.fixture.url}/`);
   await field.press('Enter');
   // Before, focus stayed in the field, ten stops above the result it had led to.
   await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toBeFocused({ timeout: 30_000 });
   await expectAccessible(page, 'the sidebar after a Source was added');
+  // Dismissing the outcome takes focus back to the field (the outcome went away with the button, and focus to <body>).
+  await page.keyboard.press('Tab');
+  await expect(page.getByRole('button', { name: 'Dismiss discovery' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('button', { name: /Added 127\.0\.0\.1/ })).toHaveCount(0);
+  await expect(field).toBeFocused();
 });
 
 test('the Live button takes focus to the Live view, and closing it leaves focus on the button', async ({ page }) => {
@@ -57,11 +65,18 @@ test('Check Source and Show last check take focus to the report', async ({ page 
   await expect(report.getByRole('button', { name: 'Check again' })).toBeVisible({ timeout: 60_000 });
   await expectAccessible(page, 'the Check report opened from the keyboard');
 
-  await report.getByRole('button', { name: 'Close' }).click();
+  // Close goes away with the report: focus goes back to the button that opened it (it was left on <body>).
+  await report.getByRole('button', { name: 'Close' }).focus();
+  await page.keyboard.press('Enter');
   await expect(report).toHaveCount(0);
-  await page.getByRole('button', { name: 'Show last check' }).focus();
+  await expect(page.getByRole('button', { name: 'Check Source' })).toBeFocused();
+  await page.keyboard.press('Tab');
+  await expect(page.getByRole('button', { name: 'Show last check' })).toBeFocused();
   await page.keyboard.press('Enter');
   await expect(report.getByRole('heading', { level: 2, name: /^Check of / })).toBeFocused();
+  await report.getByRole('button', { name: 'Close' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('button', { name: 'Show last check' })).toBeFocused();
 });
 
 test('in a window too narrow for the saved width, the resize handle reports and moves from the width shown', async ({ page }) => {

@@ -1,4 +1,4 @@
-import { useSummary } from '../data/queries.ts';
+import { useSources, useSummary } from '../data/queries.ts';
 import { useUi } from '../state/ui.ts';
 import { Spinner } from '../common/Spinner.tsx';
 import { ChannelDetail } from '../detail/ChannelDetail.tsx';
@@ -27,6 +27,7 @@ export function MainPane() {
   const check = useCheck((s) => (s.visible ? s.run : null));
   const screen = useMirrorUi((s) => s.screen);
   const live = useLive((s) => s.visible);
+  const noSources = useSources().data?.length === 0;
 
   if (screen) {
     return (
@@ -59,7 +60,12 @@ export function MainPane() {
   if (!node) {
     return (
       <main id={MAIN_ID} tabIndex={-1} className="main main-empty">
-        <p className="empty">Select a document in the tree to see its entries and details.</p>
+        {/* With no Source yet there is no tree to select in: the first step, said where a newcomer looks. */}
+        <p className="empty">
+          {noSources
+            ? 'Paste the URL of a ResourceSync Source in the sidebar and choose Add Source: its documents show as a tree, and the one you select shows here.'
+            : 'Select a document in the tree to see its entries and details.'}
+        </p>
       </main>
     );
   }

@@ -2,6 +2,7 @@ import type { SavedSource } from '../../src-main/contract/types.ts';
 import { useCheck } from '../state/check.ts';
 import { focusWhenReady } from '../mirror/focus.ts';
 import { CHECK_TITLE_ID } from './CheckView.tsx';
+import { CHECK_SOURCE_ID, openedFrom, SHOW_LAST_CHECK_ID } from './opener.ts';
 import { useStartCheck } from './queries.ts';
 
 /** The report opens in the main pane, ten sidebar stops away: focus goes to its heading, from the button pressed. */
@@ -20,9 +21,11 @@ export function CheckButton({ source }: { source: SavedSource }) {
   return (
     <div className="check-bar">
       <button
+        id={CHECK_SOURCE_ID}
         type="button"
         className="btn-small"
         onClick={(event) => {
+          openedFrom(CHECK_SOURCE_ID);
           start(url, source.name);
           focusReport(event.currentTarget);
         }}
@@ -32,9 +35,11 @@ export function CheckButton({ source }: { source: SavedSource }) {
       </button>
       {last && (
         <button
+          id={SHOW_LAST_CHECK_ID}
           type="button"
           className="btn-small"
           onClick={(event) => {
+            openedFrom(SHOW_LAST_CHECK_ID);
             show();
             // This button goes away with the report shown: focus is then lost, which focusReport also takes over.
             focusReport(event.currentTarget);

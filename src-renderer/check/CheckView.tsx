@@ -6,6 +6,7 @@ import { Spinner } from '../common/Spinner.tsx';
 import { useCheck, type CheckRunRef } from '../state/check.ts';
 import { CheckTable } from './CheckTable.tsx';
 import { download, reportFileName } from './download.ts';
+import { focusOpener } from './opener.ts';
 import { cancelCheck, useCheckProgress, useCheckRun, useStartCheck } from './queries.ts';
 
 function count(n: number, one: string, many = `${one}s`): string {
@@ -33,7 +34,14 @@ export function CheckView({ run }: { run: CheckRunRef }) {
               Check again
             </button>
           )}
-          <button type="button" className="btn-secondary" onClick={hide}>
+          <button
+            type="button"
+            className="btn-secondary"
+            onClick={(event) => {
+              hide();
+              focusOpener(event.currentTarget);
+            }}
+          >
             Close
           </button>
         </span>

@@ -1,6 +1,4 @@
-import { useCheck } from '../state/check.ts';
-import { LIVE_TITLE_ID } from './LiveView.tsx';
-import { focusWhenReady } from '../mirror/focus.ts';
+import { openLive } from './open.ts';
 import { useLive } from './state.ts';
 
 /**
@@ -19,9 +17,7 @@ export function LiveButton() {
       title="Subscriptions and the live feed of change notifications and pings"
       onClick={(event) => {
         if (visible) return useLive.getState().hide();
-        useCheck.getState().hide();
-        useLive.getState().show();
-        focusWhenReady(() => document.getElementById(LIVE_TITLE_ID), event.currentTarget);
+        openLive(event.currentTarget);
       }}
     >
       Live{count > 0 ? ` · ${count > 999 ? '999+' : count}` : ''}

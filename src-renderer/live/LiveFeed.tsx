@@ -96,7 +96,8 @@ export function LiveFeed() {
         <button type="button" className="btn-small" aria-pressed={paused} onClick={() => setPaused(!paused)}>
           {paused ? 'Resume' : 'Pause'}
         </button>
-        <button type="button" className="btn-small" onClick={clear} disabled={rows.length === 0}>
+        {/* aria-disabled, not disabled: once the feed is cleared, a disabled button dropped the focus to <body>. */}
+        <button type="button" className="btn-small" onClick={() => rows.length > 0 && clear()} aria-disabled={rows.length === 0 || undefined}>
           Clear
         </button>
         {/* Not a live region: it changes with every batch, and read out each time it drowned the notes the

@@ -1,10 +1,8 @@
 import { errorMessage } from '../bridge/index.ts';
+import { LIVE_TITLE_ID } from './live-title.ts';
 import { LiveFeed } from './LiveFeed.tsx';
 import { useLiveStatus } from './queries.ts';
 import { Subscriptions } from './Subscriptions.tsx';
-
-/** The view's heading, which takes focus when the Live button opens the view. */
-export const LIVE_TITLE_ID = 'live-title';
 
 /** Live: the subscriptions and the feed of what arrives (notifications, pings, and what went wrong). */
 export function LiveView() {

@@ -5,7 +5,7 @@ import { useMirrors } from '../mirror/queries.ts';
 import { useMirrorUi } from '../state/mirror.ts';
 import { useUi } from '../state/ui.ts';
 import { useLiveStatus, useSubscribe, useSubscriptions } from './queries.ts';
-import { useLive } from './state.ts';
+import { openLive } from './open.ts';
 import { closenessText, rankMirrors } from './mirror-choice.ts';
 
 function hostOf(url: string): string {
@@ -54,13 +54,13 @@ export function SubscribeForm({ topic, hub, capabilityListUrl }: { topic: string
       {existing.length > 0 && (
         <p>
           Subscribed: feeds {existing.map((s) => s.dest).join(', ')} ({existing.map((s) => s.status).join(', ')}).{' '}
-          <button type="button" className="btn-link" onClick={() => useLive.getState().show()}>Open Live</button>
+          <button type="button" className="btn-link" onClick={(e) => openLive(e.currentTarget)}>Open Live</button>
         </p>
       )}
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          if (target !== '') subscribe.mutate({ topic, hub, folder: target });
+          if (target !== '' && !subscribe.isPending) subscribe.mutate({ topic, hub, folder: target });
         }}
       >
         <fieldset className="subscribe-choice">
@@ -98,7 +98,8 @@ export function SubscribeForm({ topic, hub, capabilityListUrl }: { topic: string
           )}
         </fieldset>
         <div className="subscribe-actions">
-          <button type="submit" className="btn-primary" disabled={subscribe.isPending || target === ''}>
+          {/* aria-disabled while the hub is asked: a disabled button drops the focus of whoever pressed it to <body>. */}
+          <button type="submit" className="btn-primary" disabled={target === ''} aria-disabled={subscribe.isPending || undefined}>
             {subscribe.isPending ? 'Subscribing…' : 'Subscribe'}
           </button>
           {capabilityListUrl !== null && (
@@ -112,7 +113,7 @@ export function SubscribeForm({ topic, hub, capabilityListUrl }: { topic: string
       {subscribe.isSuccess && (
         <p role="status">
           Asked the hub to subscribe {subscribe.data.dest}; it confirms in a moment.{' '}
-          <button type="button" className="btn-link" onClick={() => useLive.getState().show()}>Open Live</button>
+          <button type="button" className="btn-link" onClick={(e) => openLive(e.currentTarget)}>Open Live</button>
         </p>
       )}
     </section>

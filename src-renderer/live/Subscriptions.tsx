@@ -2,6 +2,8 @@ import { useEffect, useState } from 'react';
 import type { SubscriptionView } from '../../src-main/contract/types.ts';
 import { errorMessage } from '../bridge/index.ts';
 import { useSubscriptions, useUnsubscribe } from './queries.ts';
+import { focusWhenReady } from '../mirror/focus.ts';
+import { LIVE_TITLE_ID } from './live-title.ts';
 
 const STATUS: Record<string, string> = {
   pending: 'waiting for the hub to confirm',
@@ -98,8 +100,13 @@ export function Subscriptions() {
                         type="button"
                         className="btn-small"
                         aria-label={`Unsubscribe from ${s.topic}`}
-                        disabled={unsubscribe.isPending}
-                        onClick={() => unsubscribe.mutate({ folder: s.dest, id: s.id })}
+                        aria-disabled={unsubscribe.isPending || undefined}
+                        onClick={(event) => {
+                          if (unsubscribe.isPending) return;
+                          // The button goes away with its row, which left focus on <body>: the view's heading takes it.
+                          const from = event.currentTarget;
+                          unsubscribe.mutate({ folder: s.dest, id: s.id }, { onSuccess: () => focusWhenReady(() => document.getElementById(LIVE_TITLE_ID), from) });
+                        }}
                       >
                         Unsubscribe
                       </button>

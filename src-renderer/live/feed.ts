@@ -151,13 +151,13 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
     case 'duplicate':
       return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Dropped a notification: ${e.reason}` }];
     case 'subscribed':
-      return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Subscribed to ${e.topic}${e.leaseSeconds !== null ? ` (lease ${e.leaseSeconds} s)` : ''}.` }];
+      return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Subscribed to ${e.topic}${leaseText(e.leaseSeconds)}.` }];
     case 'renewed':
       // A renewal that changes nothing is shown in the subscription's row (when the hub last confirmed it); in the
       // feed a hub granting leases of seconds made one row every 10 s. A failed renewal is an error row, and the
       // renewal after it is listed.
       if (e.routine) return [];
-      return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Renewed the subscription to ${e.topic}${e.leaseSeconds !== null ? ` (lease ${e.leaseSeconds} s)` : ''}.` }];
+      return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Renewed the subscription to ${e.topic}${leaseText(e.leaseSeconds)}.` }];
     case 'unsubscribed':
       return [{ key: nextKey(), kind: 'subscription', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Unsubscribed from ${e.topic}.` }];
     case 'denied':
@@ -175,6 +175,21 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
 }
 
 /** The row under the changes a notification listed, when it held more than the feed was given. */
+/**
+ * How long the hub keeps a subscription, as a person says it: "(lease 3600 s)" was a number to work out, in a unit
+ * and a word of WebSub's.
+ */
+export function leaseText(seconds: number | null): string {
+  if (seconds === null) return '';
+  const say = (n: number, unit: string) => {
+    const r = Math.round(n * 10) / 10;
+    return `${r.toLocaleString('en')} ${unit}${r === 1 ? '' : 's'}`;
+  };
+  const span =
+    seconds < 120 ? say(seconds, 'second') : seconds < 3_600 ? say(seconds / 60, 'minute') : seconds < 172_800 ? say(seconds / 3_600, 'hour') : say(seconds / 86_400, 'day');
+  return ` for ${span} (the hub's lease); the app renews it before it ends`;
+}
+
 export function moreText(more: number, listed: number, topic: string): string {
   const n = more.toLocaleString('en');
   return `…and ${n} more change${more === 1 ? '' : 's'} in this notification from ${topic} (${(listed + more).toLocaleString('en')} in all; the feed lists the first ${listed.toLocaleString('en')}). They are applied all the same; the mirror's run history says what became of each.`;

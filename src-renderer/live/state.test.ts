@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { LiveEvent } from '../../src-main/contract/types.ts';
 import { ANNOUNCE_EVERY_MS, announcement, announcer, arrived, isNote } from './announce.ts';
-import { matches, perMinute } from './feed.ts';
+import { matches, perMinute, rowsOf } from './feed.ts';
 import { addEvents, useLive } from './state.ts';
 
 const at = '2026-01-01T10:00:30.000Z';
@@ -245,5 +245,29 @@ describe('the announcer', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('the Live view and the Check report', () => {
+  it('a check started while the Live view covers a report still counted as shown hides the Live view', async () => {
+    const { useCheck } = await import('../state/check.ts');
+    useCheck.getState().start('http://s.example/', 's.example');
+    // Shown without hiding the report first, as any path to the Live view but its own button could do.
+    useLive.getState().show();
+    expect(useLive.getState().visible).toBe(true);
+    useCheck.getState().start('http://s.example/', 's.example');
+    expect(useLive.getState().visible).toBe(false);
+    useCheck.getState().hide();
+  });
+});
+
+describe('a subscription in the feed', () => {
+  it('says how long the hub keeps it in words, not in seconds', () => {
+    const text = (leaseSeconds: number | null) => rowsOf({ ...base, type: 'subscribed', leaseSeconds } as LiveEvent)[0].text;
+    expect(text(3_600)).toBe("Subscribed to http://s.example/notify for 1 hour (the hub's lease); the app renews it before it ends.");
+    expect(text(12)).toContain('for 12 seconds');
+    expect(text(300)).toContain('for 5 minutes');
+    expect(text(864_000)).toContain('for 10 days');
+    expect(text(null)).toBe('Subscribed to http://s.example/notify.');
   });
 });

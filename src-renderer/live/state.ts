@@ -174,6 +174,8 @@ import { useCheck } from '../state/check.ts';
 useUi.subscribe((state, previous) => {
   if (state.node !== previous.node || state.sourceId !== previous.sourceId || state.selections !== previous.selections) useLive.getState().hide();
 });
+// A new check too, while a report counts as shown: the Live view would cover it (Live comes first in the main pane),
+// and the check Check Source started would run out of sight.
 useCheck.subscribe((state, previous) => {
-  if (state.visible && !previous.visible) useLive.getState().hide();
+  if (state.visible && (!previous.visible || state.run !== previous.run)) useLive.getState().hide();
 });

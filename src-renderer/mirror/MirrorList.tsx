@@ -7,6 +7,7 @@ import { lastRunLine, STATUS_LABEL } from './format.ts';
 import type { MirrorSummary } from '../../src-main/contract/types.ts';
 import { useNow } from '../lib/hooks.ts';
 import { nextSyncLine } from './next-sync.ts';
+import { SOURCE_URL_ID } from '../sidebar/source-url.ts';
 import { useCreateMirror, useMirrorProgress, useMirrors } from './queries.ts';
 
 /** The mirrors the app remembers: each with its state and last run; one opens its run view. */
@@ -86,10 +87,11 @@ function RemovedNotice() {
         className="btn-icon"
         aria-label="Dismiss"
         onClick={(event) => {
-          // The bar goes away: focus goes to the list it was about, not to the page.
+          // The bar goes away: focus goes to the list it was about, not to the page; with no mirror left (it went to
+          // <body>), to the URL field.
           const box = event.currentTarget.closest('.mirrors-box');
           setRemoved(null);
-          requestAnimationFrame(() => box?.querySelector<HTMLElement>('.mirror-select')?.focus());
+          requestAnimationFrame(() => (box?.querySelector<HTMLElement>('.mirror-select') ?? document.getElementById(SOURCE_URL_ID))?.focus());
         }}
       >
         ×

@@ -15,6 +15,7 @@ import { DiscoveryOutcome, type Outcome } from './DiscoveryOutcome.tsx';
 import { DiscoveryProgress } from './DiscoveryProgress.tsx';
 import { discoverySummary } from './summary.ts';
 import { revealAdded } from './revealAdded.ts';
+import { SOURCE_URL_ID } from './source-url.ts';
 
 function newRunId(): string {
   return typeof crypto.randomUUID === 'function'
@@ -198,6 +199,7 @@ export function AddSource() {
             setUrl(e.target.value);
             submittedFrom.current = null;
           }}
+          id={SOURCE_URL_ID}
           placeholder="example.org or any URL"
           aria-label="Source URL"
           spellCheck={false}
@@ -244,7 +246,16 @@ export function AddSource() {
               </span>
             </button>
             {!running && (
-              <button type="button" className="btn-icon" aria-label="Dismiss discovery" onClick={() => setRun(null)}>
+              <button
+                type="button"
+                className="btn-icon"
+                aria-label="Dismiss discovery"
+                onClick={() => {
+                  // The outcome goes away with this button, which left focus on <body>: the field, for the next Source.
+                  setRun(null);
+                  requestAnimationFrame(() => document.getElementById(SOURCE_URL_ID)?.focus());
+                }}
+              >
                 ×
               </button>
             )}

@@ -4,6 +4,7 @@ import { errorMessage } from '../bridge/index.ts';
 import { useRemoveSource, useRestoreSource, useSources } from '../data/queries.ts';
 import { useUi } from '../state/ui.ts';
 import { Spinner } from '../common/Spinner.tsx';
+import { SOURCE_URL_ID } from './source-url.ts';
 
 /** A Source just removed, which Undo brings back (with its id) until the next remove or a dismiss. */
 interface Removed {
@@ -58,7 +59,16 @@ export function SourceList() {
       <button ref={undoRef} type="button" className="btn-small" onClick={onUndo} aria-disabled={restore.isPending || undefined}>
         Undo
       </button>
-      <button type="button" className="btn-icon" aria-label="Dismiss" onClick={() => setRemoved(null)}>
+      <button
+        type="button"
+        className="btn-icon"
+        aria-label="Dismiss"
+        onClick={() => {
+          // The bar goes away with this button, which left focus on <body>: the list it was about, else the URL field.
+          setRemoved(null);
+          requestAnimationFrame(() => (document.querySelector<HTMLElement>('.source-list .source-select') ?? document.getElementById(SOURCE_URL_ID))?.focus());
+        }}
+      >
         ×
       </button>
     </div>
