@@ -1,7 +1,7 @@
 // The live feed's rows, built from the engine's live events: one row per change of a notification (its outcome
 // filled in when the change is applied), and one per ping, gap, rejected delivery, error or subscription change.
 // Pure functions: the store (state.ts) keeps the capped buffer.
-import type { LiveEvent } from '../../src-main/contract/types.ts';
+import type { AppliedChange, LiveEvent } from '../../src-main/contract/types.ts';
 
 export type RowKind = 'change' | 'ping' | 'gap' | 'rejected' | 'error' | 'note' | 'subscription' | 'sync';
 
@@ -104,34 +104,23 @@ export function rowsOf(e: LiveEvent): FeedRow[] {
       return [{ key: nextKey(), kind: 'gap', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Gap: no notification covered ${e.from} to ${e.until}; ${action}.` }];
     }
     case 'caught-up': {
-      // Each failure a row of its own, failed as a notified change is: the count alone left no way to them.
-      const failures: FeedRow[] = e.failures.map((c) => ({
+      // A row per change, as a notified change has: each failure (the count alone left no way to them) and each change
+      // left to the notification after the gap, with why.
+      const changeRow = (c: AppliedChange, outcome: 'failed' | 'covered'): FeedRow => ({
         key: nextKey(),
         kind: 'change',
         at: e.at,
         change: CATCH_UP,
         uri: c.uri,
         datetime: c.datetime,
-        outcome: 'failed',
+        outcome,
         reason: c.reason,
         origin: originOf(c.uri) ?? originOf(e.topic),
         subscriptionId: e.subscriptionId,
         runId: e.runId,
-      }));
-      // Each change left to the notification after the gap, with why: a row like a notified change that was covered.
-      const covered: FeedRow[] = e.coveredChanges.map((c) => ({
-        key: nextKey(),
-        kind: 'change',
-        at: e.at,
-        change: CATCH_UP,
-        uri: c.uri,
-        datetime: c.datetime,
-        outcome: 'covered',
-        reason: c.reason,
-        origin: originOf(c.uri) ?? originOf(e.topic),
-        subscriptionId: e.subscriptionId,
-        runId: e.runId,
-      }));
+      });
+      const failures = e.failures.map((c) => changeRow(c, 'failed'));
+      const covered = e.coveredChanges.map((c) => changeRow(c, 'covered'));
       const more = e.failed - e.failures.length;
       const retry = e.failed > 0 ? ` Run #${e.runId} records ${e.failed === 1 ? 'the failure' : 'every failure'}${more > 0 ? ` (${more.toLocaleString('en')} more than listed here)` : ''}; Retry all failed in the mirror's view fetches ${e.failed === 1 ? 'it' : 'them'} again.` : '';
       const row: FeedRow = { key: nextKey(), kind: 'sync', at: e.at, origin: originOf(e.topic), subscriptionId: e.subscriptionId, text: `Caught up ${e.from} to ${e.until}: ${e.created} created, ${e.updated} updated, ${e.deleted} deleted, ${e.failed} failed${coveredText(e.covered)}.${retry}` };

@@ -52,8 +52,8 @@ describe('renewals', () => {
     const { rows } = addEvents([], [renewed(true), renewed(true), failed, renewed(false), renewed(true), renewed(false, 60)]);
     // Newest first: the lease that changed, the renewal after the failure, the failure.
     expect(rows.map((r) => [r.kind, r.text])).toEqual([
-      ['subscription', 'Renewed the subscription to http://s.example/notify (lease 60 s).'],
-      ['subscription', 'Renewed the subscription to http://s.example/notify (lease 5 s).'],
+      ['subscription', "Renewed the subscription to http://s.example/notify for 60 seconds (the hub's lease); the app renews it before it ends."],
+      ['subscription', "Renewed the subscription to http://s.example/notify for 5 seconds (the hub's lease); the app renews it before it ends."],
       ['error', `Error: ${failed.type === 'error' && failed.message}`],
     ]);
   });

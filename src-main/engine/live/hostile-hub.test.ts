@@ -1,12 +1,10 @@
 // The callback server attacked as an untrusted hub or publisher would: a verification echo of megabytes, a denial
 // for a topic never asked for, signatures with an unknown algorithm or a weaker one than the hub used before, a
 // notification of 0 bytes, a flood of pings. Each is refused or taken as harmless, says why, and loses nothing.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { signBody } from './signature.ts';
-import { startRig, waitFor, type Rig } from './test-support.ts';
+import { startRig, throughRecordingProxy, waitFor, type Rig } from './test-support.ts';
 
 let rig: Rig;
 afterEach(async () => {
@@ -117,18 +115,7 @@ describe('a hostile hub', () => {
 
   it('is not asked when the Source names one further inside the network than itself (a cloud server\'s metadata service)', async () => {
     rig = await startRig();
-    // Whatever is requested goes to this proxy on 127.0.0.1, which notes it: nothing leaves this computer, even
-    // without the refusal.
-    const asked: string[] = [];
-    const proxy = createServer((req, res) => {
-      asked.push(`${req.method} ${req.url}`);
-      res.writeHead(502).end();
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const saved = { HTTP_PROXY: process.env.HTTP_PROXY, http_proxy: process.env.http_proxy, NO_PROXY: process.env.NO_PROXY, no_proxy: process.env.no_proxy };
-    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    Object.assign(process.env, { HTTP_PROXY: proxyUrl, http_proxy: proxyUrl, NO_PROXY: '', no_proxy: '' });
-    try {
+    await throughRecordingProxy(async (asked) => {
       const metadata = 'http://169.254.169.254/latest/hub';
       await expect(rig.engine.subscribe({ dest: rig.dest, topic: rig.topic, hub: metadata })).rejects.toThrow(
         /^Not subscribed: the hub http:\/\/169\.254\.169\.254\/latest\/hub is not asked, since 169\.254\.169\.254 is a link-local address \(such as a cloud server’s metadata service\), which a Source at 127\.0\.0\.1:\d+ may not send requests to$/,
@@ -136,11 +123,7 @@ describe('a hostile hub', () => {
       await new Promise((r) => setTimeout(r, 300));
       expect(asked).toEqual([]);
       expect(rig.engine.subscriptions()).toEqual([]);
-    } finally {
-      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-      await new Promise((resolve) => proxy.close(resolve));
-    }
+    });
     // A hub as far inside as the Source is asked as ever.
     expect(await subscribed(rig)).toMatchObject({ status: 'active' });
   });

@@ -4,6 +4,7 @@
 // thread (inbox-writer.ts) when the store knows its database file, so that waiting for the disk does not stop the
 // callback server; otherwise here.
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { Statements } from '../../store/statements.ts';
 import { transaction } from '../../store/tx.ts';
 import { InboxWriter, type NewDelivery } from './inbox-writer.ts';
 import type { Subscription, SubscriptionStatus } from './model.ts';
@@ -113,7 +114,7 @@ export class LiveStore {
   readonly dest: string;
   #insert: StatementSync;
   /** Statements prepared once: a burst runs several of these per delivery, and preparing costs more than running. */
-  readonly #stmts = new Map<string, StatementSync>();
+  readonly #stmts: Statements;
   #queue: { delivery: NewDelivery; resolve: (id: number) => void; reject: (err: unknown) => void }[] = [];
   #scheduled = false;
   readonly #path: string | null;
@@ -123,6 +124,7 @@ export class LiveStore {
   /** `path`: the database's file, for the storing thread (null: deliveries are committed on this thread). */
   constructor(db: DatabaseSync, dest: string, path: string | null = null) {
     this.db = db;
+    this.#stmts = new Statements(db);
     this.dest = dest;
     this.#path = path;
     this.#insert = db.prepare(
@@ -131,12 +133,7 @@ export class LiveStore {
   }
 
   #stmt(sql: string): StatementSync {
-    let stmt = this.#stmts.get(sql);
-    if (stmt === undefined) {
-      stmt = this.db.prepare(sql);
-      this.#stmts.set(sql, stmt);
-    }
-    return stmt;
+    return this.#stmts.get(sql);
   }
 
   // ---- subscriptions ----

@@ -1,14 +1,12 @@
 // A subscription stored before hubs were judged (session 19: a hub further inside the network than the mirror's
 // Source is not asked) is judged at start-up and at every request: never renewed there, not dropped unsaid either.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stateDirOf } from '../mirror/state.ts';
 import { LiveEngine } from './engine.ts';
 import type { LiveEvent } from './model.ts';
-import { startRig, waitFor, type Rig } from './test-support.ts';
+import { startRig, throughRecordingProxy, waitFor, type Rig } from './test-support.ts';
 
 let rig: Rig;
 let engine: LiveEngine | null = null;
@@ -30,18 +28,7 @@ describe('a subscription stored with a hub further inside the network than its S
     const db = new DatabaseSync(join(stateDirOf(rig.dest), 'state.sqlite'));
     db.prepare('UPDATE live_subscriptions SET hub = ? WHERE id = ?').run(metadata, sub.id);
     db.close();
-    // Whatever is requested goes to this proxy on 127.0.0.1, which notes it: nothing leaves this computer, even
-    // without the check.
-    const asked: string[] = [];
-    const proxy = createServer((req, res) => {
-      asked.push(`${req.method} ${req.url}`);
-      res.writeHead(502).end();
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const saved = { HTTP_PROXY: process.env.HTTP_PROXY, http_proxy: process.env.http_proxy, NO_PROXY: process.env.NO_PROXY, no_proxy: process.env.no_proxy };
-    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    Object.assign(process.env, { HTTP_PROXY: proxyUrl, http_proxy: proxyUrl, NO_PROXY: '', no_proxy: '' });
-    try {
+    await throughRecordingProxy(async (asked) => {
       engine = new LiveEngine({ port: 0, reorderWaitMs: 300, retryBaseMs: 50, verifyTimeoutMs: 5_000, lockRetryMs: 100, minRenewMs: 500 });
       const events: LiveEvent[] = [];
       engine.events.on((e) => events.push(e));
@@ -62,11 +49,7 @@ describe('a subscription stored with a hub further inside the network than its S
       expect(events.some((e) => e.type === 'note' && e.message.startsWith(`Ended the subscription to ${rig.topic} here without asking its hub: the hub ${metadata} is not asked`))).toBe(true);
       expect(engine.subscriptions()[0].status).toBe('unsubscribed');
       expect(asked).toEqual([]);
-    } finally {
-      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-      await new Promise((resolve) => proxy.close(resolve));
-    }
+    });
     const fixture = rig.fixture;
     rig = { ...rig, close: () => fixture.close() };
   });

@@ -1,6 +1,8 @@
 // Shared by the live tests: a fixture Source with its hub, a baseline mirror, a started engine, and waiting for
 // events (with a deadline, so a missing event fails the test with what did arrive).
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFixtureSource, type FixtureSource, type FixtureSourceOptions } from '../../../e2e/fixture-source/index.ts';
@@ -83,4 +85,28 @@ export function mirrored(rig: Rig, id: number): Buffer | null {
 export function sourceBytes(rig: Rig, id: number): Buffer {
   const r = rig.fixture.state.resources.get(id)!;
   return rig.fixture.state.representation(r.id, r.version).body;
+}
+
+/**
+ * Runs `fn` with every HTTP request of this process sent to a proxy on 127.0.0.1 that notes it and answers 502:
+ * nothing leaves this computer, even when the code under test would ask an address it must not. `asked` lists
+ * "METHOD URL" of each request the proxy got.
+ */
+export async function throughRecordingProxy<T>(fn: (asked: string[]) => Promise<T>): Promise<T> {
+  const asked: string[] = [];
+  const proxy = createServer((req, res) => {
+    asked.push(`${req.method} ${req.url}`);
+    res.writeHead(502).end();
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const saved = { HTTP_PROXY: process.env.HTTP_PROXY, http_proxy: process.env.http_proxy, NO_PROXY: process.env.NO_PROXY, no_proxy: process.env.no_proxy };
+  const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  Object.assign(process.env, { HTTP_PROXY: proxyUrl, http_proxy: proxyUrl, NO_PROXY: '', no_proxy: '' });
+  try {
+    return await fn(asked);
+  } finally {
+    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+    await new Promise((resolve) => proxy.close(resolve));
+  }
 }
