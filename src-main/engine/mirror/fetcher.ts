@@ -293,6 +293,8 @@ interface InFlight {
   at: number;
   /** The length its deadline was grown for (else 0). */
   length: number;
+  /** When its headers came in and its body started (else 0). */
+  bodyStarted: number;
   /** Body bytes so far and their rate check, once the headers are in. */
   body: SlowBody | null;
 }
@@ -339,7 +341,7 @@ export class ResourceSignals {
       return { signal: controller.signal, done: noop, receiving: noop, received: noop };
     }
     const now = Date.now();
-    const item: InFlight = { controller, started: now, at: now + this.#deadlineMs, length: 0, body: null };
+    const item: InFlight = { controller, started: now, at: now + this.#deadlineMs, length: 0, bodyStarted: 0, body: null };
     if (this.#live.size === 0) this.#busy();
     this.#live.add(item);
     return {
@@ -349,6 +351,7 @@ export class ResourceSignals {
       },
       receiving: (length) => {
         item.body = new SlowBody(this.#windowMs);
+        item.bodyStarted = Date.now();
         if (length !== undefined && Number.isFinite(length) && length > 0) {
           const grown = item.started + Math.ceil((1000 * length) / DEADLINE_BYTES_PER_SECOND);
           if (grown > item.at) {
@@ -408,18 +411,21 @@ export class ResourceSignals {
 }
 
 /**
- * Past the ordinary deadline, a deadline grown for a listed or announced length holds only while the body keeps the
- * pace that can bring that length in time. Else a Source that lists 10^15 bytes got centuries, and a body trickling
- * just above the slowest rate (slow-body.ts) held its slot for as long as it kept trickling.
+ * Past the ordinary deadline, a deadline grown for a listed or announced length holds only while the body keeps a pace
+ * that can bring that length in time. Else a Source that lists 10^15 bytes got centuries, and a body trickling just
+ * above the slowest rate (slow-body.ts) held its slot for as long as it kept trickling. The pace is the body's own
+ * (from its first byte's wait, not the request's), and is given twice the time left before it is judged short: a
+ * pace that wavers (or timers late on a busy machine) must not cut a body that would make it.
  */
 function cannotMakeIt(l: InFlight, now: number, ordinaryMs: number): string | null {
-  const elapsed = now - l.started;
-  if (elapsed < ordinaryMs) return null;
+  // A body that has just started has no pace yet: judged once it has run for half the ordinary deadline.
+  if (now - l.started < ordinaryMs || now - l.bodyStarted < ordinaryMs / 2) return null;
   const bytes = l.body!.bytes;
-  if ((bytes / elapsed) * (l.at - l.started) >= l.length) return null;
+  const bodyMs = now - l.bodyStarted;
+  if (bytes + (bytes / bodyMs) * 2 * Math.max(0, l.at - now) >= l.length) return null;
   return (
     `would not finish within ${formatDuration(l.at - l.started)} (the time given for its ${l.length.toLocaleString('en')} bytes) at the pace it arrives: ` +
-    `${bytes.toLocaleString('en')} bytes in ${formatDuration(elapsed)}; stopped`
+    `${bytes.toLocaleString('en')} bytes in ${formatDuration(bodyMs)}; stopped`
   );
 }
 
